@@ -1,0 +1,47 @@
+# warden: build, run, test, lint and benchmark the Redis module.
+# `make run` and `make test` install what is missing (redis-server,
+# libclang-dev) with apt-get when run as root, and say what to install otherwise.
+
+MODULE := target/release/libwarden.so
+CARGO ?= cargo
+
+.PHONY: all build run test unit integration lint bench deps clean
+
+all: build
+
+deps:
+	@missing=""; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v redis-cli >/dev/null 2>&1 || missing="$$missing redis-tools"; \
+	ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing="$$missing libclang-dev"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "missing:$$missing"; \
+	    echo "install them first, e.g.: sudo apt-get install$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+	@command -v $(CARGO) >/dev/null 2>&1 || { echo "cargo is missing: install Rust from https://rustup.rs"; exit 1; }
+
+build: deps
+	$(CARGO) build --release
+
+run: build
+	redis-server redis.conf.example
+
+test: build
+	$(CARGO) test --release -- --test-threads=4
+
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) clippy --release --all-targets -- -D warnings
+	@! grep -rn "redis_module" src/core || { echo "src/core must stay free of redis_module"; exit 1; }
+
+bench: build
+	bash bench/bench.sh
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,293 @@
+//! DLOCK.* commands: glue between the arguments, the lock key and the core
+//! state machine. Effects replicate as `DLOCK._SET` with absolute deadlines or
+//! as `DEL`; calls that change nothing replicate nothing.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+
+use crate::commands::lock_waiters::{self, Waiter};
+use crate::commands::Args;
+use crate::core::error::WardenError;
+use crate::core::lock::{self as core_lock, Acquire, FenceClock, LockState, Release};
+use crate::core::parse::is_keyword;
+use crate::host::{self, api, Ctx, Key, RString, Slot};
+use crate::stats;
+use crate::types::lock::LOCK_TYPE;
+
+thread_local! {
+    /// Fencing token source shared by all lock keys (main thread only).
+    static FENCE: Cell<FenceClock> = Cell::new(FenceClock::default());
+}
+
+/// Runs `op` on the module's fencing clock.
+fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
+    FENCE.with(|cell| {
+        let mut fence = cell.get();
+        let out = op(&mut fence);
+        cell.set(fence);
+        out
+    })
+}
+
+/// Raises the token floor to a token seen in storage or from a master.
+pub fn observe_token(token: i64) {
+    with_fence(|fence| fence.observe(token));
+}
+
+/// The lock in a key: `Ok(None)` when the key is empty.
+fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
+    match key.slot::<LockState>(&LOCK_TYPE) {
+        Slot::Empty => Ok(None),
+        Slot::Value(state) => Ok(Some(unsafe { &mut *state })),
+        Slot::WrongType => Err(WardenError::WrongType),
+    }
+}
+
+/// The owner argument, which must not be empty.
+fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
+    let owner = args.bytes(i);
+    if owner.is_empty() {
+        return Err(WardenError::OwnerEmpty);
+    }
+    Ok(owner)
+}
+
+/// Replicates a lock's whole state with its absolute deadline.
+fn replicate_state(ctx: *mut Ctx, key: *mut RString, state: &LockState) {
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx,
+            c"DLOCK._SET".as_ptr(),
+            c"sblll".as_ptr(),
+            key,
+            state.owner.as_ptr(),
+            state.owner.len(),
+            state.token,
+            state.holds,
+            state.deadline_ms,
+        )
+    };
+}
+
+/// Replicates the deletion of a lock key.
+fn replicate_delete(ctx: *mut Ctx, key: *mut RString) {
+    unsafe { api!(RedisModule_Replicate)(ctx, c"DEL".as_ptr(), c"s".as_ptr(), key) };
+}
+
+/// Stores a new lock state in `key` with the key's expiry at its deadline.
+fn store(key: &Key, state: LockState) {
+    let deadline = state.deadline_ms;
+    key.set_value(&LOCK_TYPE, Box::new(state));
+    key.set_abs_expire(deadline);
+}
+
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms]`
+pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    let argc = args.len();
+    args.arity("dlock.acquire", argc >= 4)?;
+    let owner = owner_arg(args, 2)?;
+    let ttl_ms = args.int(3, WardenError::TtlNotPositive)?;
+    let mut wait_ms = None;
+    let mut i = 4;
+    while i < argc {
+        if !is_keyword(args.bytes(i), "WAIT") || i + 1 >= argc || wait_ms.is_some() {
+            return Err(WardenError::Syntax);
+        }
+        let t = args.int(i + 1, WardenError::TimeoutNegative)?;
+        if t < 0 {
+            return Err(WardenError::TimeoutNegative);
+        }
+        wait_ms = Some(t);
+        i += 2;
+    }
+    let now = host::now_ms();
+    let deadline = core_lock::lease_deadline(now, ttl_ms)?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let mut current = lock_in(&mut key)?;
+    let free = current.as_ref().is_none_or(|s| !s.is_live(now));
+    let db = host::selected_db(ctx);
+    if free && lock_waiters::count(db, args.bytes(1)) > 0 {
+        // First come, first served: queued waiters go before this caller.
+        serve_waiters(ctx, &mut key, name, db, now);
+        current = lock_in(&mut key)?;
+    }
+    let outcome = with_fence(|fence| core_lock::acquire(current, owner, deadline, now, fence))?;
+    match outcome {
+        Acquire::Granted(state) => {
+            let token = state.token;
+            replicate_state(ctx, name, &state);
+            store(&key, state);
+            stats::count(&stats::LOCKS_GRANTED);
+            host::reply_integer(ctx, token);
+        }
+        Acquire::Reentered { token } => {
+            key.set_abs_expire(deadline);
+            if let Ok(Some(state)) = lock_in(&mut key) {
+                replicate_state(ctx, name, state);
+            }
+            host::reply_integer(ctx, token);
+        }
+        Acquire::Busy => {
+            let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
+            match wait_ms {
+                Some(timeout) if host::may_block(ctx) => {
+                    let waiter = Waiter::new(owner, ttl_ms);
+                    lock_waiters::block(
+                        ctx,
+                        db,
+                        args.bytes(1),
+                        waiter,
+                        timeout,
+                        holder_deadline - now,
+                    )?;
+                    stats::count(&stats::LOCKS_CONTENDED);
+                }
+                _ => {
+                    stats::count(&stats::LOCKS_CONTENDED);
+                    host::reply_null(ctx);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `DLOCK.RELEASE key owner`
+pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("dlock.release", args.len() == 3)?;
+    let owner = owner_arg(args, 2)?;
+    let now = host::now_ms();
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let Some(state) = lock_in(&mut key)? else {
+        host::reply_integer(ctx, 0);
+        return Ok(());
+    };
+    match state.release(owner, now) {
+        Release::NotHeld => host::reply_integer(ctx, 0),
+        Release::StillHeld => {
+            replicate_state(ctx, name, state);
+            host::reply_integer(ctx, 1);
+        }
+        Release::Freed => {
+            let db = host::selected_db(ctx);
+            let handed_off = lock_waiters::count(db, args.bytes(1)) > 0
+                && serve_waiters(ctx, &mut key, name, db, now);
+            if !handed_off {
+                key.delete();
+                replicate_delete(ctx, name);
+            }
+            host::reply_integer(ctx, 1);
+        }
+    }
+    Ok(())
+}
+
+/// `DLOCK.EXTEND key owner ttl_ms`
+pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("dlock.extend", args.len() == 4)?;
+    let owner = owner_arg(args, 2)?;
+    let ttl_ms = args.int(3, WardenError::TtlNotPositive)?;
+    let now = host::now_ms();
+    let deadline = core_lock::lease_deadline(now, ttl_ms)?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let extended = match lock_in(&mut key)? {
+        Some(state) => {
+            let extended = state.extend(owner, deadline, now);
+            if extended {
+                replicate_state(ctx, name, state);
+            }
+            extended
+        }
+        None => false,
+    };
+    if extended {
+        key.set_abs_expire(deadline);
+    }
+    host::reply_integer(ctx, i64::from(extended));
+    Ok(())
+}
+
+/// `DLOCK.INFO key`
+pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("dlock.info", args.len() == 2)?;
+    let now = host::now_ms();
+    let mut key = Key::readable(ctx, args.raw(1));
+    match lock_in(&mut key)? {
+        Some(state) if state.is_live(now) => {
+            let waiters = lock_waiters::count(host::selected_db(ctx), args.bytes(1));
+            host::reply_map(ctx, 5);
+            host::reply_bulk(ctx, b"owner");
+            host::reply_bulk(ctx, &state.owner);
+            host::reply_bulk(ctx, b"token");
+            host::reply_integer(ctx, state.token);
+            host::reply_bulk(ctx, b"ttl_ms");
+            host::reply_integer(ctx, state.ttl_ms(now));
+            host::reply_bulk(ctx, b"holds");
+            host::reply_integer(ctx, state.holds);
+            host::reply_bulk(ctx, b"waiters");
+            host::reply_integer(ctx, waiters as i64);
+        }
+        _ => host::reply_null(ctx),
+    }
+    Ok(())
+}
+
+/// `DLOCK._SET key owner token holds deadline_ms`: the replication and AOF
+/// form of every lock change, with an absolute deadline. Internal.
+pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("dlock._set", args.len() == 6)?;
+    let state = LockState {
+        owner: owner_arg(args, 2)?.to_vec(),
+        token: args.int(3, WardenError::InvalidState("token must be an integer"))?,
+        holds: args.int(4, WardenError::InvalidState("holds must be an integer"))?,
+        deadline_ms: args.int(5, WardenError::InvalidState("deadline must be an integer"))?,
+    };
+    state.validate()?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    lock_in(&mut key)?;
+    observe_token(state.token);
+    replicate_state(ctx, name, &state);
+    store(&key, state);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// Hands a free lock to the oldest waiter. `key` is open for writing on `db`.
+/// Returns whether a waiter got the lock.
+pub fn serve_waiters(
+    ctx: *mut Ctx,
+    key: &mut Key,
+    name: *mut RString,
+    db: c_int,
+    now: i64,
+) -> bool {
+    let key_bytes = host::bytes(name);
+    let holder_deadline = match lock_in(key) {
+        Err(_) => return false,
+        Ok(Some(state)) if state.is_live(now) => Some(state.deadline_ms),
+        Ok(_) => None,
+    };
+    if let Some(deadline) = holder_deadline {
+        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline - now);
+        return false;
+    }
+    let Some(waiter) = lock_waiters::pop_front(db, key_bytes) else {
+        return false;
+    };
+    let deadline = now.saturating_add(waiter.ttl_ms);
+    let state = with_fence(|fence| core_lock::grant(&waiter.owner, deadline, now, fence));
+    let token = state.token;
+    replicate_state(ctx, name, &state);
+    store(key, state);
+    lock_waiters::grant(waiter, token);
+    stats::count(&stats::LOCKS_GRANTED);
+    stats::count(&stats::LOCKS_HANDED_OFF);
+    if lock_waiters::count(db, key_bytes) > 0 {
+        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline - now);
+    }
+    true
+}

@@ -1,0 +1,330 @@
+//! Clients blocked in `DLOCK.ACQUIRE … WAIT`: one FIFO per lock key, the
+//! blocking callbacks Redis calls, and the timers and event hooks that hand a
+//! lock to the next waiter when it is released, expires, or its key vanishes.
+//!
+//! Waiters are connection state: they are never persisted or replicated.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::time::Duration;
+
+use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
+use redis_module::{Context, NotifyEvent};
+
+use crate::commands::lock::serve_waiters;
+use crate::config;
+use crate::core::error::WardenError;
+use crate::core::wait_queue::WaitQueue;
+use crate::host::{self, api, shield, Ctx, Key, OwnedString, RString};
+
+/// A client waiting for a lock.
+pub struct Waiter {
+    bc: *mut BlockedClient,
+    /// Who will hold the lock once it is handed over.
+    pub owner: Vec<u8>,
+    /// Lease length the waiter asked for; its lease starts at hand-off.
+    pub ttl_ms: i64,
+}
+
+impl Waiter {
+    /// A waiter that is not yet blocked.
+    pub fn new(owner: &[u8], ttl_ms: i64) -> Waiter {
+        Waiter {
+            bc: std::ptr::null_mut(),
+            owner: owner.to_vec(),
+            ttl_ms,
+        }
+    }
+}
+
+/// The waiters of one lock key.
+#[derive(Default)]
+struct KeyWaiters {
+    queue: WaitQueue<Waiter>,
+    lease_timer_armed: bool,
+    wake_pending: bool,
+}
+
+/// All waiters, by database and key.
+#[derive(Default)]
+struct Registry {
+    keys: HashMap<Vec<u8>, KeyWaiters>,
+    by_client: HashMap<usize, Vec<u8>>,
+    total: usize,
+}
+
+thread_local! {
+    static REGISTRY: RefCell<Registry> = RefCell::new(Registry::default());
+}
+
+/// Registry key for (db, key).
+fn slot_id(db: c_int, key: &[u8]) -> Vec<u8> {
+    let mut id = Vec::with_capacity(4 + key.len());
+    id.extend_from_slice(&db.to_le_bytes());
+    id.extend_from_slice(key);
+    id
+}
+
+fn split_slot_id(id: &[u8]) -> (c_int, &[u8]) {
+    let mut db = [0u8; 4];
+    db.copy_from_slice(&id[..4]);
+    (c_int::from_le_bytes(db), &id[4..])
+}
+
+fn with_registry<R>(op: impl FnOnce(&mut Registry) -> R) -> R {
+    REGISTRY.with(|r| op(&mut r.borrow_mut()))
+}
+
+/// Clients blocked right now, over all keys.
+pub fn total_waiting() -> usize {
+    with_registry(|r| r.total)
+}
+
+/// Waiters queued on (db, key).
+pub fn count(db: c_int, key: &[u8]) -> usize {
+    with_registry(|r| {
+        if r.total == 0 {
+            return 0;
+        }
+        r.keys.get(&slot_id(db, key)).map_or(0, |w| w.queue.len())
+    })
+}
+
+/// Takes the oldest waiter of (db, key).
+pub fn pop_front(db: c_int, key: &[u8]) -> Option<Waiter> {
+    with_registry(|r| {
+        let id = slot_id(db, key);
+        let entry = r.keys.get_mut(&id)?;
+        let waiter = entry.queue.pop_front()?;
+        r.total -= 1;
+        r.by_client.remove(&(waiter.bc as usize));
+        if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
+            r.keys.remove(&id);
+        }
+        Some(waiter)
+    })
+}
+
+/// Removes a blocked client wherever it waits; false if it was not waiting.
+fn remove_client(bc: *mut BlockedClient) -> bool {
+    with_registry(|r| {
+        let Some(id) = r.by_client.remove(&(bc as usize)) else {
+            return false;
+        };
+        let Some(entry) = r.keys.get_mut(&id) else {
+            return false;
+        };
+        let removed = entry.queue.remove_where(|w| w.bc == bc).is_some();
+        if removed {
+            r.total -= 1;
+        }
+        if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
+            r.keys.remove(&id);
+        }
+        removed
+    })
+}
+
+/// Blocks the calling client until the lock is handed to it or `timeout_ms`
+/// passes (0 = forever). `lease_left_ms` is how long the current holder has.
+pub fn block(
+    ctx: *mut Ctx,
+    db: c_int,
+    key: &[u8],
+    mut waiter: Waiter,
+    timeout_ms: i64,
+    lease_left_ms: i64,
+) -> Result<(), WardenError> {
+    if count(db, key) >= config::dlock_max_waiters() {
+        return Err(WardenError::TooManyWaiters);
+    }
+    let bc = unsafe {
+        api!(RedisModule_BlockClient)(
+            ctx,
+            Some(on_granted),
+            Some(on_timeout),
+            Some(free_token),
+            timeout_ms,
+        )
+    };
+    unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
+    waiter.bc = bc;
+    with_registry(|r| {
+        let id = slot_id(db, key);
+        r.by_client.insert(bc as usize, id.clone());
+        r.keys.entry(id).or_default().queue.push(waiter);
+        r.total += 1;
+    });
+    arm_lease_timer(ctx, db, key, lease_left_ms);
+    Ok(())
+}
+
+/// Wakes a waiter that was just given the lock with `token`.
+pub fn grant(waiter: Waiter, token: i64) {
+    let token = Box::into_raw(Box::new(token)).cast::<c_void>();
+    unsafe { api!(RedisModule_UnblockClient)(waiter.bc, token) };
+}
+
+/// Why a timer fires.
+#[derive(Clone, Copy)]
+enum Wake {
+    /// The holder's lease should have ended.
+    LeaseEnd,
+    /// The key was deleted, expired, renamed or flushed.
+    KeyEvent,
+}
+
+/// Makes sure a timer will look at (db, key) after `delay_ms`, so a lease that
+/// ends hands the lock over even if Redis has not expired the key yet.
+pub fn arm_lease_timer(ctx: *mut Ctx, db: c_int, key: &[u8], delay_ms: i64) {
+    schedule(ctx, db, key, Wake::LeaseEnd, delay_ms.max(0) + 1);
+}
+
+fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
+    let id = slot_id(db, key);
+    let needed = with_registry(|r| {
+        let Some(entry) = r.keys.get_mut(&id) else {
+            return false;
+        };
+        let flag = match why {
+            Wake::LeaseEnd => &mut entry.lease_timer_armed,
+            Wake::KeyEvent => &mut entry.wake_pending,
+        };
+        !std::mem::replace(flag, true)
+    });
+    if needed {
+        let delay = Duration::from_millis(delay_ms as u64);
+        Context::new(ctx).create_timer(delay, on_timer, (id, why));
+    }
+}
+
+fn on_timer(ctx: &Context, (id, why): (Vec<u8>, Wake)) {
+    shield((), || {
+        let waiting = with_registry(|r| {
+            let Some(entry) = r.keys.get_mut(&id) else {
+                return false;
+            };
+            match why {
+                Wake::LeaseEnd => entry.lease_timer_armed = false,
+                Wake::KeyEvent => entry.wake_pending = false,
+            }
+            if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
+                r.keys.remove(&id);
+                return false;
+            }
+            !entry.queue.is_empty()
+        });
+        if !waiting {
+            return;
+        }
+        let (db, key) = split_slot_id(&id);
+        if !host::select_db(ctx.ctx, db) {
+            return;
+        }
+        let name = OwnedString::new(ctx.ctx, key);
+        let mut open = Key::writable(ctx.ctx, name.as_ptr());
+        serve_waiters(ctx.ctx, &mut open, name.as_ptr(), db, host::now_ms());
+    })
+}
+
+/// Keyspace hook: a key with waiters was deleted, expired, evicted or renamed.
+/// Writing here is unsafe on 7.0, so the hand-off runs from a 0 ms timer.
+pub fn on_key_event(ctx: &Context, _kind: NotifyEvent, _event: &str, key: &[u8]) {
+    shield((), || {
+        if total_waiting() == 0 {
+            return;
+        }
+        let db = host::selected_db(ctx.ctx);
+        schedule(ctx.ctx, db, key, Wake::KeyEvent, 0);
+    })
+}
+
+/// # Safety
+/// Called by Redis with a valid context and a `RedisModuleFlushInfo`.
+///
+/// Server-event hook for FLUSHDB / FLUSHALL (and DEBUG RELOAD): every key with
+/// waiters in the flushed databases gets a hand-off check.
+pub unsafe extern "C" fn on_flush(
+    ctx: *mut Ctx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    shield((), || {
+        if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END || data.is_null() {
+            return;
+        }
+        let flushed = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
+        let ids: Vec<Vec<u8>> = with_registry(|r| {
+            r.keys
+                .keys()
+                .filter(|id| flushed == -1 || split_slot_id(id).0 == flushed)
+                .cloned()
+                .collect()
+        });
+        for id in ids {
+            let (db, key) = split_slot_id(&id);
+            schedule(ctx, db, key, Wake::KeyEvent, 0);
+        }
+    })
+}
+
+/// Subscribes the flush hook.
+pub fn subscribe_flush(ctx: *mut Ctx) -> bool {
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_FLUSHDB,
+        dataver: 1,
+    };
+    unsafe {
+        api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_flush))
+            == raw::REDISMODULE_OK as c_int
+    }
+}
+
+/// Reply callback: the lock was handed to this client.
+unsafe extern "C" fn on_granted(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
+    shield(raw::REDISMODULE_OK as c_int, || {
+        let token = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<i64>();
+        if token.is_null() {
+            host::reply_null(ctx);
+        } else {
+            host::reply_integer(ctx, unsafe { *token });
+        }
+        raw::REDISMODULE_OK as c_int
+    })
+}
+
+/// Timeout callback (also `CLIENT UNBLOCK`): leave the queue and answer nil,
+/// unless the lock was handed over in the same event-loop turn.
+unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
+    shield(raw::REDISMODULE_OK as c_int, || {
+        let token = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<i64>();
+        if !token.is_null() {
+            host::reply_integer(ctx, unsafe { *token });
+            return raw::REDISMODULE_OK as c_int;
+        }
+        let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
+        if remove_client(bc) {
+            unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        }
+        host::reply_null(ctx);
+        raw::REDISMODULE_OK as c_int
+    })
+}
+
+/// Disconnect callback (`CLIENT KILL`, connection lost, role change): forget
+/// the waiter so the lock is never handed to a client that is gone.
+unsafe extern "C" fn on_disconnect(_ctx: *mut Ctx, bc: *mut BlockedClient) {
+    shield((), || {
+        if remove_client(bc) {
+            unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        }
+    })
+}
+
+unsafe extern "C" fn free_token(_ctx: *mut Ctx, token: *mut c_void) {
+    if !token.is_null() {
+        drop(unsafe { Box::from_raw(token.cast::<i64>()) });
+    }
+}

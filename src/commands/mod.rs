@@ -1,0 +1,162 @@
+//! Command glue: parse arguments, open the key, call the core, persist,
+//! replicate the effect, reply. Every handler runs behind `guard`.
+
+pub mod lock;
+pub mod lock_waiters;
+
+use std::ffi::{c_int, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use redis_module::raw;
+
+use crate::core::error::WardenError;
+use crate::core::parse::parse_i64;
+use crate::host::{self, api, Ctx, RString};
+
+/// A command handler: replies itself on success; an `Err` becomes the error reply.
+pub type Handler = fn(*mut Ctx, &Args) -> Result<(), WardenError>;
+
+/// The arguments of one call, borrowed from Redis (no copies).
+pub struct Args<'a> {
+    argv: &'a [*mut RString],
+}
+
+impl<'a> Args<'a> {
+    /// Number of arguments including the command name.
+    pub fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// Whether there are no arguments at all.
+    pub fn is_empty(&self) -> bool {
+        self.argv.is_empty()
+    }
+
+    /// The raw string at position `i` (for keys and zero-copy replication).
+    pub fn raw(&self, i: usize) -> *mut RString {
+        self.argv[i]
+    }
+
+    /// The bytes at position `i`.
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        host::bytes(self.argv[i])
+    }
+
+    /// The integer at position `i`, or `err` when it is not one.
+    pub fn int(&self, i: usize, err: WardenError) -> Result<i64, WardenError> {
+        parse_i64(self.bytes(i)).ok_or(err)
+    }
+
+    /// Errors with the arity message of `cmd` unless `ok` holds.
+    pub fn arity(&self, cmd: &'static str, ok: bool) -> Result<(), WardenError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(WardenError::WrongArity(cmd))
+        }
+    }
+}
+
+/// Runs a handler with the panic guard: a panic becomes an `ERR` reply.
+pub fn guard(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int, handler: Handler) -> c_int {
+    let argv: &[*mut RString] = if argv.is_null() || argc <= 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+    };
+    let args = Args { argv };
+    let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, &args)));
+    let err = match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(_) => {
+            host::log_warning(
+                ctx,
+                "warden: a command handler panicked; replied with an error",
+            );
+            Some(WardenError::Internal)
+        }
+    };
+    if let Some(e) = err {
+        host::reply_error(ctx, &e.to_string());
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+/// Turns a `Handler` path into an `extern "C"` command function.
+macro_rules! command_fn {
+    ($handler:path) => {{
+        unsafe extern "C" fn trampoline(
+            ctx: *mut redis_module::raw::RedisModuleCtx,
+            argv: *mut *mut redis_module::raw::RedisModuleString,
+            argc: std::ffi::c_int,
+        ) -> std::ffi::c_int {
+            $crate::commands::guard(ctx, argv, argc, $handler)
+        }
+        trampoline as unsafe extern "C" fn(_, _, _) -> _
+    }};
+}
+
+/// One row of the command table.
+pub struct CommandSpec {
+    /// Command name as clients type it.
+    pub name: &'static str,
+    /// The `extern "C"` entry point made by `command_fn!`.
+    pub func: unsafe extern "C" fn(*mut Ctx, *mut *mut RString, c_int) -> c_int,
+    /// Redis command flags.
+    pub flags: &'static str,
+}
+
+/// Every warden command. Each takes exactly one key, at argument 1.
+pub fn table() -> Vec<CommandSpec> {
+    vec![
+        CommandSpec {
+            name: "dlock.acquire",
+            func: command_fn!(lock::acquire),
+            flags: "write deny-oom",
+        },
+        CommandSpec {
+            name: "dlock.release",
+            func: command_fn!(lock::release),
+            flags: "write",
+        },
+        CommandSpec {
+            name: "dlock.extend",
+            func: command_fn!(lock::extend),
+            flags: "write deny-oom fast",
+        },
+        CommandSpec {
+            name: "dlock.info",
+            func: command_fn!(lock::info),
+            flags: "readonly fast",
+        },
+        CommandSpec {
+            name: "dlock._set",
+            func: command_fn!(lock::set_state),
+            flags: "write deny-oom",
+        },
+    ]
+}
+
+/// Registers the command table with Redis.
+pub fn register(ctx: *mut Ctx) -> Result<(), String> {
+    for spec in table() {
+        let name = CString::new(spec.name).map_err(|e| e.to_string())?;
+        let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
+        let status = unsafe {
+            api!(RedisModule_CreateCommand)(
+                ctx,
+                name.as_ptr(),
+                Some(spec.func),
+                flags.as_ptr(),
+                1,
+                1,
+                1,
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(format!("cannot register command {}", spec.name));
+        }
+    }
+    Ok(())
+}

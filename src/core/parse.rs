@@ -1,0 +1,59 @@
+//! Strict parsing of command arguments given as bytes.
+
+/// Parses a decimal i64 the way Redis does: optional '-', digits only, no
+/// leading '+', spaces or leading zeros; `None` when it is not one.
+pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if digits.len() > 1 && digits[0] == b'0' {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()?.parse().ok()
+}
+
+/// Whether `arg` equals the ASCII keyword `word`, ignoring case.
+pub fn is_keyword(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_integers() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-17"), Some(-17));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn rejects_everything_else() {
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"1.5",
+            b"1e3",
+            b"01",
+            b"9223372036854775808",
+            b"99999999999999999999",
+            b"abc",
+            b"\xff",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn keywords_ignore_case() {
+        assert!(is_keyword(b"wait", "WAIT"));
+        assert!(is_keyword(b"WaIt", "WAIT"));
+        assert!(!is_keyword(b"WAITS", "WAIT"));
+    }
+}

@@ -1,0 +1,261 @@
+//! Thin, safe-ish wrappers over the raw Redis module API for what the
+//! `redis-module` crate does not wrap, or wraps with per-call allocations.
+//!
+//! Every function here must be called from the Redis main thread.
+
+use std::ffi::{c_int, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+pub use raw::{RedisModuleCtx as Ctx, RedisModuleString as RString};
+
+/// Resolves a Redis API function pointer; a missing one is a bug caught at load
+/// time by `check_api` and turned into an error reply by the panic guard here.
+macro_rules! api {
+    ($name:ident) => {{
+        #[allow(unused_unsafe)]
+        let f = unsafe { redis_module::raw::$name };
+        match f {
+            Some(f) => f,
+            None => $crate::host::missing_api(stringify!($name)),
+        }
+    }};
+}
+pub(crate) use api;
+
+/// Panics with the name of a Redis API function the server does not export.
+#[cold]
+pub fn missing_api(name: &str) -> ! {
+    panic!("redis-server does not export {name}")
+}
+
+/// Verifies at load time that the server exports every function warden calls.
+pub fn check_api() -> Result<(), &'static str> {
+    macro_rules! need {
+        ($($name:ident),*) => {
+            $(if unsafe { raw::$name }.is_none() { return Err(stringify!($name)); })*
+        };
+    }
+    need!(
+        RedisModule_Milliseconds,
+        RedisModule_OpenKey,
+        RedisModule_CloseKey,
+        RedisModule_KeyType,
+        RedisModule_ModuleTypeGetType,
+        RedisModule_ModuleTypeGetValue,
+        RedisModule_ModuleTypeSetValue,
+        RedisModule_SetAbsExpire,
+        RedisModule_DeleteKey,
+        RedisModule_Replicate,
+        RedisModule_StringPtrLen,
+        RedisModule_CreateString,
+        RedisModule_FreeString,
+        RedisModule_BlockClient,
+        RedisModule_UnblockClient,
+        RedisModule_SetDisconnectCallback,
+        RedisModule_GetBlockedClientPrivateData,
+        RedisModule_GetBlockedClientHandle,
+        RedisModule_GetSelectedDb,
+        RedisModule_SelectDb,
+        RedisModule_GetContextFlags,
+        RedisModule_CreateTimer,
+        RedisModule_SubscribeToServerEvent,
+        RedisModule_EmitAOF,
+        RedisModule_ReplyWithLongLong,
+        RedisModule_ReplyWithNull,
+        RedisModule_ReplyWithMap,
+        RedisModule_ReplyWithStringBuffer,
+        RedisModule_ReplyWithSimpleString,
+        RedisModule_ReplyWithError,
+        RedisModule_CreateCommand,
+        RedisModule_RegisterInfoFunc,
+        RedisModule_InfoAddSection,
+        RedisModule_InfoAddFieldLongLong
+    );
+    Ok(())
+}
+
+/// The server's wall clock in Unix milliseconds (the clock key expiry uses).
+pub fn now_ms() -> i64 {
+    unsafe { api!(RedisModule_Milliseconds)() }
+}
+
+/// The bytes of a Redis string, borrowed without copying.
+pub fn bytes<'a>(s: *const RString) -> &'a [u8] {
+    let mut len = 0usize;
+    let ptr = unsafe { api!(RedisModule_StringPtrLen)(s, &mut len) };
+    if ptr.is_null() || len == 0 {
+        return &[];
+    }
+    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
+}
+
+/// An owned Redis string created from bytes (freed on drop).
+pub struct OwnedString(*mut RString);
+
+impl OwnedString {
+    /// Copies `data` into a new Redis string.
+    pub fn new(ctx: *mut Ctx, data: &[u8]) -> OwnedString {
+        OwnedString(unsafe {
+            api!(RedisModule_CreateString)(ctx, data.as_ptr().cast(), data.len())
+        })
+    }
+
+    /// The raw string, valid while `self` lives.
+    pub fn as_ptr(&self) -> *mut RString {
+        self.0
+    }
+}
+
+impl Drop for OwnedString {
+    fn drop(&mut self) {
+        unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), self.0) }
+    }
+}
+
+/// What an opened key holds.
+pub enum Slot<T> {
+    /// No such key.
+    Empty,
+    /// A value of the expected module type.
+    Value(*mut T),
+    /// Something else: the command must answer WRONGTYPE.
+    WrongType,
+}
+
+/// An open key, closed on drop.
+pub struct Key {
+    ptr: *mut raw::RedisModuleKey,
+}
+
+impl Key {
+    /// Opens `name` for reading and writing.
+    pub fn writable(ctx: *mut Ctx, name: *mut RString) -> Key {
+        let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
+        Key {
+            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode) },
+        }
+    }
+
+    /// Opens `name` for reading only.
+    pub fn readable(ctx: *mut Ctx, name: *mut RString) -> Key {
+        Key {
+            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, raw::REDISMODULE_READ as c_int) },
+        }
+    }
+
+    /// Classifies the key's content against the module type `ty`.
+    pub fn slot<T>(&mut self, ty: &RedisType) -> Slot<T> {
+        if self.ptr.is_null() {
+            return Slot::Empty;
+        }
+        let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
+        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+            return Slot::Empty;
+        }
+        let ours = *ty.raw_type.borrow();
+        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int
+            || unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) } != ours
+        {
+            return Slot::WrongType;
+        }
+        Slot::Value(unsafe { api!(RedisModule_ModuleTypeGetValue)(self.ptr) }.cast::<T>())
+    }
+
+    /// Stores `value` in the key (replacing what was there; drops the key's TTL).
+    pub fn set_value<T>(&self, ty: &RedisType, value: Box<T>) {
+        let ours = *ty.raw_type.borrow();
+        let raw_value = Box::into_raw(value).cast::<c_void>();
+        let status = unsafe { api!(RedisModule_ModuleTypeSetValue)(self.ptr, ours, raw_value) };
+        if status != raw::REDISMODULE_OK as c_int {
+            // Not stored: take the value back so it is freed.
+            drop(unsafe { Box::from_raw(raw_value.cast::<T>()) });
+        }
+    }
+
+    /// Sets the key's expiry to an absolute Unix time in ms.
+    pub fn set_abs_expire(&self, at_ms: i64) {
+        unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at_ms) };
+    }
+
+    /// Deletes the key.
+    pub fn delete(&self) {
+        unsafe { api!(RedisModule_DeleteKey)(self.ptr) };
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            unsafe { api!(RedisModule_CloseKey)(self.ptr) }
+        }
+    }
+}
+
+/// The database the context works on.
+pub fn selected_db(ctx: *mut Ctx) -> c_int {
+    unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
+}
+
+/// Switches the context to database `db`.
+pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
+    unsafe { api!(RedisModule_SelectDb)(ctx, db) == raw::REDISMODULE_OK as c_int }
+}
+
+/// Whether this call may block the client (not inside MULTI, Lua or RM_Call).
+pub fn may_block(ctx: *mut Ctx) -> bool {
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let deny = raw::REDISMODULE_CTX_FLAGS_MULTI
+        | raw::REDISMODULE_CTX_FLAGS_LUA
+        | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING;
+    flags & deny == 0
+}
+
+/// Replies with an integer.
+pub fn reply_integer(ctx: *mut Ctx, v: i64) {
+    unsafe { api!(RedisModule_ReplyWithLongLong)(ctx, v) };
+}
+
+/// Replies with nil.
+pub fn reply_null(ctx: *mut Ctx) {
+    unsafe { api!(RedisModule_ReplyWithNull)(ctx) };
+}
+
+/// Replies with a binary-safe bulk string.
+pub fn reply_bulk(ctx: *mut Ctx, v: &[u8]) {
+    unsafe { api!(RedisModule_ReplyWithStringBuffer)(ctx, v.as_ptr().cast(), v.len()) };
+}
+
+/// Replies with a status string such as `OK`.
+pub fn reply_status(ctx: *mut Ctx, v: &CStr) {
+    unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx, v.as_ptr()) };
+}
+
+/// Starts a map of `pairs` entries (a flat array of 2×pairs in RESP2).
+pub fn reply_map(ctx: *mut Ctx, pairs: usize) {
+    unsafe { api!(RedisModule_ReplyWithMap)(ctx, pairs as std::ffi::c_long) };
+}
+
+/// Replies with an error; `message` starts with its code (`ERR`, `WRONGTYPE`).
+pub fn reply_error(ctx: *mut Ctx, message: &str) {
+    let mut text = Vec::with_capacity(message.len() + 1);
+    text.extend(
+        message
+            .bytes()
+            .filter(|b| *b != 0 && *b != b'\r' && *b != b'\n'),
+    );
+    text.push(0);
+    unsafe { api!(RedisModule_ReplyWithError)(ctx, text.as_ptr().cast()) };
+}
+
+/// Writes a warning line to the server log.
+pub fn log_warning(ctx: *mut Ctx, message: &str) {
+    redis_module::Context::new(ctx).log_warning(message);
+}
+
+/// Runs `f`, turning a panic into `fallback` so it never unwinds into Redis.
+pub fn shield<R>(fallback: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+}

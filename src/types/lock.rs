@@ -1,0 +1,147 @@
+//! The `warden-lk` data type: one held lock (owner, token, holds, deadline).
+//!
+//! RDB layout, encoding version 1: owner (string buffer), token (signed),
+//! holds (signed), deadline in Unix ms (signed). Every field is validated on
+//! load because RESTORE feeds this code bytes from clients.
+
+use std::ffi::{c_int, c_void};
+
+use redis_module::error::Error;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use crate::commands::lock::observe_token;
+use crate::core::lock::LockState;
+use crate::host::{api, shield};
+
+/// Current RDB encoding version of lock values.
+pub const LOCK_ENCODING_VERSION: i32 = 1;
+
+/// Longest owner accepted from storage (the command path has no limit beyond
+/// Redis's own argument size, but a forged payload must not claim gigabytes).
+const MAX_STORED_OWNER_BYTES: usize = 512 * 1024 * 1024;
+
+/// The Redis data type of lock keys.
+pub static LOCK_TYPE: RedisType = RedisType::new(
+    "warden-lk",
+    LOCK_ENCODING_VERSION,
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: Some(digest),
+        free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    },
+);
+
+fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Error> {
+    let owner = raw::load_string_buffer(rdb)?;
+    if owner.as_ref().len() > MAX_STORED_OWNER_BYTES {
+        return Err(Error::generic("owner too long"));
+    }
+    let owner = owner.as_ref().to_vec();
+    let token = raw::load_signed(rdb)?;
+    let holds = raw::load_signed(rdb)?;
+    let deadline_ms = raw::load_signed(rdb)?;
+    Ok(LockState {
+        owner,
+        token,
+        holds,
+        deadline_ms,
+    })
+}
+
+unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        if encver != LOCK_ENCODING_VERSION {
+            return std::ptr::null_mut();
+        }
+        match load_state(rdb) {
+            Ok(state) if state.validate().is_ok() => {
+                observe_token(state.token);
+                Box::into_raw(Box::new(state)).cast::<c_void>()
+            }
+            _ => std::ptr::null_mut(),
+        }
+    })
+}
+
+unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    shield((), || {
+        let state = &*value.cast::<LockState>();
+        raw::save_slice(rdb, &state.owner);
+        raw::save_signed(rdb, state.token);
+        raw::save_signed(rdb, state.holds);
+        raw::save_signed(rdb, state.deadline_ms);
+    })
+}
+
+unsafe extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    shield((), || {
+        let state = &*value.cast::<LockState>();
+        api!(RedisModule_EmitAOF)(
+            aof,
+            c"DLOCK._SET".as_ptr(),
+            c"sblll".as_ptr(),
+            key,
+            state.owner.as_ptr(),
+            state.owner.len(),
+            state.token,
+            state.holds,
+            state.deadline_ms,
+        );
+    })
+}
+
+unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
+    shield(0, || {
+        let state = &*value.cast::<LockState>();
+        std::mem::size_of::<LockState>() + state.owner.capacity()
+    })
+}
+
+unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    shield((), || {
+        let state = &*value.cast::<LockState>();
+        api!(RedisModule_DigestAddStringBuffer)(md, state.owner.as_ptr().cast(), state.owner.len());
+        api!(RedisModule_DigestAddLongLong)(md, state.token);
+        api!(RedisModule_DigestAddLongLong)(md, state.holds);
+        api!(RedisModule_DigestAddLongLong)(md, state.deadline_ms);
+        api!(RedisModule_DigestEndSequence)(md);
+    })
+}
+
+unsafe extern "C" fn free(value: *mut c_void) {
+    if !value.is_null() {
+        drop(Box::from_raw(value.cast::<LockState>()));
+    }
+}
+
+unsafe extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        let state = &*value.cast::<LockState>();
+        Box::into_raw(Box::new(state.clone())).cast::<c_void>()
+    })
+}

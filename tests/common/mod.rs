@@ -1,0 +1,446 @@
+//! Test harness: real redis-server processes with the built warden module loaded.
+//!
+//! Every `Server` runs on its own free loopback port in its own directory and is
+//! killed when dropped, also while a failing test unwinds.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub use redis::{cmd, Connection, Value};
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+/// Path of the module the servers load (`WARDEN_MODULE` overrides it).
+pub fn module_path() -> PathBuf {
+    if let Ok(p) = std::env::var("WARDEN_MODULE") {
+        return PathBuf::from(p);
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libwarden.so");
+    assert!(
+        p.exists(),
+        "{} is missing: run `make build` first",
+        p.display()
+    );
+    p
+}
+
+/// Server binary to run (`REDIS_SERVER` overrides it, e.g. valkey-server).
+fn server_binary() -> String {
+    std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
+fn free_port() -> u16 {
+    // Ports below 55535 keep room for a cluster bus port (port + 10000).
+    for _ in 0..200 {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+        let port = l.local_addr().expect("local addr").port();
+        if port <= 55535 {
+            return port;
+        }
+    }
+    panic!("no free port below 55535");
+}
+
+/// Polls `cond` until it is true or `timeout` passes; returns whether it became true.
+pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A redis-server child process with the module loaded.
+pub struct Server {
+    pub port: u16,
+    pub dir: PathBuf,
+    args: Vec<String>,
+    module_args: Vec<String>,
+    child: Option<Child>,
+}
+
+impl Server {
+    /// Starts a server with default options.
+    pub fn start() -> Server {
+        Server::start_with(&[], &[])
+    }
+
+    /// Starts a server with extra server options (`["--appendonly", "yes"]`)
+    /// and module arguments (`["dlock-max-waiters", "5"]`).
+    pub fn start_with(args: &[&str], module_args: &[&str]) -> Server {
+        let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/it")
+            .join(format!("{}-{}-{}", test_name(), std::process::id(), n));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create server dir");
+        let mut s = Server {
+            port: 0,
+            dir,
+            args: args.iter().map(|s| s.to_string()).collect(),
+            module_args: module_args.iter().map(|s| s.to_string()).collect(),
+            child: None,
+        };
+        s.spawn_with_retries();
+        s
+    }
+
+    fn spawn_with_retries(&mut self) {
+        let mut last_log = String::new();
+        for _ in 0..5 {
+            if self.port == 0 {
+                self.port = free_port();
+            }
+            match self.spawn() {
+                Ok(()) => return,
+                Err(log) => {
+                    let port_busy = log.contains("Address already in use");
+                    last_log = log;
+                    if !port_busy {
+                        break;
+                    }
+                    self.port = 0;
+                }
+            }
+        }
+        panic!("redis-server did not start; log tail:\n{last_log}");
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let log = self.dir.join("redis.log");
+        let mut c = Command::new(server_binary());
+        c.current_dir(&self.dir)
+            .arg("--port")
+            .arg(self.port.to_string())
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--enable-debug-command", "yes", "--protected-mode", "no"])
+            .args(["--repl-diskless-sync-delay", "0"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .arg("--logfile")
+            .arg(&log)
+            .args(&self.args)
+            .arg("--loadmodule")
+            .arg(module_path())
+            .args(&self.module_args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        kill_with_parent(&mut c);
+        let child = c
+            .spawn()
+            .map_err(|e| format!("cannot run redis-server: {e}"))?;
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(ch) = self.child.as_mut() {
+                if let Ok(Some(_)) = ch.try_wait() {
+                    self.child = None;
+                    return Err(self.log_tail(50));
+                }
+            }
+            if let Ok(mut con) = self.try_conn() {
+                let pong: redis::RedisResult<String> = cmd("PING").query(&mut con);
+                if pong.is_ok() {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                self.kill();
+                return Err(self.log_tail(50));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Last `n` lines of the server log.
+    pub fn log_tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(n)..].join("\n")
+    }
+
+    fn try_conn(&self) -> redis::RedisResult<Connection> {
+        let client = redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))?;
+        client.get_connection_with_timeout(Duration::from_secs(5))
+    }
+
+    /// A new RESP2 connection.
+    pub fn conn(&self) -> Connection {
+        self.try_conn().expect("connect to test server")
+    }
+
+    /// A new RESP3 connection.
+    pub fn conn_resp3(&self) -> Connection {
+        let client =
+            redis::Client::open(format!("redis://127.0.0.1:{}/?protocol=resp3", self.port))
+                .expect("client");
+        client.get_connection().expect("connect resp3")
+    }
+
+    /// Whether the process is still running.
+    pub fn is_alive(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// Asserts the server is up and answers PING (shows the log otherwise).
+    pub fn assert_alive(&mut self) {
+        assert!(
+            self.is_alive(),
+            "server died; log tail:\n{}",
+            self.log_tail(40)
+        );
+        let pong: String = cmd("PING").query(&mut self.conn()).expect("PING");
+        assert_eq!(pong, "PONG");
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Stops the server (SHUTDOWN with the given mode, e.g. "NOSAVE") and starts it
+    /// again in the same directory, so it loads its own RDB or AOF.
+    pub fn restart(&mut self, shutdown: &str) {
+        let mut con = self.conn();
+        let _: redis::RedisResult<()> = cmd("SHUTDOWN").arg(shutdown).query(&mut con);
+        if let Some(mut c) = self.child.take() {
+            let _ = c.wait();
+        }
+        self.spawn_with_retries();
+        // Wait until loading has finished.
+        let mut con = self.conn();
+        assert!(wait_until(Duration::from_secs(10), || {
+            info_field(&mut con, "persistence", "loading").as_deref() == Some("0")
+        }));
+    }
+
+    /// Kills the server with SIGKILL (no save) and starts it again in the same directory.
+    pub fn crash_and_restart(&mut self) {
+        self.kill();
+        self.spawn_with_retries();
+    }
+
+    /// Starts a replica of this server with the module loaded (extra server options
+    /// and module arguments as in `start_with`) and waits for the link to come up.
+    pub fn start_replica(&self, extra: &[&str], module_args: &[&str]) -> Server {
+        let mut args = vec!["--propagation-error-behavior", "panic"];
+        args.extend_from_slice(extra);
+        let mut r = Server::start_with(&args, module_args);
+        let mut con = r.conn();
+        let _: () = cmd("REPLICAOF")
+            .arg("127.0.0.1")
+            .arg(self.port)
+            .query(&mut con)
+            .expect("replicaof");
+        r.args.extend([
+            "--replicaof".to_string(),
+            "127.0.0.1".to_string(),
+            self.port.to_string(),
+        ]);
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
+            }),
+            "replica link never came up; log:\n{}",
+            r.log_tail(30)
+        );
+        r.assert_alive();
+        r
+    }
+
+    /// Waits until every replica has acknowledged all writes so far.
+    pub fn sync_replicas(&self, n: usize) {
+        let mut con = self.conn();
+        let acked: usize = cmd("WAIT").arg(n).arg(5000).query(&mut con).expect("WAIT");
+        assert_eq!(acked, n, "replicas did not acknowledge in time");
+    }
+
+    /// Opens a raw replication link: every write the master propagates from now on.
+    pub fn replication_tap(&self) -> ReplicationTap {
+        ReplicationTap::connect(self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn kill_with_parent(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the
+    // server if the test process dies, so no server outlives a killed test run.
+    unsafe {
+        c.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kill_with_parent(_c: &mut Command) {}
+
+fn test_name() -> String {
+    let t = std::thread::current();
+    let name = t
+        .name()
+        .unwrap_or("test")
+        .rsplit("::")
+        .next()
+        .unwrap_or("test")
+        .to_string();
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(40)
+        .collect()
+}
+
+/// One field of an INFO section, if present.
+pub fn info_field(con: &mut Connection, section: &str, field: &str) -> Option<String> {
+    let text: String = cmd("INFO").arg(section).query(con).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == field).then(|| v.trim().to_string())
+    })
+}
+
+/// An integer field of `INFO warden`;
+/// `field` is given without the `warden_` prefix Redis adds to module fields.
+pub fn warden_stat(con: &mut Connection, field: &str) -> i64 {
+    info_field(con, "warden", &format!("warden_{field}"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("INFO warden has no integer field warden_{field}"))
+}
+
+/// The server's wall clock in milliseconds (from TIME).
+pub fn server_time_ms(con: &mut Connection) -> i64 {
+    let (s, us): (i64, i64) = cmd("TIME").query(con).expect("TIME");
+    s * 1000 + us / 1000
+}
+
+/// Flattens a reply into printable text, for assertions on error messages.
+pub fn err_text(e: &redis::RedisError) -> String {
+    let mut s = String::new();
+    if let Some(code) = e.code() {
+        s.push_str(code);
+        s.push(' ');
+    }
+    s.push_str(e.detail().unwrap_or(""));
+    s
+}
+
+/// A raw replication link to a master: reads the commands it propagates.
+pub struct ReplicationTap {
+    reader: BufReader<TcpStream>,
+}
+
+impl ReplicationTap {
+    fn connect(port: u16) -> ReplicationTap {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect tap");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        s.write_all(b"*1\r\n$4\r\nSYNC\r\n").expect("send SYNC");
+        let mut reader = BufReader::new(s);
+        // Skip newlines the master sends while preparing the RDB, then read the payload.
+        let mut line = String::new();
+        loop {
+            line.clear();
+            reader.read_line(&mut line).expect("read sync header");
+            if line.starts_with('$') {
+                break;
+            }
+        }
+        let header = line.trim_end();
+        if let Some(mark) = header.strip_prefix("$EOF:") {
+            let mark = mark.as_bytes().to_vec();
+            let mut tail: Vec<u8> = Vec::new();
+            let mut byte = [0u8; 1];
+            while !tail.ends_with(&mark) {
+                reader.read_exact(&mut byte).expect("read rdb");
+                tail.push(byte[0]);
+                if tail.len() > 4096 {
+                    tail.drain(..2048);
+                }
+            }
+        } else {
+            let len: usize = header[1..].parse().expect("rdb length");
+            let mut buf = vec![0u8; len];
+            reader.read_exact(&mut buf).expect("read rdb");
+        }
+        ReplicationTap { reader }
+    }
+
+    /// Next propagated command, skipping PING and SELECT; None on timeout.
+    pub fn next_command(&mut self, timeout: Duration) -> Option<Vec<String>> {
+        self.reader.get_mut().set_read_timeout(Some(timeout)).ok()?;
+        loop {
+            let cmd = self.read_command()?;
+            let name = cmd[0].to_ascii_uppercase();
+            if name == "PING" || name == "SELECT" || name == "REPLCONF" {
+                continue;
+            }
+            return Some(cmd);
+        }
+    }
+
+    /// Every command propagated within `window` (MULTI/EXEC included).
+    pub fn drain(&mut self, window: Duration) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        let deadline = Instant::now() + window;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.next_command(left.max(Duration::from_millis(1))) {
+                Some(c) => out.push(c),
+                None => break,
+            }
+        }
+        out
+    }
+
+    fn read_command(&mut self) -> Option<Vec<String>> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).ok()?;
+            if line.is_empty() {
+                return None;
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            break;
+        }
+        let n: usize = line.trim_end().strip_prefix('*')?.parse().ok()?;
+        let mut parts = Vec::with_capacity(n);
+        for _ in 0..n {
+            line.clear();
+            self.reader.read_line(&mut line).ok()?;
+            let len: usize = line.trim_end().strip_prefix('$')?.parse().ok()?;
+            let mut buf = vec![0u8; len + 2];
+            self.reader.read_exact(&mut buf).ok()?;
+            buf.truncate(len);
+            parts.push(String::from_utf8_lossy(&buf).into_owned());
+        }
+        Some(parts)
+    }
+}
