@@ -23,6 +23,24 @@ pub enum WardenError {
     TooManyWaiters,
     /// An internal state command got a value out of range.
     InvalidState(&'static str),
+    /// A Bloom error rate that is not a number in (0, 1).
+    BadErrorRate,
+    /// A Bloom capacity that is not a positive integer.
+    BadCapacity,
+    /// A Bloom expansion that is not an integer from 1 to 32768.
+    BadExpansion,
+    /// A filter (or its growth) would exceed `bf-max-bytes`.
+    FilterTooLarge,
+    /// A non-scaling filter holds its capacity.
+    FilterFull,
+    /// Stored or loaded filter data is inconsistent.
+    BadFilterData,
+    /// `BF.RESERVEX` on a key that already exists.
+    ItemExists,
+    /// `NOCREATE` on a missing filter.
+    NotFound,
+    /// `EXPANSION` given together with `NONSCALING`.
+    NonScalingExpansion,
     /// A module argument at load time is unknown or out of range.
     BadModuleArgument(String),
     /// A handler panicked; the panic was caught at the command boundary.
@@ -47,6 +65,21 @@ impl fmt::Display for WardenError {
             WardenError::HoldsOverflow => f.write_str("ERR lock hold count overflow"),
             WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this lock"),
             WardenError::InvalidState(what) => write!(f, "ERR invalid lock state: {what}"),
+            WardenError::BadErrorRate => {
+                f.write_str("ERR error rate must be a number between 0 and 1")
+            }
+            WardenError::BadCapacity => f.write_str("ERR capacity must be a positive integer"),
+            WardenError::BadExpansion => {
+                f.write_str("ERR expansion must be an integer from 1 to 32768")
+            }
+            WardenError::FilterTooLarge => f.write_str("ERR filter would exceed bf-max-bytes"),
+            WardenError::FilterFull => f.write_str("ERR non scaling filter is full"),
+            WardenError::BadFilterData => f.write_str("ERR invalid filter data"),
+            WardenError::ItemExists => f.write_str("ERR item exists"),
+            WardenError::NotFound => f.write_str("ERR not found"),
+            WardenError::NonScalingExpansion => {
+                f.write_str("ERR expansion cannot be used with a non scaling filter")
+            }
             WardenError::BadModuleArgument(msg) => write!(f, "ERR {msg}"),
             WardenError::Internal => {
                 f.write_str("ERR internal error in warden (the command changed nothing)")

@@ -237,7 +237,10 @@ mod tests {
         assert_eq!(state.release(b"a", clock.0), Release::StillHeld);
         assert_eq!(state.release(b"a", clock.0), Release::StillHeld);
         assert_eq!(state.release(b"a", clock.0), Release::Freed);
-        assert!(!state.is_live(clock.0), "a freed lock is free before its deadline");
+        assert!(
+            !state.is_live(clock.0),
+            "a freed lock is free before its deadline"
+        );
     }
 
     #[test]

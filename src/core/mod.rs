@@ -1,6 +1,7 @@
 //! Pure algorithms: no Redis types, no clock reads. Every function takes the
 //! current time as an argument so it can be tested with a manual clock.
 
+pub mod bloom;
 pub mod error;
 pub mod lock;
 pub mod parse;

@@ -1,0 +1,578 @@
+//! Scalable Bloom filters: optimal sizing, one murmur3 x64-128 hash per item
+//! with Kirsch–Mitzenmacher probing, and growth by tighter, larger layers.
+
+use std::f64::consts::LN_2;
+use std::io::Cursor;
+
+use super::error::WardenError;
+
+/// Error-rate tightening per new layer: each layer halves the previous rate,
+/// so a scaling filter's compound rate stays at or below the asked one.
+const TIGHTENING: f64 = 0.5;
+
+/// Most layers a filter may have (the error rate halves each time).
+pub const MAX_LAYERS: usize = 64;
+
+/// Most hash functions per layer.
+pub const MAX_HASHES: u32 = 64;
+
+/// Parameters of a new filter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BloomParams {
+    /// Asked false-positive rate, in (0, 1).
+    pub error_rate: f64,
+    /// Items the first layer holds.
+    pub capacity: u64,
+    /// Capacity multiplier of each new layer; 0 for a non-scaling filter.
+    pub expansion: u32,
+}
+
+impl BloomParams {
+    /// Checks every parameter range.
+    pub fn validate(&self) -> Result<(), WardenError> {
+        validate_error_rate(self.error_rate)?;
+        if self.capacity == 0 {
+            return Err(WardenError::BadCapacity);
+        }
+        if self.expansion > MAX_EXPANSION {
+            return Err(WardenError::BadExpansion);
+        }
+        Ok(())
+    }
+
+    /// Whether the filter grows when full.
+    pub fn is_scaling(&self) -> bool {
+        self.expansion > 0
+    }
+}
+
+/// Largest accepted expansion factor.
+pub const MAX_EXPANSION: u32 = 32_768;
+
+/// Checks that an error rate is a number in (0, 1).
+pub fn validate_error_rate(p: f64) -> Result<(), WardenError> {
+    if p.is_finite() && p > 0.0 && p < 1.0 {
+        Ok(())
+    } else {
+        Err(WardenError::BadErrorRate)
+    }
+}
+
+/// Bits and hash count of one layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Bit count, a multiple of 64.
+    pub bits: u64,
+    /// Number of probes per item.
+    pub hashes: u32,
+}
+
+/// Expected false-positive rate of a layer with `bits` bits and `hashes`
+/// probes once it holds `items` items.
+pub fn expected_fpr(bits: u64, hashes: u32, items: u64) -> f64 {
+    let k = f64::from(hashes);
+    (1.0 - (-k * items as f64 / bits as f64).exp()).powf(k)
+}
+
+/// Optimal geometry for `capacity` items at error rate `p`: −ln p / ln²2 bits
+/// per item rounded up to whole 64-bit words, and the whole number of hashes
+/// (either side of ln2 · bits/item) that gives the lower expected rate.
+pub fn geometry(capacity: u64, p: f64) -> Result<Geometry, WardenError> {
+    validate_error_rate(p)?;
+    if capacity == 0 {
+        return Err(WardenError::BadCapacity);
+    }
+    let bits_per_item = -p.ln() / (LN_2 * LN_2);
+    let exact = (capacity as f64 * bits_per_item).ceil();
+    if !exact.is_finite() || exact >= (u64::MAX / 2) as f64 {
+        return Err(WardenError::FilterTooLarge);
+    }
+    let bits = (exact as u64).max(64).div_ceil(64) * 64;
+    let ideal = LN_2 * bits as f64 / capacity as f64;
+    let low = (ideal.floor() as u32).clamp(1, MAX_HASHES);
+    let high = (ideal.ceil() as u32).clamp(1, MAX_HASHES);
+    let hashes = if expected_fpr(bits, low, capacity) <= expected_fpr(bits, high, capacity) {
+        low
+    } else {
+        high
+    };
+    Ok(Geometry { bits, hashes })
+}
+
+/// The two 64-bit halves of an item's murmur3 x64-128 hash (seed 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemHash {
+    h1: u64,
+    h2: u64,
+}
+
+impl ItemHash {
+    /// Hashes an item once; every layer derives its probes from this.
+    pub fn of(item: &[u8]) -> ItemHash {
+        // Reading from an in-memory cursor cannot fail.
+        let h = murmur3::murmur3_x64_128(&mut Cursor::new(item), 0).unwrap_or_default();
+        ItemHash {
+            h1: h as u64,
+            h2: (h >> 64) as u64,
+        }
+    }
+
+    /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2)
+    /// mapped onto [0, bits) by multiply-shift.
+    fn probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
+        (0..u64::from(hashes)).map(move |i| {
+            let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
+            ((u128::from(x) * u128::from(bits)) >> 64) as u64
+        })
+    }
+}
+
+/// One layer: a fixed-size bit array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    words: Vec<u64>,
+    capacity: u64,
+    items: u64,
+    error_rate: f64,
+    hashes: u32,
+}
+
+impl Layer {
+    /// An empty layer of the given geometry.
+    fn new(capacity: u64, error_rate: f64, g: Geometry) -> Layer {
+        Layer {
+            words: vec![0; (g.bits / 64) as usize],
+            capacity,
+            items: 0,
+            error_rate,
+            hashes: g.hashes,
+        }
+    }
+
+    /// Rebuilds a stored layer, checking that its fields agree with each other.
+    pub fn from_parts(
+        capacity: u64,
+        error_rate: f64,
+        hashes: u32,
+        items: u64,
+        words: Vec<u64>,
+    ) -> Result<Layer, WardenError> {
+        let g = geometry(capacity, error_rate)?;
+        if g.bits != words.len() as u64 * 64 || g.hashes != hashes || items > capacity {
+            return Err(WardenError::BadFilterData);
+        }
+        Ok(Layer {
+            words,
+            capacity,
+            items,
+            error_rate,
+            hashes,
+        })
+    }
+
+    fn bits(&self) -> u64 {
+        self.words.len() as u64 * 64
+    }
+
+    fn contains(&self, h: ItemHash) -> bool {
+        h.probes(self.bits(), self.hashes)
+            .all(|b| self.words[(b >> 6) as usize] & (1 << (b & 63)) != 0)
+    }
+
+    fn insert(&mut self, h: ItemHash) {
+        let bits = self.bits();
+        for b in h.probes(bits, self.hashes) {
+            self.words[(b >> 6) as usize] |= 1 << (b & 63);
+        }
+        self.items += 1;
+    }
+
+    /// Items this layer holds.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Items added as new to this layer.
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// This layer's error rate.
+    pub fn error_rate(&self) -> f64 {
+        self.error_rate
+    }
+
+    /// Probes per item.
+    pub fn hashes(&self) -> u32 {
+        self.hashes
+    }
+
+    /// The bit array as 64-bit words (bit b is bit b%64 of word b/64).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Mutable bit array, for loading stored chunks.
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// Bytes of the bit array.
+    pub fn bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
+    }
+}
+
+/// Outcome of adding one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    /// The item was new: its bits are now set.
+    New,
+    /// The item may have been present: nothing changed.
+    Present,
+}
+
+/// A scalable Bloom filter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BloomFilter {
+    layers: Vec<Layer>,
+    error_rate: f64,
+    expansion: u32,
+}
+
+impl BloomFilter {
+    /// A filter with one empty layer. A scaling filter's first layer uses half
+    /// the asked rate. Refused before allocating if it would exceed `max_bytes`.
+    pub fn new(params: BloomParams, max_bytes: u64) -> Result<BloomFilter, WardenError> {
+        params.validate()?;
+        let first_rate = if params.is_scaling() {
+            params.error_rate * TIGHTENING
+        } else {
+            params.error_rate
+        };
+        let g = geometry(params.capacity, first_rate)?;
+        if Self::overhead(1).saturating_add(g.bits / 8) > max_bytes {
+            return Err(WardenError::FilterTooLarge);
+        }
+        Ok(BloomFilter {
+            layers: vec![Layer::new(params.capacity, first_rate, g)],
+            error_rate: params.error_rate,
+            expansion: params.expansion,
+        })
+    }
+
+    /// Rebuilds a stored filter from validated layers.
+    pub fn from_parts(
+        error_rate: f64,
+        expansion: u32,
+        layers: Vec<Layer>,
+    ) -> Result<BloomFilter, WardenError> {
+        validate_error_rate(error_rate)?;
+        if layers.is_empty() || layers.len() > MAX_LAYERS || expansion > MAX_EXPANSION {
+            return Err(WardenError::BadFilterData);
+        }
+        if expansion == 0 && layers.len() > 1 {
+            return Err(WardenError::BadFilterData);
+        }
+        Ok(BloomFilter {
+            layers,
+            error_rate,
+            expansion,
+        })
+    }
+
+    /// Whether the item may have been added.
+    pub fn contains(&self, h: ItemHash) -> bool {
+        self.layers.iter().rev().any(|l| l.contains(h))
+    }
+
+    /// Adds an item, growing a scaling filter when its newest layer is full.
+    /// On error nothing changed.
+    pub fn add(&mut self, h: ItemHash, max_bytes: u64) -> Result<Added, WardenError> {
+        if self.contains(h) {
+            return Ok(Added::Present);
+        }
+        let newest = self.layers.len() - 1;
+        if self.layers[newest].items >= self.layers[newest].capacity {
+            self.grow(max_bytes)?;
+        }
+        let last = self.layers.len() - 1;
+        self.layers[last].insert(h);
+        Ok(Added::New)
+    }
+
+    fn grow(&mut self, max_bytes: u64) -> Result<(), WardenError> {
+        if self.expansion == 0 {
+            return Err(WardenError::FilterFull);
+        }
+        if self.layers.len() >= MAX_LAYERS {
+            return Err(WardenError::FilterTooLarge);
+        }
+        let last = &self.layers[self.layers.len() - 1];
+        let capacity = last
+            .capacity
+            .checked_mul(u64::from(self.expansion))
+            .ok_or(WardenError::FilterTooLarge)?;
+        let error_rate = last.error_rate * TIGHTENING;
+        if error_rate <= 0.0 {
+            return Err(WardenError::FilterTooLarge);
+        }
+        let g = geometry(capacity, error_rate)?;
+        let total = self.bytes().saturating_add(g.bits / 8);
+        if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
+            return Err(WardenError::FilterTooLarge);
+        }
+        self.layers.push(Layer::new(capacity, error_rate, g));
+        Ok(())
+    }
+
+    /// Bookkeeping bytes reported on top of the bit arrays.
+    fn overhead(layers: usize) -> u64 {
+        (std::mem::size_of::<BloomFilter>() + layers * std::mem::size_of::<Layer>()) as u64
+    }
+
+    /// Bytes of all bit arrays.
+    pub fn bytes(&self) -> u64 {
+        self.layers.iter().map(Layer::bytes).sum()
+    }
+
+    /// Bytes the filter occupies: bit arrays plus bookkeeping.
+    pub fn size(&self) -> u64 {
+        self.bytes() + Self::overhead(self.layers.len())
+    }
+
+    /// Items the filter holds before it grows again (sum over layers).
+    pub fn capacity(&self) -> u64 {
+        self.layers
+            .iter()
+            .map(|l| l.capacity)
+            .fold(0, u64::saturating_add)
+    }
+
+    /// Items added as new.
+    pub fn items(&self) -> u64 {
+        self.layers.iter().map(|l| l.items).sum()
+    }
+
+    /// The asked error rate.
+    pub fn error_rate(&self) -> f64 {
+        self.error_rate
+    }
+
+    /// Capacity multiplier per new layer; 0 for non-scaling.
+    pub fn expansion(&self) -> u32 {
+        self.expansion
+    }
+
+    /// The layers, oldest first.
+    pub fn layers(&self) -> &[Layer] {
+        &self.layers
+    }
+
+    /// Mutable layers, for loading stored chunks.
+    pub fn layers_mut(&mut self) -> &mut [Layer] {
+        &mut self.layers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NO_CAP: u64 = u64::MAX;
+
+    fn filter(p: f64, capacity: u64, expansion: u32) -> BloomFilter {
+        BloomFilter::new(
+            BloomParams {
+                error_rate: p,
+                capacity,
+                expansion,
+            },
+            NO_CAP,
+        )
+        .expect("filter")
+    }
+
+    fn item(i: u64) -> ItemHash {
+        ItemHash::of(format!("item:{i}").as_bytes())
+    }
+
+    fn absent(i: u64) -> ItemHash {
+        ItemHash::of(format!("absent:{i}").as_bytes())
+    }
+
+    #[test]
+    fn geometry_matches_theory() {
+        let g = geometry(1_000_000, 0.01).expect("geometry");
+        assert_eq!(g.bits % 64, 0);
+        assert!(g.bits >= 9_585_059 && g.bits < 9_585_059 + 64, "{}", g.bits);
+        assert_eq!(g.hashes, 7);
+        let g = geometry(1_000_000, 0.005).expect("geometry");
+        assert_eq!(
+            g.bits / 8,
+            1_378_472,
+            "same bit array as RedisBloom for 0.005"
+        );
+        assert_eq!(g.hashes, 8);
+    }
+
+    #[test]
+    fn nonscaling_size_is_near_the_theoretical_bound() {
+        let f = filter(0.01, 1_000_000, 0);
+        assert!(f.size() as f64 <= 1.05 * 1_198_132.0, "{}", f.size());
+    }
+
+    #[test]
+    fn scaling_size_is_not_above_redisbloom() {
+        let mut f = filter(0.01, 1_000_000, 2);
+        for i in 0..1_000_000 {
+            f.add(item(i), NO_CAP).expect("add");
+        }
+        assert_eq!(f.layers().len(), 1);
+        assert!(f.size() <= 1_378_568, "{}", f.size());
+    }
+
+    #[test]
+    fn expected_rate_with_whole_hashes_stays_near_the_asked_rate() {
+        for p in [0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 1e-6] {
+            for n in [1, 7, 100, 12_345, 1_000_000] {
+                let g = geometry(n, p).expect("geometry");
+                let fpr = expected_fpr(g.bits, g.hashes, n);
+                // Whole hashes cost at most about 1% over the continuous optimum.
+                assert!(fpr <= p * 1.01, "p={p} n={n} fpr={fpr} k={}", g.hashes);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        for p in [0.0, 1.0, -0.1, 1.5, f64::NAN, f64::INFINITY] {
+            assert_eq!(geometry(100, p), Err(WardenError::BadErrorRate), "{p}");
+        }
+        assert_eq!(geometry(0, 0.01), Err(WardenError::BadCapacity));
+        assert_eq!(geometry(u64::MAX, 0.01), Err(WardenError::FilterTooLarge));
+        let p = BloomParams {
+            error_rate: 0.01,
+            capacity: 10,
+            expansion: MAX_EXPANSION + 1,
+        };
+        assert_eq!(p.validate(), Err(WardenError::BadExpansion));
+    }
+
+    #[test]
+    fn size_cap_is_checked_before_allocating() {
+        let params = BloomParams {
+            error_rate: 0.01,
+            capacity: 100_000_000_000,
+            expansion: 2,
+        };
+        assert_eq!(
+            BloomFilter::new(params, 128 << 20),
+            Err(WardenError::FilterTooLarge)
+        );
+    }
+
+    #[test]
+    fn no_false_negatives_and_measured_rate_within_target() {
+        let mut f = filter(0.01, 100_000, 0);
+        for i in 0..100_000 {
+            f.add(item(i), NO_CAP).expect("add");
+        }
+        assert!((0..100_000).all(|i| f.contains(item(i))));
+        let fp = (0..100_000).filter(|i| f.contains(absent(*i))).count();
+        // Expected about 1000 (1%); allow sampling noise of several sigma.
+        assert!(fp < 1_150, "false positives: {fp}");
+    }
+
+    #[test]
+    fn scaling_filter_grows_and_keeps_compound_rate() {
+        let mut f = filter(0.01, 1_000, 2);
+        for i in 0..20_000 {
+            f.add(item(i), NO_CAP).expect("add");
+        }
+        assert!(f.layers().len() >= 4);
+        for w in f.layers().windows(2) {
+            assert_eq!(w[1].capacity(), w[0].capacity() * 2);
+            assert!((w[1].error_rate() - w[0].error_rate() / 2.0).abs() < 1e-15);
+        }
+        assert!((0..20_000).all(|i| f.contains(item(i))));
+        let fp = (0..100_000).filter(|i| f.contains(absent(*i))).count();
+        assert!(fp <= 1_000, "false positives: {fp}");
+        assert!(f.items() <= 20_000 && f.items() > 19_800);
+    }
+
+    #[test]
+    fn nonscaling_filter_full_changes_nothing() {
+        let mut f = filter(0.01, 10, 0);
+        let mut added = 0;
+        let mut i = 0;
+        while added < 10 {
+            if f.add(item(i), NO_CAP) == Ok(Added::New) {
+                added += 1;
+            }
+            i += 1;
+        }
+        let before = f.clone();
+        let newcomer = (i..)
+            .map(item)
+            .find(|h| !f.contains(*h))
+            .expect("an absent item");
+        assert_eq!(f.add(newcomer, NO_CAP), Err(WardenError::FilterFull));
+        assert_eq!(f, before);
+        // Present items still answer 0, not an error.
+        assert_eq!(f.add(item(0), NO_CAP), Ok(Added::Present));
+    }
+
+    #[test]
+    fn growth_past_the_cap_is_refused_and_changes_nothing() {
+        let params = BloomParams {
+            error_rate: 0.01,
+            capacity: 100,
+            expansion: 2,
+        };
+        let cap = BloomFilter::new(params, NO_CAP).expect("filter").size() + 100;
+        let mut f = BloomFilter::new(params, cap).expect("filter fits");
+        let mut i = 0;
+        let err = loop {
+            match f.add(item(i), cap) {
+                Ok(_) => i += 1,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(err, WardenError::FilterTooLarge);
+        assert_eq!(f.layers().len(), 1);
+    }
+
+    #[test]
+    fn hashing_is_stable() {
+        // murmur3 x64-128 of "hello", seed 0 (reference value of the algorithm).
+        let h = ItemHash::of(b"hello");
+        assert_eq!(h.h1, 0xcbd8_a7b3_41bd_9b02);
+        assert_eq!(h.h2, 0x5b1e_906a_48ae_1d19);
+    }
+
+    #[test]
+    fn stored_layers_are_validated() {
+        let f = filter(0.01, 100, 2);
+        let l = &f.layers()[0];
+        let ok = Layer::from_parts(
+            l.capacity(),
+            l.error_rate(),
+            l.hashes(),
+            0,
+            l.words().to_vec(),
+        );
+        assert!(ok.is_ok());
+        let wrong_hashes =
+            Layer::from_parts(l.capacity(), l.error_rate(), 3, 0, l.words().to_vec());
+        assert_eq!(wrong_hashes, Err(WardenError::BadFilterData));
+        let short = Layer::from_parts(l.capacity(), l.error_rate(), l.hashes(), 0, vec![0; 1]);
+        assert_eq!(short, Err(WardenError::BadFilterData));
+        let overfull = Layer::from_parts(100, l.error_rate(), l.hashes(), 101, l.words().to_vec());
+        assert_eq!(overfull, Err(WardenError::BadFilterData));
+        assert_eq!(
+            BloomFilter::from_parts(0.01, 0, vec![]),
+            Err(WardenError::BadFilterData)
+        );
+    }
+}
