@@ -1,51 +1,239 @@
-//! Module configurations: set as `loadmodule` arguments (`name value` pairs)
-//! or at run time with `CONFIG SET warden.<name>`.
+//! Module configurations: given as `loadmodule` arguments (`name value`
+//! pairs), as `warden.<name> value` lines in redis.conf, or at run time with
+//! `CONFIG SET warden.<name>`. Values are checked before they are applied.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::cell::Cell;
+use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use redis_module::raw;
 use redis_module::RedisString;
 
+use crate::core::bloom::{validate_error_rate, MAX_EXPANSION};
 use crate::core::error::WardenError;
-use crate::core::parse::parse_i64;
+use crate::core::parse::{parse_f64, parse_i64};
+use crate::host::{api, Ctx, OwnedString, RString};
 
-/// Most clients that may wait on one lock key at a time.
-pub static DLOCK_MAX_WAITERS: AtomicI64 = AtomicI64::new(DLOCK_MAX_WAITERS_DEFAULT);
-/// Default of `dlock-max-waiters`.
-pub const DLOCK_MAX_WAITERS_DEFAULT: i64 = 10_000;
-/// Range of `dlock-max-waiters`.
-pub const DLOCK_MAX_WAITERS_RANGE: (i64, i64) = (1, 10_000_000);
+/// An integer configuration with its range.
+pub struct IntConfig {
+    /// Name without the `warden.` prefix.
+    pub name: &'static str,
+    /// Value when nothing sets it.
+    pub default: i64,
+    /// Smallest accepted value.
+    pub min: i64,
+    /// Largest accepted value.
+    pub max: i64,
+    /// Whether `CONFIG SET` accepts memory units (`128mb`).
+    pub memory: bool,
+    value: AtomicI64,
+}
+
+impl IntConfig {
+    const fn new(name: &'static str, default: i64, min: i64, max: i64, memory: bool) -> IntConfig {
+        IntConfig {
+            name,
+            default,
+            min,
+            max,
+            memory,
+            value: AtomicI64::new(default),
+        }
+    }
+
+    /// Current value.
+    pub fn get(&self) -> i64 {
+        self.value.load(Ordering::Relaxed)
+    }
+
+    fn parse(&self, text: &[u8]) -> Result<i64, WardenError> {
+        match parse_i64(text) {
+            Some(v) if (self.min..=self.max).contains(&v) => Ok(v),
+            _ => Err(WardenError::BadModuleArgument(format!(
+                "{} must be an integer from {} to {}",
+                self.name, self.min, self.max
+            ))),
+        }
+    }
+}
+
+/// Most clients blocked in `DLOCK.ACQUIRE … WAIT` on one key.
+pub static DLOCK_MAX_WAITERS: IntConfig =
+    IntConfig::new("dlock-max-waiters", 10_000, 1, 10_000_000, false);
+/// Capacity of a filter created by ADDX / MADDX / INSERTX without one.
+pub static BF_INITIAL_CAPACITY: IntConfig =
+    IntConfig::new("bf-initial-capacity", 100, 1, 1 << 30, false);
+/// Expansion of a filter created without one.
+pub static BF_EXPANSION: IntConfig =
+    IntConfig::new("bf-expansion", 2, 1, MAX_EXPANSION as i64, false);
+/// Largest filter, in bytes; bigger reserves or growths are refused.
+pub static BF_MAX_BYTES: IntConfig = IntConfig::new("bf-max-bytes", 128 << 20, 1024, 1 << 40, true);
+
+const INT_CONFIGS: [&IntConfig; 4] = [
+    &DLOCK_MAX_WAITERS,
+    &BF_INITIAL_CAPACITY,
+    &BF_EXPANSION,
+    &BF_MAX_BYTES,
+];
+
+/// Name of the default error-rate configuration.
+pub const BF_ERROR_RATE_NAME: &str = "bf-error-rate";
+/// Default error rate of filters created without one.
+pub const BF_ERROR_RATE_DEFAULT: f64 = 0.01;
+static BF_ERROR_RATE: AtomicU64 = AtomicU64::new(0x3F84_7AE1_47AE_147B); // 0.01
+
+thread_local! {
+    /// The error-rate text `CONFIG GET` shows (main thread only).
+    static BF_ERROR_RATE_TEXT: Cell<*mut RString> = const { Cell::new(std::ptr::null_mut()) };
+}
 
 /// Current `dlock-max-waiters`.
 pub fn dlock_max_waiters() -> usize {
-    DLOCK_MAX_WAITERS.load(Ordering::Relaxed).max(1) as usize
+    DLOCK_MAX_WAITERS.get().max(1) as usize
 }
 
-/// Integer configurations: name and allowed range.
-const INTEGER_CONFIGS: &[(&str, (i64, i64))] = &[("dlock-max-waiters", DLOCK_MAX_WAITERS_RANGE)];
+/// Current default error rate.
+pub fn bf_error_rate() -> f64 {
+    f64::from_bits(BF_ERROR_RATE.load(Ordering::Relaxed))
+}
 
-/// Checks `loadmodule` arguments: `name value` pairs of known names with values
-/// in range. The values themselves are applied by the configuration registry.
-pub fn check_module_args(args: &[RedisString]) -> Result<(), WardenError> {
+/// Current byte cap per filter.
+pub fn bf_max_bytes() -> u64 {
+    BF_MAX_BYTES.get().max(0) as u64
+}
+
+fn parse_error_rate(text: &[u8]) -> Result<f64, WardenError> {
+    let p = parse_f64(text).ok_or(WardenError::BadErrorRate)?;
+    validate_error_rate(p)?;
+    Ok(p)
+}
+
+unsafe extern "C" fn get_int(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    unsafe { &*privdata.cast::<IntConfig>() }.get()
+}
+
+unsafe extern "C" fn set_int(
+    _name: *const c_char,
+    value: c_longlong,
+    privdata: *mut c_void,
+    _err: *mut *mut RString,
+) -> c_int {
+    // Redis has already checked the range given at registration.
+    unsafe { &*privdata.cast::<IntConfig>() }
+        .value
+        .store(value, Ordering::Relaxed);
+    raw::REDISMODULE_OK as c_int
+}
+
+unsafe extern "C" fn get_error_rate(_name: *const c_char, _privdata: *mut c_void) -> *mut RString {
+    BF_ERROR_RATE_TEXT.with(Cell::get)
+}
+
+unsafe extern "C" fn set_error_rate(
+    _name: *const c_char,
+    value: *mut RString,
+    _privdata: *mut c_void,
+    err: *mut *mut RString,
+) -> c_int {
+    match parse_error_rate(crate::host::bytes(value)) {
+        Ok(p) => {
+            BF_ERROR_RATE.store(p.to_bits(), Ordering::Relaxed);
+            unsafe { api!(RedisModule_RetainString)(std::ptr::null_mut(), value) };
+            let old = BF_ERROR_RATE_TEXT.with(|c| c.replace(value));
+            if !old.is_null() {
+                unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), old) };
+            }
+            raw::REDISMODULE_OK as c_int
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
+            let text = OwnedString::new(std::ptr::null_mut(), msg.as_bytes());
+            unsafe { *err = api!(RedisModule_HoldString)(std::ptr::null_mut(), text.as_ptr()) };
+            raw::REDISMODULE_ERR as c_int
+        }
+    }
+}
+
+/// Reads `loadmodule` arguments: each a known name and a valid value.
+/// Returns the defaults to register, in `INT_CONFIGS` order, and the error rate.
+fn module_arg_defaults(args: &[RedisString]) -> Result<([i64; 4], Vec<u8>), WardenError> {
     if !args.len().is_multiple_of(2) {
         return Err(WardenError::BadModuleArgument(
             "module arguments must be name value pairs".to_string(),
         ));
     }
+    let mut ints = INT_CONFIGS.map(|c| c.default);
+    let mut rate = format!("{BF_ERROR_RATE_DEFAULT}").into_bytes();
     for pair in args.chunks(2) {
-        let name = String::from_utf8_lossy(pair[0].as_slice()).into_owned();
-        let Some((_, (min, max))) = INTEGER_CONFIGS.iter().find(|(n, _)| *n == name) else {
+        let (name, value) = (pair[0].as_slice(), pair[1].as_slice());
+        if name == BF_ERROR_RATE_NAME.as_bytes() {
+            parse_error_rate(value)?;
+            rate = value.to_vec();
+            continue;
+        }
+        let Some(i) = INT_CONFIGS.iter().position(|c| c.name.as_bytes() == name) else {
             return Err(WardenError::BadModuleArgument(format!(
-                "unknown module argument '{name}'"
+                "unknown module argument '{}'",
+                String::from_utf8_lossy(name)
             )));
         };
-        match parse_i64(pair[1].as_slice()) {
-            Some(v) if (*min..=*max).contains(&v) => {}
-            _ => {
-                return Err(WardenError::BadModuleArgument(format!(
-                    "{name} must be an integer from {min} to {max}"
-                )))
-            }
+        ints[i] = INT_CONFIGS[i].parse(value)?;
+    }
+    Ok((ints, rate))
+}
+
+/// Registers every configuration (module arguments become the defaults, a
+/// `warden.<name>` line in redis.conf overrides them) and loads them.
+pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> {
+    let (defaults, rate) = module_arg_defaults(args)?;
+    let failed = |name: &str| WardenError::BadModuleArgument(format!("cannot register {name}"));
+    for (config, default) in INT_CONFIGS.iter().zip(defaults) {
+        let name = CString::new(config.name).map_err(|_| failed(config.name))?;
+        let flags = if config.memory {
+            raw::REDISMODULE_CONFIG_MEMORY
+        } else {
+            0
+        };
+        let status = unsafe {
+            api!(RedisModule_RegisterNumericConfig)(
+                ctx,
+                name.as_ptr(),
+                default,
+                flags,
+                config.min,
+                config.max,
+                Some(get_int),
+                Some(set_int),
+                None,
+                (*config as *const IntConfig).cast_mut().cast::<c_void>(),
+            )
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            return Err(failed(config.name));
         }
+    }
+    let name = CString::new(BF_ERROR_RATE_NAME).map_err(|_| failed(BF_ERROR_RATE_NAME))?;
+    let rate = CString::new(rate).map_err(|_| WardenError::BadErrorRate)?;
+    let status = unsafe {
+        api!(RedisModule_RegisterStringConfig)(
+            ctx,
+            name.as_ptr(),
+            rate.as_ptr(),
+            0,
+            Some(get_error_rate),
+            Some(set_error_rate),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err(failed(BF_ERROR_RATE_NAME));
+    }
+    if unsafe { api!(RedisModule_LoadConfigs)(ctx) } != raw::REDISMODULE_OK as c_int {
+        return Err(WardenError::BadModuleArgument(
+            "a warden configuration in redis.conf is invalid".to_string(),
+        ));
     }
     Ok(())
 }

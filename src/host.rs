@@ -72,7 +72,17 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_CreateCommand,
         RedisModule_RegisterInfoFunc,
         RedisModule_InfoAddSection,
-        RedisModule_InfoAddFieldLongLong
+        RedisModule_InfoAddFieldLongLong,
+        RedisModule_RegisterNumericConfig,
+        RedisModule_RegisterStringConfig,
+        RedisModule_LoadConfigs,
+        RedisModule_RetainString,
+        RedisModule_HoldString,
+        RedisModule_DigestAddStringBuffer,
+        RedisModule_DigestAddLongLong,
+        RedisModule_DigestEndSequence,
+        RedisModule_ReplyWithArray,
+        RedisModule_ReplyWithDouble
     );
     Ok(())
 }

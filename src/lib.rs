@@ -13,31 +13,34 @@ pub mod host;
 pub mod stats;
 pub mod types;
 
-use redis_module::configuration::ConfigurationFlags;
 use redis_module::{redis_module, Context, RedisString, Status};
 
+use crate::types::bloom::BLOOM_TYPE;
 use crate::types::lock::LOCK_TYPE;
 
-fn init(ctx: &Context, args: &[RedisString]) -> Status {
-    let checks = [
-        host::check_api().map_err(|missing| format!("this server lacks {missing}")),
-        config::check_module_args(args).map_err(|e| e.to_string()),
-        commands::register(ctx.ctx),
-        stats::register(ctx.ctx)
-            .then_some(())
-            .ok_or_else(|| "cannot register INFO".to_string()),
-        commands::lock_waiters::subscribe_flush(ctx.ctx)
-            .then_some(())
-            .ok_or_else(|| "cannot subscribe to flush events".to_string()),
-    ];
-    for check in checks {
-        if let Err(e) = check {
-            ctx.log_warning(&format!("warden: {e}"));
-            return Status::Err;
-        }
+/// Registers everything warden adds to the server, stopping at the first failure.
+fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
+    host::check_api().map_err(|missing| format!("this server lacks {missing}"))?;
+    config::register(ctx.ctx, args).map_err(|e| e.to_string())?;
+    commands::register(ctx.ctx)?;
+    if !stats::register(ctx.ctx) {
+        return Err("cannot register the INFO section".to_string());
+    }
+    if !commands::lock_waiters::subscribe_flush(ctx.ctx) {
+        return Err("cannot subscribe to flush events".to_string());
     }
     ctx.set_module_options(redis_module::raw::ModuleOptions::HANDLE_IO_ERRORS);
-    Status::Ok
+    Ok(())
+}
+
+fn init(ctx: &Context, args: &[RedisString]) -> Status {
+    match setup(ctx, args) {
+        Ok(()) => Status::Ok,
+        Err(e) => {
+            ctx.log_warning(&format!("warden: {e}"));
+            Status::Err
+        }
+    }
 }
 
 #[cfg(not(test))]
@@ -54,26 +57,9 @@ redis_module! {
     name: "warden",
     version: 1,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE],
+    data_types: [LOCK_TYPE, BLOOM_TYPE],
     init: init,
     event_handlers: [
         [@GENERIC @EXPIRED @EVICTED: commands::lock_waiters::on_key_event],
     ],
-    configurations: [
-        i64: [
-            [
-                "dlock-max-waiters",
-                &config::DLOCK_MAX_WAITERS,
-                config::DLOCK_MAX_WAITERS_DEFAULT,
-                config::DLOCK_MAX_WAITERS_RANGE.0,
-                config::DLOCK_MAX_WAITERS_RANGE.1,
-                ConfigurationFlags::DEFAULT,
-                None
-            ],
-        ],
-        string: [],
-        bool: [],
-        enum: [],
-        module_args_as_configuration: true,
-    ]
 }

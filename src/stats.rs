@@ -7,6 +7,7 @@ use redis_module::raw;
 
 use crate::commands::lock_waiters;
 use crate::host::{api, shield};
+use crate::types::bloom;
 
 /// New lock grants, including hand-offs to waiters.
 pub static LOCKS_GRANTED: AtomicI64 = AtomicI64::new(0);
@@ -33,6 +34,8 @@ unsafe extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: 
             LOCKS_HANDED_OFF.load(Ordering::Relaxed),
         );
         field(c"locks_waiting", lock_waiters::total_waiting() as i64);
+        field(c"bf_filters", bloom::FILTERS.load(Ordering::Relaxed));
+        field(c"bf_bytes", bloom::FILTER_BYTES.load(Ordering::Relaxed));
     })
 }
 

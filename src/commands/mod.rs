@@ -1,6 +1,7 @@
 //! Command glue: parse arguments, open the key, call the core, persist,
 //! replicate the effect, reply. Every handler runs behind `guard`.
 
+pub mod bloom;
 pub mod lock;
 pub mod lock_waiters;
 
@@ -129,6 +130,51 @@ pub fn table() -> Vec<CommandSpec> {
             name: "dlock.info",
             func: command_fn!(lock::info),
             flags: "readonly fast",
+        },
+        CommandSpec {
+            name: "bf.reservex",
+            func: command_fn!(bloom::reserve),
+            flags: "write deny-oom",
+        },
+        CommandSpec {
+            name: "bf.addx",
+            func: command_fn!(bloom::add),
+            flags: "write deny-oom",
+        },
+        CommandSpec {
+            name: "bf.maddx",
+            func: command_fn!(bloom::madd),
+            flags: "write deny-oom",
+        },
+        CommandSpec {
+            name: "bf.insertx",
+            func: command_fn!(bloom::insert),
+            flags: "write deny-oom",
+        },
+        CommandSpec {
+            name: "bf.existsx",
+            func: command_fn!(bloom::exists),
+            flags: "readonly fast",
+        },
+        CommandSpec {
+            name: "bf.mexistsx",
+            func: command_fn!(bloom::mexists),
+            flags: "readonly fast",
+        },
+        CommandSpec {
+            name: "bf.infox",
+            func: command_fn!(bloom::info),
+            flags: "readonly fast",
+        },
+        CommandSpec {
+            name: "bf.cardx",
+            func: command_fn!(bloom::card),
+            flags: "readonly fast",
+        },
+        CommandSpec {
+            name: "bf._loadx",
+            func: command_fn!(bloom::load),
+            flags: "write deny-oom",
         },
         CommandSpec {
             name: "dlock._set",

@@ -170,6 +170,29 @@ impl Layer {
         })
     }
 
+    /// A stored layer's header with an all-zero bit array (its bits arrive
+    /// later in chunks), checked like `from_parts`. Refused before allocating
+    /// when the bit array is larger than `budget_bytes`.
+    pub fn zeroed(
+        capacity: u64,
+        error_rate: f64,
+        hashes: u32,
+        items: u64,
+        budget_bytes: u64,
+    ) -> Result<Layer, WardenError> {
+        let g = geometry(capacity, error_rate)?;
+        if g.bits / 8 > budget_bytes {
+            return Err(WardenError::FilterTooLarge);
+        }
+        Layer::from_parts(
+            capacity,
+            error_rate,
+            hashes,
+            items,
+            vec![0; (g.bits / 64) as usize],
+        )
+    }
+
     fn bits(&self) -> u64 {
         self.words.len() as u64 * 64
     }
@@ -372,6 +395,25 @@ impl BloomFilter {
     /// Mutable layers, for loading stored chunks.
     pub fn layers_mut(&mut self) -> &mut [Layer] {
         &mut self.layers
+    }
+
+    /// Bytes a new layer may still take under `max_bytes`.
+    pub fn layer_budget(&self, max_bytes: u64) -> u64 {
+        max_bytes.saturating_sub(self.size() + Self::overhead(1) - Self::overhead(0))
+    }
+
+    /// Appends a stored layer (AOF loading) to a scaling filter.
+    pub fn push_layer(&mut self, layer: Layer) -> Result<(), WardenError> {
+        if self.expansion == 0 || self.layers.len() >= MAX_LAYERS {
+            return Err(WardenError::BadFilterData);
+        }
+        self.layers.push(layer);
+        Ok(())
+    }
+
+    /// Bytes a one-layer filter takes on top of its bit array.
+    pub fn single_layer_overhead() -> u64 {
+        Self::overhead(1)
     }
 }
 

@@ -13,6 +13,22 @@ pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
     std::str::from_utf8(bytes).ok()?.parse().ok()
 }
 
+/// Parses a finite decimal number ("0.01", "1e-3"); `None` for text, NaN,
+/// infinities and values that overflow (such as "1e400").
+pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let valid = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
+    let v: f64 = if valid {
+        text.parse().ok()?
+    } else {
+        return None;
+    };
+    v.is_finite().then_some(v)
+}
+
 /// Whether `arg` equals the ASCII keyword `word`, ignoring case.
 pub fn is_keyword(arg: &[u8], word: &str) -> bool {
     arg.eq_ignore_ascii_case(word.as_bytes())
@@ -47,6 +63,27 @@ mod tests {
             b"\xff",
         ] {
             assert_eq!(parse_i64(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn parses_finite_decimals_only() {
+        assert_eq!(parse_f64(b"0.01"), Some(0.01));
+        assert_eq!(parse_f64(b"1e-3"), Some(0.001));
+        assert_eq!(parse_f64(b"-2"), Some(-2.0));
+        for bad in [
+            &b""[..],
+            b"abc",
+            b"nan",
+            b"NaN",
+            b"inf",
+            b"-inf",
+            b"1e400",
+            b"0x10",
+            b" 1",
+            b"1,5",
+        ] {
+            assert_eq!(parse_f64(bad), None, "{bad:?}");
         }
     }
 

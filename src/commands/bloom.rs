@@ -1,0 +1,446 @@
+//! BF.*X commands: Bloom filters on the `warden-bf` type.
+//!
+//! Adds are deterministic, so the effect of an add is the add itself: only
+//! items that were new are replicated (as `BF.ADDX` / `BF.MADDX`), and a
+//! filter created implicitly is replicated first as an explicit `BF.RESERVEX`
+//! with the parameters used, so a replica with other defaults builds the same
+//! filter. Reads and adds of present items replicate nothing.
+
+use std::ffi::c_long;
+
+use crate::commands::Args;
+use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
+use crate::core::bloom::{
+    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, MAX_EXPANSION,
+};
+use crate::core::error::WardenError;
+use crate::core::parse::{is_keyword, parse_f64, parse_i64};
+use crate::host::{self, api, Ctx, Key, RString, Slot};
+use crate::types::bloom::{self as bloom_type, float_text, words_from_le, BLOOM_TYPE};
+
+/// The filter in a key: `Ok(None)` when the key is empty.
+fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError> {
+    match key.slot::<BloomFilter>(&BLOOM_TYPE) {
+        Slot::Empty => Ok(None),
+        Slot::Value(f) => Ok(Some(unsafe { &mut *f })),
+        Slot::WrongType => Err(WardenError::WrongType),
+    }
+}
+
+fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {
+    let p = parse_f64(bytes).ok_or(WardenError::BadErrorRate)?;
+    validate_error_rate(p)?;
+    Ok(p)
+}
+
+fn capacity_arg(bytes: &[u8]) -> Result<u64, WardenError> {
+    match parse_i64(bytes) {
+        Some(c) if c > 0 => Ok(c as u64),
+        _ => Err(WardenError::BadCapacity),
+    }
+}
+
+fn expansion_arg(bytes: &[u8]) -> Result<u32, WardenError> {
+    match parse_i64(bytes) {
+        Some(e) if (1..=i64::from(MAX_EXPANSION)).contains(&e) => Ok(e as u32),
+        _ => Err(WardenError::BadExpansion),
+    }
+}
+
+/// Creation options shared by BF.RESERVEX and BF.INSERTX.
+#[derive(Default)]
+struct CreateOptions {
+    error_rate: Option<f64>,
+    capacity: Option<u64>,
+    expansion: Option<u32>,
+    nonscaling: bool,
+    nocreate: bool,
+}
+
+impl CreateOptions {
+    /// Parameters of a new filter, with module defaults for what is missing.
+    fn params(&self) -> Result<BloomParams, WardenError> {
+        if self.nonscaling && self.expansion.is_some() {
+            return Err(WardenError::NonScalingExpansion);
+        }
+        let expansion = if self.nonscaling {
+            0
+        } else {
+            self.expansion.unwrap_or(BF_EXPANSION.get() as u32)
+        };
+        let params = BloomParams {
+            error_rate: self.error_rate.unwrap_or_else(config::bf_error_rate),
+            capacity: self.capacity.unwrap_or(BF_INITIAL_CAPACITY.get() as u64),
+            expansion,
+        };
+        params.validate()?;
+        Ok(params)
+    }
+
+    /// Parses options from `args[from..]` up to the end or, when `items_follow`,
+    /// up to `ITEMS`; returns the index after the last option word.
+    fn parse(
+        &mut self,
+        args: &Args,
+        from: usize,
+        items_follow: bool,
+    ) -> Result<usize, WardenError> {
+        let argc = args.len();
+        let mut i = from;
+        while i < argc {
+            let word = args.bytes(i);
+            let value = |what| (i + 1 < argc).then(|| args.bytes(i + 1)).ok_or(what);
+            if is_keyword(word, "EXPANSION") && self.expansion.is_none() {
+                self.expansion = Some(expansion_arg(value(WardenError::Syntax)?)?);
+                i += 2;
+            } else if is_keyword(word, "NONSCALING") && !self.nonscaling {
+                self.nonscaling = true;
+                i += 1;
+            } else if items_follow && is_keyword(word, "CAPACITY") && self.capacity.is_none() {
+                self.capacity = Some(capacity_arg(value(WardenError::Syntax)?)?);
+                i += 2;
+            } else if items_follow && is_keyword(word, "ERROR") && self.error_rate.is_none() {
+                self.error_rate = Some(error_rate_arg(value(WardenError::Syntax)?)?);
+                i += 2;
+            } else if items_follow && is_keyword(word, "NOCREATE") && !self.nocreate {
+                self.nocreate = true;
+                i += 1;
+            } else if items_follow && is_keyword(word, "ITEMS") {
+                return Ok(i + 1);
+            } else {
+                return Err(WardenError::Syntax);
+            }
+        }
+        Ok(i)
+    }
+}
+
+/// Replicates the creation of `f` as an explicit reserve.
+fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
+    let rate = float_text(f.error_rate());
+    let capacity = f.layers()[0].capacity() as i64;
+    let replicate = api!(RedisModule_Replicate);
+    unsafe {
+        if f.expansion() == 0 {
+            replicate(
+                ctx,
+                c"BF.RESERVEX".as_ptr(),
+                c"sclc".as_ptr(),
+                key,
+                rate.as_ptr(),
+                capacity,
+                c"NONSCALING".as_ptr(),
+            );
+        } else {
+            replicate(
+                ctx,
+                c"BF.RESERVEX".as_ptr(),
+                c"sclcl".as_ptr(),
+                key,
+                rate.as_ptr(),
+                capacity,
+                c"EXPANSION".as_ptr(),
+                i64::from(f.expansion()),
+            );
+        }
+    }
+}
+
+/// `BF.RESERVEX key error_rate capacity [EXPANSION n] [NONSCALING]`
+pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.reservex", args.len() >= 4)?;
+    let mut options = CreateOptions {
+        error_rate: Some(error_rate_arg(args.bytes(2))?),
+        capacity: Some(capacity_arg(args.bytes(3))?),
+        ..CreateOptions::default()
+    };
+    options.parse(args, 4, false)?;
+    let params = options.params()?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    if filter_in(&mut key)?.is_some() {
+        return Err(WardenError::ItemExists);
+    }
+    let filter = BloomFilter::new(params, config::bf_max_bytes())?;
+    replicate_reserve(ctx, name, &filter);
+    bloom_type::track_new(&filter);
+    key.set_value(&BLOOM_TYPE, Box::new(filter));
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// What one item's add produced, for the reply.
+enum ItemReply {
+    Added(Added),
+    Failed(WardenError),
+}
+
+/// Adds `args[first..]` to the filter in key `args[1]`, creating it from
+/// `create` when missing (or failing with `ERR not found` without `create`).
+/// Replicates the creation and the new items; returns the per-item outcomes.
+fn add_items(
+    ctx: *mut Ctx,
+    args: &Args,
+    first: usize,
+    create: Option<BloomParams>,
+) -> Result<Vec<ItemReply>, WardenError> {
+    let name = args.raw(1);
+    let max_bytes = config::bf_max_bytes();
+    let mut key = Key::writable(ctx, name);
+    let mut created: Option<Box<BloomFilter>> = None;
+    let filter: &mut BloomFilter = match filter_in(&mut key)? {
+        Some(f) => f,
+        None => {
+            let params = create.ok_or(WardenError::NotFound)?;
+            created
+                .insert(Box::new(BloomFilter::new(params, max_bytes)?))
+                .as_mut()
+        }
+    };
+    let size_before = filter.size();
+    let mut replies = Vec::with_capacity(args.len() - first);
+    let mut new_items: Vec<*mut RString> = Vec::new();
+    for i in first..args.len() {
+        let outcome = filter.add(ItemHash::of(args.bytes(i)), max_bytes);
+        if outcome == Ok(Added::New) {
+            new_items.push(args.raw(i));
+        }
+        replies.push(match outcome {
+            Ok(a) => ItemReply::Added(a),
+            Err(e) => ItemReply::Failed(e),
+        });
+    }
+    let size_after = filter.size();
+    if let Some(f) = created {
+        replicate_reserve(ctx, name, &f);
+        bloom_type::track_new(&f);
+        key.set_value(&BLOOM_TYPE, f);
+    } else {
+        bloom_type::track_growth(size_before, size_after);
+    }
+    if !new_items.is_empty() {
+        unsafe {
+            api!(RedisModule_Replicate)(
+                ctx,
+                c"BF.MADDX".as_ptr(),
+                c"sv".as_ptr(),
+                name,
+                new_items.as_ptr(),
+                new_items.len(),
+            )
+        };
+    }
+    Ok(replies)
+}
+
+fn reply_items(ctx: *mut Ctx, replies: &[ItemReply]) {
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx, replies.len() as c_long) };
+    for r in replies {
+        match r {
+            ItemReply::Added(a) => host::reply_integer(ctx, i64::from(*a == Added::New)),
+            ItemReply::Failed(e) => host::reply_error(ctx, &e.to_string()),
+        }
+    }
+}
+
+/// `BF.ADDX key item`
+pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.addx", args.len() == 3)?;
+    let params = CreateOptions::default().params()?;
+    match add_items(ctx, args, 2, Some(params))?.pop() {
+        Some(ItemReply::Added(a)) => host::reply_integer(ctx, i64::from(a == Added::New)),
+        Some(ItemReply::Failed(e)) => return Err(e),
+        None => return Err(WardenError::Internal),
+    }
+    Ok(())
+}
+
+/// `BF.MADDX key item [item ...]`
+pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.maddx", args.len() >= 3)?;
+    let params = CreateOptions::default().params()?;
+    let replies = add_items(ctx, args, 2, Some(params))?;
+    reply_items(ctx, &replies);
+    Ok(())
+}
+
+/// `BF.INSERTX key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
+pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.insertx", args.len() >= 4)?;
+    let mut options = CreateOptions::default();
+    let first = options.parse(args, 2, true)?;
+    if first >= args.len() || !is_keyword(args.bytes(first - 1), "ITEMS") {
+        return Err(WardenError::WrongArity("bf.insertx"));
+    }
+    let params = options.params()?;
+    let create = (!options.nocreate).then_some(params);
+    let replies = add_items(ctx, args, first, create)?;
+    reply_items(ctx, &replies);
+    Ok(())
+}
+
+/// Runs `answer` on the filter in key `args[1]` for reads; `None` if missing.
+fn read_filter<R>(
+    ctx: *mut Ctx,
+    args: &Args,
+    answer: impl FnOnce(&BloomFilter) -> R,
+) -> Result<Option<R>, WardenError> {
+    let mut key = Key::readable(ctx, args.raw(1));
+    Ok(filter_in(&mut key)?.map(|f| answer(f)))
+}
+
+/// `BF.EXISTSX key item`
+pub fn exists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.existsx", args.len() == 3)?;
+    let found = read_filter(ctx, args, |f| f.contains(ItemHash::of(args.bytes(2))))?;
+    host::reply_integer(ctx, i64::from(found.unwrap_or(false)));
+    Ok(())
+}
+
+/// `BF.MEXISTSX key item [item ...]`
+pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.mexistsx", args.len() >= 3)?;
+    let items = 2..args.len();
+    let found = read_filter(ctx, args, |f| {
+        items
+            .clone()
+            .map(|i| f.contains(ItemHash::of(args.bytes(i))))
+            .collect::<Vec<bool>>()
+    })?;
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long) };
+    for i in 0..items.len() {
+        let hit = found.as_ref().is_some_and(|f| f[i]);
+        host::reply_integer(ctx, i64::from(hit));
+    }
+    Ok(())
+}
+
+/// `BF.CARDX key`
+pub fn card(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.cardx", args.len() == 2)?;
+    let items = read_filter(ctx, args, BloomFilter::items)?;
+    host::reply_integer(ctx, items.unwrap_or(0) as i64);
+    Ok(())
+}
+
+/// The fields of BF.INFOX, in order, with the word that selects each alone.
+const INFO_FIELDS: [(&str, &str); 6] = [
+    ("CAPACITY", "Capacity"),
+    ("SIZE", "Size"),
+    ("FILTERS", "Number of filters"),
+    ("ITEMS", "Number of items inserted"),
+    ("EXPANSION", "Expansion rate"),
+    ("ERROR", "Error rate"),
+];
+
+fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize) {
+    match field {
+        0 => host::reply_integer(ctx, f.capacity() as i64),
+        1 => host::reply_integer(ctx, f.size() as i64),
+        2 => host::reply_integer(ctx, f.layers().len() as i64),
+        3 => host::reply_integer(ctx, f.items() as i64),
+        4 if f.expansion() == 0 => host::reply_null(ctx),
+        4 => host::reply_integer(ctx, i64::from(f.expansion())),
+        _ => {
+            unsafe { api!(RedisModule_ReplyWithDouble)(ctx, f.error_rate()) };
+        }
+    };
+}
+
+/// `BF.INFOX key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|ERROR]`
+pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.infox", args.len() == 2 || args.len() == 3)?;
+    let only = if args.len() == 3 {
+        let word = args.bytes(2);
+        let at = INFO_FIELDS.iter().position(|(w, _)| is_keyword(word, w));
+        Some(at.ok_or(WardenError::Syntax)?)
+    } else {
+        None
+    };
+    let mut key = Key::readable(ctx, args.raw(1));
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    match only {
+        Some(field) => {
+            unsafe { api!(RedisModule_ReplyWithArray)(ctx, 1) };
+            reply_info_value(ctx, f, field);
+        }
+        None => {
+            host::reply_map(ctx, INFO_FIELDS.len());
+            for (field, (_, label)) in INFO_FIELDS.iter().enumerate() {
+                host::reply_bulk(ctx, label.as_bytes());
+                reply_info_value(ctx, f, field);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `BF._LOADX key LAYER error_rate expansion index capacity layer_error hashes items`
+/// and `BF._LOADX key BITS index word_offset bytes`: the AOF form of a filter,
+/// its bit arrays in chunks. Internal.
+pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    let bad = || WardenError::BadFilterData;
+    let argc = args.len();
+    args.arity("bf._loadx", argc == 10 || argc == 6)?;
+    let int = |i: usize| parse_i64(args.bytes(i)).filter(|v| *v >= 0).ok_or_else(bad);
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let existing = filter_in(&mut key)?;
+    let max_bytes = config::bf_max_bytes();
+    if argc == 10 && is_keyword(args.bytes(2), "LAYER") {
+        let error_rate = parse_f64(args.bytes(3)).ok_or_else(bad)?;
+        let expansion = u32::try_from(int(4)?).map_err(|_| bad())?;
+        let index = int(5)? as usize;
+        let layer_rate = parse_f64(args.bytes(7)).ok_or_else(bad)?;
+        let hashes = u32::try_from(int(8)?).map_err(|_| bad())?;
+        let (capacity, items) = (int(6)? as u64, int(9)? as u64);
+        match existing {
+            None if index == 0 => {
+                let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
+                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, budget)?;
+                let filter = BloomFilter::from_parts(error_rate, expansion, vec![layer])?;
+                bloom_type::track_new(&filter);
+                key.set_value(&BLOOM_TYPE, Box::new(filter));
+            }
+            Some(f) if index == f.layers().len() && f.expansion() == expansion => {
+                let layer = Layer::zeroed(
+                    capacity,
+                    layer_rate,
+                    hashes,
+                    items,
+                    f.layer_budget(max_bytes),
+                )?;
+                let before = f.size();
+                f.push_layer(layer)?;
+                bloom_type::track_growth(before, f.size());
+            }
+            _ => return Err(bad()),
+        }
+    } else if argc == 6 && is_keyword(args.bytes(2), "BITS") {
+        let f = existing.ok_or(WardenError::NotFound)?;
+        let (index, offset) = (int(3)? as usize, int(4)? as usize);
+        let words = words_from_le(args.bytes(5)).ok_or_else(bad)?;
+        let layer = f.layers_mut().get_mut(index).ok_or_else(bad)?;
+        let target = layer.words_mut();
+        let end = offset
+            .checked_add(words.len())
+            .filter(|e| *e <= target.len())
+            .ok_or_else(bad)?;
+        target[offset..end].copy_from_slice(&words);
+    } else {
+        return Err(WardenError::Syntax);
+    }
+    let rest: Vec<*mut RString> = (2..argc).map(|i| args.raw(i)).collect();
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx,
+            c"BF._LOADX".as_ptr(),
+            c"sv".as_ptr(),
+            name,
+            rest.as_ptr(),
+            rest.len(),
+        )
+    };
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! The `warden-bf` data type: a scalable Bloom filter.
+//!
+//! RDB layout, encoding version 1: error rate (double), expansion (unsigned),
+//! layer count (unsigned); per layer: capacity, error rate (double), hashes,
+//! items, then the bit array as one string of little-endian 64-bit words.
+//! Every field is validated on load, since RESTORE feeds this code bytes from
+//! clients. AOF rewrite emits `BF._LOADX` commands, the bits in chunks.
+
+use std::borrow::Cow;
+use std::ffi::{c_int, c_void, CString};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use redis_module::error::Error;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
+use crate::host::{api, shield};
+
+/// Current RDB encoding version of filter values.
+pub const BLOOM_ENCODING_VERSION: i32 = 1;
+
+/// Bytes of bit array per `BF._LOADX … BITS` command in a rewritten AOF.
+pub const AOF_CHUNK_BYTES: usize = 4 << 20;
+
+/// Live filters in this server (INFO).
+pub static FILTERS: AtomicI64 = AtomicI64::new(0);
+/// Bytes of all live filters (INFO).
+pub static FILTER_BYTES: AtomicI64 = AtomicI64::new(0);
+
+/// Accounts a filter that starts to live in the keyspace.
+pub fn track_new(f: &BloomFilter) {
+    FILTERS.fetch_add(1, Ordering::Relaxed);
+    FILTER_BYTES.fetch_add(f.size() as i64, Ordering::Relaxed);
+}
+
+/// Accounts a change of a live filter's size.
+pub fn track_growth(before: u64, after: u64) {
+    FILTER_BYTES.fetch_add(after as i64 - before as i64, Ordering::Relaxed);
+}
+
+/// The Redis data type of filter keys.
+pub static BLOOM_TYPE: RedisType = RedisType::new(
+    "warden-bf",
+    BLOOM_ENCODING_VERSION,
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: Some(digest),
+        free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    },
+);
+
+/// Converts stored little-endian bytes into words; `None` unless whole words.
+pub fn words_from_le(bytes: &[u8]) -> Option<Vec<u64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect(),
+    )
+}
+
+/// The little-endian byte form of words: borrowed on little-endian hosts.
+pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: u64 has no padding and u8 has alignment 1; on a little-endian
+        // host the in-memory bytes are exactly the stored form.
+        Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), std::mem::size_of_val(words))
+        })
+    } else {
+        Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+}
+
+fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Error> {
+    let error_rate = raw::load_double(rdb)?;
+    let expansion = raw::load_unsigned(rdb)?;
+    let layer_count = raw::load_unsigned(rdb)?;
+    if expansion > u64::from(u32::MAX) || layer_count == 0 || layer_count > MAX_LAYERS as u64 {
+        return Ok(None);
+    }
+    let mut layers = Vec::with_capacity(layer_count as usize);
+    for _ in 0..layer_count {
+        let capacity = raw::load_unsigned(rdb)?;
+        let layer_error = raw::load_double(rdb)?;
+        let hashes = raw::load_unsigned(rdb)?;
+        let items = raw::load_unsigned(rdb)?;
+        let bits = raw::load_string_buffer(rdb)?;
+        let Some(words) = words_from_le(bits.as_ref()) else {
+            return Ok(None);
+        };
+        let Ok(hashes) = u32::try_from(hashes) else {
+            return Ok(None);
+        };
+        match Layer::from_parts(capacity, layer_error, hashes, items, words) {
+            Ok(layer) => layers.push(layer),
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(BloomFilter::from_parts(error_rate, expansion as u32, layers).ok())
+}
+
+unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        if encver != BLOOM_ENCODING_VERSION {
+            return std::ptr::null_mut();
+        }
+        match load_filter(rdb) {
+            Ok(Some(f)) => {
+                track_new(&f);
+                Box::into_raw(Box::new(f)).cast::<c_void>()
+            }
+            _ => std::ptr::null_mut(),
+        }
+    })
+}
+
+unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    shield((), || {
+        let f = unsafe { &*value.cast::<BloomFilter>() };
+        raw::save_double(rdb, f.error_rate());
+        raw::save_unsigned(rdb, u64::from(f.expansion()));
+        raw::save_unsigned(rdb, f.layers().len() as u64);
+        for layer in f.layers() {
+            raw::save_unsigned(rdb, layer.capacity());
+            raw::save_double(rdb, layer.error_rate());
+            raw::save_unsigned(rdb, u64::from(layer.hashes()));
+            raw::save_unsigned(rdb, layer.items());
+            raw::save_slice(rdb, &words_to_le(layer.words()));
+        }
+    })
+}
+
+/// Shortest decimal text that parses back to exactly `v`.
+pub fn float_text(v: f64) -> CString {
+    CString::new(format!("{v:?}")).unwrap_or_default()
+}
+
+unsafe extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    shield((), || {
+        let f = unsafe { &*value.cast::<BloomFilter>() };
+        let emit = api!(RedisModule_EmitAOF);
+        let rate = float_text(f.error_rate());
+        for (i, layer) in f.layers().iter().enumerate() {
+            let layer_rate = float_text(layer.error_rate());
+            unsafe {
+                emit(
+                    aof,
+                    c"BF._LOADX".as_ptr(),
+                    c"scclllcll".as_ptr(),
+                    key,
+                    c"LAYER".as_ptr(),
+                    rate.as_ptr(),
+                    i64::from(f.expansion()),
+                    i as i64,
+                    layer.capacity() as i64,
+                    layer_rate.as_ptr(),
+                    i64::from(layer.hashes()),
+                    layer.items() as i64,
+                )
+            };
+            let words_per_chunk = AOF_CHUNK_BYTES / 8;
+            for (n, chunk) in layer.words().chunks(words_per_chunk).enumerate() {
+                let bytes = words_to_le(chunk);
+                unsafe {
+                    emit(
+                        aof,
+                        c"BF._LOADX".as_ptr(),
+                        c"scllb".as_ptr(),
+                        key,
+                        c"BITS".as_ptr(),
+                        i as i64,
+                        (n * words_per_chunk) as i64,
+                        bytes.as_ptr(),
+                        bytes.len(),
+                    )
+                };
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
+    shield(0, || {
+        unsafe { &*value.cast::<BloomFilter>() }.size() as usize
+    })
+}
+
+unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    shield((), || {
+        let f = unsafe { &*value.cast::<BloomFilter>() };
+        let add_int = api!(RedisModule_DigestAddLongLong);
+        let add_bytes = api!(RedisModule_DigestAddStringBuffer);
+        unsafe {
+            add_int(md, f.error_rate().to_bits() as i64);
+            add_int(md, i64::from(f.expansion()));
+            for layer in f.layers() {
+                add_int(md, layer.capacity() as i64);
+                add_int(md, layer.error_rate().to_bits() as i64);
+                add_int(md, i64::from(layer.hashes()));
+                add_int(md, layer.items() as i64);
+                let bytes = words_to_le(layer.words());
+                add_bytes(md, bytes.as_ptr().cast(), bytes.len());
+            }
+            api!(RedisModule_DigestEndSequence)(md);
+        }
+    })
+}
+
+unsafe extern "C" fn free(value: *mut c_void) {
+    if value.is_null() {
+        return;
+    }
+    let f = unsafe { Box::from_raw(value.cast::<BloomFilter>()) };
+    FILTERS.fetch_sub(1, Ordering::Relaxed);
+    FILTER_BYTES.fetch_sub(f.size() as i64, Ordering::Relaxed);
+}
+
+unsafe extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        let f = unsafe { &*value.cast::<BloomFilter>() }.clone();
+        track_new(&f);
+        Box::into_raw(Box::new(f)).cast::<c_void>()
+    })
+}
