@@ -41,6 +41,22 @@ pub enum WardenError {
     NotFound,
     /// `EXPANSION` given together with `NONSCALING`.
     NonScalingExpansion,
+    /// A rate that is not a number, `inf`, or count/period.
+    BadRate,
+    /// Rate-limiter arithmetic that would overflow.
+    RateOverflow,
+    /// A sliding window that is not a positive integer.
+    BadWindow,
+    /// A burst that is not a non-negative integer.
+    BadBurst,
+    /// A sliding-window limit that is not a positive integer.
+    BadLimit,
+    /// A cost or quantity that is not a non-negative integer.
+    BadCost,
+    /// A MAXWAIT that is not a non-negative integer.
+    BadMaxWait,
+    /// A rate-limiter key written by another RL command.
+    LimiterKindMismatch,
     /// A module argument at load time is unknown or out of range.
     BadModuleArgument(String),
     /// A handler panicked; the panic was caught at the command boundary.
@@ -79,6 +95,18 @@ impl fmt::Display for WardenError {
             WardenError::NotFound => f.write_str("ERR not found"),
             WardenError::NonScalingExpansion => {
                 f.write_str("ERR expansion cannot be used with a non scaling filter")
+            }
+            WardenError::BadRate => f.write_str(
+                "ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m",
+            ),
+            WardenError::RateOverflow => f.write_str("ERR rate limiter arithmetic would overflow"),
+            WardenError::BadWindow => f.write_str("ERR window must be a positive integer"),
+            WardenError::BadBurst => f.write_str("ERR burst must be a non-negative integer"),
+            WardenError::BadLimit => f.write_str("ERR limit must be a positive integer"),
+            WardenError::BadCost => f.write_str("ERR cost must be a non-negative integer"),
+            WardenError::BadMaxWait => f.write_str("ERR maxwait must be a non-negative integer"),
+            WardenError::LimiterKindMismatch => {
+                f.write_str("ERR key holds a different kind of rate limiter")
             }
             WardenError::BadModuleArgument(msg) => write!(f, "ERR {msg}"),
             WardenError::Internal => {

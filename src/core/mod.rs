@@ -5,4 +5,5 @@ pub mod bloom;
 pub mod error;
 pub mod lock;
 pub mod parse;
+pub mod rate;
 pub mod wait_queue;

@@ -1,0 +1,938 @@
+//! Rate limiters on exact integer arithmetic: a token bucket with
+//! golang.org/x/time/rate semantics, a leaky bucket (as a meter), GCRA with
+//! redis-cell's replies, and a sliding-window counter.
+//!
+//! Time is Unix milliseconds passed in by the caller. Buckets keep their state
+//! in "ticks": with a rate of `count` events per `period` ns, one token is
+//! `period` ticks and one millisecond refills `count × 10^6` ticks, so every
+//! refill is an exact integer and no partial refill is ever lost.
+
+use super::error::WardenError;
+
+/// Largest event count in a rate.
+const MAX_COUNT: u128 = 1_000_000_000_000;
+/// Longest rate period: about 31 years, in ns.
+const MAX_PERIOD_NS: u128 = 1_000_000_000_000_000_000;
+/// Nanoseconds per millisecond.
+const NS_PER_MS: u128 = 1_000_000;
+
+/// An allowed rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rate {
+    /// Everything passes; no state is kept.
+    Inf,
+    /// `ticks_per_ms` ticks refill each millisecond; one event costs `ticks_per_token`.
+    /// `ticks_per_ms` is 0 for a rate of 0 (no refill).
+    Finite {
+        ticks_per_token: u64,
+        ticks_per_ms: u64,
+    },
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+impl Rate {
+    /// `count` events per `period_ns` nanoseconds, reduced to small ticks.
+    pub fn per_period(count: u128, period_ns: u128) -> Result<Rate, WardenError> {
+        if period_ns == 0 || period_ns > MAX_PERIOD_NS || count > MAX_COUNT {
+            return Err(WardenError::BadRate);
+        }
+        if count == 0 {
+            return Ok(Rate::Finite {
+                ticks_per_token: 1,
+                ticks_per_ms: 0,
+            });
+        }
+        let per_ms = count * NS_PER_MS;
+        let g = gcd(period_ns, per_ms);
+        let (token, ms) = (period_ns / g, per_ms / g);
+        match (u64::try_from(token), u64::try_from(ms)) {
+            (Ok(t), Ok(m)) => Ok(Rate::Finite {
+                ticks_per_token: t,
+                ticks_per_ms: m,
+            }),
+            _ => Err(WardenError::BadRate),
+        }
+    }
+
+    /// Parses `100`, `0.5`, `inf`, `100/s`, `100/m`, `300/15m`, `5/ms`, `2/h`, `1/d`.
+    pub fn parse(text: &[u8]) -> Result<Rate, WardenError> {
+        if text.eq_ignore_ascii_case(b"inf") {
+            return Ok(Rate::Inf);
+        }
+        let (count, period) = match text.iter().position(|b| *b == b'/') {
+            Some(at) => (&text[..at], Some(&text[at + 1..])),
+            None => (text, None),
+        };
+        let (numerator, scale) = parse_decimal(count).ok_or(WardenError::BadRate)?;
+        let period_ns = match period {
+            None => 1_000_000_000,
+            Some(p) => parse_period_ns(p).ok_or(WardenError::BadRate)?,
+        };
+        // numerator / 10^scale events per period  ==  numerator per (period × 10^scale).
+        let period_ns = period_ns
+            .checked_mul(10u128.pow(scale))
+            .ok_or(WardenError::BadRate)?;
+        Rate::per_period(numerator, period_ns)
+    }
+}
+
+/// A non-negative decimal with at most 9 fraction digits, as (digits, scale).
+fn parse_decimal(text: &[u8]) -> Option<(u128, u32)> {
+    let (int, frac) = match text.iter().position(|b| *b == b'.') {
+        Some(at) => (&text[..at], &text[at + 1..]),
+        None => (text, &b""[..]),
+    };
+    let digits_ok = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+    if int.is_empty() || !digits_ok(int) || !digits_ok(frac) || frac.len() > 9 || int.len() > 15 {
+        return None;
+    }
+    if text.contains(&b'.') && frac.is_empty() {
+        return None;
+    }
+    let mut value: u128 = 0;
+    for d in int.iter().chain(frac) {
+        value = value * 10 + u128::from(d - b'0');
+    }
+    Some((value, frac.len() as u32))
+}
+
+/// `[k]unit` with unit ms, s, m, h or d, in nanoseconds.
+fn parse_period_ns(text: &[u8]) -> Option<u128> {
+    let split = text.iter().position(|b| !b.is_ascii_digit())?;
+    let (k, unit) = text.split_at(split);
+    let k: u128 = if k.is_empty() {
+        1
+    } else {
+        if k.len() > 12 || k[0] == b'0' {
+            return None;
+        }
+        std::str::from_utf8(k).ok()?.parse().ok()?
+    };
+    let unit_ns: u128 = match unit {
+        b"ms" => 1_000_000,
+        b"s" => 1_000_000_000,
+        b"m" => 60_000_000_000,
+        b"h" => 3_600_000_000_000,
+        b"d" => 86_400_000_000_000,
+        _ => return None,
+    };
+    k.checked_mul(unit_ns)
+}
+
+/// Stored state of a bucket limiter (token, leaky, GCRA): how far from full
+/// it was at `last_ms`, in the ticks of the rate it was written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketState {
+    /// When the state was written (never moves backwards).
+    pub last_ms: i64,
+    /// Ticks missing to a full bucket at `last_ms`.
+    pub deficit: u128,
+    /// `ticks_per_token` of the rate the deficit is measured in.
+    pub ticks_per_token: u64,
+    /// `ticks_per_ms` of that rate (0 = no refill).
+    pub ticks_per_ms: u64,
+}
+
+/// The four-integer reply of RL.TOKEN, RL.LEAKY and RL.WINDOW.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// Whether the call may proceed.
+    pub allowed: bool,
+    /// Whole events that could still pass right now.
+    pub remaining: i64,
+    /// Allowed: 0 or the reserved wait; denied: retry after this; -1 never.
+    pub wait_ms: i64,
+    /// Until the limiter is full and idle again; -1 never.
+    pub reset_ms: i64,
+}
+
+/// What a limiter call decided and the state to store (`None`: write nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome<S, R> {
+    /// The reply.
+    pub reply: R,
+    /// New state and its absolute expiry (`None`: never expires).
+    pub store: Option<(S, Option<i64>)>,
+}
+
+fn overflow() -> WardenError {
+    WardenError::RateOverflow
+}
+
+fn ceil_div(a: u128, b: u128) -> u128 {
+    a.div_ceil(b)
+}
+
+fn to_i64(v: u128) -> Result<i64, WardenError> {
+    i64::try_from(v).map_err(|_| overflow())
+}
+
+/// Deficit of `state` at `now`, converted into the ticks of `rate`.
+fn deficit_now(
+    state: Option<&BucketState>,
+    now_ms: i64,
+    tpt: u64,
+    tpm: u64,
+) -> Result<u128, WardenError> {
+    let Some(s) = state else { return Ok(0) };
+    let mut deficit = s.deficit;
+    if s.ticks_per_token != tpt || s.ticks_per_ms != tpm {
+        // The rate changed: carry the missing tokens over, rounded up.
+        let scaled = deficit.checked_mul(u128::from(tpt)).ok_or_else(overflow)?;
+        deficit = ceil_div(scaled, u128::from(s.ticks_per_token.max(1)));
+    }
+    let elapsed = u128::try_from(now_ms.saturating_sub(s.last_ms).max(0)).unwrap_or(0);
+    let refill = elapsed.checked_mul(u128::from(tpm)).ok_or_else(overflow)?;
+    Ok(deficit.saturating_sub(refill))
+}
+
+/// Milliseconds for `ticks` to refill at `tpm` ticks/ms (rounded up); `None` if never.
+fn ms_for(ticks: u128, tpm: u64) -> Option<u128> {
+    if ticks == 0 {
+        Some(0)
+    } else if tpm == 0 {
+        None
+    } else {
+        Some(ceil_div(ticks, u128::from(tpm)))
+    }
+}
+
+fn ms_or_never(ticks: u128, tpm: u64) -> Result<i64, WardenError> {
+    ms_for(ticks, tpm).map_or(Ok(-1), to_i64)
+}
+
+/// Expiry of a bucket state: when it would be full again.
+fn full_at(state: &BucketState) -> Result<Option<i64>, WardenError> {
+    match ms_for(state.deficit, state.ticks_per_ms) {
+        None => Ok(None),
+        Some(ms) => Ok(Some(
+            state
+                .last_ms
+                .checked_add(to_i64(ms)?)
+                .ok_or_else(overflow)?,
+        )),
+    }
+}
+
+/// Token bucket, golang.org/x/time/rate `ReserveN` semantics: starts full
+/// with `burst` tokens; a call for `cost` tokens within `burst` passes when
+/// they are there now, or — with `max_wait_ms` — when they will be there
+/// within it (the bucket goes into debt). `cost` 0 only looks.
+pub fn token_bucket(
+    state: Option<&BucketState>,
+    rate: Rate,
+    burst: u64,
+    cost: u64,
+    max_wait_ms: u64,
+    now_ms: i64,
+) -> Result<Outcome<BucketState, Decision>, WardenError> {
+    let Rate::Finite {
+        ticks_per_token: tpt,
+        ticks_per_ms: tpm,
+    } = rate
+    else {
+        let reply = Decision {
+            allowed: true,
+            remaining: clamp(burst),
+            wait_ms: 0,
+            reset_ms: 0,
+        };
+        return Ok(Outcome { reply, store: None });
+    };
+    let token = u128::from(tpt);
+    let capacity = u128::from(burst).checked_mul(token).ok_or_else(overflow)?;
+    let need = u128::from(cost).checked_mul(token).ok_or_else(overflow)?;
+    let deficit = deficit_now(state, now_ms, tpt, tpm)?;
+    let remaining_of = |d: u128| clamp128(capacity.saturating_sub(d) / token);
+    if cost > burst {
+        let reply = Decision {
+            allowed: false,
+            remaining: remaining_of(deficit),
+            wait_ms: -1,
+            reset_ms: ms_or_never(deficit, tpm)?,
+        };
+        return Ok(Outcome { reply, store: None });
+    }
+    let after = deficit.checked_add(need).ok_or_else(overflow)?;
+    let short = after.saturating_sub(capacity);
+    let wait = ms_for(short, tpm);
+    let allowed = matches!(wait, Some(w) if w <= u128::from(max_wait_ms));
+    if !allowed || cost == 0 {
+        // Denied: the same call (with the same MAXWAIT) passes after this wait.
+        let wait_ms = match wait {
+            _ if allowed => 0,
+            Some(w) => to_i64(w - u128::from(max_wait_ms))?,
+            None => -1,
+        };
+        let reply = Decision {
+            allowed,
+            remaining: remaining_of(deficit),
+            wait_ms,
+            reset_ms: ms_or_never(deficit, tpm)?,
+        };
+        return Ok(Outcome { reply, store: None });
+    }
+    let state = BucketState {
+        last_ms: stored_time(state, now_ms),
+        deficit: after,
+        ticks_per_token: tpt,
+        ticks_per_ms: tpm,
+    };
+    let reply = Decision {
+        allowed: true,
+        remaining: remaining_of(after),
+        wait_ms: to_i64(wait.unwrap_or(0))?,
+        reset_ms: ms_or_never(after, tpm)?,
+    };
+    let expires = full_at(&state)?;
+    Ok(Outcome {
+        reply,
+        store: Some((state, expires)),
+    })
+}
+
+/// The time a state is written at: never earlier than the previous one.
+fn stored_time(state: Option<&BucketState>, now_ms: i64) -> i64 {
+    state.map_or(now_ms, |s| s.last_ms.max(now_ms))
+}
+
+/// Leaky bucket as a meter: the level drains at `rate`; a call passes when
+/// the level plus its cost fits in `capacity`. Never goes into debt.
+pub fn leaky_bucket(
+    state: Option<&BucketState>,
+    rate: Rate,
+    capacity: u64,
+    cost: u64,
+    now_ms: i64,
+) -> Result<Outcome<BucketState, Decision>, WardenError> {
+    token_bucket(state, rate, capacity, cost, 0, now_ms)
+}
+
+/// redis-cell's `CL.THROTTLE` reply: limited, limit, remaining, retry after
+/// (s, -1 when allowed or never), reset after (s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcraReply {
+    /// 1 when limited.
+    pub limited: i64,
+    /// max_burst + 1.
+    pub limit: i64,
+    /// Requests that would still pass now.
+    pub remaining: i64,
+    /// Seconds until a retry can pass (rounded up), -1 when allowed or never.
+    pub retry_after_s: i64,
+    /// Seconds until the limiter is full (rounded up).
+    pub reset_after_s: i64,
+}
+
+/// GCRA with redis-cell's parameters: `count` per `period_s` seconds, bursts
+/// of `max_burst + 1`, `quantity` per call (0 only looks).
+pub fn gcra(
+    state: Option<&BucketState>,
+    max_burst: u64,
+    count: u64,
+    period_s: u64,
+    quantity: u64,
+    now_ms: i64,
+) -> Result<Outcome<BucketState, GcraReply>, WardenError> {
+    if count == 0 {
+        return Err(WardenError::BadRate);
+    }
+    let period_ns = u128::from(period_s)
+        .checked_mul(1_000_000_000)
+        .ok_or(WardenError::BadRate)?;
+    let Rate::Finite {
+        ticks_per_token: tpt,
+        ticks_per_ms: tpm,
+    } = Rate::per_period(u128::from(count), period_ns)?
+    else {
+        return Err(WardenError::BadRate);
+    };
+    let interval = u128::from(tpt);
+    let limit = max_burst.checked_add(1).ok_or_else(overflow)?;
+    let tolerance = u128::from(limit)
+        .checked_mul(interval)
+        .ok_or_else(overflow)?;
+    let increment = u128::from(quantity)
+        .checked_mul(interval)
+        .ok_or_else(overflow)?;
+    let deficit = deficit_now(state, now_ms, tpt, tpm)?;
+    let after = deficit.checked_add(increment).ok_or_else(overflow)?;
+    let ms_to_s = |ms: u128| ms.div_ceil(1000);
+    let ticks_to_s = |ticks: u128| -> Result<i64, WardenError> {
+        to_i64(ms_to_s(ms_for(ticks, tpm).ok_or_else(overflow)?))
+    };
+    let remaining = |ttl: u128| clamp128(tolerance.saturating_sub(ttl) / interval);
+    if after > tolerance {
+        let retry = if increment <= tolerance {
+            ticks_to_s(after - tolerance)?
+        } else {
+            -1
+        };
+        let reply = GcraReply {
+            limited: 1,
+            limit: clamp(limit),
+            remaining: remaining(deficit),
+            retry_after_s: retry,
+            reset_after_s: ticks_to_s(deficit)?,
+        };
+        return Ok(Outcome { reply, store: None });
+    }
+    let reply = GcraReply {
+        limited: 0,
+        limit: clamp(limit),
+        remaining: remaining(after),
+        retry_after_s: -1,
+        reset_after_s: ticks_to_s(after)?,
+    };
+    if quantity == 0 {
+        return Ok(Outcome { reply, store: None });
+    }
+    let new_state = BucketState {
+        last_ms: stored_time(state, now_ms),
+        deficit: after,
+        ticks_per_token: tpt,
+        ticks_per_ms: tpm,
+    };
+    let expires = full_at(&new_state)?;
+    Ok(Outcome {
+        reply,
+        store: Some((new_state, expires)),
+    })
+}
+
+/// Stored state of a sliding-window counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowState {
+    /// Start of the current window (windows are aligned to the first call).
+    pub start_ms: i64,
+    /// Window length the state was written with.
+    pub window_ms: i64,
+    /// Events counted in the previous window.
+    pub previous: u64,
+    /// Events counted in the current window.
+    pub current: u64,
+}
+
+/// Sliding-window counter: the previous window's count weighted by the part of
+/// it still inside the sliding window, plus the current count, must stay
+/// within `limit`. `cost` 0 only looks.
+pub fn sliding_window(
+    state: Option<&WindowState>,
+    limit: u64,
+    window_ms: u64,
+    cost: u64,
+    now_ms: i64,
+) -> Result<Outcome<WindowState, Decision>, WardenError> {
+    let window = i64::try_from(window_ms).map_err(|_| overflow())?;
+    if window == 0 {
+        return Err(WardenError::BadWindow);
+    }
+    let fresh = WindowState {
+        start_ms: now_ms,
+        window_ms: window,
+        previous: 0,
+        current: 0,
+    };
+    let mut s = match state {
+        Some(s) if s.window_ms == window => *s,
+        _ => fresh,
+    };
+    let now = now_ms.max(s.start_ms);
+    let passed = (now - s.start_ms) / window;
+    if passed >= 2 {
+        s = WindowState {
+            start_ms: s.start_ms + passed * window,
+            previous: 0,
+            current: 0,
+            ..s
+        };
+    } else if passed == 1 {
+        s = WindowState {
+            start_ms: s.start_ms + window,
+            previous: s.current,
+            current: 0,
+            ..s
+        };
+    }
+    let w = u128::from(window_ms);
+    let elapsed = (now - s.start_ms) as u128;
+    // Everything below is scaled by the window length to stay in integers.
+    let weighted = |prev: u64, cur: u64| u128::from(prev) * (w - elapsed) + u128::from(cur) * w;
+    let cap = u128::from(limit) * w;
+    let load = weighted(s.previous, s.current);
+    let remaining_of = |load: u128| clamp128(cap.saturating_sub(load) / w);
+    let reset_of = |st: &WindowState| -> i64 {
+        if st.current > 0 {
+            st.start_ms + 2 * window - now
+        } else if st.previous > 0 {
+            st.start_ms + window - now
+        } else {
+            0
+        }
+    };
+    let after = load
+        .checked_add(u128::from(cost).checked_mul(w).ok_or_else(overflow)?)
+        .ok_or_else(overflow)?;
+    if cost > limit || after > cap {
+        let wait_ms = if cost > limit {
+            -1
+        } else {
+            window_wait(&s, limit, cost, window, now)
+        };
+        let reply = Decision {
+            allowed: false,
+            remaining: remaining_of(load),
+            wait_ms,
+            reset_ms: reset_of(&s),
+        };
+        return Ok(Outcome { reply, store: None });
+    }
+    let mut next = s;
+    next.current = next.current.checked_add(cost).ok_or_else(overflow)?;
+    let reply = Decision {
+        allowed: true,
+        remaining: remaining_of(after),
+        wait_ms: 0,
+        reset_ms: reset_of(&next),
+    };
+    if cost == 0 {
+        return Ok(Outcome { reply, store: None });
+    }
+    let expires = next.start_ms + 2 * window;
+    Ok(Outcome {
+        reply,
+        store: Some((next, Some(expires))),
+    })
+}
+
+/// Milliseconds until `cost` more events fit in a sliding window (cost ≤ limit).
+fn window_wait(s: &WindowState, limit: u64, cost: u64, window: i64, now: i64) -> i64 {
+    let w = i128::from(window);
+    let (prev, cur, lim, cost) = (
+        i128::from(s.previous),
+        i128::from(s.current),
+        i128::from(limit),
+        i128::from(cost),
+    );
+    let elapsed = i128::from(now - s.start_ms);
+    // Within the current window: prev·(w−e) + (cur+cost)·w ≤ lim·w.
+    let room = (lim - cur - cost) * w;
+    if room >= 0 && prev > 0 {
+        let e_min = w - room / prev; // smallest e with prev·(w−e) ≤ room
+        let e_min = if (w - e_min) * prev > room {
+            e_min + 1
+        } else {
+            e_min
+        };
+        if e_min < w {
+            return (e_min - elapsed).max(1) as i64;
+        }
+    }
+    // Next window: cur·(w−e) + cost·w ≤ lim·w.
+    let room = (lim - cost) * w;
+    let e_min = if cur == 0 { 0 } else { (w - room / cur).max(0) };
+    let e_min = if cur > 0 && (w - e_min) * cur > room {
+        e_min + 1
+    } else {
+        e_min
+    };
+    ((w - elapsed) + e_min).max(1) as i64
+}
+
+fn clamp(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn clamp128(v: u128) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a bucket limiter against a manual clock, storing what it returns.
+    struct Bucket {
+        state: Option<BucketState>,
+        expires: Option<i64>,
+    }
+
+    impl Bucket {
+        fn new() -> Bucket {
+            Bucket {
+                state: None,
+                expires: None,
+            }
+        }
+
+        fn apply<R>(&mut self, out: Outcome<BucketState, R>) -> R {
+            if let Some((s, e)) = out.store {
+                self.state = Some(s);
+                self.expires = e;
+            }
+            out.reply
+        }
+
+        fn token(
+            &mut self,
+            rate: &str,
+            burst: u64,
+            cost: u64,
+            max_wait: u64,
+            now: i64,
+        ) -> Decision {
+            let rate = Rate::parse(rate.as_bytes()).expect("rate");
+            let out =
+                token_bucket(self.state.as_ref(), rate, burst, cost, max_wait, now).expect("ok");
+            self.apply(out)
+        }
+    }
+
+    #[test]
+    fn parses_every_rate_form() {
+        let per = |c: u128, ns: u128| Rate::per_period(c, ns).expect("rate");
+        assert_eq!(Rate::parse(b"100"), Ok(per(100, 1_000_000_000)));
+        assert_eq!(Rate::parse(b"0.5"), Ok(per(1, 2_000_000_000)));
+        assert_eq!(Rate::parse(b"inf"), Ok(Rate::Inf));
+        assert_eq!(Rate::parse(b"INF"), Ok(Rate::Inf));
+        assert_eq!(Rate::parse(b"100/m"), Ok(per(100, 60_000_000_000)));
+        assert_eq!(Rate::parse(b"300/15m"), Ok(per(300, 900_000_000_000)));
+        assert_eq!(Rate::parse(b"5/ms"), Ok(per(5, 1_000_000)));
+        assert_eq!(Rate::parse(b"2/h"), Ok(per(2, 3_600_000_000_000)));
+        assert_eq!(Rate::parse(b"1/d"), Ok(per(1, 86_400_000_000_000)));
+        assert_eq!(
+            Rate::parse(b"0"),
+            Ok(Rate::Finite {
+                ticks_per_token: 1,
+                ticks_per_ms: 0
+            })
+        );
+        assert_eq!(
+            per(1, 1_000_000_000),
+            Rate::Finite {
+                ticks_per_token: 1000,
+                ticks_per_ms: 1
+            }
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_rates() {
+        for bad in [
+            &b"10/"[..],
+            b"/s",
+            b"5/0s",
+            b"1e400",
+            b"-1",
+            b"abc",
+            b"",
+            b"1.",
+            b".5",
+            b"5/x",
+            b"5/2",
+            b"5/s/s",
+            b"1.0000000001",
+            b"5/01s",
+            b"\xff",
+            b"nan",
+        ] {
+            assert!(
+                Rate::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn seed_scenario_waits_grow_by_one_second() {
+        // qps 1, burst 2, five calls at once with a large MAXWAIT: 0, 0, 1000, 2000, 3000.
+        let mut b = Bucket::new();
+        let waits: Vec<i64> = (0..5)
+            .map(|_| b.token("1", 2, 1, 1_000_000, 5_000).wait_ms)
+            .collect();
+        assert_eq!(waits, vec![0, 0, 1000, 2000, 3000]);
+        assert!(b.token("1", 2, 1, 1_000_000, 5_000).allowed);
+    }
+
+    #[test]
+    fn partial_refill_is_never_lost() {
+        // 15 calls one second apart against 2 tokens per 3 s: 11 pass, not 8.
+        let mut b = Bucket::new();
+        let passed = (0..15)
+            .filter(|i| b.token("2/3s", 2, 1, 0, 10_000 + i * 1000).allowed)
+            .count();
+        assert_eq!(passed, 11);
+    }
+
+    #[test]
+    fn burst_then_refill_exactly_on_time() {
+        let mut b = Bucket::new();
+        for _ in 0..3 {
+            assert!(b.token("3", 3, 1, 0, 0).allowed);
+        }
+        let denied = b.token("3", 3, 1, 0, 0);
+        assert_eq!(
+            (denied.allowed, denied.remaining, denied.wait_ms),
+            (false, 0, 334)
+        );
+        assert!(!b.token("3", 3, 3, 0, 999).allowed);
+        let full = b.token("3", 3, 3, 0, 1000);
+        assert!(full.allowed, "3 tokens are back after exactly one second");
+        assert_eq!(full.reset_ms, 1000);
+    }
+
+    #[test]
+    fn cost_above_burst_can_never_pass_and_writes_nothing() {
+        let rate = Rate::parse(b"10").expect("rate");
+        let out = token_bucket(None, rate, 5, 6, 1_000_000, 0).expect("ok");
+        assert_eq!(out.reply.wait_ms, -1);
+        assert!(!out.reply.allowed);
+        assert_eq!(out.store, None);
+    }
+
+    #[test]
+    fn denied_and_peek_calls_write_nothing() {
+        let mut b = Bucket::new();
+        b.token("1", 1, 1, 0, 0);
+        let before = b.state;
+        let rate = Rate::parse(b"1").expect("rate");
+        let denied = token_bucket(b.state.as_ref(), rate, 1, 1, 0, 10).expect("ok");
+        assert!(!denied.reply.allowed && denied.store.is_none());
+        let peek = token_bucket(b.state.as_ref(), rate, 1, 0, 0, 10).expect("ok");
+        assert!(peek.store.is_none());
+        assert_eq!(peek.reply.remaining, 0);
+        assert_eq!(b.state, before);
+        let fresh_peek = token_bucket(None, rate, 4, 0, 0, 10).expect("ok");
+        assert_eq!(
+            (fresh_peek.reply.allowed, fresh_peek.reply.remaining),
+            (true, 4)
+        );
+        assert!(fresh_peek.store.is_none(), "COST 0 creates no key");
+    }
+
+    #[test]
+    fn inf_allows_everything_even_with_burst_zero() {
+        let out = token_bucket(None, Rate::Inf, 0, 1_000, 0, 0).expect("ok");
+        assert!(out.reply.allowed && out.store.is_none());
+    }
+
+    #[test]
+    fn burst_zero_denies_all_but_inf() {
+        let rate = Rate::parse(b"1000").expect("rate");
+        let out = token_bucket(None, rate, 0, 1, 1_000_000, 0).expect("ok");
+        assert!(!out.reply.allowed);
+        assert_eq!(out.reply.wait_ms, -1);
+    }
+
+    #[test]
+    fn rate_zero_never_refills_and_never_expires() {
+        let mut b = Bucket::new();
+        assert!(b.token("0", 2, 1, 0, 0).allowed);
+        assert!(b.token("0", 2, 1, 0, 1).allowed);
+        let d = b.token("0", 2, 1, 1_000_000, 1_000_000);
+        assert!(!d.allowed);
+        assert_eq!((d.wait_ms, d.reset_ms), (-1, -1));
+        assert_eq!(b.expires, None);
+    }
+
+    #[test]
+    fn state_expires_when_the_bucket_is_full_again() {
+        let mut b = Bucket::new();
+        let d = b.token("10", 5, 3, 0, 1_000);
+        assert_eq!(d.reset_ms, 300);
+        assert_eq!(b.expires, Some(1_300));
+        // Debt extends the expiry to cover it.
+        let d = b.token("10", 5, 5, 10_000, 1_000);
+        assert_eq!(d.wait_ms, 300);
+        assert_eq!(b.expires, Some(1_800));
+    }
+
+    #[test]
+    fn clock_stepping_back_mints_nothing() {
+        let mut b = Bucket::new();
+        assert!(b.token("1", 1, 1, 0, 10_000).allowed);
+        // The clock steps back 5 s, then forward past the original time.
+        assert!(!b.token("1", 1, 1, 0, 5_000).allowed);
+        assert!(!b.token("1", 1, 1, 0, 10_500).allowed);
+        assert!(b.token("1", 1, 1, 0, 11_000).allowed);
+        assert!(b.state.map_or(0, |s| s.last_ms) >= 11_000);
+    }
+
+    #[test]
+    fn overflowing_cost_is_an_error() {
+        let rate = Rate::parse(b"1/d").expect("rate");
+        let err = token_bucket(None, rate, u64::MAX, u64::MAX, 0, 0);
+        assert_eq!(err, Err(WardenError::RateOverflow));
+    }
+
+    #[test]
+    fn leaky_bucket_meters_and_drains() {
+        let rate = Rate::parse(b"2").expect("rate");
+        let mut state = None;
+        let mut call = |cost, now| {
+            let out = leaky_bucket(state.as_ref(), rate, 4, cost, now).expect("ok");
+            if let Some((s, _)) = out.store {
+                state = Some(s);
+            }
+            out.reply
+        };
+        assert!(call(4, 0).allowed);
+        let d = call(1, 0);
+        assert_eq!((d.allowed, d.wait_ms, d.reset_ms), (false, 500, 2000));
+        assert!(call(1, 500).allowed);
+        assert_eq!(call(5, 500).wait_ms, -1);
+    }
+
+    fn cell(state: &mut Option<BucketState>, args: (u64, u64, u64, u64), now: i64) -> [i64; 5] {
+        let out = gcra(state.as_ref(), args.0, args.1, args.2, args.3, now).expect("ok");
+        if let Some((s, _)) = out.store {
+            *state = Some(s);
+        }
+        let r = out.reply;
+        [
+            r.limited,
+            r.limit,
+            r.remaining,
+            r.retry_after_s,
+            r.reset_after_s,
+        ]
+    }
+
+    #[test]
+    fn gcra_matches_redis_cell_documented_example() {
+        let mut s = None;
+        assert_eq!(cell(&mut s, (15, 30, 60, 1), 0), [0, 16, 15, -1, 2]);
+        assert_eq!(cell(&mut s, (15, 30, 60, 1), 0), [0, 16, 14, -1, 4]);
+        assert_eq!(cell(&mut s, (15, 30, 60, 1), 0), [0, 16, 13, -1, 6]);
+    }
+
+    #[test]
+    fn gcra_limits_after_the_burst_and_tells_when_to_retry() {
+        let mut s = None;
+        for _ in 0..6 {
+            assert_eq!(cell(&mut s, (5, 1, 1, 1), 0)[0], 0);
+        }
+        assert_eq!(cell(&mut s, (5, 1, 1, 1), 0), [1, 6, 0, 1, 6]);
+        assert_eq!(
+            cell(&mut s, (5, 1, 1, 100), 0)[3],
+            -1,
+            "quantity above limit never fits"
+        );
+    }
+
+    #[test]
+    fn gcra_never_reports_more_remaining_than_its_limit() {
+        let mut s = None;
+        for now in 0..50 {
+            let r = cell(&mut s, (6000, 6000, 1, 1), now * 3);
+            assert!(r[2] <= r[1], "{r:?}");
+        }
+    }
+
+    #[test]
+    fn gcra_rejects_zero_rates() {
+        assert_eq!(gcra(None, 1, 0, 1, 1, 0), Err(WardenError::BadRate));
+        assert_eq!(gcra(None, 1, 1, 0, 1, 0), Err(WardenError::BadRate));
+        assert_eq!(
+            gcra(None, u64::MAX, 1, 1, 1, 0),
+            Err(WardenError::RateOverflow)
+        );
+    }
+
+    #[test]
+    fn sliding_window_weights_the_previous_window() {
+        let mut state = None;
+        let mut call = |cost, now| {
+            let out = sliding_window(state.as_ref(), 10, 1000, cost, now).expect("ok");
+            if let Some((s, _)) = out.store {
+                state = Some(s);
+            }
+            out.reply
+        };
+        for _ in 0..10 {
+            assert!(call(1, 0).allowed);
+        }
+        let d = call(1, 500);
+        assert!(!d.allowed);
+        assert_eq!(
+            d.wait_ms, 600,
+            "at 1100 ms the previous window weighs 9 events"
+        );
+        // Half way into the next window the previous 10 count as 5.
+        let half = call(5, 1500);
+        assert!(half.allowed);
+        assert_eq!(half.remaining, 0);
+        assert!(!call(1, 1500).allowed);
+        assert_eq!(call(11, 1500).wait_ms, -1);
+    }
+
+    #[test]
+    fn sliding_window_state_expires_after_two_windows() {
+        let out = sliding_window(None, 5, 1000, 1, 7_000).expect("ok");
+        let (_, expires) = out.store.expect("stored");
+        assert_eq!(expires, Some(9_000));
+        assert_eq!(out.reply.reset_ms, 2000);
+        assert!(sliding_window(None, 5, 1000, 0, 7_000)
+            .expect("ok")
+            .store
+            .is_none());
+    }
+
+    /// Reference model of x/time/rate's ReserveN (float64, as in Go) checked
+    /// against the integer bucket over random schedules.
+    #[test]
+    fn agrees_with_a_reference_model_of_reserve_n() {
+        struct Model {
+            tokens: f64,
+            last: f64,
+        }
+        let mut seed: u64 = 42;
+        let mut rand = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for case in 0..300 {
+            let per_s = 1 + rand(20);
+            let burst = rand(6);
+            let max_wait = [0, 100, 1000, 100_000][rand(4) as usize];
+            let rate = Rate::parse(per_s.to_string().as_bytes()).expect("rate");
+            let mut model = Model {
+                tokens: burst as f64,
+                last: 0.0,
+            };
+            let mut b = Bucket::new();
+            let mut now = 1_000_000i64;
+            for _ in 0..200 {
+                now += rand(400) as i64;
+                let cost = rand(4);
+                // ReserveN(now, cost) with maxFutureReserve = max_wait.
+                let t = now as f64 / 1000.0;
+                let elapsed = (t - model.last).max(0.0);
+                let tokens = (model.tokens + elapsed * per_s as f64).min(burst as f64);
+                let left = tokens - cost as f64;
+                let wait = if left < 0.0 {
+                    -left / per_s as f64
+                } else {
+                    0.0
+                };
+                let ok = cost <= burst && wait * 1000.0 <= max_wait as f64 + 1e-6;
+                let got = b.token(&per_s.to_string(), burst, cost, max_wait, now);
+                assert_eq!(got.allowed, ok, "case {case} now {now} cost {cost}");
+                if ok && cost > 0 {
+                    model.tokens = left;
+                    model.last = t;
+                    assert_eq!(got.wait_ms, (wait * 1000.0 - 1e-6).ceil().max(0.0) as i64);
+                }
+            }
+        }
+    }
+}
