@@ -41,7 +41,7 @@ lint:
 	@! grep -rn "redis_module" src/core || { echo "src/core must stay free of redis_module"; exit 1; }
 
 bench: build
-	bash bench/bench.sh
+	bash tests/bench/bench.sh
 
 clean:
 	$(CARGO) clean

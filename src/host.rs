@@ -49,6 +49,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_SetAbsExpire,
         RedisModule_DeleteKey,
         RedisModule_Replicate,
+        RedisModule_ReplicateVerbatim,
         RedisModule_StringPtrLen,
         RedisModule_CreateString,
         RedisModule_FreeString,
@@ -221,6 +222,20 @@ pub fn may_block(ctx: *mut Ctx) -> bool {
         | raw::REDISMODULE_CTX_FLAGS_LUA
         | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING;
     flags & deny == 0
+}
+
+/// Whether this call is applied from a master or replayed from the AOF, where
+/// outcomes must not depend on this server's clock.
+pub fn is_replay(ctx: *mut Ctx) -> bool {
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
+}
+
+/// Replicates the current command as it is. Only for commands whose effect
+/// does not depend on time when applied with `is_replay` (never mixed with
+/// other replication calls in one command).
+pub fn replicate_verbatim(ctx: *mut Ctx) {
+    unsafe { api!(RedisModule_ReplicateVerbatim)(ctx) };
 }
 
 /// Replies with an integer.

@@ -2,31 +2,29 @@
 //! state machine. Effects replicate as `DLOCK._SET` with absolute deadlines or
 //! as `DEL`; calls that change nothing replicate nothing.
 
-use std::cell::Cell;
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::commands::lock_waiters::{self, Waiter};
 use crate::commands::Args;
+use crate::core::compact_bytes::CompactBytes;
 use crate::core::error::WardenError;
 use crate::core::lock::{self as core_lock, Acquire, FenceClock, LockState, Release};
-use crate::core::parse::is_keyword;
+use crate::core::parse::{format_i64, is_keyword};
 use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::stats;
 use crate::types::lock::LOCK_TYPE;
 
-thread_local! {
-    /// Fencing token source shared by all lock keys (main thread only).
-    static FENCE: Cell<FenceClock> = Cell::new(FenceClock::default());
-}
+/// The largest fencing token issued or seen (the state of the module's
+/// `FenceClock`; only the main thread touches it).
+static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
 
 /// Runs `op` on the module's fencing clock.
 fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
-    FENCE.with(|cell| {
-        let mut fence = cell.get();
-        let out = op(&mut fence);
-        cell.set(fence);
-        out
-    })
+    let mut fence = FenceClock::starting_at(FENCE_LAST.load(Ordering::Relaxed));
+    let out = op(&mut fence);
+    FENCE_LAST.store(fence.last(), Ordering::Relaxed);
+    out
 }
 
 /// Raises the token floor to a token seen in storage or from a master.
@@ -52,26 +50,52 @@ fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
     Ok(owner)
 }
 
-/// Replicates a lock's whole state with its absolute deadline.
-fn replicate_state(ctx: *mut Ctx, key: *mut RString, state: &LockState) {
+/// Replicates a lock's whole state with its absolute deadline as
+/// `DLOCK._SET key owner token holds deadline_ms`. `owner_arg` is the client's
+/// owner argument when it is the owner (shared, not copied).
+fn replicate_state(
+    ctx: *mut Ctx,
+    key: *mut RString,
+    owner_arg: Option<*mut RString>,
+    state: &LockState,
+) {
+    let (mut t, mut h, mut d) = ([0u8; 20], [0u8; 20], [0u8; 20]);
+    let token = format_i64(state.token, &mut t);
+    let holds = format_i64(state.holds, &mut h);
+    let deadline = format_i64(state.deadline_ms, &mut d);
+    let replicate = api!(RedisModule_Replicate);
+    let name = c"DLOCK._SET".as_ptr();
     unsafe {
-        api!(RedisModule_Replicate)(
-            ctx,
-            c"DLOCK._SET".as_ptr(),
-            c"sblll".as_ptr(),
-            key,
-            state.owner.as_ptr(),
-            state.owner.len(),
-            state.token,
-            state.holds,
-            state.deadline_ms,
-        )
+        match owner_arg {
+            Some(owner) => replicate(
+                ctx,
+                name,
+                c"ssbbb".as_ptr(),
+                key,
+                owner,
+                token.as_ptr(),
+                token.len(),
+                holds.as_ptr(),
+                holds.len(),
+                deadline.as_ptr(),
+                deadline.len(),
+            ),
+            None => replicate(
+                ctx,
+                name,
+                c"sbbbb".as_ptr(),
+                key,
+                state.owner.as_ptr(),
+                state.owner.len(),
+                token.as_ptr(),
+                token.len(),
+                holds.as_ptr(),
+                holds.len(),
+                deadline.as_ptr(),
+                deadline.len(),
+            ),
+        }
     };
-}
-
-/// Replicates the deletion of a lock key.
-fn replicate_delete(ctx: *mut Ctx, key: *mut RString) {
-    unsafe { api!(RedisModule_Replicate)(ctx, c"DEL".as_ptr(), c"s".as_ptr(), key) };
 }
 
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
@@ -116,7 +140,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     match outcome {
         Acquire::Granted(state) => {
             let token = state.token;
-            replicate_state(ctx, name, &state);
+            replicate_state(ctx, name, Some(args.raw(2)), &state);
             store(&key, state);
             stats::count(&stats::LOCKS_GRANTED);
             host::reply_integer(ctx, token);
@@ -124,7 +148,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Acquire::Reentered { token } => {
             key.set_abs_expire(deadline);
             if let Ok(Some(state)) = lock_in(&mut key) {
-                replicate_state(ctx, name, state);
+                replicate_state(ctx, name, Some(args.raw(2)), state);
             }
             host::reply_integer(ctx, token);
         }
@@ -154,10 +178,20 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `DLOCK.RELEASE key owner`
+///
+/// Dropping a hold depends only on the stored owner and hold count, so it is
+/// replicated as the command itself; applied from a master or from the AOF
+/// (`host::is_replay`) it does not look at the clock, which makes it the same
+/// effect there. A release that hands the lock to a waiter replicates the new
+/// state instead.
 pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.release", args.len() == 3)?;
     let owner = owner_arg(args, 2)?;
-    let now = host::now_ms();
+    let now = if host::is_replay(ctx) {
+        i64::MIN
+    } else {
+        host::now_ms()
+    };
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let Some(state) = lock_in(&mut key)? else {
@@ -167,16 +201,16 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     match state.release(owner, now) {
         Release::NotHeld => host::reply_integer(ctx, 0),
         Release::StillHeld => {
-            replicate_state(ctx, name, state);
+            host::replicate_verbatim(ctx);
             host::reply_integer(ctx, 1);
         }
         Release::Freed => {
             let db = host::selected_db(ctx);
             let handed_off = lock_waiters::count(db, args.bytes(1)) > 0
-                && serve_waiters(ctx, &mut key, name, db, now);
+                && serve_waiters(ctx, &mut key, name, db, host::now_ms());
             if !handed_off {
                 key.delete();
-                replicate_delete(ctx, name);
+                host::replicate_verbatim(ctx);
             }
             host::reply_integer(ctx, 1);
         }
@@ -197,7 +231,7 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Some(state) => {
             let extended = state.extend(owner, deadline, now);
             if extended {
-                replicate_state(ctx, name, state);
+                replicate_state(ctx, name, Some(args.raw(2)), state);
             }
             extended
         }
@@ -240,7 +274,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock._set", args.len() == 6)?;
     let state = LockState {
-        owner: owner_arg(args, 2)?.to_vec(),
+        owner: CompactBytes::from(owner_arg(args, 2)?),
         token: args.int(3, WardenError::InvalidState("token must be an integer"))?,
         holds: args.int(4, WardenError::InvalidState("holds must be an integer"))?,
         deadline_ms: args.int(5, WardenError::InvalidState("deadline must be an integer"))?,
@@ -250,7 +284,7 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     lock_in(&mut key)?;
     observe_token(state.token);
-    replicate_state(ctx, name, &state);
+    replicate_state(ctx, name, Some(args.raw(2)), &state);
     store(&key, state);
     host::reply_status(ctx, c"OK");
     Ok(())
@@ -281,7 +315,7 @@ pub fn serve_waiters(
     let deadline = now.saturating_add(waiter.ttl_ms);
     let state = with_fence(|fence| core_lock::grant(&waiter.owner, deadline, now, fence));
     let token = state.token;
-    replicate_state(ctx, name, &state);
+    replicate_state(ctx, name, None, &state);
     store(key, state);
     lock_waiters::grant(waiter, token);
     stats::count(&stats::LOCKS_GRANTED);

@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
@@ -51,8 +52,10 @@ struct KeyWaiters {
 struct Registry {
     keys: HashMap<Vec<u8>, KeyWaiters>,
     by_client: HashMap<usize, Vec<u8>>,
-    total: usize,
 }
+
+/// Clients blocked right now (mirrors the registry, readable without it).
+static WAITING: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     static REGISTRY: RefCell<Registry> = RefCell::new(Registry::default());
@@ -78,17 +81,15 @@ fn with_registry<R>(op: impl FnOnce(&mut Registry) -> R) -> R {
 
 /// Clients blocked right now, over all keys.
 pub fn total_waiting() -> usize {
-    with_registry(|r| r.total)
+    WAITING.load(Ordering::Relaxed)
 }
 
 /// Waiters queued on (db, key).
 pub fn count(db: c_int, key: &[u8]) -> usize {
-    with_registry(|r| {
-        if r.total == 0 {
-            return 0;
-        }
-        r.keys.get(&slot_id(db, key)).map_or(0, |w| w.queue.len())
-    })
+    if total_waiting() == 0 {
+        return 0;
+    }
+    with_registry(|r| r.keys.get(&slot_id(db, key)).map_or(0, |w| w.queue.len()))
 }
 
 /// Takes the oldest waiter of (db, key).
@@ -97,7 +98,7 @@ pub fn pop_front(db: c_int, key: &[u8]) -> Option<Waiter> {
         let id = slot_id(db, key);
         let entry = r.keys.get_mut(&id)?;
         let waiter = entry.queue.pop_front()?;
-        r.total -= 1;
+        WAITING.fetch_sub(1, Ordering::Relaxed);
         r.by_client.remove(&(waiter.bc as usize));
         if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
             r.keys.remove(&id);
@@ -117,7 +118,7 @@ fn remove_client(bc: *mut BlockedClient) -> bool {
         };
         let removed = entry.queue.remove_where(|w| w.bc == bc).is_some();
         if removed {
-            r.total -= 1;
+            WAITING.fetch_sub(1, Ordering::Relaxed);
         }
         if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
             r.keys.remove(&id);
@@ -154,7 +155,7 @@ pub fn block(
         let id = slot_id(db, key);
         r.by_client.insert(bc as usize, id.clone());
         r.keys.entry(id).or_default().queue.push(waiter);
-        r.total += 1;
+        WAITING.fetch_add(1, Ordering::Relaxed);
     });
     arm_lease_timer(ctx, db, key, lease_left_ms);
     Ok(())

@@ -1,6 +1,7 @@
 //! The lock state machine: grants, re-entry, release, extension, expiry and
 //! fencing tokens. Times are Unix milliseconds passed in by the caller.
 
+use super::compact_bytes::CompactBytes;
 use super::error::WardenError;
 
 /// A held lock: who holds it, its fencing token, how many holds, and when the
@@ -8,7 +9,7 @@ use super::error::WardenError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockState {
     /// The holder's identity, any non-empty byte string.
-    pub owner: Vec<u8>,
+    pub owner: CompactBytes,
     /// Fencing token of this grant.
     pub token: i64,
     /// Re-entrant hold count, at least 1.
@@ -57,7 +58,7 @@ impl LockState {
 
     /// Whether `owner` holds this lock at `now_ms`.
     pub fn is_held_by(&self, owner: &[u8], now_ms: i64) -> bool {
-        self.is_live(now_ms) && self.owner == owner
+        self.is_live(now_ms) && *self.owner == *owner
     }
 
     /// Milliseconds left on the lease (0 once expired).
@@ -117,7 +118,7 @@ pub fn acquire(
 ) -> Result<Acquire, WardenError> {
     match current {
         Some(state) if state.is_live(now_ms) => {
-            if state.owner != owner {
+            if *state.owner != *owner {
                 return Ok(Acquire::Busy);
             }
             state.holds = state
@@ -134,7 +135,7 @@ pub fn acquire(
 /// A fresh grant with a new fencing token.
 pub fn grant(owner: &[u8], deadline_ms: i64, now_ms: i64, fence: &mut FenceClock) -> LockState {
     LockState {
-        owner: owner.to_vec(),
+        owner: CompactBytes::from(owner),
         token: fence.next(now_ms),
         holds: 1,
         deadline_ms,
@@ -153,6 +154,11 @@ pub struct FenceClock {
 }
 
 impl FenceClock {
+    /// A clock whose largest token so far is `last`.
+    pub fn starting_at(last: i64) -> FenceClock {
+        FenceClock { last }
+    }
+
     /// The next token.
     pub fn next(&mut self, now_ms: i64) -> i64 {
         let token = self.last.saturating_add(1).max(now_ms.saturating_mul(1000));
@@ -216,7 +222,7 @@ mod tests {
         clock.0 = 1_100; // deadline reached: free
         let second = acquire_at(&mut slot, b"b", 100, &clock, &mut fence);
         assert!(token_of(&second) > token_of(&first));
-        assert_eq!(slot.as_ref().map(|s| s.owner.clone()), Some(b"b".to_vec()));
+        assert_eq!(slot.as_ref().map(|s| s.owner.to_vec()), Some(b"b".to_vec()));
     }
 
     #[test]
@@ -325,7 +331,7 @@ mod tests {
     #[test]
     fn validate_rejects_forged_states() {
         let ok = LockState {
-            owner: b"o".to_vec(),
+            owner: CompactBytes::from(&b"o"[..]),
             token: 1,
             holds: 1,
             deadline_ms: 1,
@@ -333,7 +339,7 @@ mod tests {
         assert!(ok.validate().is_ok());
         for bad in [
             LockState {
-                owner: vec![],
+                owner: CompactBytes::from(&b""[..]),
                 ..ok.clone()
             },
             LockState {
@@ -383,7 +389,7 @@ mod tests {
                                 last_token = s.token;
                             }
                             (Acquire::Granted(_), Some(_)) => panic!("granted while held"),
-                            (Acquire::Busy, Some(h)) => assert_ne!(h.owner, owner),
+                            (Acquire::Busy, Some(h)) => assert_ne!(&*h.owner, &owner[..]),
                             (Acquire::Busy, None) => panic!("busy while free"),
                             (Acquire::Reentered { token }, Some(h)) => assert_eq!(*token, h.token),
                             (Acquire::Reentered { .. }, None) => panic!("re-entered a free lock"),

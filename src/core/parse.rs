@@ -3,14 +3,45 @@
 /// Parses a decimal i64 the way Redis does: optional '-', digits only, no
 /// leading '+', spaces or leading zeros; `None` when it is not one.
 pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
-    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
-    if digits.is_empty() || digits.len() > 20 || !digits.iter().all(u8::is_ascii_digit) {
+    let (negative, digits) = match bytes.strip_prefix(b"-") {
+        Some(rest) => (true, rest),
+        None => (false, bytes),
+    };
+    if digits.is_empty() || digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
-    if digits.len() > 1 && digits[0] == b'0' {
-        return None;
+    // Accumulate negatively so i64::MIN fits.
+    let mut value: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
     }
-    std::str::from_utf8(bytes).ok()?.parse().ok()
+    if negative {
+        Some(value)
+    } else {
+        value.checked_neg()
+    }
+}
+
+/// Writes `v` in decimal into `buf` and returns the digits (no allocation).
+pub fn format_i64(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut n = v.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
 }
 
 /// Parses a finite decimal number ("0.01", "1e-3"); `None` for text, NaN,
@@ -84,6 +115,14 @@ mod tests {
             b"1,5",
         ] {
             assert_eq!(parse_f64(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn formats_integers() {
+        let mut buf = [0u8; 20];
+        for v in [0, 7, -7, 1_796_003_647_837_000, i64::MAX, i64::MIN] {
+            assert_eq!(format_i64(v, &mut buf), v.to_string().as_bytes());
         }
     }
 

@@ -904,7 +904,6 @@ mod tests {
             let per_s = 1 + rand(20);
             let burst = rand(6);
             let max_wait = [0, 100, 1000, 100_000][rand(4) as usize];
-            let rate = Rate::parse(per_s.to_string().as_bytes()).expect("rate");
             let mut model = Model {
                 tokens: burst as f64,
                 last: 0.0,

@@ -11,6 +11,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::commands::lock::observe_token;
+use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::LockState;
 use crate::host::{api, shield};
 
@@ -53,7 +54,7 @@ fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Error> {
     if owner.as_ref().len() > MAX_STORED_OWNER_BYTES {
         return Err(Error::generic("owner too long"));
     }
-    let owner = owner.as_ref().to_vec();
+    let owner = CompactBytes::from(owner.as_ref());
     let token = raw::load_signed(rdb)?;
     let holds = raw::load_signed(rdb)?;
     let deadline_ms = raw::load_signed(rdb)?;
@@ -114,7 +115,7 @@ unsafe extern "C" fn aof_rewrite(
 unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     shield(0, || {
         let state = &*value.cast::<LockState>();
-        std::mem::size_of::<LockState>() + state.owner.capacity()
+        std::mem::size_of::<LockState>() + state.owner.heap_bytes()
     })
 }
 

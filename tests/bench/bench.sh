@@ -1,0 +1,463 @@
+#!/usr/bin/env bash
+# warden benchmark: server CPU per call (INFO commandstats) and throughput (redis-benchmark)
+# of the module's commands next to the plain Redis commands and Lua scripts they replace.
+#
+#   bash tests/bench/bench.sh      (or: make bench)
+#
+# Knobs (environment):
+#   BENCH_N          requests per redis-benchmark run               (default 200000)
+#   BENCH_ROUNDS     interleaved rounds; medians are reported       (default 5)
+#   BENCH_CLIENTS    redis-benchmark connections (-c)               (default 50)
+#   BENCH_HELD_KEYS  keys held before the release rows              (default 3 * BENCH_N)
+#   BENCH_TIMEOUT    seconds allowed per redis-benchmark run        (default 120 + BENCH_N/1000)
+#   BENCH_PIN        auto|0: pin redis-server to CPU 0 and redis-benchmark to CPU 1
+#                    (auto = when there are >= 2 CPUs and taskset works)           (default auto)
+#   BENCH_NO_MODULE  1: start redis-server without the module and skip the module rows
+#
+# Method
+#   One redis-server (loopback, free port, temp dir, no persistence) runs the whole benchmark.
+#   Every measurement: FLUSHALL SYNC, CONFIG RESETSTAT, the row's setup, CONFIG RESETSTAT again
+#   (setup calls do not count), then one redis-benchmark run. "server us/call" is usec/calls of
+#   the command under test from INFO commandstats (for EVALSHA that includes every redis.call
+#   in the script); "rps" is redis-benchmark's requests/s. Each row is measured at -P 1 (which
+#   gives the us/call) and, in a separate run with its own flush and setup, at -P 16.
+#   Rounds are interleaved (each round runs every row once, in order); the report shows the
+#   median per row. A row's ratio is the median over rounds of (row us/call / reference us/call)
+#   from the same round, so slow drifts of the machine cancel out.
+#
+#   Freshness. Acquire rows use `-r 100000000` (lock:000000000000 .. lock:000099999999), so
+#   nearly every call creates a new key. Release rows run with `-r BENCH_HELD_KEYS` over keys
+#   that the setup created beforehand through `redis-cli --pipe`: lock:000000000000 ..
+#   lock:<HELD_KEYS-1>, exactly the names redis-benchmark's __rand_int__ produces, each held by
+#   "owner" with a 600 s TTL (SET ... PX for DEL and the Lua release, DLOCK.ACQUIRE for
+#   DLOCK.RELEASE). redis-benchmark draws keys at random, so a key drawn twice is missing the
+#   second time: with HELD_KEYS = 3 x N about 85% of release calls delete a held lock and the
+#   rest miss; the mix is the same for the three release rows. The "keys +/- per call" column of
+#   the checks section shows the measured fraction.
+#
+# Adding rows
+#   row NAME SETUP_FN [keyspace=R] [ref=ROW] [stat=CMD] [module] -- COMMAND ARGS...
+#     keyspace=R  redis-benchmark -r (default 100000000: fresh keys)
+#     ref=ROW     reference row for the ratio column
+#     stat=CMD    commandstats entry to read (default: the command name, lowercased)
+#     module      the row needs the module (skipped with BENCH_NO_MODULE=1)
+#   goal ROW REF MAX_RATIO      adds a PASS/MISS line "ROW <= MAX_RATIO x REF"
+#   A setup function runs after FLUSHALL; it can use `rcli ...` and `populate COMMAND ARGS...`
+#   (one command per held key, __rand_int__ replaced by 000000000000 .. HELD_KEYS-1).
+#
+# Exit status: 0 when the measurement completed (whatever the goals say); 1 on any error
+# (module missing, command unknown, redis-benchmark error or timeout, server died).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+ROOT=$PWD
+MODULE=target/release/libwarden.so
+OUT_DIR=target/bench
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+
+N=${BENCH_N:-200000}
+ROUNDS=${BENCH_ROUNDS:-5}
+CLIENTS=${BENCH_CLIENTS:-50}
+NO_MODULE=${BENCH_NO_MODULE:-0}
+PIN=${BENCH_PIN:-auto}
+FRESH_KEYSPACE=100000000
+for v in N ROUNDS CLIENTS; do
+    [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "BENCH_$v must be a positive integer (got '${!v}')"
+done
+HELD_KEYS=${BENCH_HELD_KEYS:-$((3 * N))}
+TIMEOUT=${BENCH_TIMEOUT:-$((120 + N / 1000))}
+[[ $HELD_KEYS =~ ^[1-9][0-9]*$ ]] || die "BENCH_HELD_KEYS must be a positive integer"
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIMEOUT must be a positive integer"
+[[ $NO_MODULE == 0 || $NO_MODULE == 1 ]] || die "BENCH_NO_MODULE must be 0 or 1"
+PIPELINES=(1 16)
+
+for tool in redis-server redis-benchmark redis-cli python3 timeout sha1sum; do
+    command -v "$tool" >/dev/null || die "'$tool' not found in PATH"
+done
+if [[ $NO_MODULE == 0 && ! -f $MODULE ]]; then
+    die "$ROOT/$MODULE not found. Build the module first ('make build' or 'cargo build --release'),
+       or run with BENCH_NO_MODULE=1 to measure only the rows that do not need it."
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
+SERVER_PID=""
+PORT=""
+cleanup() {
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------- python helpers
+cat >"$TMP/helper.py" <<'PY'
+import csv, hashlib, statistics, sys
+
+def gen(path, count, args):
+    """RESP stream: one command per key, __rand_int__ -> 000000000000 .. count-1."""
+    args = [a.encode() for a in args]
+    with open(path, "wb") as out:
+        buf = []
+        for i in range(count):
+            num = b"%012d" % i
+            parts = [a.replace(b"__rand_int__", num) for a in args]
+            buf.append(b"*%d\r\n" % len(parts)
+                       + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
+            if len(buf) >= 10000:
+                out.write(b"".join(buf)); buf = []
+        out.write(b"".join(buf))
+
+def parse(stat, csv_path, info_path):
+    """Print: calls usec rps failed rejected (rps from redis-benchmark's CSV)."""
+    rows = list(csv.reader(open(csv_path)))
+    if len(rows) < 2 or "rps" not in rows[0]:
+        sys.exit("no CSV result from redis-benchmark")
+    rps = float(rows[-1][rows[0].index("rps")])
+    want = "cmdstat_" + stat + ":"
+    for line in open(info_path):
+        line = line.strip()
+        if line.startswith(want):
+            f = dict(kv.split("=", 1) for kv in line[len(want):].split(","))
+            print(f["calls"], f["usec"], rps, f.get("failed_calls", 0), f.get("rejected_calls", 0))
+            return
+    sys.exit("no %s line in INFO commandstats" % want[:-1])
+
+def fmt_num(x):
+    return "{:,.0f}".format(x)
+
+def report(results, rows_path, goals_path, header_path):
+    rows = [l.rstrip("\n").split("\t") for l in open(rows_path) if l.strip()]
+    names = [r[0] for r in rows]
+    refs = {r[0]: r[1] for r in rows}
+    cmds = {r[0]: r[2] for r in rows}
+    # data[(name, pipeline)][round] = (usec_per_call, rps, calls, dkeys)
+    data = {}
+    for l in open(results):
+        rnd, pipe, name, calls, usec, rps, dkeys = l.rstrip("\n").split("\t")
+        calls = int(calls)
+        data.setdefault((name, int(pipe)), {})[int(rnd)] = (
+            int(usec) / calls, float(rps), calls, int(dkeys) / calls)
+
+    def col(name, pipe, idx):
+        return [v[idx] for v in data.get((name, pipe), {}).values()]
+
+    def ratio(name, ref):
+        a, b = data.get((name, 1), {}), data.get((ref, 1), {})
+        rs = [a[r][0] / b[r][0] for r in a if r in b and b[r][0] > 0]
+        return statistics.median(rs) if rs else None
+
+    out = [open(header_path).read().rstrip("\n"), ""]
+    out.append("| command | server µs/call | ratio | rps -P1 | rps -P16 |")
+    out.append("|---|---:|---:|---:|---:|")
+    for name in names:
+        us = col(name, 1, 0)
+        r1 = col(name, 1, 1)
+        r16 = col(name, 16, 1)
+        ref = refs[name]
+        rt = ratio(name, ref) if ref else None
+        rtxt = "—" if not ref else ("n/a" if rt is None else "%.2f× %s" % (rt, ref))
+        out.append("| %s | %s | %s | %s | %s |" % (
+            name,
+            "%.3f" % statistics.median(us) if us else "n/a",
+            rtxt,
+            fmt_num(statistics.median(r1)) if r1 else "n/a",
+            fmt_num(statistics.median(r16)) if r16 else "n/a"))
+    out.append("")
+    out.append("Medians over rounds; ratio = median over rounds of the per-round µs/call ratio "
+               "to the reference row (same round). µs/call is from the -P1 runs.")
+    out.append("")
+    out.append("## Goals")
+    out.append("")
+    for l in open(goals_path):
+        if not l.strip():
+            continue
+        name, ref, limit = l.rstrip("\n").split("\t")
+        limit = float(limit)
+        if name not in refs or ref not in refs:
+            out.append("- SKIP  %s ≤ %g× %s (row not measured)" % (name, limit, ref))
+            continue
+        rt = ratio(name, ref)
+        if rt is None:
+            out.append("- SKIP  %s ≤ %g× %s (no data)" % (name, limit, ref))
+            continue
+        verdict = "PASS" if rt <= limit else "MISS"
+        out.append("- %s  %s ≤ %g× %s: measured %.2f×" % (verdict, name, limit, ref, rt))
+    out.append("")
+    out.append("## Checks")
+    out.append("")
+    out.append("| command | calls/run -P1 | keys +/- per call -P1 | server µs/call -P16 |")
+    out.append("|---|---:|---:|---:|")
+    for name in names:
+        calls = col(name, 1, 2)
+        dk = col(name, 1, 3)
+        us16 = col(name, 16, 0)
+        out.append("| %s | %s | %s | %s |" % (
+            name,
+            fmt_num(statistics.median(calls)) if calls else "n/a",
+            "%+.3f" % statistics.median(dk) if dk else "n/a",
+            "%.3f" % statistics.median(us16) if us16 else "n/a"))
+    out.append("")
+    out.append("keys +/- per call: change of DBSIZE during the run divided by calls "
+               "(+1 = every call created a key, -1 = every call deleted one).")
+    out.append("")
+    out.append("## Rows")
+    out.append("")
+    for name in names:
+        out.append("- %s: `%s`" % (name, cmds[name]))
+    print("\n".join(out))
+
+cmd = sys.argv[1]
+if cmd == "gen":
+    gen(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
+elif cmd == "parse":
+    parse(*sys.argv[2:5])
+elif cmd == "report":
+    report(*sys.argv[2:6])
+elif cmd == "port":
+    import socket
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
+else:
+    sys.exit("unknown helper command " + cmd)
+PY
+helper() { python3 "$TMP/helper.py" "$@"; }
+
+# ---------------------------------------------------------------- CPU pinning
+PIN_SERVER=()
+PIN_BENCH=()
+PIN_TEXT="off"
+if [[ $PIN == auto ]] && (( $(nproc) >= 2 )) && command -v taskset >/dev/null \
+        && taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null; then
+    PIN_SERVER=(taskset -c 0)
+    PIN_BENCH=(taskset -c 1)
+    PIN_TEXT="redis-server on CPU 0, redis-benchmark on CPU 1"
+fi
+
+# ---------------------------------------------------------------- server
+rcli() { timeout 120 redis-cli -p "$PORT" "$@"; }
+
+start_server() {
+    local attempt args
+    for attempt in 1 2 3; do
+        PORT=$(helper port)
+        args=(--port "$PORT" --bind 127.0.0.1 --dir "$TMP" --save "" --appendonly no
+              --daemonize no --logfile "$TMP/redis.log" --loglevel notice)
+        [[ $NO_MODULE == 1 ]] || args+=(--loadmodule "$ROOT/$MODULE")
+        ${PIN_SERVER[@]+"${PIN_SERVER[@]}"} redis-server "${args[@]}" &
+        SERVER_PID=$!
+        for _ in $(seq 100); do
+            if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+            if [[ $(redis-cli -p "$PORT" PING 2>/dev/null) == PONG ]]; then return 0; fi
+            sleep 0.1
+        done
+        if kill -0 "$SERVER_PID" 2>/dev/null; then
+            die "redis-server did not answer PING within 10 s; log: $(tail -5 "$TMP/redis.log")"
+        fi
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=""
+        grep -q "Address already in use" "$TMP/redis.log" 2>/dev/null || break
+        log "port $PORT taken, retrying"
+    done
+    die "redis-server failed to start; last lines of its log:
+$(tail -15 "$TMP/redis.log" 2>/dev/null)"
+}
+
+server_alive() {
+    kill -0 "$SERVER_PID" 2>/dev/null \
+        || die "redis-server died; last lines of its log:
+$(tail -15 "$TMP/redis.log" 2>/dev/null)"
+}
+
+# populate COMMAND ARGS...: one command per held key (__rand_int__ -> 000000000000 ..
+# HELD_KEYS-1), sent through redis-cli --pipe. The RESP stream is generated once and cached.
+populate() {
+    local file
+    file="$TMP/pop-$(printf '%s\n' "$HELD_KEYS" "$@" | sha1sum | cut -c1-16).resp"
+    [[ -f $file ]] || helper gen "$file" "$HELD_KEYS" "$@"
+    local out
+    out=$(timeout 600 redis-cli -p "$PORT" --pipe <"$file" 2>&1) \
+        || die "populate with '$*' failed: $out"
+    [[ $out == *"errors: 0, replies: $HELD_KEYS"* ]] \
+        || die "populate with '$*' had errors: $(tail -3 <<<"$out")"
+}
+
+# load_script BODY SHA: SCRIPT LOAD and check the SHA the rows were built with.
+load_script() {
+    local sha
+    sha=$(rcli SCRIPT LOAD "$1")
+    [[ $sha == "$2" ]] || die "SCRIPT LOAD returned '$sha', expected '$2'"
+}
+
+# ---------------------------------------------------------------- rows
+ROW_NAMES=(); ROW_SETUP=(); ROW_CMD=(); ROW_KEYSPACE=(); ROW_REF=(); ROW_STAT=()
+GOALS=()
+
+row() {
+    local name=$1 setup=$2
+    shift 2
+    local keyspace=$FRESH_KEYSPACE ref="" stat="" module=0
+    while (( $# )) && [[ $1 != -- ]]; do
+        case $1 in
+            keyspace=*) keyspace=${1#*=} ;;
+            ref=*) ref=${1#*=} ;;
+            stat=*) stat=${1#*=} ;;
+            module) module=1 ;;
+            *) die "row '$name': unknown option '$1'" ;;
+        esac
+        shift
+    done
+    [[ ${1:-} == -- ]] || die "row '$name': missing '--' before the command"
+    shift
+    (( $# )) || die "row '$name': no command"
+    declare -F "$setup" >/dev/null || die "row '$name': setup function '$setup' not defined"
+    [[ $name != *$'\t'* && $name != *'|'* ]] || die "row '$name': no tabs or '|' in names"
+    [[ -n $stat ]] || stat=$(tr '[:upper:]' '[:lower:]' <<<"$1")
+    if [[ $module == 1 && $NO_MODULE == 1 ]]; then
+        log "BENCH_NO_MODULE=1: skipping row '$name'"
+        return 0
+    fi
+    ROW_NAMES+=("$name"); ROW_SETUP+=("$setup"); ROW_KEYSPACE+=("$keyspace")
+    ROW_REF+=("$ref"); ROW_STAT+=("$stat"); ROW_CMD+=("$(printf '%q ' "$@")")
+}
+
+goal() { GOALS+=("$1"$'\t'"$2"$'\t'"$3"); }
+
+LUA_ACQUIRE="if redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 else return 0 end"
+LUA_RELEASE="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end"
+SHA_ACQUIRE=$(printf '%s' "$LUA_ACQUIRE" | sha1sum | cut -d' ' -f1)
+SHA_RELEASE=$(printf '%s' "$LUA_RELEASE" | sha1sum | cut -d' ' -f1)
+HELD_TTL_MS=600000   # held locks outlive any run
+
+setup_none() { :; }
+setup_held_by_set() { populate SET lock:__rand_int__ owner PX "$HELD_TTL_MS"; }
+setup_held_by_dlock() { populate DLOCK.ACQUIRE lock:__rand_int__ owner "$HELD_TTL_MS"; }
+setup_lua_acquire() { load_script "$LUA_ACQUIRE" "$SHA_ACQUIRE"; }
+setup_lua_release() { load_script "$LUA_RELEASE" "$SHA_RELEASE"; setup_held_by_set; }
+
+# Distributed locks
+row "SET NX PX" setup_none \
+    -- SET lock:__rand_int__ owner NX PX 30000
+row "DEL" setup_held_by_set keyspace="$HELD_KEYS" \
+    -- DEL lock:__rand_int__
+row "Lua acquire" setup_lua_acquire ref="SET NX PX" \
+    -- EVALSHA "$SHA_ACQUIRE" 1 lock:__rand_int__ owner 30000
+row "Lua release" setup_lua_release keyspace="$HELD_KEYS" ref="DEL" \
+    -- EVALSHA "$SHA_RELEASE" 1 lock:__rand_int__ owner
+row "DLOCK.ACQUIRE" setup_none ref="SET NX PX" module \
+    -- DLOCK.ACQUIRE lock:__rand_int__ owner 30000
+row "DLOCK.RELEASE" setup_held_by_dlock keyspace="$HELD_KEYS" ref="DEL" module \
+    -- DLOCK.RELEASE lock:__rand_int__ owner
+
+goal "DLOCK.ACQUIRE" "SET NX PX" 1.2
+goal "DLOCK.RELEASE" "DEL" 1.2
+goal "DLOCK.ACQUIRE" "Lua acquire" 0.5
+goal "DLOCK.RELEASE" "Lua release" 0.5
+
+# ---------------------------------------------------------------- run
+module_text() {
+    if [[ $NO_MODULE == 1 ]]; then
+        echo "not loaded (BENCH_NO_MODULE=1)"
+    else
+        echo "$MODULE (sha256 $(sha256sum "$MODULE" | cut -c1-12), built $(date -r "$MODULE" '+%Y-%m-%d %H:%M:%S'))"
+    fi
+}
+START_DATE=$(date '+%Y-%m-%d %H:%M:%S %Z')
+START_LOAD=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+MODULE_TEXT=$(module_text)   # before the server loads it: describes the version measured
+start_server
+if [[ $NO_MODULE == 0 ]]; then
+    modules=$(rcli MODULE LIST)
+    grep -qx warden <<<"$modules" || die "module 'warden' is not in MODULE LIST"
+fi
+declare -a cmd
+for i in "${!ROW_NAMES[@]}"; do
+    eval "cmd=(${ROW_CMD[$i]})"
+    [[ -n $(rcli COMMAND INFO "${cmd[0]}" | tr -d '[:space:]') ]] \
+        || die "the server does not know ${cmd[0]} (row '${ROW_NAMES[$i]}'): is it implemented in $MODULE?"
+done
+
+RESULTS="$TMP/results.tsv"
+: >"$RESULTS"
+log "server pid $SERVER_PID port $PORT; ${#ROW_NAMES[@]} rows x ${#PIPELINES[@]} pipelines x $ROUNDS rounds, N=$N, held keys=$HELD_KEYS"
+
+measure() {   # measure ROUND ROW_INDEX PIPELINE
+    local rnd=$1 i=$2 pipe=$3 name=${ROW_NAMES[$2]}
+    rcli FLUSHALL SYNC >/dev/null
+    rcli CONFIG RESETSTAT >/dev/null
+    "${ROW_SETUP[$i]}"
+    rcli CONFIG RESETSTAT >/dev/null
+    local db0 db1 rc=0
+    db0=$(rcli DBSIZE)
+    eval "cmd=(${ROW_CMD[$i]})"
+    timeout -k 5 "$TIMEOUT" ${PIN_BENCH[@]+"${PIN_BENCH[@]}"} redis-benchmark \
+        -p "$PORT" -n "$N" -r "${ROW_KEYSPACE[$i]}" -c "$CLIENTS" -P "$pipe" --csv "${cmd[@]}" \
+        >"$TMP/bench.csv" 2>"$TMP/bench.err" || rc=$?
+    server_alive
+    if (( rc == 124 || rc == 137 )); then
+        die "row '$name' -P$pipe: redis-benchmark timed out after ${TIMEOUT}s"
+    elif (( rc != 0 )); then
+        die "row '$name' -P$pipe: redis-benchmark failed (exit $rc): $(tail -3 "$TMP/bench.err") $(tail -3 "$TMP/bench.csv")"
+    fi
+    db1=$(rcli DBSIZE)
+    rcli INFO commandstats >"$TMP/info.txt"
+    local calls usec rps failed rejected
+    read -r calls usec rps failed rejected < <(helper parse "${ROW_STAT[$i]}" "$TMP/bench.csv" "$TMP/info.txt") \
+        || die "row '$name' -P$pipe: could not read the results"
+    (( calls > 0 )) || die "row '$name' -P$pipe: no calls recorded for cmdstat_${ROW_STAT[$i]}"
+    (( failed == 0 && rejected == 0 )) \
+        || log "warning: row '$name' -P$pipe: failed_calls=$failed rejected_calls=$rejected"
+    (( calls >= N )) || log "warning: row '$name' -P$pipe: only $calls calls of $N"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rnd" "$pipe" "$name" "$calls" "$usec" "$rps" \
+        "$((db1 - db0))" >>"$RESULTS"
+    log "$(printf 'round %d/%d  %-16s -P%-2d %7.3f us/call %10.0f rps' "$rnd" "$ROUNDS" "$name" \
+        "$pipe" "$(python3 -c "print($usec/$calls)")" "$rps")"
+}
+
+START=$SECONDS
+for rnd in $(seq "$ROUNDS"); do
+    for i in "${!ROW_NAMES[@]}"; do
+        for pipe in "${PIPELINES[@]}"; do
+            measure "$rnd" "$i" "$pipe"
+        done
+    done
+done
+log "measurements done in $((SECONDS - START)) s"
+
+# ---------------------------------------------------------------- report
+for i in "${!ROW_NAMES[@]}"; do
+    eval "cmd=(${ROW_CMD[$i]})"
+    printf '%s\t%s\t%s\n' "${ROW_NAMES[$i]}" "${ROW_REF[$i]}" \
+        "redis-benchmark -n $N -r ${ROW_KEYSPACE[$i]} -c $CLIENTS -P 1|16 ${cmd[*]}  (setup: ${ROW_SETUP[$i]})"
+done >"$TMP/rows.tsv"
+printf '%s\n' "${GOALS[@]}" >"$TMP/goals.tsv"
+
+CPU_MODEL=$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')
+SERVER_VERSION=$(rcli INFO server | tr -d '\r' | sed -n 's/^redis_version://p')
+{
+    echo "# warden benchmark"
+    echo
+    echo "- date: $START_DATE (measurements took $((SECONDS - START)) s)"
+    echo "- machine: nproc=$(nproc), CPU: ${CPU_MODEL:-unknown}"
+    echo "- redis-server: ${SERVER_VERSION:-unknown} ($(redis-server --version | grep -o 'malloc=[^ ]*'))"
+    echo "- module: $MODULE_TEXT"
+    echo "- runs: N=$N requests, $ROUNDS interleaved rounds, -c $CLIENTS, pipelines -P1 and -P16;" \
+         "acquire rows on fresh keys (-r $FRESH_KEYSPACE), release rows on $HELD_KEYS held locks (-r $HELD_KEYS)"
+    echo "- CPU pinning: $PIN_TEXT; load average (1/5/15 min) at start: $START_LOAD," \
+         "at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+    if [[ $(module_text) != "$MODULE_TEXT" ]]; then
+        echo "- WARNING: $MODULE changed during the run; the results are for the version above" \
+             "(loaded at start), not for $(module_text)"
+    fi
+} >"$TMP/header.md"
+
+mkdir -p "$OUT_DIR"
+helper report "$RESULTS" "$TMP/rows.tsv" "$TMP/goals.tsv" "$TMP/header.md" >"$OUT_DIR/results.md"
+cat "$OUT_DIR/results.md"
+log "written to $OUT_DIR/results.md"
