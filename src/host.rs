@@ -191,6 +191,12 @@ impl Key {
         unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at_ms) };
     }
 
+    /// Sets the key's absolute expiry, or removes it (`None`: never expires).
+    pub fn set_abs_expire_or_persist(&self, at_ms: Option<i64>) {
+        let at = at_ms.unwrap_or(raw::REDISMODULE_NO_EXPIRE as i64);
+        unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at) };
+    }
+
     /// Deletes the key.
     pub fn delete(&self) {
         unsafe { api!(RedisModule_DeleteKey)(self.ptr) };

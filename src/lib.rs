@@ -17,6 +17,7 @@ use redis_module::{redis_module, Context, RedisString, Status};
 
 use crate::types::bloom::BLOOM_TYPE;
 use crate::types::lock::LOCK_TYPE;
+use crate::types::rate::LIMITER_TYPE;
 
 /// Registers everything warden adds to the server, stopping at the first failure.
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
@@ -57,7 +58,7 @@ redis_module! {
     name: "warden",
     version: 1,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE, BLOOM_TYPE],
+    data_types: [LOCK_TYPE, BLOOM_TYPE, LIMITER_TYPE],
     init: init,
     event_handlers: [
         [@GENERIC @EXPIRED @EVICTED: commands::lock_waiters::on_key_event],

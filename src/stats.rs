@@ -16,6 +16,11 @@ pub static LOCKS_CONTENDED: AtomicI64 = AtomicI64::new(0);
 /// Grants made by handing a released or expired lock to a waiter.
 pub static LOCKS_HANDED_OFF: AtomicI64 = AtomicI64::new(0);
 
+/// Rate-limiter calls that were allowed.
+pub static RL_ALLOWED: AtomicI64 = AtomicI64::new(0);
+/// Rate-limiter calls that were denied.
+pub static RL_DENIED: AtomicI64 = AtomicI64::new(0);
+
 /// Adds one to a counter.
 pub fn count(counter: &AtomicI64) {
     counter.fetch_add(1, Ordering::Relaxed);
@@ -36,6 +41,8 @@ unsafe extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: 
         field(c"locks_waiting", lock_waiters::total_waiting() as i64);
         field(c"bf_filters", bloom::FILTERS.load(Ordering::Relaxed));
         field(c"bf_bytes", bloom::FILTER_BYTES.load(Ordering::Relaxed));
+        field(c"rl_allowed", RL_ALLOWED.load(Ordering::Relaxed));
+        field(c"rl_denied", RL_DENIED.load(Ordering::Relaxed));
     })
 }
 

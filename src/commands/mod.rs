@@ -4,6 +4,7 @@
 pub mod bloom;
 pub mod lock;
 pub mod lock_waiters;
+pub mod rate;
 
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -174,6 +175,31 @@ pub fn table() -> Vec<CommandSpec> {
         CommandSpec {
             name: "bf._loadx",
             func: command_fn!(bloom::load),
+            flags: "write deny-oom",
+        },
+        CommandSpec {
+            name: "rl.token",
+            func: command_fn!(rate::token),
+            flags: "write deny-oom fast",
+        },
+        CommandSpec {
+            name: "rl.leaky",
+            func: command_fn!(rate::leaky),
+            flags: "write deny-oom fast",
+        },
+        CommandSpec {
+            name: "rl.window",
+            func: command_fn!(rate::window),
+            flags: "write deny-oom fast",
+        },
+        CommandSpec {
+            name: "rl.gcra",
+            func: command_fn!(rate::gcra),
+            flags: "write deny-oom fast",
+        },
+        CommandSpec {
+            name: "rl._set",
+            func: command_fn!(rate::set_state),
             flags: "write deny-oom",
         },
         CommandSpec {

@@ -2,3 +2,4 @@
 
 pub mod bloom;
 pub mod lock;
+pub mod rate;

@@ -1,0 +1,286 @@
+//! RL.* commands: rate limiters on the `warden-rl` type.
+//!
+//! Each call reads the server clock once, decides in the core, and — only when
+//! it let events through — stores the new state with the absolute time at
+//! which the limiter is full again as the key's expiry, and replicates that
+//! state as `RL._SET`. Denied calls and `COST 0` write and replicate nothing.
+
+use std::ffi::c_long;
+
+use crate::commands::Args;
+use crate::core::error::WardenError;
+use crate::core::parse::{is_keyword, parse_i64};
+use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
+use crate::host::{self, api, Ctx, Key, RString, Slot};
+use crate::stats;
+use crate::types::rate::{field_text, Limiter, LimiterKind, LIMITER_TYPE};
+
+/// The limiter in a key: `Ok(None)` when the key is empty.
+fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {
+    match key.slot::<Limiter>(&LIMITER_TYPE) {
+        Slot::Empty => Ok(None),
+        Slot::Value(l) => {
+            let l = unsafe { &mut *l };
+            if l.kind() == kind {
+                Ok(Some(l))
+            } else {
+                Err(WardenError::LimiterKindMismatch)
+            }
+        }
+        Slot::WrongType => Err(WardenError::WrongType),
+    }
+}
+
+/// A non-negative integer argument, or `err`.
+fn count_arg(bytes: &[u8], err: WardenError) -> Result<u64, WardenError> {
+    match parse_i64(bytes) {
+        Some(v) if v >= 0 => Ok(v as u64),
+        _ => Err(err),
+    }
+}
+
+/// Parses `[NAME value]...` options from `args[from..]`; each name at most once.
+fn options<const N: usize>(
+    args: &Args,
+    from: usize,
+    names: [(&str, WardenError); N],
+) -> Result<[Option<u64>; N], WardenError> {
+    let mut values = [None; N];
+    let mut i = from;
+    while i < args.len() {
+        let word = args.bytes(i);
+        let at = names
+            .iter()
+            .position(|(n, _)| is_keyword(word, n))
+            .ok_or(WardenError::Syntax)?;
+        if values[at].is_some() || i + 1 >= args.len() {
+            return Err(WardenError::Syntax);
+        }
+        values[at] = Some(count_arg(args.bytes(i + 1), names[at].1.clone())?);
+        i += 2;
+    }
+    Ok(values)
+}
+
+/// Stores and replicates a new limiter state with its absolute expiry.
+fn store(ctx: *mut Ctx, key: &mut Key, name: *mut RString, limiter: Limiter, expires: Option<i64>) {
+    match limiter_in(key, limiter.kind()) {
+        Ok(Some(existing)) => *existing = limiter,
+        _ => key.set_value(&LIMITER_TYPE, Box::new(limiter)),
+    }
+    key.set_abs_expire_or_persist(expires);
+    let f = limiter.fields().map(field_text);
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx,
+            c"RL._SET".as_ptr(),
+            c"slbbbbl".as_ptr(),
+            name,
+            limiter.kind() as i64,
+            f[0].as_ptr(),
+            f[0].len(),
+            f[1].as_ptr(),
+            f[1].len(),
+            f[2].as_ptr(),
+            f[2].len(),
+            f[3].as_ptr(),
+            f[3].len(),
+            expires.unwrap_or(-1),
+        )
+    };
+}
+
+fn reply_decision(ctx: *mut Ctx, d: &Decision) {
+    stats::count(if d.allowed {
+        &stats::RL_ALLOWED
+    } else {
+        &stats::RL_DENIED
+    });
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx, 4 as c_long) };
+    for v in [i64::from(d.allowed), d.remaining, d.wait_ms, d.reset_ms] {
+        host::reply_integer(ctx, v);
+    }
+}
+
+/// Runs a bucket algorithm on key `args[1]` and replies with its decision.
+fn run_bucket(
+    ctx: *mut Ctx,
+    args: &Args,
+    kind: LimiterKind,
+    decide: impl FnOnce(
+        Option<&BucketState>,
+        i64,
+    ) -> Result<Outcome<BucketState, Decision>, WardenError>,
+) -> Result<(), WardenError> {
+    let now = host::now_ms();
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let state = match limiter_in(&mut key, kind)? {
+        Some(Limiter::Bucket(_, s)) => Some(*s),
+        _ => None,
+    };
+    let out = decide(state.as_ref(), now)?;
+    if let Some((s, expires)) = out.store {
+        store(ctx, &mut key, name, Limiter::Bucket(kind, s), expires);
+    }
+    reply_decision(ctx, &out.reply);
+    Ok(())
+}
+
+/// `RL.TOKEN key rate burst [COST n] [MAXWAIT ms]`
+pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("rl.token", args.len() >= 4)?;
+    let rate = Rate::parse(args.bytes(2))?;
+    let burst = count_arg(args.bytes(3), WardenError::BadBurst)?;
+    let [cost, max_wait] = options(
+        args,
+        4,
+        [
+            ("COST", WardenError::BadCost),
+            ("MAXWAIT", WardenError::BadMaxWait),
+        ],
+    )?;
+    run_bucket(ctx, args, LimiterKind::Token, |state, now| {
+        rate::token_bucket(
+            state,
+            rate,
+            burst,
+            cost.unwrap_or(1),
+            max_wait.unwrap_or(0),
+            now,
+        )
+    })
+}
+
+/// `RL.LEAKY key rate capacity [COST n]`
+pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("rl.leaky", args.len() >= 4)?;
+    let rate = Rate::parse(args.bytes(2))?;
+    let capacity = match count_arg(args.bytes(3), WardenError::BadCapacity)? {
+        0 => return Err(WardenError::BadCapacity),
+        c => c,
+    };
+    let [cost] = options(args, 4, [("COST", WardenError::BadCost)])?;
+    run_bucket(ctx, args, LimiterKind::Leaky, |state, now| {
+        rate::leaky_bucket(state, rate, capacity, cost.unwrap_or(1), now)
+    })
+}
+
+/// `RL.WINDOW key limit window_ms [COST n]`
+pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("rl.window", args.len() >= 4)?;
+    let limit = match count_arg(args.bytes(2), WardenError::BadLimit)? {
+        0 => return Err(WardenError::BadLimit),
+        l => l,
+    };
+    let window_ms = match count_arg(args.bytes(3), WardenError::BadWindow)? {
+        0 => return Err(WardenError::BadWindow),
+        w => w,
+    };
+    let [cost] = options(args, 4, [("COST", WardenError::BadCost)])?;
+    let now = host::now_ms();
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let state: Option<WindowState> = match limiter_in(&mut key, LimiterKind::Window)? {
+        Some(Limiter::Window(w)) => Some(*w),
+        _ => None,
+    };
+    let out = rate::sliding_window(state.as_ref(), limit, window_ms, cost.unwrap_or(1), now)?;
+    if let Some((s, expires)) = out.store {
+        store(ctx, &mut key, name, Limiter::Window(s), expires);
+    }
+    reply_decision(ctx, &out.reply);
+    Ok(())
+}
+
+/// `RL.GCRA key max_burst count period_s [QUANTITY n]`, replying like
+/// redis-cell's `CL.THROTTLE`.
+pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("rl.gcra", args.len() >= 5)?;
+    let max_burst = count_arg(args.bytes(2), WardenError::BadBurst)?;
+    let count = count_arg(args.bytes(3), WardenError::BadRate)?;
+    let period = count_arg(args.bytes(4), WardenError::BadRate)?;
+    let [quantity] = options(args, 5, [("QUANTITY", WardenError::BadCost)])?;
+    let now = host::now_ms();
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let state = match limiter_in(&mut key, LimiterKind::Gcra)? {
+        Some(Limiter::Bucket(_, s)) => Some(*s),
+        _ => None,
+    };
+    let out = rate::gcra(
+        state.as_ref(),
+        max_burst,
+        count,
+        period,
+        quantity.unwrap_or(1),
+        now,
+    )?;
+    if let Some((s, expires)) = out.store {
+        store(
+            ctx,
+            &mut key,
+            name,
+            Limiter::Bucket(LimiterKind::Gcra, s),
+            expires,
+        );
+    }
+    let r: GcraReply = out.reply;
+    stats::count(if r.limited == 0 {
+        &stats::RL_ALLOWED
+    } else {
+        &stats::RL_DENIED
+    });
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx, 5 as c_long) };
+    for v in [
+        r.limited,
+        r.limit,
+        r.remaining,
+        r.retry_after_s,
+        r.reset_after_s,
+    ] {
+        host::reply_integer(ctx, v);
+    }
+    Ok(())
+}
+
+/// `RL._SET key kind f1 f2 f3 f4 pxat_ms`: the replication and AOF form of a
+/// limiter's state (`pxat_ms` -1: no expiry). Internal.
+pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("rl._set", args.len() == 8)?;
+    let bad = || WardenError::InvalidState("rate limiter field is not an integer");
+    let kind = parse_i64(args.bytes(2))
+        .and_then(LimiterKind::from_code)
+        .ok_or_else(bad)?;
+    let mut fields = [0i128; 4];
+    for (i, f) in fields.iter_mut().enumerate() {
+        let text = std::str::from_utf8(args.bytes(3 + i)).map_err(|_| bad())?;
+        *f = text.parse::<i128>().map_err(|_| bad())?;
+    }
+    let expires = parse_i64(args.bytes(7)).ok_or_else(bad)?;
+    let limiter = Limiter::from_fields(kind, fields)?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    if let Slot::WrongType = key.slot::<Limiter>(&LIMITER_TYPE) {
+        return Err(WardenError::WrongType);
+    }
+    if let Ok(Some(existing)) = limiter_in(&mut key, kind) {
+        *existing = limiter;
+    } else {
+        key.set_value(&LIMITER_TYPE, Box::new(limiter));
+    }
+    key.set_abs_expire_or_persist((expires >= 0).then_some(expires));
+    let rest: Vec<*mut RString> = (2..args.len()).map(|i| args.raw(i)).collect();
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx,
+            c"RL._SET".as_ptr(),
+            c"sv".as_ptr(),
+            name,
+            rest.as_ptr(),
+            rest.len(),
+        )
+    };
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
