@@ -11,12 +11,22 @@ use std::ffi::c_long;
 use crate::commands::Args;
 use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::core::bloom::{
-    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, MAX_EXPANSION,
+    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, Sizing, MAX_EXPANSION,
 };
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
 use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::types::bloom::{self as bloom_type, float_text, words_from_le, BLOOM_TYPE};
+
+/// The size cap for this call: `bf-max-bytes`, except for writes applied from
+/// a master or the AOF, which must rebuild what already exists.
+fn max_bytes(ctx: *mut Ctx) -> u64 {
+    if host::is_replay(ctx) {
+        u64::MAX
+    } else {
+        config::bf_max_bytes()
+    }
+}
 
 /// The filter in a key: `Ok(None)` when the key is empty.
 fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError> {
@@ -161,7 +171,7 @@ pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     if filter_in(&mut key)?.is_some() {
         return Err(WardenError::ItemExists);
     }
-    let filter = BloomFilter::new(params, config::bf_max_bytes())?;
+    let filter = BloomFilter::new(params, max_bytes(ctx))?;
     replicate_reserve(ctx, name, &filter);
     bloom_type::track_new(&filter);
     key.set_value(&BLOOM_TYPE, Box::new(filter));
@@ -185,7 +195,7 @@ fn add_items(
     create: Option<BloomParams>,
 ) -> Result<Vec<ItemReply>, WardenError> {
     let name = args.raw(1);
-    let max_bytes = config::bf_max_bytes();
+    let max_bytes = max_bytes(ctx);
     let mut key = Key::writable(ctx, name);
     let mut created: Option<Box<BloomFilter>> = None;
     let filter: &mut BloomFilter = match filter_in(&mut key)? {
@@ -386,7 +396,7 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let existing = filter_in(&mut key)?;
-    let max_bytes = config::bf_max_bytes();
+    let max_bytes = max_bytes(ctx);
     if argc == 10 && is_keyword(args.bytes(2), "LAYER") {
         let error_rate = parse_f64(args.bytes(3)).ok_or_else(bad)?;
         let expansion = u32::try_from(int(4)?).map_err(|_| bad())?;
@@ -397,7 +407,8 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         match existing {
             None if index == 0 => {
                 let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
-                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, budget)?;
+                let sizing = Sizing::for_expansion(expansion);
+                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, budget, sizing)?;
                 let filter = BloomFilter::from_parts(error_rate, expansion, vec![layer])?;
                 bloom_type::track_new(&filter);
                 key.set_value(&BLOOM_TYPE, Box::new(filter));
@@ -409,6 +420,7 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                     hashes,
                     items,
                     f.layer_budget(max_bytes),
+                    Sizing::Nominal,
                 )?;
                 let before = f.size();
                 f.push_layer(layer)?;

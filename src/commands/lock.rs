@@ -1,6 +1,7 @@
 //! DLOCK.* commands: glue between the arguments, the lock key and the core
-//! state machine. Effects replicate as `DLOCK._SET` with absolute deadlines or
-//! as `DEL`; calls that change nothing replicate nothing.
+//! state machine. Grants, re-entries, extensions and hand-offs replicate as
+//! `DLOCK._SET` with absolute deadlines; releases as themselves (see
+//! `release`); calls that change nothing replicate nothing.
 
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -10,7 +11,7 @@ use crate::commands::Args;
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::error::WardenError;
 use crate::core::lock::{self as core_lock, Acquire, FenceClock, LockState, Release};
-use crate::core::parse::{format_i64, is_keyword};
+use crate::core::parse::{is_keyword, parse_fields, FieldText};
 use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::stats;
 use crate::types::lock::LOCK_TYPE;
@@ -50,8 +51,18 @@ fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
     Ok(owner)
 }
 
+/// The one-argument state of `DLOCK._SET`: token, holds and the absolute
+/// deadline in ms, joined by ':'.
+pub fn state_text(state: &LockState) -> FieldText {
+    FieldText::new(&[
+        state.token.into(),
+        state.holds.into(),
+        state.deadline_ms.into(),
+    ])
+}
+
 /// Replicates a lock's whole state with its absolute deadline as
-/// `DLOCK._SET key owner token holds deadline_ms`. `owner_arg` is the client's
+/// `DLOCK._SET key owner token:holds:deadline_ms`. `owner_arg` is the client's
 /// owner argument when it is the owner (shared, not copied).
 fn replicate_state(
     ctx: *mut Ctx,
@@ -59,10 +70,8 @@ fn replicate_state(
     owner_arg: Option<*mut RString>,
     state: &LockState,
 ) {
-    let (mut t, mut h, mut d) = ([0u8; 20], [0u8; 20], [0u8; 20]);
-    let token = format_i64(state.token, &mut t);
-    let holds = format_i64(state.holds, &mut h);
-    let deadline = format_i64(state.deadline_ms, &mut d);
+    let text = state_text(state);
+    let text = text.as_bytes();
     let replicate = api!(RedisModule_Replicate);
     let name = c"DLOCK._SET".as_ptr();
     unsafe {
@@ -70,29 +79,21 @@ fn replicate_state(
             Some(owner) => replicate(
                 ctx,
                 name,
-                c"ssbbb".as_ptr(),
+                c"ssb".as_ptr(),
                 key,
                 owner,
-                token.as_ptr(),
-                token.len(),
-                holds.as_ptr(),
-                holds.len(),
-                deadline.as_ptr(),
-                deadline.len(),
+                text.as_ptr(),
+                text.len(),
             ),
             None => replicate(
                 ctx,
                 name,
-                c"sbbbb".as_ptr(),
+                c"sbb".as_ptr(),
                 key,
                 state.owner.as_ptr(),
                 state.owner.len(),
-                token.as_ptr(),
-                token.len(),
-                holds.as_ptr(),
-                holds.len(),
-                deadline.as_ptr(),
-                deadline.len(),
+                text.as_ptr(),
+                text.len(),
             ),
         }
     };
@@ -269,15 +270,17 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `DLOCK._SET key owner token holds deadline_ms`: the replication and AOF
+/// `DLOCK._SET key owner token:holds:deadline_ms`: the replication and AOF
 /// form of every lock change, with an absolute deadline. Internal.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock._set", args.len() == 6)?;
+    args.arity("dlock._set", args.len() == 4)?;
+    let bad = || WardenError::InvalidState("state must be token:holds:deadline_ms");
+    let [token, holds, deadline] = parse_fields::<3>(args.bytes(3)).ok_or_else(bad)?;
     let state = LockState {
         owner: CompactBytes::from(owner_arg(args, 2)?),
-        token: args.int(3, WardenError::InvalidState("token must be an integer"))?,
-        holds: args.int(4, WardenError::InvalidState("holds must be an integer"))?,
-        deadline_ms: args.int(5, WardenError::InvalidState("deadline must be an integer"))?,
+        token: i64::try_from(token).map_err(|_| bad())?,
+        holds: i64::try_from(holds).map_err(|_| bad())?,
+        deadline_ms: i64::try_from(deadline).map_err(|_| bad())?,
     };
     state.validate()?;
     let name = args.raw(1);

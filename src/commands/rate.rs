@@ -3,17 +3,17 @@
 //! Each call reads the server clock once, decides in the core, and — only when
 //! it let events through — stores the new state with the absolute time at
 //! which the limiter is full again as the key's expiry, and replicates that
-//! state as `RL._SET`. Denied calls and `COST 0` write and replicate nothing.
+//! state as `RL._SET` (one packed argument, cheap to build on the hot path). Denied calls and `COST 0` write and replicate nothing.
 
 use std::ffi::c_long;
 
 use crate::commands::Args;
 use crate::core::error::WardenError;
-use crate::core::parse::{is_keyword, parse_i64};
+use crate::core::parse::{is_keyword, parse_fields, parse_i64};
 use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
 use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::stats;
-use crate::types::rate::{field_text, Limiter, LimiterKind, LIMITER_TYPE};
+use crate::types::rate::{state_text, Limiter, LimiterKind, LIMITER_TYPE};
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
 fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {
@@ -64,28 +64,21 @@ fn options<const N: usize>(
 
 /// Stores and replicates a new limiter state with its absolute expiry.
 fn store(ctx: *mut Ctx, key: &mut Key, name: *mut RString, limiter: Limiter, expires: Option<i64>) {
-    match limiter_in(key, limiter.kind()) {
-        Ok(Some(existing)) => *existing = limiter,
+    match key.slot::<Limiter>(&LIMITER_TYPE) {
+        Slot::Value(existing) => unsafe { *existing = limiter },
         _ => key.set_value(&LIMITER_TYPE, Box::new(limiter)),
     }
     key.set_abs_expire_or_persist(expires);
-    let f = limiter.fields().map(field_text);
+    let state = state_text(&limiter, expires);
+    let state = state.as_bytes();
     unsafe {
         api!(RedisModule_Replicate)(
             ctx,
             c"RL._SET".as_ptr(),
-            c"slbbbbl".as_ptr(),
+            c"sb".as_ptr(),
             name,
-            limiter.kind() as i64,
-            f[0].as_ptr(),
-            f[0].len(),
-            f[1].as_ptr(),
-            f[1].len(),
-            f[2].as_ptr(),
-            f[2].len(),
-            f[3].as_ptr(),
-            f[3].len(),
-            expires.unwrap_or(-1),
+            state.as_ptr(),
+            state.len(),
         )
     };
 }
@@ -244,43 +237,30 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `RL._SET key kind f1 f2 f3 f4 pxat_ms`: the replication and AOF form of a
-/// limiter's state (`pxat_ms` -1: no expiry). Internal.
+/// `RL._SET key kind:f1:f2:f3:f4:pxat_ms`: the replication and AOF form of a
+/// limiter's state in one argument (`pxat_ms` -1: no expiry). Internal.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("rl._set", args.len() == 8)?;
-    let bad = || WardenError::InvalidState("rate limiter field is not an integer");
-    let kind = parse_i64(args.bytes(2))
+    args.arity("rl._set", args.len() == 3)?;
+    let bad = WardenError::InvalidState("rate limiter state must be kind:f1:f2:f3:f4:pxat");
+    let [kind, f0, f1, f2, f3, expires] = parse_fields::<6>(args.bytes(2)).ok_or(bad.clone())?;
+    let kind = i64::try_from(kind)
+        .ok()
         .and_then(LimiterKind::from_code)
-        .ok_or_else(bad)?;
-    let mut fields = [0i128; 4];
-    for (i, f) in fields.iter_mut().enumerate() {
-        let text = std::str::from_utf8(args.bytes(3 + i)).map_err(|_| bad())?;
-        *f = text.parse::<i128>().map_err(|_| bad())?;
-    }
-    let expires = parse_i64(args.bytes(7)).ok_or_else(bad)?;
-    let limiter = Limiter::from_fields(kind, fields)?;
+        .ok_or(bad.clone())?;
+    let expires = i64::try_from(expires).map_err(|_| bad)?;
+    let limiter = Limiter::from_fields(kind, [f0, f1, f2, f3])?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if let Slot::WrongType = key.slot::<Limiter>(&LIMITER_TYPE) {
         return Err(WardenError::WrongType);
     }
-    if let Ok(Some(existing)) = limiter_in(&mut key, kind) {
-        *existing = limiter;
-    } else {
-        key.set_value(&LIMITER_TYPE, Box::new(limiter));
-    }
-    key.set_abs_expire_or_persist((expires >= 0).then_some(expires));
-    let rest: Vec<*mut RString> = (2..args.len()).map(|i| args.raw(i)).collect();
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx,
-            c"RL._SET".as_ptr(),
-            c"sv".as_ptr(),
-            name,
-            rest.as_ptr(),
-            rest.len(),
-        )
-    };
+    store(
+        ctx,
+        &mut key,
+        name,
+        limiter,
+        (expires >= 0).then_some(expires),
+    );
     host::reply_status(ctx, c"OK");
     Ok(())
 }

@@ -74,29 +74,80 @@ pub fn expected_fpr(bits: u64, hashes: u32, items: u64) -> f64 {
     (1.0 - (-k * items as f64 / bits as f64).exp()).powf(k)
 }
 
-/// Optimal geometry for `capacity` items at error rate `p`: −ln p / ln²2 bits
-/// per item rounded up to whole 64-bit words, and the whole number of hashes
-/// (either side of ln2 · bits/item) that gives the lower expected rate.
-pub fn geometry(capacity: u64, p: f64) -> Result<Geometry, WardenError> {
+/// How a layer's bits are chosen for its error rate `p`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizing {
+    /// −ln p / ln²2 bits per item rounded up to whole 64-bit words (as
+    /// RedisBloom sizes): used for the layers of a scaling filter, whose rates
+    /// p/2, p/4, … leave slack under the asked rate.
+    Nominal,
+    /// The fewest 64-bit words for which the expected rate with the whole
+    /// number of hashes used is at or below p: a non-scaling filter's only
+    /// layer carries the whole guarantee.
+    Guaranteed,
+}
+
+impl Sizing {
+    /// The sizing of a filter with this expansion (0: non-scaling).
+    pub fn for_expansion(expansion: u32) -> Sizing {
+        if expansion == 0 {
+            Sizing::Guaranteed
+        } else {
+            Sizing::Nominal
+        }
+    }
+}
+
+/// The whole number of hashes (either side of ln2 · bits/item) with the lower
+/// expected rate for `bits` bits and `capacity` items.
+fn best_hashes(bits: u64, capacity: u64) -> u32 {
+    let ideal = LN_2 * bits as f64 / capacity as f64;
+    let low = (ideal.floor() as u32).clamp(1, MAX_HASHES);
+    let high = (ideal.ceil() as u32).clamp(1, MAX_HASHES);
+    if expected_fpr(bits, low, capacity) <= expected_fpr(bits, high, capacity) {
+        low
+    } else {
+        high
+    }
+}
+
+fn whole_words(bits: f64) -> Result<u64, WardenError> {
+    if !bits.is_finite() || bits >= (u64::MAX / 4) as f64 {
+        return Err(WardenError::FilterTooLarge);
+    }
+    Ok((bits.ceil() as u64).max(64).div_ceil(64) * 64)
+}
+
+/// Geometry of a layer for `capacity` items at error rate `p`.
+pub fn geometry(capacity: u64, p: f64, sizing: Sizing) -> Result<Geometry, WardenError> {
     validate_error_rate(p)?;
     if capacity == 0 {
         return Err(WardenError::BadCapacity);
     }
-    let bits_per_item = -p.ln() / (LN_2 * LN_2);
-    let exact = (capacity as f64 * bits_per_item).ceil();
-    if !exact.is_finite() || exact >= (u64::MAX / 2) as f64 {
-        return Err(WardenError::FilterTooLarge);
-    }
-    let bits = (exact as u64).max(64).div_ceil(64) * 64;
-    let ideal = LN_2 * bits as f64 / capacity as f64;
-    let low = (ideal.floor() as u32).clamp(1, MAX_HASHES);
-    let high = (ideal.ceil() as u32).clamp(1, MAX_HASHES);
-    let hashes = if expected_fpr(bits, low, capacity) <= expected_fpr(bits, high, capacity) {
-        low
-    } else {
-        high
+    let n = capacity as f64;
+    let nominal = whole_words(n * -p.ln() / (LN_2 * LN_2))?;
+    let mut bits = match sizing {
+        Sizing::Nominal => nominal,
+        Sizing::Guaranteed => {
+            // For k hashes the rate is at most p from −k·n / ln(1 − p^(1/k)) bits.
+            let k0 = (-p.log2()).floor().max(1.0) as u32;
+            let needed = |k: u32| -f64::from(k) * n / (1.0 - p.powf(1.0 / f64::from(k))).ln();
+            let fewest = (k0.saturating_sub(1).max(1)..=(k0 + 2).min(MAX_HASHES))
+                .map(needed)
+                .fold(f64::INFINITY, f64::min);
+            whole_words(fewest)?.max(nominal)
+        }
     };
-    Ok(Geometry { bits, hashes })
+    if sizing == Sizing::Guaranteed {
+        // Floating-point slack: a few more words at most.
+        while expected_fpr(bits, best_hashes(bits, capacity), capacity) > p {
+            bits = bits.checked_add(64).ok_or(WardenError::FilterTooLarge)?;
+        }
+    }
+    Ok(Geometry {
+        bits,
+        hashes: best_hashes(bits, capacity),
+    })
 }
 
 /// The two 64-bit halves of an item's murmur3 x64-128 hash (seed 0).
@@ -156,8 +207,9 @@ impl Layer {
         hashes: u32,
         items: u64,
         words: Vec<u64>,
+        sizing: Sizing,
     ) -> Result<Layer, WardenError> {
-        let g = geometry(capacity, error_rate)?;
+        let g = geometry(capacity, error_rate, sizing)?;
         if g.bits != words.len() as u64 * 64 || g.hashes != hashes || items > capacity {
             return Err(WardenError::BadFilterData);
         }
@@ -179,8 +231,9 @@ impl Layer {
         hashes: u32,
         items: u64,
         budget_bytes: u64,
+        sizing: Sizing,
     ) -> Result<Layer, WardenError> {
-        let g = geometry(capacity, error_rate)?;
+        let g = geometry(capacity, error_rate, sizing)?;
         if g.bits / 8 > budget_bytes {
             return Err(WardenError::FilterTooLarge);
         }
@@ -190,6 +243,7 @@ impl Layer {
             hashes,
             items,
             vec![0; (g.bits / 64) as usize],
+            sizing,
         )
     }
 
@@ -273,7 +327,11 @@ impl BloomFilter {
         } else {
             params.error_rate
         };
-        let g = geometry(params.capacity, first_rate)?;
+        let g = geometry(
+            params.capacity,
+            first_rate,
+            Sizing::for_expansion(params.expansion),
+        )?;
         if Self::overhead(1).saturating_add(g.bits / 8) > max_bytes {
             return Err(WardenError::FilterTooLarge);
         }
@@ -340,7 +398,7 @@ impl BloomFilter {
         if error_rate <= 0.0 {
             return Err(WardenError::FilterTooLarge);
         }
-        let g = geometry(capacity, error_rate)?;
+        let g = geometry(capacity, error_rate, Sizing::Nominal)?;
         let total = self.bytes().saturating_add(g.bits / 8);
         if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
             return Err(WardenError::FilterTooLarge);
@@ -445,17 +503,20 @@ mod tests {
 
     #[test]
     fn geometry_matches_theory() {
-        let g = geometry(1_000_000, 0.01).expect("geometry");
+        let g = geometry(1_000_000, 0.01, Sizing::Nominal).expect("geometry");
         assert_eq!(g.bits % 64, 0);
         assert!(g.bits >= 9_585_059 && g.bits < 9_585_059 + 64, "{}", g.bits);
         assert_eq!(g.hashes, 7);
-        let g = geometry(1_000_000, 0.005).expect("geometry");
-        assert_eq!(
-            g.bits / 8,
-            1_378_472,
-            "same bit array as RedisBloom for 0.005"
-        );
+        let g = geometry(1_000_000, 0.005, Sizing::Nominal).expect("geometry");
+        assert_eq!(g.bits / 8, 1_378_472, "RedisBloom's bit array for 0.005");
         assert_eq!(g.hashes, 8);
+        let strict = geometry(1_000_000, 0.01, Sizing::Guaranteed).expect("geometry");
+        assert!(
+            strict.bits > 9_585_059 && strict.bits < 9_600_000,
+            "{}",
+            strict.bits
+        );
+        assert!(expected_fpr(strict.bits, strict.hashes, 1_000_000) <= 0.01);
     }
 
     #[test]
@@ -475,13 +536,21 @@ mod tests {
     }
 
     #[test]
-    fn expected_rate_with_whole_hashes_stays_near_the_asked_rate() {
-        for p in [0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 1e-6] {
-            for n in [1, 7, 100, 12_345, 1_000_000] {
-                let g = geometry(n, p).expect("geometry");
+    fn guaranteed_sizing_keeps_the_expected_rate_at_or_below_p() {
+        for p in [0.5, 0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 1e-6, 1e-12] {
+            for n in [1, 7, 100, 12_345, 1_000_000, 50_000_000] {
+                let nominal = geometry(n, p, Sizing::Nominal).expect("geometry");
+                let g = geometry(n, p, Sizing::Guaranteed).expect("geometry");
                 let fpr = expected_fpr(g.bits, g.hashes, n);
-                // Whole hashes cost at most about 1% over the continuous optimum.
-                assert!(fpr <= p * 1.01, "p={p} n={n} fpr={fpr} k={}", g.hashes);
+                assert!(fpr <= p, "p={p} n={n} fpr={fpr} k={}", g.hashes);
+                // Whole hashes cost little over the continuous optimum.
+                assert!(
+                    g.bits as f64 <= nominal.bits as f64 * 1.02 + 128.0,
+                    "p={p} n={n}"
+                );
+                // Nominal sizing stays within about 1% of the rate.
+                let nominal_fpr = expected_fpr(nominal.bits, nominal.hashes, n);
+                assert!(nominal_fpr <= p * 1.01, "p={p} n={n} fpr={nominal_fpr}");
             }
         }
     }
@@ -489,10 +558,18 @@ mod tests {
     #[test]
     fn bad_parameters_are_refused() {
         for p in [0.0, 1.0, -0.1, 1.5, f64::NAN, f64::INFINITY] {
-            assert_eq!(geometry(100, p), Err(WardenError::BadErrorRate), "{p}");
+            assert_eq!(
+                geometry(100, p, Sizing::Nominal),
+                Err(WardenError::BadErrorRate),
+                "{p}"
+            );
         }
-        assert_eq!(geometry(0, 0.01), Err(WardenError::BadCapacity));
-        assert_eq!(geometry(u64::MAX, 0.01), Err(WardenError::FilterTooLarge));
+        assert_eq!(
+            geometry(0, 0.01, Sizing::Nominal),
+            Err(WardenError::BadCapacity)
+        );
+        let huge = geometry(u64::MAX, 0.01, Sizing::Guaranteed);
+        assert_eq!(huge, Err(WardenError::FilterTooLarge));
         let p = BloomParams {
             error_rate: 0.01,
             capacity: 10,
@@ -597,24 +674,21 @@ mod tests {
     fn stored_layers_are_validated() {
         let f = filter(0.01, 100, 2);
         let l = &f.layers()[0];
-        let ok = Layer::from_parts(
-            l.capacity(),
-            l.error_rate(),
-            l.hashes(),
-            0,
-            l.words().to_vec(),
-        );
-        assert!(ok.is_ok());
-        let wrong_hashes =
-            Layer::from_parts(l.capacity(), l.error_rate(), 3, 0, l.words().to_vec());
-        assert_eq!(wrong_hashes, Err(WardenError::BadFilterData));
-        let short = Layer::from_parts(l.capacity(), l.error_rate(), l.hashes(), 0, vec![0; 1]);
-        assert_eq!(short, Err(WardenError::BadFilterData));
-        let overfull = Layer::from_parts(100, l.error_rate(), l.hashes(), 101, l.words().to_vec());
-        assert_eq!(overfull, Err(WardenError::BadFilterData));
-        assert_eq!(
-            BloomFilter::from_parts(0.01, 0, vec![]),
-            Err(WardenError::BadFilterData)
-        );
+        let (cap, rate, k) = (l.capacity(), l.error_rate(), l.hashes());
+        let n = Sizing::Nominal;
+        let words = || l.words().to_vec();
+        assert!(Layer::from_parts(cap, rate, k, 0, words(), n).is_ok());
+        let bad = Err(WardenError::BadFilterData);
+        assert_eq!(Layer::from_parts(cap, rate, 3, 0, words(), n), bad);
+        assert_eq!(Layer::from_parts(cap, rate, k, 0, vec![0; 1], n), bad);
+        assert_eq!(Layer::from_parts(100, rate, k, 101, words(), n), bad);
+        // A non-scaling layer must have the guaranteed size, not the nominal one.
+        let nominal = geometry(1_000_000, 0.01, n).expect("geometry");
+        let nominal_words = vec![0; (nominal.bits / 64) as usize];
+        let g = Sizing::Guaranteed;
+        let other = Layer::from_parts(1_000_000, 0.01, nominal.hashes, 0, nominal_words, g);
+        assert_eq!(other, bad);
+        let empty = BloomFilter::from_parts(0.01, 0, vec![]);
+        assert_eq!(empty, Err(WardenError::BadFilterData));
     }
 }

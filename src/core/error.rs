@@ -21,7 +21,7 @@ pub enum WardenError {
     HoldsOverflow,
     /// The per-key waiter cap (`dlock-max-waiters`) is reached.
     TooManyWaiters,
-    /// An internal state command got a value out of range.
+    /// An internal state command (`DLOCK._SET`, `RL._SET`) got a bad value.
     InvalidState(&'static str),
     /// A Bloom error rate that is not a number in (0, 1).
     BadErrorRate,
@@ -80,7 +80,7 @@ impl fmt::Display for WardenError {
             }
             WardenError::HoldsOverflow => f.write_str("ERR lock hold count overflow"),
             WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this lock"),
-            WardenError::InvalidState(what) => write!(f, "ERR invalid lock state: {what}"),
+            WardenError::InvalidState(what) => write!(f, "ERR invalid state: {what}"),
             WardenError::BadErrorRate => {
                 f.write_str("ERR error rate must be a number between 0 and 1")
             }

@@ -25,23 +25,85 @@ pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
     }
 }
 
-/// Writes `v` in decimal into `buf` and returns the digits (no allocation).
-pub fn format_i64(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut n = v.unsigned_abs();
-    let mut at = buf.len();
-    loop {
+const TEN_19: u128 = 10_000_000_000_000_000_000;
+
+/// Writes the decimal digits of `n` ending before `at`, at least `min_width`
+/// (zero-padded); returns the new start.
+fn push_digits(mut n: u64, digits: &mut [u8; 40], mut at: usize, min_width: usize) -> usize {
+    let end = at;
+    while n > 0 || end - at < min_width {
         at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
+        digits[at] = b'0' + (n % 10) as u8;
         n /= 10;
-        if n == 0 {
-            break;
+    }
+    at
+}
+
+/// Integers joined by ':' in a fixed buffer: the one-argument form of an
+/// internal state (`1796000000000000:1:1796000030000`), built without allocating.
+pub struct FieldText {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl FieldText {
+    /// Joins `fields` in decimal with ':'.
+    pub fn new(fields: &[i128]) -> FieldText {
+        let mut text = FieldText {
+            buf: [0; 256],
+            len: 0,
+        };
+        for (i, &f) in fields.iter().enumerate() {
+            if i > 0 {
+                text.push(b':');
+            }
+            let mut digits = [0u8; 40];
+            let mut at = digits.len();
+            // One 128-bit division splits the value into 64-bit halves, whose
+            // digits are cheap: `high` < 2^64 since |f| < 2^127.
+            let magnitude = f.unsigned_abs();
+            let (high, low) = ((magnitude / TEN_19) as u64, (magnitude % TEN_19) as u64);
+            at = push_digits(low, &mut digits, at, if high > 0 { 19 } else { 1 });
+            if high > 0 {
+                at = push_digits(high, &mut digits, at, 1);
+            }
+            if f < 0 {
+                text.push(b'-');
+            }
+            for &d in &digits[at..] {
+                text.push(d);
+            }
+        }
+        text
+    }
+
+    fn push(&mut self, b: u8) {
+        // 6 fields of at most 40 characters fit; more is a caller bug, cut off.
+        if self.len < self.buf.len() {
+            self.buf[self.len] = b;
+            self.len += 1;
         }
     }
-    if v < 0 {
-        at -= 1;
-        buf[at] = b'-';
+
+    /// The text.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
     }
-    &buf[at..]
+}
+
+/// Parses exactly `N` ':'-separated decimal integers.
+pub fn parse_fields<const N: usize>(bytes: &[u8]) -> Option<[i128; N]> {
+    let mut out = [0i128; N];
+    let mut parts = bytes.split(|b| *b == b':');
+    for slot in out.iter_mut() {
+        let part = parts.next()?;
+        let digits = part.strip_prefix(b"-").unwrap_or(part);
+        if digits.is_empty() || digits.len() > 39 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        *slot = std::str::from_utf8(part).ok()?.parse().ok()?;
+    }
+    parts.next().is_none().then_some(out)
 }
 
 /// Parses a finite decimal number ("0.01", "1e-3"); `None` for text, NaN,
@@ -119,11 +181,22 @@ mod tests {
     }
 
     #[test]
-    fn formats_integers() {
-        let mut buf = [0u8; 20];
-        for v in [0, 7, -7, 1_796_003_647_837_000, i64::MAX, i64::MIN] {
-            assert_eq!(format_i64(v, &mut buf), v.to_string().as_bytes());
-        }
+    fn fields_round_trip() {
+        let fields = [
+            1_796_003_647_837_000,
+            -1,
+            0,
+            i128::from(u64::MAX) * 3,
+            i128::MIN + 1,
+        ];
+        let text = FieldText::new(&fields);
+        assert_eq!(parse_fields::<5>(text.as_bytes()), Some(fields));
+        assert_eq!(FieldText::new(&[7, 0, -3]).as_bytes(), b"7:0:-3");
+        assert_eq!(parse_fields::<2>(b"1:2:3"), None);
+        assert_eq!(parse_fields::<3>(b"1:2"), None);
+        assert_eq!(parse_fields::<2>(b"1:x"), None);
+        assert_eq!(parse_fields::<2>(b"1::2"), None);
+        assert_eq!(parse_fields::<1>(b"+1"), None);
     }
 
     #[test]

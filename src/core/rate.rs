@@ -433,6 +433,11 @@ pub fn sliding_window(
     if window == 0 {
         return Err(WardenError::BadWindow);
     }
+    // Every time below is at most two windows past now.
+    window
+        .checked_mul(2)
+        .and_then(|w2| now_ms.checked_add(w2))
+        .ok_or_else(overflow)?;
     let fresh = WindowState {
         start_ms: now_ms,
         window_ms: window,
@@ -871,6 +876,14 @@ mod tests {
         assert_eq!(half.remaining, 0);
         assert!(!call(1, 1500).allowed);
         assert_eq!(call(11, 1500).wait_ms, -1);
+    }
+
+    #[test]
+    fn sliding_window_too_long_to_expire_is_an_overflow() {
+        for window in [u64::MAX, i64::MAX as u64, 1 << 62] {
+            let out = sliding_window(None, 5, window, 1, 1_000);
+            assert_eq!(out, Err(WardenError::RateOverflow), "{window}");
+        }
     }
 
     #[test]

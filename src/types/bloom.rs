@@ -14,7 +14,7 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
+use crate::core::bloom::{BloomFilter, Layer, Sizing, MAX_LAYERS};
 use crate::host::{api, shield};
 
 /// Current RDB encoding version of filter values.
@@ -112,7 +112,8 @@ fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Erro
         let Ok(hashes) = u32::try_from(hashes) else {
             return Ok(None);
         };
-        match Layer::from_parts(capacity, layer_error, hashes, items, words) {
+        let sizing = Sizing::for_expansion(expansion as u32);
+        match Layer::from_parts(capacity, layer_error, hashes, items, words, sizing) {
             Ok(layer) => layers.push(layer),
             Err(_) => return Ok(None),
         }

@@ -10,7 +10,7 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::commands::lock::observe_token;
+use crate::commands::lock::{observe_token, state_text};
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::LockState;
 use crate::host::{api, shield};
@@ -98,16 +98,17 @@ unsafe extern "C" fn aof_rewrite(
 ) {
     shield((), || {
         let state = &*value.cast::<LockState>();
+        let text = state_text(state);
+        let text = text.as_bytes();
         api!(RedisModule_EmitAOF)(
             aof,
             c"DLOCK._SET".as_ptr(),
-            c"sblll".as_ptr(),
+            c"sbb".as_ptr(),
             key,
             state.owner.as_ptr(),
             state.owner.len(),
-            state.token,
-            state.holds,
-            state.deadline_ms,
+            text.as_ptr(),
+            text.len(),
         );
     })
 }

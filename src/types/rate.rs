@@ -13,7 +13,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::core::error::WardenError;
-use crate::core::parse::format_i64;
+use crate::core::parse::FieldText;
 use crate::core::rate::{BucketState, WindowState};
 use crate::host::{api, shield};
 
@@ -64,7 +64,7 @@ impl Limiter {
         }
     }
 
-    /// The five integers after the kind in `RL._SET` and the RDB, as text.
+    /// The four integers that follow the kind in `RL._SET` and the RDB.
     pub fn fields(&self) -> [i128; 4] {
         match self {
             Limiter::Bucket(_, s) => [
@@ -95,7 +95,7 @@ impl Limiter {
                     previous: u64_of(f[2])?,
                     current: u64_of(f[3])?,
                 };
-                if w.window_ms <= 0 {
+                if w.window_ms <= 0 || w.start_ms < 0 {
                     return Err(bad());
                 }
                 Ok(Limiter::Window(w))
@@ -107,7 +107,7 @@ impl Limiter {
                     ticks_per_token: u64_of(f[2])?,
                     ticks_per_ms: u64_of(f[3])?,
                 };
-                if s.ticks_per_token == 0 {
+                if s.ticks_per_token == 0 || s.last_ms < 0 {
                     return Err(bad());
                 }
                 Ok(Limiter::Bucket(kind, s))
@@ -203,13 +203,18 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     })
 }
 
-/// Decimal text of a field (fields may exceed 64 bits).
-pub fn field_text(v: i128) -> Vec<u8> {
-    if let Ok(small) = i64::try_from(v) {
-        let mut buf = [0u8; 20];
-        return format_i64(small, &mut buf).to_vec();
-    }
-    v.to_string().into_bytes()
+/// The one-argument state of `RL._SET`: kind, the four fields and the
+/// absolute expiry in ms (-1: none), joined by ':'.
+pub fn state_text(limiter: &Limiter, expires: Option<i64>) -> FieldText {
+    let f = limiter.fields();
+    FieldText::new(&[
+        limiter.kind() as i128,
+        f[0],
+        f[1],
+        f[2],
+        f[3],
+        i128::from(expires.unwrap_or(-1)),
+    ])
 }
 
 unsafe extern "C" fn aof_rewrite(
@@ -219,24 +224,17 @@ unsafe extern "C" fn aof_rewrite(
 ) {
     shield((), || {
         let limiter = unsafe { &*value.cast::<Limiter>() };
-        let f = limiter.fields().map(field_text);
-        // The key's expiry follows as its own PEXPIREAT; -1 keeps it here.
+        // The key's expiry follows as its own PEXPIREAT.
+        let state = state_text(limiter, None);
+        let state = state.as_bytes();
         unsafe {
             api!(RedisModule_EmitAOF)(
                 aof,
                 c"RL._SET".as_ptr(),
-                c"slbbbbl".as_ptr(),
+                c"sb".as_ptr(),
                 key,
-                limiter.kind() as i64,
-                f[0].as_ptr(),
-                f[0].len(),
-                f[1].as_ptr(),
-                f[1].len(),
-                f[2].as_ptr(),
-                f[2].len(),
-                f[3].as_ptr(),
-                f[3].len(),
-                -1i64,
+                state.as_ptr(),
+                state.len(),
             )
         };
     })
@@ -249,13 +247,10 @@ unsafe extern "C" fn mem_usage(_value: *const c_void) -> usize {
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     shield((), || {
         let limiter = unsafe { &*value.cast::<Limiter>() };
-        let add = api!(RedisModule_DigestAddStringBuffer);
+        let state = state_text(limiter, None);
+        let state = state.as_bytes();
         unsafe {
-            api!(RedisModule_DigestAddLongLong)(md, limiter.kind() as i64);
-            for f in limiter.fields() {
-                let text = field_text(f);
-                add(md, text.as_ptr().cast(), text.len());
-            }
+            api!(RedisModule_DigestAddStringBuffer)(md, state.as_ptr().cast(), state.len());
             api!(RedisModule_DigestEndSequence)(md);
         }
     })

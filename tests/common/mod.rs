@@ -263,11 +263,29 @@ impl Server {
         r
     }
 
-    /// Waits until every replica has acknowledged all writes so far.
+    /// Waits until `n` replicas (taps excluded) have applied every write the
+    /// master has propagated so far, by comparing replication offsets. (`WAIT`
+    /// would not do: it only waits for the calling connection's own writes.)
     pub fn sync_replicas(&self, n: usize) {
         let mut con = self.conn();
-        let acked: usize = cmd("WAIT").arg(n).arg(5000).query(&mut con).expect("WAIT");
-        assert_eq!(acked, n, "replicas did not acknowledge in time");
+        let target: i64 = info_field(&mut con, "replication", "master_repl_offset")
+            .and_then(|v| v.parse().ok())
+            .expect("master_repl_offset");
+        let synced = wait_until(Duration::from_secs(10), || {
+            let text: String = cmd("INFO")
+                .arg("replication")
+                .query(&mut con)
+                .unwrap_or_default();
+            let caught_up = text
+                .lines()
+                .filter(|l| l.starts_with("slave") && l.contains("state=online"))
+                .filter_map(|l| l.split(',').find_map(|f| f.strip_prefix("offset=")))
+                .filter_map(|o| o.parse::<i64>().ok())
+                .filter(|o| *o >= target)
+                .count();
+            caught_up >= n
+        });
+        assert!(synced, "replicas did not catch up with offset {target}");
     }
 
     /// Opens a raw replication link: every write the master propagates from now on.
