@@ -179,21 +179,28 @@ pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// What one item's add produced, for the reply.
-enum ItemReply {
-    Added(Added),
-    Failed(WardenError),
+/// How a call that added items reaches replicas and the AOF.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AddEffect {
+    /// The call itself, when every item was new on an existing filter (adds
+    /// are deterministic, and replayed adds are not held to bf-max-bytes).
+    VerbatimWhenAllNew,
+    /// Always `BF.MADDX key <new items>`.
+    NewItems,
 }
 
 /// Adds `args[first..]` to the filter in key `args[1]`, creating it from
 /// `create` when missing (or failing with `ERR not found` without `create`).
-/// Replicates the creation and the new items; returns the per-item outcomes.
+/// `emit` gets each item's outcome once the filter exists. Replicates the
+/// creation as an explicit reserve, then the items that were new.
 fn add_items(
     ctx: *mut Ctx,
     args: &Args,
     first: usize,
     create: Option<BloomParams>,
-) -> Result<Vec<ItemReply>, WardenError> {
+    effect: AddEffect,
+    mut emit: impl FnMut(Result<Added, WardenError>),
+) -> Result<(), WardenError> {
     let name = args.raw(1);
     let max_bytes = max_bytes(ctx);
     let mut key = Key::writable(ctx, name);
@@ -208,47 +215,80 @@ fn add_items(
         }
     };
     let size_before = filter.size();
-    let mut replies = Vec::with_capacity(args.len() - first);
-    let mut new_items: Vec<*mut RString> = Vec::new();
+    // Items that were not added; usually none, so usually no allocation.
+    let mut not_added: Vec<usize> = Vec::new();
     for i in first..args.len() {
         let outcome = filter.add(ItemHash::of(args.bytes(i)), max_bytes);
-        if outcome == Ok(Added::New) {
-            new_items.push(args.raw(i));
+        if outcome != Ok(Added::New) {
+            not_added.push(i);
         }
-        replies.push(match outcome {
-            Ok(a) => ItemReply::Added(a),
-            Err(e) => ItemReply::Failed(e),
-        });
+        emit(outcome);
     }
     let size_after = filter.size();
-    if let Some(f) = created {
-        replicate_reserve(ctx, name, &f);
-        bloom_type::track_new(&f);
-        key.set_value(&BLOOM_TYPE, f);
-    } else {
-        bloom_type::track_growth(size_before, size_after);
+    let added_any = not_added.len() < args.len() - first;
+    match created {
+        Some(f) => {
+            replicate_reserve(ctx, name, &f);
+            if added_any {
+                replicate_new_items(ctx, args, first, &not_added);
+            }
+            bloom_type::track_new(&f);
+            key.set_value(&BLOOM_TYPE, f);
+        }
+        None => {
+            bloom_type::track_growth(size_before, size_after);
+            if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {
+                host::replicate_verbatim(ctx);
+            } else if added_any {
+                replicate_new_items(ctx, args, first, &not_added);
+            }
+        }
     }
-    if !new_items.is_empty() {
-        unsafe {
-            api!(RedisModule_Replicate)(
-                ctx,
-                c"BF.MADDX".as_ptr(),
-                c"sv".as_ptr(),
-                name,
-                new_items.as_ptr(),
-                new_items.len(),
-            )
-        };
-    }
-    Ok(replies)
+    Ok(())
 }
 
-fn reply_items(ctx: *mut Ctx, replies: &[ItemReply]) {
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx, replies.len() as c_long) };
-    for r in replies {
-        match r {
-            ItemReply::Added(a) => host::reply_integer(ctx, i64::from(*a == Added::New)),
-            ItemReply::Failed(e) => host::reply_error(ctx, &e.to_string()),
+/// Replicates `BF.MADDX key` with the items of `args[first..]` that were added.
+fn replicate_new_items(ctx: *mut Ctx, args: &Args, first: usize, not_added: &[usize]) {
+    let items: Vec<*mut RString> = (first..args.len())
+        .filter(|i| !not_added.contains(i))
+        .map(|i| args.raw(i))
+        .collect();
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx,
+            c"BF.MADDX".as_ptr(),
+            c"sv".as_ptr(),
+            args.raw(1),
+            items.as_ptr(),
+            items.len(),
+        )
+    };
+}
+
+/// Sends a reply array of `count` per-item outcomes, one at a time.
+struct ItemReplies {
+    ctx: *mut Ctx,
+    count: usize,
+    started: bool,
+}
+
+impl ItemReplies {
+    fn new(ctx: *mut Ctx, count: usize) -> ItemReplies {
+        ItemReplies {
+            ctx,
+            count,
+            started: false,
+        }
+    }
+
+    fn emit(&mut self, outcome: Result<Added, WardenError>) {
+        if !self.started {
+            self.started = true;
+            unsafe { api!(RedisModule_ReplyWithArray)(self.ctx, self.count as c_long) };
+        }
+        match outcome {
+            Ok(a) => host::reply_integer(self.ctx, i64::from(a == Added::New)),
+            Err(e) => host::reply_error(self.ctx, &e.to_string()),
         }
     }
 }
@@ -257,11 +297,16 @@ fn reply_items(ctx: *mut Ctx, replies: &[ItemReply]) {
 pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("bf.addx", args.len() == 3)?;
     let params = CreateOptions::default().params()?;
-    match add_items(ctx, args, 2, Some(params))?.pop() {
-        Some(ItemReply::Added(a)) => host::reply_integer(ctx, i64::from(a == Added::New)),
-        Some(ItemReply::Failed(e)) => return Err(e),
-        None => return Err(WardenError::Internal),
-    }
+    let mut outcome = Err(WardenError::Internal);
+    add_items(
+        ctx,
+        args,
+        2,
+        Some(params),
+        AddEffect::VerbatimWhenAllNew,
+        |o| outcome = o,
+    )?;
+    host::reply_integer(ctx, i64::from(outcome? == Added::New));
     Ok(())
 }
 
@@ -269,9 +314,15 @@ pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("bf.maddx", args.len() >= 3)?;
     let params = CreateOptions::default().params()?;
-    let replies = add_items(ctx, args, 2, Some(params))?;
-    reply_items(ctx, &replies);
-    Ok(())
+    let mut replies = ItemReplies::new(ctx, args.len() - 2);
+    add_items(
+        ctx,
+        args,
+        2,
+        Some(params),
+        AddEffect::VerbatimWhenAllNew,
+        |o| replies.emit(o),
+    )
 }
 
 /// `BF.INSERTX key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
@@ -284,9 +335,10 @@ pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     }
     let params = options.params()?;
     let create = (!options.nocreate).then_some(params);
-    let replies = add_items(ctx, args, first, create)?;
-    reply_items(ctx, &replies);
-    Ok(())
+    let mut replies = ItemReplies::new(ctx, args.len() - first);
+    add_items(ctx, args, first, create, AddEffect::NewItems, |o| {
+        replies.emit(o)
+    })
 }
 
 /// Runs `answer` on the filter in key `args[1]` for reads; `None` if missing.
