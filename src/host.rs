@@ -83,7 +83,9 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_DigestAddLongLong,
         RedisModule_DigestEndSequence,
         RedisModule_ReplyWithArray,
-        RedisModule_ReplyWithDouble
+        RedisModule_ReplyWithDouble,
+        RedisModule_GetCommand,
+        RedisModule_SetCommandInfo
     );
     Ok(())
 }

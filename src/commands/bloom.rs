@@ -11,7 +11,7 @@ use std::ffi::c_long;
 use crate::commands::Args;
 use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::core::bloom::{
-    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, Sizing, MAX_EXPANSION,
+    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, MAX_EXPANSION,
 };
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
@@ -437,43 +437,36 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `BF._LOADX key LAYER error_rate expansion index capacity layer_error hashes items`
+/// `BF._LOADX key LAYER error_rate expansion index capacity layer_error hashes items bits`
 /// and `BF._LOADX key BITS index word_offset bytes`: the AOF form of a filter,
 /// its bit arrays in chunks. Internal.
 pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let bad = || WardenError::BadFilterData;
     let argc = args.len();
-    args.arity("bf._loadx", argc == 10 || argc == 6)?;
+    args.arity("bf._loadx", argc == 11 || argc == 6)?;
     let int = |i: usize| parse_i64(args.bytes(i)).filter(|v| *v >= 0).ok_or_else(bad);
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let existing = filter_in(&mut key)?;
     let max_bytes = max_bytes(ctx);
-    if argc == 10 && is_keyword(args.bytes(2), "LAYER") {
+    if argc == 11 && is_keyword(args.bytes(2), "LAYER") {
         let error_rate = parse_f64(args.bytes(3)).ok_or_else(bad)?;
         let expansion = u32::try_from(int(4)?).map_err(|_| bad())?;
         let index = int(5)? as usize;
         let layer_rate = parse_f64(args.bytes(7)).ok_or_else(bad)?;
         let hashes = u32::try_from(int(8)?).map_err(|_| bad())?;
-        let (capacity, items) = (int(6)? as u64, int(9)? as u64);
+        let (capacity, items, bits) = (int(6)? as u64, int(9)? as u64, int(10)? as u64);
         match existing {
             None if index == 0 => {
                 let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
-                let sizing = Sizing::for_expansion(expansion);
-                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, budget, sizing)?;
+                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
                 let filter = BloomFilter::from_parts(error_rate, expansion, vec![layer])?;
                 bloom_type::track_new(&filter);
                 key.set_value(&BLOOM_TYPE, Box::new(filter));
             }
             Some(f) if index == f.layers().len() && f.expansion() == expansion => {
-                let layer = Layer::zeroed(
-                    capacity,
-                    layer_rate,
-                    hashes,
-                    items,
-                    f.layer_budget(max_bytes),
-                    Sizing::Nominal,
-                )?;
+                let budget = f.layer_budget(max_bytes);
+                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
                 let before = f.size();
                 f.push_layer(layer)?;
                 bloom_type::track_growth(before, f.size());

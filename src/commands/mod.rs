@@ -2,6 +2,7 @@
 //! replicate the effect, reply. Every handler runs behind `guard`.
 
 pub mod bloom;
+pub mod docs;
 pub mod lock;
 pub mod lock_waiters;
 pub mod rate;
@@ -230,5 +231,5 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
             return Err(format!("cannot register command {}", spec.name));
         }
     }
-    Ok(())
+    docs::register(ctx)
 }

@@ -200,6 +200,29 @@ impl Layer {
         }
     }
 
+    /// Checks a stored layer's header. The bit count is not recomputed from
+    /// the sizing (which may change between versions): any non-empty whole
+    /// number of words is a valid layer.
+    fn check_header(
+        capacity: u64,
+        error_rate: f64,
+        hashes: u32,
+        items: u64,
+        bits: u64,
+    ) -> Result<(), WardenError> {
+        validate_error_rate(error_rate).map_err(|_| WardenError::BadFilterData)?;
+        let consistent = capacity > 0
+            && items <= capacity
+            && (1..=MAX_HASHES).contains(&hashes)
+            && bits >= 64
+            && bits.is_multiple_of(64);
+        if consistent {
+            Ok(())
+        } else {
+            Err(WardenError::BadFilterData)
+        }
+    }
+
     /// Rebuilds a stored layer, checking that its fields agree with each other.
     pub fn from_parts(
         capacity: u64,
@@ -207,12 +230,8 @@ impl Layer {
         hashes: u32,
         items: u64,
         words: Vec<u64>,
-        sizing: Sizing,
     ) -> Result<Layer, WardenError> {
-        let g = geometry(capacity, error_rate, sizing)?;
-        if g.bits != words.len() as u64 * 64 || g.hashes != hashes || items > capacity {
-            return Err(WardenError::BadFilterData);
-        }
+        Layer::check_header(capacity, error_rate, hashes, items, words.len() as u64 * 64)?;
         Ok(Layer {
             words,
             capacity,
@@ -222,19 +241,19 @@ impl Layer {
         })
     }
 
-    /// A stored layer's header with an all-zero bit array (its bits arrive
-    /// later in chunks), checked like `from_parts`. Refused before allocating
-    /// when the bit array is larger than `budget_bytes`.
+    /// A stored layer's header with an all-zero bit array of `bits` bits (its
+    /// bits arrive later in chunks). Refused before allocating when the bit
+    /// array is larger than `budget_bytes`.
     pub fn zeroed(
         capacity: u64,
         error_rate: f64,
         hashes: u32,
         items: u64,
+        bits: u64,
         budget_bytes: u64,
-        sizing: Sizing,
     ) -> Result<Layer, WardenError> {
-        let g = geometry(capacity, error_rate, sizing)?;
-        if g.bits / 8 > budget_bytes {
+        Layer::check_header(capacity, error_rate, hashes, items, bits)?;
+        if bits / 8 > budget_bytes {
             return Err(WardenError::FilterTooLarge);
         }
         Layer::from_parts(
@@ -242,8 +261,7 @@ impl Layer {
             error_rate,
             hashes,
             items,
-            vec![0; (g.bits / 64) as usize],
-            sizing,
+            vec![0; (bits / 64) as usize],
         )
     }
 
@@ -675,19 +693,26 @@ mod tests {
         let f = filter(0.01, 100, 2);
         let l = &f.layers()[0];
         let (cap, rate, k) = (l.capacity(), l.error_rate(), l.hashes());
-        let n = Sizing::Nominal;
         let words = || l.words().to_vec();
-        assert!(Layer::from_parts(cap, rate, k, 0, words(), n).is_ok());
+        assert!(Layer::from_parts(cap, rate, k, 0, words()).is_ok());
         let bad = Err(WardenError::BadFilterData);
-        assert_eq!(Layer::from_parts(cap, rate, 3, 0, words(), n), bad);
-        assert_eq!(Layer::from_parts(cap, rate, k, 0, vec![0; 1], n), bad);
-        assert_eq!(Layer::from_parts(100, rate, k, 101, words(), n), bad);
-        // A non-scaling layer must have the guaranteed size, not the nominal one.
-        let nominal = geometry(1_000_000, 0.01, n).expect("geometry");
-        let nominal_words = vec![0; (nominal.bits / 64) as usize];
-        let g = Sizing::Guaranteed;
-        let other = Layer::from_parts(1_000_000, 0.01, nominal.hashes, 0, nominal_words, g);
-        assert_eq!(other, bad);
+        assert_eq!(Layer::from_parts(cap, rate, 0, 0, words()), bad);
+        assert_eq!(Layer::from_parts(cap, rate, 65, 0, words()), bad);
+        assert_eq!(Layer::from_parts(cap, rate, k, 0, vec![]), bad);
+        assert_eq!(Layer::from_parts(cap, 1.5, k, 0, words()), bad);
+        assert_eq!(Layer::from_parts(0, rate, k, 0, words()), bad);
+        assert_eq!(Layer::from_parts(100, rate, k, 101, words()), bad);
+        assert_eq!(
+            Layer::zeroed(cap, rate, k, 0, 100, u64::MAX),
+            bad,
+            "not whole words"
+        );
+        let huge = Layer::zeroed(cap, rate, k, 0, 1 << 40, 1 << 20);
+        assert_eq!(
+            huge,
+            Err(WardenError::FilterTooLarge),
+            "checked before allocating"
+        );
         let empty = BloomFilter::from_parts(0.01, 0, vec![]);
         assert_eq!(empty, Err(WardenError::BadFilterData));
     }

@@ -14,7 +14,7 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::bloom::{BloomFilter, Layer, Sizing, MAX_LAYERS};
+use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
 use crate::host::{api, shield};
 
 /// Current RDB encoding version of filter values.
@@ -112,8 +112,7 @@ fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Erro
         let Ok(hashes) = u32::try_from(hashes) else {
             return Ok(None);
         };
-        let sizing = Sizing::for_expansion(expansion as u32);
-        match Layer::from_parts(capacity, layer_error, hashes, items, words, sizing) {
+        match Layer::from_parts(capacity, layer_error, hashes, items, words) {
             Ok(layer) => layers.push(layer),
             Err(_) => return Ok(None),
         }
@@ -172,7 +171,7 @@ unsafe extern "C" fn aof_rewrite(
                 emit(
                     aof,
                     c"BF._LOADX".as_ptr(),
-                    c"scclllcll".as_ptr(),
+                    c"scclllclll".as_ptr(),
                     key,
                     c"LAYER".as_ptr(),
                     rate.as_ptr(),
@@ -182,6 +181,7 @@ unsafe extern "C" fn aof_rewrite(
                     layer_rate.as_ptr(),
                     i64::from(layer.hashes()),
                     layer.items() as i64,
+                    (layer.words().len() * 64) as i64,
                 )
             };
             let words_per_chunk = AOF_CHUNK_BYTES / 8;
