@@ -232,6 +232,27 @@ pub fn may_block(ctx: *mut Ctx) -> bool {
     flags & deny == 0
 }
 
+/// Whether the server runs in cluster mode.
+pub fn is_cluster(ctx: *mut Ctx) -> bool {
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0
+}
+
+/// `CLUSTER NODES` as this node sees it (rare paths only: it formats text).
+pub fn cluster_nodes(ctx: *mut Ctx) -> Option<String> {
+    match redis_module::Context::new(ctx).call("CLUSTER", &["NODES"]) {
+        Ok(redis_module::RedisValue::SimpleString(s))
+        | Ok(redis_module::RedisValue::BulkString(s)) => Some(s),
+        Ok(redis_module::RedisValue::StringBuffer(b)) => {
+            Some(String::from_utf8_lossy(&b).into_owned())
+        }
+        Ok(redis_module::RedisValue::BulkRedisString(s)) => {
+            Some(String::from_utf8_lossy(s.as_slice()).into_owned())
+        }
+        _ => None,
+    }
+}
+
 /// Whether this call is applied from a master or replayed from the AOF, where
 /// outcomes must not depend on this server's clock.
 pub fn is_replay(ctx: *mut Ctx) -> bool {

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::commands::lock_waiters::{self, Waiter};
 use crate::commands::Args;
+use crate::core::cluster::{key_slot, slot_owner, SlotOwner};
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::error::WardenError;
 use crate::core::lock::{self as core_lock, Acquire, FenceClock, LockState, Release};
@@ -293,6 +294,20 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
+/// In cluster mode, the error for waiters of `key` when its slot is served
+/// elsewhere now (`MOVED slot ip:port`, or `TRYAGAIN` when unknown).
+fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
+    if !host::is_cluster(ctx) {
+        return None;
+    }
+    let slot = key_slot(key);
+    match slot_owner(&host::cluster_nodes(ctx)?, slot) {
+        SlotOwner::Me => None,
+        SlotOwner::Elsewhere(addr) => Some(format!("MOVED {slot} {addr}")),
+        SlotOwner::Unknown => Some("TRYAGAIN the lock's slot is not served here".to_string()),
+    }
+}
+
 /// Hands a free lock to the oldest waiter. `key` is open for writing on `db`.
 /// Returns whether a waiter got the lock.
 pub fn serve_waiters(
@@ -303,13 +318,20 @@ pub fn serve_waiters(
     now: i64,
 ) -> bool {
     let key_bytes = host::bytes(name);
-    let holder_deadline = match lock_in(key) {
+    let (holder_deadline, key_gone) = match lock_in(key) {
         Err(_) => return false,
-        Ok(Some(state)) if state.is_live(now) => Some(state.deadline_ms),
-        Ok(_) => None,
+        Ok(Some(state)) if state.is_live(now) => (Some(state.deadline_ms), false),
+        Ok(state) => (None, state.is_none()),
     };
     if let Some(deadline) = holder_deadline {
         lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline - now);
+        return false;
+    }
+    // A key that vanished may have left with its slot; a released one has not.
+    if let Some(error) = key_gone.then(|| moved_error(ctx, key_bytes)).flatten() {
+        // The slot left this node (MIGRATE, resharding): granting here would
+        // write a key this node no longer serves. Send the waiters there.
+        lock_waiters::fail_all(db, key_bytes, &error);
         return false;
     }
     let Some(waiter) = lock_waiters::pop_front(db, key_bytes) else {

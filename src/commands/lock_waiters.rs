@@ -145,7 +145,7 @@ pub fn block(
             ctx,
             Some(on_granted),
             Some(on_timeout),
-            Some(free_token),
+            Some(free_handoff),
             timeout_ms,
         )
     };
@@ -161,10 +161,31 @@ pub fn block(
     Ok(())
 }
 
+/// What a woken waiter is told.
+pub enum Handoff {
+    /// The lock is now its own, with this fencing token.
+    Granted(i64),
+    /// The key's slot now lives on another cluster node: this error reply.
+    Moved(String),
+}
+
+/// Wakes a waiter with its outcome.
+fn wake(waiter: &Waiter, outcome: Handoff) {
+    let data = Box::into_raw(Box::new(outcome)).cast::<c_void>();
+    unsafe { api!(RedisModule_UnblockClient)(waiter.bc, data) };
+}
+
 /// Wakes a waiter that was just given the lock with `token`.
 pub fn grant(waiter: Waiter, token: i64) {
-    let token = Box::into_raw(Box::new(token)).cast::<c_void>();
-    unsafe { api!(RedisModule_UnblockClient)(waiter.bc, token) };
+    wake(&waiter, Handoff::Granted(token));
+}
+
+/// Wakes every waiter of (db, key) with `error`: the lock cannot be handed
+/// over here (its slot moved to another cluster node).
+pub fn fail_all(db: c_int, key: &[u8], error: &str) {
+    while let Some(waiter) = pop_front(db, key) {
+        wake(&waiter, Handoff::Moved(error.to_string()));
+    }
 }
 
 /// Why a timer fires.
@@ -286,23 +307,27 @@ pub fn subscribe_flush(ctx: *mut Ctx) -> bool {
 /// Reply callback: the lock was handed to this client.
 unsafe extern "C" fn on_granted(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
     shield(raw::REDISMODULE_OK as c_int, || {
-        let token = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<i64>();
-        if token.is_null() {
-            host::reply_null(ctx);
-        } else {
-            host::reply_integer(ctx, unsafe { *token });
-        }
+        reply_handoff(ctx);
         raw::REDISMODULE_OK as c_int
     })
+}
+
+/// Replies with the outcome a waiter was woken with; false if there is none.
+fn reply_handoff(ctx: *mut Ctx) -> bool {
+    let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Handoff>();
+    match unsafe { data.as_ref() } {
+        Some(Handoff::Granted(token)) => host::reply_integer(ctx, *token),
+        Some(Handoff::Moved(error)) => host::reply_error(ctx, error),
+        None => return false,
+    }
+    true
 }
 
 /// Timeout callback (also `CLIENT UNBLOCK`): leave the queue and answer nil,
 /// unless the lock was handed over in the same event-loop turn.
 unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
     shield(raw::REDISMODULE_OK as c_int, || {
-        let token = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<i64>();
-        if !token.is_null() {
-            host::reply_integer(ctx, unsafe { *token });
+        if reply_handoff(ctx) {
             return raw::REDISMODULE_OK as c_int;
         }
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
@@ -324,8 +349,8 @@ unsafe extern "C" fn on_disconnect(_ctx: *mut Ctx, bc: *mut BlockedClient) {
     })
 }
 
-unsafe extern "C" fn free_token(_ctx: *mut Ctx, token: *mut c_void) {
-    if !token.is_null() {
-        drop(unsafe { Box::from_raw(token.cast::<i64>()) });
+unsafe extern "C" fn free_handoff(_ctx: *mut Ctx, data: *mut c_void) {
+    if !data.is_null() {
+        drop(unsafe { Box::from_raw(data.cast::<Handoff>()) });
     }
 }
