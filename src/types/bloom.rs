@@ -16,6 +16,7 @@ use redis_module::raw;
 
 use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
 use crate::host::{api, shield};
+use crate::types::{methods, Callbacks};
 
 /// Current RDB encoding version of filter values.
 pub const BLOOM_ENCODING_VERSION: i32 = 1;
@@ -43,27 +44,15 @@ pub fn track_growth(before: u64, after: u64) {
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "warden-bf",
     BLOOM_ENCODING_VERSION,
-    raw::RedisModuleTypeMethods {
-        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+    methods(Callbacks {
         rdb_load: Some(rdb_load),
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
         free: Some(free),
-        aux_load: None,
-        aux_save: None,
-        aux_save2: None,
-        aux_save_triggers: 0,
-        free_effort: None,
-        unlink: None,
         copy: Some(copy),
-        defrag: None,
-        copy2: None,
-        free_effort2: None,
-        mem_usage2: None,
-        unlink2: None,
-    },
+    }),
 );
 
 /// Converts stored little-endian bytes into words; `None` unless whole words.

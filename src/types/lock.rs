@@ -14,6 +14,7 @@ use crate::commands::lock::{observe_token, state_text};
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::LockState;
 use crate::host::{api, shield};
+use crate::types::{methods, Callbacks};
 
 /// Current RDB encoding version of lock values.
 pub const LOCK_ENCODING_VERSION: i32 = 1;
@@ -26,27 +27,15 @@ const MAX_STORED_OWNER_BYTES: usize = 512 * 1024 * 1024;
 pub static LOCK_TYPE: RedisType = RedisType::new(
     "warden-lk",
     LOCK_ENCODING_VERSION,
-    raw::RedisModuleTypeMethods {
-        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+    methods(Callbacks {
         rdb_load: Some(rdb_load),
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
         free: Some(free),
-        aux_load: None,
-        aux_save: None,
-        aux_save2: None,
-        aux_save_triggers: 0,
-        free_effort: None,
-        unlink: None,
         copy: Some(copy),
-        defrag: None,
-        copy2: None,
-        free_effort2: None,
-        mem_usage2: None,
-        unlink2: None,
-    },
+    }),
 );
 
 fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Error> {

@@ -3,3 +3,50 @@
 pub mod bloom;
 pub mod lock;
 pub mod rate;
+
+use redis_module::raw;
+
+/// The callbacks every warden type implements: all of them, because Redis
+/// 7.0 calls `aof_rewrite` unchecked, `digest` makes DEBUG DIGEST meaningful
+/// and `copy` makes COPY work.
+pub struct Callbacks {
+    /// Loads a value, validating every field (null on bad data).
+    pub rdb_load: raw::RedisModuleTypeLoadFunc,
+    /// Saves a value.
+    pub rdb_save: raw::RedisModuleTypeSaveFunc,
+    /// Emits the commands that rebuild a value.
+    pub aof_rewrite: raw::RedisModuleTypeRewriteFunc,
+    /// Bytes a value uses.
+    pub mem_usage: raw::RedisModuleTypeMemUsageFunc,
+    /// Feeds a value to DEBUG DIGEST.
+    pub digest: raw::RedisModuleTypeDigestFunc,
+    /// Frees a value.
+    pub free: raw::RedisModuleTypeFreeFunc,
+    /// Copies a value for COPY.
+    pub copy: raw::RedisModuleTypeCopyFunc,
+}
+
+/// The type-method table for `callbacks`.
+pub const fn methods(callbacks: Callbacks) -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: callbacks.rdb_load,
+        rdb_save: callbacks.rdb_save,
+        aof_rewrite: callbacks.aof_rewrite,
+        mem_usage: callbacks.mem_usage,
+        digest: callbacks.digest,
+        free: callbacks.free,
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: callbacks.copy,
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    }
+}

@@ -16,6 +16,7 @@ use crate::core::error::WardenError;
 use crate::core::parse::FieldText;
 use crate::core::rate::{BucketState, WindowState};
 use crate::host::{api, shield};
+use crate::types::{methods, Callbacks};
 
 /// Current RDB encoding version of limiter values.
 pub const LIMITER_ENCODING_VERSION: i32 = 1;
@@ -120,27 +121,15 @@ impl Limiter {
 pub static LIMITER_TYPE: RedisType = RedisType::new(
     "warden-rl",
     LIMITER_ENCODING_VERSION,
-    raw::RedisModuleTypeMethods {
-        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+    methods(Callbacks {
         rdb_load: Some(rdb_load),
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
         free: Some(free),
-        aux_load: None,
-        aux_save: None,
-        aux_save2: None,
-        aux_save_triggers: 0,
-        free_effort: None,
-        unlink: None,
         copy: Some(copy),
-        defrag: None,
-        copy2: None,
-        free_effort2: None,
-        mem_usage2: None,
-        unlink2: None,
-    },
+    }),
 );
 
 fn load_limiter(rdb: *mut raw::RedisModuleIO) -> Result<Option<Limiter>, Error> {
