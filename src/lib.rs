@@ -27,8 +27,8 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !stats::register(ctx.ctx) {
         return Err("cannot register the INFO section".to_string());
     }
-    if !commands::lock_waiters::subscribe_flush(ctx.ctx) {
-        return Err("cannot subscribe to flush events".to_string());
+    if !commands::lock_waiters::subscribe_database_events(ctx.ctx) {
+        return Err("cannot subscribe to flush and swapdb events".to_string());
     }
     ctx.set_module_options(redis_module::raw::ModuleOptions::HANDLE_IO_ERRORS);
     Ok(())

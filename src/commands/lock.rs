@@ -295,7 +295,8 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// In cluster mode, the error for waiters of `key` when its slot is served
-/// elsewhere now (`MOVED slot ip:port`, or `TRYAGAIN` when unknown).
+/// elsewhere now: `MOVED slot ip:port`, `ASK slot ip:port` while the slot is
+/// migrating, or `TRYAGAIN` when nobody is known to serve it.
 fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
     if !host::is_cluster(ctx) {
         return None;
@@ -304,6 +305,7 @@ fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
     match slot_owner(&host::cluster_nodes(ctx)?, slot) {
         SlotOwner::Me => None,
         SlotOwner::Elsewhere(addr) => Some(format!("MOVED {slot} {addr}")),
+        SlotOwner::Migrating(addr) => Some(format!("ASK {slot} {addr}")),
         SlotOwner::Unknown => Some("TRYAGAIN the lock's slot is not served here".to_string()),
     }
 }

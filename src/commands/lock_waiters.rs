@@ -43,8 +43,15 @@ impl Waiter {
 #[derive(Default)]
 struct KeyWaiters {
     queue: WaitQueue<Waiter>,
-    lease_timer_armed: bool,
-    wake_pending: bool,
+    /// Which kinds of timer are pending for this key (indexed by `Wake`).
+    armed: [bool; 3],
+}
+
+impl KeyWaiters {
+    /// Nobody waits and no timer will look at the key: the entry can go.
+    fn idle(&self) -> bool {
+        self.queue.is_empty() && !self.armed.iter().any(|a| *a)
+    }
 }
 
 /// All waiters, by database and key.
@@ -100,7 +107,7 @@ pub fn pop_front(db: c_int, key: &[u8]) -> Option<Waiter> {
         let waiter = entry.queue.pop_front()?;
         WAITING.fetch_sub(1, Ordering::Relaxed);
         r.by_client.remove(&(waiter.bc as usize));
-        if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
+        if entry.idle() {
             r.keys.remove(&id);
         }
         Some(waiter)
@@ -120,7 +127,7 @@ fn remove_client(bc: *mut BlockedClient) -> bool {
         if removed {
             WAITING.fetch_sub(1, Ordering::Relaxed);
         }
-        if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
+        if entry.idle() {
             r.keys.remove(&id);
         }
         removed
@@ -158,6 +165,9 @@ pub fn block(
         WAITING.fetch_add(1, Ordering::Relaxed);
     });
     arm_lease_timer(ctx, db, key, lease_left_ms);
+    if host::is_cluster(ctx) {
+        schedule(ctx, db, key, Wake::ClusterCheck, CLUSTER_CHECK_MS);
+    }
     Ok(())
 }
 
@@ -192,10 +202,16 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
 #[derive(Clone, Copy)]
 enum Wake {
     /// The holder's lease should have ended.
-    LeaseEnd,
-    /// The key was deleted, expired, renamed or flushed.
-    KeyEvent,
+    LeaseEnd = 0,
+    /// The key was deleted, expired, renamed, flushed or swapped.
+    KeyEvent = 1,
+    /// Cluster mode: a periodic look, since a node that loses a slot deletes
+    /// its keys without any keyspace event.
+    ClusterCheck = 2,
 }
+
+/// How often a key with waiters is looked at in cluster mode.
+const CLUSTER_CHECK_MS: i64 = 1000;
 
 /// Makes sure a timer will look at (db, key) after `delay_ms`, so a lease that
 /// ends hands the lock over even if Redis has not expired the key yet.
@@ -209,11 +225,7 @@ fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
         let Some(entry) = r.keys.get_mut(&id) else {
             return false;
         };
-        let flag = match why {
-            Wake::LeaseEnd => &mut entry.lease_timer_armed,
-            Wake::KeyEvent => &mut entry.wake_pending,
-        };
-        !std::mem::replace(flag, true)
+        !std::mem::replace(&mut entry.armed[why as usize], true)
     });
     if needed {
         let delay = Duration::from_millis(delay_ms as u64);
@@ -227,11 +239,8 @@ fn on_timer(ctx: &Context, (id, why): (Vec<u8>, Wake)) {
             let Some(entry) = r.keys.get_mut(&id) else {
                 return false;
             };
-            match why {
-                Wake::LeaseEnd => entry.lease_timer_armed = false,
-                Wake::KeyEvent => entry.wake_pending = false,
-            }
-            if entry.queue.is_empty() && !entry.lease_timer_armed && !entry.wake_pending {
+            entry.armed[why as usize] = false;
+            if entry.idle() {
                 r.keys.remove(&id);
                 return false;
             }
@@ -247,6 +256,9 @@ fn on_timer(ctx: &Context, (id, why): (Vec<u8>, Wake)) {
         let name = OwnedString::new(ctx.ctx, key);
         let mut open = Key::writable(ctx.ctx, name.as_ptr());
         serve_waiters(ctx.ctx, &mut open, name.as_ptr(), db, host::now_ms());
+        if host::is_cluster(ctx.ctx) && count(db, key) > 0 {
+            schedule(ctx.ctx, db, key, Wake::ClusterCheck, CLUSTER_CHECK_MS);
+        }
     })
 }
 
@@ -262,46 +274,66 @@ pub fn on_key_event(ctx: &Context, _kind: NotifyEvent, _event: &str, key: &[u8])
     })
 }
 
+/// Schedules a hand-off check for every key with waiters in a database
+/// `affected` accepts.
+fn wake_databases(ctx: *mut Ctx, affected: impl Fn(c_int) -> bool) {
+    let ids: Vec<Vec<u8>> = with_registry(|r| {
+        r.keys
+            .keys()
+            .filter(|id| affected(split_slot_id(id).0))
+            .cloned()
+            .collect()
+    });
+    for id in ids {
+        let (db, key) = split_slot_id(&id);
+        schedule(ctx, db, key, Wake::KeyEvent, 0);
+    }
+}
+
 /// # Safety
-/// Called by Redis with a valid context and a `RedisModuleFlushInfo`.
+/// Called by Redis with a valid context and the event's info struct.
 ///
-/// Server-event hook for FLUSHDB / FLUSHALL (and DEBUG RELOAD): every key with
-/// waiters in the flushed databases gets a hand-off check.
-pub unsafe extern "C" fn on_flush(
+/// Server-event hook: FLUSHDB / FLUSHALL (also DEBUG RELOAD) and SWAPDB change
+/// keys without per-key events, so every key with waiters in the databases
+/// involved gets a hand-off check.
+pub unsafe extern "C" fn on_databases_changed(
     ctx: *mut Ctx,
-    _event: raw::RedisModuleEvent,
+    event: raw::RedisModuleEvent,
     subevent: u64,
     data: *mut c_void,
 ) {
     shield((), || {
-        if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END || data.is_null() {
+        if data.is_null() || total_waiting() == 0 {
             return;
         }
-        let flushed = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
-        let ids: Vec<Vec<u8>> = with_registry(|r| {
-            r.keys
-                .keys()
-                .filter(|id| flushed == -1 || split_slot_id(id).0 == flushed)
-                .cloned()
-                .collect()
-        });
-        for id in ids {
-            let (db, key) = split_slot_id(&id);
-            schedule(ctx, db, key, Wake::KeyEvent, 0);
+        if event.id == raw::REDISMODULE_EVENT_FLUSHDB {
+            if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END {
+                return;
+            }
+            let flushed = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
+            wake_databases(ctx, |db| flushed == -1 || db == flushed);
+        } else if event.id == raw::REDISMODULE_EVENT_SWAPDB {
+            let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
+            let (a, b) = (info.dbnum_first, info.dbnum_second);
+            wake_databases(ctx, |db| db == a || db == b);
         }
     })
 }
 
-/// Subscribes the flush hook.
-pub fn subscribe_flush(ctx: *mut Ctx) -> bool {
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_FLUSHDB,
-        dataver: 1,
-    };
-    unsafe {
-        api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_flush))
-            == raw::REDISMODULE_OK as c_int
-    }
+/// Subscribes the flush and swap hooks.
+pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
+    [
+        raw::REDISMODULE_EVENT_FLUSHDB,
+        raw::REDISMODULE_EVENT_SWAPDB,
+    ]
+    .into_iter()
+    .all(|id| {
+        let event = raw::RedisModuleEvent { id, dataver: 1 };
+        unsafe {
+            api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_databases_changed))
+                == raw::REDISMODULE_OK as c_int
+        }
+    })
 }
 
 /// Reply callback: the lock was handed to this client.

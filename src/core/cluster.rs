@@ -35,8 +35,10 @@ pub fn key_slot(key: &[u8]) -> u16 {
 pub enum SlotOwner {
     /// This node serves it (and is not migrating it away).
     Me,
-    /// Another node serves it, or this node is migrating it there: `ip:port`.
+    /// Another node serves it: `ip:port`.
     Elsewhere(String),
+    /// This node is migrating it to `ip:port` (keys already moved live there).
+    Migrating(String),
     /// Nobody known (slot unassigned, or the text could not be read).
     Unknown,
 }
@@ -90,7 +92,7 @@ pub fn slot_owner(nodes: &str, slot: u16) -> SlotOwner {
     }
     match (mine, migrating_to, owner) {
         (true, None, _) => SlotOwner::Me,
-        (true, Some(target), _) => SlotOwner::Elsewhere(target),
+        (true, Some(target), _) => SlotOwner::Migrating(target),
         (false, _, Some(addr)) => SlotOwner::Elsewhere(addr),
         _ => SlotOwner::Unknown,
     }
@@ -136,7 +138,7 @@ e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@40001 myself,master - 0
         );
         assert_eq!(
             slot_owner(NODES, 100),
-            SlotOwner::Elsewhere("127.0.0.1:30002".into())
+            SlotOwner::Migrating("127.0.0.1:30002".into())
         );
         assert_eq!(slot_owner("garbage", 1), SlotOwner::Unknown);
     }
