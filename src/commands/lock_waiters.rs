@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
@@ -22,6 +22,8 @@ use crate::host::{self, api, shield, Ctx, Key, OwnedString, RString};
 /// A client waiting for a lock.
 pub struct Waiter {
     bc: *mut BlockedClient,
+    /// Unique for the module's lifetime (blocked-client handles are reused).
+    serial: u64,
     /// Who will hold the lock once it is handed over.
     pub owner: Vec<u8>,
     /// Lease length the waiter asked for; its lease starts at hand-off.
@@ -33,6 +35,7 @@ impl Waiter {
     pub fn new(owner: &[u8], ttl_ms: i64) -> Waiter {
         Waiter {
             bc: std::ptr::null_mut(),
+            serial: 0,
             owner: owner.to_vec(),
             ttl_ms,
         }
@@ -59,7 +62,11 @@ impl KeyWaiters {
 struct Registry {
     keys: HashMap<Vec<u8>, KeyWaiters>,
     by_client: HashMap<usize, Vec<u8>>,
+    by_serial: HashMap<u64, usize>,
 }
+
+/// Serial of the next waiter.
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
 
 /// Clients blocked right now (mirrors the registry, readable without it).
 static WAITING: AtomicUsize = AtomicUsize::new(0);
@@ -107,6 +114,7 @@ pub fn pop_front(db: c_int, key: &[u8]) -> Option<Waiter> {
         let waiter = entry.queue.pop_front()?;
         WAITING.fetch_sub(1, Ordering::Relaxed);
         r.by_client.remove(&(waiter.bc as usize));
+        r.by_serial.remove(&waiter.serial);
         if entry.idle() {
             r.keys.remove(&id);
         }
@@ -123,15 +131,21 @@ fn remove_client(bc: *mut BlockedClient) -> bool {
         let Some(entry) = r.keys.get_mut(&id) else {
             return false;
         };
-        let removed = entry.queue.remove_where(|w| w.bc == bc).is_some();
-        if removed {
+        let removed = entry.queue.remove_where(|w| w.bc == bc);
+        if let Some(w) = &removed {
             WAITING.fetch_sub(1, Ordering::Relaxed);
+            r.by_serial.remove(&w.serial);
         }
         if entry.idle() {
             r.keys.remove(&id);
         }
-        removed
+        removed.is_some()
     })
+}
+
+/// The blocked client of the waiter with `serial`, if it still waits.
+fn client_of(serial: u64) -> Option<*mut BlockedClient> {
+    with_registry(|r| r.by_serial.get(&serial).map(|bc| *bc as *mut BlockedClient))
 }
 
 /// Blocks the calling client until the lock is handed to it or `timeout_ms`
@@ -147,23 +161,33 @@ pub fn block(
     if count(db, key) >= config::dlock_max_waiters() {
         return Err(WardenError::TooManyWaiters);
     }
+    // Redis 7.0 drops the reply of a client that times out after it was
+    // unblocked in the same event-loop turn, so the module keeps the timeout
+    // itself (a timer) and Redis never times these clients out.
     let bc = unsafe {
         api!(RedisModule_BlockClient)(
             ctx,
             Some(on_granted),
             Some(on_timeout),
             Some(free_handoff),
-            timeout_ms,
+            0,
         )
     };
     unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
+    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
     waiter.bc = bc;
+    waiter.serial = serial;
     with_registry(|r| {
         let id = slot_id(db, key);
         r.by_client.insert(bc as usize, id.clone());
+        r.by_serial.insert(serial, bc as usize);
         r.keys.entry(id).or_default().queue.push(waiter);
         WAITING.fetch_add(1, Ordering::Relaxed);
     });
+    if timeout_ms > 0 {
+        let delay = Duration::from_millis(timeout_ms as u64);
+        Context::new(ctx).create_timer(delay, on_wait_timeout, serial);
+    }
     arm_lease_timer(ctx, db, key, lease_left_ms);
     if host::is_cluster(ctx) {
         schedule(ctx, db, key, Wake::ClusterCheck, CLUSTER_CHECK_MS);
@@ -177,24 +201,38 @@ pub enum Handoff {
     Granted(i64),
     /// The key's slot now lives on another cluster node: this error reply.
     Moved(String),
+    /// Its WAIT timeout passed: nil.
+    TimedOut,
+}
+
+/// Timer at a waiter's WAIT timeout: it leaves the queue and gets nil.
+fn on_wait_timeout(_ctx: &Context, serial: u64) {
+    shield((), || {
+        let Some(bc) = client_of(serial) else {
+            return; // already granted, moved or disconnected
+        };
+        if remove_client(bc) {
+            wake(bc, Handoff::TimedOut);
+        }
+    })
 }
 
 /// Wakes a waiter with its outcome.
-fn wake(waiter: &Waiter, outcome: Handoff) {
+fn wake(bc: *mut BlockedClient, outcome: Handoff) {
     let data = Box::into_raw(Box::new(outcome)).cast::<c_void>();
-    unsafe { api!(RedisModule_UnblockClient)(waiter.bc, data) };
+    unsafe { api!(RedisModule_UnblockClient)(bc, data) };
 }
 
 /// Wakes a waiter that was just given the lock with `token`.
 pub fn grant(waiter: Waiter, token: i64) {
-    wake(&waiter, Handoff::Granted(token));
+    wake(waiter.bc, Handoff::Granted(token));
 }
 
 /// Wakes every waiter of (db, key) with `error`: the lock cannot be handed
 /// over here (its slot moved to another cluster node).
 pub fn fail_all(db: c_int, key: &[u8], error: &str) {
     while let Some(waiter) = pop_front(db, key) {
-        wake(&waiter, Handoff::Moved(error.to_string()));
+        wake(waiter.bc, Handoff::Moved(error.to_string()));
     }
 }
 
@@ -350,13 +388,14 @@ fn reply_handoff(ctx: *mut Ctx) -> bool {
     match unsafe { data.as_ref() } {
         Some(Handoff::Granted(token)) => host::reply_integer(ctx, *token),
         Some(Handoff::Moved(error)) => host::reply_error(ctx, error),
+        Some(Handoff::TimedOut) => host::reply_null(ctx),
         None => return false,
     }
     true
 }
 
-/// Timeout callback (also `CLIENT UNBLOCK`): leave the queue and answer nil,
-/// unless the lock was handed over in the same event-loop turn.
+/// `CLIENT UNBLOCK` (Redis's own timeout is never set): leave the queue and
+/// answer nil, unless the lock was handed over in the same event-loop turn.
 unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
     shield(raw::REDISMODULE_OK as c_int, || {
         if reply_handoff(ctx) {
