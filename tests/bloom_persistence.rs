@@ -1669,11 +1669,8 @@ fn forged_payloads_reach_the_module_loader() {
         f(&mut d);
         must_fail.push((name, d));
     };
-    with("hashes + 1", small, &|d| {
-        if let Field::U(h) = d.fields[layer_field(0, 2)] {
-            d.fields[layer_field(0, 2)] = Field::U(h + 1);
-        }
-    });
+    // (A different but valid hash count is a consistent filter, with another
+    // false-positive rate: stored layers are not tied to the sizing formula.)
     with("hashes 0", small, &|d| {
         d.fields[layer_field(0, 2)] = Field::U(0)
     });

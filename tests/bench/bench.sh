@@ -627,3 +627,32 @@ if [[ $NO_MODULE == 0 ]]; then
 fi
 cat "$OUT_DIR/results.md"
 log "written to $OUT_DIR/results.md"
+
+# ---------------------------------------------------------------- contended lock + charts
+# tests/bench/contended.py against this server (N clients on one lock key: the seed's Lua
+# lock with 100 ms and 1 ms retry sleeps vs DLOCK.ACQUIRE ... WAIT; about 2 minutes with the
+# defaults), appended to results.md; then tests/bench/charts.py draws target/bench/*.png.
+#   BENCH_CONTENDED=0  skip the contended-lock benchmark    BENCH_CHARTS=0  skip the charts
+#   CONTENDED_*        see tests/bench/contended.py (clients are pinned to CPU 1 when the
+#                      server is pinned to CPU 0, unless CONTENDED_CPUS is set)
+CONTENDED_RC=0
+rm -f "$OUT_DIR/contended.md" "$OUT_DIR/contended.json"
+if [[ ${BENCH_CONTENDED:-1} == 1 ]]; then
+    log "contended-lock benchmark (tests/bench/contended.py)"
+    CONTENDED_CPUS=${CONTENDED_CPUS-$([[ $PIN_TEXT != off ]] && echo 1 || true)} \
+        timeout -k 5 900 python3 tests/bench/contended.py --port "$PORT" \
+        --md "$OUT_DIR/contended.md" --json "$OUT_DIR/contended.json" >/dev/null \
+        || CONTENDED_RC=$?
+    server_alive
+    if [[ -f $OUT_DIR/contended.md ]]; then
+        { echo; cat "$OUT_DIR/contended.md"; } >>"$OUT_DIR/results.md"
+        echo; cat "$OUT_DIR/contended.md"
+        log "contended-lock table appended to $OUT_DIR/results.md"
+    fi
+fi
+if [[ ${BENCH_CHARTS:-1} == 1 ]]; then
+    timeout -k 5 900 python3 tests/bench/charts.py --results "$OUT_DIR/results.md" \
+        --contended "$OUT_DIR/contended.json" --out "$OUT_DIR" \
+        || log "charts failed (exit $?): the tables above are complete"
+fi
+(( CONTENDED_RC == 0 )) || die "the contended-lock benchmark failed (exit $CONTENDED_RC; see above)"

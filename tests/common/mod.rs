@@ -462,3 +462,5 @@ impl ReplicationTap {
         Some(parts)
     }
 }
+pub mod cluster;
+pub mod payload;

@@ -1,0 +1,842 @@
+//! warden in Redis Cluster: routing of every command (MOVED, ASK), key
+//! declarations (COMMAND INFO), MIGRATE of module values, and a manual failover
+//! that must keep every lock and keep fencing tokens increasing.
+//!
+//! One cluster (3 masters, 1 replica each) serves all scenarios, run in order;
+//! each scenario uses its own hash slots, and a failing one does not stop the
+//! others: every failure is reported at the end.
+
+mod common;
+use common::cluster::*;
+use common::*;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+/// Runs one scenario; a panic is recorded in `failures` instead of stopping the test.
+fn scenario(failures: &mut Vec<String>, name: &str, f: impl FnOnce()) {
+    let started = Instant::now();
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(()) => eprintln!("scenario {name}: ok in {:?}", started.elapsed()),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(non-text panic)".to_string());
+            eprintln!("scenario {name}: FAILED in {:?}", started.elapsed());
+            failures.push(format!("{name}: {msg}"));
+        }
+    }
+}
+
+fn report(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} scenario(s) failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// A command as a list of words.
+fn command(words: &[String]) -> redis::Cmd {
+    let mut c = cmd(&words[0]);
+    for w in &words[1..] {
+        c.arg(w.as_str());
+    }
+    c
+}
+
+fn words(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|s| s.to_string()).collect()
+}
+
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(n) => Some(*n),
+        _ => None,
+    }
+}
+
+fn ints_of(v: &Value) -> Option<Vec<i64>> {
+    match v {
+        Value::Array(items) => items.iter().map(int_of).collect(),
+        _ => None,
+    }
+}
+
+fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::Okay => Some("OK".to_string()),
+        _ => None,
+    }
+}
+
+/// A DLOCK.INFO reply: (owner, token, ttl_ms, holds); None for nil.
+#[derive(Debug, Clone, PartialEq)]
+struct LockInfo {
+    owner: String,
+    token: i64,
+    ttl_ms: i64,
+    holds: i64,
+}
+
+fn parse_lock_info(v: &Value) -> Option<LockInfo> {
+    let pairs: Vec<(Value, Value)> = match v {
+        Value::Nil => return None,
+        Value::Array(items) if items.len() == 10 => items
+            .chunks(2)
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect(),
+        Value::Map(pairs) => pairs.clone(),
+        other => panic!("unexpected DLOCK.INFO reply: {other:?}"),
+    };
+    let field = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| text_of(k).as_deref() == Some(name))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("DLOCK.INFO has no {name}: {v:?}"))
+    };
+    let int = |name: &str| int_of(&field(name)).unwrap_or_else(|| panic!("{name} not int"));
+    Some(LockInfo {
+        owner: text_of(&field("owner")).expect("owner is a string"),
+        token: int("token"),
+        ttl_ms: int("ttl_ms"),
+        holds: int("holds"),
+    })
+}
+
+fn lock_info(con: &mut Connection, key: &str) -> Option<LockInfo> {
+    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    parse_lock_info(&v)
+}
+
+fn pttl(con: &mut Connection, key: &str) -> i64 {
+    cmd("PTTL").arg(key).query(con).expect("PTTL")
+}
+
+fn digest(con: &mut Connection, key: &str) -> String {
+    cmd("DEBUG")
+        .arg("DIGEST-VALUE")
+        .arg(key)
+        .query::<Vec<String>>(con)
+        .expect("DEBUG DIGEST-VALUE")
+        .into_iter()
+        .next()
+        .expect("one digest")
+}
+
+fn count_keys_in_slot(con: &mut Connection, slot: u16) -> i64 {
+    cmd("CLUSTER")
+        .arg("COUNTKEYSINSLOT")
+        .arg(slot)
+        .query(con)
+        .expect("COUNTKEYSINSLOT")
+}
+
+/// Asserts `r` is the redirect `want`.
+fn expect_redirect(r: redis::RedisResult<Value>, want: Redirect, what: &str) {
+    match r {
+        Ok(v) => panic!("{what}: expected {want:?}, got the reply {v:?}"),
+        Err(e) => {
+            let got = redirect_of(&e);
+            assert_eq!(
+                got,
+                Some(want),
+                "{what}: expected {want:?}, got the error {}",
+                err_text(&e)
+            );
+        }
+    }
+}
+
+/// One step of a command sequence: the command, whether it is read-only, and
+/// a check of its reply.
+struct Step {
+    words: Vec<String>,
+    readonly: bool,
+    check: fn(&Value) -> bool,
+    expect: &'static str,
+}
+
+/// Every public warden command, in an order in which each one succeeds, on
+/// keys that share the hash tag `tag` (all of them unused before).
+fn command_steps(tag: &str) -> Vec<Step> {
+    let lock = format!("{tag}lock");
+    let bf = format!("{tag}bf");
+    let k = |s: &str| format!("{tag}{s}");
+    let step = |w: Vec<String>, readonly, check, expect| Step {
+        words: w,
+        readonly,
+        check,
+        expect,
+    };
+    vec![
+        step(
+            words(&["DLOCK.ACQUIRE", &lock, "owner-1", "30000"]),
+            false,
+            |v| int_of(v).is_some_and(|t| t > 0),
+            "a token",
+        ),
+        step(
+            words(&["DLOCK.EXTEND", &lock, "owner-1", "30000"]),
+            false,
+            |v| int_of(v) == Some(1),
+            "1",
+        ),
+        step(
+            words(&["DLOCK.INFO", &lock]),
+            true,
+            |v| matches!(v, Value::Array(a) if a.len() == 10),
+            "a 10-element array",
+        ),
+        step(
+            words(&["DLOCK.RELEASE", &lock, "owner-1"]),
+            false,
+            |v| int_of(v) == Some(1),
+            "1",
+        ),
+        step(
+            words(&["BF.RESERVEX", &bf, "0.01", "1000"]),
+            false,
+            |v| text_of(v).as_deref() == Some("OK"),
+            "OK",
+        ),
+        step(
+            words(&["BF.ADDX", &bf, "a"]),
+            false,
+            |v| int_of(v) == Some(1),
+            "1",
+        ),
+        step(
+            words(&["BF.MADDX", &bf, "b", "c"]),
+            false,
+            |v| ints_of(v) == Some(vec![1, 1]),
+            "[1, 1]",
+        ),
+        step(
+            words(&["BF.EXISTSX", &bf, "a"]),
+            true,
+            |v| int_of(v) == Some(1),
+            "1",
+        ),
+        step(
+            words(&["BF.MEXISTSX", &bf, "a", "b"]),
+            true,
+            |v| ints_of(v) == Some(vec![1, 1]),
+            "[1, 1]",
+        ),
+        step(
+            words(&["BF.INSERTX", &bf, "ITEMS", "d", "e"]),
+            false,
+            |v| ints_of(v) == Some(vec![1, 1]),
+            "[1, 1]",
+        ),
+        step(
+            words(&["BF.INFOX", &bf]),
+            true,
+            |v| matches!(v, Value::Array(a) if !a.is_empty()) || matches!(v, Value::Map(_)),
+            "a non-empty array",
+        ),
+        step(
+            words(&["BF.CARDX", &bf]),
+            true,
+            |v| int_of(v) == Some(5),
+            "5",
+        ),
+        step(
+            words(&["RL.TOKEN", &k("rl1"), "10", "5"]),
+            false,
+            |v| ints_of(v).is_some_and(|r| r.len() == 4 && r[0] == 1 && r[1] == 4),
+            "[1, 4, 0, _]",
+        ),
+        step(
+            words(&["RL.LEAKY", &k("rl2"), "10", "5"]),
+            false,
+            |v| ints_of(v).is_some_and(|r| r.len() == 4 && r[0] == 1),
+            "[1, _, _, _]",
+        ),
+        step(
+            words(&["RL.WINDOW", &k("rl3"), "10", "1000"]),
+            false,
+            |v| ints_of(v).is_some_and(|r| r.len() == 4 && r[0] == 1),
+            "[1, _, _, _]",
+        ),
+        step(
+            words(&["RL.GCRA", &k("rl4"), "5", "10", "60"]),
+            false,
+            |v| ints_of(v).is_some_and(|r| r.len() == 5 && r[0] == 0 && r[1] == 6 && r[2] == 5),
+            "[0, 6, 5, _, _]",
+        ),
+    ]
+}
+
+/// The public commands and whether they are read-only.
+const COMMANDS: &[(&str, bool)] = &[
+    ("dlock.acquire", false),
+    ("dlock.release", false),
+    ("dlock.extend", false),
+    ("dlock.info", true),
+    ("bf.reservex", false),
+    ("bf.addx", false),
+    ("bf.maddx", false),
+    ("bf.existsx", true),
+    ("bf.mexistsx", true),
+    ("bf.insertx", false),
+    ("bf.infox", true),
+    ("bf.cardx", true),
+    ("rl.token", false),
+    ("rl.leaky", false),
+    ("rl.window", false),
+    ("rl.gcra", false),
+];
+
+// ---------------------------------------------------------------------------------------
+// Key declarations (a single server is enough)
+// ---------------------------------------------------------------------------------------
+
+/// `COMMAND INFO` of every command declares one key at argument 1 (first 1,
+/// last 1, step 1) and the read/write flag; `COMMAND GETKEYS` finds that key.
+#[test]
+fn command_info_declares_the_key_of_every_command() {
+    let server = Server::start();
+    let mut con = server.conn();
+    let mut problems = Vec::new();
+    for &(name, readonly) in COMMANDS {
+        let v: Value = cmd("COMMAND")
+            .arg("INFO")
+            .arg(name)
+            .query(&mut con)
+            .expect("COMMAND INFO");
+        let Value::Array(outer) = &v else {
+            panic!("COMMAND INFO {name}: {v:?}");
+        };
+        let Some(Value::Array(info)) = outer.first() else {
+            problems.push(format!("{name}: COMMAND INFO knows nothing: {v:?}"));
+            continue;
+        };
+        let keys: Vec<Option<i64>> = (3..6).map(|i| info.get(i).and_then(int_of)).collect();
+        if keys != vec![Some(1), Some(1), Some(1)] {
+            problems.push(format!(
+                "{name}: first/last/step are {keys:?}, expected [1, 1, 1]"
+            ));
+        }
+        let flags: Vec<String> = match info.get(2) {
+            Some(Value::Array(f)) => f.iter().filter_map(text_of).collect(),
+            Some(Value::Set(f)) => f.iter().filter_map(text_of).collect(),
+            other => {
+                problems.push(format!("{name}: flags are {other:?}"));
+                continue;
+            }
+        };
+        let want = if readonly { "readonly" } else { "write" };
+        if !flags.iter().any(|f| f == want) {
+            problems.push(format!("{name}: flags {flags:?} lack {want}"));
+        }
+        let mut getkeys = cmd("COMMAND");
+        getkeys.arg("GETKEYS").arg(name).arg("the-key");
+        let extra: &[&str] = match name {
+            "dlock.acquire" | "dlock.extend" => &["owner", "1000"],
+            "dlock.release" => &["owner"],
+            "bf.reservex" => &["0.01", "100"],
+            "bf.addx" | "bf.existsx" | "bf.maddx" | "bf.mexistsx" => &["item"],
+            "bf.insertx" => &["ITEMS", "item"],
+            "rl.token" | "rl.leaky" => &["10", "5"],
+            "rl.window" => &["10", "1000"],
+            "rl.gcra" => &["5", "10", "60"],
+            _ => &[],
+        };
+        getkeys.arg(extra);
+        match getkeys.query::<Vec<String>>(&mut con) {
+            Ok(k) if k == vec!["the-key".to_string()] => {}
+            other => problems.push(format!("{name}: COMMAND GETKEYS gives {other:?}")),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The cluster scenarios
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn cluster_routing_migration_and_failover() {
+    let started = Instant::now();
+    let mut cluster = Cluster::start();
+    eprintln!("cluster formed in {:?}", started.elapsed());
+    let mut failures = Vec::new();
+    scenario(&mut failures, "keyslot", || local_keyslot_matches(&cluster));
+    scenario(&mut failures, "(a) MOVED routing", || {
+        moved_routing(&cluster)
+    });
+    scenario(&mut failures, "(b) ASK during migration", || {
+        ask_during_migration(&cluster)
+    });
+    scenario(&mut failures, "(c) MIGRATE keeps state", || {
+        migrate_keeps_state(&cluster)
+    });
+    scenario(&mut failures, "(d) CLUSTER FAILOVER keeps locks", || {
+        failover_keeps_locks(&cluster)
+    });
+    for (i, s) in cluster.servers.iter_mut().enumerate() {
+        if !s.is_alive() {
+            failures.push(format!("node {i} died; log:\n{}", s.log_tail(30)));
+        }
+    }
+    eprintln!("all scenarios done in {:?}", started.elapsed());
+    report(failures);
+}
+
+/// The harness's local slot computation agrees with `CLUSTER KEYSLOT`.
+fn local_keyslot_matches(cluster: &Cluster) {
+    for key in [
+        "a",
+        "lock:1",
+        "{user1}:lock",
+        "x{}y",
+        "{}",
+        "a{b}c{d}",
+        "{{x}}",
+    ] {
+        assert_eq!(
+            key_slot(key.as_bytes()),
+            cluster.keyslot(key.as_bytes()),
+            "slot of {key:?}"
+        );
+    }
+}
+
+/// (a) Each command sent to a master that does not own the key, or to the
+/// owner's replica, gets `MOVED <slot> <owner>`; followed, it succeeds.
+/// With `READONLY`, the replica serves the read-only commands and still
+/// redirects the writes.
+fn moved_routing(cluster: &Cluster) {
+    let masters = cluster.masters();
+    assert_eq!(masters.len(), 3, "{}", cluster.describe());
+    for (n, &owner) in masters.iter().enumerate() {
+        let wrong = masters[(n + 1) % masters.len()];
+        let replica = cluster.replicas_of(owner)[0];
+        let tag = cluster.tag_on("route", owner, &[]);
+        let slot = key_slot(tag.as_bytes());
+        let owner_port = cluster.servers[owner].port;
+        let moved = Redirect::Moved {
+            slot,
+            port: owner_port,
+        };
+        let mut wrong_con = cluster.conn(wrong);
+        let mut replica_con = cluster.conn(replica);
+        let mut readonly_con = cluster.conn(replica);
+        let _: () = cmd("READONLY").query(&mut readonly_con).expect("READONLY");
+        for step in command_steps(&tag) {
+            let c = command(&step.words);
+            let what = step.words.join(" ");
+            expect_redirect(
+                c.query(&mut wrong_con),
+                moved,
+                &format!("{what} on another master"),
+            );
+            expect_redirect(
+                c.query(&mut replica_con),
+                moved,
+                &format!("{what} on the owner's replica"),
+            );
+            let mut follow = cluster.following(wrong);
+            let v: Value = follow
+                .query(&c)
+                .unwrap_or_else(|e| panic!("{what} followed: {}", err_text(&e)));
+            assert_eq!(follow.redirects, vec![moved], "{what}: redirects followed");
+            assert!(
+                (step.check)(&v),
+                "{what} (followed to the owner): expected {}, got {v:?}",
+                step.expect
+            );
+            if step.readonly {
+                // The replica has applied every earlier write: same answer.
+                cluster.sync_replica(owner, replica);
+            }
+            let on_replica: redis::RedisResult<Value> = c.query(&mut readonly_con);
+            if step.readonly {
+                match on_replica {
+                    Ok(v) => assert!(
+                        (step.check)(&v),
+                        "{what} on a READONLY replica: expected {}, got {v:?}",
+                        step.expect
+                    ),
+                    Err(e) => panic!("{what} on a READONLY replica: {}", err_text(&e)),
+                }
+            } else {
+                expect_redirect(
+                    on_replica,
+                    moved,
+                    &format!("{what} (a write) on a READONLY replica"),
+                );
+            }
+        }
+    }
+}
+
+/// (b) While a slot migrates, the source answers `ASK` for keys it does not
+/// have (never created, or already migrated), serves the keys it still has, and
+/// the target serves them after `ASKING` (and answers MOVED without it).
+fn ask_during_migration(cluster: &Cluster) {
+    let masters = cluster.masters();
+    let (src, dst) = (masters[0], masters[1]);
+    let tag = cluster.tag_on("ask", src, &[]);
+    let slot = key_slot(tag.as_bytes());
+    let (src_port, dst_port) = (cluster.servers[src].port, cluster.servers[dst].port);
+    let stay = format!("{tag}stay");
+    let moved_bf = format!("{tag}moved");
+    let mut s = cluster.conn(src);
+    let token: i64 = cmd("DLOCK.ACQUIRE")
+        .arg(&stay)
+        .arg("stayer")
+        .arg(60000)
+        .query(&mut s)
+        .expect("acquire on the source");
+    let _: i64 = cmd("BF.ADDX")
+        .arg(&moved_bf)
+        .arg("x")
+        .query(&mut s)
+        .expect("BF.ADDX");
+
+    cluster.begin_slot_move(slot, src, dst);
+    let r = cluster.migrate_keys(src, dst, &[moved_bf.as_bytes()]);
+    assert!(r.is_ok(), "MIGRATE {moved_bf}: {r:?}");
+
+    let ask = Redirect::Ask {
+        slot,
+        port: dst_port,
+    };
+    let back = Redirect::Moved {
+        slot,
+        port: src_port,
+    };
+    let mut d = cluster.conn(dst);
+    let mut steps = command_steps(&tag);
+    steps.push(Step {
+        words: words(&["BF.EXISTSX", &moved_bf, "x"]),
+        readonly: true,
+        check: |v| int_of(v) == Some(1),
+        expect: "1 (the migrated filter kept its item)",
+    });
+    for step in steps {
+        let c = command(&step.words);
+        let what = step.words.join(" ");
+        expect_redirect(
+            c.query(&mut s),
+            ask,
+            &format!("{what} on the migrating source"),
+        );
+        expect_redirect(
+            c.query(&mut d),
+            back,
+            &format!("{what} on the importing target without ASKING"),
+        );
+        let mut follow = cluster.following(src);
+        let v: Value = follow
+            .query(&c)
+            .unwrap_or_else(|e| panic!("{what} followed: {}", err_text(&e)));
+        assert_eq!(follow.redirects, vec![ask], "{what}: redirects followed");
+        assert!(
+            (step.check)(&v),
+            "{what} (after ASKING on the target): expected {}, got {v:?}",
+            step.expect
+        );
+    }
+    // A key the source still has is served there, without a redirect.
+    let info = lock_info(&mut s, &stay).expect("the source still serves its own key");
+    assert_eq!((info.owner.as_str(), info.token), ("stayer", token));
+
+    // Finish the move; everything is then on the target.
+    cluster.move_slot(slot, src, dst);
+    assert_eq!(count_keys_in_slot(&mut s, slot), 0, "source slot empty");
+    let mut follow = cluster.following(src);
+    let v: Value = follow
+        .query(cmd("DLOCK.INFO").arg(&stay))
+        .expect("DLOCK.INFO");
+    let info = parse_lock_info(&v).expect("lock moved with the slot");
+    assert_eq!((info.owner.as_str(), info.token), ("stayer", token));
+    assert_eq!(
+        follow.redirects,
+        vec![Redirect::Moved {
+            slot,
+            port: dst_port
+        }]
+    );
+}
+
+/// (c) MIGRATE of a lock, a filter and limiters keeps each value (DEBUG
+/// DIGEST-VALUE), its TTL, and the lock's owner, holds and fencing token; the
+/// lock then works on the target, and a new grant gets a larger token.
+fn migrate_keeps_state(cluster: &Cluster) {
+    let masters = cluster.masters();
+    let (src, dst) = (masters[1], masters[2]);
+    let tag = cluster.tag_on("mig", src, &[]);
+    let slot = key_slot(tag.as_bytes());
+    let lock = format!("{tag}lock");
+    let bf = format!("{tag}bf");
+    let bf_no_ttl = format!("{tag}bf2");
+    let limiters = [
+        (format!("{tag}token"), "RL.TOKEN", ["10", "100"], 30),
+        (format!("{tag}leaky"), "RL.LEAKY", ["10", "100"], 30),
+        (format!("{tag}window"), "RL.WINDOW", ["100", "60000"], 30),
+    ];
+    let gcra = format!("{tag}gcra");
+    let mut s = cluster.conn(src);
+
+    let token: i64 = cmd("DLOCK.ACQUIRE")
+        .arg(&lock)
+        .arg("mover")
+        .arg(60000)
+        .query(&mut s)
+        .expect("acquire");
+    let again: i64 = cmd("DLOCK.ACQUIRE")
+        .arg(&lock)
+        .arg("mover")
+        .arg(60000)
+        .query(&mut s)
+        .expect("re-acquire");
+    assert_eq!(again, token);
+    let items: Vec<String> = (0..300).map(|i| format!("item-{i}")).collect();
+    let _: Vec<i64> = cmd("BF.MADDX")
+        .arg(&bf)
+        .arg(&items)
+        .query(&mut s)
+        .expect("BF.MADDX");
+    let _: i64 = cmd("PEXPIRE")
+        .arg(&bf)
+        .arg(120_000)
+        .query(&mut s)
+        .expect("PEXPIRE");
+    let _: Vec<i64> = cmd("BF.MADDX")
+        .arg(&bf_no_ttl)
+        .arg(&items[..10])
+        .query(&mut s)
+        .expect("BF.MADDX");
+    for (key, name, args, cost) in &limiters {
+        let r: Vec<i64> = cmd(name)
+            .arg(key)
+            .arg(&args[..])
+            .arg("COST")
+            .arg(*cost)
+            .query(&mut s)
+            .unwrap_or_else(|e| panic!("{name}: {}", err_text(&e)));
+        assert_eq!(r[0], 1, "{name} allowed");
+    }
+    let r: Vec<i64> = cmd("RL.GCRA")
+        .arg(&gcra)
+        .arg(50)
+        .arg(10)
+        .arg(60)
+        .arg("QUANTITY")
+        .arg(20)
+        .query(&mut s)
+        .expect("RL.GCRA");
+    assert_eq!(r[0], 0, "RL.GCRA not limited");
+
+    let mut keys: Vec<String> = vec![lock.clone(), bf.clone(), bf_no_ttl.clone(), gcra];
+    keys.extend(limiters.iter().map(|l| l.0.clone()));
+    let before: Vec<(String, i64)> = keys
+        .iter()
+        .map(|k| (digest(&mut s, k), pttl(&mut s, k)))
+        .collect();
+    let info_before = lock_info(&mut s, &lock).expect("lock held");
+    let at = Instant::now();
+    for (k, (_, t)) in keys.iter().zip(&before) {
+        if k != &bf_no_ttl {
+            assert!(*t > 0, "{k} has a TTL before the move ({t})");
+        }
+    }
+
+    cluster.begin_slot_move(slot, src, dst);
+    let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+    let r = cluster.migrate_keys(src, dst, &refs);
+    assert!(r.is_ok(), "MIGRATE: {r:?}");
+    assert_eq!(
+        count_keys_in_slot(&mut s, slot),
+        0,
+        "MIGRATE moved every key"
+    );
+    for (i, r) in cluster.assign_slot(slot, dst) {
+        r.unwrap_or_else(|e| panic!("SETSLOT {slot} NODE on node {i}: {e}"));
+    }
+    assert!(
+        cluster.wait_slot_owner(slot, dst, Duration::from_secs(10)),
+        "slot {slot} never moved:\n{}",
+        cluster.describe()
+    );
+    let elapsed = at.elapsed().as_millis() as i64;
+
+    let mut d = cluster.conn(dst);
+    for (k, (dig, ttl)) in keys.iter().zip(&before) {
+        assert_eq!(
+            &digest(&mut d, k),
+            dig,
+            "DEBUG DIGEST-VALUE of {k} after MIGRATE"
+        );
+        let now = pttl(&mut d, k);
+        if *ttl < 0 {
+            assert_eq!(now, *ttl, "{k} had no TTL and must have none");
+        } else {
+            assert!(
+                now <= *ttl + 2 && now >= *ttl - elapsed - 1000,
+                "PTTL of {k}: {ttl} before, {now} after ({elapsed} ms later)"
+            );
+        }
+    }
+    let info = lock_info(&mut d, &lock).expect("lock on the target");
+    assert_eq!(
+        (&info.owner, info.token, info.holds),
+        (&info_before.owner, info_before.token, info_before.holds),
+        "DLOCK.INFO after MIGRATE"
+    );
+    assert!(info.ttl_ms <= info_before.ttl_ms && info.ttl_ms > 0);
+
+    // The lock works on the target: two releases free it, a new grant is larger.
+    for _ in 0..2 {
+        let r: i64 = cmd("DLOCK.RELEASE")
+            .arg(&lock)
+            .arg("mover")
+            .query(&mut d)
+            .expect("release");
+        assert_eq!(r, 1, "release on the target");
+    }
+    let t2: i64 = cmd("DLOCK.ACQUIRE")
+        .arg(&lock)
+        .arg("next")
+        .arg(10_000)
+        .query(&mut d)
+        .expect("acquire on the target");
+    assert!(t2 > token, "token after MIGRATE {t2} <= {token}");
+    let found: Vec<i64> = cmd("BF.MEXISTSX")
+        .arg(&bf)
+        .arg(&items)
+        .query(&mut d)
+        .expect("BF.MEXISTSX");
+    assert!(found.iter().all(|&f| f == 1), "filter lost items");
+}
+
+/// (d) `CLUSTER FAILOVER` on a replica: the promoted node has every lock with
+/// the same owner, token and holds, and a TTL that is not longer; tokens it
+/// grants afterwards are larger than every token granted before.
+fn failover_keeps_locks(cluster: &Cluster) {
+    let masters = cluster.masters();
+    let master = masters[0];
+    let replica = cluster.replicas_of(master)[0];
+    let me = cluster.myself(master);
+    let keys: Vec<String> = (0..100_000)
+        .map(|n| format!("fo:lock:{n}"))
+        .filter(|k| me.serves(key_slot(k.as_bytes())))
+        .take(6)
+        .collect();
+    let mut m = cluster.conn(master);
+    let mut max_before = 0;
+    // Churn on one key: tokens granted and released before the failover.
+    for i in 0..5 {
+        let t: i64 = cmd("DLOCK.ACQUIRE")
+            .arg(&keys[0])
+            .arg(format!("churn-{i}"))
+            .arg(10_000)
+            .query(&mut m)
+            .expect("acquire");
+        max_before = max_before.max(t);
+        let _: i64 = cmd("DLOCK.RELEASE")
+            .arg(&keys[0])
+            .arg(format!("churn-{i}"))
+            .query(&mut m)
+            .expect("release");
+    }
+    for (i, k) in keys.iter().enumerate().skip(1) {
+        let holds = if i == 1 { 3 } else { 1 };
+        for _ in 0..holds {
+            let t: i64 = cmd("DLOCK.ACQUIRE")
+                .arg(k)
+                .arg(format!("owner-{i}"))
+                .arg(20_000 + 1000 * i as i64)
+                .query(&mut m)
+                .expect("acquire");
+            max_before = max_before.max(t);
+        }
+    }
+    cluster.sync_replica(master, replica);
+    let before: Vec<Option<LockInfo>> = keys.iter().map(|k| lock_info(&mut m, k)).collect();
+    let at = Instant::now();
+
+    let ok: String = cmd("CLUSTER")
+        .arg("FAILOVER")
+        .query(&mut cluster.conn(replica))
+        .expect("CLUSTER FAILOVER");
+    assert_eq!(ok, "OK");
+    let promoted = wait_until(Duration::from_secs(10), || {
+        cluster.role_of(replica) == "master" && cluster.role_of(master) == "slave"
+    });
+    assert!(promoted, "failover did not happen:\n{}", cluster.describe());
+    let slot = key_slot(keys[1].as_bytes());
+    assert!(
+        cluster.wait_slot_owner(slot, replica, Duration::from_secs(10)),
+        "not every node sees the promoted replica:\n{}",
+        cluster.describe()
+    );
+    assert!(cluster.wait_ok(Duration::from_secs(10)), "cluster not ok");
+    let elapsed = at.elapsed().as_millis() as i64;
+
+    let mut r = cluster.conn(replica);
+    for (k, b) in keys.iter().zip(&before) {
+        let after = lock_info(&mut r, k);
+        match (b, &after) {
+            (None, None) => {}
+            (Some(b), Some(a)) => {
+                assert_eq!(
+                    (&a.owner, a.token, a.holds),
+                    (&b.owner, b.token, b.holds),
+                    "DLOCK.INFO {k} on the promoted node"
+                );
+                assert!(
+                    a.ttl_ms <= b.ttl_ms && a.ttl_ms >= b.ttl_ms - elapsed - 1000,
+                    "TTL of {k}: {} before, {} after, {elapsed} ms later",
+                    b.ttl_ms,
+                    a.ttl_ms
+                );
+            }
+            _ => panic!("DLOCK.INFO {k}: {b:?} before the failover, {after:?} after"),
+        }
+    }
+    // Tokens granted by the promoted node are larger than every earlier one.
+    let t: i64 = cmd("DLOCK.ACQUIRE")
+        .arg(&keys[0])
+        .arg("after-failover")
+        .arg(10_000)
+        .query(&mut r)
+        .expect("acquire after failover");
+    assert!(t > max_before, "token {t} after failover <= {max_before}");
+    for n in 0..20 {
+        let k = format!("fo:new:{n}");
+        if !cluster.myself(replica).serves(key_slot(k.as_bytes())) {
+            continue;
+        }
+        let t: i64 = cmd("DLOCK.ACQUIRE")
+            .arg(&k)
+            .arg("new")
+            .arg(10_000)
+            .query(&mut r)
+            .expect("acquire new key");
+        assert!(
+            t > max_before,
+            "token {t} of {k} after failover <= {max_before}"
+        );
+    }
+    // The demoted master keeps the same locks (read with READONLY).
+    let mut old = cluster.conn(master);
+    let _: () = cmd("READONLY").query(&mut old).expect("READONLY");
+    cluster.sync_replica(replica, master);
+    let info = lock_info(&mut old, &keys[1]).expect("lock on the demoted master");
+    assert_eq!(Some(&info.owner), before[1].as_ref().map(|b| &b.owner));
+}
