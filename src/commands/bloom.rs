@@ -19,10 +19,11 @@ use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::types::bloom::{self as bloom_type, float_text, words_from_le, BLOOM_TYPE};
 
 /// The size cap for this call: `bf-max-bytes`, except for writes applied from
-/// a master or the AOF, which must rebuild what already exists.
+/// a master or the AOF, which must rebuild what already exists (they are held
+/// only to the largest value the setting accepts).
 fn max_bytes(ctx: *mut Ctx) -> u64 {
     if host::is_replay(ctx) {
-        u64::MAX
+        config::BF_MAX_BYTES.max as u64
     } else {
         config::bf_max_bytes()
     }

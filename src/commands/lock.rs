@@ -340,7 +340,13 @@ pub fn serve_waiters(
         return false;
     };
     let deadline = now.saturating_add(waiter.ttl_ms);
-    let state = with_fence(|fence| core_lock::grant(&waiter.owner, deadline, now, fence));
+    let state = match with_fence(|fence| core_lock::grant(&waiter.owner, deadline, now, fence)) {
+        Ok(state) => state,
+        Err(e) => {
+            lock_waiters::fail_all(db, key_bytes, &e.to_string());
+            return false;
+        }
+    };
     let token = state.token;
     replicate_state(ctx, name, None, &state);
     store(key, state);

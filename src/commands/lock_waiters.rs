@@ -199,8 +199,9 @@ pub fn block(
 pub enum Handoff {
     /// The lock is now its own, with this fencing token.
     Granted(i64),
-    /// The key's slot now lives on another cluster node: this error reply.
-    Moved(String),
+    /// It cannot be handed the lock here (its slot moved to another cluster
+    /// node, or tokens ran out): this error reply.
+    Failed(String),
     /// Its WAIT timeout passed: nil.
     TimedOut,
 }
@@ -229,10 +230,10 @@ pub fn grant(waiter: Waiter, token: i64) {
 }
 
 /// Wakes every waiter of (db, key) with `error`: the lock cannot be handed
-/// over here (its slot moved to another cluster node).
+/// over here.
 pub fn fail_all(db: c_int, key: &[u8], error: &str) {
     while let Some(waiter) = pop_front(db, key) {
-        wake(waiter.bc, Handoff::Moved(error.to_string()));
+        wake(waiter.bc, Handoff::Failed(error.to_string()));
     }
 }
 
@@ -387,7 +388,7 @@ fn reply_handoff(ctx: *mut Ctx) -> bool {
     let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Handoff>();
     match unsafe { data.as_ref() } {
         Some(Handoff::Granted(token)) => host::reply_integer(ctx, *token),
-        Some(Handoff::Moved(error)) => host::reply_error(ctx, error),
+        Some(Handoff::Failed(error)) => host::reply_error(ctx, error),
         Some(Handoff::TimedOut) => host::reply_null(ctx),
         None => return false,
     }

@@ -13,6 +13,9 @@ const TIGHTENING: f64 = 0.5;
 /// Most layers a filter may have (the error rate halves each time).
 pub const MAX_LAYERS: usize = 64;
 
+/// Largest capacity of one layer (far beyond any filter under the size cap).
+pub const MAX_CAPACITY: u64 = 1 << 56;
+
 /// Most hash functions per layer.
 pub const MAX_HASHES: u32 = 64;
 
@@ -211,10 +214,17 @@ impl Layer {
         bits: u64,
     ) -> Result<(), WardenError> {
         validate_error_rate(error_rate).map_err(|_| WardenError::BadFilterData)?;
-        let consistent = capacity > 0
-            && items <= capacity
+        if !(1..=MAX_CAPACITY).contains(&capacity) {
+            return Err(WardenError::BadFilterData);
+        }
+        // Near the nominal size or above: a forged capacity or a truncated
+        // array is refused, while some future change of sizing is tolerated.
+        let nominal = geometry(capacity, error_rate, Sizing::Nominal)
+            .map_err(|_| WardenError::BadFilterData)?
+            .bits;
+        let consistent = items <= capacity
             && (1..=MAX_HASHES).contains(&hashes)
-            && bits >= 64
+            && bits >= (nominal - nominal / 8).max(64)
             && bits.is_multiple_of(64);
         if consistent {
             Ok(())
@@ -411,6 +421,7 @@ impl BloomFilter {
         let capacity = last
             .capacity
             .checked_mul(u64::from(self.expansion))
+            .filter(|c| *c <= MAX_CAPACITY)
             .ok_or(WardenError::FilterTooLarge)?;
         let error_rate = last.error_rate * TIGHTENING;
         if error_rate <= 0.0 {

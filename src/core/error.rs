@@ -19,6 +19,8 @@ pub enum WardenError {
     TimeoutNegative,
     /// A hold count, token or hold total that would overflow.
     HoldsOverflow,
+    /// Fencing tokens reached their maximum (only after forged data).
+    TokensExhausted,
     /// The per-key waiter cap (`dlock-max-waiters`) is reached.
     TooManyWaiters,
     /// An internal state command (`DLOCK._SET`, `RL._SET`) got a bad value.
@@ -79,6 +81,9 @@ impl fmt::Display for WardenError {
                 f.write_str("ERR timeout must be a non-negative integer")
             }
             WardenError::HoldsOverflow => f.write_str("ERR lock hold count overflow"),
+            WardenError::TokensExhausted => {
+                f.write_str("ERR fencing tokens are exhausted on this server (a restored token was too large)")
+            }
             WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this lock"),
             WardenError::InvalidState(what) => write!(f, "ERR invalid state: {what}"),
             WardenError::BadErrorRate => {

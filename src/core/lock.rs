@@ -18,6 +18,11 @@ pub struct LockState {
     pub deadline_ms: i64,
 }
 
+/// Largest token accepted from storage or a master: far above any clock-based
+/// token (now_ms × 1000 is about 2^61 in the year 2100), and far enough below
+/// i64::MAX that tokens can never run out.
+pub const MAX_TOKEN: i64 = 1 << 62;
+
 /// What `acquire` decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
@@ -94,8 +99,8 @@ impl LockState {
         if self.owner.is_empty() {
             return Err(WardenError::OwnerEmpty);
         }
-        if self.token <= 0 {
-            return Err(WardenError::InvalidState("token must be positive"));
+        if self.token <= 0 || self.token > MAX_TOKEN {
+            return Err(WardenError::InvalidState("token out of range"));
         }
         if self.holds <= 0 {
             return Err(WardenError::InvalidState("holds must be positive"));
@@ -128,18 +133,23 @@ pub fn acquire(
             state.deadline_ms = deadline_ms;
             Ok(Acquire::Reentered { token: state.token })
         }
-        _ => Ok(Acquire::Granted(grant(owner, deadline_ms, now_ms, fence))),
+        _ => Ok(Acquire::Granted(grant(owner, deadline_ms, now_ms, fence)?)),
     }
 }
 
 /// A fresh grant with a new fencing token.
-pub fn grant(owner: &[u8], deadline_ms: i64, now_ms: i64, fence: &mut FenceClock) -> LockState {
-    LockState {
+pub fn grant(
+    owner: &[u8],
+    deadline_ms: i64,
+    now_ms: i64,
+    fence: &mut FenceClock,
+) -> Result<LockState, WardenError> {
+    Ok(LockState {
         owner: CompactBytes::from(owner),
-        token: fence.next(now_ms),
+        token: fence.next(now_ms)?,
         holds: 1,
         deadline_ms,
-    }
+    })
 }
 
 /// Issues fencing tokens as `max(last + 1, now_ms * 1000)`.
@@ -159,11 +169,15 @@ impl FenceClock {
         FenceClock { last }
     }
 
-    /// The next token.
-    pub fn next(&mut self, now_ms: i64) -> i64 {
+    /// The next token; an error instead of a token above `MAX_TOKEN` (only
+    /// reachable when forged data raised the floor), so tokens never repeat.
+    pub fn next(&mut self, now_ms: i64) -> Result<i64, WardenError> {
         let token = self.last.saturating_add(1).max(now_ms.saturating_mul(1000));
+        if token > MAX_TOKEN {
+            return Err(WardenError::TokensExhausted);
+        }
         self.last = token;
-        token
+        Ok(token)
     }
 
     /// Records a token seen in storage or from a master, so later tokens exceed it.
@@ -252,7 +266,7 @@ mod tests {
     #[test]
     fn only_the_owner_releases_or_extends() {
         let mut fence = FenceClock::default();
-        let mut state = grant(b"a", 200, 100, &mut fence);
+        let mut state = grant(b"a", 200, 100, &mut fence).expect("grant");
         assert_eq!(state.release(b"b", 150), Release::NotHeld);
         assert!(!state.extend(b"b", 900, 150));
         assert_eq!(state.deadline_ms, 200);
@@ -263,7 +277,7 @@ mod tests {
     #[test]
     fn expired_lock_cannot_be_released_or_extended() {
         let mut fence = FenceClock::default();
-        let mut state = grant(b"a", 200, 100, &mut fence);
+        let mut state = grant(b"a", 200, 100, &mut fence).expect("grant");
         assert_eq!(state.release(b"a", 200), Release::NotHeld);
         assert!(!state.extend(b"a", 900, 250));
         assert_eq!(state.ttl_ms(250), 0);
@@ -283,7 +297,7 @@ mod tests {
     #[test]
     fn holds_overflow_is_an_error_and_changes_nothing() {
         let mut fence = FenceClock::default();
-        let mut state = grant(b"a", 1_000, 0, &mut fence);
+        let mut state = grant(b"a", 1_000, 0, &mut fence).expect("grant");
         state.holds = i64::MAX;
         let before = state.clone();
         assert_eq!(
@@ -296,7 +310,7 @@ mod tests {
     #[test]
     fn tokens_strictly_increase_within_one_millisecond() {
         let mut fence = FenceClock::default();
-        let tokens: Vec<i64> = (0..5_000).map(|_| fence.next(42)).collect();
+        let tokens: Vec<i64> = (0..5_000).map(|_| fence.next(42).expect("token")).collect();
         assert!(tokens.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(tokens[0], 42_000);
     }
@@ -304,28 +318,34 @@ mod tests {
     #[test]
     fn tokens_survive_a_lost_counter_when_time_moves_on() {
         let mut fence = FenceClock::default();
-        let before: Vec<i64> = (0..900).map(|_| fence.next(1_000)).collect();
+        let before: Vec<i64> = (0..900)
+            .map(|_| fence.next(1_000).expect("token"))
+            .collect();
         // Process restarted: the counter is gone, the clock has moved on by 1 ms.
         let mut fresh = FenceClock::default();
-        assert!(fresh.next(1_001) > *before.last().expect("tokens"));
+        assert!(fresh.next(1_001).expect("token") > *before.last().expect("tokens"));
     }
 
     #[test]
     fn clock_stepping_back_never_lowers_tokens() {
         let mut fence = FenceClock::default();
-        let a = fence.next(10_000);
-        let b = fence.next(5_000);
+        let a = fence.next(10_000).expect("token");
+        let b = fence.next(5_000).expect("token");
         assert!(b > a);
     }
 
     #[test]
     fn observed_tokens_raise_the_floor() {
         let mut fence = FenceClock::default();
-        fence.observe(i64::MAX - 1);
-        assert_eq!(fence.next(1), i64::MAX);
-        assert_eq!(fence.next(1), i64::MAX, "saturates instead of wrapping");
+        fence.observe(MAX_TOKEN - 1);
+        assert_eq!(fence.next(1), Ok(MAX_TOKEN));
+        assert_eq!(
+            fence.next(1),
+            Err(WardenError::TokensExhausted),
+            "never repeats"
+        );
         fence.observe(3);
-        assert_eq!(fence.last(), i64::MAX);
+        assert_eq!(fence.last(), MAX_TOKEN);
     }
 
     #[test]
@@ -338,6 +358,14 @@ mod tests {
         };
         assert!(ok.validate().is_ok());
         for bad in [
+            LockState {
+                token: MAX_TOKEN + 1,
+                ..ok.clone()
+            },
+            LockState {
+                token: i64::MAX,
+                ..ok.clone()
+            },
             LockState {
                 owner: CompactBytes::from(&b""[..]),
                 ..ok.clone()
