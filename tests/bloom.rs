@@ -74,18 +74,10 @@ fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
         .unwrap_or_else(|e| panic!("connection failed (server down?) on {}: {e}", show(c)))
 }
 
-fn server_error_text(v: &Value) -> Option<String> {
-    match v {
-        Value::ServerError(e) => Some(format!("{} {}", e.code(), e.details().unwrap_or("")))
-            .map(|s| s.trim_end().to_string()),
-        _ => None,
-    }
-}
-
 /// The error text of a command that must fail.
 fn expect_err(con: &mut Connection, c: &redis::Cmd) -> String {
     let v = raw(con, c);
-    server_error_text(&v).unwrap_or_else(|| panic!("expected an error from {}, got {v:?}", show(c)))
+    err_of(&v).unwrap_or_else(|| panic!("expected an error from {}, got {v:?}", show(c)))
 }
 
 fn int(v: &Value) -> i64 {
@@ -125,20 +117,6 @@ fn existsx(con: &mut Connection, key: &str, item: &str) -> i64 {
 
 fn cardx(con: &mut Connection, key: &str) -> i64 {
     cmd("BF.CARDX").arg(key).query(con).expect("BF.CARDX")
-}
-
-fn digest(con: &mut Connection, key: &str) -> String {
-    let v: Vec<String> = cmd("DEBUG")
-        .arg("DIGEST-VALUE")
-        .arg(key)
-        .query(con)
-        .expect("DEBUG DIGEST-VALUE");
-    v.into_iter().next().expect("one digest")
-}
-
-fn key_exists(con: &mut Connection, key: &str) -> bool {
-    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
-    n == 1
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -332,7 +310,7 @@ fn add_exists_card_and_type_replies() {
         .expect("MEXISTSX");
     assert_eq!(m, vec![0, 0]);
     assert_eq!(cardx(&mut con, "k"), 0);
-    assert!(!key_exists(&mut con, "k"));
+    assert!(!exists(&mut con, "k"));
 
     // ADDX creates with the defaults.
     assert_eq!(addx(&mut con, "k", "a"), 1);
@@ -686,10 +664,10 @@ fn full_nonscaling_filter_refuses_new_items_and_changes_nothing() {
     };
     assert_eq!(a.len(), 5, "{a:?}");
     assert_eq!(a[0], Value::Int(0));
-    assert_eq!(server_error_text(&a[1]).as_deref(), Some(FULL), "{a:?}");
-    assert_eq!(server_error_text(&a[2]).as_deref(), Some(FULL), "{a:?}");
+    assert_eq!(err_of(&a[1]).as_deref(), Some(FULL), "{a:?}");
+    assert_eq!(err_of(&a[2]).as_deref(), Some(FULL), "{a:?}");
     assert_eq!(a[3], Value::Int(0));
-    assert_eq!(server_error_text(&a[4]).as_deref(), Some(FULL), "{a:?}");
+    assert_eq!(err_of(&a[4]).as_deref(), Some(FULL), "{a:?}");
     assert_eq!(digest(&mut con, "full"), before);
 
     // INSERTX: the same, options ignored for the existing filter.
@@ -707,7 +685,7 @@ fn full_nonscaling_filter_refuses_new_items_and_changes_nothing() {
         panic!("INSERTX on a full filter must reply an array: {v:?}");
     };
     assert_eq!(a.len(), 2, "{a:?}");
-    assert_eq!(server_error_text(&a[0]).as_deref(), Some(FULL), "{a:?}");
+    assert_eq!(err_of(&a[0]).as_deref(), Some(FULL), "{a:?}");
     assert_eq!(a[1], Value::Int(0));
     assert_eq!(digest(&mut con, "full"), before);
     assert_eq!(bf_info(&mut con, "full"), info_before);
@@ -733,12 +711,12 @@ fn full_nonscaling_filter_refuses_new_items_and_changes_nothing() {
         .0;
     for (i, v) in a.iter().enumerate().skip(third + 1) {
         assert!(
-            *v == Value::Int(0) || server_error_text(v).as_deref() == Some(FULL),
+            *v == Value::Int(0) || err_of(v).as_deref() == Some(FULL),
             "entry {i}: {v:?}"
         );
     }
     assert!(
-        a.iter().any(|v| server_error_text(v).is_some()),
+        a.iter().any(|v| err_of(v).is_some()),
         "no error entry: {a:?}"
     );
     s.assert_alive();
@@ -893,7 +871,7 @@ fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let got = expect_err(&mut con, &tcmd(&refs));
         assert_eq!(&got, want, "{args:?}");
-        assert!(!key_exists(&mut con, "nokey"), "{args:?} created the key");
+        assert!(!exists(&mut con, "nokey"), "{args:?} created the key");
     }
 
     // Non-UTF-8 bytes where numbers and words belong.
@@ -929,7 +907,7 @@ fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
     for (args, want) in &bin_cases {
         let got = expect_err(&mut con, &bcmd(args));
         assert_eq!(got, *want, "{args:?}");
-        assert!(!key_exists(&mut con, "nokey"));
+        assert!(!exists(&mut con, "nokey"));
     }
 
     // The same bad commands against an existing filter: an error, the filter unchanged.
@@ -1080,7 +1058,7 @@ fn module_arguments_set_the_defaults() {
     // bf-max-bytes caps reserves: 1M at 1% needs ~1.2 MB.
     let e = expect_err(&mut con, &tcmd(&["BF.RESERVEX", "big", "0.01", "1000000"]));
     assert_eq!(e, TOO_LARGE);
-    assert!(!key_exists(&mut con, "big"));
+    assert!(!exists(&mut con, "big"));
     let e = expect_err(
         &mut con,
         &tcmd(&["BF.RESERVEX", "big", "0.01", "1000000", "NONSCALING"]),
@@ -1165,7 +1143,7 @@ fn config_set_changes_defaults_and_refuses_bad_values() {
         vec!["BF.INSERTX", "huge", "ITEMS", "x"],
     ] {
         assert_eq!(expect_err(&mut con, &tcmd(&args)), TOO_LARGE, "{args:?}");
-        assert!(!key_exists(&mut con, "huge"));
+        assert!(!exists(&mut con, "huge"));
     }
     config_set(&mut con, "warden.bf-initial-capacity", "50").expect("set capacity");
 
@@ -1196,7 +1174,7 @@ fn config_set_changes_defaults_and_refuses_bad_values() {
         panic!("MADDX past bf-max-bytes: {v:?}");
     };
     assert_eq!(a[0], Value::Int(0));
-    assert_eq!(server_error_text(&a[1]).as_deref(), Some(TOO_LARGE));
+    assert_eq!(err_of(&a[1]).as_deref(), Some(TOO_LARGE));
     assert_eq!(a[2], Value::Int(0));
     assert_eq!(digest(&mut con, "g"), before);
     assert_eq!(bf_info(&mut con, "g").filters, 1);
@@ -1314,7 +1292,7 @@ fn expire_and_memory_usage_work_on_filters() {
         .arg(50)
         .query(&mut con)
         .expect("PEXPIRE");
-    assert!(wait_until(Duration::from_secs(5), || !key_exists(
+    assert!(wait_until(Duration::from_secs(5), || !exists(
         &mut con, "e"
     )));
     assert_eq!(existsx(&mut con, "e", "x"), 0);

@@ -4,6 +4,9 @@
 //! corrupt or forged RESTORE payloads that reach the module's loader.
 
 mod common;
+use common::payload::{
+    corrupt_bytes, crc64, enc_len, encode, parse_dump, Dump, Field, Rng, OP_STRING,
+};
 use common::*;
 
 use redis::ConnectionLike;
@@ -44,17 +47,6 @@ fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
         let short: String = text.chars().take(200).collect();
         panic!("connection failed (server down?) on {short}: {e}")
     })
-}
-
-fn server_error_text(v: &Value) -> Option<String> {
-    match v {
-        Value::ServerError(e) => Some(
-            format!("{} {}", e.code(), e.details().unwrap_or(""))
-                .trim_end()
-                .to_string(),
-        ),
-        _ => None,
-    }
 }
 
 fn int(v: &Value) -> i64 {
@@ -100,28 +92,6 @@ fn existsx(con: &mut Connection, key: &[u8], item: &str) -> i64 {
 
 fn cardx(con: &mut Connection, key: &[u8]) -> i64 {
     cmd("BF.CARDX").arg(key).query(con).expect("BF.CARDX")
-}
-
-fn digest(con: &mut Connection, key: &[u8]) -> String {
-    let v: Vec<String> = cmd("DEBUG")
-        .arg("DIGEST-VALUE")
-        .arg(key)
-        .query(con)
-        .expect("DEBUG DIGEST-VALUE");
-    v.into_iter().next().expect("one digest")
-}
-
-fn db_digest(con: &mut Connection) -> String {
-    cmd("DEBUG").arg("DIGEST").query(con).expect("DEBUG DIGEST")
-}
-
-fn key_exists(con: &mut Connection, key: &[u8]) -> bool {
-    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
-    n == 1
-}
-
-fn pttl(con: &mut Connection, key: &[u8]) -> i64 {
-    cmd("PTTL").arg(key).query(con).expect("PTTL")
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -353,11 +323,7 @@ fn check_same(con: &mut Connection, keys: &[Vec<u8>], before: &[Snap], what: &st
     // The full filter is still full.
     let fresh = absent_item(con, b"full", "fresh:");
     let v = raw(con, cmd("BF.ADDX").arg("full").arg(&fresh));
-    assert_eq!(
-        server_error_text(&v).as_deref(),
-        Some(FULL),
-        "{what}: {v:?}"
-    );
+    assert_eq!(err_of(&v).as_deref(), Some(FULL), "{what}: {v:?}");
     // Counters match the live filters.
     assert_eq!(
         warden_stat(con, "bf_filters"),
@@ -588,7 +554,7 @@ fn dump_restore_keeps_filters_bit_for_bit() {
         assert_eq!(digest(&mut oc, &snap.key), snap.digest);
         // Busy key without REPLACE.
         let v = raw(&mut con, cmd("RESTORE").arg(&copy).arg(0).arg(&payload));
-        let e = server_error_text(&v).unwrap_or_default();
+        let e = err_of(&v).unwrap_or_default();
         assert!(e.starts_with("BUSYKEY"), "{v:?}");
     }
     // The copy is independent of the original.
@@ -1026,7 +992,7 @@ fn replicas_with_other_defaults_end_with_the_same_digest() {
     assert_eq!(existsx(&mut c1, b"a3", "p"), 1);
     let v = raw(&mut c1, cmd("BF.ADDX").arg("a3").arg("on-replica"));
     assert!(
-        server_error_text(&v).is_some_and(|e| e.starts_with("READONLY")),
+        err_of(&v).is_some_and(|e| e.starts_with("READONLY")),
         "{v:?}"
     );
 
@@ -1050,245 +1016,9 @@ fn replicas_with_other_defaults_end_with_the_same_digest() {
 }
 
 // ---------------------------------------------------------------------------------------
-// DUMP payloads: parsing, CRC64 and forging
+// DUMP payloads: forging filter payloads (parsing, CRC64 and encoding are in
+// tests/common/payload.rs)
 // ---------------------------------------------------------------------------------------
-
-/// Redis's CRC64 (Jones polynomial, reflected, init 0, no final xor).
-fn crc64(data: &[u8]) -> u64 {
-    static TABLE: std::sync::OnceLock<[u64; 256]> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let poly = 0xad93_d235_94c9_35a9u64.reverse_bits();
-        let mut t = [0u64; 256];
-        for (i, slot) in t.iter_mut().enumerate() {
-            let mut c = i as u64;
-            for _ in 0..8 {
-                c = if c & 1 == 1 { (c >> 1) ^ poly } else { c >> 1 };
-            }
-            *slot = c;
-        }
-        t
-    });
-    data.iter().fold(0u64, |crc, &b| {
-        table[((crc ^ u64::from(b)) & 0xff) as usize] ^ (crc >> 8)
-    })
-}
-
-/// Appends the RDB version and a valid CRC64 to a payload body.
-fn seal(body: &[u8], ver: [u8; 2]) -> Vec<u8> {
-    let mut out = body.to_vec();
-    out.extend_from_slice(&ver);
-    let crc = crc64(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
-}
-
-const OP_EOF: u64 = 0;
-const OP_UINT: u64 = 2;
-const OP_DOUBLE: u64 = 4;
-const OP_STRING: u64 = 5;
-const RDB_TYPE_MODULE_2: u8 = 7;
-
-#[derive(Debug, Clone, PartialEq)]
-enum Field {
-    U(u64),
-    D(f64),
-    S(Vec<u8>),
-    /// Bytes written as they are (forgeries of the framing itself).
-    Raw(Vec<u8>),
-}
-
-#[derive(Debug, Clone)]
-struct Dump {
-    type_byte: u8,
-    module_id: u64,
-    fields: Vec<Field>,
-    eof: bool,
-    ver: [u8; 2],
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    p: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let end = self.p.checked_add(n)?;
-        let s = self.b.get(self.p..end)?;
-        self.p = end;
-        Some(s)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        self.take(1).map(|s| s[0])
-    }
-
-    /// An RDB length; `(value, encoded)` where encoded marks a special string encoding.
-    fn len(&mut self) -> Option<(u64, bool)> {
-        let first = self.byte()?;
-        match first >> 6 {
-            0 => Some((u64::from(first & 0x3f), false)),
-            1 => Some((
-                (u64::from(first & 0x3f) << 8) | u64::from(self.byte()?),
-                false,
-            )),
-            2 => match first {
-                0x80 => Some((
-                    u64::from(u32::from_be_bytes(self.take(4)?.try_into().ok()?)),
-                    false,
-                )),
-                0x81 => Some((u64::from_be_bytes(self.take(8)?.try_into().ok()?), false)),
-                _ => None,
-            },
-            _ => Some((u64::from(first & 0x3f), true)),
-        }
-    }
-
-    fn string(&mut self) -> Option<Vec<u8>> {
-        let (l, encoded) = self.len()?;
-        if !encoded {
-            return self.take(usize::try_from(l).ok()?).map(<[u8]>::to_vec);
-        }
-        match l {
-            0 => Some((self.byte()? as i8).to_string().into_bytes()),
-            1 => Some(
-                i16::from_le_bytes(self.take(2)?.try_into().ok()?)
-                    .to_string()
-                    .into_bytes(),
-            ),
-            2 => Some(
-                i32::from_le_bytes(self.take(4)?.try_into().ok()?)
-                    .to_string()
-                    .into_bytes(),
-            ),
-            3 => {
-                let (clen, _) = self.len()?;
-                let (ulen, _) = self.len()?;
-                let data = self.take(usize::try_from(clen).ok()?)?;
-                lzf_decompress(data, usize::try_from(ulen).ok()?)
-            }
-            _ => None,
-        }
-    }
-}
-
-fn lzf_decompress(input: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::with_capacity(out_len);
-    let mut i = 0;
-    while i < input.len() {
-        let ctrl = input[i] as usize;
-        i += 1;
-        if ctrl < 32 {
-            let n = ctrl + 1;
-            out.extend_from_slice(input.get(i..i + n)?);
-            i += n;
-        } else {
-            let mut n = ctrl >> 5;
-            if n == 7 {
-                n += *input.get(i)? as usize;
-                i += 1;
-            }
-            let back = ((ctrl & 0x1f) << 8) + *input.get(i)? as usize + 1;
-            i += 1;
-            let start = out.len().checked_sub(back)?;
-            for k in 0..n + 2 {
-                let b = out[start + k];
-                out.push(b);
-            }
-        }
-    }
-    (out.len() == out_len).then_some(out)
-}
-
-fn parse_dump(payload: &[u8]) -> Dump {
-    assert!(payload.len() > 10, "short DUMP payload");
-    let body_len = payload.len() - 10;
-    assert_eq!(
-        crc64(&payload[..payload.len() - 8]).to_le_bytes(),
-        payload[payload.len() - 8..],
-        "CRC64 of a real DUMP does not match: crc64 implementation is wrong"
-    );
-    let ver = [payload[body_len], payload[body_len + 1]];
-    let mut r = Reader {
-        b: &payload[..body_len],
-        p: 0,
-    };
-    let type_byte = r.byte().expect("type");
-    assert_eq!(type_byte, RDB_TYPE_MODULE_2, "a module value");
-    let (module_id, _) = r.len().expect("module id");
-    let mut fields = Vec::new();
-    loop {
-        let (op, _) = r.len().expect("opcode");
-        match op {
-            OP_EOF => break,
-            OP_UINT => fields.push(Field::U(r.len().expect("uint").0)),
-            OP_DOUBLE => fields.push(Field::D(f64::from_le_bytes(
-                r.take(8).expect("double").try_into().expect("8 bytes"),
-            ))),
-            OP_STRING => fields.push(Field::S(r.string().expect("string"))),
-            other => panic!("unexpected module opcode {other}"),
-        }
-    }
-    assert_eq!(r.p, body_len, "trailing bytes in the DUMP body");
-    Dump {
-        type_byte,
-        module_id,
-        fields,
-        eof: true,
-        ver,
-    }
-}
-
-fn enc_len(out: &mut Vec<u8>, v: u64) {
-    if v < 64 {
-        out.push(v as u8);
-    } else if v < 16_384 {
-        out.push(0x40 | (v >> 8) as u8);
-        out.push((v & 0xff) as u8);
-    } else if v <= u64::from(u32::MAX) {
-        out.push(0x80);
-        out.extend_from_slice(&(v as u32).to_be_bytes());
-    } else {
-        out.push(0x81);
-        out.extend_from_slice(&v.to_be_bytes());
-    }
-}
-
-fn encode_body(d: &Dump) -> Vec<u8> {
-    let mut out = vec![d.type_byte];
-    enc_len(&mut out, d.module_id);
-    for f in &d.fields {
-        match f {
-            Field::U(v) => {
-                enc_len(&mut out, OP_UINT);
-                enc_len(&mut out, *v);
-            }
-            Field::D(x) => {
-                enc_len(&mut out, OP_DOUBLE);
-                out.extend_from_slice(&x.to_le_bytes());
-            }
-            Field::S(s) => {
-                enc_len(&mut out, OP_STRING);
-                enc_len(&mut out, s.len() as u64);
-                out.extend_from_slice(s);
-            }
-            Field::Raw(b) => out.extend_from_slice(b),
-        }
-    }
-    if d.eof {
-        enc_len(&mut out, OP_EOF);
-    }
-    out
-}
-
-fn encode(d: &Dump) -> Vec<u8> {
-    seal(&encode_body(d), d.ver)
-}
-
-/// Body of a real payload (without version and CRC).
-fn body_of(payload: &[u8]) -> &[u8] {
-    &payload[..payload.len() - 10]
-}
 
 /// Index of field `f` of layer `layer` (0 capacity, 1 rate, 2 hashes, 3 items, 4 bits).
 fn layer_field(layer: usize, f: usize) -> usize {
@@ -1299,25 +1029,8 @@ fn layer_count(d: &Dump) -> usize {
     (d.fields.len() - 3) / 5
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<T: Clone>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len())].clone()
-    }
-}
+// The odd-value generators below are narrower than those in `common::payload` (other
+// value lists and choices), so the seeded forgeries of this file stay as they were.
 
 fn odd_uint(rng: &mut Rng, orig: u64) -> u64 {
     let r = rng.next();
@@ -1393,7 +1106,8 @@ fn other_kind(rng: &mut Rng, f: &Field) -> Field {
         Field::U(v) => vec![Field::D(*v as f64), Field::S(v.to_le_bytes().to_vec())],
         Field::D(x) => vec![Field::U(x.to_bits()), Field::S(x.to_string().into_bytes())],
         Field::S(s) => vec![Field::U(s.len() as u64), Field::D(0.01)],
-        Field::Raw(_) => vec![Field::U(1)],
+        // A filter payload has no SINT or FLOAT fields (see `base_payloads`).
+        Field::I(_) | Field::F(_) | Field::Raw(_) => vec![Field::U(1)],
     };
     rng.pick(&choices)
 }
@@ -1458,7 +1172,7 @@ fn forge(rng: &mut Rng, d: &Dump, kind: usize) -> Dump {
                 Field::U(v) => Field::U(odd_uint(rng, *v)),
                 Field::D(x) => Field::D(odd_double(rng, *x)),
                 Field::S(s) => Field::S(odd_string(rng, s)),
-                Field::Raw(r) => Field::Raw(r.clone()),
+                other => other.clone(),
             };
         }
         // Another kind (opcode mismatch).
@@ -1574,29 +1288,6 @@ fn forge(rng: &mut Rng, d: &Dump, kind: usize) -> Dump {
     d
 }
 
-/// Byte-level corruption of a real payload, CRC fixed up.
-fn corrupt_bytes(rng: &mut Rng, payload: &[u8], kind: usize) -> Vec<u8> {
-    let body = body_of(payload);
-    let ver = [payload[body.len()], payload[body.len() + 1]];
-    let mut b = body.to_vec();
-    match kind {
-        0 => b.truncate(1 + rng.below(b.len() - 1)),
-        1 => {
-            for _ in 0..1 + rng.below(4) {
-                let i = 1 + rng.below(b.len() - 1);
-                b[i] = rng.next() as u8;
-            }
-        }
-        _ => {
-            for _ in 0..1 + rng.below(3) {
-                let i = 1 + rng.below(b.len() - 1);
-                b[i] ^= 1 << rng.below(8);
-            }
-        }
-    }
-    seal(&b, ver)
-}
-
 /// A filter small enough to be fuzzed a thousand times: the base payloads.
 fn base_payloads(con: &mut Connection) -> Vec<(Vec<u8>, Dump)> {
     // One layer.
@@ -1614,6 +1305,13 @@ fn base_payloads(con: &mut Connection) -> Vec<(Vec<u8>, Dump)> {
         .map(|k| {
             let p = dump(con, k.as_bytes());
             let d = parse_dump(&p);
+            // A filter is saved with UINT, DOUBLE and STRING fields only.
+            for f in &d.fields {
+                assert!(
+                    matches!(f, Field::U(_) | Field::D(_) | Field::S(_)),
+                    "unexpected module field in a filter payload: {f:?}"
+                );
+            }
             (p, d)
         })
         .collect()
@@ -1661,7 +1359,7 @@ fn forged_payloads_reach_the_module_loader() {
     let last = bad_crc.len() - 1;
     bad_crc[last] ^= 1;
     let v = raw(&mut con, cmd("RESTORE").arg("x").arg(0).arg(&bad_crc));
-    assert!(server_error_text(&v).is_some(), "{v:?}");
+    assert!(err_of(&v).is_some(), "{v:?}");
 
     let mut must_fail: Vec<(&str, Dump)> = Vec::new();
     let mut with = |name: &'static str, base: &Dump, f: &dyn Fn(&mut Dump)| {
@@ -1776,11 +1474,11 @@ fn forged_payloads_reach_the_module_loader() {
                 .arg("REPLACE"),
         );
         assert!(
-            server_error_text(&v).is_some(),
+            err_of(&v).is_some(),
             "forgery '{name}' was accepted: {v:?}; INFOX: {:?}",
             raw(&mut con, cmd("BF.INFOX").arg("forged"))
         );
-        assert!(!key_exists(&mut con, b"forged"), "{name}");
+        assert!(!exists(&mut con, b"forged"), "{name}");
         assert_eq!(
             warden_stat(&mut con, "bf_filters"),
             filters_before,
@@ -1812,10 +1510,7 @@ fn forged_payloads_reach_the_module_loader() {
     let before = digest(&mut con, b"l64");
     let fresh = absent_item(&mut con, b"l64", "l64:");
     let v = raw(&mut con, cmd("BF.ADDX").arg("l64").arg(&fresh));
-    assert!(
-        server_error_text(&v).is_some(),
-        "a 65th layer was added: {v:?}"
-    );
+    assert!(err_of(&v).is_some(), "a 65th layer was added: {v:?}");
     assert_eq!(digest(&mut con, b"l64"), before);
     s.assert_alive();
 }
@@ -1864,7 +1559,7 @@ fn exercise(con: &mut Connection, key: &str, i: usize) {
             cmd("RESTORE").arg(&again).arg(0).arg(&p).arg("REPLACE"),
         );
         assert!(
-            server_error_text(&v).is_none(),
+            err_of(&v).is_none(),
             "case {i}: DUMP of an accepted payload does not RESTORE: {v:?}"
         );
         let d1 = raw(con, cmd("DEBUG").arg("DIGEST-VALUE").arg(key));
@@ -1915,11 +1610,11 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
             &mut con,
             cmd("RESTORE").arg(&key).arg(0).arg(&forged).arg("REPLACE"),
         );
-        if server_error_text(&v).is_some() {
+        if err_of(&v).is_some() {
             refused += 1;
             per_kind[kind][1] += 1;
             assert!(
-                !key_exists(&mut con, key.as_bytes()),
+                !exists(&mut con, key.as_bytes()),
                 "case {i}: refused RESTORE left a key"
             );
         } else {
@@ -1974,7 +1669,7 @@ fn replica_with_a_smaller_bf_max_bytes_keeps_the_masters_filters() {
     let mut rc = r.conn();
     for k in ["big", "grows"] {
         assert!(
-            key_exists(&mut rc, k.as_bytes()),
+            exists(&mut rc, k.as_bytes()),
             "replica lacks {k}; log:\n{}",
             r.log_tail(10)
         );
@@ -2134,7 +1829,7 @@ fn internal_load_command_never_crashes() {
         if i % 50 == 49 {
             s.assert_alive();
             for k in ["f", "new"] {
-                if key_exists(&mut con, k.as_bytes()) {
+                if exists(&mut con, k.as_bytes()) {
                     let _ = raw(&mut con, cmd("BF.INFOX").arg(k));
                     let _ = raw(&mut con, cmd("BF.MADDX").arg(k).arg("p").arg("q"));
                     let _ = raw(&mut con, cmd("DEBUG").arg("DIGEST-VALUE").arg(k));

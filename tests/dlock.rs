@@ -4,232 +4,23 @@
 //! `tests/dlock_persistence.rs`.
 
 mod common;
+use common::dlock::*;
 use common::*;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-/// A connection whose reads time out, so a module that blocks when it must not makes the
-/// test fail instead of hanging forever.
-fn conn_t(server: &Server) -> Connection {
-    let con = server.conn();
-    con.set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("read timeout");
-    con
-}
-
-fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-    ttl: i64,
-) -> Option<i64> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .query(con)
-        .expect("DLOCK.ACQUIRE")
-}
-
-fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-    ttl: i64,
-    wait: i64,
-) -> redis::RedisResult<Option<i64>> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .arg("WAIT")
-        .arg(wait)
-        .query(con)
-}
-
-fn release<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-) -> i64 {
-    cmd("DLOCK.RELEASE")
-        .arg(key)
-        .arg(owner)
-        .query(con)
-        .expect("DLOCK.RELEASE")
-}
-
-fn extend<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-    ttl: i64,
-) -> i64 {
-    cmd("DLOCK.EXTEND")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .query(con)
-        .expect("DLOCK.EXTEND")
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct LockInfo {
-    owner: Vec<u8>,
-    token: i64,
-    ttl_ms: i64,
-    holds: i64,
-    waiters: i64,
-}
-
-fn value_bytes(v: &Value) -> Option<Vec<u8>> {
-    match v {
-        Value::BulkString(b) => Some(b.clone()),
-        Value::SimpleString(s) => Some(s.as_bytes().to_vec()),
-        Value::VerbatimString { text, .. } => Some(text.as_bytes().to_vec()),
-        _ => None,
-    }
-}
-
-/// Parses a DLOCK.INFO reply (RESP2 flat array or RESP3 map); None for nil.
-fn parse_info(v: &Value) -> Option<LockInfo> {
-    let pairs: Vec<(Value, Value)> = match v {
-        Value::Nil => return None,
-        Value::Array(items) => {
-            assert_eq!(
-                items.len(),
-                10,
-                "DLOCK.INFO must have 5 field/value pairs: {v:?}"
-            );
-            items
-                .chunks(2)
-                .map(|c| (c[0].clone(), c[1].clone()))
-                .collect()
-        }
-        Value::Map(pairs) => {
-            assert_eq!(pairs.len(), 5, "DLOCK.INFO must have 5 fields: {v:?}");
-            pairs.clone()
-        }
-        other => panic!("unexpected DLOCK.INFO reply: {other:?}"),
-    };
-    let mut owner = None;
-    let (mut token, mut ttl_ms, mut holds, mut waiters) = (None, None, None, None);
-    for (k, val) in &pairs {
-        let name = value_bytes(k).unwrap_or_else(|| panic!("field name is not a string: {v:?}"));
-        let int = || match val {
-            Value::Int(i) => *i,
-            other => panic!(
-                "field {:?} is not an integer: {other:?}",
-                String::from_utf8_lossy(&name)
-            ),
-        };
-        match name.as_slice() {
-            b"owner" => owner = Some(value_bytes(val).expect("owner is a string")),
-            b"token" => token = Some(int()),
-            b"ttl_ms" => ttl_ms = Some(int()),
-            b"holds" => holds = Some(int()),
-            b"waiters" => waiters = Some(int()),
-            other => panic!(
-                "unknown DLOCK.INFO field {:?}",
-                String::from_utf8_lossy(other)
-            ),
-        }
-    }
-    Some(LockInfo {
-        owner: owner.expect("owner field"),
-        token: token.expect("token field"),
-        ttl_ms: ttl_ms.expect("ttl_ms field"),
-        holds: holds.expect("holds field"),
-        waiters: waiters.expect("waiters field"),
-    })
-}
-
-fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<LockInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
-    parse_info(&v)
-}
-
-fn pttl<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
-    cmd("PTTL").arg(key).query(con).expect("PTTL")
-}
-
-fn exists<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> bool {
-    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
-    n == 1
-}
-
-fn key_type<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
-    cmd("TYPE").arg(key).query(con).expect("TYPE")
-}
-
 /// The error text of a reply that must be an error.
 fn expect_err<T: std::fmt::Debug>(r: redis::RedisResult<T>, what: &str) -> String {
     match r {
         Ok(v) => panic!("{what}: expected an error reply, got {v:?}"),
         Err(e) => err_text(&e),
-    }
-}
-
-fn wait_waiting(con: &mut Connection, n: i64) {
-    let ok = wait_until(Duration::from_secs(5), || {
-        warden_stat(con, "locks_waiting") == n
-    });
-    let now = warden_stat(con, "locks_waiting");
-    assert!(ok, "locks_waiting never reached {n} (it is {now})");
-}
-
-type WaitResult = (redis::RedisResult<Option<i64>>, Instant);
-
-/// Starts a client (own connection) running `f` in a thread; returns its CLIENT ID.
-fn spawn_client<T: Send + 'static>(
-    server: &Server,
-    f: impl FnOnce(&mut Connection) -> T + Send + 'static,
-) -> (i64, JoinHandle<T>) {
-    let mut con = conn_t(server);
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut con).expect("CLIENT ID");
-    (id, thread::spawn(move || f(&mut con)))
-}
-
-/// A client blocking in `DLOCK.ACQUIRE key owner ttl WAIT wait`; the thread returns the
-/// reply and when it arrived.
-fn spawn_waiter(
-    server: &Server,
-    key: &[u8],
-    owner: &[u8],
-    ttl: i64,
-    wait: i64,
-) -> (i64, JoinHandle<WaitResult>) {
-    let (key, owner) = (key.to_vec(), owner.to_vec());
-    spawn_client(server, move |con| {
-        let r = acquire_wait(con, key, owner, ttl, wait);
-        (r, Instant::now())
-    })
-}
-
-fn granted(h: JoinHandle<WaitResult>, what: &str) -> (i64, Instant) {
-    let (r, at) = h.join().expect("waiter thread panicked");
-    match r {
-        Ok(Some(t)) => (t, at),
-        Ok(None) => panic!("{what}: waiter got nil instead of the lock"),
-        Err(e) => panic!("{what}: waiter got an error: {}", err_text(&e)),
-    }
-}
-
-fn assert_strictly_increasing(tokens: &[i64], what: &str) {
-    for w in tokens.windows(2) {
-        assert!(
-            w[0] < w[1],
-            "{what}: tokens not strictly increasing: {} then {} (all: {tokens:?})",
-            w[0],
-            w[1]
-        );
     }
 }
 

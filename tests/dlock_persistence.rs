@@ -2,227 +2,14 @@
 //! rewrites, replication (effects with absolute times) and replica promotion.
 
 mod common;
+use common::dlock::*;
 use common::*;
 
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
-// Helpers (same shapes as in tests/dlock.rs)
+// Helpers (the DLOCK ones are in tests/common/dlock.rs)
 // ---------------------------------------------------------------------------------------
-
-fn conn_t(server: &Server) -> Connection {
-    let con = server.conn();
-    con.set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("read timeout");
-    con
-}
-
-fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-    ttl: i64,
-) -> Option<i64> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .query(con)
-        .expect("DLOCK.ACQUIRE")
-}
-
-fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-    ttl: i64,
-    wait: i64,
-) -> redis::RedisResult<Option<i64>> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .arg("WAIT")
-        .arg(wait)
-        .query(con)
-}
-
-fn release<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-) -> i64 {
-    cmd("DLOCK.RELEASE")
-        .arg(key)
-        .arg(owner)
-        .query(con)
-        .expect("DLOCK.RELEASE")
-}
-
-fn extend<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
-    con: &mut Connection,
-    key: K,
-    owner: O,
-    ttl: i64,
-) -> i64 {
-    cmd("DLOCK.EXTEND")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .query(con)
-        .expect("DLOCK.EXTEND")
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct LockInfo {
-    owner: Vec<u8>,
-    token: i64,
-    ttl_ms: i64,
-    holds: i64,
-    waiters: i64,
-}
-
-fn value_bytes(v: &Value) -> Option<Vec<u8>> {
-    match v {
-        Value::BulkString(b) => Some(b.clone()),
-        Value::SimpleString(s) => Some(s.as_bytes().to_vec()),
-        Value::VerbatimString { text, .. } => Some(text.as_bytes().to_vec()),
-        _ => None,
-    }
-}
-
-fn parse_info(v: &Value) -> Option<LockInfo> {
-    let pairs: Vec<(Value, Value)> = match v {
-        Value::Nil => return None,
-        Value::Array(items) => {
-            assert_eq!(
-                items.len(),
-                10,
-                "DLOCK.INFO must have 5 field/value pairs: {v:?}"
-            );
-            items
-                .chunks(2)
-                .map(|c| (c[0].clone(), c[1].clone()))
-                .collect()
-        }
-        Value::Map(pairs) => {
-            assert_eq!(pairs.len(), 5, "DLOCK.INFO must have 5 fields: {v:?}");
-            pairs.clone()
-        }
-        other => panic!("unexpected DLOCK.INFO reply: {other:?}"),
-    };
-    let mut owner = None;
-    let (mut token, mut ttl_ms, mut holds, mut waiters) = (None, None, None, None);
-    for (k, val) in &pairs {
-        let name = value_bytes(k).unwrap_or_else(|| panic!("field name is not a string: {v:?}"));
-        let int = || match val {
-            Value::Int(i) => *i,
-            other => panic!(
-                "field {:?} is not an integer: {other:?}",
-                String::from_utf8_lossy(&name)
-            ),
-        };
-        match name.as_slice() {
-            b"owner" => owner = Some(value_bytes(val).expect("owner is a string")),
-            b"token" => token = Some(int()),
-            b"ttl_ms" => ttl_ms = Some(int()),
-            b"holds" => holds = Some(int()),
-            b"waiters" => waiters = Some(int()),
-            other => panic!(
-                "unknown DLOCK.INFO field {:?}",
-                String::from_utf8_lossy(other)
-            ),
-        }
-    }
-    Some(LockInfo {
-        owner: owner.expect("owner field"),
-        token: token.expect("token field"),
-        ttl_ms: ttl_ms.expect("ttl_ms field"),
-        holds: holds.expect("holds field"),
-        waiters: waiters.expect("waiters field"),
-    })
-}
-
-fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<LockInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
-    parse_info(&v)
-}
-
-fn pttl<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
-    cmd("PTTL").arg(key).query(con).expect("PTTL")
-}
-
-fn exists<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> bool {
-    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
-    n == 1
-}
-
-fn key_type<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
-    cmd("TYPE").arg(key).query(con).expect("TYPE")
-}
-
-fn wait_waiting(con: &mut Connection, n: i64) {
-    let ok = wait_until(Duration::from_secs(5), || {
-        warden_stat(con, "locks_waiting") == n
-    });
-    let now = warden_stat(con, "locks_waiting");
-    assert!(ok, "locks_waiting never reached {n} (it is {now})");
-}
-
-type WaitResult = (redis::RedisResult<Option<i64>>, Instant);
-
-fn spawn_waiter(
-    server: &Server,
-    key: &[u8],
-    owner: &[u8],
-    ttl: i64,
-    wait: i64,
-) -> JoinHandle<WaitResult> {
-    let mut con = conn_t(server);
-    let (key, owner) = (key.to_vec(), owner.to_vec());
-    thread::spawn(move || {
-        let r = acquire_wait(&mut con, key, owner, ttl, wait);
-        (r, Instant::now())
-    })
-}
-
-fn granted(h: JoinHandle<WaitResult>, what: &str) -> i64 {
-    let (r, _) = h.join().expect("waiter thread panicked");
-    match r {
-        Ok(Some(t)) => t,
-        Ok(None) => panic!("{what}: waiter got nil instead of the lock"),
-        Err(e) => panic!("{what}: waiter got an error: {}", err_text(&e)),
-    }
-}
-
-fn assert_strictly_increasing(tokens: &[i64], what: &str) {
-    for w in tokens.windows(2) {
-        assert!(
-            w[0] < w[1],
-            "{what}: tokens not strictly increasing: {} then {} (all: {tokens:?})",
-            w[0],
-            w[1]
-        );
-    }
-}
-
-/// Waits until the replica has applied everything the master propagated so far.
-/// (`Server::sync_replicas` sends WAIT on a fresh connection, whose write offset is 0,
-/// so it returns at once; compare replication offsets instead.)
-fn sync_replica(master: &mut Connection, replica: &mut Connection) {
-    let target: i64 = info_field(master, "replication", "master_repl_offset")
-        .and_then(|v| v.parse().ok())
-        .expect("master_repl_offset");
-    let mut seen = -1;
-    let ok = wait_until(Duration::from_secs(10), || {
-        seen = info_field(replica, "replication", "slave_repl_offset")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(-1);
-        seen >= target
-    });
-    assert!(ok, "replica stuck at offset {seen}, master at {target}");
-}
 
 /// What a lock looked like before a reload/restart.
 struct Snapshot {
@@ -485,8 +272,8 @@ fn tokens_increase_across_replica_promotion() {
     let deleted = try_acquire(&mut m, "promo-del", "alice", 60_000).unwrap();
     let n: i64 = cmd("DEL").arg("promo-del").query(&mut m).unwrap();
     assert_eq!(n, 1);
+    master.sync_replicas(1);
     let mut r = conn_t(&replica);
-    sync_replica(&mut m, &mut r);
     let i = lock_info(&mut r, "promo-held").expect("replicated");
     assert_eq!(
         (i.owner.as_slice(), i.token, i.holds),
@@ -684,13 +471,13 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     let cmds = step(&mut tap, &mut m, "grant-L2");
     record(&cmds);
     assert_set(&only(cmds, "grant L2"), "L2", "c", tc, 1, w);
-    let waiter = spawn_waiter(&master, b"L2", b"d", 24_680, 10_000);
+    let (_, waiter) = spawn_waiter(&master, b"L2", b"d", 24_680, 10_000);
     wait_waiting(&mut m, 1);
     let cmds = step(&mut tap, &mut m, "blocked");
     assert!(cmds.is_empty(), "a blocked acquire propagated {cmds:?}");
     let (td, w) = timed(&mut m, 24_680, |c| {
         assert_eq!(release(c, "L2", "c"), 1);
-        granted(waiter, "hand-off")
+        granted(waiter, "hand-off").0
     });
     assert!(td > tc);
     let cmds = step(&mut tap, &mut m, "handoff");
@@ -737,11 +524,11 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     // Expiry with a waiter: hand-off.
     let (tf, wf) = timed(&mut m, 150, |c| try_acquire(c, "L5", "f", 150));
     let tf = tf.expect("granted");
-    let waiter = spawn_waiter(&master, b"L5", b"h", 35_791, 5_000);
+    let (_, waiter) = spawn_waiter(&master, b"L5", b"h", 35_791, 5_000);
     let cmds = step(&mut tap, &mut m, "grant-L5");
     record(&cmds);
     assert_set(&only(cmds, "grant L5"), "L5", "f", tf, 1, wf);
-    let th = granted(waiter, "expiry hand-off");
+    let (th, _) = granted(waiter, "expiry hand-off");
     let after = server_time_ms(&mut m);
     assert!(th > tf);
     let cmds = step(&mut tap, &mut m, "expiry-handoff");
@@ -774,8 +561,8 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     }
 
     // The replica has the same locks.
+    master.sync_replicas(1);
     let mut r = conn_t(&replica);
-    sync_replica(&mut m, &mut r);
     for key in ["L1", "L2", "L3", "L4", "L5"] {
         let mi = lock_info(&mut m, key);
         let ri = lock_info(&mut r, key);

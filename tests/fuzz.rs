@@ -650,17 +650,6 @@ fn build(name: &[u8], args: &[Vec<u8>]) -> redis::Cmd {
     c
 }
 
-fn err_of(v: &Value) -> Option<String> {
-    match v {
-        Value::ServerError(e) => Some(
-            format!("{} {}", e.code(), e.details().unwrap_or(""))
-                .trim_end()
-                .to_string(),
-        ),
-        _ => None,
-    }
-}
-
 /// Error replies in `v`, nested ones included.
 fn errors_in(v: &Value, out: &mut Vec<String>) {
     match v {
@@ -1344,10 +1333,6 @@ fn filter_census(con: &mut Connection) -> (i64, i64) {
     }
     let _: () = cmd("SELECT").arg(0).query(con).expect("SELECT");
     (n, bytes)
-}
-
-fn db_digest(con: &mut Connection) -> String {
-    cmd("DEBUG").arg("DIGEST").query(con).expect("DEBUG DIGEST")
 }
 
 #[test]

@@ -48,17 +48,6 @@ fn pack(buf: &mut Vec<u8>, args: &[&[u8]]) {
     }
 }
 
-fn err_of(v: &Value) -> Option<String> {
-    match v {
-        Value::ServerError(e) => Some(
-            format!("{} {}", e.code(), e.details().unwrap_or(""))
-                .trim_end()
-                .to_string(),
-        ),
-        _ => None,
-    }
-}
-
 struct Load {
     rng: Rng,
     server: Server,

@@ -47,17 +47,6 @@ fn show(c: &redis::Cmd) -> String {
         .join(" ")
 }
 
-fn err_of(v: &Value) -> Option<String> {
-    match v {
-        Value::ServerError(e) => Some(
-            format!("{} {}", e.code(), e.details().unwrap_or(""))
-                .trim_end()
-                .to_string(),
-        ),
-        _ => None,
-    }
-}
-
 fn is_ok(v: &Value) -> bool {
     matches!(v, Value::Okay) || *v == Value::SimpleString("OK".into())
 }
@@ -1016,10 +1005,6 @@ fn filter_census(con: &mut Connection) -> (i64, i64) {
         };
     }
     (keys.len() as i64, bytes)
-}
-
-fn db_digest(con: &mut Connection) -> String {
-    cmd("DEBUG").arg("DIGEST").query(con).expect("DEBUG DIGEST")
 }
 
 #[test]

@@ -368,6 +368,46 @@ pub fn err_text(e: &redis::RedisError) -> String {
     s
 }
 
+/// The text (`CODE detail`) of an error reply kept as a value; None for other replies.
+pub fn err_of(v: &Value) -> Option<String> {
+    match v {
+        Value::ServerError(e) => Some(
+            format!("{} {}", e.code(), e.details().unwrap_or(""))
+                .trim_end()
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
+/// `DEBUG DIGEST-VALUE key`.
+pub fn digest<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
+    let v: Vec<String> = cmd("DEBUG")
+        .arg("DIGEST-VALUE")
+        .arg(key)
+        .query(con)
+        .expect("DEBUG DIGEST-VALUE");
+    v.into_iter().next().expect("one digest")
+}
+
+/// `DEBUG DIGEST`: a digest of the whole dataset.
+pub fn db_digest(con: &mut Connection) -> String {
+    cmd("DEBUG").arg("DIGEST").query(con).expect("DEBUG DIGEST")
+}
+
+pub fn pttl<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
+    cmd("PTTL").arg(key).query(con).expect("PTTL")
+}
+
+pub fn exists<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> bool {
+    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
+    n == 1
+}
+
+pub fn key_type<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
+    cmd("TYPE").arg(key).query(con).expect("TYPE")
+}
+
 /// A raw replication link to a master: reads the commands it propagates.
 pub struct ReplicationTap {
     reader: BufReader<TcpStream>,
@@ -463,4 +503,5 @@ impl ReplicationTap {
     }
 }
 pub mod cluster;
+pub mod dlock;
 pub mod payload;
