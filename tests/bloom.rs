@@ -3,6 +3,7 @@
 //! bad input. Persistence and replication live in tests/bloom_persistence.rs.
 
 mod common;
+use common::bloom::*;
 use common::*;
 
 use redis::ConnectionLike;
@@ -22,10 +23,6 @@ const SYNTAX: &str = "ERR syntax error";
 const NOT_FOUND: &str = "ERR not found";
 const ITEM_EXISTS: &str = "ERR item exists";
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-/// Items per MADDX / MEXISTSX command and commands per pipeline round trip.
-const BATCH: u64 = 1_000;
-const PIPE: u64 = 20;
 
 fn conn_t(server: &Server) -> Connection {
     let con = server.conn();
@@ -198,75 +195,6 @@ fn info_field_only(con: &mut Connection, key: &str, field: &str) -> Value {
         }
         other => panic!("BF.INFOX {key} {field} is not an array of one: {other:?}"),
     }
-}
-
-fn item(prefix: &str, i: u64) -> String {
-    format!("{prefix}{i}")
-}
-
-/// Adds `prefix{i}` for every i in `range` with MADDX batches of `BATCH`, pipelined.
-/// Returns how many were answered 1 (new).
-fn madd_range(con: &mut Connection, key: &str, prefix: &str, range: std::ops::Range<u64>) -> u64 {
-    let mut new = 0;
-    let mut start = range.start;
-    while start < range.end {
-        let mut p = redis::pipe();
-        let mut s = start;
-        for _ in 0..PIPE {
-            if s >= range.end {
-                break;
-            }
-            let e = (s + BATCH).min(range.end);
-            let mut c = cmd("BF.MADDX");
-            c.arg(key);
-            for i in s..e {
-                c.arg(item(prefix, i));
-            }
-            p.add_command(c);
-            s = e;
-        }
-        let replies: Vec<Vec<i64>> = p.query(con).expect("pipelined BF.MADDX");
-        new += replies.iter().flatten().filter(|r| **r == 1).count() as u64;
-        start = s;
-    }
-    new
-}
-
-/// Checks `prefix{i}` for every i in `range` with MEXISTSX batches, pipelined.
-/// Returns how many were answered 1.
-fn mexists_range(
-    con: &mut Connection,
-    key: &str,
-    prefix: &str,
-    range: std::ops::Range<u64>,
-) -> u64 {
-    let mut hits = 0;
-    let mut start = range.start;
-    while start < range.end {
-        let mut p = redis::pipe();
-        let mut s = start;
-        for _ in 0..PIPE {
-            if s >= range.end {
-                break;
-            }
-            let e = (s + BATCH).min(range.end);
-            let mut c = cmd("BF.MEXISTSX");
-            c.arg(key);
-            for i in s..e {
-                c.arg(item(prefix, i));
-            }
-            p.add_command(c);
-            s = e;
-        }
-        let replies: Vec<Vec<i64>> = p.query(con).expect("pipelined BF.MEXISTSX");
-        for (r, n) in replies.iter().zip((start..s).step_by(BATCH as usize)) {
-            let want = (s.min(n + BATCH) - n) as usize;
-            assert_eq!(r.len(), want, "MEXISTSX reply length");
-        }
-        hits += replies.iter().flatten().filter(|r| **r == 1).count() as u64;
-        start = s;
-    }
-    hits
 }
 
 /// Adds distinct items to a NONSCALING filter until it holds its capacity.

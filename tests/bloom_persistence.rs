@@ -4,6 +4,7 @@
 //! corrupt or forged RESTORE payloads that reach the module's loader.
 
 mod common;
+use common::bloom::*;
 use common::payload::{
     corrupt_bytes, crc64, enc_len, encode, parse_dump, Dump, Field, Rng, OP_STRING,
 };
@@ -17,9 +18,6 @@ use std::time::Duration;
 // ---------------------------------------------------------------------------------------
 
 const FULL: &str = "ERR non scaling filter is full";
-
-const BATCH: u64 = 1_000;
-const PIPE: u64 = 20;
 
 fn conn_t(server: &Server) -> Connection {
     let con = server.conn();
@@ -133,69 +131,6 @@ fn bf_info(con: &mut Connection, key: &[u8]) -> BfInfo {
         },
         error_rate: float_of(&a[11]),
     }
-}
-
-fn item(prefix: &str, i: u64) -> String {
-    format!("{prefix}{i}")
-}
-
-/// Adds `prefix{i}` for every i in `range` with pipelined MADDX batches; returns the 1s.
-fn madd_range(con: &mut Connection, key: &[u8], prefix: &str, range: std::ops::Range<u64>) -> u64 {
-    let mut new = 0;
-    let mut start = range.start;
-    while start < range.end {
-        let mut p = redis::pipe();
-        let mut s = start;
-        for _ in 0..PIPE {
-            if s >= range.end {
-                break;
-            }
-            let e = (s + BATCH).min(range.end);
-            let mut c = cmd("BF.MADDX");
-            c.arg(key);
-            for i in s..e {
-                c.arg(item(prefix, i));
-            }
-            p.add_command(c);
-            s = e;
-        }
-        let replies: Vec<Vec<i64>> = p.query(con).expect("pipelined BF.MADDX");
-        new += replies.iter().flatten().filter(|r| **r == 1).count() as u64;
-        start = s;
-    }
-    new
-}
-
-/// How many of `prefix{i}` for i in `range` the filter answers 1 for.
-fn mexists_range(
-    con: &mut Connection,
-    key: &[u8],
-    prefix: &str,
-    range: std::ops::Range<u64>,
-) -> u64 {
-    let mut hits = 0;
-    let mut start = range.start;
-    while start < range.end {
-        let mut p = redis::pipe();
-        let mut s = start;
-        for _ in 0..PIPE {
-            if s >= range.end {
-                break;
-            }
-            let e = (s + BATCH).min(range.end);
-            let mut c = cmd("BF.MEXISTSX");
-            c.arg(key);
-            for i in s..e {
-                c.arg(item(prefix, i));
-            }
-            p.add_command(c);
-            s = e;
-        }
-        let replies: Vec<Vec<i64>> = p.query(con).expect("pipelined BF.MEXISTSX");
-        hits += replies.iter().flatten().filter(|r| **r == 1).count() as u64;
-        start = s;
-    }
-    hits
 }
 
 /// An item the filter certainly does not hold.

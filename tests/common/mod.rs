@@ -502,6 +502,7 @@ impl ReplicationTap {
         Some(parts)
     }
 }
+pub mod bloom;
 pub mod cluster;
 pub mod dlock;
 pub mod payload;
