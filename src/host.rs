@@ -63,6 +63,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_GetContextFlags,
         RedisModule_CreateTimer,
         RedisModule_SubscribeToServerEvent,
+        RedisModule_SubscribeToKeyspaceEvents,
         RedisModule_EmitAOF,
         RedisModule_ReplyWithLongLong,
         RedisModule_ReplyWithNull,

@@ -60,7 +60,4 @@ redis_module! {
     allocator: (Allocator, ALLOCATOR),
     data_types: [LOCK_TYPE, BLOOM_TYPE, LIMITER_TYPE],
     init: init,
-    event_handlers: [
-        [@GENERIC @EXPIRED @EVICTED: commands::lock_waiters::on_key_event],
-    ],
 }

@@ -6,12 +6,12 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
-use redis_module::{Context, NotifyEvent};
+use redis_module::Context;
 
 use crate::commands::lock::serve_waiters;
 use crate::config;
@@ -161,6 +161,7 @@ pub fn block(
     if count(db, key) >= config::dlock_max_waiters() {
         return Err(WardenError::TooManyWaiters);
     }
+    subscribe_key_events(ctx);
     // Redis 7.0 drops the reply of a client that times out after it was
     // unblocked in the same event-loop turn, so the module keeps the timeout
     // itself (a timer) and Redis never times these clients out.
@@ -301,16 +302,37 @@ fn on_timer(ctx: &Context, (id, why): (Vec<u8>, Wake)) {
     })
 }
 
+/// Whether `on_key_event` is subscribed (it stays so once it is).
+static KEY_EVENTS_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes `on_key_event` the first time a client waits. Until then warden
+/// adds nothing to other commands: Redis runs every subscribed module's hook
+/// (with a temporary client) on each DEL, EXPIRE, SET … PX and RENAME.
+fn subscribe_key_events(ctx: *mut Ctx) {
+    if KEY_EVENTS_SUBSCRIBED.load(Ordering::Relaxed) {
+        return;
+    }
+    let kinds = raw::NotifyEvent::GENERIC | raw::NotifyEvent::EXPIRED | raw::NotifyEvent::EVICTED;
+    unsafe { api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, kinds.bits(), Some(on_key_event)) };
+    KEY_EVENTS_SUBSCRIBED.store(true, Ordering::Relaxed);
+}
+
 /// Keyspace hook: a key with waiters was deleted, expired, evicted or renamed.
 /// Writing here is unsafe on 7.0, so the hand-off runs from a 0 ms timer.
-pub fn on_key_event(ctx: &Context, _kind: NotifyEvent, _event: &str, key: &[u8]) {
+unsafe extern "C" fn on_key_event(
+    ctx: *mut Ctx,
+    _kind: c_int,
+    _event: *const c_char,
+    key: *mut RString,
+) -> c_int {
     shield((), || {
         if total_waiting() == 0 {
             return;
         }
-        let db = host::selected_db(ctx.ctx);
-        schedule(ctx.ctx, db, key, Wake::KeyEvent, 0);
-    })
+        let db = host::selected_db(ctx);
+        schedule(ctx, db, host::bytes(key), Wake::KeyEvent, 0);
+    });
+    raw::REDISMODULE_OK as c_int
 }
 
 /// Schedules a hand-off check for every key with waiters in a database
