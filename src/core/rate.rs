@@ -30,10 +30,23 @@ pub enum Rate {
 }
 
 fn gcd(mut a: u128, mut b: u128) -> u128 {
-    while b != 0 {
-        (a, b) = (b, a % b);
+    // Binary (Stein's) algorithm: shifts and subtractions only, since 128-bit
+    // division is a slow library call and this runs on every RL.* call.
+    if a == 0 || b == 0 {
+        return a | b;
     }
-    a
+    let shift = (a | b).trailing_zeros();
+    a >>= a.trailing_zeros();
+    loop {
+        b >>= b.trailing_zeros();
+        if a > b {
+            (a, b) = (b, a);
+        }
+        b -= a;
+        if b == 0 {
+            return a << shift;
+        }
+    }
 }
 
 impl Rate {
@@ -561,6 +574,35 @@ fn clamp128(v: u128) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_gcd_matches_euclid() {
+        fn euclid(mut a: u128, mut b: u128) -> u128 {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        }
+        let mut values = vec![0, 1, 2, 3, 12, 18, 1_000_000, NS_PER_MS * 100, 1 << 100];
+        values.extend([
+            MAX_PERIOD_NS,
+            MAX_COUNT * NS_PER_MS,
+            u128::MAX,
+            u128::MAX - 1,
+        ]);
+        let mut x: u128 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x >> (x % 120));
+        }
+        for &a in &values {
+            for &b in values.iter().step_by(7) {
+                assert_eq!(gcd(a, b), euclid(a, b), "gcd({a}, {b})");
+            }
+        }
+    }
 
     /// Runs a bucket limiter against a manual clock, storing what it returns.
     struct Bucket {
