@@ -129,13 +129,18 @@ cat >"$TMP/helper.py" <<'PY'
 import csv, hashlib, statistics, sys
 
 def gen(path, count, args):
-    """RESP stream: one command per key, __rand_int__ -> 000000000000 .. count-1."""
+    """RESP stream: one command per key, __rand_int__ -> 000000000000 .. count-1;
+    each __bit__ -> its own random offset below $BITMAP_BITS (fixed seed)."""
+    import os, random
     args = [a.encode() for a in args]
+    bits = int(os.environ.get("BITMAP_BITS", "0"))
+    rng = random.Random(20261130)
     with open(path, "wb") as out:
         buf = []
         for i in range(count):
             num = b"%012d" % i
             parts = [a.replace(b"__rand_int__", num) for a in args]
+            parts = [b"%d" % rng.randrange(bits) if p == b"__bit__" else p for p in parts]
             buf.append(b"*%d\r\n" % len(parts)
                        + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
             if len(buf) >= 10000:
@@ -466,9 +471,12 @@ setup_bfx_filled() { setup_bfx; populate BF.ADDX bf item:__rand_int__; }
 setup_redisbloom() { rcli BF.RESERVE bf 0.01 10000000 >/dev/null; }
 setup_redisbloom_filled() { setup_redisbloom; populate BF.ADD bf item:__rand_int__; }
 setup_lua_bf_add() { load_script "$LUA_BF_ADD" "$SHA_BF_ADD"; rcli SETBIT bf $((BITS - 1)) 0 >/dev/null; }
+# The Lua filter holds as many items as warden's filled one, each as 14 random
+# bits, the way the seed adds them.
 setup_lua_bf_exists() {
     load_script "$LUA_BF_EXISTS" "$SHA_BF_EXISTS"; setup_lua_bf_add
-    populate EVALSHA "$SHA_BF_ADD" 1 bf __rand_int__
+    local bits=(); for _ in $(seq 14); do bits+=(__bit__); done
+    BITMAP_BITS=$BITS populate EVALSHA "$SHA_BF_ADD" 1 bf "${bits[@]}"
 }
 
 row "Lua BF add (14 SETBIT)" setup_lua_bf_add keyspace="$BITS" stat=evalsha \
