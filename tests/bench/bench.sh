@@ -311,6 +311,13 @@ def bloom_table(port, items, probes, redisbloom):
 cmd = sys.argv[1]
 if cmd == "bloom":
     bloom_table(*sys.argv[2:6])
+elif cmd == "ones":
+    # RESP for SETRANGE <key> 0 <n bytes of 0xff>: a bitmap with every bit set.
+    path, key, n = sys.argv[2], sys.argv[3].encode(), int(sys.argv[4])
+    parts = [b"SETRANGE", key, b"0", b"\xff" * n]
+    with open(path, "wb") as out:
+        out.write(b"*%d\r\n" % len(parts)
+                  + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
 elif cmd == "gen":
     gen(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
 elif cmd == "parse":
@@ -457,8 +464,10 @@ goal "DLOCK.RELEASE" "DEL" 1.2
 goal "DLOCK.ACQUIRE" "Lua acquire" 0.5
 goal "DLOCK.RELEASE" "Lua release" 0.5
 
-# Bloom filters: one filter of 10M capacity at 0.01, random items (mostly new
-# for adds; for lookups the filter holds HELD_KEYS items and most probes miss).
+# Bloom filters: one filter of 10M capacity at 0.01. Adds are of random, mostly
+# new items. Lookups run twice: "miss" probes random items against a filter
+# holding HELD_KEYS items (nearly all absent: the seed's Lua stops at the first
+# 0 bit), "hit" probes only items the filter holds (every probe runs).
 # The seed's Lua filter: k=14 SETBIT / GETBIT on one bitmap of 10M bits.
 LUA_BF_ADD="for _, offset in ipairs(ARGV) do redis.call('SETBIT', KEYS[1], tonumber(offset), 1) end return 1"
 LUA_BF_EXISTS="for _, offset in ipairs(ARGV) do if redis.call('GETBIT', KEYS[1], tonumber(offset)) == 0 then return 0 end end return 1"
@@ -471,30 +480,50 @@ setup_bfx_filled() { setup_bfx; populate BF.ADDX bf item:__rand_int__; }
 setup_redisbloom() { rcli BF.RESERVE bf 0.01 10000000 >/dev/null; }
 setup_redisbloom_filled() { setup_redisbloom; populate BF.ADD bf item:__rand_int__; }
 setup_lua_bf_add() { load_script "$LUA_BF_ADD" "$SHA_BF_ADD"; rcli SETBIT bf $((BITS - 1)) 0 >/dev/null; }
-# The Lua filter holds as many items as warden's filled one, each as 14 random
-# bits, the way the seed adds them.
-setup_lua_bf_exists() {
+# Miss: the Lua filter holds as many items as warden's filled one, each as 14
+# random bits, the way the seed adds them.
+setup_lua_bf_miss() {
     load_script "$LUA_BF_EXISTS" "$SHA_BF_EXISTS"; setup_lua_bf_add
     local bits=(); for _ in $(seq 14); do bits+=(__bit__); done
     BITMAP_BITS=$BITS populate EVALSHA "$SHA_BF_ADD" 1 bf "${bits[@]}"
 }
+# Hit: every bit set, so each lookup of 14 random offsets runs all 14 GETBITs,
+# as the seed's check of an item it added does.
+setup_lua_bf_hit() {
+    load_script "$LUA_BF_EXISTS" "$SHA_BF_EXISTS"
+    [[ -f $TMP/ones.resp ]] || helper ones "$TMP/ones.resp" bf $((BITS / 8))
+    local out
+    out=$(redis-cli -p "$PORT" --pipe <"$TMP/ones.resp" 2>&1) || die "SETRANGE of ones failed: $out"
+    [[ $(rcli BITCOUNT bf) == "$BITS" ]] || die "the all-ones bitmap has the wrong size"
+}
 
+LUA_MISS="Lua BF exists, miss (GETBIT to first 0)"
+LUA_HIT="Lua BF exists, hit (14 GETBIT)"
 row "Lua BF add (14 SETBIT)" setup_lua_bf_add keyspace="$BITS" stat=evalsha \
     -- EVALSHA "$SHA_BF_ADD" 1 bf "${OFFSETS[@]}"
-row "Lua BF exists (14 GETBIT)" setup_lua_bf_exists keyspace="$BITS" stat=evalsha \
+row "$LUA_MISS" setup_lua_bf_miss keyspace="$BITS" stat=evalsha \
+    -- EVALSHA "$SHA_BF_EXISTS" 1 bf "${OFFSETS[@]}"
+row "$LUA_HIT" setup_lua_bf_hit keyspace="$BITS" stat=evalsha \
     -- EVALSHA "$SHA_BF_EXISTS" 1 bf "${OFFSETS[@]}"
 if [[ -n $REDISBLOOM ]]; then
     row "BF.ADD (RedisBloom)" setup_redisbloom module -- BF.ADD bf item:__rand_int__
-    row "BF.EXISTS (RedisBloom)" setup_redisbloom_filled module -- BF.EXISTS bf item:__rand_int__
+    row "BF.EXISTS (RedisBloom), miss" setup_redisbloom_filled module \
+        -- BF.EXISTS bf item:__rand_int__
+    row "BF.EXISTS (RedisBloom), hit" setup_redisbloom_filled keyspace="$HELD_KEYS" module \
+        -- BF.EXISTS bf item:__rand_int__
 fi
 row "BF.ADDX" setup_bfx ref="Lua BF add (14 SETBIT)" module -- BF.ADDX bf item:__rand_int__
-row "BF.EXISTSX" setup_bfx_filled ref="Lua BF exists (14 GETBIT)" module \
+row "BF.EXISTSX, miss" setup_bfx_filled ref="$LUA_MISS" module \
+    -- BF.EXISTSX bf item:__rand_int__
+row "BF.EXISTSX, hit" setup_bfx_filled keyspace="$HELD_KEYS" ref="$LUA_HIT" module \
     -- BF.EXISTSX bf item:__rand_int__
 goal "BF.ADDX" "Lua BF add (14 SETBIT)" 0.1
-goal "BF.EXISTSX" "Lua BF exists (14 GETBIT)" 0.1
+goal "BF.EXISTSX, miss" "$LUA_MISS" 0.1
+goal "BF.EXISTSX, hit" "$LUA_HIT" 0.1
 if [[ -n $REDISBLOOM ]]; then
     goal "BF.ADDX" "BF.ADD (RedisBloom)" 1.0
-    goal "BF.EXISTSX" "BF.EXISTS (RedisBloom)" 1.0
+    goal "BF.EXISTSX, miss" "BF.EXISTS (RedisBloom), miss" 1.0
+    goal "BF.EXISTSX, hit" "BF.EXISTS (RedisBloom), hit" 1.0
 fi
 
 # Rate limiters, each call on a fresh key. The seed's Lua token bucket keeps

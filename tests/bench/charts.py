@@ -101,7 +101,8 @@ def family(name):
         return "Lua script (seed)", "#d95f02"
     if "RedisBloom" in name:
         return "RedisBloom", "#7570b3"
-    if name.startswith(("DLOCK.", "RL.")) or (name.startswith("BF.") and name.endswith("X")):
+    command = name.split(" ")[0].rstrip(",")
+    if command.startswith(("DLOCK.", "RL.")) or (command.startswith("BF.") and command.endswith("X")):
         return "warden module", "#1b9e77"
     return "plain Redis", "#999999"
 
