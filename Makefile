@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test examples test-valkey fuzz lint bench deps clean
+.PHONY: all build run test examples test-valkey fuzz lint bench bench-instructions deps clean
 
 all: build
 
@@ -57,6 +57,9 @@ lint:
 
 bench: build
 	bash tests/bench/bench.sh
+
+bench-instructions: build
+	bash tests/bench/instructions.sh
 
 clean:
 	$(CARGO) clean

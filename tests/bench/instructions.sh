@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# warden benchmark, instruction counts: what one call costs the server in CPU
+# instructions (callgrind), for warden's commands next to the plain Redis
+# commands they are compared with. Unlike µs/call these counts do not move with
+# the machine's load, so they show where a ratio comes from.
+#
+#   bash tests/bench/instructions.sh      (or: make bench-instructions)
+#
+# Needs valgrind (apt-get install valgrind). redis-server runs under callgrind
+# with warden loaded; each row is CALLS calls from one redis-benchmark client
+# (fresh keys for creating rows, CALLS*1.5 held keys for deleting rows),
+# measured between callgrind_control zero/dump. Reported per call: the whole
+# command (`call`), and inside it RM_Replicate (with its command-name lookup)
+# and the module key API. Result: target/bench/instructions.md.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+MODULE=$PWD/target/release/libwarden.so
+OUT=$PWD/target/bench/instructions.md
+CALLS=${BENCH_CALLS:-2000}
+HELD=$((CALLS * 3 / 2))
+
+die() { printf 'instructions: error: %s\n' "$*" >&2; exit 1; }
+for tool in valgrind callgrind_control callgrind_annotate redis-server redis-benchmark redis-cli python3; do
+    command -v "$tool" >/dev/null || die "'$tool' not found (valgrind: apt-get install valgrind)"
+done
+[[ -f $MODULE ]] || die "$MODULE not found: run 'make build' first"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-instr.XXXXXX")
+VPID=""
+cleanup() {
+    [[ -n $VPID ]] && kill "$VPID" 2>/dev/null && wait "$VPID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+valgrind --tool=callgrind --dump-instr=no --collect-jumps=no \
+    --callgrind-out-file="$TMP/cg.out" \
+    redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
+    --loadmodule "$MODULE" >"$TMP/server.log" 2>&1 &
+VPID=$!
+rcli() { redis-cli -p "$PORT" "$@"; }
+for _ in $(seq 120); do
+    [[ $(rcli PING 2>/dev/null) == PONG ]] && break
+    sleep 0.5
+done
+[[ $(rcli PING 2>/dev/null) == PONG ]] || die "redis-server under valgrind did not start: $(tail -5 "$TMP/server.log")"
+
+# hold COMMAND-PREFIX: one command per key lock:000000000000 .. HELD-1.
+hold() {
+    python3 - "$HELD" "$@" >"$TMP/hold.resp" <<'PY'
+import sys
+held, words = int(sys.argv[1]), [w.encode() for w in sys.argv[2:]]
+out = sys.stdout.buffer
+for i in range(held):
+    parts = [w.replace(b"__key__", b"lock:%012d" % i) for w in words]
+    out.write(b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts))
+PY
+    rcli --pipe <"$TMP/hold.resp" >/dev/null
+}
+
+ROWS=()
+# measure NAME KEYSPACE COMMAND...: one dump of CALLS calls.
+measure() {
+    local name=$1 keyspace=$2
+    shift 2
+    callgrind_control -z "$VPID" >/dev/null 2>&1
+    redis-benchmark -p "$PORT" -n "$CALLS" -r "$keyspace" -c 1 -q "$@" >/dev/null
+    callgrind_control -d "$name" "$VPID" >/dev/null 2>&1
+    ROWS+=("$name"$'\t'"$*")
+}
+FRESH=100000000
+rcli FLUSHALL >/dev/null; measure "SET" "$FRESH" SET rl:__rand_int__ v
+rcli FLUSHALL >/dev/null; measure "SET NX PX" "$FRESH" SET lock:__rand_int__ owner NX PX 30000
+rcli FLUSHALL >/dev/null; measure "DLOCK.ACQUIRE" "$FRESH" DLOCK.ACQUIRE lock:__rand_int__ owner 30000
+rcli FLUSHALL >/dev/null; hold SET __key__ owner PX 600000
+measure "DEL" "$HELD" DEL lock:__rand_int__
+rcli FLUSHALL >/dev/null; hold DLOCK.ACQUIRE __key__ owner 600000
+measure "DLOCK.RELEASE" "$HELD" DLOCK.RELEASE lock:__rand_int__ owner
+rcli FLUSHALL >/dev/null; measure "RL.TOKEN" "$FRESH" RL.TOKEN rl:__rand_int__ 100 10
+rcli FLUSHALL >/dev/null; measure "RL.GCRA" "$FRESH" RL.GCRA rl:__rand_int__ 10 100 1
+rcli FLUSHALL >/dev/null; rcli BF.RESERVEX bf 0.01 10000000 >/dev/null
+measure "BF.ADDX" "$FRESH" BF.ADDX bf item:__rand_int__
+measure "BF.EXISTSX" "$FRESH" BF.EXISTSX bf item:__rand_int__
+kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""
+
+{
+    echo "# warden: CPU instructions per call (callgrind)"
+    echo
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(redis-server --version | grep -o 'v=[^ ]*' | sed 's/v=/redis-server /'); $CALLS calls per row, 1 client"
+    echo
+    echo "| command | instructions / call | in RM_Replicate (name lookup) | in OpenKey + CloseKey |"
+    echo "|---|---:|---:|---:|"
+    n=0
+    for f in "$TMP"/cg.out.*; do n=$((n + 1)); done
+    for i in $(seq "$n"); do
+        IFS=$'\t' read -r name _ <<<"${ROWS[$((i - 1))]}"
+        callgrind_annotate --inclusive=yes "$TMP/cg.out.$i" 2>/dev/null | awk -v n="$name" -v calls="$CALLS" '
+            function num(s) { gsub(",", "", s); return s + 0 }
+            / \?\?\?:call \[/ { c = num($1) }
+            / \?\?\?:RM_Replicate \[/ { r = num($1) }
+            / \?\?\?:lookupCommandByCString \[/ { l = num($1) }
+            / \?\?\?:RM_OpenKey \[/ { o = num($1) }
+            / \?\?\?:RM_CloseKey \[/ { k = num($1) }
+            END {
+                rep = r > 0 ? sprintf("%s (%s)", fmt(r / calls), fmt(l / calls)) : "—"
+                key = o > 0 ? fmt((o + k) / calls) : "—"
+                printf "| %s | %s | %s | %s |\n", n, fmt(c / calls), rep, key
+            }
+            function fmt(x,   s, out) {
+                s = sprintf("%.0f", x); out = ""
+                while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
+                return s out
+            }'
+    done
+    echo
+    echo "Rows (redis-benchmark -c 1 -n $CALLS; fresh keys, or $HELD held ones for DEL and DLOCK.RELEASE):"
+    echo
+    for r in "${ROWS[@]}"; do printf -- '- %s: `%s`\n' "${r%%$'\t'*}" "${r#*$'\t'}"; done
+} >"$OUT"
+cat "$OUT"
