@@ -9,7 +9,6 @@ mod common;
 use common::cluster::*;
 use common::*;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -516,22 +515,6 @@ fn becoming_a_replica_unblocks_waiters() {
 // Cluster: the lock's slot moves away while clients wait on it
 // ---------------------------------------------------------------------------------------
 
-fn run_scenario(failures: &mut Vec<String>, name: &str, f: impl FnOnce()) {
-    let started = Instant::now();
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(()) => eprintln!("scenario {name}: ok in {:?}", started.elapsed()),
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "(non-text panic)".to_string());
-            eprintln!("scenario {name}: FAILED in {:?}", started.elapsed());
-            failures.push(format!("{name}: {msg}"));
-        }
-    }
-}
-
 /// A slot move done while waiters were blocked on the old owner.
 struct SlotMove<'a> {
     what: &'a str,
@@ -648,7 +631,7 @@ fn slot_move_answers_waiters() {
     let masters = cluster.masters();
     let mut failures = Vec::new();
 
-    run_scenario(&mut failures, "MIGRATE + SETSLOT NODE", || {
+    scenario(&mut failures, "MIGRATE + SETSLOT NODE", || {
         let (src, dst) = (masters[0], masters[1]);
         let tag = cluster.tag_on("bmig", src, &[]);
         let key = format!("{tag}lock");
@@ -675,7 +658,7 @@ fn slot_move_answers_waiters() {
         check_after_slot_move(&cluster, &m, &reports);
     });
 
-    run_scenario(&mut failures, "SETSLOT NODE takeover", || {
+    scenario(&mut failures, "SETSLOT NODE takeover", || {
         let (src, dst) = (masters[2], masters[0]);
         let tag = cluster.tag_on("btake", src, &[]);
         let key = format!("{tag}lock");

@@ -77,13 +77,6 @@ fn expect_err(con: &mut Connection, c: &redis::Cmd) -> String {
     err_of(&v).unwrap_or_else(|| panic!("expected an error from {}, got {v:?}", show(c)))
 }
 
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        other => panic!("expected an integer, got {other:?}"),
-    }
-}
-
 fn reserve(con: &mut Connection, key: &str, rate: f64, capacity: u64, extra: &[&str]) {
     let mut c = cmd("BF.RESERVEX");
     c.arg(key).arg(rate.to_string()).arg(capacity);
@@ -114,72 +107,6 @@ fn existsx(con: &mut Connection, key: &str, item: &str) -> i64 {
 
 fn cardx(con: &mut Connection, key: &str) -> i64 {
     cmd("BF.CARDX").arg(key).query(con).expect("BF.CARDX")
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct BfInfo {
-    capacity: i64,
-    size: i64,
-    filters: i64,
-    items: i64,
-    expansion: Option<i64>,
-    error_rate: f64,
-}
-
-fn float_of(v: &Value) -> f64 {
-    match v {
-        Value::BulkString(b) => std::str::from_utf8(b)
-            .expect("utf8")
-            .parse()
-            .expect("float"),
-        Value::SimpleString(s) => s.parse().expect("float"),
-        Value::Double(d) => *d,
-        other => panic!("expected a double, got {other:?}"),
-    }
-}
-
-fn label_of(v: &Value) -> String {
-    match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        other => panic!("expected a label, got {other:?}"),
-    }
-}
-
-const INFO_LABELS: [&str; 6] = [
-    "Capacity",
-    "Size",
-    "Number of filters",
-    "Number of items inserted",
-    "Expansion rate",
-    "Error rate",
-];
-
-fn info_from_pairs(pairs: &[(Value, Value)]) -> BfInfo {
-    let labels: Vec<String> = pairs.iter().map(|(k, _)| label_of(k)).collect();
-    assert_eq!(labels, INFO_LABELS, "BF.INFOX labels");
-    BfInfo {
-        capacity: int(&pairs[0].1),
-        size: int(&pairs[1].1),
-        filters: int(&pairs[2].1),
-        items: int(&pairs[3].1),
-        expansion: match &pairs[4].1 {
-            Value::Nil => None,
-            v => Some(int(v)),
-        },
-        error_rate: float_of(&pairs[5].1),
-    }
-}
-
-/// BF.INFOX over RESP2: a flat array of label, value pairs.
-fn bf_info(con: &mut Connection, key: &str) -> BfInfo {
-    let v: Value = cmd("BF.INFOX").arg(key).query(con).expect("BF.INFOX");
-    let Value::Array(a) = v else {
-        panic!("BF.INFOX is not a flat array in RESP2: {v:?}");
-    };
-    assert_eq!(a.len(), 12, "BF.INFOX reply: {a:?}");
-    let pairs: Vec<(Value, Value)> = a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect();
-    info_from_pairs(&pairs)
 }
 
 fn info_field_only(con: &mut Connection, key: &str, field: &str) -> Value {

@@ -47,13 +47,6 @@ fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
     })
 }
 
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int(i) => *i,
-        other => panic!("expected an integer, got {other:?}"),
-    }
-}
-
 fn ok(con: &mut Connection, c: &redis::Cmd) {
     let v = raw(con, c);
     assert!(
@@ -90,47 +83,6 @@ fn existsx(con: &mut Connection, key: &[u8], item: &str) -> i64 {
 
 fn cardx(con: &mut Connection, key: &[u8]) -> i64 {
     cmd("BF.CARDX").arg(key).query(con).expect("BF.CARDX")
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct BfInfo {
-    capacity: i64,
-    size: i64,
-    filters: i64,
-    items: i64,
-    expansion: Option<i64>,
-    error_rate: f64,
-}
-
-fn float_of(v: &Value) -> f64 {
-    match v {
-        Value::BulkString(b) => std::str::from_utf8(b)
-            .expect("utf8")
-            .parse()
-            .expect("float"),
-        Value::SimpleString(s) => s.parse().expect("float"),
-        Value::Double(d) => *d,
-        other => panic!("expected a double, got {other:?}"),
-    }
-}
-
-fn bf_info(con: &mut Connection, key: &[u8]) -> BfInfo {
-    let v: Value = cmd("BF.INFOX").arg(key).query(con).expect("BF.INFOX");
-    let Value::Array(a) = v else {
-        panic!("BF.INFOX is not a flat array in RESP2: {v:?}");
-    };
-    assert_eq!(a.len(), 12, "BF.INFOX reply: {a:?}");
-    BfInfo {
-        capacity: int(&a[1]),
-        size: int(&a[3]),
-        filters: int(&a[5]),
-        items: int(&a[7]),
-        expansion: match &a[9] {
-            Value::Nil => None,
-            v => Some(int(v)),
-        },
-        error_rate: float_of(&a[11]),
-    }
 }
 
 /// An item the filter certainly does not hold.

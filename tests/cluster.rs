@@ -10,29 +10,11 @@ mod common;
 use common::cluster::*;
 use common::*;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
-
-/// Runs one scenario; a panic is recorded in `failures` instead of stopping the test.
-fn scenario(failures: &mut Vec<String>, name: &str, f: impl FnOnce()) {
-    let started = Instant::now();
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(()) => eprintln!("scenario {name}: ok in {:?}", started.elapsed()),
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "(non-text panic)".to_string());
-            eprintln!("scenario {name}: FAILED in {:?}", started.elapsed());
-            failures.push(format!("{name}: {msg}"));
-        }
-    }
-}
 
 fn report(failures: Vec<String>) {
     assert!(

@@ -1,6 +1,6 @@
 //! Bloom filter helpers shared by the BF test files.
 
-use redis::{cmd, Connection};
+use redis::{cmd, Connection, Value};
 
 /// Items per MADDX / MEXISTSX command.
 pub const BATCH: u64 = 1_000;
@@ -73,4 +73,83 @@ pub fn mexists_range<K: redis::ToRedisArgs + Copy>(
     range: std::ops::Range<u64>,
 ) -> u64 {
     count_ones_over(con, "BF.MEXISTSX", key, prefix, range)
+}
+
+/// An integer reply.
+pub fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) => *i,
+        other => panic!("expected an integer, got {other:?}"),
+    }
+}
+
+/// A double reply (a bulk or simple string in RESP2, a double in RESP3).
+pub fn float_of(v: &Value) -> f64 {
+    match v {
+        Value::BulkString(b) => std::str::from_utf8(b)
+            .expect("utf8")
+            .parse()
+            .expect("float"),
+        Value::SimpleString(s) => s.parse().expect("float"),
+        Value::Double(d) => *d,
+        other => panic!("expected a double, got {other:?}"),
+    }
+}
+
+/// A label (a map key or an array entry) as text.
+pub fn label_of(v: &Value) -> String {
+    match v {
+        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::SimpleString(s) => s.clone(),
+        other => panic!("expected a label, got {other:?}"),
+    }
+}
+
+/// What BF.INFOX reports, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BfInfo {
+    pub capacity: i64,
+    pub size: i64,
+    pub filters: i64,
+    pub items: i64,
+    pub expansion: Option<i64>,
+    pub error_rate: f64,
+}
+
+/// BF.INFOX's labels, in reply order.
+pub const INFO_LABELS: [&str; 6] = [
+    "Capacity",
+    "Size",
+    "Number of filters",
+    "Number of items inserted",
+    "Expansion rate",
+    "Error rate",
+];
+
+/// Parses BF.INFOX's (label, value) pairs, checking the labels and their order.
+pub fn info_from_pairs(pairs: &[(Value, Value)]) -> BfInfo {
+    let labels: Vec<String> = pairs.iter().map(|(k, _)| label_of(k)).collect();
+    assert_eq!(labels, INFO_LABELS, "BF.INFOX labels");
+    BfInfo {
+        capacity: int(&pairs[0].1),
+        size: int(&pairs[1].1),
+        filters: int(&pairs[2].1),
+        items: int(&pairs[3].1),
+        expansion: match &pairs[4].1 {
+            Value::Nil => None,
+            v => Some(int(v)),
+        },
+        error_rate: float_of(&pairs[5].1),
+    }
+}
+
+/// BF.INFOX over RESP2: a flat array of label, value pairs.
+pub fn bf_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> BfInfo {
+    let v: Value = cmd("BF.INFOX").arg(key).query(con).expect("BF.INFOX");
+    let Value::Array(a) = v else {
+        panic!("BF.INFOX is not a flat array in RESP2: {v:?}");
+    };
+    assert_eq!(a.len(), 12, "BF.INFOX reply: {a:?}");
+    let pairs: Vec<(Value, Value)> = a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect();
+    info_from_pairs(&pairs)
 }

@@ -642,3 +642,20 @@ pub fn redirect_of(e: &RedisError) -> Option<Redirect> {
         _ => None,
     }
 }
+
+/// Runs one scenario; a panic is recorded in `failures` instead of stopping the test.
+pub fn scenario(failures: &mut Vec<String>, name: &str, f: impl FnOnce()) {
+    let started = std::time::Instant::now();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(()) => eprintln!("scenario {name}: ok in {:?}", started.elapsed()),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(non-text panic)".to_string());
+            eprintln!("scenario {name}: FAILED in {:?}", started.elapsed());
+            failures.push(format!("{name}: {msg}"));
+        }
+    }
+}
