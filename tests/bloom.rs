@@ -6,7 +6,6 @@ mod common;
 use common::bloom::*;
 use common::*;
 
-use redis::ConnectionLike;
 use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------
@@ -51,24 +50,6 @@ fn tcmd(args: &[&str]) -> redis::Cmd {
         c.arg(*a);
     }
     c
-}
-
-/// A command as text, for messages.
-fn show(c: &redis::Cmd) -> String {
-    c.args_iter()
-        .map(|a| match a {
-            redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
-            redis::Arg::Cursor => "<cursor>".to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The reply as sent, with error replies (also nested ones) kept as values.
-/// Panics on I/O errors, i.e. when the server went away.
-fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
-    con.req_command(c)
-        .unwrap_or_else(|e| panic!("connection failed (server down?) on {}: {e}", show(c)))
 }
 
 /// The error text of a command that must fail.

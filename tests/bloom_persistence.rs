@@ -10,7 +10,6 @@ use common::payload::{
 };
 use common::*;
 
-use redis::ConnectionLike;
 use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------
@@ -24,27 +23,6 @@ fn conn_t(server: &Server) -> Connection {
     con.set_read_timeout(Some(Duration::from_secs(120)))
         .expect("read timeout");
     con
-}
-
-/// A command as text, for messages.
-fn show(c: &redis::Cmd) -> String {
-    c.args_iter()
-        .map(|a| match a {
-            redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
-            redis::Arg::Cursor => "<cursor>".to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The reply as sent, with error replies (also nested ones) kept as values.
-/// Panics on I/O errors, i.e. when the server went away.
-fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
-    con.req_command(c).unwrap_or_else(|e| {
-        let text = show(c);
-        let short: String = text.chars().take(200).collect();
-        panic!("connection failed (server down?) on {short}: {e}")
-    })
 }
 
 fn ok(con: &mut Connection, c: &redis::Cmd) {

@@ -15,7 +15,7 @@
 //! outside MULTI and scripts, so nothing can block for long.
 
 mod common;
-use common::payload::{escape, Rng};
+use common::payload::Rng;
 use common::*;
 
 use redis::ConnectionLike;

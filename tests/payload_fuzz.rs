@@ -17,7 +17,6 @@ mod common;
 use common::payload::*;
 use common::*;
 
-use redis::ConnectionLike;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const DEFAULT_PER_TYPE: usize = 1_000;
@@ -34,17 +33,6 @@ fn timed(con: Connection) -> Connection {
     con.set_read_timeout(Some(Duration::from_secs(30)))
         .expect("read timeout");
     con
-}
-
-fn show(c: &redis::Cmd) -> String {
-    c.args_iter()
-        .map(|a| match a {
-            redis::Arg::Simple(b) if b.len() > 200 => format!("<{} bytes>", b.len()),
-            redis::Arg::Simple(b) => escape(b),
-            redis::Arg::Cursor => "<cursor>".to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn is_ok(v: &Value) -> bool {
@@ -79,12 +67,6 @@ struct Base {
     key: String,
     payload: Vec<u8>,
     dump: Dump,
-}
-
-fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
-    con.req_command(c).unwrap_or_else(|e| {
-        panic!("no valid reply (server down?) to {}: {e}", show(c));
-    })
 }
 
 fn must(con: &mut Connection, c: &redis::Cmd) -> Value {

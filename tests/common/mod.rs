@@ -502,6 +502,38 @@ impl ReplicationTap {
         Some(parts)
     }
 }
+/// Bytes as text for failure messages: printable ASCII as is, the rest as `\xNN`.
+pub fn escape(b: &[u8]) -> String {
+    let mut s = String::new();
+    for &c in b {
+        if (0x20..0x7f).contains(&c) && c != b'\\' {
+            s.push(c as char);
+        } else {
+            s.push_str(&format!("\\x{c:02x}"));
+        }
+    }
+    s
+}
+
+/// A command as text for failure messages (arguments over 200 bytes elided).
+pub fn show(c: &redis::Cmd) -> String {
+    c.args_iter()
+        .map(|a| match a {
+            redis::Arg::Simple(b) if b.len() > 200 => format!("<{} bytes>", b.len()),
+            redis::Arg::Simple(b) => escape(b),
+            redis::Arg::Cursor => "<cursor>".to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The reply as sent, with error replies (also nested ones) kept as values.
+/// Panics on I/O errors, i.e. when the server went away.
+pub fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
+    redis::ConnectionLike::req_command(con, c)
+        .unwrap_or_else(|e| panic!("no valid reply (server down?) to {}: {e}", show(c)))
+}
+
 pub mod bloom;
 pub mod cluster;
 pub mod dlock;

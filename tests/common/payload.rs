@@ -547,19 +547,6 @@ pub fn corrupt_bytes(rng: &mut Rng, payload: &[u8], kind: usize) -> Vec<u8> {
     seal(&b, ver)
 }
 
-/// Bytes as text for failure messages: printable ASCII as is, the rest as `\xNN`.
-pub fn escape(b: &[u8]) -> String {
-    let mut s = String::new();
-    for &c in b {
-        if (0x20..0x7f).contains(&c) && c != b'\\' {
-            s.push(c as char);
-        } else {
-            s.push_str(&format!("\\x{c:02x}"));
-        }
-    }
-    s
-}
-
 /// Bytes as lower-case hex.
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|c| format!("{c:02x}")).collect()
