@@ -47,6 +47,9 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_ModuleTypeGetValue,
         RedisModule_ModuleTypeSetValue,
         RedisModule_SetAbsExpire,
+        RedisModule_GetAbsExpire,
+        RedisModule_AvoidReplicaTraffic,
+        RedisModule_NotifyKeyspaceEvent,
         RedisModule_DeleteKey,
         RedisModule_Replicate,
         RedisModule_ReplicateVerbatim,
@@ -189,6 +192,13 @@ impl Key {
         }
     }
 
+    /// The key's expiry as an absolute Unix time in ms, `None` when it has none.
+    pub fn abs_expire(&self) -> Option<i64> {
+        // SAFETY: `ptr` is an open key (or null, which Redis answers with no expiry).
+        let at = unsafe { api!(RedisModule_GetAbsExpire)(self.ptr) };
+        (at >= 0).then_some(at)
+    }
+
     /// Sets the key's expiry to an absolute Unix time in ms.
     pub fn set_abs_expire(&self, at_ms: i64) {
         unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at_ms) };
@@ -222,6 +232,31 @@ pub fn selected_db(ctx: *mut Ctx) -> c_int {
 /// Switches the context to database `db`.
 pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
     unsafe { api!(RedisModule_SelectDb)(ctx, db) == raw::REDISMODULE_OK as c_int }
+}
+
+/// Whether the server accepts a write the module starts by itself (a timer,
+/// a hand-off): not while clients are paused (`CLIENT PAUSE`, `FAILOVER`),
+/// on a replica, or while loading. Writing then crashes Redis 7.0 (a paused
+/// server keeps expired keys it reports as missing) or diverges a replica.
+pub fn writes_allowed(ctx: *mut Ctx) -> bool {
+    // SAFETY: plain query of server state, from the main thread.
+    if unsafe { api!(RedisModule_AvoidReplicaTraffic)() } != 0 {
+        return false;
+    }
+    // SAFETY: `ctx` is the live context of the current callback.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let blocked = raw::REDISMODULE_CTX_FLAGS_LOADING
+        | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING
+        | raw::REDISMODULE_CTX_FLAGS_SLAVE;
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
+}
+
+/// Emits the keyspace event `event` (module class, `d` in
+/// `notify-keyspace-events`) on `key`.
+pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
+    let class = raw::REDISMODULE_NOTIFY_MODULE;
+    // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.
+    unsafe { api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key) };
 }
 
 /// Whether this call may block the client (not inside MULTI, Lua or RM_Call).

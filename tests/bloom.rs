@@ -15,6 +15,7 @@ use std::time::Duration;
 const FULL: &str = "ERR non scaling filter is full";
 const BAD_RATE: &str = "ERR error rate must be a number between 0 and 1";
 const BAD_CAPACITY: &str = "ERR capacity must be a positive integer";
+const CAPACITY_RANGE: &str = "ERR capacity is out of range";
 const BAD_EXPANSION: &str = "ERR expansion must be an integer from 1 to 32768";
 const TOO_LARGE: &str = "ERR filter would exceed bf-max-bytes";
 const NONSCALING_EXPANSION: &str = "ERR expansion cannot be used with a non scaling filter";
@@ -631,20 +632,22 @@ fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
         );
     }
     // Capacities.
-    for c in [
-        "0",
-        "-1",
-        "-100",
-        "abc",
-        "",
-        "1.5",
-        "1e3",
-        "99999999999999999999",
-    ] {
+    for c in ["0", "-1", "-100", "abc", "", "1.5", "1e3"] {
         add(bf_rx(&["0.01", c]), BAD_CAPACITY);
         add(
             words(&["BF.INSERTX", "nokey", "CAPACITY", c, "ITEMS", "a"]),
             BAD_CAPACITY,
+        );
+    }
+    for c in [
+        "1000000000001",
+        "9223372036854775807",
+        "99999999999999999999",
+    ] {
+        add(bf_rx(&["0.01", c]), CAPACITY_RANGE);
+        add(
+            words(&["BF.INSERTX", "nokey", "CAPACITY", c, "ITEMS", "a"]),
+            CAPACITY_RANGE,
         );
     }
     add(bf_rx(&["0.01", "100000000000"]), TOO_LARGE);

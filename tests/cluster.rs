@@ -584,6 +584,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .arg(&lock)
         .arg("mover")
         .arg(60000)
+        .arg("REENTRANT")
         .query(&mut s)
         .expect("re-acquire");
     assert_eq!(again, token);

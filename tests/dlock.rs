@@ -28,6 +28,8 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 const TTL_ERR: &str = "ERR ttl must be a positive integer";
 const OWNER_ERR: &str = "ERR owner must not be empty";
 const TIMEOUT_ERR: &str = "ERR timeout must be a non-negative integer";
+const TTL_RANGE_ERR: &str = "ERR ttl is out of range";
+const TIMEOUT_RANGE_ERR: &str = "ERR timeout is out of range";
 const SYNTAX_ERR: &str = "ERR syntax error";
 
 fn arity_err(cmd_name: &str) -> String {
@@ -285,13 +287,35 @@ fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
     );
 }
 
+/// A client that retries its ACQUIRE (a socket timeout, a reconnect) leaves
+/// one hold: the one RELEASE frees the lock for the next owner.
+#[test]
+fn a_repeated_acquire_is_idempotent() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "retry", "worker", 30_000).expect("granted");
+    for _ in 0..3 {
+        assert_eq!(try_acquire(&mut con, "retry", "worker", 20_000), Some(t));
+    }
+    let i = lock_info(&mut con, "retry").unwrap();
+    assert_eq!((i.token, i.holds), (t, 1));
+    assert!(
+        i.ttl_ms <= 20_000,
+        "the repeat renewed the lease to its own ttl"
+    );
+    assert_eq!(release(&mut con, "retry", "worker"), 1);
+    assert!(!exists(&mut con, "retry"), "one RELEASE frees it");
+    let next = try_acquire(&mut con, "retry", "other", 1_000).expect("free at once");
+    assert!(next > t);
+}
+
 #[test]
 fn reentrant_acquire_same_token_and_one_release_per_hold() {
     let server = Server::start();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "re", "alice", 50_000).expect("granted");
     assert_eq!(
-        try_acquire(&mut con, "re", "alice", 20_000),
+        reenter(&mut con, "re", "alice", 20_000),
         Some(t),
         "re-entry keeps the token"
     );
@@ -304,10 +328,16 @@ fn reentrant_acquire_same_token_and_one_release_per_hold() {
     );
     assert!(i.ttl_ms > 0 && i.ttl_ms <= 20_000, "{i:?}");
     // Re-entry with WAIT does not block and returns the same token.
-    assert_eq!(
-        acquire_wait(&mut con, "re", "alice", 30_000, 0).unwrap(),
-        Some(t)
-    );
+    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
+        .arg("re")
+        .arg("alice")
+        .arg(30_000)
+        .arg("WAIT")
+        .arg(0)
+        .arg("REENTRANT")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(r, Some(t));
     let i = lock_info(&mut con, "re").unwrap();
     assert_eq!(i.holds, 3);
     let p = pttl(&mut con, "re");
@@ -945,7 +975,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     let mut con = conn_t(&server);
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t = try_acquire(&mut con, "k", "a", 30_000).expect("granted");
-    assert_eq!(try_acquire(&mut con, "k", "a", 30_000), Some(t));
+    assert_eq!(reenter(&mut con, "k", "a", 30_000), Some(t));
     let _: () = cmd("SET").arg("s").arg("v").query(&mut con).unwrap();
     let _: () = cmd("RPUSH")
         .arg("l")
@@ -960,14 +990,10 @@ fn bad_input_is_refused_and_changes_nothing() {
     let h0 = warden_stat(&mut con, "locks_handed_off");
     let mut tap = server.replication_tap();
 
-    let bad_ttls = [
-        "0",
-        "-5",
-        "-1",
-        "abc",
-        "1.5",
-        "",
-        "1e3",
+    let bad_ttls = ["0", "-5", "-1", "abc", "1.5", "", "1e3"];
+    let out_of_range_ttls = [
+        "315360000001",
+        "18445000000000000",
         "9223372036854775807",
         "99999999999999999999",
     ];
@@ -1033,7 +1059,7 @@ fn bad_input_is_refused_and_changes_nothing() {
         (
             "DLOCK.ACQUIRE",
             vec!["k", "b", "100", "WAIT", "99999999999999999999"],
-            TIMEOUT_ERR.to_string(),
+            TIMEOUT_RANGE_ERR.to_string(),
         ),
         (
             "DLOCK.ACQUIRE",
@@ -1098,6 +1124,21 @@ fn bad_input_is_refused_and_changes_nothing() {
         ));
         cases.push(("DLOCK.EXTEND", vec!["k", "a", ttl], TTL_ERR.to_string()));
         cases.push(("DLOCK.EXTEND", vec!["free", "a", ttl], TTL_ERR.to_string()));
+    }
+    for ttl in out_of_range_ttls {
+        for (name, args) in [
+            ("DLOCK.ACQUIRE", vec!["k", "a", ttl]),
+            ("DLOCK.ACQUIRE", vec!["free", "a", ttl, "WAIT", "100"]),
+            ("DLOCK.ACQUIRE", vec!["k", "b", "100", "WAIT", ttl]),
+            ("DLOCK.EXTEND", vec!["k", "a", ttl]),
+        ] {
+            let want = if args.get(3) == Some(&"WAIT") && args[4] == ttl {
+                TIMEOUT_RANGE_ERR
+            } else {
+                TTL_RANGE_ERR
+            };
+            cases.push((name, args, want.to_string()));
+        }
     }
 
     let start = Instant::now();
@@ -1214,7 +1255,7 @@ fn binary_keys_and_owners() {
     assert_eq!(i.owner, owner, "owner bytes round-trip exactly");
     assert_eq!(key_type(&mut con, key), "warden-lk");
     assert_eq!(
-        try_acquire(&mut con, key, owner, 30_000),
+        reenter(&mut con, key, owner, 30_000),
         Some(t),
         "re-entry with the same bytes"
     );

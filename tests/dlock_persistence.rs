@@ -98,8 +98,8 @@ fn debug_reload_keeps_owner_holds_token_and_ttl() {
     let mut con = conn_t(&server);
     let owner: &[u8] = b"host:1234:\x00\xfe";
     let t = try_acquire(&mut con, "reload", owner, 60_000).unwrap();
-    assert_eq!(try_acquire(&mut con, "reload", owner, 60_000), Some(t));
-    assert_eq!(try_acquire(&mut con, "reload", owner, 60_000), Some(t));
+    assert_eq!(reenter(&mut con, "reload", owner, 60_000), Some(t));
+    assert_eq!(reenter(&mut con, "reload", owner, 60_000), Some(t));
     let t2 = try_acquire(&mut con, "reload2", "solo", 45_000).unwrap();
     let s1 = snapshot(&mut con, b"reload");
     let s2 = snapshot(&mut con, b"reload2");
@@ -129,7 +129,7 @@ fn rdb_save_and_restart_keeps_lock_state() {
     let mut server = Server::start();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "rdb", "alice", 60_000).unwrap();
-    try_acquire(&mut con, "rdb", "alice", 60_000).unwrap();
+    reenter(&mut con, "rdb", "alice", 60_000).unwrap();
     let s = snapshot(&mut con, b"rdb");
     server.restart("SAVE");
     let mut con = conn_t(&server);
@@ -148,8 +148,8 @@ fn aof_rewrite_then_restart_keeps_locks(preamble: &str) {
     let mut con = conn_t(&server);
     let bin_owner: &[u8] = b"\xc0\x00owner";
     let t1 = try_acquire(&mut con, "aof1", "alice", 60_000).unwrap();
-    try_acquire(&mut con, "aof1", "alice", 60_000).unwrap();
-    try_acquire(&mut con, "aof1", "alice", 60_000).unwrap();
+    reenter(&mut con, "aof1", "alice", 60_000).unwrap();
+    reenter(&mut con, "aof1", "alice", 60_000).unwrap();
     let t2 = try_acquire(&mut con, &b"aof\xff2"[..], bin_owner, 45_000).unwrap();
     let mut gone = Vec::new();
     for _ in 0..5 {
@@ -217,7 +217,7 @@ fn tokens_increase_across_aof_restart() {
     let mut server = Server::start_with(&["--appendonly", "yes"], &[]);
     let mut con = conn_t(&server);
     let held = try_acquire(&mut con, "held", "alice", 60_000).unwrap();
-    assert_eq!(try_acquire(&mut con, "held", "alice", 60_000), Some(held));
+    assert_eq!(reenter(&mut con, "held", "alice", 60_000), Some(held));
     let mut freed = Vec::new();
     for i in 0..50 {
         let owner = format!("o{i}");
@@ -413,7 +413,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     assert_set(&only(cmds, "grant"), "L1", "a", t1, 1, w);
 
     // Re-entry.
-    let (r, w) = timed(&mut m, 42_345, |c| try_acquire(c, "L1", "a", 42_345));
+    let (r, w) = timed(&mut m, 42_345, |c| reenter(c, "L1", "a", 42_345));
     assert_eq!(r, Some(t1));
     let cmds = step(&mut tap, &mut m, "reenter");
     record(&cmds);
@@ -495,7 +495,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     // A lock with two holds.
     let (tg, w) = timed(&mut m, 61_234, |c| try_acquire(c, "L4", "g", 61_234));
     let tg = tg.expect("granted");
-    assert_eq!(try_acquire(&mut m, "L4", "g", 61_234), Some(tg));
+    assert_eq!(reenter(&mut m, "L4", "g", 61_234), Some(tg));
     let cmds = step(&mut tap, &mut m, "L4");
     record(&cmds);
     assert_eq!(cmds.len(), 2, "grant + re-entry: {cmds:?}");
@@ -640,4 +640,40 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
         .query(&mut r);
     assert!(e.is_err(), "a replica must refuse DLOCK.ACQUIRE");
     assert!(!exists(&mut r, "L9"));
+}
+
+/// A forged `RESTORE` payload carrying the largest token (issue: one such key
+/// made every ACQUIRE on every key answer "tokens are exhausted") raises only
+/// its own key's floor: other keys are still granted with ordinary tokens, and
+/// once the forged lease is over its key is an ordinary one again.
+#[test]
+fn a_forged_token_cannot_stop_grants_on_other_keys() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let before = try_acquire(&mut con, "model", "m", 60_000).expect("granted");
+    let dump: Vec<u8> = cmd("DUMP").arg("model").query(&mut con).expect("DUMP");
+    let mut forged = common::payload::parse_dump(&dump);
+    assert!(
+        matches!(forged.fields[1], common::payload::Field::U(_)),
+        "token field: {:?}",
+        forged.fields
+    );
+    forged.fields[1] = common::payload::Field::U(1 << 62);
+    let _: () = cmd("RESTORE")
+        .arg("forged")
+        .arg(200)
+        .arg(common::payload::encode(&forged))
+        .query(&mut con)
+        .expect("a forged but well-formed payload is accepted");
+    assert_eq!(lock_info(&mut con, "forged").unwrap().token, 1 << 62);
+    let other = try_acquire(&mut con, "other", "o", 60_000).expect("other keys are granted");
+    assert!(other > before && other < 1 << 61, "ordinary token: {other}");
+    assert!(wait_until(Duration::from_secs(3), || !exists(
+        &mut con, "forged"
+    )));
+    // Once its lease is over, the forged key is an ordinary one again.
+    let fresh = try_acquire(&mut con, "forged", "x", 1000).expect("free after its lease");
+    assert!(fresh > other && fresh < 1 << 61, "{fresh}");
+    let again = try_acquire(&mut con, "other2", "o", 60_000).expect("still granted");
+    assert!(again > fresh);
 }

@@ -675,7 +675,8 @@ fn ints(v: &Value) -> Option<Vec<i64>> {
     }
 }
 
-/// DLOCK.INFO: nil, or owner, token > 0, ttl_ms >= 0, holds > 0, waiters >= 0.
+/// DLOCK.INFO: nil, or owner, token > 0, ttl_ms >= -1 (-1: the key has no
+/// expiry, as after a RESTORE with ttl 0), holds > 0, waiters >= 0.
 fn lock_info_ok(v: &Value) -> bool {
     match v {
         Value::Nil => true,
@@ -686,7 +687,7 @@ fn lock_info_ok(v: &Value) -> bool {
             };
             matches!(a[1], Value::BulkString(ref o) if !o.is_empty())
                 && n(3) > 0
-                && n(5) >= 0
+                && n(5) >= -1
                 && n(7) > 0
                 && n(9) >= 0
         }

@@ -6,12 +6,12 @@
 //! with the parameters used, so a replica with other defaults builds the same
 //! filter. Reads and adds of present items replicate nothing.
 
-use std::ffi::c_long;
+use std::ffi::{c_long, CStr};
 
-use crate::commands::Args;
+use crate::commands::{internal_only, Args};
 use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::core::bloom::{
-    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, MAX_EXPANSION,
+    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, CAPACITY, MAX_EXPANSION,
 };
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
@@ -45,10 +45,7 @@ fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {
 }
 
 fn capacity_arg(bytes: &[u8]) -> Result<u64, WardenError> {
-    match parse_i64(bytes) {
-        Some(c) if c > 0 => Ok(c as u64),
-        _ => Err(WardenError::BadCapacity),
-    }
+    CAPACITY.parse(bytes).map(|c| c as u64)
 }
 
 fn expansion_arg(bytes: &[u8]) -> Result<u32, WardenError> {
@@ -176,6 +173,7 @@ pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     replicate_reserve(ctx, name, &filter);
     bloom_type::track_new(&filter);
     key.set_value(&BLOOM_TYPE, Box::new(filter));
+    host::notify(ctx, c"bf.reserve", name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -193,13 +191,14 @@ enum AddEffect {
 /// Adds `args[first..]` to the filter in key `args[1]`, creating it from
 /// `create` when missing (or failing with `ERR not found` without `create`).
 /// `emit` gets each item's outcome once the filter exists. Replicates the
-/// creation as an explicit reserve, then the items that were new.
+/// creation as an explicit reserve, then the items that were new, and emits
+/// the keyspace event `event` when the key changed.
 fn add_items(
     ctx: *mut Ctx,
     args: &Args,
     first: usize,
     create: Option<BloomParams>,
-    effect: AddEffect,
+    (effect, event): (AddEffect, &CStr),
     mut emit: impl FnMut(Result<Added, WardenError>),
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
@@ -235,6 +234,7 @@ fn add_items(
             }
             bloom_type::track_new(&f);
             key.set_value(&BLOOM_TYPE, f);
+            host::notify(ctx, event, name);
         }
         None => {
             bloom_type::track_growth(size_before, size_after);
@@ -242,6 +242,9 @@ fn add_items(
                 host::replicate_verbatim(ctx);
             } else if added_any {
                 replicate_new_items(ctx, args, first, &not_added);
+            }
+            if added_any {
+                host::notify(ctx, event, name);
             }
         }
     }
@@ -304,7 +307,7 @@ pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         2,
         Some(params),
-        AddEffect::VerbatimWhenAllNew,
+        (AddEffect::VerbatimWhenAllNew, c"bf.add"),
         |o| outcome = o,
     )?;
     host::reply_integer(ctx, i64::from(outcome? == Added::New));
@@ -321,7 +324,7 @@ pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         2,
         Some(params),
-        AddEffect::VerbatimWhenAllNew,
+        (AddEffect::VerbatimWhenAllNew, c"bf.madd"),
         |o| replies.emit(o),
     )
 }
@@ -337,9 +340,14 @@ pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let params = options.params()?;
     let create = (!options.nocreate).then_some(params);
     let mut replies = ItemReplies::new(ctx, args.len() - first);
-    add_items(ctx, args, first, create, AddEffect::NewItems, |o| {
-        replies.emit(o)
-    })
+    add_items(
+        ctx,
+        args,
+        first,
+        create,
+        (AddEffect::NewItems, c"bf.insert"),
+        |o| replies.emit(o),
+    )
 }
 
 /// Runs `answer` on the filter in key `args[1]` for reads; `None` if missing.
@@ -442,6 +450,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// and `BF._LOADX key BITS index word_offset bytes`: the AOF form of a filter,
 /// its bit arrays in chunks. Internal.
 pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "bf._loadx")?;
     let bad = || WardenError::BadFilterData;
     let argc = args.len();
     args.arity("bf._loadx", argc == 11 || argc == 6)?;
@@ -499,6 +508,7 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             rest.len(),
         )
     };
+    host::notify(ctx, c"bf.load", name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

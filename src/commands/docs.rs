@@ -101,11 +101,11 @@ pub struct CommandDoc {
 pub const DOCS: &[CommandDoc] = &[
     CommandDoc {
         name: "dlock.acquire",
-        summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over.",
+        summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease).",
         complexity: "O(1)",
         arity: -4,
         writes: true,
-        args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int)],
+        args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT")],
     },
     CommandDoc {
         name: "dlock.release",

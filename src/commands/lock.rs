@@ -7,11 +7,14 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::commands::lock_waiters::{self, Waiter};
-use crate::commands::Args;
+use crate::commands::{internal_only, Args};
 use crate::core::cluster::{key_slot, slot_owner, SlotOwner};
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::error::WardenError;
-use crate::core::lock::{self as core_lock, Acquire, FenceClock, LockState, Release};
+use crate::core::lock::{
+    self as core_lock, Acquire, FenceClock, LockState, Release, NO_DEADLINE, TTL_MS,
+    WAIT_TIMEOUT_MS,
+};
 use crate::core::parse::{is_keyword, parse_fields, FieldText};
 use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::stats;
@@ -29,16 +32,26 @@ fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
     out
 }
 
-/// Raises the token floor to a token seen in storage or from a master.
+/// Raises the token floor to a token seen in storage or from a master
+/// (unless it is implausibly far ahead of the clock: see `MAX_TOKEN_LEAD`).
 pub fn observe_token(token: i64) {
-    with_fence(|fence| fence.observe(token));
+    let now = host::now_ms();
+    with_fence(|fence| fence.observe(token, now));
 }
 
-/// The lock in a key: `Ok(None)` when the key is empty.
+/// The lock in a key: `Ok(None)` when the key is empty. Its deadline is the
+/// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
+/// the lease (`NO_DEADLINE` when the key has no expiry).
 fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
     match key.slot::<LockState>(&LOCK_TYPE) {
         Slot::Empty => Ok(None),
-        Slot::Value(state) => Ok(Some(unsafe { &mut *state })),
+        Slot::Value(state) => {
+            // SAFETY: Redis owns the value while the key is open; `key` is
+            // borrowed mutably for as long as the reference lives.
+            let state = unsafe { &mut *state };
+            state.deadline_ms = key.abs_expire().unwrap_or(NO_DEADLINE);
+            Ok(Some(state))
+        }
         Slot::WrongType => Err(WardenError::WrongType),
     }
 }
@@ -104,28 +117,46 @@ fn replicate_state(
 fn store(key: &Key, state: LockState) {
     let deadline = state.deadline_ms;
     key.set_value(&LOCK_TYPE, Box::new(state));
-    key.set_abs_expire(deadline);
+    key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
-/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms]`
-pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let argc = args.len();
-    args.arity("dlock.acquire", argc >= 4)?;
-    let owner = owner_arg(args, 2)?;
-    let ttl_ms = args.int(3, WardenError::TtlNotPositive)?;
-    let mut wait_ms = None;
-    let mut i = 4;
-    while i < argc {
-        if !is_keyword(args.bytes(i), "WAIT") || i + 1 >= argc || wait_ms.is_some() {
-            return Err(WardenError::Syntax);
+/// The options of `DLOCK.ACQUIRE` after `ttl_ms`.
+struct AcquireOptions {
+    /// `WAIT timeout_ms`: block until granted (0 = forever).
+    wait_ms: Option<i64>,
+    /// `REENTRANT`: a holder's repeat adds a hold.
+    reentrant: bool,
+}
+
+impl AcquireOptions {
+    fn parse(args: &Args) -> Result<AcquireOptions, WardenError> {
+        let mut options = AcquireOptions {
+            wait_ms: None,
+            reentrant: false,
+        };
+        let mut i = 4;
+        while i < args.len() {
+            let word = args.bytes(i);
+            if is_keyword(word, "WAIT") && i + 1 < args.len() && options.wait_ms.is_none() {
+                options.wait_ms = Some(WAIT_TIMEOUT_MS.parse(args.bytes(i + 1))?);
+                i += 2;
+            } else if is_keyword(word, "REENTRANT") && !options.reentrant {
+                options.reentrant = true;
+                i += 1;
+            } else {
+                return Err(WardenError::Syntax);
+            }
         }
-        let t = args.int(i + 1, WardenError::TimeoutNegative)?;
-        if t < 0 {
-            return Err(WardenError::TimeoutNegative);
-        }
-        wait_ms = Some(t);
-        i += 2;
+        Ok(options)
     }
+}
+
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT]`
+pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("dlock.acquire", args.len() >= 4)?;
+    let owner = owner_arg(args, 2)?;
+    let ttl_ms = TTL_MS.parse(args.bytes(3))?;
+    let options = AcquireOptions::parse(args)?;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     let name = args.raw(1);
@@ -138,12 +169,15 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         serve_waiters(ctx, &mut key, name, db, now);
         current = lock_in(&mut key)?;
     }
-    let outcome = with_fence(|fence| core_lock::acquire(current, owner, deadline, now, fence))?;
+    let outcome = with_fence(|fence| {
+        core_lock::acquire(current, owner, deadline, options.reentrant, now, fence)
+    })?;
     match outcome {
         Acquire::Granted(state) => {
             let token = state.token;
             replicate_state(ctx, name, Some(args.raw(2)), &state);
             store(&key, state);
+            host::notify(ctx, c"dlock.acquire", name);
             stats::count(&stats::LOCKS_GRANTED);
             host::reply_integer(ctx, token);
         }
@@ -152,11 +186,12 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             if let Ok(Some(state)) = lock_in(&mut key) {
                 replicate_state(ctx, name, Some(args.raw(2)), state);
             }
+            host::notify(ctx, c"dlock.acquire", name);
             host::reply_integer(ctx, token);
         }
         Acquire::Busy => {
             let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
-            match wait_ms {
+            match options.wait_ms {
                 Some(timeout) if host::may_block(ctx) => {
                     let waiter = Waiter::new(owner, ttl_ms);
                     lock_waiters::block(
@@ -165,7 +200,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                         args.bytes(1),
                         waiter,
                         timeout,
-                        holder_deadline - now,
+                        (holder_deadline, now),
                     )?;
                     stats::count(&stats::LOCKS_CONTENDED);
                 }
@@ -206,10 +241,12 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Release::NotHeld => host::reply_integer(ctx, 0),
         Release::StillHeld => {
             host::replicate_verbatim(ctx);
+            host::notify(ctx, c"dlock.release", name);
             host::reply_integer(ctx, 1);
         }
         Release::Freed => {
             let db = host::selected_db(ctx);
+            host::notify(ctx, c"dlock.release", name);
             let handed_off = lock_waiters::count(db, args.bytes(1)) > 0
                 && serve_waiters(ctx, &mut key, name, db, host::now_ms());
             if !handed_off {
@@ -226,7 +263,7 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.extend", args.len() == 4)?;
     let owner = owner_arg(args, 2)?;
-    let ttl_ms = args.int(3, WardenError::TtlNotPositive)?;
+    let ttl_ms = TTL_MS.parse(args.bytes(3))?;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     let name = args.raw(1);
@@ -243,6 +280,11 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     };
     if extended {
         key.set_abs_expire(deadline);
+        host::notify(ctx, c"dlock.extend", name);
+        let db = host::selected_db(ctx);
+        if lock_waiters::count(db, args.bytes(1)) > 0 {
+            lock_waiters::arm_lease_timer(ctx, db, args.bytes(1), deadline, now);
+        }
     }
     host::reply_integer(ctx, i64::from(extended));
     Ok(())
@@ -274,8 +316,10 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `DLOCK._SET key owner token:holds:deadline_ms`: the replication and AOF
-/// form of every lock change, with an absolute deadline. Internal.
+/// form of every lock change, with an absolute deadline (`NO_DEADLINE`: the
+/// key gets no expiry). Internal: only from the master link or the AOF.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "dlock._set")?;
     args.arity("dlock._set", args.len() == 4)?;
     let bad = || WardenError::InvalidState("state must be token:holds:deadline_ms");
     let [token, holds, deadline] = parse_fields::<3>(args.bytes(3)).ok_or_else(bad)?;
@@ -292,6 +336,7 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     observe_token(state.token);
     replicate_state(ctx, name, Some(args.raw(2)), &state);
     store(&key, state);
+    host::notify(ctx, c"dlock.set", name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -322,13 +367,14 @@ pub fn serve_waiters(
     now: i64,
 ) -> bool {
     let key_bytes = host::bytes(name);
-    let (holder_deadline, key_gone) = match lock_in(key) {
+    let (holder_deadline, floor, key_gone) = match lock_in(key) {
         Err(_) => return false,
-        Ok(Some(state)) if state.is_live(now) => (Some(state.deadline_ms), false),
-        Ok(state) => (None, state.is_none()),
+        Ok(Some(state)) if state.is_live(now) => (Some(state.deadline_ms), 0, false),
+        Ok(Some(state)) => (None, state.token, false),
+        Ok(None) => (None, 0, true),
     };
     if let Some(deadline) = holder_deadline {
-        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline - now);
+        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline, now);
         return false;
     }
     // A key that vanished may have left with its slot; a released one has not.
@@ -342,7 +388,8 @@ pub fn serve_waiters(
         return false;
     };
     let deadline = now.saturating_add(waiter.ttl_ms);
-    let state = match with_fence(|fence| core_lock::grant(&waiter.owner, deadline, now, fence)) {
+    let granted = with_fence(|fence| core_lock::grant(&waiter.owner, deadline, floor, now, fence));
+    let state = match granted {
         Ok(state) => state,
         Err(e) => {
             lock_waiters::fail_all(db, key_bytes, &e.to_string());
@@ -352,11 +399,12 @@ pub fn serve_waiters(
     let token = state.token;
     replicate_state(ctx, name, None, &state);
     store(key, state);
+    host::notify(ctx, c"dlock.acquire", name);
     lock_waiters::grant(waiter, token);
     stats::count(&stats::LOCKS_GRANTED);
     stats::count(&stats::LOCKS_HANDED_OFF);
     if lock_waiters::count(db, key_bytes) > 0 {
-        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline - now);
+        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline, now);
     }
     true
 }

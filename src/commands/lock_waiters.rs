@@ -46,15 +46,25 @@ impl Waiter {
 #[derive(Default)]
 struct KeyWaiters {
     queue: WaitQueue<Waiter>,
-    /// Which kinds of timer are pending for this key (indexed by `Wake`).
-    armed: [bool; 3],
+    /// Whether a key-event or cluster-check timer is pending (by `Wake`).
+    armed: [bool; 2],
+    /// When the earliest pending lease-end timer fires (absolute ms).
+    lease_timer_at: Option<i64>,
 }
 
 impl KeyWaiters {
     /// Nobody waits and no timer will look at the key: the entry can go.
     fn idle(&self) -> bool {
-        self.queue.is_empty() && !self.armed.iter().any(|a| *a)
+        self.queue.is_empty() && !self.armed.iter().any(|a| *a) && self.lease_timer_at.is_none()
     }
+}
+
+/// A blocked client, found by its serial: its handle and when its WAIT
+/// timeout ends (absolute ms; `None` waits forever).
+#[derive(Clone, Copy)]
+struct Blocked {
+    bc: usize,
+    timeout_at: Option<i64>,
 }
 
 /// All waiters, by database and key.
@@ -62,7 +72,22 @@ impl KeyWaiters {
 struct Registry {
     keys: HashMap<Vec<u8>, KeyWaiters>,
     by_client: HashMap<usize, Vec<u8>>,
-    by_serial: HashMap<u64, usize>,
+    by_serial: HashMap<u64, Blocked>,
+}
+
+/// Longest delay a module timer is created with. A later moment is reached
+/// by re-arming when it fires, so no delay can overflow the server's timer
+/// arithmetic (µs in 64 bits) and stall every other timer.
+const MAX_TIMER_DELAY_MS: i64 = 86_400_000;
+
+/// How soon a deferred hand-off looks again while the server does not
+/// accept writes (paused, failing over, loading).
+const DEFERRED_RETRY_MS: i64 = 5;
+
+/// A module timer `delay_ms` from now (clamped to 0..=`MAX_TIMER_DELAY_MS`).
+fn start_timer<T: 'static>(ctx: *mut Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
+    let delay = Duration::from_millis(delay_ms.clamp(0, MAX_TIMER_DELAY_MS) as u64);
+    Context::new(ctx).create_timer(delay, callback, data);
 }
 
 /// Serial of the next waiter.
@@ -143,20 +168,20 @@ fn remove_client(bc: *mut BlockedClient) -> bool {
     })
 }
 
-/// The blocked client of the waiter with `serial`, if it still waits.
-fn client_of(serial: u64) -> Option<*mut BlockedClient> {
-    with_registry(|r| r.by_serial.get(&serial).map(|bc| *bc as *mut BlockedClient))
+/// The waiter with `serial`, if it still waits.
+fn blocked(serial: u64) -> Option<Blocked> {
+    with_registry(|r| r.by_serial.get(&serial).copied())
 }
 
 /// Blocks the calling client until the lock is handed to it or `timeout_ms`
-/// passes (0 = forever). `lease_left_ms` is how long the current holder has.
+/// passes (0 = forever). `holder_deadline` is when the current lease ends.
 pub fn block(
     ctx: *mut Ctx,
     db: c_int,
     key: &[u8],
     mut waiter: Waiter,
     timeout_ms: i64,
-    lease_left_ms: i64,
+    (holder_deadline, now): (i64, i64),
 ) -> Result<(), WardenError> {
     if count(db, key) >= config::dlock_max_waiters() {
         return Err(WardenError::TooManyWaiters);
@@ -178,18 +203,22 @@ pub fn block(
     let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
     waiter.bc = bc;
     waiter.serial = serial;
+    let timeout_at = (timeout_ms > 0).then(|| now.saturating_add(timeout_ms));
     with_registry(|r| {
         let id = slot_id(db, key);
         r.by_client.insert(bc as usize, id.clone());
-        r.by_serial.insert(serial, bc as usize);
+        let entry = Blocked {
+            bc: bc as usize,
+            timeout_at,
+        };
+        r.by_serial.insert(serial, entry);
         r.keys.entry(id).or_default().queue.push(waiter);
         WAITING.fetch_add(1, Ordering::Relaxed);
     });
     if timeout_ms > 0 {
-        let delay = Duration::from_millis(timeout_ms as u64);
-        Context::new(ctx).create_timer(delay, on_wait_timeout, serial);
+        start_timer(ctx, timeout_ms, on_wait_timeout, serial);
     }
-    arm_lease_timer(ctx, db, key, lease_left_ms);
+    arm_lease_timer(ctx, db, key, holder_deadline, now);
     if host::is_cluster(ctx) {
         schedule(ctx, db, key, Wake::ClusterCheck, CLUSTER_CHECK_MS);
     }
@@ -207,12 +236,19 @@ pub enum Handoff {
     TimedOut,
 }
 
-/// Timer at a waiter's WAIT timeout: it leaves the queue and gets nil.
-fn on_wait_timeout(_ctx: &Context, serial: u64) {
+/// Timer at a waiter's WAIT timeout: it leaves the queue and gets nil (a
+/// timeout beyond the longest timer delay re-arms until it is reached).
+fn on_wait_timeout(ctx: &Context, serial: u64) {
     shield((), || {
-        let Some(bc) = client_of(serial) else {
+        let Some(waiting) = blocked(serial) else {
             return; // already granted, moved or disconnected
         };
+        let now = host::now_ms();
+        if let Some(at) = waiting.timeout_at.filter(|at| *at > now) {
+            start_timer(ctx.ctx, at - now, on_wait_timeout, serial);
+            return;
+        }
+        let bc = waiting.bc as *mut BlockedClient;
         if remove_client(bc) {
             wake(bc, Handoff::TimedOut);
         }
@@ -241,22 +277,54 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
 /// Why a timer fires.
 #[derive(Clone, Copy)]
 enum Wake {
-    /// The holder's lease should have ended.
-    LeaseEnd = 0,
-    /// The key was deleted, expired, renamed, flushed or swapped.
-    KeyEvent = 1,
+    /// The key was deleted, expired, renamed, flushed or swapped, or a
+    /// hand-off was deferred while the server did not accept writes.
+    KeyEvent = 0,
     /// Cluster mode: a periodic look, since a node that loses a slot deletes
     /// its keys without any keyspace event.
-    ClusterCheck = 2,
+    ClusterCheck = 1,
+    /// A lease should have ended at the timer's time (`Alarm::at`).
+    LeaseEnd = 2,
+}
+
+/// A pending look at one key with waiters.
+struct Alarm {
+    /// Registry key (db and key name).
+    id: Vec<u8>,
+    why: Wake,
+    /// When a `LeaseEnd` alarm was due (absolute ms).
+    at: i64,
 }
 
 /// How often a key with waiters is looked at in cluster mode.
 const CLUSTER_CHECK_MS: i64 = 1000;
 
-/// Makes sure a timer will look at (db, key) after `delay_ms`, so a lease that
-/// ends hands the lock over even if Redis has not expired the key yet.
-pub fn arm_lease_timer(ctx: *mut Ctx, db: c_int, key: &[u8], delay_ms: i64) {
-    schedule(ctx, db, key, Wake::LeaseEnd, delay_ms.max(0) + 1);
+/// Makes sure a timer looks at (db, key) just after `deadline` (absolute ms),
+/// so a lease that ends hands the lock over even if Redis has not expired
+/// the key yet. A lease that ends earlier than the pending timer (a hand-off
+/// with a shorter ttl, a PEXPIRE) gets a timer of its own.
+pub fn arm_lease_timer(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
+    let id = slot_id(db, key);
+    let due = deadline.saturating_add(1);
+    let needed = with_registry(|r| {
+        let Some(entry) = r.keys.get_mut(&id) else {
+            return false;
+        };
+        if entry.lease_timer_at.is_some_and(|at| at <= due) {
+            return false;
+        }
+        entry.lease_timer_at = Some(due);
+        true
+    });
+    if needed {
+        let why = Wake::LeaseEnd;
+        start_timer(
+            ctx,
+            due.saturating_sub(now),
+            on_timer,
+            Alarm { id, why, at: due },
+        );
+    }
 }
 
 fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
@@ -268,18 +336,24 @@ fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
         !std::mem::replace(&mut entry.armed[why as usize], true)
     });
     if needed {
-        let delay = Duration::from_millis(delay_ms as u64);
-        Context::new(ctx).create_timer(delay, on_timer, (id, why));
+        start_timer(ctx, delay_ms, on_timer, Alarm { id, why, at: 0 });
     }
 }
 
-fn on_timer(ctx: &Context, (id, why): (Vec<u8>, Wake)) {
+fn on_timer(ctx: &Context, alarm: Alarm) {
     shield((), || {
+        let id = alarm.id;
         let waiting = with_registry(|r| {
             let Some(entry) = r.keys.get_mut(&id) else {
                 return false;
             };
-            entry.armed[why as usize] = false;
+            match alarm.why {
+                Wake::LeaseEnd if entry.lease_timer_at == Some(alarm.at) => {
+                    entry.lease_timer_at = None;
+                }
+                Wake::LeaseEnd => {}
+                why => entry.armed[why as usize] = false,
+            }
             if entry.idle() {
                 r.keys.remove(&id);
                 return false;
@@ -290,6 +364,12 @@ fn on_timer(ctx: &Context, (id, why): (Vec<u8>, Wake)) {
             return;
         }
         let (db, key) = split_slot_id(&id);
+        if !host::writes_allowed(ctx.ctx) {
+            // Paused, failing over, loading or no longer a master: a write
+            // now would crash a paused Redis 7.0 or diverge a replica.
+            schedule(ctx.ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS);
+            return;
+        }
         if !host::select_db(ctx.ctx, db) {
             return;
         }

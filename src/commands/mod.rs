@@ -60,6 +60,17 @@ impl<'a> Args<'a> {
     }
 }
 
+/// Refuses an internal command (`name`, lower case) unless it comes from the
+/// master link or the AOF being loaded: a client could otherwise forge any
+/// lock's owner and token or any limiter's state.
+pub fn internal_only(ctx: *mut Ctx, name: &'static str) -> Result<(), WardenError> {
+    if host::is_replay(ctx) {
+        Ok(())
+    } else {
+        Err(WardenError::InternalCommand(name))
+    }
+}
+
 /// Runs a handler with the panic guard: a panic becomes an `ERR` reply.
 pub fn guard(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int, handler: Handler) -> c_int {
     let argv: &[*mut RString] = if argv.is_null() || argc <= 0 {
@@ -116,7 +127,7 @@ pub fn table() -> Vec<CommandSpec> {
         CommandSpec {
             name: "dlock.acquire",
             func: command_fn!(lock::acquire),
-            flags: "write deny-oom",
+            flags: "write deny-oom blocking",
         },
         CommandSpec {
             name: "dlock.release",
@@ -231,5 +242,61 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
             return Err(format!("cannot register command {}", spec.name));
         }
     }
+    add_acl_categories(ctx);
     docs::register(ctx)
+}
+
+/// The ACL category of a command's family (`dlock`, `bloom`, `ratelimit`).
+fn family_category(name: &str) -> &'static str {
+    match name.split('.').next() {
+        Some("dlock") => "dlock",
+        Some("bf") => "bloom",
+        _ => "ratelimit",
+    }
+}
+
+/// Where the server has module ACL categories (Redis 7.2+, Valkey 8+): one
+/// per family, set on each command with `read`/`write`/`fast`/`blocking` as
+/// its flags say. Redis 7.0 has neither function; the README's ACL recipe
+/// covers it there. Best effort: a refusal is logged, the module still loads.
+fn add_acl_categories(ctx: *mut Ctx) {
+    // SAFETY: reading function pointers the server filled in at load.
+    let (Some(add), Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {
+        raw::RedisModule_SetCommandACLCategories
+    }) else {
+        return;
+    };
+    for family in ["dlock", "bloom", "ratelimit"] {
+        let name = CString::new(family).expect("no NUL");
+        // SAFETY: called from OnLoad with the load context, as required.
+        if unsafe { add(ctx, name.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
+        }
+    }
+    for spec in table() {
+        let mut categories = vec![family_category(spec.name)];
+        for (flag, category) in [
+            ("write", "write"),
+            ("readonly", "read"),
+            ("fast", "fast"),
+            ("blocking", "blocking"),
+        ] {
+            if spec.flags.split(' ').any(|f| f == flag) {
+                categories.push(category);
+            }
+        }
+        let name = CString::new(spec.name).expect("no NUL");
+        let categories = CString::new(categories.join(" ")).expect("no NUL");
+        // SAFETY: the command was registered above; both strings are C strings.
+        let ok = unsafe {
+            let command = api!(RedisModule_GetCommand)(ctx, name.as_ptr());
+            !command.is_null() && set(command, categories.as_ptr()) == raw::REDISMODULE_OK as c_int
+        };
+        if !ok {
+            host::log_warning(
+                ctx,
+                &format!("warden: cannot set the ACL categories of {}", spec.name),
+            );
+        }
+    }
 }

@@ -5,11 +5,11 @@
 //! which the limiter is full again as the key's expiry, and replicates that
 //! state as `RL._SET` (one packed argument, cheap to build on the hot path). Denied calls and `COST 0` write and replicate nothing.
 
-use std::ffi::c_long;
+use std::ffi::{c_long, CStr};
 
-use crate::commands::Args;
+use crate::commands::{internal_only, Args};
 use crate::core::error::WardenError;
-use crate::core::parse::{is_keyword, parse_fields, parse_i64};
+use crate::core::parse::{is_keyword, parse_fields, IntArg};
 use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
 use crate::host::{self, api, Ctx, Key, RString, Slot};
 use crate::stats;
@@ -31,19 +31,16 @@ fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, 
     }
 }
 
-/// A non-negative integer argument, or `err`.
-fn count_arg(bytes: &[u8], err: WardenError) -> Result<u64, WardenError> {
-    match parse_i64(bytes) {
-        Some(v) if v >= 0 => Ok(v as u64),
-        _ => Err(err),
-    }
+/// An integer argument in its range (never negative, so a `u64`).
+fn count_arg(bytes: &[u8], arg: IntArg) -> Result<u64, WardenError> {
+    arg.parse(bytes).map(|v| v as u64)
 }
 
 /// Parses `[NAME value]...` options from `args[from..]`; each name at most once.
 fn options<const N: usize>(
     args: &Args,
     from: usize,
-    names: [(&str, WardenError); N],
+    names: [(&str, IntArg); N],
 ) -> Result<[Option<u64>; N], WardenError> {
     let mut values = [None; N];
     let mut i = from;
@@ -56,14 +53,21 @@ fn options<const N: usize>(
         if values[at].is_some() || i + 1 >= args.len() {
             return Err(WardenError::Syntax);
         }
-        values[at] = Some(count_arg(args.bytes(i + 1), names[at].1.clone())?);
+        values[at] = Some(count_arg(args.bytes(i + 1), names[at].1)?);
         i += 2;
     }
     Ok(values)
 }
 
-/// Stores and replicates a new limiter state with its absolute expiry.
-fn store(ctx: *mut Ctx, key: &mut Key, name: *mut RString, limiter: Limiter, expires: Option<i64>) {
+/// Stores and replicates a new limiter state with its absolute expiry, and
+/// emits the keyspace event `event`.
+fn store(
+    ctx: *mut Ctx,
+    (key, name): (&mut Key, *mut RString),
+    limiter: Limiter,
+    expires: Option<i64>,
+    event: &CStr,
+) {
     match key.slot::<Limiter>(&LIMITER_TYPE) {
         Slot::Value(existing) => unsafe { *existing = limiter },
         _ => key.set_value(&LIMITER_TYPE, Box::new(limiter)),
@@ -81,6 +85,7 @@ fn store(ctx: *mut Ctx, key: &mut Key, name: *mut RString, limiter: Limiter, exp
             state.len(),
         )
     };
+    host::notify(ctx, event, name);
 }
 
 fn reply_decision(ctx: *mut Ctx, d: &Decision) {
@@ -114,7 +119,19 @@ fn run_bucket(
     };
     let out = decide(state.as_ref(), now)?;
     if let Some((s, expires)) = out.store {
-        store(ctx, &mut key, name, Limiter::Bucket(kind, s), expires);
+        let event = match kind {
+            LimiterKind::Token => c"rl.token",
+            LimiterKind::Leaky => c"rl.leaky",
+            LimiterKind::Window => c"rl.window",
+            LimiterKind::Gcra => c"rl.gcra",
+        };
+        store(
+            ctx,
+            (&mut key, name),
+            Limiter::Bucket(kind, s),
+            expires,
+            event,
+        );
     }
     reply_decision(ctx, &out.reply);
     Ok(())
@@ -124,14 +141,11 @@ fn run_bucket(
 pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.token", args.len() >= 4)?;
     let rate = Rate::parse(args.bytes(2))?;
-    let burst = count_arg(args.bytes(3), WardenError::BadBurst)?;
+    let burst = count_arg(args.bytes(3), rate::BURST)?;
     let [cost, max_wait] = options(
         args,
         4,
-        [
-            ("COST", WardenError::BadCost),
-            ("MAXWAIT", WardenError::BadMaxWait),
-        ],
+        [("COST", rate::COST), ("MAXWAIT", rate::MAX_WAIT_MS)],
     )?;
     run_bucket(ctx, args, LimiterKind::Token, |state, now| {
         rate::token_bucket(
@@ -149,11 +163,8 @@ pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.leaky", args.len() >= 4)?;
     let rate = Rate::parse(args.bytes(2))?;
-    let capacity = match count_arg(args.bytes(3), WardenError::BadCapacity)? {
-        0 => return Err(WardenError::BadCapacity),
-        c => c,
-    };
-    let [cost] = options(args, 4, [("COST", WardenError::BadCost)])?;
+    let capacity = count_arg(args.bytes(3), rate::LEAKY_CAPACITY)?;
+    let [cost] = options(args, 4, [("COST", rate::COST)])?;
     run_bucket(ctx, args, LimiterKind::Leaky, |state, now| {
         rate::leaky_bucket(state, rate, capacity, cost.unwrap_or(1), now)
     })
@@ -162,15 +173,9 @@ pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `RL.WINDOW key limit window_ms [COST n]`
 pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.window", args.len() >= 4)?;
-    let limit = match count_arg(args.bytes(2), WardenError::BadLimit)? {
-        0 => return Err(WardenError::BadLimit),
-        l => l,
-    };
-    let window_ms = match count_arg(args.bytes(3), WardenError::BadWindow)? {
-        0 => return Err(WardenError::BadWindow),
-        w => w,
-    };
-    let [cost] = options(args, 4, [("COST", WardenError::BadCost)])?;
+    let limit = count_arg(args.bytes(2), rate::WINDOW_LIMIT)?;
+    let window_ms = count_arg(args.bytes(3), rate::WINDOW_MS)?;
+    let [cost] = options(args, 4, [("COST", rate::COST)])?;
     let now = host::now_ms();
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
@@ -180,7 +185,13 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let out = rate::sliding_window(state.as_ref(), limit, window_ms, cost.unwrap_or(1), now)?;
     if let Some((s, expires)) = out.store {
-        store(ctx, &mut key, name, Limiter::Window(s), expires);
+        store(
+            ctx,
+            (&mut key, name),
+            Limiter::Window(s),
+            expires,
+            c"rl.window",
+        );
     }
     reply_decision(ctx, &out.reply);
     Ok(())
@@ -190,10 +201,10 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// redis-cell's `CL.THROTTLE`.
 pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.gcra", args.len() >= 5)?;
-    let max_burst = count_arg(args.bytes(2), WardenError::BadBurst)?;
-    let count = count_arg(args.bytes(3), WardenError::BadRate)?;
-    let period = count_arg(args.bytes(4), WardenError::BadRate)?;
-    let [quantity] = options(args, 5, [("QUANTITY", WardenError::BadCost)])?;
+    let max_burst = count_arg(args.bytes(2), rate::GCRA_MAX_BURST)?;
+    let count = count_arg(args.bytes(3), rate::GCRA_COUNT)?;
+    let period = count_arg(args.bytes(4), rate::GCRA_PERIOD_S)?;
+    let [quantity] = options(args, 5, [("QUANTITY", rate::GCRA_QUANTITY)])?;
     let now = host::now_ms();
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
@@ -210,13 +221,8 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         now,
     )?;
     if let Some((s, expires)) = out.store {
-        store(
-            ctx,
-            &mut key,
-            name,
-            Limiter::Bucket(LimiterKind::Gcra, s),
-            expires,
-        );
+        let limiter = Limiter::Bucket(LimiterKind::Gcra, s);
+        store(ctx, (&mut key, name), limiter, expires, c"rl.gcra");
     }
     let r: GcraReply = out.reply;
     stats::count(if r.limited == 0 {
@@ -240,6 +246,7 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `RL._SET key kind:f1:f2:f3:f4:pxat_ms`: the replication and AOF form of a
 /// limiter's state in one argument (`pxat_ms` -1: no expiry). Internal.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "rl._set")?;
     args.arity("rl._set", args.len() == 3)?;
     let bad = WardenError::InvalidState("rate limiter state must be kind:f1:f2:f3:f4:pxat");
     let [kind, f0, f1, f2, f3, expires] = parse_fields::<6>(args.bytes(2)).ok_or(bad.clone())?;
@@ -254,13 +261,8 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     if let Slot::WrongType = key.slot::<Limiter>(&LIMITER_TYPE) {
         return Err(WardenError::WrongType);
     }
-    store(
-        ctx,
-        &mut key,
-        name,
-        limiter,
-        (expires >= 0).then_some(expires),
-    );
+    let expires = (expires >= 0).then_some(expires);
+    store(ctx, (&mut key, name), limiter, expires, c"rl.set");
     host::reply_status(ctx, c"OK");
     Ok(())
 }

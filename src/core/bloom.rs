@@ -5,6 +5,7 @@ use std::f64::consts::LN_2;
 use std::io::Cursor;
 
 use super::error::WardenError;
+use super::parse::IntArg;
 
 /// Error-rate tightening per new layer: each layer halves the previous rate,
 /// so a scaling filter's compound rate stays at or below the asked one.
@@ -35,7 +36,7 @@ impl BloomParams {
     pub fn validate(&self) -> Result<(), WardenError> {
         validate_error_rate(self.error_rate)?;
         if self.capacity == 0 {
-            return Err(WardenError::BadCapacity);
+            return Err(WardenError::NotPositive("capacity"));
         }
         if self.expansion > MAX_EXPANSION {
             return Err(WardenError::BadExpansion);
@@ -48,6 +49,13 @@ impl BloomParams {
         self.expansion > 0
     }
 }
+
+/// `capacity` of BF.RESERVEX and BF.INSERTX.
+pub const CAPACITY: IntArg = IntArg {
+    name: "capacity",
+    min: 1,
+    max: 1_000_000_000_000,
+};
 
 /// Largest accepted expansion factor.
 pub const MAX_EXPANSION: u32 = 32_768;
@@ -125,7 +133,7 @@ fn whole_words(bits: f64) -> Result<u64, WardenError> {
 pub fn geometry(capacity: u64, p: f64, sizing: Sizing) -> Result<Geometry, WardenError> {
     validate_error_rate(p)?;
     if capacity == 0 {
-        return Err(WardenError::BadCapacity);
+        return Err(WardenError::NotPositive("capacity"));
     }
     let n = capacity as f64;
     let nominal = whole_words(n * -p.ln() / (LN_2 * LN_2))?;
@@ -595,7 +603,7 @@ mod tests {
         }
         assert_eq!(
             geometry(0, 0.01, Sizing::Nominal),
-            Err(WardenError::BadCapacity)
+            Err(WardenError::NotPositive("capacity"))
         );
         let huge = geometry(u64::MAX, 0.01, Sizing::Guaranteed);
         assert_eq!(huge, Err(WardenError::FilterTooLarge));

@@ -11,12 +11,16 @@ pub enum WardenError {
     WrongType,
     /// An unknown option or a missing option value.
     Syntax,
-    /// A lease length that is not a positive integer or overflows the clock.
-    TtlNotPositive,
+    /// An integer argument (named) that must be positive and is not.
+    NotPositive(&'static str),
+    /// An integer argument (named) that must be zero or more and is not.
+    Negative(&'static str),
+    /// An integer argument (named) above its documented maximum.
+    OutOfRange(&'static str),
+    /// An internal command (named, lower case) called by an ordinary client.
+    InternalCommand(&'static str),
     /// A lock owner given as the empty string.
     OwnerEmpty,
-    /// A WAIT timeout that is negative or not an integer.
-    TimeoutNegative,
     /// A hold count, token or hold total that would overflow.
     HoldsOverflow,
     /// Fencing tokens reached their maximum (only after forged data).
@@ -27,8 +31,6 @@ pub enum WardenError {
     InvalidState(&'static str),
     /// A Bloom error rate that is not a number in (0, 1).
     BadErrorRate,
-    /// A Bloom capacity that is not a positive integer.
-    BadCapacity,
     /// A Bloom expansion that is not an integer from 1 to 32768.
     BadExpansion,
     /// A filter (or its growth) would exceed `bf-max-bytes`.
@@ -47,16 +49,6 @@ pub enum WardenError {
     BadRate,
     /// Rate-limiter arithmetic that would overflow.
     RateOverflow,
-    /// A sliding window that is not a positive integer.
-    BadWindow,
-    /// A burst that is not a non-negative integer.
-    BadBurst,
-    /// A sliding-window limit that is not a positive integer.
-    BadLimit,
-    /// A cost or quantity that is not a non-negative integer.
-    BadCost,
-    /// A MAXWAIT that is not a non-negative integer.
-    BadMaxWait,
     /// A rate-limiter key written by another RL command.
     LimiterKindMismatch,
     /// A module argument at load time is unknown or out of range.
@@ -75,11 +67,11 @@ impl fmt::Display for WardenError {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
             }
             WardenError::Syntax => f.write_str("ERR syntax error"),
-            WardenError::TtlNotPositive => f.write_str("ERR ttl must be a positive integer"),
+            WardenError::NotPositive(arg) => write!(f, "ERR {arg} must be a positive integer"),
+            WardenError::Negative(arg) => write!(f, "ERR {arg} must be a non-negative integer"),
+            WardenError::OutOfRange(arg) => write!(f, "ERR {arg} is out of range"),
+            WardenError::InternalCommand(cmd) => write!(f, "ERR {cmd} is an internal command"),
             WardenError::OwnerEmpty => f.write_str("ERR owner must not be empty"),
-            WardenError::TimeoutNegative => {
-                f.write_str("ERR timeout must be a non-negative integer")
-            }
             WardenError::HoldsOverflow => f.write_str("ERR lock hold count overflow"),
             WardenError::TokensExhausted => {
                 f.write_str("ERR fencing tokens are exhausted on this server (a restored token was too large)")
@@ -89,7 +81,6 @@ impl fmt::Display for WardenError {
             WardenError::BadErrorRate => {
                 f.write_str("ERR error rate must be a number between 0 and 1")
             }
-            WardenError::BadCapacity => f.write_str("ERR capacity must be a positive integer"),
             WardenError::BadExpansion => {
                 f.write_str("ERR expansion must be an integer from 1 to 32768")
             }
@@ -105,11 +96,6 @@ impl fmt::Display for WardenError {
                 "ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m",
             ),
             WardenError::RateOverflow => f.write_str("ERR rate limiter arithmetic would overflow"),
-            WardenError::BadWindow => f.write_str("ERR window must be a positive integer"),
-            WardenError::BadBurst => f.write_str("ERR burst must be a non-negative integer"),
-            WardenError::BadLimit => f.write_str("ERR limit must be a positive integer"),
-            WardenError::BadCost => f.write_str("ERR cost must be a non-negative integer"),
-            WardenError::BadMaxWait => f.write_str("ERR maxwait must be a non-negative integer"),
             WardenError::LimiterKindMismatch => {
                 f.write_str("ERR key holds a different kind of rate limiter")
             }

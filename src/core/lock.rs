@@ -3,9 +3,29 @@
 
 use super::compact_bytes::CompactBytes;
 use super::error::WardenError;
+use super::parse::{IntArg, MAX_DURATION_MS};
+
+/// `ttl_ms` of DLOCK.ACQUIRE and DLOCK.EXTEND.
+pub const TTL_MS: IntArg = IntArg {
+    name: "ttl",
+    min: 1,
+    max: MAX_DURATION_MS,
+};
+
+/// `WAIT timeout_ms` of DLOCK.ACQUIRE (0 waits forever).
+pub const WAIT_TIMEOUT_MS: IntArg = IntArg {
+    name: "timeout",
+    min: 0,
+    max: MAX_DURATION_MS,
+};
+
+/// The deadline of a lease that never ends (the key was `PERSIST`ed or
+/// restored without a TTL): held until released.
+pub const NO_DEADLINE: i64 = i64::MAX;
 
 /// A held lock: who holds it, its fencing token, how many holds, and when the
-/// lease ends (absolute ms; the lock is free from `deadline_ms` on).
+/// lease ends (absolute ms; the lock is free from `deadline_ms` on). The
+/// lease is the key's expiry: the glue reads `deadline_ms` from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockState {
     /// The holder's identity, any non-empty byte string.
@@ -14,7 +34,7 @@ pub struct LockState {
     pub token: i64,
     /// Re-entrant hold count, at least 1.
     pub holds: i64,
-    /// Absolute lease end in ms.
+    /// Absolute lease end in ms (`NO_DEADLINE`: none).
     pub deadline_ms: i64,
 }
 
@@ -23,12 +43,21 @@ pub struct LockState {
 /// i64::MAX that tokens can never run out.
 pub const MAX_TOKEN: i64 = 1 << 62;
 
+/// How far ahead of `now_ms × 1000` a token seen in storage may be and still
+/// raise the server-wide floor (2^50, about 13 days of clock): a real token
+/// runs ahead of the clock only while grants outpace 1000 per ms. A larger
+/// one (forged `RESTORE` data) raises only its own key's floor, so it cannot
+/// exhaust the tokens of other keys.
+pub const MAX_TOKEN_LEAD: i64 = 1 << 50;
+
 /// What `acquire` decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Acquire {
     /// A new grant: store this state (replaces any expired record).
     Granted(LockState),
-    /// The owner already held it: one more hold, same token, lease renewed.
+    /// The owner already held it: same token, lease renewed, and one more
+    /// hold when asked for re-entry (a plain repeat, such as a client's
+    /// retry, leaves the count as it was).
     Reentered { token: i64 },
     /// Somebody else holds it.
     Busy,
@@ -48,11 +77,14 @@ pub enum Release {
 /// Validates a lease length and turns it into an absolute deadline.
 pub fn lease_deadline(now_ms: i64, ttl_ms: i64) -> Result<i64, WardenError> {
     if ttl_ms <= 0 {
-        return Err(WardenError::TtlNotPositive);
+        return Err(WardenError::NotPositive(TTL_MS.name));
+    }
+    if ttl_ms > TTL_MS.max {
+        return Err(WardenError::OutOfRange(TTL_MS.name));
     }
     now_ms
         .checked_add(ttl_ms)
-        .ok_or(WardenError::TtlNotPositive)
+        .ok_or(WardenError::OutOfRange(TTL_MS.name))
 }
 
 impl LockState {
@@ -66,8 +98,11 @@ impl LockState {
         self.is_live(now_ms) && *self.owner == *owner
     }
 
-    /// Milliseconds left on the lease (0 once expired).
+    /// Milliseconds left on the lease (0 once expired, -1 when it has no end).
     pub fn ttl_ms(&self, now_ms: i64) -> i64 {
+        if self.deadline_ms == NO_DEADLINE {
+            return -1;
+        }
         self.deadline_ms.saturating_sub(now_ms).max(0)
     }
 
@@ -113,11 +148,13 @@ impl LockState {
 }
 
 /// Decides an acquire by `owner` against the current record (`None` = no key).
-/// `deadline_ms` is the lease end a grant or re-entry gets.
+/// `deadline_ms` is the lease end a grant or re-entry gets; `reentrant` asks
+/// for one more hold when `owner` already holds the lock.
 pub fn acquire(
     current: Option<&mut LockState>,
     owner: &[u8],
     deadline_ms: i64,
+    reentrant: bool,
     now_ms: i64,
     fence: &mut FenceClock,
 ) -> Result<Acquire, WardenError> {
@@ -126,27 +163,40 @@ pub fn acquire(
             if *state.owner != *owner {
                 return Ok(Acquire::Busy);
             }
-            state.holds = state
-                .holds
-                .checked_add(1)
-                .ok_or(WardenError::HoldsOverflow)?;
+            if reentrant {
+                state.holds = state
+                    .holds
+                    .checked_add(1)
+                    .ok_or(WardenError::HoldsOverflow)?;
+            }
             state.deadline_ms = deadline_ms;
             Ok(Acquire::Reentered { token: state.token })
         }
-        _ => Ok(Acquire::Granted(grant(owner, deadline_ms, now_ms, fence)?)),
+        expired => {
+            let floor = expired.map_or(0, |s| s.token);
+            Ok(Acquire::Granted(grant(
+                owner,
+                deadline_ms,
+                floor,
+                now_ms,
+                fence,
+            )?))
+        }
     }
 }
 
-/// A fresh grant with a new fencing token.
+/// A fresh grant with a new fencing token above `floor` (the token of the
+/// expired record the grant replaces, 0 for none).
 pub fn grant(
     owner: &[u8],
     deadline_ms: i64,
+    floor: i64,
     now_ms: i64,
     fence: &mut FenceClock,
 ) -> Result<LockState, WardenError> {
     Ok(LockState {
         owner: CompactBytes::from(owner),
-        token: fence.next(now_ms)?,
+        token: fence.next_above(floor, now_ms)?,
         holds: 1,
         deadline_ms,
     })
@@ -172,17 +222,31 @@ impl FenceClock {
     /// The next token; an error instead of a token above `MAX_TOKEN` (only
     /// reachable when forged data raised the floor), so tokens never repeat.
     pub fn next(&mut self, now_ms: i64) -> Result<i64, WardenError> {
-        let token = self.last.saturating_add(1).max(now_ms.saturating_mul(1000));
+        self.next_above(0, now_ms)
+    }
+
+    /// The next token, also above `floor` (one key's own last token).
+    pub fn next_above(&mut self, floor: i64, now_ms: i64) -> Result<i64, WardenError> {
+        let token = self
+            .last
+            .max(floor)
+            .saturating_add(1)
+            .max(now_ms.saturating_mul(1000));
         if token > MAX_TOKEN {
             return Err(WardenError::TokensExhausted);
         }
-        self.last = token;
+        self.observe(token, now_ms);
         Ok(token)
     }
 
-    /// Records a token seen in storage or from a master, so later tokens exceed it.
-    pub fn observe(&mut self, token: i64) {
-        self.last = self.last.max(token);
+    /// Records a token seen in storage or from a master, so later tokens
+    /// exceed it — unless it runs more than `MAX_TOKEN_LEAD` ahead of the
+    /// clock, which only forged data does (its key keeps it as its floor).
+    pub fn observe(&mut self, token: i64, now_ms: i64) {
+        let plausible = now_ms.saturating_mul(1000).saturating_add(MAX_TOKEN_LEAD);
+        if token <= plausible {
+            self.last = self.last.max(token);
+        }
     }
 
     /// The largest token issued or seen.
@@ -206,7 +270,8 @@ mod tests {
         fence: &mut FenceClock,
     ) -> Acquire {
         let deadline = lease_deadline(clock.0, ttl).expect("valid ttl");
-        let out = acquire(slot.as_mut(), owner, deadline, clock.0, fence).expect("no overflow");
+        let out =
+            acquire(slot.as_mut(), owner, deadline, true, clock.0, fence).expect("no overflow");
         if let Acquire::Granted(state) = &out {
             *slot = Some(state.clone());
         }
@@ -266,7 +331,7 @@ mod tests {
     #[test]
     fn only_the_owner_releases_or_extends() {
         let mut fence = FenceClock::default();
-        let mut state = grant(b"a", 200, 100, &mut fence).expect("grant");
+        let mut state = grant(b"a", 200, 0, 100, &mut fence).expect("grant");
         assert_eq!(state.release(b"b", 150), Release::NotHeld);
         assert!(!state.extend(b"b", 900, 150));
         assert_eq!(state.deadline_ms, 200);
@@ -277,31 +342,82 @@ mod tests {
     #[test]
     fn expired_lock_cannot_be_released_or_extended() {
         let mut fence = FenceClock::default();
-        let mut state = grant(b"a", 200, 100, &mut fence).expect("grant");
+        let mut state = grant(b"a", 200, 0, 100, &mut fence).expect("grant");
         assert_eq!(state.release(b"a", 200), Release::NotHeld);
         assert!(!state.extend(b"a", 900, 250));
         assert_eq!(state.ttl_ms(250), 0);
     }
 
     #[test]
-    fn ttl_must_be_positive_and_not_overflow() {
-        assert_eq!(lease_deadline(10, 0), Err(WardenError::TtlNotPositive));
-        assert_eq!(lease_deadline(10, -5), Err(WardenError::TtlNotPositive));
-        assert_eq!(
-            lease_deadline(10, i64::MAX),
-            Err(WardenError::TtlNotPositive)
-        );
+    fn ttl_must_be_positive_and_in_range() {
+        let positive = WardenError::NotPositive("ttl");
+        let range = WardenError::OutOfRange("ttl");
+        assert_eq!(lease_deadline(10, 0), Err(positive.clone()));
+        assert_eq!(lease_deadline(10, -5), Err(positive));
+        assert_eq!(lease_deadline(10, i64::MAX), Err(range.clone()));
+        assert_eq!(lease_deadline(10, TTL_MS.max + 1), Err(range));
+        assert_eq!(lease_deadline(10, TTL_MS.max), Ok(10 + TTL_MS.max));
         assert_eq!(lease_deadline(10, 1), Ok(11));
+    }
+
+    #[test]
+    fn a_plain_repeat_keeps_one_hold_and_reentrant_counts() {
+        let mut fence = FenceClock::default();
+        let mut state = grant(b"a", 1_000, 0, 0, &mut fence).expect("grant");
+        let token = state.token;
+        for _ in 0..3 {
+            let out = acquire(Some(&mut state), b"a", 2_000, false, 10, &mut fence);
+            assert_eq!(out, Ok(Acquire::Reentered { token }));
+        }
+        assert_eq!((state.holds, state.deadline_ms), (1, 2_000));
+        let out = acquire(Some(&mut state), b"a", 3_000, true, 10, &mut fence);
+        assert_eq!(out, Ok(Acquire::Reentered { token }));
+        assert_eq!(state.holds, 2);
+        assert_eq!(state.release(b"a", 20), Release::StillHeld);
+        assert_eq!(state.release(b"a", 20), Release::Freed);
+    }
+
+    #[test]
+    fn a_lease_without_deadline_never_ends() {
+        let mut fence = FenceClock::default();
+        let state = grant(b"a", NO_DEADLINE, 0, 0, &mut fence).expect("grant");
+        assert!(state.is_live(i64::MAX - 1));
+        assert_eq!(state.ttl_ms(5), -1);
+    }
+
+    #[test]
+    fn a_forged_token_raises_only_its_own_key() {
+        let now = 1_800_000_000_000;
+        let mut fence = FenceClock::default();
+        fence.observe(MAX_TOKEN, now);
+        let other = fence.next(now).expect("other keys still get tokens");
+        assert_eq!(other, now * 1000);
+        let mut forged = grant(b"m", now + 10, 0, now, &mut fence).expect("grant");
+        forged.token = MAX_TOKEN - 1;
+        // Expired: the next grant on that key must still exceed its token.
+        let out = acquire(
+            Some(&mut forged),
+            b"a",
+            now + 100,
+            false,
+            now + 20,
+            &mut fence,
+        );
+        assert!(matches!(out, Ok(Acquire::Granted(ref s)) if s.token == MAX_TOKEN));
+        assert!(fence.next(now).expect("unaffected") < MAX_TOKEN / 2);
+        // A plausible token from storage does raise the server-wide floor.
+        fence.observe(now * 1000 + 5_000_000, now);
+        assert_eq!(fence.next(now), Ok(now * 1000 + 5_000_001));
     }
 
     #[test]
     fn holds_overflow_is_an_error_and_changes_nothing() {
         let mut fence = FenceClock::default();
-        let mut state = grant(b"a", 1_000, 0, &mut fence).expect("grant");
+        let mut state = grant(b"a", 1_000, 0, 0, &mut fence).expect("grant");
         state.holds = i64::MAX;
         let before = state.clone();
         assert_eq!(
-            acquire(Some(&mut state), b"a", 2_000, 0, &mut fence),
+            acquire(Some(&mut state), b"a", 2_000, true, 0, &mut fence),
             Err(WardenError::HoldsOverflow)
         );
         assert_eq!(state, before);
@@ -337,14 +453,15 @@ mod tests {
     #[test]
     fn observed_tokens_raise_the_floor() {
         let mut fence = FenceClock::default();
-        fence.observe(MAX_TOKEN - 1);
-        assert_eq!(fence.next(1), Ok(MAX_TOKEN));
+        let now = MAX_TOKEN / 1000;
+        fence.observe(MAX_TOKEN - 1, now);
+        assert_eq!(fence.next(now), Ok(MAX_TOKEN));
         assert_eq!(
-            fence.next(1),
+            fence.next(now),
             Err(WardenError::TokensExhausted),
             "never repeats"
         );
-        fence.observe(3);
+        fence.observe(3, now);
         assert_eq!(fence.last(), MAX_TOKEN);
     }
 

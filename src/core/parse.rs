@@ -1,5 +1,7 @@
 //! Strict parsing of command arguments given as bytes.
 
+use super::error::WardenError;
+
 /// Parses a decimal i64 the way Redis does: optional '-', digits only, no
 /// leading '+', spaces or leading zeros; `None` when it is not one.
 pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
@@ -24,6 +26,47 @@ pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
         value.checked_neg()
     }
 }
+
+/// An integer argument with its documented range: the one place a command's
+/// numbers are checked, so each error names the argument.
+#[derive(Debug, Clone, Copy)]
+pub struct IntArg {
+    /// The argument's name in error messages (`ttl`, `timeout`, `burst`).
+    pub name: &'static str,
+    /// Smallest accepted value (0 or 1).
+    pub min: i64,
+    /// Largest accepted value.
+    pub max: i64,
+}
+
+impl IntArg {
+    /// The value of `bytes`: `ERR <name> is out of range` for an integer
+    /// above `max` (however many digits), otherwise `ERR <name> must be a
+    /// positive / non-negative integer` for anything that is not an integer
+    /// in range.
+    pub fn parse(&self, bytes: &[u8]) -> Result<i64, WardenError> {
+        match parse_i64(bytes) {
+            Some(v) if v > self.max => Err(WardenError::OutOfRange(self.name)),
+            Some(v) if v >= self.min => Ok(v),
+            None if is_large_positive_integer(bytes) => Err(WardenError::OutOfRange(self.name)),
+            _ if self.min > 0 => Err(WardenError::NotPositive(self.name)),
+            _ => Err(WardenError::Negative(self.name)),
+        }
+    }
+}
+
+/// Whether `bytes` is a positive decimal integer too large for i64.
+fn is_large_positive_integer(bytes: &[u8]) -> bool {
+    bytes.len() > 18 && bytes[0] != b'0' && bytes.iter().all(u8::is_ascii_digit)
+}
+
+/// The longest lease, wait or window any command accepts: 10 years of 365
+/// days in ms. Far below where Redis's timer arithmetic (µs in 64 bits) or
+/// `now + ttl` could overflow.
+pub const MAX_DURATION_MS: i64 = 10 * 365 * 86_400_000;
+
+/// The largest count (events, burst, cost) any command accepts.
+pub const MAX_EVENTS: i64 = 1_000_000_000_000_000;
 
 const TEN_19: u128 = 10_000_000_000_000_000_000;
 
@@ -157,6 +200,45 @@ pub fn is_keyword(arg: &[u8], word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int_args_name_themselves_at_every_edge() {
+        let ttl = IntArg {
+            name: "ttl",
+            min: 1,
+            max: 100,
+        };
+        let timeout = IntArg {
+            name: "timeout",
+            min: 0,
+            max: 100,
+        };
+        let positive = WardenError::NotPositive("ttl");
+        let range = WardenError::OutOfRange("ttl");
+        for (text, want) in [
+            (&b"0"[..], Err(positive.clone())),
+            (b"1", Ok(1)),
+            (b"100", Ok(100)),
+            (b"101", Err(range.clone())),
+            (b"-1", Err(positive.clone())),
+            (b"9223372036854775807", Err(range.clone())),
+            (b"9223372036854775808", Err(range.clone())),
+            (b"18446744073709551615", Err(range.clone())),
+            (b"99999999999999999999999999", Err(range.clone())),
+            (b"-99999999999999999999999999", Err(positive.clone())),
+            (b"007", Err(positive.clone())),
+            (b"1.5", Err(positive.clone())),
+            (b"", Err(positive.clone())),
+        ] {
+            assert_eq!(ttl.parse(text), want, "{}", String::from_utf8_lossy(text));
+        }
+        assert_eq!(timeout.parse(b"0"), Ok(0));
+        assert_eq!(timeout.parse(b"-1"), Err(WardenError::Negative("timeout")));
+        assert_eq!(
+            timeout.parse(b"18446744073709551615"),
+            Err(WardenError::OutOfRange("timeout"))
+        );
+    }
 
     #[test]
     fn parses_plain_integers() {

@@ -8,6 +8,68 @@
 //! refill is an exact integer and no partial refill is ever lost.
 
 use super::error::WardenError;
+use super::parse::{IntArg, MAX_DURATION_MS, MAX_EVENTS};
+
+/// `burst` of RL.TOKEN.
+pub const BURST: IntArg = IntArg {
+    name: "burst",
+    min: 0,
+    max: MAX_EVENTS,
+};
+/// `capacity` of RL.LEAKY.
+pub const LEAKY_CAPACITY: IntArg = IntArg {
+    name: "capacity",
+    min: 1,
+    max: MAX_EVENTS,
+};
+/// `limit` of RL.WINDOW.
+pub const WINDOW_LIMIT: IntArg = IntArg {
+    name: "limit",
+    min: 1,
+    max: MAX_EVENTS,
+};
+/// `window_ms` of RL.WINDOW.
+pub const WINDOW_MS: IntArg = IntArg {
+    name: "window",
+    min: 1,
+    max: MAX_DURATION_MS,
+};
+/// `COST n` of every RL.* command but RL.GCRA.
+pub const COST: IntArg = IntArg {
+    name: "cost",
+    min: 0,
+    max: MAX_EVENTS,
+};
+/// `MAXWAIT ms` of RL.TOKEN.
+pub const MAX_WAIT_MS: IntArg = IntArg {
+    name: "maxwait",
+    min: 0,
+    max: MAX_DURATION_MS,
+};
+/// `max_burst` of RL.GCRA.
+pub const GCRA_MAX_BURST: IntArg = IntArg {
+    name: "max_burst",
+    min: 0,
+    max: MAX_EVENTS,
+};
+/// `count` of RL.GCRA (at most the largest count a rate takes).
+pub const GCRA_COUNT: IntArg = IntArg {
+    name: "count",
+    min: 1,
+    max: MAX_COUNT as i64,
+};
+/// `period` of RL.GCRA, in seconds.
+pub const GCRA_PERIOD_S: IntArg = IntArg {
+    name: "period",
+    min: 1,
+    max: MAX_DURATION_MS / 1000,
+};
+/// `QUANTITY n` of RL.GCRA.
+pub const GCRA_QUANTITY: IntArg = IntArg {
+    name: "quantity",
+    min: 0,
+    max: MAX_EVENTS,
+};
 
 /// Largest event count in a rate.
 const MAX_COUNT: u128 = 1_000_000_000_000;
@@ -354,7 +416,10 @@ pub fn gcra(
     now_ms: i64,
 ) -> Result<Outcome<BucketState, GcraReply>, WardenError> {
     if count == 0 {
-        return Err(WardenError::BadRate);
+        return Err(WardenError::NotPositive(GCRA_COUNT.name));
+    }
+    if period_s == 0 {
+        return Err(WardenError::NotPositive(GCRA_PERIOD_S.name));
     }
     let period_ns = u128::from(period_s)
         .checked_mul(1_000_000_000)
@@ -444,7 +509,7 @@ pub fn sliding_window(
 ) -> Result<Outcome<WindowState, Decision>, WardenError> {
     let window = i64::try_from(window_ms).map_err(|_| overflow())?;
     if window == 0 {
-        return Err(WardenError::BadWindow);
+        return Err(WardenError::NotPositive("window"));
     }
     // Every time below is at most two windows past now.
     window
@@ -885,8 +950,14 @@ mod tests {
 
     #[test]
     fn gcra_rejects_zero_rates() {
-        assert_eq!(gcra(None, 1, 0, 1, 1, 0), Err(WardenError::BadRate));
-        assert_eq!(gcra(None, 1, 1, 0, 1, 0), Err(WardenError::BadRate));
+        assert_eq!(
+            gcra(None, 1, 0, 1, 1, 0),
+            Err(WardenError::NotPositive("count"))
+        );
+        assert_eq!(
+            gcra(None, 1, 1, 0, 1, 0),
+            Err(WardenError::NotPositive("period"))
+        );
         assert_eq!(
             gcra(None, u64::MAX, 1, 1, 1, 0),
             Err(WardenError::RateOverflow)

@@ -3,6 +3,11 @@
 //! RDB layout, encoding version 1: owner (string buffer), token (signed),
 //! holds (signed), deadline in Unix ms (signed). Every field is validated on
 //! load because RESTORE feeds this code bytes from clients.
+//!
+//! The lease is the key's expiry: the stored deadline is only what it was at
+//! the last lock command (the command glue reads the expiry). So digest and
+//! AOF rewrite leave it out: Redis digests the expiry itself, and writes a
+//! `PEXPIREAT` after the `DLOCK._SET … NO_DEADLINE` the rewrite emits.
 
 use std::ffi::{c_int, c_void};
 
@@ -12,7 +17,7 @@ use redis_module::raw;
 
 use crate::commands::lock::{observe_token, state_text};
 use crate::core::compact_bytes::CompactBytes;
-use crate::core::lock::LockState;
+use crate::core::lock::{LockState, NO_DEADLINE};
 use crate::host::{api, shield};
 use crate::types::{methods, Callbacks};
 
@@ -86,8 +91,11 @@ unsafe extern "C" fn aof_rewrite(
     value: *mut c_void,
 ) {
     shield((), || {
-        let state = &*value.cast::<LockState>();
-        let text = state_text(state);
+        let state = LockState {
+            deadline_ms: NO_DEADLINE,
+            ..(*value.cast::<LockState>()).clone()
+        };
+        let text = state_text(&state);
         let text = text.as_bytes();
         api!(RedisModule_EmitAOF)(
             aof,
@@ -115,7 +123,6 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
         api!(RedisModule_DigestAddStringBuffer)(md, state.owner.as_ptr().cast(), state.owner.len());
         api!(RedisModule_DigestAddLongLong)(md, state.token);
         api!(RedisModule_DigestAddLongLong)(md, state.holds);
-        api!(RedisModule_DigestAddLongLong)(md, state.deadline_ms);
         api!(RedisModule_DigestEndSequence)(md);
     })
 }

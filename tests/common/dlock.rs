@@ -30,6 +30,22 @@ pub fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
         .expect("DLOCK.ACQUIRE")
 }
 
+/// `DLOCK.ACQUIRE key owner ttl REENTRANT`: a holder's repeat adds a hold.
+pub fn reenter<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+) -> Option<i64> {
+    cmd("DLOCK.ACQUIRE")
+        .arg(key)
+        .arg(owner)
+        .arg(ttl)
+        .arg("REENTRANT")
+        .query(con)
+        .expect("DLOCK.ACQUIRE REENTRANT")
+}
+
 pub fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
     con: &mut Connection,
     key: K,
