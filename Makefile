@@ -54,7 +54,7 @@ fuzz: build
 lint:
 	$(CARGO) fmt --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
-	@! grep -rn "redis_module" src/core || { echo "src/core must stay free of redis_module"; exit 1; }
+	python3 tests/lint/imports.py
 
 bench: build
 	bash tests/bench/bench.sh

@@ -94,6 +94,39 @@ pub fn check_api() -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Where an internal command is written: the replication stream (and AOF)
+/// of the running command, or an AOF rewrite. One `emit` per wire format
+/// serves both.
+#[derive(Clone, Copy)]
+pub enum Sink {
+    /// `RedisModule_Replicate` from a command or timer context.
+    Replication(*mut Ctx),
+    /// `RedisModule_EmitAOF` from a type's `aof_rewrite` callback.
+    AofRewrite(*mut raw::RedisModuleIO),
+}
+
+/// Writes command `$cmd` with the `RedisModule_Replicate` format `$fmt` and
+/// its arguments to a `Sink`.
+macro_rules! emit {
+    ($sink:expr, $cmd:expr, $fmt:expr, $($arg:expr),+ $(,)?) => {
+        match $sink {
+            $crate::host::Sink::Replication(ctx) => {
+                // SAFETY: a live context; `$fmt` describes the arguments that follow.
+                unsafe {
+                    $crate::host::api!(RedisModule_Replicate)(ctx, $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                };
+            }
+            $crate::host::Sink::AofRewrite(io) => {
+                // SAFETY: the rewrite's live IO; `$fmt` describes the arguments that follow.
+                unsafe {
+                    $crate::host::api!(RedisModule_EmitAOF)(io, $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                };
+            }
+        }
+    };
+}
+pub(crate) use emit;
+
 /// The server's wall clock in Unix milliseconds (the clock key expiry uses).
 pub fn now_ms() -> i64 {
     unsafe { api!(RedisModule_Milliseconds)() }

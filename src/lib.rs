@@ -1,33 +1,41 @@
 //! warden: distributed locks, Bloom filters and rate limiters as native Redis
-//! commands. This file holds the module table; see `core` (pure algorithms),
-//! `commands` (command glue) and `types` (data-type callbacks).
+//! commands. This file holds the module table. A family is a folder (`lock`,
+//! `bloom`, `rate`: commands, data type, internal wire format) on top of
+//! `core` (pure algorithms), `waiting` (clients blocked until a key changes),
+//! `commands` (the command table and its guard) and `host` (the Redis API).
 
 // Glue functions take the raw pointers Redis hands to module callbacks
 // (contexts, strings, keys); they are valid for the duration of the call.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod args;
+pub mod bloom;
 pub mod commands;
 pub mod config;
 pub mod core;
+pub mod data_type;
 pub mod host;
+pub mod info;
+pub mod lock;
+pub mod rate;
 pub mod stats;
-pub mod types;
+pub mod waiting;
 
 use redis_module::{redis_module, Context, RedisString, Status};
 
-use crate::types::bloom::BLOOM_TYPE;
-use crate::types::lock::LOCK_TYPE;
-use crate::types::rate::LIMITER_TYPE;
+use crate::bloom::data_type::BLOOM_TYPE;
+use crate::lock::data_type::LOCK_TYPE;
+use crate::rate::data_type::LIMITER_TYPE;
 
 /// Registers everything warden adds to the server, stopping at the first failure.
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     host::check_api().map_err(|missing| format!("this server lacks {missing}"))?;
     config::register(ctx.ctx, args).map_err(|e| e.to_string())?;
     commands::register(ctx.ctx)?;
-    if !stats::register(ctx.ctx) {
+    if !info::register(ctx.ctx) {
         return Err("cannot register the INFO section".to_string());
     }
-    if !commands::lock_waiters::subscribe_database_events(ctx.ctx) {
+    if !waiting::subscribe_database_events(ctx.ctx) {
         return Err("cannot subscribe to flush and swapdb events".to_string());
     }
     ctx.set_module_options(redis_module::raw::ModuleOptions::HANDLE_IO_ERRORS);

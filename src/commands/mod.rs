@@ -1,75 +1,22 @@
-//! Command glue: parse arguments, open the key, call the core, persist,
-//! replicate the effect, reply. Every handler runs behind `guard`.
+//! The command table and its registration. Every handler (in its family's
+//! folder) runs behind `guard`: a panic becomes an error reply.
 
-pub mod bloom;
 pub mod docs;
-pub mod lock;
-pub mod lock_waiters;
-pub mod rate;
 
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw;
 
+use crate::args::Args;
+use crate::bloom::commands as bloom;
 use crate::core::error::WardenError;
-use crate::core::parse::parse_i64;
 use crate::host::{self, api, Ctx, RString};
+use crate::lock::commands as lock;
+use crate::rate::commands as rate;
 
 /// A command handler: replies itself on success; an `Err` becomes the error reply.
 pub type Handler = fn(*mut Ctx, &Args) -> Result<(), WardenError>;
-
-/// The arguments of one call, borrowed from Redis (no copies).
-pub struct Args<'a> {
-    argv: &'a [*mut RString],
-}
-
-impl<'a> Args<'a> {
-    /// Number of arguments including the command name.
-    pub fn len(&self) -> usize {
-        self.argv.len()
-    }
-
-    /// Whether there are no arguments at all.
-    pub fn is_empty(&self) -> bool {
-        self.argv.is_empty()
-    }
-
-    /// The raw string at position `i` (for keys and zero-copy replication).
-    pub fn raw(&self, i: usize) -> *mut RString {
-        self.argv[i]
-    }
-
-    /// The bytes at position `i`.
-    pub fn bytes(&self, i: usize) -> &'a [u8] {
-        host::bytes(self.argv[i])
-    }
-
-    /// The integer at position `i`, or `err` when it is not one.
-    pub fn int(&self, i: usize, err: WardenError) -> Result<i64, WardenError> {
-        parse_i64(self.bytes(i)).ok_or(err)
-    }
-
-    /// Errors with the arity message of `cmd` unless `ok` holds.
-    pub fn arity(&self, cmd: &'static str, ok: bool) -> Result<(), WardenError> {
-        if ok {
-            Ok(())
-        } else {
-            Err(WardenError::WrongArity(cmd))
-        }
-    }
-}
-
-/// Refuses an internal command (`name`, lower case) unless it comes from the
-/// master link or the AOF being loaded: a client could otherwise forge any
-/// lock's owner and token or any limiter's state.
-pub fn internal_only(ctx: *mut Ctx, name: &'static str) -> Result<(), WardenError> {
-    if host::is_replay(ctx) {
-        Ok(())
-    } else {
-        Err(WardenError::InternalCommand(name))
-    }
-}
 
 /// Runs a handler with the panic guard: a panic becomes an `ERR` reply.
 pub fn guard(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int, handler: Handler) -> c_int {
@@ -78,7 +25,7 @@ pub fn guard(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int, handler: Handl
     } else {
         unsafe { std::slice::from_raw_parts(argv, argc as usize) }
     };
-    let args = Args { argv };
+    let args = Args::new(argv);
     let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, &args)));
     let err = match outcome {
         Ok(Ok(())) => None,

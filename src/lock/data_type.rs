@@ -15,11 +15,12 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::commands::lock::{observe_token, state_text};
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::{LockState, NO_DEADLINE};
-use crate::host::{api, shield};
-use crate::types::{methods, Callbacks};
+use crate::data_type::{methods, Callbacks};
+use crate::host::{api, shield, Sink};
+use crate::lock::fence::observe_token;
+use crate::lock::wire::SetLock;
 
 /// Current RDB encoding version of lock values.
 pub const LOCK_ENCODING_VERSION: i32 = 1;
@@ -91,22 +92,13 @@ unsafe extern "C" fn aof_rewrite(
     value: *mut c_void,
 ) {
     shield((), || {
+        // SAFETY: Redis passes the value it stored for this type.
+        let stored = unsafe { &*value.cast::<LockState>() };
         let state = LockState {
             deadline_ms: NO_DEADLINE,
-            ..(*value.cast::<LockState>()).clone()
+            ..stored.clone()
         };
-        let text = state_text(&state);
-        let text = text.as_bytes();
-        api!(RedisModule_EmitAOF)(
-            aof,
-            c"DLOCK._SET".as_ptr(),
-            c"sbb".as_ptr(),
-            key,
-            state.owner.as_ptr(),
-            state.owner.len(),
-            text.as_ptr(),
-            text.len(),
-        );
+        SetLock::emit(&state, Sink::AofRewrite(aof), key, None);
     })
 }
 

@@ -4,40 +4,21 @@
 //! `release`); calls that change nothing replicate nothing.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicI64, Ordering};
 
-use crate::commands::lock_waiters::{self, Waiter};
-use crate::commands::{internal_only, Args};
+use crate::args::{internal_only, Args};
+use crate::config;
 use crate::core::cluster::{key_slot, slot_owner, SlotOwner};
-use crate::core::compact_bytes::CompactBytes;
 use crate::core::error::WardenError;
 use crate::core::lock::{
-    self as core_lock, Acquire, FenceClock, LockState, Release, NO_DEADLINE, TTL_MS,
-    WAIT_TIMEOUT_MS,
+    self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TTL_MS, WAIT_TIMEOUT_MS,
 };
-use crate::core::parse::{is_keyword, parse_fields, FieldText};
-use crate::host::{self, api, Ctx, Key, RString, Slot};
+use crate::core::parse::is_keyword;
+use crate::host::{self, Ctx, Key, RString, Sink, Slot};
+use crate::lock::data_type::LOCK_TYPE;
+use crate::lock::fence::{observe_token, with_fence};
+use crate::lock::wire::SetLock;
 use crate::stats;
-use crate::types::lock::LOCK_TYPE;
-
-/// The largest fencing token issued or seen (the state of the module's
-/// `FenceClock`; only the main thread touches it).
-static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
-
-/// Runs `op` on the module's fencing clock.
-fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
-    let mut fence = FenceClock::starting_at(FENCE_LAST.load(Ordering::Relaxed));
-    let out = op(&mut fence);
-    FENCE_LAST.store(fence.last(), Ordering::Relaxed);
-    out
-}
-
-/// Raises the token floor to a token seen in storage or from a master
-/// (unless it is implausibly far ahead of the clock: see `MAX_TOKEN_LEAD`).
-pub fn observe_token(token: i64) {
-    let now = host::now_ms();
-    with_fence(|fence| fence.observe(token, now));
-}
+use crate::waiting::{self, Answer, Family, WaitRequest};
 
 /// The lock in a key: `Ok(None)` when the key is empty. Its deadline is the
 /// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
@@ -65,52 +46,16 @@ fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
     Ok(owner)
 }
 
-/// The one-argument state of `DLOCK._SET`: token, holds and the absolute
-/// deadline in ms, joined by ':'.
-pub fn state_text(state: &LockState) -> FieldText {
-    FieldText::new(&[
-        state.token.into(),
-        state.holds.into(),
-        state.deadline_ms.into(),
-    ])
-}
-
 /// Replicates a lock's whole state with its absolute deadline as
-/// `DLOCK._SET key owner token:holds:deadline_ms`. `owner_arg` is the client's
-/// owner argument when it is the owner (shared, not copied).
+/// `DLOCK._SET`. `owner_arg` is the client's owner argument when it is the
+/// owner (shared, not copied).
 fn replicate_state(
     ctx: *mut Ctx,
     key: *mut RString,
     owner_arg: Option<*mut RString>,
     state: &LockState,
 ) {
-    let text = state_text(state);
-    let text = text.as_bytes();
-    let replicate = api!(RedisModule_Replicate);
-    let name = c"DLOCK._SET".as_ptr();
-    unsafe {
-        match owner_arg {
-            Some(owner) => replicate(
-                ctx,
-                name,
-                c"ssb".as_ptr(),
-                key,
-                owner,
-                text.as_ptr(),
-                text.len(),
-            ),
-            None => replicate(
-                ctx,
-                name,
-                c"sbb".as_ptr(),
-                key,
-                state.owner.as_ptr(),
-                state.owner.len(),
-                text.as_ptr(),
-                text.len(),
-            ),
-        }
-    };
+    SetLock::emit(state, Sink::Replication(ctx), key, owner_arg);
 }
 
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
@@ -164,7 +109,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let mut current = lock_in(&mut key)?;
     let free = current.as_ref().is_none_or(|s| !s.is_live(now));
     let db = host::selected_db(ctx);
-    if free && lock_waiters::count(db, args.bytes(1)) > 0 {
+    if free && waiting::count(db, args.bytes(1)) > 0 {
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, &mut key, name, db, now);
         current = lock_in(&mut key)?;
@@ -193,15 +138,17 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
             match options.wait_ms {
                 Some(timeout) if host::may_block(ctx) => {
-                    let waiter = Waiter::new(owner, ttl_ms);
-                    lock_waiters::block(
-                        ctx,
-                        db,
-                        args.bytes(1),
-                        waiter,
-                        timeout,
-                        (holder_deadline, now),
-                    )?;
+                    let request = WaitRequest {
+                        family: &LOCKS,
+                        payload: Box::new(LockWaiter {
+                            owner: owner.to_vec(),
+                            ttl_ms,
+                        }),
+                        timeout_ms: timeout,
+                        max_waiters: config::dlock_max_waiters(),
+                        look_at: Some(holder_deadline),
+                    };
+                    waiting::block(ctx, db, args.bytes(1), request, now)?;
                     stats::count(&stats::LOCKS_CONTENDED);
                 }
                 _ => {
@@ -247,7 +194,7 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Release::Freed => {
             let db = host::selected_db(ctx);
             host::notify(ctx, c"dlock.release", name);
-            let handed_off = lock_waiters::count(db, args.bytes(1)) > 0
+            let handed_off = waiting::count(db, args.bytes(1)) > 0
                 && serve_waiters(ctx, &mut key, name, db, host::now_ms());
             if !handed_off {
                 key.delete();
@@ -282,8 +229,8 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         key.set_abs_expire(deadline);
         host::notify(ctx, c"dlock.extend", name);
         let db = host::selected_db(ctx);
-        if lock_waiters::count(db, args.bytes(1)) > 0 {
-            lock_waiters::arm_lease_timer(ctx, db, args.bytes(1), deadline, now);
+        if waiting::count(db, args.bytes(1)) > 0 {
+            waiting::look_at(ctx, db, args.bytes(1), deadline, now);
         }
     }
     host::reply_integer(ctx, i64::from(extended));
@@ -297,7 +244,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let mut key = Key::readable(ctx, args.raw(1));
     match lock_in(&mut key)? {
         Some(state) if state.is_live(now) => {
-            let waiters = lock_waiters::count(host::selected_db(ctx), args.bytes(1));
+            let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
             host::reply_map(ctx, 5);
             host::reply_bulk(ctx, b"owner");
             host::reply_bulk(ctx, &state.owner);
@@ -321,15 +268,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._set")?;
     args.arity("dlock._set", args.len() == 4)?;
-    let bad = || WardenError::InvalidState("state must be token:holds:deadline_ms");
-    let [token, holds, deadline] = parse_fields::<3>(args.bytes(3)).ok_or_else(bad)?;
-    let state = LockState {
-        owner: CompactBytes::from(owner_arg(args, 2)?),
-        token: i64::try_from(token).map_err(|_| bad())?,
-        holds: i64::try_from(holds).map_err(|_| bad())?,
-        deadline_ms: i64::try_from(deadline).map_err(|_| bad())?,
-    };
-    state.validate()?;
+    let state = SetLock::parse(owner_arg(args, 2)?, args.bytes(3))?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     lock_in(&mut key)?;
@@ -357,15 +296,29 @@ fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
     }
 }
 
+/// What a client blocked in `DLOCK.ACQUIRE … WAIT` asked for.
+struct LockWaiter {
+    /// Who will hold the lock once it is handed over.
+    owner: Vec<u8>,
+    /// Lease length asked for; the lease starts at the hand-off.
+    ttl_ms: i64,
+}
+
+/// Locks as a `waiting::Family`: a free lock goes to the oldest waiter.
+struct Locks;
+
+/// The lock family's entry in the waiting machinery.
+static LOCKS: Locks = Locks;
+
+impl Family for Locks {
+    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+        serve_waiters(ctx, key, name, db, now);
+    }
+}
+
 /// Hands a free lock to the oldest waiter. `key` is open for writing on `db`.
 /// Returns whether a waiter got the lock.
-pub fn serve_waiters(
-    ctx: *mut Ctx,
-    key: &mut Key,
-    name: *mut RString,
-    db: c_int,
-    now: i64,
-) -> bool {
+fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) -> bool {
     let key_bytes = host::bytes(name);
     let (holder_deadline, floor, key_gone) = match lock_in(key) {
         Err(_) => return false,
@@ -374,25 +327,26 @@ pub fn serve_waiters(
         Ok(None) => (None, 0, true),
     };
     if let Some(deadline) = holder_deadline {
-        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline, now);
+        waiting::look_at(ctx, db, key_bytes, deadline, now);
         return false;
     }
     // A key that vanished may have left with its slot; a released one has not.
     if let Some(error) = key_gone.then(|| moved_error(ctx, key_bytes)).flatten() {
         // The slot left this node (MIGRATE, resharding): granting here would
         // write a key this node no longer serves. Send the waiters there.
-        lock_waiters::fail_all(db, key_bytes, &error);
+        waiting::fail_all(db, key_bytes, &error);
         return false;
     }
-    let Some(waiter) = lock_waiters::pop_front(db, key_bytes) else {
+    let Some(waiter) = waiting::pop_front::<LockWaiter>(db, key_bytes) else {
         return false;
     };
-    let deadline = now.saturating_add(waiter.ttl_ms);
-    let granted = with_fence(|fence| core_lock::grant(&waiter.owner, deadline, floor, now, fence));
+    let asked = &waiter.payload;
+    let deadline = now.saturating_add(asked.ttl_ms);
+    let granted = with_fence(|fence| core_lock::grant(&asked.owner, deadline, floor, now, fence));
     let state = match granted {
         Ok(state) => state,
         Err(e) => {
-            lock_waiters::fail_all(db, key_bytes, &e.to_string());
+            waiting::fail_all(db, key_bytes, &e.to_string());
             return false;
         }
     };
@@ -400,11 +354,11 @@ pub fn serve_waiters(
     replicate_state(ctx, name, None, &state);
     store(key, state);
     host::notify(ctx, c"dlock.acquire", name);
-    lock_waiters::grant(waiter, token);
+    waiter.answer(Answer::Integer(token));
     stats::count(&stats::LOCKS_GRANTED);
     stats::count(&stats::LOCKS_HANDED_OFF);
-    if lock_waiters::count(db, key_bytes) > 0 {
-        lock_waiters::arm_lease_timer(ctx, db, key_bytes, deadline, now);
+    if waiting::count(db, key_bytes) > 0 {
+        waiting::look_at(ctx, db, key_bytes, deadline, now);
     }
     true
 }

@@ -1,9 +1,17 @@
-//! Clients blocked in `DLOCK.ACQUIRE … WAIT`: one FIFO per lock key, the
-//! blocking callbacks Redis calls, and the timers and event hooks that hand a
-//! lock to the next waiter when it is released, expires, or its key vanishes.
+//! Clients blocked until a key changes: one FIFO per (db, key), the blocking
+//! callbacks Redis calls, and the timers and event hooks that look at the key
+//! again when it may be ready — released, expired, deleted, flushed, at a
+//! deadline the family names, or when writes are allowed again.
+//!
+//! The machinery knows nothing of what is awaited. A family (locks today; a
+//! cache refresh or a semaphore would do the same) implements `Family`:
+//! `serve` is called with the key open for writing whenever the queue may
+//! move, and takes waiters with `pop_front`, answering each with `answer`.
+//! What a waiter asked for is the family's own payload type.
 //!
 //! Waiters are connection state: they are never persisted or replicated.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
@@ -13,38 +21,56 @@ use std::time::Duration;
 use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
 use redis_module::Context;
 
-use crate::commands::lock::serve_waiters;
-use crate::config;
 use crate::core::error::WardenError;
 use crate::core::wait_queue::WaitQueue;
 use crate::host::{self, api, shield, Ctx, Key, OwnedString, RString};
 
-/// A client waiting for a lock.
-pub struct Waiter {
+/// A kind of thing clients wait for.
+pub trait Family: Sync {
+    /// Moves the queue of `name` in database `db` if it can: the key is open
+    /// for writing and the server accepts writes. Take waiters with
+    /// `pop_front`, answer them, and `look_at` the key again when needed.
+    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64);
+}
+
+/// A blocked client and what it waits for (the family's payload).
+struct Waiter {
     bc: *mut BlockedClient,
     /// Unique for the module's lifetime (blocked-client handles are reused).
     serial: u64,
-    /// Who will hold the lock once it is handed over.
-    pub owner: Vec<u8>,
-    /// Lease length the waiter asked for; its lease starts at hand-off.
-    pub ttl_ms: i64,
+    payload: Box<dyn Any>,
 }
 
-impl Waiter {
-    /// A waiter that is not yet blocked.
-    pub fn new(owner: &[u8], ttl_ms: i64) -> Waiter {
-        Waiter {
-            bc: std::ptr::null_mut(),
-            serial: 0,
-            owner: owner.to_vec(),
-            ttl_ms,
-        }
+/// A waiter taken from its queue: its payload, and the client to `answer`.
+pub struct Served<P> {
+    bc: *mut BlockedClient,
+    /// What the waiter asked for.
+    pub payload: P,
+}
+
+impl<P> Served<P> {
+    /// Wakes the client with `answer` as its reply.
+    pub fn answer(self, answer: Answer) {
+        wake(self.bc, answer);
     }
 }
 
-/// The waiters of one lock key.
-#[derive(Default)]
+/// What a woken client is answered.
+pub enum Answer {
+    /// An integer (a lock's fencing token).
+    Integer(i64),
+    /// A reply the family writes itself (a cache value with its lease).
+    Custom(Box<dyn Fn(*mut Ctx)>),
+    /// An error (its slot moved to another cluster node, tokens ran out).
+    Error(String),
+    /// nil: the WAIT timeout passed.
+    Nil,
+}
+
+/// The waiters of one key.
 struct KeyWaiters {
+    /// Who serves this queue.
+    family: &'static dyn Family,
     queue: WaitQueue<Waiter>,
     /// Whether a key-event or cluster-check timer is pending (by `Wake`).
     armed: [bool; 2],
@@ -118,7 +144,7 @@ fn with_registry<R>(op: impl FnOnce(&mut Registry) -> R) -> R {
     REGISTRY.with(|r| op(&mut r.borrow_mut()))
 }
 
-/// Clients blocked right now, over all keys.
+/// Clients blocked right now, over all keys (the INFO gauge).
 pub fn total_waiting() -> usize {
     WAITING.load(Ordering::Relaxed)
 }
@@ -131,9 +157,9 @@ pub fn count(db: c_int, key: &[u8]) -> usize {
     with_registry(|r| r.keys.get(&slot_id(db, key)).map_or(0, |w| w.queue.len()))
 }
 
-/// Takes the oldest waiter of (db, key).
-pub fn pop_front(db: c_int, key: &[u8]) -> Option<Waiter> {
-    with_registry(|r| {
+/// Takes the oldest waiter of (db, key), whose payload is a `P`.
+pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
+    let waiter = with_registry(|r| {
         let id = slot_id(db, key);
         let entry = r.keys.get_mut(&id)?;
         let waiter = entry.queue.pop_front()?;
@@ -144,7 +170,18 @@ pub fn pop_front(db: c_int, key: &[u8]) -> Option<Waiter> {
             r.keys.remove(&id);
         }
         Some(waiter)
-    })
+    })?;
+    match waiter.payload.downcast::<P>() {
+        Ok(payload) => Some(Served {
+            bc: waiter.bc,
+            payload: *payload,
+        }),
+        Err(_) => {
+            // Another family's waiter on this key: it cannot be served here.
+            wake(waiter.bc, Answer::Error(WardenError::WrongType.to_string()));
+            None
+        }
+    }
 }
 
 /// Removes a blocked client wherever it waits; false if it was not waiting.
@@ -173,17 +210,32 @@ fn blocked(serial: u64) -> Option<Blocked> {
     with_registry(|r| r.by_serial.get(&serial).copied())
 }
 
-/// Blocks the calling client until the lock is handed to it or `timeout_ms`
-/// passes (0 = forever). `holder_deadline` is when the current lease ends.
+/// How a client waits: for whom, how long, and when to look at the key first.
+pub struct WaitRequest {
+    /// Who serves the queue.
+    pub family: &'static dyn Family,
+    /// What the client waits for (handed back by `pop_front`).
+    pub payload: Box<dyn Any>,
+    /// Its WAIT timeout in ms (0 = forever).
+    pub timeout_ms: i64,
+    /// The most clients that may wait on one key.
+    pub max_waiters: usize,
+    /// When the key should be looked at even without an event (absolute ms:
+    /// a lease end), if ever.
+    pub look_at: Option<i64>,
+}
+
+/// Blocks the calling client on (db, key) until its family answers it or
+/// its timeout passes (then nil).
 pub fn block(
     ctx: *mut Ctx,
     db: c_int,
     key: &[u8],
-    mut waiter: Waiter,
-    timeout_ms: i64,
-    (holder_deadline, now): (i64, i64),
+    request: WaitRequest,
+    now: i64,
 ) -> Result<(), WardenError> {
-    if count(db, key) >= config::dlock_max_waiters() {
+    let timeout_ms = request.timeout_ms;
+    if count(db, key) >= request.max_waiters {
         return Err(WardenError::TooManyWaiters);
     }
     subscribe_key_events(ctx);
@@ -193,16 +245,20 @@ pub fn block(
     let bc = unsafe {
         api!(RedisModule_BlockClient)(
             ctx,
-            Some(on_granted),
+            Some(on_answered),
             Some(on_timeout),
-            Some(free_handoff),
+            Some(free_answer),
             0,
         )
     };
     unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
     let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
-    waiter.bc = bc;
-    waiter.serial = serial;
+    let waiter = Waiter {
+        bc,
+        serial,
+        payload: request.payload,
+    };
+    let family = request.family;
     let timeout_at = (timeout_ms > 0).then(|| now.saturating_add(timeout_ms));
     with_registry(|r| {
         let id = slot_id(db, key);
@@ -212,28 +268,28 @@ pub fn block(
             timeout_at,
         };
         r.by_serial.insert(serial, entry);
-        r.keys.entry(id).or_default().queue.push(waiter);
+        r.keys
+            .entry(id)
+            .or_insert_with(|| KeyWaiters {
+                family,
+                queue: WaitQueue::default(),
+                armed: [false; 2],
+                lease_timer_at: None,
+            })
+            .queue
+            .push(waiter);
         WAITING.fetch_add(1, Ordering::Relaxed);
     });
     if timeout_ms > 0 {
         start_timer(ctx, timeout_ms, on_wait_timeout, serial);
     }
-    arm_lease_timer(ctx, db, key, holder_deadline, now);
+    if let Some(at) = request.look_at {
+        look_at(ctx, db, key, at, now);
+    }
     if host::is_cluster(ctx) {
         schedule(ctx, db, key, Wake::ClusterCheck, CLUSTER_CHECK_MS);
     }
     Ok(())
-}
-
-/// What a woken waiter is told.
-pub enum Handoff {
-    /// The lock is now its own, with this fencing token.
-    Granted(i64),
-    /// It cannot be handed the lock here (its slot moved to another cluster
-    /// node, or tokens ran out): this error reply.
-    Failed(String),
-    /// Its WAIT timeout passed: nil.
-    TimedOut,
 }
 
 /// Timer at a waiter's WAIT timeout: it leaves the queue and gets nil (a
@@ -250,41 +306,52 @@ fn on_wait_timeout(ctx: &Context, serial: u64) {
         }
         let bc = waiting.bc as *mut BlockedClient;
         if remove_client(bc) {
-            wake(bc, Handoff::TimedOut);
+            wake(bc, Answer::Nil);
         }
     })
 }
 
-/// Wakes a waiter with its outcome.
-fn wake(bc: *mut BlockedClient, outcome: Handoff) {
-    let data = Box::into_raw(Box::new(outcome)).cast::<c_void>();
+/// Wakes a waiter with its answer.
+fn wake(bc: *mut BlockedClient, answer: Answer) {
+    let data = Box::into_raw(Box::new(answer)).cast::<c_void>();
+    // SAFETY: `bc` is a blocked client not yet unblocked (it was just taken
+    // from the registry); Redis hands `data` to `on_answered`, then frees it
+    // with `free_answer`.
     unsafe { api!(RedisModule_UnblockClient)(bc, data) };
 }
 
-/// Wakes a waiter that was just given the lock with `token`.
-pub fn grant(waiter: Waiter, token: i64) {
-    wake(waiter.bc, Handoff::Granted(token));
-}
-
-/// Wakes every waiter of (db, key) with `error`: the lock cannot be handed
-/// over here.
+/// Wakes every waiter of (db, key) with `error`: the key cannot be served
+/// here.
 pub fn fail_all(db: c_int, key: &[u8], error: &str) {
-    while let Some(waiter) = pop_front(db, key) {
-        wake(waiter.bc, Handoff::Failed(error.to_string()));
+    let drained = with_registry(|r| {
+        let id = slot_id(db, key);
+        let entry = r.keys.remove(&id)?;
+        let mut drained = Vec::with_capacity(entry.queue.len());
+        let mut queue = entry.queue;
+        while let Some(w) = queue.pop_front() {
+            WAITING.fetch_sub(1, Ordering::Relaxed);
+            r.by_client.remove(&(w.bc as usize));
+            r.by_serial.remove(&w.serial);
+            drained.push(w.bc);
+        }
+        Some(drained)
+    });
+    for bc in drained.unwrap_or_default() {
+        wake(bc, Answer::Error(error.to_string()));
     }
 }
 
 /// Why a timer fires.
 #[derive(Clone, Copy)]
 enum Wake {
-    /// The key was deleted, expired, renamed, flushed or swapped, or a
-    /// hand-off was deferred while the server did not accept writes.
+    /// The key was deleted, expired, renamed, flushed or swapped, or serving
+    /// was deferred while the server did not accept writes.
     KeyEvent = 0,
     /// Cluster mode: a periodic look, since a node that loses a slot deletes
     /// its keys without any keyspace event.
     ClusterCheck = 1,
-    /// A lease should have ended at the timer's time (`Alarm::at`).
-    LeaseEnd = 2,
+    /// The family asked to look at this time (`Alarm::at`): a lease end.
+    Deadline = 2,
 }
 
 /// A pending look at one key with waiters.
@@ -292,7 +359,7 @@ struct Alarm {
     /// Registry key (db and key name).
     id: Vec<u8>,
     why: Wake,
-    /// When a `LeaseEnd` alarm was due (absolute ms).
+    /// When a `Deadline` alarm was due (absolute ms).
     at: i64,
 }
 
@@ -300,10 +367,10 @@ struct Alarm {
 const CLUSTER_CHECK_MS: i64 = 1000;
 
 /// Makes sure a timer looks at (db, key) just after `deadline` (absolute ms),
-/// so a lease that ends hands the lock over even if Redis has not expired
-/// the key yet. A lease that ends earlier than the pending timer (a hand-off
-/// with a shorter ttl, a PEXPIRE) gets a timer of its own.
-pub fn arm_lease_timer(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
+/// so a lease that ends is served even if Redis has not expired the key yet.
+/// A deadline earlier than the pending timer (a hand-off with a shorter ttl,
+/// a PEXPIRE) gets a timer of its own.
+pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
     let id = slot_id(db, key);
     let due = deadline.saturating_add(1);
     let needed = with_registry(|r| {
@@ -317,7 +384,7 @@ pub fn arm_lease_timer(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now:
         true
     });
     if needed {
-        let why = Wake::LeaseEnd;
+        let why = Wake::Deadline;
         start_timer(
             ctx,
             due.saturating_sub(now),
@@ -343,26 +410,25 @@ fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
 fn on_timer(ctx: &Context, alarm: Alarm) {
     shield((), || {
         let id = alarm.id;
-        let waiting = with_registry(|r| {
-            let Some(entry) = r.keys.get_mut(&id) else {
-                return false;
-            };
+        let family = with_registry(|r| {
+            let entry = r.keys.get_mut(&id)?;
             match alarm.why {
-                Wake::LeaseEnd if entry.lease_timer_at == Some(alarm.at) => {
+                Wake::Deadline if entry.lease_timer_at == Some(alarm.at) => {
                     entry.lease_timer_at = None;
                 }
-                Wake::LeaseEnd => {}
+                Wake::Deadline => {}
                 why => entry.armed[why as usize] = false,
             }
+            let family = entry.family;
             if entry.idle() {
                 r.keys.remove(&id);
-                return false;
+                return None;
             }
-            !entry.queue.is_empty()
+            (!entry.queue.is_empty()).then_some(family)
         });
-        if !waiting {
+        let Some(family) = family else {
             return;
-        }
+        };
         let (db, key) = split_slot_id(&id);
         if !host::writes_allowed(ctx.ctx) {
             // Paused, failing over, loading or no longer a master: a write
@@ -375,7 +441,7 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
         }
         let name = OwnedString::new(ctx.ctx, key);
         let mut open = Key::writable(ctx.ctx, name.as_ptr());
-        serve_waiters(ctx.ctx, &mut open, name.as_ptr(), db, host::now_ms());
+        family.serve(ctx.ctx, &mut open, name.as_ptr(), db, host::now_ms());
         if host::is_cluster(ctx.ctx) && count(db, key) > 0 {
             schedule(ctx.ctx, db, key, Wake::ClusterCheck, CLUSTER_CHECK_MS);
         }
@@ -477,21 +543,25 @@ pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
     })
 }
 
-/// Reply callback: the lock was handed to this client.
-unsafe extern "C" fn on_granted(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
+/// Reply callback: the client was woken with an `Answer`.
+unsafe extern "C" fn on_answered(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
     shield(raw::REDISMODULE_OK as c_int, || {
-        reply_handoff(ctx);
+        reply_answer(ctx);
         raw::REDISMODULE_OK as c_int
     })
 }
 
-/// Replies with the outcome a waiter was woken with; false if there is none.
-fn reply_handoff(ctx: *mut Ctx) -> bool {
-    let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Handoff>();
+/// Replies with the answer a waiter was woken with; false if there is none.
+fn reply_answer(ctx: *mut Ctx) -> bool {
+    // SAFETY: `ctx` is the reply context of a client this module blocked; its
+    // private data is null or the `Answer` given to `wake`.
+    let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Answer>();
+    // SAFETY: as above; Redis frees it (`free_answer`) only after this callback.
     match unsafe { data.as_ref() } {
-        Some(Handoff::Granted(token)) => host::reply_integer(ctx, *token),
-        Some(Handoff::Failed(error)) => host::reply_error(ctx, error),
-        Some(Handoff::TimedOut) => host::reply_null(ctx),
+        Some(Answer::Integer(n)) => host::reply_integer(ctx, *n),
+        Some(Answer::Custom(reply)) => reply(ctx),
+        Some(Answer::Error(error)) => host::reply_error(ctx, error),
+        Some(Answer::Nil) => host::reply_null(ctx),
         None => return false,
     }
     true
@@ -501,7 +571,7 @@ fn reply_handoff(ctx: *mut Ctx) -> bool {
 /// answer nil, unless the lock was handed over in the same event-loop turn.
 unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
     shield(raw::REDISMODULE_OK as c_int, || {
-        if reply_handoff(ctx) {
+        if reply_answer(ctx) {
             return raw::REDISMODULE_OK as c_int;
         }
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
@@ -523,8 +593,9 @@ unsafe extern "C" fn on_disconnect(_ctx: *mut Ctx, bc: *mut BlockedClient) {
     })
 }
 
-unsafe extern "C" fn free_handoff(_ctx: *mut Ctx, data: *mut c_void) {
+unsafe extern "C" fn free_answer(_ctx: *mut Ctx, data: *mut c_void) {
     if !data.is_null() {
-        drop(unsafe { Box::from_raw(data.cast::<Handoff>()) });
+        // SAFETY: non-null private data is always the boxed `Answer` of `wake`.
+        drop(unsafe { Box::from_raw(data.cast::<Answer>()) });
     }
 }

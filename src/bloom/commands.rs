@@ -8,15 +8,16 @@
 
 use std::ffi::{c_long, CStr};
 
-use crate::commands::{internal_only, Args};
+use crate::args::{internal_only, Args};
+use crate::bloom::data_type::{self as bloom_type, words_from_le, BLOOM_TYPE};
+use crate::bloom::wire::{float_text, LoadFilter};
 use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::core::bloom::{
     validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, CAPACITY, MAX_EXPANSION,
 };
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
-use crate::host::{self, api, Ctx, Key, RString, Slot};
-use crate::types::bloom::{self as bloom_type, float_text, words_from_le, BLOOM_TYPE};
+use crate::host::{self, api, Ctx, Key, RString, Sink, Slot};
 
 /// The size cap for this call: `bf-max-bytes`, except for writes applied from
 /// a master or the AOF, which must rebuild what already exists (they are held
@@ -452,21 +453,22 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "bf._loadx")?;
     let bad = || WardenError::BadFilterData;
-    let argc = args.len();
-    args.arity("bf._loadx", argc == 11 || argc == 6)?;
-    let int = |i: usize| parse_i64(args.bytes(i)).filter(|v| *v >= 0).ok_or_else(bad);
+    let chunk = LoadFilter::parse(args)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let existing = filter_in(&mut key)?;
     let max_bytes = max_bytes(ctx);
-    if argc == 11 && is_keyword(args.bytes(2), "LAYER") {
-        let error_rate = parse_f64(args.bytes(3)).ok_or_else(bad)?;
-        let expansion = u32::try_from(int(4)?).map_err(|_| bad())?;
-        let index = int(5)? as usize;
-        let layer_rate = parse_f64(args.bytes(7)).ok_or_else(bad)?;
-        let hashes = u32::try_from(int(8)?).map_err(|_| bad())?;
-        let (capacity, items, bits) = (int(6)? as u64, int(9)? as u64, int(10)? as u64);
-        match existing {
+    match chunk {
+        LoadFilter::Layer {
+            error_rate,
+            expansion,
+            index,
+            capacity,
+            layer_rate,
+            hashes,
+            items,
+            bits,
+        } => match existing {
             None if index == 0 => {
                 let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
                 let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
@@ -482,32 +484,24 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                 bloom_type::track_growth(before, f.size());
             }
             _ => return Err(bad()),
+        },
+        LoadFilter::Bits {
+            index,
+            word_offset,
+            bytes,
+        } => {
+            let f = existing.ok_or(WardenError::NotFound)?;
+            let words = words_from_le(bytes).ok_or_else(bad)?;
+            let layer = f.layers_mut().get_mut(index).ok_or_else(bad)?;
+            let target = layer.words_mut();
+            let end = word_offset
+                .checked_add(words.len())
+                .filter(|e| *e <= target.len())
+                .ok_or_else(bad)?;
+            target[word_offset..end].copy_from_slice(&words);
         }
-    } else if argc == 6 && is_keyword(args.bytes(2), "BITS") {
-        let f = existing.ok_or(WardenError::NotFound)?;
-        let (index, offset) = (int(3)? as usize, int(4)? as usize);
-        let words = words_from_le(args.bytes(5)).ok_or_else(bad)?;
-        let layer = f.layers_mut().get_mut(index).ok_or_else(bad)?;
-        let target = layer.words_mut();
-        let end = offset
-            .checked_add(words.len())
-            .filter(|e| *e <= target.len())
-            .ok_or_else(bad)?;
-        target[offset..end].copy_from_slice(&words);
-    } else {
-        return Err(WardenError::Syntax);
     }
-    let rest: Vec<*mut RString> = (2..argc).map(|i| args.raw(i)).collect();
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx,
-            c"BF._LOADX".as_ptr(),
-            c"sv".as_ptr(),
-            name,
-            rest.as_ptr(),
-            rest.len(),
-        )
-    };
+    chunk.emit(Sink::Replication(ctx), name);
     host::notify(ctx, c"bf.load", name);
     host::reply_status(ctx, c"OK");
     Ok(())

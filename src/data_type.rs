@@ -1,9 +1,5 @@
 //! Module data types: persistence (RDB, AOF rewrite), digest, copy, memory.
 
-pub mod bloom;
-pub mod lock;
-pub mod rate;
-
 use redis_module::raw;
 
 /// The callbacks every warden type implements: all of them, because Redis

@@ -12,110 +12,13 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::error::WardenError;
-use crate::core::parse::FieldText;
-use crate::core::rate::{BucketState, WindowState};
-use crate::host::{api, shield};
-use crate::types::{methods, Callbacks};
+use crate::data_type::{methods, Callbacks};
+use crate::host::{api, shield, Sink};
+use crate::rate::limiter::{Limiter, LimiterKind};
+use crate::rate::wire::SetLimiter;
 
 /// Current RDB encoding version of limiter values.
 pub const LIMITER_ENCODING_VERSION: i32 = 1;
-
-/// Which command owns a limiter key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimiterKind {
-    /// RL.TOKEN
-    Token = 1,
-    /// RL.LEAKY
-    Leaky = 2,
-    /// RL.GCRA
-    Gcra = 3,
-    /// RL.WINDOW
-    Window = 4,
-}
-
-impl LimiterKind {
-    /// The kind stored as `code`.
-    pub fn from_code(code: i64) -> Option<LimiterKind> {
-        match code {
-            1 => Some(LimiterKind::Token),
-            2 => Some(LimiterKind::Leaky),
-            3 => Some(LimiterKind::Gcra),
-            4 => Some(LimiterKind::Window),
-            _ => None,
-        }
-    }
-}
-
-/// A stored limiter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limiter {
-    /// Token bucket, leaky bucket or GCRA.
-    Bucket(LimiterKind, BucketState),
-    /// Sliding-window counter.
-    Window(WindowState),
-}
-
-impl Limiter {
-    /// The command that owns this limiter.
-    pub fn kind(&self) -> LimiterKind {
-        match self {
-            Limiter::Bucket(kind, _) => *kind,
-            Limiter::Window(_) => LimiterKind::Window,
-        }
-    }
-
-    /// The four integers that follow the kind in `RL._SET` and the RDB.
-    pub fn fields(&self) -> [i128; 4] {
-        match self {
-            Limiter::Bucket(_, s) => [
-                i128::from(s.last_ms),
-                s.deficit as i128,
-                i128::from(s.ticks_per_token),
-                i128::from(s.ticks_per_ms),
-            ],
-            Limiter::Window(w) => [
-                i128::from(w.start_ms),
-                i128::from(w.window_ms),
-                i128::from(w.previous),
-                i128::from(w.current),
-            ],
-        }
-    }
-
-    /// Rebuilds a limiter from its kind and fields, checking every range.
-    pub fn from_fields(kind: LimiterKind, f: [i128; 4]) -> Result<Limiter, WardenError> {
-        let bad = || WardenError::InvalidState("rate limiter field out of range");
-        let i64_of = |v: i128| i64::try_from(v).map_err(|_| bad());
-        let u64_of = |v: i128| u64::try_from(v).map_err(|_| bad());
-        match kind {
-            LimiterKind::Window => {
-                let w = WindowState {
-                    start_ms: i64_of(f[0])?,
-                    window_ms: i64_of(f[1])?,
-                    previous: u64_of(f[2])?,
-                    current: u64_of(f[3])?,
-                };
-                if w.window_ms <= 0 || w.start_ms < 0 {
-                    return Err(bad());
-                }
-                Ok(Limiter::Window(w))
-            }
-            _ => {
-                let s = BucketState {
-                    last_ms: i64_of(f[0])?,
-                    deficit: u128::try_from(f[1]).map_err(|_| bad())?,
-                    ticks_per_token: u64_of(f[2])?,
-                    ticks_per_ms: u64_of(f[3])?,
-                };
-                if s.ticks_per_token == 0 || s.last_ms < 0 {
-                    return Err(bad());
-                }
-                Ok(Limiter::Bucket(kind, s))
-            }
-        }
-    }
-}
 
 /// The Redis data type of limiter keys.
 pub static LIMITER_TYPE: RedisType = RedisType::new(
@@ -192,40 +95,16 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     })
 }
 
-/// The one-argument state of `RL._SET`: kind, the four fields and the
-/// absolute expiry in ms (-1: none), joined by ':'.
-pub fn state_text(limiter: &Limiter, expires: Option<i64>) -> FieldText {
-    let f = limiter.fields();
-    FieldText::new(&[
-        limiter.kind() as i128,
-        f[0],
-        f[1],
-        f[2],
-        f[3],
-        i128::from(expires.unwrap_or(-1)),
-    ])
-}
-
 unsafe extern "C" fn aof_rewrite(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
 ) {
     shield((), || {
+        // SAFETY: Redis passes the value it stored for this type.
         let limiter = unsafe { &*value.cast::<Limiter>() };
         // The key's expiry follows as its own PEXPIREAT.
-        let state = state_text(limiter, None);
-        let state = state.as_bytes();
-        unsafe {
-            api!(RedisModule_EmitAOF)(
-                aof,
-                c"RL._SET".as_ptr(),
-                c"sb".as_ptr(),
-                key,
-                state.as_ptr(),
-                state.len(),
-            )
-        };
+        SetLimiter::emit(limiter, None, Sink::AofRewrite(aof), key);
     })
 }
 
@@ -236,7 +115,7 @@ unsafe extern "C" fn mem_usage(_value: *const c_void) -> usize {
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     shield((), || {
         let limiter = unsafe { &*value.cast::<Limiter>() };
-        let state = state_text(limiter, None);
+        let state = SetLimiter::state_text(limiter, None);
         let state = state.as_bytes();
         unsafe {
             api!(RedisModule_DigestAddStringBuffer)(md, state.as_ptr().cast(), state.len());

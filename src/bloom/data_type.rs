@@ -7,16 +7,17 @@
 //! clients. AOF rewrite emits `BF._LOADX` commands, the bits in chunks.
 
 use std::borrow::Cow;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use crate::bloom::wire::LoadFilter;
 use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
-use crate::host::{api, shield};
-use crate::types::{methods, Callbacks};
+use crate::data_type::{methods, Callbacks};
+use crate::host::{api, shield, Sink};
 
 /// Current RDB encoding version of filter values.
 pub const BLOOM_ENCODING_VERSION: i32 = 1;
@@ -140,55 +141,36 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     })
 }
 
-/// Shortest decimal text that parses back to exactly `v`.
-pub fn float_text(v: f64) -> CString {
-    CString::new(format!("{v:?}")).unwrap_or_default()
-}
-
 unsafe extern "C" fn aof_rewrite(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
 ) {
     shield((), || {
+        // SAFETY: Redis passes the value it stored for this type.
         let f = unsafe { &*value.cast::<BloomFilter>() };
-        let emit = api!(RedisModule_EmitAOF);
-        let rate = float_text(f.error_rate());
-        for (i, layer) in f.layers().iter().enumerate() {
-            let layer_rate = float_text(layer.error_rate());
-            unsafe {
-                emit(
-                    aof,
-                    c"BF._LOADX".as_ptr(),
-                    c"scclllclll".as_ptr(),
-                    key,
-                    c"LAYER".as_ptr(),
-                    rate.as_ptr(),
-                    i64::from(f.expansion()),
-                    i as i64,
-                    layer.capacity() as i64,
-                    layer_rate.as_ptr(),
-                    i64::from(layer.hashes()),
-                    layer.items() as i64,
-                    (layer.words().len() * 64) as i64,
-                )
-            };
+        let sink = Sink::AofRewrite(aof);
+        for (index, layer) in f.layers().iter().enumerate() {
+            LoadFilter::Layer {
+                error_rate: f.error_rate(),
+                expansion: f.expansion(),
+                index,
+                capacity: layer.capacity(),
+                layer_rate: layer.error_rate(),
+                hashes: layer.hashes(),
+                items: layer.items(),
+                bits: (layer.words().len() * 64) as u64,
+            }
+            .emit(sink, key);
             let words_per_chunk = AOF_CHUNK_BYTES / 8;
             for (n, chunk) in layer.words().chunks(words_per_chunk).enumerate() {
                 let bytes = words_to_le(chunk);
-                unsafe {
-                    emit(
-                        aof,
-                        c"BF._LOADX".as_ptr(),
-                        c"scllb".as_ptr(),
-                        key,
-                        c"BITS".as_ptr(),
-                        i as i64,
-                        (n * words_per_chunk) as i64,
-                        bytes.as_ptr(),
-                        bytes.len(),
-                    )
-                };
+                LoadFilter::Bits {
+                    index,
+                    word_offset: n * words_per_chunk,
+                    bytes: &bytes,
+                }
+                .emit(sink, key);
             }
         }
     })

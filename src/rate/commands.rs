@@ -7,13 +7,15 @@
 
 use std::ffi::{c_long, CStr};
 
-use crate::commands::{internal_only, Args};
+use crate::args::{internal_only, Args};
 use crate::core::error::WardenError;
-use crate::core::parse::{is_keyword, parse_fields, IntArg};
+use crate::core::parse::{is_keyword, IntArg};
 use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
-use crate::host::{self, api, Ctx, Key, RString, Slot};
+use crate::host::{self, api, Ctx, Key, RString, Sink, Slot};
+use crate::rate::data_type::LIMITER_TYPE;
+use crate::rate::limiter::{Limiter, LimiterKind};
+use crate::rate::wire::SetLimiter;
 use crate::stats;
-use crate::types::rate::{state_text, Limiter, LimiterKind, LIMITER_TYPE};
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
 fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {
@@ -73,18 +75,7 @@ fn store(
         _ => key.set_value(&LIMITER_TYPE, Box::new(limiter)),
     }
     key.set_abs_expire_or_persist(expires);
-    let state = state_text(&limiter, expires);
-    let state = state.as_bytes();
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx,
-            c"RL._SET".as_ptr(),
-            c"sb".as_ptr(),
-            name,
-            state.as_ptr(),
-            state.len(),
-        )
-    };
+    SetLimiter::emit(&limiter, expires, Sink::Replication(ctx), name);
     host::notify(ctx, event, name);
 }
 
@@ -248,20 +239,12 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "rl._set")?;
     args.arity("rl._set", args.len() == 3)?;
-    let bad = WardenError::InvalidState("rate limiter state must be kind:f1:f2:f3:f4:pxat");
-    let [kind, f0, f1, f2, f3, expires] = parse_fields::<6>(args.bytes(2)).ok_or(bad.clone())?;
-    let kind = i64::try_from(kind)
-        .ok()
-        .and_then(LimiterKind::from_code)
-        .ok_or(bad.clone())?;
-    let expires = i64::try_from(expires).map_err(|_| bad)?;
-    let limiter = Limiter::from_fields(kind, [f0, f1, f2, f3])?;
+    let (limiter, expires) = SetLimiter::parse(args.bytes(2))?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if let Slot::WrongType = key.slot::<Limiter>(&LIMITER_TYPE) {
         return Err(WardenError::WrongType);
     }
-    let expires = (expires >= 0).then_some(expires);
     store(ctx, (&mut key, name), limiter, expires, c"rl.set");
     host::reply_status(ctx, c"OK");
     Ok(())

@@ -1,0 +1,135 @@
+//! `BF._LOADX`: the one form in which a whole filter is rebuilt from the AOF
+//! (AOF rewrite emits it; replicas get it when a master applies it):
+//!
+//! - `BF._LOADX key LAYER error_rate expansion index capacity layer_error
+//!   hashes items bits` creates layer `index` (0 creates the filter), zeroed;
+//! - `BF._LOADX key BITS index word_offset bytes` writes little-endian 64-bit
+//!   words into layer `index` from `word_offset` on.
+//!
+//! Adds and reserves replicate as the public `BF.MADDX` / `BF.RESERVEX`.
+
+use std::ffi::{CStr, CString};
+
+use crate::args::Args;
+use crate::core::error::WardenError;
+use crate::core::parse::{is_keyword, parse_f64, parse_i64};
+use crate::host::{emit, RString, Sink};
+
+/// The command's name.
+pub const LOAD_FILTER: &CStr = c"BF._LOADX";
+
+/// Shortest decimal text that parses back to exactly `v`.
+pub fn float_text(v: f64) -> CString {
+    CString::new(format!("{v:?}")).unwrap_or_default()
+}
+
+/// One `BF._LOADX`, parsed and emitted here only.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadFilter<'a> {
+    /// Creates a zeroed layer.
+    Layer {
+        /// The filter's error rate.
+        error_rate: f64,
+        /// The filter's expansion (0: non-scaling).
+        expansion: u32,
+        /// Which layer (0 creates the filter).
+        index: usize,
+        /// The layer's capacity.
+        capacity: u64,
+        /// The layer's error rate.
+        layer_rate: f64,
+        /// Hashes per item.
+        hashes: u32,
+        /// Items added to the layer.
+        items: u64,
+        /// Bits in the layer.
+        bits: u64,
+    },
+    /// Writes bit-array words.
+    Bits {
+        /// Which layer.
+        index: usize,
+        /// First 64-bit word written.
+        word_offset: usize,
+        /// The words, little-endian.
+        bytes: &'a [u8],
+    },
+}
+
+impl<'a> LoadFilter<'a> {
+    /// Parses `args` (`args[1]` is the key). Every number must be a
+    /// non-negative integer (rates: a number); shapes are checked by the caller.
+    pub fn parse(args: &Args<'a>) -> Result<LoadFilter<'a>, WardenError> {
+        let bad = || WardenError::BadFilterData;
+        let int = |i: usize| parse_i64(args.bytes(i)).filter(|v| *v >= 0).ok_or_else(bad);
+        let rate = |i: usize| parse_f64(args.bytes(i)).ok_or_else(bad);
+        match args.len() {
+            11 if is_keyword(args.bytes(2), "LAYER") => Ok(LoadFilter::Layer {
+                error_rate: rate(3)?,
+                expansion: u32::try_from(int(4)?).map_err(|_| bad())?,
+                index: int(5)? as usize,
+                capacity: int(6)? as u64,
+                layer_rate: rate(7)?,
+                hashes: u32::try_from(int(8)?).map_err(|_| bad())?,
+                items: int(9)? as u64,
+                bits: int(10)? as u64,
+            }),
+            6 if is_keyword(args.bytes(2), "BITS") => Ok(LoadFilter::Bits {
+                index: int(3)? as usize,
+                word_offset: int(4)? as usize,
+                bytes: args.bytes(5),
+            }),
+            11 | 6 => Err(WardenError::Syntax),
+            _ => Err(WardenError::WrongArity("bf._loadx")),
+        }
+    }
+
+    /// Writes this command for `key` to `sink`.
+    pub fn emit(&self, sink: Sink, key: *mut RString) {
+        match *self {
+            LoadFilter::Layer {
+                error_rate,
+                expansion,
+                index,
+                capacity,
+                layer_rate,
+                hashes,
+                items,
+                bits,
+            } => {
+                let rate = float_text(error_rate);
+                let layer_rate = float_text(layer_rate);
+                emit!(
+                    sink,
+                    LOAD_FILTER,
+                    c"scclllclll",
+                    key,
+                    c"LAYER".as_ptr(),
+                    rate.as_ptr(),
+                    i64::from(expansion),
+                    index as i64,
+                    capacity as i64,
+                    layer_rate.as_ptr(),
+                    i64::from(hashes),
+                    items as i64,
+                    bits as i64
+                );
+            }
+            LoadFilter::Bits {
+                index,
+                word_offset,
+                bytes,
+            } => emit!(
+                sink,
+                LOAD_FILTER,
+                c"scllb",
+                key,
+                c"BITS".as_ptr(),
+                index as i64,
+                word_offset as i64,
+                bytes.as_ptr(),
+                bytes.len()
+            ),
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The `warden` section of INFO: the event counters of `stats` and the
+//! gauges of each family, in a fixed order.
+
+use std::ffi::{c_int, CStr};
+use std::sync::atomic::Ordering;
+
+use redis_module::raw;
+
+use crate::bloom::data_type as bloom;
+use crate::host::{api, shield};
+use crate::stats;
+use crate::waiting;
+
+/// The fields of the section, in the order INFO shows them.
+fn fields() -> [(&'static CStr, i64); 8] {
+    let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
+    [
+        (c"locks_granted", load(&stats::LOCKS_GRANTED)),
+        (c"locks_contended", load(&stats::LOCKS_CONTENDED)),
+        (c"locks_handed_off", load(&stats::LOCKS_HANDED_OFF)),
+        (c"locks_waiting", waiting::total_waiting() as i64),
+        (c"bf_filters", load(&bloom::FILTERS)),
+        (c"bf_bytes", load(&bloom::FILTER_BYTES)),
+        (c"rl_allowed", load(&stats::RL_ALLOWED)),
+        (c"rl_denied", load(&stats::RL_DENIED)),
+    ]
+}
+
+/// # Safety
+/// Called by Redis with a live INFO context.
+unsafe extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
+    shield((), || {
+        // SAFETY: `ctx` is the INFO context Redis passed; "" names the module's section.
+        unsafe { api!(RedisModule_InfoAddSection)(ctx, c"".as_ptr()) };
+        for (name, value) in fields() {
+            // SAFETY: as above; `name` is a C string that outlives the call.
+            unsafe { api!(RedisModule_InfoAddFieldLongLong)(ctx, name.as_ptr(), value) };
+        }
+    })
+}
+
+/// Registers the INFO callback.
+pub fn register(ctx: *mut raw::RedisModuleCtx) -> bool {
+    // SAFETY: called from OnLoad with the load context.
+    unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(info)) == raw::REDISMODULE_OK as c_int }
+}

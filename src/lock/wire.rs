@@ -1,0 +1,66 @@
+//! `DLOCK._SET key owner token:holds:deadline_ms`: the one form in which lock
+//! state travels to replicas and the AOF (grants, renewals, extensions and
+//! hand-offs replicate it; AOF rewrite emits it). The deadline is absolute
+//! Unix ms; `NO_DEADLINE` leaves the key without expiry.
+
+use std::ffi::CStr;
+
+use crate::core::compact_bytes::CompactBytes;
+use crate::core::error::WardenError;
+use crate::core::lock::LockState;
+use crate::core::parse::{parse_fields, FieldText};
+use crate::host::{emit, RString, Sink};
+
+/// The command's name.
+pub const SET_LOCK: &CStr = c"DLOCK._SET";
+
+/// `DLOCK._SET`: the whole state of a lock, parsed and emitted here only.
+pub struct SetLock;
+
+impl SetLock {
+    /// Parses the owner and the `token:holds:deadline_ms` argument; the state
+    /// is validated like RDB input.
+    pub fn parse(owner: &[u8], state: &[u8]) -> Result<LockState, WardenError> {
+        let bad = || WardenError::InvalidState("state must be token:holds:deadline_ms");
+        let [token, holds, deadline] = parse_fields::<3>(state).ok_or_else(bad)?;
+        let state = LockState {
+            owner: CompactBytes::from(owner),
+            token: i64::try_from(token).map_err(|_| bad())?,
+            holds: i64::try_from(holds).map_err(|_| bad())?,
+            deadline_ms: i64::try_from(deadline).map_err(|_| bad())?,
+        };
+        state.validate()?;
+        Ok(state)
+    }
+
+    /// The state argument: token, holds and deadline joined by ':'.
+    pub fn state_text(state: &LockState) -> FieldText {
+        FieldText::new(&[
+            state.token.into(),
+            state.holds.into(),
+            state.deadline_ms.into(),
+        ])
+    }
+
+    /// Writes `DLOCK._SET key owner state` to `sink`. `owner_arg` is the
+    /// client's own owner argument when it is this lock's owner (shared, not
+    /// copied).
+    pub fn emit(state: &LockState, sink: Sink, key: *mut RString, owner_arg: Option<*mut RString>) {
+        let text = SetLock::state_text(state);
+        let text = text.as_bytes();
+        let owner = &state.owner;
+        match owner_arg {
+            Some(arg) => emit!(sink, SET_LOCK, c"ssb", key, arg, text.as_ptr(), text.len()),
+            None => emit!(
+                sink,
+                SET_LOCK,
+                c"sbb",
+                key,
+                owner.as_ptr(),
+                owner.len(),
+                text.as_ptr(),
+                text.len()
+            ),
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Rate limiters (`RL.*`): the commands, the `warden-rl` data type and the
+//! `RL._SET` wire format. The algorithms are `core::rate`.
+
+pub mod commands;
+pub mod data_type;
+pub mod limiter;
+pub mod wire;
