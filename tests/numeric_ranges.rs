@@ -31,10 +31,8 @@ const TEN_YEARS_MS: u128 = 315_360_000_000;
 const TEN_YEARS_S: u128 = 315_360_000;
 /// The largest count a rate limiter takes (burst, capacity, limit, cost, quantity).
 const MAX_COUNT: u128 = 1_000_000_000_000_000;
-/// The largest RL.GCRA `count`, as the brief's table has it (10^15). The README on
-/// main (70d5056) documents 1 – 10^12 and the module refuses 10^15 with
-/// `ERR count is out of range`: one of the two must change.
-const GCRA_MAX_COUNT: u128 = MAX_COUNT;
+/// The largest RL.GCRA `count`: 10^12, the largest count a rate takes.
+const GCRA_MAX_COUNT: u128 = 1_000_000_000_000;
 /// The largest Bloom capacity.
 const MAX_BF_CAPACITY: u128 = 1_000_000_000_000;
 const MAX_EXPANSION: u128 = 32_768;
