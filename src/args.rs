@@ -32,7 +32,9 @@ impl<'a> Args<'a> {
 
     /// The bytes at position `i`.
     pub fn bytes(&self, i: usize) -> &'a [u8] {
-        host::bytes(self.argv[i])
+        // SAFETY: Redis keeps the arguments alive and unchanged for the whole
+        // call, which `'a` (the borrow of argv) does not outlive.
+        unsafe { host::bytes(self.argv[i]) }
     }
 
     /// The integer at position `i`, or `err` when it is not one.

@@ -109,6 +109,7 @@ fn parse_error_rate(text: &[u8]) -> Result<f64, WardenError> {
 }
 
 unsafe extern "C" fn get_int(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    // SAFETY: `privdata` is the `&'static IntConfig` given when the config was registered.
     unsafe { &*privdata.cast::<IntConfig>() }.get()
 }
 
@@ -119,6 +120,7 @@ unsafe extern "C" fn set_int(
     _err: *mut *mut RString,
 ) -> c_int {
     // Redis has already checked the range given at registration.
+    // SAFETY: as above.
     unsafe { &*privdata.cast::<IntConfig>() }
         .value
         .store(value, Ordering::Relaxed);
@@ -135,12 +137,15 @@ unsafe extern "C" fn set_error_rate(
     _privdata: *mut c_void,
     err: *mut *mut RString,
 ) -> c_int {
-    match parse_error_rate(crate::host::bytes(value)) {
+    // SAFETY: Redis passes the new value, alive during this callback.
+    match parse_error_rate(unsafe { crate::host::bytes(value) }) {
         Ok(p) => {
             BF_ERROR_RATE.store(p.to_bits(), Ordering::Relaxed);
+            // SAFETY: `value` is the live new value; retaining it keeps it past the callback.
             unsafe { api!(RedisModule_RetainString)(std::ptr::null_mut(), value) };
             let old = BF_ERROR_RATE_TEXT.with(|c| c.replace(value));
             if !old.is_null() {
+                // SAFETY: `old` was retained by the previous set and is released once.
                 unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), old) };
             }
             raw::REDISMODULE_OK as c_int
@@ -149,6 +154,7 @@ unsafe extern "C" fn set_error_rate(
             let msg = e.to_string();
             let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
             let text = OwnedString::new(std::ptr::null_mut(), msg.as_bytes());
+            // SAFETY: `err` is the error slot Redis passed; `text` is a C string Redis copies.
             unsafe { *err = api!(RedisModule_HoldString)(std::ptr::null_mut(), text.as_ptr()) };
             raw::REDISMODULE_ERR as c_int
         }
@@ -195,6 +201,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
         } else {
             0
         };
+        // SAFETY: called from OnLoad with the load context; the name is a C string and the callbacks match the config's kind.
         let status = unsafe {
             api!(RedisModule_RegisterNumericConfig)(
                 ctx,
@@ -215,6 +222,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
     }
     let name = CString::new(BF_ERROR_RATE_NAME).map_err(|_| failed(BF_ERROR_RATE_NAME))?;
     let rate = CString::new(rate).map_err(|_| WardenError::BadErrorRate)?;
+    // SAFETY: as above.
     let status = unsafe {
         api!(RedisModule_RegisterStringConfig)(
             ctx,
@@ -230,6 +238,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
     if status != raw::REDISMODULE_OK as c_int {
         return Err(failed(BF_ERROR_RATE_NAME));
     }
+    // SAFETY: called from OnLoad with the load context.
     if unsafe { api!(RedisModule_LoadConfigs)(ctx) } != raw::REDISMODULE_OK as c_int {
         return Err(WardenError::BadModuleArgument(
             "a warden configuration in redis.conf is invalid".to_string(),

@@ -9,6 +9,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use crate::core::error::WardenError;
+
 pub use raw::{RedisModuleCtx as Ctx, RedisModuleString as RString};
 
 /// Resolves a Redis API function pointer; a missing one is a bug caught at load
@@ -16,6 +18,8 @@ pub use raw::{RedisModuleCtx as Ctx, RedisModuleString as RString};
 macro_rules! api {
     ($name:ident) => {{
         #[allow(unused_unsafe)]
+        // SAFETY: the pointer is written once by RedisModule_Init before any
+        // command runs, and only read afterwards, on the main thread.
         let f = unsafe { redis_module::raw::$name };
         match f {
             Some(f) => f,
@@ -35,6 +39,7 @@ pub fn missing_api(name: &str) -> ! {
 pub fn check_api() -> Result<(), &'static str> {
     macro_rules! need {
         ($($name:ident),*) => {
+            // SAFETY: filled in once by RedisModule_Init, read on the main thread.
             $(if unsafe { raw::$name }.is_none() { return Err(stringify!($name)); })*
         };
     }
@@ -129,16 +134,24 @@ pub(crate) use emit;
 
 /// The server's wall clock in Unix milliseconds (the clock key expiry uses).
 pub fn now_ms() -> i64 {
+    // SAFETY: a plain read of the server clock.
     unsafe { api!(RedisModule_Milliseconds)() }
 }
 
 /// The bytes of a Redis string, borrowed without copying.
-pub fn bytes<'a>(s: *const RString) -> &'a [u8] {
+///
+/// # Safety
+/// `s` must be a live Redis string that is neither freed nor changed while
+/// the returned slice (of the caller's lifetime `'a`) is used: an argument of
+/// the running command, or a string the caller owns.
+pub unsafe fn bytes<'a>(s: *const RString) -> &'a [u8] {
     let mut len = 0usize;
+    // SAFETY: `s` is a live string (the caller's contract); Redis writes its length.
     let ptr = unsafe { api!(RedisModule_StringPtrLen)(s, &mut len) };
     if ptr.is_null() || len == 0 {
         return &[];
     }
+    // SAFETY: Redis returned `len` readable bytes at `ptr`, alive as long as `s` is.
     unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
 }
 
@@ -148,6 +161,7 @@ pub struct OwnedString(*mut RString);
 impl OwnedString {
     /// Copies `data` into a new Redis string.
     pub fn new(ctx: *mut Ctx, data: &[u8]) -> OwnedString {
+        // SAFETY: `data` is readable for its length; Redis copies it (a null context: the string is ours to free).
         OwnedString(unsafe {
             api!(RedisModule_CreateString)(ctx, data.as_ptr().cast(), data.len())
         })
@@ -161,18 +175,16 @@ impl OwnedString {
 
 impl Drop for OwnedString {
     fn drop(&mut self) {
+        // SAFETY: the string was created by `new` and is freed once, here.
         unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), self.0) }
     }
 }
 
-/// What an opened key holds.
-pub enum Slot<T> {
-    /// No such key.
-    Empty,
-    /// A value of the expected module type.
-    Value(*mut T),
-    /// Something else: the command must answer WRONGTYPE.
-    WrongType,
+/// A Rust type stored as the values of one Redis module type: the binding
+/// that lets `Key::value` hand out typed references and nothing else.
+pub trait ModuleValue: Sized + 'static {
+    /// The Redis type whose values are `Self` (and only `Self`).
+    fn redis_type() -> &'static RedisType;
 }
 
 /// An open key, closed on drop.
@@ -185,6 +197,7 @@ impl Key {
     pub fn writable(ctx: *mut Ctx, name: *mut RString) -> Key {
         let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
         Key {
+            // SAFETY: `ctx` is the live context of the call and `name` a live string; Redis returns null or a key we close on drop.
             ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode) },
         }
     }
@@ -192,59 +205,86 @@ impl Key {
     /// Opens `name` for reading only.
     pub fn readable(ctx: *mut Ctx, name: *mut RString) -> Key {
         Key {
+            // SAFETY: as in `writable`.
             ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, raw::REDISMODULE_READ as c_int) },
         }
     }
 
-    /// Classifies the key's content against the module type `ty`.
-    pub fn slot<T>(&mut self, ty: &RedisType) -> Slot<T> {
+    /// The key's value if it holds a `T`: `Ok(None)` for an empty key,
+    /// `WRONGTYPE` for a value of any other type. The reference lives as long
+    /// as this borrow of the open key.
+    pub fn value<T: ModuleValue>(&mut self) -> Result<Option<&mut T>, WardenError> {
         if self.ptr.is_null() {
-            return Slot::Empty;
+            return Ok(None);
         }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
         let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
         if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
-            return Slot::Empty;
+            return Ok(None);
         }
-        let ours = *ty.raw_type.borrow();
-        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int
-            || unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) } != ours
-        {
-            return Slot::WrongType;
+        let ours = *T::redis_type().raw_type.borrow();
+        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+            return Err(WardenError::WrongType);
         }
-        Slot::Value(unsafe { api!(RedisModule_ModuleTypeGetValue)(self.ptr) }.cast::<T>())
+        // SAFETY: an open key holding a module value.
+        if unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) } != ours {
+            return Err(WardenError::WrongType);
+        }
+        // SAFETY: values of `ours` are always a boxed `T` (`ModuleValue`), owned
+        // by Redis while the key stays open; `&mut self` keeps it so.
+        Ok(unsafe {
+            api!(RedisModule_ModuleTypeGetValue)(self.ptr)
+                .cast::<T>()
+                .as_mut()
+        })
     }
 
     /// Stores `value` in the key (replacing what was there; drops the key's TTL).
-    pub fn set_value<T>(&self, ty: &RedisType, value: Box<T>) {
-        let ours = *ty.raw_type.borrow();
+    pub fn set_value<T: ModuleValue>(&self, value: Box<T>) {
+        if self.ptr.is_null() {
+            return; // only a key opened for reading can be null: nothing to store
+        }
+        let ours = *T::redis_type().raw_type.borrow();
         let raw_value = Box::into_raw(value).cast::<c_void>();
+        // SAFETY: an open key; on success Redis owns the box and frees it with
+        // the type's `free` callback, which drops a `T`.
         let status = unsafe { api!(RedisModule_ModuleTypeSetValue)(self.ptr, ours, raw_value) };
         if status != raw::REDISMODULE_OK as c_int {
-            // Not stored: take the value back so it is freed.
+            // SAFETY: not stored, so the box is still ours: take it back to free it.
             drop(unsafe { Box::from_raw(raw_value.cast::<T>()) });
         }
     }
 
     /// The key's expiry as an absolute Unix time in ms, `None` when it has none.
     pub fn abs_expire(&self) -> Option<i64> {
-        // SAFETY: `ptr` is an open key (or null, which Redis answers with no expiry).
+        if self.ptr.is_null() {
+            return None; // a missing key opened for reading
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
         let at = unsafe { api!(RedisModule_GetAbsExpire)(self.ptr) };
         (at >= 0).then_some(at)
     }
 
     /// Sets the key's expiry to an absolute Unix time in ms.
     pub fn set_abs_expire(&self, at_ms: i64) {
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: a key this struct opened and has not closed.
         unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at_ms) };
     }
 
     /// Sets the key's absolute expiry, or removes it (`None`: never expires).
     pub fn set_abs_expire_or_persist(&self, at_ms: Option<i64>) {
-        let at = at_ms.unwrap_or(raw::REDISMODULE_NO_EXPIRE as i64);
-        unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at) };
+        self.set_abs_expire(at_ms.unwrap_or(raw::REDISMODULE_NO_EXPIRE as i64));
     }
 
     /// Deletes the key.
     pub fn delete(&self) {
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: a key this struct opened and has not closed.
         unsafe { api!(RedisModule_DeleteKey)(self.ptr) };
     }
 }
@@ -252,6 +292,7 @@ impl Key {
 impl Drop for Key {
     fn drop(&mut self) {
         if !self.ptr.is_null() {
+            // SAFETY: a key this struct opened, closed exactly once.
             unsafe { api!(RedisModule_CloseKey)(self.ptr) }
         }
     }
@@ -259,11 +300,13 @@ impl Drop for Key {
 
 /// The database the context works on.
 pub fn selected_db(ctx: *mut Ctx) -> c_int {
+    // SAFETY: `ctx` is the live context of the current call.
     unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
 }
 
 /// Switches the context to database `db`.
 pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
+    // SAFETY: as above.
     unsafe { api!(RedisModule_SelectDb)(ctx, db) == raw::REDISMODULE_OK as c_int }
 }
 
@@ -294,6 +337,7 @@ pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
 
 /// Whether this call may block the client (not inside MULTI, Lua or RM_Call).
 pub fn may_block(ctx: *mut Ctx) -> bool {
+    // SAFETY: `ctx` is the live context of the current call.
     let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
     let deny = raw::REDISMODULE_CTX_FLAGS_MULTI
         | raw::REDISMODULE_CTX_FLAGS_LUA
@@ -303,6 +347,7 @@ pub fn may_block(ctx: *mut Ctx) -> bool {
 
 /// Whether the server runs in cluster mode.
 pub fn is_cluster(ctx: *mut Ctx) -> bool {
+    // SAFETY: as above.
     let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
     flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0
 }
@@ -325,6 +370,7 @@ pub fn cluster_nodes(ctx: *mut Ctx) -> Option<String> {
 /// Whether this call is applied from a master or replayed from the AOF, where
 /// outcomes must not depend on this server's clock.
 pub fn is_replay(ctx: *mut Ctx) -> bool {
+    // SAFETY: as above.
     let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
     flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
 }
@@ -333,31 +379,37 @@ pub fn is_replay(ctx: *mut Ctx) -> bool {
 /// does not depend on time when applied with `is_replay` (never mixed with
 /// other replication calls in one command).
 pub fn replicate_verbatim(ctx: *mut Ctx) {
+    // SAFETY: `ctx` is the live context of the running command.
     unsafe { api!(RedisModule_ReplicateVerbatim)(ctx) };
 }
 
 /// Replies with an integer.
 pub fn reply_integer(ctx: *mut Ctx, v: i64) {
+    // SAFETY: `ctx` is the live context of a call that owes a reply.
     unsafe { api!(RedisModule_ReplyWithLongLong)(ctx, v) };
 }
 
 /// Replies with nil.
 pub fn reply_null(ctx: *mut Ctx) {
+    // SAFETY: as above.
     unsafe { api!(RedisModule_ReplyWithNull)(ctx) };
 }
 
 /// Replies with a binary-safe bulk string.
 pub fn reply_bulk(ctx: *mut Ctx, v: &[u8]) {
+    // SAFETY: as above; `v` is readable for its length and copied by Redis.
     unsafe { api!(RedisModule_ReplyWithStringBuffer)(ctx, v.as_ptr().cast(), v.len()) };
 }
 
 /// Replies with a status string such as `OK`.
 pub fn reply_status(ctx: *mut Ctx, v: &CStr) {
+    // SAFETY: as above; `v` is a C string.
     unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx, v.as_ptr()) };
 }
 
 /// Starts a map of `pairs` entries (a flat array of 2×pairs in RESP2).
 pub fn reply_map(ctx: *mut Ctx, pairs: usize) {
+    // SAFETY: as above; the entries follow.
     unsafe { api!(RedisModule_ReplyWithMap)(ctx, pairs as std::ffi::c_long) };
 }
 
@@ -370,6 +422,7 @@ pub fn reply_error(ctx: *mut Ctx, message: &str) {
             .filter(|b| *b != 0 && *b != b'\r' && *b != b'\n'),
     );
     text.push(0);
+    // SAFETY: as above; `text` is NUL-terminated and copied by Redis.
     unsafe { api!(RedisModule_ReplyWithError)(ctx, text.as_ptr().cast()) };
 }
 

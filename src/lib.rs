@@ -7,6 +7,8 @@
 // Glue functions take the raw pointers Redis hands to module callbacks
 // (contexts, strings, keys); they are valid for the duration of the call.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod args;
 pub mod bloom;

@@ -1601,3 +1601,51 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
         warden_stat(&mut con, "locks_handed_off")
     );
 }
+
+/// The fuzzer covers every command the module registers, and nothing else:
+/// `COMMAND LIST FILTERBY MODULE warden` is exactly `COMMANDS`, and each has
+/// its documentation and its key at argument 1 (the module's one table).
+#[test]
+fn the_fuzzer_covers_every_registered_command() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let mut registered: Vec<String> = cmd("COMMAND")
+        .arg("LIST")
+        .arg("FILTERBY")
+        .arg("MODULE")
+        .arg("warden")
+        .query(&mut con)
+        .expect("COMMAND LIST");
+    registered.sort();
+    let mut known: Vec<String> = COMMANDS.iter().map(|c| c.to_lowercase()).collect();
+    known.sort();
+    assert_eq!(registered, known);
+    for name in &known {
+        let docs: Value = cmd("COMMAND")
+            .arg("DOCS")
+            .arg(name)
+            .query(&mut con)
+            .expect("COMMAND DOCS");
+        let text = format!("{docs:?}");
+        assert!(
+            text.contains("summary") && text.contains("arguments"),
+            "{name}: {text}"
+        );
+        let info: Value = cmd("COMMAND")
+            .arg("INFO")
+            .arg(name)
+            .query(&mut con)
+            .expect("COMMAND INFO");
+        let Value::Array(outer) = info else {
+            panic!("{name}: COMMAND INFO {info:?}")
+        };
+        let Some(Value::Array(row)) = outer.first() else {
+            panic!("{name}: COMMAND INFO {outer:?}")
+        };
+        let int = |i: usize| match row.get(i) {
+            Some(Value::Int(n)) => *n,
+            other => panic!("{name}: field {i} of COMMAND INFO is {other:?}"),
+        };
+        assert_eq!((int(3), int(4), int(5)), (1, 1, 1), "{name}: key positions");
+    }
+}

@@ -9,7 +9,7 @@
 use std::ffi::{c_long, CStr};
 
 use crate::args::{internal_only, Args};
-use crate::bloom::data_type::{self as bloom_type, words_from_le, BLOOM_TYPE};
+use crate::bloom::data_type::{self as bloom_type, words_from_le};
 use crate::bloom::wire::{float_text, LoadFilter};
 use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::core::bloom::{
@@ -17,7 +17,7 @@ use crate::core::bloom::{
 };
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
-use crate::host::{self, api, Ctx, Key, RString, Sink, Slot};
+use crate::host::{self, api, Ctx, Key, RString, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, except for writes applied from
 /// a master or the AOF, which must rebuild what already exists (they are held
@@ -32,11 +32,7 @@ fn max_bytes(ctx: *mut Ctx) -> u64 {
 
 /// The filter in a key: `Ok(None)` when the key is empty.
 fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError> {
-    match key.slot::<BloomFilter>(&BLOOM_TYPE) {
-        Slot::Empty => Ok(None),
-        Slot::Value(f) => Ok(Some(unsafe { &mut *f })),
-        Slot::WrongType => Err(WardenError::WrongType),
-    }
+    key.value::<BloomFilter>()
 }
 
 fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {
@@ -129,6 +125,7 @@ fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
     let rate = float_text(f.error_rate());
     let capacity = f.layers()[0].capacity() as i64;
     let replicate = api!(RedisModule_Replicate);
+    // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
     unsafe {
         if f.expansion() == 0 {
             replicate(
@@ -173,7 +170,7 @@ pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let filter = BloomFilter::new(params, max_bytes(ctx))?;
     replicate_reserve(ctx, name, &filter);
     bloom_type::track_new(&filter);
-    key.set_value(&BLOOM_TYPE, Box::new(filter));
+    key.set_value(Box::new(filter));
     host::notify(ctx, c"bf.reserve", name);
     host::reply_status(ctx, c"OK");
     Ok(())
@@ -234,7 +231,7 @@ fn add_items(
                 replicate_new_items(ctx, args, first, &not_added);
             }
             bloom_type::track_new(&f);
-            key.set_value(&BLOOM_TYPE, f);
+            key.set_value(f);
             host::notify(ctx, event, name);
         }
         None => {
@@ -258,6 +255,7 @@ fn replicate_new_items(ctx: *mut Ctx, args: &Args, first: usize, not_added: &[us
         .filter(|i| !not_added.contains(i))
         .map(|i| args.raw(i))
         .collect();
+    // SAFETY: a live command context; `items` holds live argument strings, as many as given.
     unsafe {
         api!(RedisModule_Replicate)(
             ctx,
@@ -289,6 +287,7 @@ impl ItemReplies {
     fn emit(&mut self, outcome: Result<Added, WardenError>) {
         if !self.started {
             self.started = true;
+            // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
             unsafe { api!(RedisModule_ReplyWithArray)(self.ctx, self.count as c_long) };
         }
         match outcome {
@@ -379,6 +378,7 @@ pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             .map(|i| f.contains(ItemHash::of(args.bytes(i))))
             .collect::<Vec<bool>>()
     })?;
+    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
     unsafe { api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long) };
     for i in 0..items.len() {
         let hit = found.as_ref().is_some_and(|f| f[i]);
@@ -414,6 +414,7 @@ fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize) {
         4 if f.expansion() == 0 => host::reply_null(ctx),
         4 => host::reply_integer(ctx, i64::from(f.expansion())),
         _ => {
+            // SAFETY: `ctx` is the live context of a call that owes a reply.
             unsafe { api!(RedisModule_ReplyWithDouble)(ctx, f.error_rate()) };
         }
     };
@@ -433,6 +434,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
     match only {
         Some(field) => {
+            // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
             unsafe { api!(RedisModule_ReplyWithArray)(ctx, 1) };
             reply_info_value(ctx, f, field);
         }
@@ -474,7 +476,7 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                 let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
                 let filter = BloomFilter::from_parts(error_rate, expansion, vec![layer])?;
                 bloom_type::track_new(&filter);
-                key.set_value(&BLOOM_TYPE, Box::new(filter));
+                key.set_value(Box::new(filter));
             }
             Some(f) if index == f.layers().len() && f.expansion() == expansion => {
                 let budget = f.layer_budget(max_bytes);

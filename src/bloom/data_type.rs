@@ -17,7 +17,7 @@ use redis_module::raw;
 use crate::bloom::wire::LoadFilter;
 use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
 use crate::data_type::{methods, Callbacks};
-use crate::host::{api, shield, Sink};
+use crate::host::{api, shield, ModuleValue, Sink};
 
 /// Current RDB encoding version of filter values.
 pub const BLOOM_ENCODING_VERSION: i32 = 1;
@@ -127,6 +127,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
 
 unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     shield((), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
         let f = unsafe { &*value.cast::<BloomFilter>() };
         raw::save_double(rdb, f.error_rate());
         raw::save_unsigned(rdb, u64::from(f.expansion()));
@@ -178,15 +179,18 @@ unsafe extern "C" fn aof_rewrite(
 
 unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     shield(0, || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
         unsafe { &*value.cast::<BloomFilter>() }.size() as usize
     })
 }
 
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     shield((), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
         let f = unsafe { &*value.cast::<BloomFilter>() };
         let add_int = api!(RedisModule_DigestAddLongLong);
         let add_bytes = api!(RedisModule_DigestAddStringBuffer);
+        // SAFETY: `md` is the digest Redis passed; the bytes outlive the call.
         unsafe {
             add_int(md, f.error_rate().to_bits() as i64);
             add_int(md, i64::from(f.expansion()));
@@ -207,6 +211,7 @@ unsafe extern "C" fn free(value: *mut c_void) {
     if value.is_null() {
         return;
     }
+    // SAFETY: Redis frees a value it stored for this type, once.
     let f = unsafe { Box::from_raw(value.cast::<BloomFilter>()) };
     FILTERS.fetch_sub(1, Ordering::Relaxed);
     FILTER_BYTES.fetch_sub(f.size() as i64, Ordering::Relaxed);
@@ -218,8 +223,15 @@ unsafe extern "C" fn copy(
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
         let f = unsafe { &*value.cast::<BloomFilter>() }.clone();
         track_new(&f);
         Box::into_raw(Box::new(f)).cast::<c_void>()
     })
+}
+
+impl ModuleValue for BloomFilter {
+    fn redis_type() -> &'static RedisType {
+        &BLOOM_TYPE
+    }
 }

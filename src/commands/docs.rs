@@ -37,7 +37,7 @@ pub struct ArgDoc {
     pub multiple: bool,
 }
 
-const fn arg(name: &'static str, kind: Kind) -> ArgDoc {
+pub const fn arg(name: &'static str, kind: Kind) -> ArgDoc {
     ArgDoc {
         name,
         kind,
@@ -47,11 +47,11 @@ const fn arg(name: &'static str, kind: Kind) -> ArgDoc {
     }
 }
 
-const fn key() -> ArgDoc {
+pub const fn key() -> ArgDoc {
     arg("key", Kind::Key)
 }
 
-const fn option(token: &'static str, name: &'static str, kind: Kind) -> ArgDoc {
+pub const fn option(token: &'static str, name: &'static str, kind: Kind) -> ArgDoc {
     ArgDoc {
         name,
         kind,
@@ -61,7 +61,7 @@ const fn option(token: &'static str, name: &'static str, kind: Kind) -> ArgDoc {
     }
 }
 
-const fn flag(token: &'static str) -> ArgDoc {
+pub const fn flag(token: &'static str) -> ArgDoc {
     ArgDoc {
         name: token,
         kind: Kind::Flag,
@@ -71,7 +71,7 @@ const fn flag(token: &'static str) -> ArgDoc {
     }
 }
 
-const fn items(name: &'static str) -> ArgDoc {
+pub const fn items(name: &'static str) -> ArgDoc {
     ArgDoc {
         name,
         kind: Kind::Str,
@@ -80,186 +80,6 @@ const fn items(name: &'static str) -> ArgDoc {
         multiple: true,
     }
 }
-
-/// The documentation of one command.
-pub struct CommandDoc {
-    /// Command name.
-    pub name: &'static str,
-    /// One-line summary.
-    pub summary: &'static str,
-    /// Time complexity.
-    pub complexity: &'static str,
-    /// Redis arity: exact count, or the negative of the minimum.
-    pub arity: c_int,
-    /// Whether the command writes its key.
-    pub writes: bool,
-    /// Arguments after the command name.
-    pub args: &'static [ArgDoc],
-}
-
-/// Every warden command's documentation.
-pub const DOCS: &[CommandDoc] = &[
-    CommandDoc {
-        name: "dlock.acquire",
-        summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease).",
-        complexity: "O(1)",
-        arity: -4,
-        writes: true,
-        args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT")],
-    },
-    CommandDoc {
-        name: "dlock.release",
-        summary: "Drops one hold of the owner's lock: 1 if it held it, 0 otherwise. At zero holds the lock goes to the oldest waiter.",
-        complexity: "O(1)",
-        arity: 3,
-        writes: true,
-        args: &[key(), arg("owner", Kind::Str)],
-    },
-    CommandDoc {
-        name: "dlock.extend",
-        summary: "Sets the remaining lease of the owner's lock to ttl_ms: 1, or 0 if it does not hold it (never re-creates a lost lock).",
-        complexity: "O(1)",
-        arity: 4,
-        writes: true,
-        args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int)],
-    },
-    CommandDoc {
-        name: "dlock.info",
-        summary: "Owner, token, ttl_ms, holds and waiters of a lock; nil when it is free.",
-        complexity: "O(1)",
-        arity: 2,
-        writes: false,
-        args: &[key()],
-    },
-    CommandDoc {
-        name: "dlock._set",
-        summary: "Internal: sets a lock's state with an absolute deadline (replication and AOF).",
-        complexity: "O(1)",
-        arity: 4,
-        writes: true,
-        args: &[key(), arg("owner", Kind::Str), arg("state", Kind::Str)],
-    },
-    CommandDoc {
-        name: "bf.reservex",
-        summary: "Creates an empty Bloom filter sized for capacity items at error_rate.",
-        complexity: "O(1)",
-        arity: -4,
-        writes: true,
-        args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), option("EXPANSION", "expansion", Kind::Int), flag("NONSCALING")],
-    },
-    CommandDoc {
-        name: "bf.addx",
-        summary: "Adds an item to a Bloom filter (created with the defaults if missing): 1 if new, 0 if it may have been present.",
-        complexity: "O(k)",
-        arity: 3,
-        writes: true,
-        args: &[key(), arg("item", Kind::Str)],
-    },
-    CommandDoc {
-        name: "bf.maddx",
-        summary: "Adds items to a Bloom filter: one 1/0 (or error) per item.",
-        complexity: "O(k * n)",
-        arity: -3,
-        writes: true,
-        args: &[key(), items("item")],
-    },
-    CommandDoc {
-        name: "bf.insertx",
-        summary: "Adds items to a Bloom filter, creating it with the given parameters unless NOCREATE.",
-        complexity: "O(k * n)",
-        arity: -4,
-        writes: true,
-        args: &[
-            key(),
-            option("CAPACITY", "capacity", Kind::Int),
-            option("ERROR", "error_rate", Kind::Double),
-            option("EXPANSION", "expansion", Kind::Int),
-            flag("NOCREATE"),
-            flag("NONSCALING"),
-            ArgDoc { name: "item", kind: Kind::Str, token: Some("ITEMS"), optional: false, multiple: true },
-        ],
-    },
-    CommandDoc {
-        name: "bf.existsx",
-        summary: "1 if the item may be in the filter, 0 if it certainly is not (0 for a missing key).",
-        complexity: "O(k)",
-        arity: 3,
-        writes: false,
-        args: &[key(), arg("item", Kind::Str)],
-    },
-    CommandDoc {
-        name: "bf.mexistsx",
-        summary: "For each item, 1 if it may be in the filter, 0 if it certainly is not.",
-        complexity: "O(k * n)",
-        arity: -3,
-        writes: false,
-        args: &[key(), items("item")],
-    },
-    CommandDoc {
-        name: "bf.infox",
-        summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate and Error rate of a filter.",
-        complexity: "O(1)",
-        arity: -2,
-        writes: false,
-        args: &[key(), ArgDoc { name: "field", kind: Kind::Str, token: None, optional: true, multiple: false }],
-    },
-    CommandDoc {
-        name: "bf.cardx",
-        summary: "Number of items added to a filter as new (0 for a missing key).",
-        complexity: "O(1)",
-        arity: 2,
-        writes: false,
-        args: &[key()],
-    },
-    CommandDoc {
-        name: "bf._loadx",
-        summary: "Internal: rebuilds a filter layer by layer, its bits in chunks (AOF).",
-        complexity: "O(n)",
-        arity: -6,
-        writes: true,
-        args: &[key(), items("part")],
-    },
-    CommandDoc {
-        name: "rl.token",
-        summary: "Token bucket (golang.org/x/time/rate): [allowed, remaining, wait_ms, reset_ms]. MAXWAIT reserves tokens that will be there in time.",
-        complexity: "O(1)",
-        arity: -4,
-        writes: true,
-        args: &[key(), arg("rate", Kind::Str), arg("burst", Kind::Int), option("COST", "cost", Kind::Int), option("MAXWAIT", "max_wait_ms", Kind::Int)],
-    },
-    CommandDoc {
-        name: "rl.leaky",
-        summary: "Leaky bucket as a meter: [allowed, remaining, wait_ms, reset_ms].",
-        complexity: "O(1)",
-        arity: -4,
-        writes: true,
-        args: &[key(), arg("rate", Kind::Str), arg("capacity", Kind::Int), option("COST", "cost", Kind::Int)],
-    },
-    CommandDoc {
-        name: "rl.window",
-        summary: "Sliding-window counter: [allowed, remaining, wait_ms, reset_ms].",
-        complexity: "O(1)",
-        arity: -4,
-        writes: true,
-        args: &[key(), arg("limit", Kind::Int), arg("window_ms", Kind::Int), option("COST", "cost", Kind::Int)],
-    },
-    CommandDoc {
-        name: "rl.gcra",
-        summary: "GCRA with redis-cell's CL.THROTTLE reply: [limited, limit, remaining, retry_after_s, reset_after_s].",
-        complexity: "O(1)",
-        arity: -5,
-        writes: true,
-        args: &[key(), arg("max_burst", Kind::Int), arg("count", Kind::Int), arg("period_s", Kind::Int), option("QUANTITY", "quantity", Kind::Int)],
-    },
-    CommandDoc {
-        name: "rl._set",
-        summary: "Internal: sets a rate limiter's state with an absolute expiry (replication and AOF).",
-        complexity: "O(1)",
-        arity: 3,
-        writes: true,
-        args: &[key(), arg("state", Kind::Str)],
-    },
-];
 
 /// Keeps a string alive for the server's lifetime and returns its pointer.
 fn leak(text: &str) -> *const c_char {
@@ -297,8 +117,24 @@ fn c_arg(a: &ArgDoc) -> raw::RedisModuleCommandArg {
     }
 }
 
-/// Registers the documentation of every command (the commands must exist).
-pub fn register(ctx: *mut Ctx) -> Result<(), String> {
+/// The documentation of one command.
+pub struct Doc {
+    /// One-line summary.
+    pub summary: &'static str,
+    /// Time complexity.
+    pub complexity: &'static str,
+    /// Redis arity: exact count, or the negative of the minimum.
+    pub arity: c_int,
+    /// Arguments after the command name.
+    pub args: &'static [ArgDoc],
+}
+
+/// Registers the documentation of each command given as (name, whether it
+/// writes its key, doc); the commands must exist.
+pub fn register<'a>(
+    ctx: *mut Ctx,
+    commands: impl Iterator<Item = (&'a str, bool, &'a Doc)>,
+) -> Result<(), String> {
     let version: &'static raw::RedisModuleCommandInfoVersion =
         Box::leak(Box::new(raw::RedisModuleCommandInfoVersion {
             version: 1,
@@ -306,13 +142,14 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
             sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
             sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
         }));
-    for doc in DOCS {
-        let name = CString::new(doc.name).map_err(|e| e.to_string())?;
-        let command = unsafe { api!(RedisModule_GetCommand)(ctx, name.as_ptr()) };
+    for (name, writes, doc) in commands {
+        let c_name = CString::new(name).map_err(|e| e.to_string())?;
+        // SAFETY: called from OnLoad with the load context, after the command was created.
+        let command = unsafe { api!(RedisModule_GetCommand)(ctx, c_name.as_ptr()) };
         if command.is_null() {
-            return Err(format!("no command {} to document", doc.name));
+            return Err(format!("no command {} to document", name));
         }
-        let access = if doc.writes {
+        let access = if writes {
             raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE
         } else {
             raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS
@@ -336,9 +173,11 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
                     },
                 },
             },
+            // SAFETY: an all-zero key spec is the terminator Redis expects (plain data, no references).
             unsafe { std::mem::zeroed() },
         ]));
         let mut args: Vec<raw::RedisModuleCommandArg> = doc.args.iter().map(c_arg).collect();
+        // SAFETY: an all-zero argument is the terminator Redis expects (plain data, no references).
         args.push(unsafe { std::mem::zeroed() });
         let info = raw::RedisModuleCommandInfo {
             version,
@@ -351,9 +190,10 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
             key_specs: key_specs.as_mut_ptr(),
             args: args.leak().as_mut_ptr(),
         };
+        // SAFETY: `command` is a registered command; `info` and everything it points to are leaked, so they outlive the server's use.
         let status = unsafe { api!(RedisModule_SetCommandInfo)(command, &info) };
         if status != raw::REDISMODULE_OK as c_int {
-            return Err(format!("the documentation of {} was refused", doc.name));
+            return Err(format!("the documentation of {} was refused", name));
         }
     }
     Ok(())

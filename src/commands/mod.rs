@@ -3,6 +3,8 @@
 
 pub mod docs;
 
+use docs::{arg, flag, items, key, option, ArgDoc, Doc, Kind};
+
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -23,6 +25,7 @@ pub fn guard(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int, handler: Handl
     let argv: &[*mut RString] = if argv.is_null() || argc <= 0 {
         &[]
     } else {
+        // SAFETY: Redis passes `argc` live arguments at `argv` for the duration of the call.
         unsafe { std::slice::from_raw_parts(argv, argc as usize) }
     };
     let args = Args::new(argv);
@@ -58,122 +61,253 @@ macro_rules! command_fn {
     }};
 }
 
-/// One row of the command table.
-pub struct CommandSpec {
-    /// Command name as clients type it.
+/// One row of the command table: everything Redis is told about a command.
+pub struct Command {
+    /// Command name as clients type it (lower case).
     pub name: &'static str,
     /// The `extern "C"` entry point made by `command_fn!`.
     pub func: unsafe extern "C" fn(*mut Ctx, *mut *mut RString, c_int) -> c_int,
-    /// Redis command flags.
+    /// Redis command flags (`write` also marks the key spec read-write).
     pub flags: &'static str,
+    /// What `COMMAND DOCS` and `COMMAND INFO` show.
+    pub doc: Doc,
 }
 
-/// Every warden command. Each takes exactly one key, at argument 1.
-pub fn table() -> Vec<CommandSpec> {
-    vec![
-        CommandSpec {
-            name: "dlock.acquire",
-            func: command_fn!(lock::acquire),
-            flags: "write deny-oom blocking",
-        },
-        CommandSpec {
-            name: "dlock.release",
-            func: command_fn!(lock::release),
-            flags: "write",
-        },
-        CommandSpec {
-            name: "dlock.extend",
-            func: command_fn!(lock::extend),
-            flags: "write deny-oom fast",
-        },
-        CommandSpec {
-            name: "dlock.info",
-            func: command_fn!(lock::info),
-            flags: "readonly fast",
-        },
-        CommandSpec {
-            name: "bf.reservex",
-            func: command_fn!(bloom::reserve),
-            flags: "write deny-oom",
-        },
-        CommandSpec {
-            name: "bf.addx",
-            func: command_fn!(bloom::add),
-            flags: "write deny-oom",
-        },
-        CommandSpec {
-            name: "bf.maddx",
-            func: command_fn!(bloom::madd),
-            flags: "write deny-oom",
-        },
-        CommandSpec {
-            name: "bf.insertx",
-            func: command_fn!(bloom::insert),
-            flags: "write deny-oom",
-        },
-        CommandSpec {
-            name: "bf.existsx",
-            func: command_fn!(bloom::exists),
-            flags: "readonly fast",
-        },
-        CommandSpec {
-            name: "bf.mexistsx",
-            func: command_fn!(bloom::mexists),
-            flags: "readonly fast",
-        },
-        CommandSpec {
-            name: "bf.infox",
-            func: command_fn!(bloom::info),
-            flags: "readonly fast",
-        },
-        CommandSpec {
-            name: "bf.cardx",
-            func: command_fn!(bloom::card),
-            flags: "readonly fast",
-        },
-        CommandSpec {
-            name: "bf._loadx",
-            func: command_fn!(bloom::load),
-            flags: "write deny-oom",
-        },
-        CommandSpec {
-            name: "rl.token",
-            func: command_fn!(rate::token),
-            flags: "write deny-oom fast",
-        },
-        CommandSpec {
-            name: "rl.leaky",
-            func: command_fn!(rate::leaky),
-            flags: "write deny-oom fast",
-        },
-        CommandSpec {
-            name: "rl.window",
-            func: command_fn!(rate::window),
-            flags: "write deny-oom fast",
-        },
-        CommandSpec {
-            name: "rl.gcra",
-            func: command_fn!(rate::gcra),
-            flags: "write deny-oom fast",
-        },
-        CommandSpec {
-            name: "rl._set",
-            func: command_fn!(rate::set_state),
-            flags: "write deny-oom",
-        },
-        CommandSpec {
-            name: "dlock._set",
-            func: command_fn!(lock::set_state),
-            flags: "write deny-oom",
-        },
-    ]
+impl Command {
+    /// Whether the command writes its key.
+    pub fn writes(&self) -> bool {
+        self.flags.split(' ').any(|f| f == "write")
+    }
 }
+
+/// Every warden command: one row each, from which registration, `COMMAND DOCS`
+/// and the ACL categories are made. Each takes exactly one key, at argument 1.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "dlock.acquire",
+        func: command_fn!(lock::acquire),
+        flags: "write deny-oom blocking",
+        doc: Doc {
+            summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease).",
+            complexity: "O(1)",
+            arity: -4,
+            args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT")],
+        },
+    },
+    Command {
+        name: "dlock.release",
+        func: command_fn!(lock::release),
+        flags: "write",
+        doc: Doc {
+            summary: "Drops one hold of the owner's lock: 1 if it held it, 0 otherwise. At zero holds the lock goes to the oldest waiter.",
+            complexity: "O(1)",
+            arity: 3,
+            args: &[key(), arg("owner", Kind::Str)],
+        },
+    },
+    Command {
+        name: "dlock.extend",
+        func: command_fn!(lock::extend),
+        flags: "write deny-oom fast",
+        doc: Doc {
+            summary: "Sets the remaining lease of the owner's lock to ttl_ms: 1, or 0 if it does not hold it (never re-creates a lost lock).",
+            complexity: "O(1)",
+            arity: 4,
+            args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int)],
+        },
+    },
+    Command {
+        name: "dlock.info",
+        func: command_fn!(lock::info),
+        flags: "readonly fast",
+        doc: Doc {
+            summary: "Owner, token, ttl_ms, holds and waiters of a lock; nil when it is free.",
+            complexity: "O(1)",
+            arity: 2,
+            args: &[key()],
+        },
+    },
+    Command {
+        name: "bf.reservex",
+        func: command_fn!(bloom::reserve),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Creates an empty Bloom filter sized for capacity items at error_rate.",
+            complexity: "O(1)",
+            arity: -4,
+            args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), option("EXPANSION", "expansion", Kind::Int), flag("NONSCALING")],
+        },
+    },
+    Command {
+        name: "bf.addx",
+        func: command_fn!(bloom::add),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Adds an item to a Bloom filter (created with the defaults if missing): 1 if new, 0 if it may have been present.",
+            complexity: "O(k)",
+            arity: 3,
+            args: &[key(), arg("item", Kind::Str)],
+        },
+    },
+    Command {
+        name: "bf.maddx",
+        func: command_fn!(bloom::madd),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Adds items to a Bloom filter: one 1/0 (or error) per item.",
+            complexity: "O(k * n)",
+            arity: -3,
+            args: &[key(), items("item")],
+        },
+    },
+    Command {
+        name: "bf.insertx",
+        func: command_fn!(bloom::insert),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Adds items to a Bloom filter, creating it with the given parameters unless NOCREATE.",
+            complexity: "O(k * n)",
+            arity: -4,
+            args: &[
+                key(),
+                option("CAPACITY", "capacity", Kind::Int),
+                option("ERROR", "error_rate", Kind::Double),
+                option("EXPANSION", "expansion", Kind::Int),
+                flag("NOCREATE"),
+                flag("NONSCALING"),
+                ArgDoc { name: "item", kind: Kind::Str, token: Some("ITEMS"), optional: false, multiple: true },
+            ],
+        },
+    },
+    Command {
+        name: "bf.existsx",
+        func: command_fn!(bloom::exists),
+        flags: "readonly fast",
+        doc: Doc {
+            summary: "1 if the item may be in the filter, 0 if it certainly is not (0 for a missing key).",
+            complexity: "O(k)",
+            arity: 3,
+            args: &[key(), arg("item", Kind::Str)],
+        },
+    },
+    Command {
+        name: "bf.mexistsx",
+        func: command_fn!(bloom::mexists),
+        flags: "readonly fast",
+        doc: Doc {
+            summary: "For each item, 1 if it may be in the filter, 0 if it certainly is not.",
+            complexity: "O(k * n)",
+            arity: -3,
+            args: &[key(), items("item")],
+        },
+    },
+    Command {
+        name: "bf.infox",
+        func: command_fn!(bloom::info),
+        flags: "readonly fast",
+        doc: Doc {
+            summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate and Error rate of a filter.",
+            complexity: "O(1)",
+            arity: -2,
+            args: &[key(), ArgDoc { name: "field", kind: Kind::Str, token: None, optional: true, multiple: false }],
+        },
+    },
+    Command {
+        name: "bf.cardx",
+        func: command_fn!(bloom::card),
+        flags: "readonly fast",
+        doc: Doc {
+            summary: "Number of items added to a filter as new (0 for a missing key).",
+            complexity: "O(1)",
+            arity: 2,
+            args: &[key()],
+        },
+    },
+    Command {
+        name: "bf._loadx",
+        func: command_fn!(bloom::load),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Internal: rebuilds a filter layer by layer, its bits in chunks (AOF).",
+            complexity: "O(n)",
+            arity: -6,
+            args: &[key(), items("part")],
+        },
+    },
+    Command {
+        name: "rl.token",
+        func: command_fn!(rate::token),
+        flags: "write deny-oom fast",
+        doc: Doc {
+            summary: "Token bucket (golang.org/x/time/rate): [allowed, remaining, wait_ms, reset_ms]. MAXWAIT reserves tokens that will be there in time.",
+            complexity: "O(1)",
+            arity: -4,
+            args: &[key(), arg("rate", Kind::Str), arg("burst", Kind::Int), option("COST", "cost", Kind::Int), option("MAXWAIT", "max_wait_ms", Kind::Int)],
+        },
+    },
+    Command {
+        name: "rl.leaky",
+        func: command_fn!(rate::leaky),
+        flags: "write deny-oom fast",
+        doc: Doc {
+            summary: "Leaky bucket as a meter: [allowed, remaining, wait_ms, reset_ms].",
+            complexity: "O(1)",
+            arity: -4,
+            args: &[key(), arg("rate", Kind::Str), arg("capacity", Kind::Int), option("COST", "cost", Kind::Int)],
+        },
+    },
+    Command {
+        name: "rl.window",
+        func: command_fn!(rate::window),
+        flags: "write deny-oom fast",
+        doc: Doc {
+            summary: "Sliding-window counter: [allowed, remaining, wait_ms, reset_ms].",
+            complexity: "O(1)",
+            arity: -4,
+            args: &[key(), arg("limit", Kind::Int), arg("window_ms", Kind::Int), option("COST", "cost", Kind::Int)],
+        },
+    },
+    Command {
+        name: "rl.gcra",
+        func: command_fn!(rate::gcra),
+        flags: "write deny-oom fast",
+        doc: Doc {
+            summary: "GCRA with redis-cell's CL.THROTTLE reply: [limited, limit, remaining, retry_after_s, reset_after_s].",
+            complexity: "O(1)",
+            arity: -5,
+            args: &[key(), arg("max_burst", Kind::Int), arg("count", Kind::Int), arg("period_s", Kind::Int), option("QUANTITY", "quantity", Kind::Int)],
+        },
+    },
+    Command {
+        name: "rl._set",
+        func: command_fn!(rate::set_state),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Internal: sets a rate limiter's state with an absolute expiry (replication and AOF).",
+            complexity: "O(1)",
+            arity: 3,
+            args: &[key(), arg("state", Kind::Str)],
+        },
+    },
+    Command {
+        name: "dlock._set",
+        func: command_fn!(lock::set_state),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Internal: sets a lock's state with an absolute deadline (replication and AOF).",
+            complexity: "O(1)",
+            arity: 4,
+            args: &[key(), arg("owner", Kind::Str), arg("state", Kind::Str)],
+        },
+    },
+];
 
 /// Registers the command table with Redis.
 pub fn register(ctx: *mut Ctx) -> Result<(), String> {
-    for spec in table() {
+    for spec in COMMANDS {
         let name = CString::new(spec.name).map_err(|e| e.to_string())?;
         let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
+        // SAFETY: called from OnLoad with the load context; `name` and `flags` are C strings and `spec.func` a command entry point.
         let status = unsafe {
             api!(RedisModule_CreateCommand)(
                 ctx,
@@ -190,7 +324,8 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
         }
     }
     add_acl_categories(ctx);
-    docs::register(ctx)
+    let rows = COMMANDS.iter().map(|c| (c.name, c.writes(), &c.doc));
+    docs::register(ctx, rows)
 }
 
 /// The ACL category of a command's family (`dlock`, `bloom`, `ratelimit`).
@@ -220,7 +355,7 @@ fn add_acl_categories(ctx: *mut Ctx) {
             host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
         }
     }
-    for spec in table() {
+    for spec in COMMANDS {
         let mut categories = vec![family_category(spec.name)];
         for (flag, category) in [
             ("write", "write"),

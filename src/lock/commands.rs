@@ -13,8 +13,7 @@ use crate::core::lock::{
     self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TTL_MS, WAIT_TIMEOUT_MS,
 };
 use crate::core::parse::is_keyword;
-use crate::host::{self, Ctx, Key, RString, Sink, Slot};
-use crate::lock::data_type::LOCK_TYPE;
+use crate::host::{self, Ctx, Key, RString, Sink};
 use crate::lock::fence::{observe_token, with_fence};
 use crate::lock::wire::SetLock;
 use crate::stats;
@@ -24,17 +23,13 @@ use crate::waiting::{self, Answer, Family, WaitRequest};
 /// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
 /// the lease (`NO_DEADLINE` when the key has no expiry).
 fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
-    match key.slot::<LockState>(&LOCK_TYPE) {
-        Slot::Empty => Ok(None),
-        Slot::Value(state) => {
-            // SAFETY: Redis owns the value while the key is open; `key` is
-            // borrowed mutably for as long as the reference lives.
-            let state = unsafe { &mut *state };
-            state.deadline_ms = key.abs_expire().unwrap_or(NO_DEADLINE);
-            Ok(Some(state))
-        }
-        Slot::WrongType => Err(WardenError::WrongType),
+    let expiry = key.abs_expire();
+    let state = key.value::<LockState>()?;
+    if let Some(state) = state {
+        state.deadline_ms = expiry.unwrap_or(NO_DEADLINE);
+        return Ok(Some(state));
     }
+    Ok(None)
 }
 
 /// The owner argument, which must not be empty.
@@ -61,7 +56,7 @@ fn replicate_state(
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
 fn store(key: &Key, state: LockState) {
     let deadline = state.deadline_ms;
-    key.set_value(&LOCK_TYPE, Box::new(state));
+    key.set_value(Box::new(state));
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
@@ -319,7 +314,9 @@ impl Family for Locks {
 /// Hands a free lock to the oldest waiter. `key` is open for writing on `db`.
 /// Returns whether a waiter got the lock.
 fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) -> bool {
-    let key_bytes = host::bytes(name);
+    // SAFETY: `name` is the caller's live key name (a command argument or a
+    // string the timer owns), unchanged while this function runs.
+    let key_bytes = unsafe { host::bytes(name) };
     let (holder_deadline, floor, key_gone) = match lock_in(key) {
         Err(_) => return false,
         Ok(Some(state)) if state.is_live(now) => (Some(state.deadline_ms), 0, false),

@@ -18,7 +18,7 @@ use redis_module::raw;
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::{LockState, NO_DEADLINE};
 use crate::data_type::{methods, Callbacks};
-use crate::host::{api, shield, Sink};
+use crate::host::{api, shield, ModuleValue, Sink};
 use crate::lock::fence::observe_token;
 use crate::lock::wire::SetLock;
 
@@ -78,7 +78,8 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
 
 unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     shield((), || {
-        let state = &*value.cast::<LockState>();
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
+        let state = unsafe { &*value.cast::<LockState>() };
         raw::save_slice(rdb, &state.owner);
         raw::save_signed(rdb, state.token);
         raw::save_signed(rdb, state.holds);
@@ -92,7 +93,7 @@ unsafe extern "C" fn aof_rewrite(
     value: *mut c_void,
 ) {
     shield((), || {
-        // SAFETY: Redis passes the value it stored for this type.
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
         let stored = unsafe { &*value.cast::<LockState>() };
         let state = LockState {
             deadline_ms: NO_DEADLINE,
@@ -104,24 +105,34 @@ unsafe extern "C" fn aof_rewrite(
 
 unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     shield(0, || {
-        let state = &*value.cast::<LockState>();
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
+        let state = unsafe { &*value.cast::<LockState>() };
         std::mem::size_of::<LockState>() + state.owner.heap_bytes()
     })
 }
 
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     shield((), || {
-        let state = &*value.cast::<LockState>();
-        api!(RedisModule_DigestAddStringBuffer)(md, state.owner.as_ptr().cast(), state.owner.len());
-        api!(RedisModule_DigestAddLongLong)(md, state.token);
-        api!(RedisModule_DigestAddLongLong)(md, state.holds);
-        api!(RedisModule_DigestEndSequence)(md);
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
+        let state = unsafe { &*value.cast::<LockState>() };
+        // SAFETY: `md` is the digest Redis passed; the owner bytes outlive the call.
+        unsafe {
+            api!(RedisModule_DigestAddStringBuffer)(
+                md,
+                state.owner.as_ptr().cast(),
+                state.owner.len(),
+            );
+            api!(RedisModule_DigestAddLongLong)(md, state.token);
+            api!(RedisModule_DigestAddLongLong)(md, state.holds);
+            api!(RedisModule_DigestEndSequence)(md);
+        }
     })
 }
 
 unsafe extern "C" fn free(value: *mut c_void) {
     if !value.is_null() {
-        drop(Box::from_raw(value.cast::<LockState>()));
+        // SAFETY: Redis frees a value it stored for this type, once.
+        drop(unsafe { Box::from_raw(value.cast::<LockState>()) });
     }
 }
 
@@ -131,7 +142,14 @@ unsafe extern "C" fn copy(
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
-        let state = &*value.cast::<LockState>();
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
+        let state = unsafe { &*value.cast::<LockState>() };
         Box::into_raw(Box::new(state.clone())).cast::<c_void>()
     })
+}
+
+impl ModuleValue for LockState {
+    fn redis_type() -> &'static RedisType {
+        &LOCK_TYPE
+    }
 }

@@ -11,25 +11,16 @@ use crate::args::{internal_only, Args};
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, IntArg};
 use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
-use crate::host::{self, api, Ctx, Key, RString, Sink, Slot};
-use crate::rate::data_type::LIMITER_TYPE;
+use crate::host::{self, api, Ctx, Key, RString, Sink};
 use crate::rate::limiter::{Limiter, LimiterKind};
 use crate::rate::wire::SetLimiter;
 use crate::stats;
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
 fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {
-    match key.slot::<Limiter>(&LIMITER_TYPE) {
-        Slot::Empty => Ok(None),
-        Slot::Value(l) => {
-            let l = unsafe { &mut *l };
-            if l.kind() == kind {
-                Ok(Some(l))
-            } else {
-                Err(WardenError::LimiterKindMismatch)
-            }
-        }
-        Slot::WrongType => Err(WardenError::WrongType),
+    match key.value::<Limiter>()? {
+        Some(l) if l.kind() != kind => Err(WardenError::LimiterKindMismatch),
+        found => Ok(found),
     }
 }
 
@@ -70,9 +61,9 @@ fn store(
     expires: Option<i64>,
     event: &CStr,
 ) {
-    match key.slot::<Limiter>(&LIMITER_TYPE) {
-        Slot::Value(existing) => unsafe { *existing = limiter },
-        _ => key.set_value(&LIMITER_TYPE, Box::new(limiter)),
+    match key.value::<Limiter>() {
+        Ok(Some(existing)) => *existing = limiter,
+        _ => key.set_value(Box::new(limiter)),
     }
     key.set_abs_expire_or_persist(expires);
     SetLimiter::emit(&limiter, expires, Sink::Replication(ctx), name);
@@ -85,6 +76,7 @@ fn reply_decision(ctx: *mut Ctx, d: &Decision) {
     } else {
         &stats::RL_DENIED
     });
+    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
     unsafe { api!(RedisModule_ReplyWithArray)(ctx, 4 as c_long) };
     for v in [i64::from(d.allowed), d.remaining, d.wait_ms, d.reset_ms] {
         host::reply_integer(ctx, v);
@@ -221,6 +213,7 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     } else {
         &stats::RL_DENIED
     });
+    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
     unsafe { api!(RedisModule_ReplyWithArray)(ctx, 5 as c_long) };
     for v in [
         r.limited,
@@ -242,9 +235,7 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let (limiter, expires) = SetLimiter::parse(args.bytes(2))?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    if let Slot::WrongType = key.slot::<Limiter>(&LIMITER_TYPE) {
-        return Err(WardenError::WrongType);
-    }
+    key.value::<Limiter>()?;
     store(ctx, (&mut key, name), limiter, expires, c"rl.set");
     host::reply_status(ctx, c"OK");
     Ok(())

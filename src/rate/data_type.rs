@@ -13,7 +13,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::data_type::{methods, Callbacks};
-use crate::host::{api, shield, Sink};
+use crate::host::{api, shield, ModuleValue, Sink};
 use crate::rate::limiter::{Limiter, LimiterKind};
 use crate::rate::wire::SetLimiter;
 
@@ -75,6 +75,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
 
 unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     shield((), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
         let limiter = unsafe { &*value.cast::<Limiter>() };
         raw::save_unsigned(rdb, limiter.kind() as u64);
         match limiter {
@@ -114,9 +115,11 @@ unsafe extern "C" fn mem_usage(_value: *const c_void) -> usize {
 
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     shield((), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
         let limiter = unsafe { &*value.cast::<Limiter>() };
         let state = SetLimiter::state_text(limiter, None);
         let state = state.as_bytes();
+        // SAFETY: `md` is the digest Redis passed; the bytes outlive the call.
         unsafe {
             api!(RedisModule_DigestAddStringBuffer)(md, state.as_ptr().cast(), state.len());
             api!(RedisModule_DigestEndSequence)(md);
@@ -126,6 +129,7 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
 
 unsafe extern "C" fn free(value: *mut c_void) {
     if !value.is_null() {
+        // SAFETY: Redis frees a value it stored for this type, once.
         drop(unsafe { Box::from_raw(value.cast::<Limiter>()) });
     }
 }
@@ -136,6 +140,13 @@ unsafe extern "C" fn copy(
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
         Box::into_raw(Box::new(unsafe { *value.cast::<Limiter>() })).cast::<c_void>()
     })
+}
+
+impl ModuleValue for Limiter {
+    fn redis_type() -> &'static RedisType {
+        &LIMITER_TYPE
+    }
 }

@@ -242,6 +242,7 @@ pub fn block(
     // Redis 7.0 drops the reply of a client that times out after it was
     // unblocked in the same event-loop turn, so the module keeps the timeout
     // itself (a timer) and Redis never times these clients out.
+    // SAFETY: `ctx` is the live context of a command that may block (checked by the caller); the callbacks match Redis's signatures.
     let bc = unsafe {
         api!(RedisModule_BlockClient)(
             ctx,
@@ -251,6 +252,7 @@ pub fn block(
             0,
         )
     };
+    // SAFETY: `bc` was just returned by RedisModule_BlockClient.
     unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
     let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
     let waiter = Waiter {
@@ -459,6 +461,7 @@ fn subscribe_key_events(ctx: *mut Ctx) {
         return;
     }
     let kinds = raw::NotifyEvent::GENERIC | raw::NotifyEvent::EXPIRED | raw::NotifyEvent::EVICTED;
+    // SAFETY: `ctx` is a live context; the callback matches Redis's signature.
     unsafe { api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, kinds.bits(), Some(on_key_event)) };
     KEY_EVENTS_SUBSCRIBED.store(true, Ordering::Relaxed);
 }
@@ -476,7 +479,9 @@ unsafe extern "C" fn on_key_event(
             return;
         }
         let db = host::selected_db(ctx);
-        schedule(ctx, db, host::bytes(key), Wake::KeyEvent, 0);
+        // SAFETY: Redis passes the event's key, alive during this callback.
+        let key = unsafe { host::bytes(key) };
+        schedule(ctx, db, key, Wake::KeyEvent, 0);
     });
     raw::REDISMODULE_OK as c_int
 }
@@ -517,9 +522,11 @@ pub unsafe extern "C" fn on_databases_changed(
             if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END {
                 return;
             }
+            // SAFETY: Redis passes a RedisModuleFlushInfo with FLUSHDB events (checked non-null above).
             let flushed = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
             wake_databases(ctx, |db| flushed == -1 || db == flushed);
         } else if event.id == raw::REDISMODULE_EVENT_SWAPDB {
+            // SAFETY: Redis passes a RedisModuleSwapDbInfo with SWAPDB events (checked non-null above).
             let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
             let (a, b) = (info.dbnum_first, info.dbnum_second);
             wake_databases(ctx, |db| db == a || db == b);
@@ -536,6 +543,7 @@ pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
     .into_iter()
     .all(|id| {
         let event = raw::RedisModuleEvent { id, dataver: 1 };
+        // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
         unsafe {
             api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_databases_changed))
                 == raw::REDISMODULE_OK as c_int
@@ -574,8 +582,10 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
         if reply_answer(ctx) {
             return raw::REDISMODULE_OK as c_int;
         }
+        // SAFETY: `ctx` is the reply context of a client this module blocked.
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
         if remove_client(bc) {
+            // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
             unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
         }
         host::reply_null(ctx);
@@ -588,6 +598,7 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
 unsafe extern "C" fn on_disconnect(_ctx: *mut Ctx, bc: *mut BlockedClient) {
     shield((), || {
         if remove_client(bc) {
+            // SAFETY: as above: it was still waiting, so it has not been unblocked yet.
             unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
         }
     })
