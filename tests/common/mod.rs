@@ -206,7 +206,8 @@ impl Server {
         assert_eq!(pong, "PONG");
     }
 
-    fn kill(&mut self) {
+    /// Kills the server with SIGKILL (no save); its directory stays.
+    pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
