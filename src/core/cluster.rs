@@ -43,6 +43,13 @@ pub enum SlotOwner {
     Unknown,
 }
 
+/// Columns of a `CLUSTER NODES` line: node id, address (`ip:port@bus`),
+/// flags (`myself,master`, …); slot ranges start at `SLOTS_COLUMN`.
+const ID_COLUMN: usize = 0;
+const ADDRESS_COLUMN: usize = 1;
+const FLAGS_COLUMN: usize = 2;
+const SLOTS_COLUMN: usize = 8;
+
 /// Reads `CLUSTER NODES` output for the owner of `slot`.
 pub fn slot_owner(nodes: &str, slot: u16) -> SlotOwner {
     let mut mine = false;
@@ -51,19 +58,19 @@ pub fn slot_owner(nodes: &str, slot: u16) -> SlotOwner {
     let address_of = |id: &str| {
         nodes.lines().find_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.first() == Some(&id)).then(|| {
-                f.get(1)
+            (f.get(ID_COLUMN) == Some(&id)).then(|| {
+                f.get(ADDRESS_COLUMN)
                     .map(|a| a.split('@').next().unwrap_or(a).to_string())
             })?
         })
     };
     for line in nodes.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.len() < 8 {
+        if fields.len() < SLOTS_COLUMN {
             continue;
         }
-        let myself = fields[2].split(',').any(|f| f == "myself");
-        for range in &fields[8..] {
+        let myself = fields[FLAGS_COLUMN].split(',').any(|f| f == "myself");
+        for range in &fields[SLOTS_COLUMN..] {
             if let Some(inner) = range.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
                 // "[slot->-target]" on the source while it migrates the slot away.
                 if let Some((s, target)) = inner.split_once("->-") {

@@ -43,6 +43,11 @@ pub struct LockState {
 /// i64::MAX that tokens can never run out.
 pub const MAX_TOKEN: i64 = 1 << 62;
 
+/// Tokens per millisecond of clock in `FenceClock`: the clock part of a token
+/// is `now_ms × TOKENS_PER_MS`, leaving room for this many grants per ms
+/// before the counter runs ahead of the clock.
+pub const TOKENS_PER_MS: i64 = 1000;
+
 /// How far ahead of `now_ms × 1000` a token seen in storage may be and still
 /// raise the server-wide floor (2^50, about 13 days of clock): a real token
 /// runs ahead of the clock only while grants outpace 1000 per ms. A larger
@@ -231,7 +236,7 @@ impl FenceClock {
             .last
             .max(floor)
             .saturating_add(1)
-            .max(now_ms.saturating_mul(1000));
+            .max(now_ms.saturating_mul(TOKENS_PER_MS));
         if token > MAX_TOKEN {
             return Err(WardenError::TokensExhausted);
         }
@@ -243,7 +248,9 @@ impl FenceClock {
     /// exceed it — unless it runs more than `MAX_TOKEN_LEAD` ahead of the
     /// clock, which only forged data does (its key keeps it as its floor).
     pub fn observe(&mut self, token: i64, now_ms: i64) {
-        let plausible = now_ms.saturating_mul(1000).saturating_add(MAX_TOKEN_LEAD);
+        let plausible = now_ms
+            .saturating_mul(TOKENS_PER_MS)
+            .saturating_add(MAX_TOKEN_LEAD);
         if token <= plausible {
             self.last = self.last.max(token);
         }

@@ -127,14 +127,14 @@ thread_local! {
 }
 
 /// Registry key for (db, key).
-fn slot_id(db: c_int, key: &[u8]) -> Vec<u8> {
+fn queue_id(db: c_int, key: &[u8]) -> Vec<u8> {
     let mut id = Vec::with_capacity(4 + key.len());
     id.extend_from_slice(&db.to_le_bytes());
     id.extend_from_slice(key);
     id
 }
 
-fn split_slot_id(id: &[u8]) -> (c_int, &[u8]) {
+fn split_queue_id(id: &[u8]) -> (c_int, &[u8]) {
     let mut db = [0u8; 4];
     db.copy_from_slice(&id[..4]);
     (c_int::from_le_bytes(db), &id[4..])
@@ -154,13 +154,13 @@ pub fn count(db: c_int, key: &[u8]) -> usize {
     if total_waiting() == 0 {
         return 0;
     }
-    with_registry(|r| r.keys.get(&slot_id(db, key)).map_or(0, |w| w.queue.len()))
+    with_registry(|r| r.keys.get(&queue_id(db, key)).map_or(0, |w| w.queue.len()))
 }
 
 /// Takes the oldest waiter of (db, key), whose payload is a `P`.
 pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
     let waiter = with_registry(|r| {
-        let id = slot_id(db, key);
+        let id = queue_id(db, key);
         let entry = r.keys.get_mut(&id)?;
         let waiter = entry.queue.pop_front()?;
         WAITING.fetch_sub(1, Ordering::Relaxed);
@@ -263,7 +263,7 @@ pub fn block(
     let family = request.family;
     let timeout_at = (timeout_ms > 0).then(|| now.saturating_add(timeout_ms));
     with_registry(|r| {
-        let id = slot_id(db, key);
+        let id = queue_id(db, key);
         r.by_client.insert(bc as usize, id.clone());
         let entry = Blocked {
             bc: bc as usize,
@@ -326,7 +326,7 @@ fn wake(bc: *mut BlockedClient, answer: Answer) {
 /// here.
 pub fn fail_all(db: c_int, key: &[u8], error: &str) {
     let drained = with_registry(|r| {
-        let id = slot_id(db, key);
+        let id = queue_id(db, key);
         let entry = r.keys.remove(&id)?;
         let mut drained = Vec::with_capacity(entry.queue.len());
         let mut queue = entry.queue;
@@ -373,7 +373,7 @@ const CLUSTER_CHECK_MS: i64 = 1000;
 /// A deadline earlier than the pending timer (a hand-off with a shorter ttl,
 /// a PEXPIRE) gets a timer of its own.
 pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
-    let id = slot_id(db, key);
+    let id = queue_id(db, key);
     let due = deadline.saturating_add(1);
     let needed = with_registry(|r| {
         let Some(entry) = r.keys.get_mut(&id) else {
@@ -397,7 +397,7 @@ pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
 }
 
 fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
-    let id = slot_id(db, key);
+    let id = queue_id(db, key);
     let needed = with_registry(|r| {
         let Some(entry) = r.keys.get_mut(&id) else {
             return false;
@@ -431,7 +431,7 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
         let Some(family) = family else {
             return;
         };
-        let (db, key) = split_slot_id(&id);
+        let (db, key) = split_queue_id(&id);
         if !host::writes_allowed(ctx.ctx) {
             // Paused, failing over, loading or no longer a master: a write
             // now would crash a paused Redis 7.0 or diverge a replica.
@@ -492,12 +492,12 @@ fn wake_databases(ctx: *mut Ctx, affected: impl Fn(c_int) -> bool) {
     let ids: Vec<Vec<u8>> = with_registry(|r| {
         r.keys
             .keys()
-            .filter(|id| affected(split_slot_id(id).0))
+            .filter(|id| affected(split_queue_id(id).0))
             .cloned()
             .collect()
     });
     for id in ids {
-        let (db, key) = split_slot_id(&id);
+        let (db, key) = split_queue_id(&id);
         schedule(ctx, db, key, Wake::KeyEvent, 0);
     }
 }

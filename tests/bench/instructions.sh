@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 MODULE=$PWD/target/release/libwarden.so
 OUT=$PWD/target/bench/instructions.md
+mkdir -p "$(dirname "$OUT")"
 CALLS=${BENCH_CALLS:-2000}
 HELD=$((CALLS * 3 / 2))
 
