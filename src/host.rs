@@ -210,6 +210,14 @@ impl Key {
         }
     }
 
+    /// Whether the key holds nothing (cheap: no lookup).
+    pub fn is_empty(&self) -> bool {
+        // SAFETY: a key this struct opened and has not closed (checked non-null first).
+        self.ptr.is_null()
+            || unsafe { api!(RedisModule_KeyType)(self.ptr) }
+                == raw::REDISMODULE_KEYTYPE_EMPTY as c_int
+    }
+
     /// The key's value if it holds a `T`: `Ok(None)` for an empty key,
     /// `WRONGTYPE` for a value of any other type. The reference lives as long
     /// as this borrow of the open key.

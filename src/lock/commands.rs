@@ -23,6 +23,9 @@ use crate::waiting::{self, Answer, Family, WaitRequest};
 /// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
 /// the lease (`NO_DEADLINE` when the key has no expiry).
 fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
+    if key.is_empty() {
+        return Ok(None); // a new lock: no expiry to read
+    }
     let expiry = key.abs_expire();
     let state = key.value::<LockState>()?;
     if let Some(state) = state {
