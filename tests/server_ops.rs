@@ -334,6 +334,20 @@ fn assert_healthy(server: &mut Server, what: &str) {
     assert_clean_log(server, what);
 }
 
+/// A replica of `master` that already receives the master's writes as they happen.
+/// After a diskless sync the master holds writes back until the replica's first ACK
+/// (sent once a second), so one write is waited for here.
+fn streaming_replica(master: &Server) -> Server {
+    let replica = master.start_replica(&[], &[]);
+    let _: () = cmd("SET")
+        .arg("replica:linked")
+        .arg(1)
+        .query(&mut master.conn())
+        .expect("SET");
+    master.sync_replicas(1);
+    replica
+}
+
 fn role(con: &mut Connection) -> String {
     info_field(con, "replication", "role").unwrap_or_default()
 }
@@ -415,6 +429,10 @@ fn ttl_is_pttl(con: &mut Connection, key: &str) -> Result<i64, String> {
     }
 }
 
+fn sleep_until(t: Instant) {
+    thread::sleep(t.saturating_duration_since(Instant::now()));
+}
+
 fn client_pause(con: &mut Connection, ms: u64, mode: &str) {
     let _: () = cmd("CLIENT")
         .arg("PAUSE")
@@ -432,13 +450,24 @@ fn premise(ok: bool, what: &str) {
     );
 }
 
+/// The test's next step comes at least 100 ms before a lease of `lease` that began
+/// at `held_at` ends (a premise of the test, not a module check).
+fn before_lease_end(held_at: Instant, lease: Duration, step: &str) {
+    let spent = held_at.elapsed();
+    premise(
+        spent + Duration::from_millis(100) < lease,
+        &format!("{step} comes {spent:?} into a {lease:?} lease, not before its end"),
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // CLIENT PAUSE / UNPAUSE
 // ---------------------------------------------------------------------------------------
 
 const PAUSE: Duration = Duration::from_millis(1500);
+const PAUSE_HOLDER_TTL: Duration = Duration::from_millis(500);
 
-/// CLIENT PAUSE 1500 `mode` while a holder's 400 ms lease ends, with a replica and
+/// CLIENT PAUSE 1500 `mode` while a holder's 500 ms lease ends, with a replica and
 /// the AOF on: the server survives; the waiter (WAIT 10000) is granted exactly once,
 /// not before the pause ends and promptly after it, with a token above the holder's;
 /// the replica holds the master's dataset, and an AOF restart gives the same digest.
@@ -448,14 +477,12 @@ fn pause_while_lease_ends(mode: &str) {
     let mut replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
     let held_at = Instant::now();
-    let t0 = try_acquire(&mut con, "pause:k", "holder", 400).expect("holder gets the lock");
+    let ttl = PAUSE_HOLDER_TTL.as_millis() as i64;
+    let t0 = try_acquire(&mut con, "pause:k", "holder", ttl).expect("holder gets the lock");
     let w = queue(&master, &mut con, &[("pause:k", "waiter", 10_000, 10_000)]);
     let paused_at = Instant::now();
     client_pause(&mut con, PAUSE.as_millis() as u64, mode);
-    premise(
-        paused_at < held_at + Duration::from_millis(300),
-        "the pause starts before the 400 ms lease ends",
-    );
+    before_lease_end(held_at, PAUSE_HOLDER_TTL, "CLIENT PAUSE");
     let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
     let token = token_of(&answers[0], &master, &what);
     assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
@@ -498,7 +525,7 @@ fn pause_all_while_lease_ends_hands_off_after_the_pause() {
     pause_while_lease_ends("ALL");
 }
 
-/// CLIENT PAUSE 10000 WRITE, the holder's 300 ms lease ends (the key reads as
+/// CLIENT PAUSE 10000 WRITE, the holder's 500 ms lease ends (the key reads as
 /// expired), then CLIENT UNPAUSE early: nothing is handed off while paused (the waiter
 /// has no answer, and a DLOCK.ACQUIRE of another key sent during the pause is held
 /// back); after UNPAUSE the waiter is granted promptly, exactly once, the held-back
@@ -509,20 +536,22 @@ fn unpause_early_serves_the_waiter_promptly() {
     let mut master = Server::start();
     let replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
-    let t0 = try_acquire(&mut con, "unpause:k", "holder", 300).expect("holder gets the lock");
+    let held_at = Instant::now();
+    let t0 = try_acquire(&mut con, "unpause:k", "holder", 500).expect("holder gets the lock");
     let mut w = queue(
         &master,
         &mut con,
         &[("unpause:k", "waiter", 10_000, 10_000)],
     );
     client_pause(&mut con, 10_000, "WRITE");
+    before_lease_end(held_at, Duration::from_millis(500), "CLIENT PAUSE");
     let mut held_back = RawConn::open(master.port);
     held_back.send(&["DLOCK.ACQUIRE", "unpause:other", "x", "5000"]);
     let lease_over = wait_until(Duration::from_secs(3), || {
         !master.is_alive() || cmd("PTTL").arg("unpause:k").query::<i64>(&mut con).ok() == Some(-2)
     });
     assert_healthy(&mut master, what);
-    assert!(lease_over, "{what}: the 300 ms lease never ended");
+    assert!(lease_over, "{what}: the 500 ms lease never ended");
     // Give a module that does not defer time to (wrongly) hand the lock off.
     thread::sleep(Duration::from_millis(300));
     assert_healthy(&mut master, what);
@@ -555,6 +584,59 @@ fn unpause_early_serves_the_waiter_promptly() {
     assert_no_second_reply(&mut answers, what);
     assert_healthy(&mut master, what);
     assert_same_dataset(&master, &replica, &["unpause:k", "unpause:other"], what);
+}
+
+/// A hand-off started by a keyspace change just before a pause: `DEL` (then
+/// `FLUSHALL`) of a held lock and `CLIENT PAUSE 1000 WRITE` arrive in one pipeline, so
+/// the hand-off the key event schedules comes due while writes are paused. The waiter
+/// is granted after the pause ends (not during it) and promptly after, exactly once,
+/// with a larger token; the replica holds the master's dataset.
+#[test]
+fn key_event_hand_off_waits_for_a_pause() {
+    let pause = Duration::from_millis(1000);
+    let mut master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    for op in [vec!["DEL", "ev:k"], vec!["FLUSHALL"]] {
+        let what = format!("{} then CLIENT PAUSE WRITE", op[0]);
+        let what = what.as_str();
+        let t0 = try_acquire(&mut con, "ev:k", "holder", 60_000).expect("ev:k");
+        let owner = format!("w-{}", op[0]);
+        let w = queue(&master, &mut con, &[("ev:k", &owner, 5000, 10_000)]);
+        let mut p = redis::pipe();
+        p.cmd(op[0]).arg(&op[1..]).ignore();
+        p.cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(pause.as_millis() as u64)
+            .arg("WRITE")
+            .ignore();
+        let paused_at = Instant::now();
+        let sent: redis::RedisResult<()> = p.query(&mut con);
+        if let Err(e) = sent {
+            panic!("{what}: {e}; {}", crash_cause(&master));
+        }
+        let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+        let token = token_of(&answers[0], &master, what);
+        assert!(token > t0, "{what}: token {token} <= {t0}");
+        let after = answers[0].at.saturating_duration_since(paused_at);
+        assert!(
+            after + EARLY >= pause,
+            "{what}: the waiter was granted {after:?} into a {pause:?} write pause"
+        );
+        assert!(
+            after <= pause + PROMPT,
+            "{what}: the waiter was granted only {after:?} after a {pause:?} pause began"
+        );
+        assert_no_second_reply(&mut answers, what);
+        assert_healthy(&mut master, what);
+        let info = lock_info(&mut con, "ev:k").expect("the waiter holds ev:k");
+        assert_eq!(
+            (info.owner, info.token),
+            (owner.clone().into_bytes(), token)
+        );
+        assert_same_dataset(&master, &replica, &["ev:k"], what);
+        assert_eq!(release(&mut con, "ev:k", &owner), 1);
+    }
 }
 
 /// RL.TOKEN, BF.ADDX, BF.RESERVEX and DLOCK.ACQUIRE sent during CLIENT PAUSE 800
@@ -657,13 +739,15 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
 // FAILOVER
 // ---------------------------------------------------------------------------------------
 
-/// `FAILOVER TIMEOUT 3000` on a master with waiters — behind a 60 s lease (WAIT
-/// 10000 and WAIT 1000) and behind a 400 ms lease that ends while the failover pauses
-/// writes — optionally with the replica busy in `DEBUG SLEEP 2`. After: the roles
-/// have swapped, both servers are alive with clean logs, every waiter got exactly one
-/// answer and none was granted (the old master only paused and then turned replica:
-/// `UNBLOCKED …`, or nil for the 1 s WAIT), the datasets are equal, and the new master
-/// grants the ended lease to a new owner with a larger token.
+/// `FAILOVER TIMEOUT 3000` on a master with waiters — two behind a 60 s lease (WAIT
+/// 10000 and WAIT 1000), one behind a 500 ms lease — optionally with the replica busy
+/// in `DEBUG SLEEP 2`. With the slow replica the short lease always ends while the
+/// failover pauses writes; with a fast one it does when the replica's once-a-second
+/// ACK comes after it, else it ends just after the master turned replica. After: the
+/// roles have swapped, both servers are alive with clean logs, every waiter got
+/// exactly one answer and none was granted (the old master only paused and then
+/// turned replica: `UNBLOCKED …`, or nil for the 1 s WAIT), the datasets are equal,
+/// and the new master grants the ended lease to a new owner with a larger token.
 fn failover_with_waiters(slow_replica: bool) {
     let what = if slow_replica {
         "FAILOVER with a replica in DEBUG SLEEP 2"
@@ -671,12 +755,12 @@ fn failover_with_waiters(slow_replica: bool) {
         "FAILOVER"
     };
     let mut master = Server::start();
-    let mut replica = master.start_replica(&[], &[]);
+    let mut replica = streaming_replica(&master);
     let mut con = conn_t(&master);
     let mut rcon = replica.conn();
     let held_at = Instant::now();
     let t_long = try_acquire(&mut con, "fo:long", "holder", 60_000).expect("fo:long");
-    let t_short = try_acquire(&mut con, "fo:short", "holder", 400).expect("fo:short");
+    let t_short = try_acquire(&mut con, "fo:short", "holder", 500).expect("fo:short");
     let waiters = queue(
         &master,
         &mut con,
@@ -686,6 +770,11 @@ fn failover_with_waiters(slow_replica: bool) {
             ("fo:long", "w-1s", 5000, 1000),
         ],
     );
+    // The replica has applied every write (fo:short is the last one) before it sleeps:
+    // it acknowledges its offset once a second, so one ACK right after the sleep must
+    // find it caught up for the failover to go through within its timeout.
+    let applied = wait_until(Duration::from_secs(2), || exists(&mut rcon, "fo:short"));
+    assert!(applied, "{what}: the replica never applied the setup");
     let mut sleeper = slow_replica.then(|| {
         let mut c = RawConn::open(replica.port);
         c.send(&["DEBUG", "SLEEP", "2"]);
@@ -693,10 +782,7 @@ fn failover_with_waiters(slow_replica: bool) {
         c
     });
     let failover_at = Instant::now();
-    premise(
-        failover_at < held_at + Duration::from_millis(300),
-        "FAILOVER starts before the 400 ms lease ends",
-    );
+    before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
     let _: () = cmd("FAILOVER")
         .arg("TIMEOUT")
         .arg(3000)
@@ -775,7 +861,7 @@ fn failover_with_waiters_and_a_slow_replica() {
 // DEBUG SLEEP, REPLICAOF, SHUTDOWN
 // ---------------------------------------------------------------------------------------
 
-/// DEBUG SLEEP 1 on the master while a 300 ms lease ends: the waiter is granted right
+/// DEBUG SLEEP 1 on the master while a 500 ms lease ends: the waiter is granted right
 /// after the sleep (within `PROMPT`) with a token above the holder's; a waiter whose
 /// WAIT (500 ms) passed during the sleep gets nil; each gets exactly one reply; the
 /// replica holds the master's dataset.
@@ -786,7 +872,7 @@ fn debug_sleep_while_a_lease_ends() {
     let replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
     let held_at = Instant::now();
-    let t0 = try_acquire(&mut con, "sleep:k", "holder", 300).expect("sleep:k");
+    let t0 = try_acquire(&mut con, "sleep:k", "holder", 500).expect("sleep:k");
     try_acquire(&mut con, "sleep:long", "holder", 60_000).expect("sleep:long");
     let waiters = queue(
         &master,
@@ -797,10 +883,7 @@ fn debug_sleep_while_a_lease_ends() {
         ],
     );
     let mut sleeper = RawConn::open(master.port);
-    premise(
-        Instant::now() < held_at + Duration::from_millis(250),
-        "DEBUG SLEEP starts before the 300 ms lease ends",
-    );
+    before_lease_end(held_at, Duration::from_millis(500), "DEBUG SLEEP");
     let slept = sleeper.call(&["DEBUG", "SLEEP", "1"]);
     let woke_at = Instant::now();
     assert_eq!(slept, Reply::Status("OK".into()));
@@ -832,7 +915,7 @@ fn debug_sleep_while_a_lease_ends() {
 }
 
 /// REPLICAOF <another server> on a master with waiters (two behind a 60 s lease, one
-/// behind a 300 ms lease): each waiter gets exactly one `UNBLOCKED` error and none is
+/// behind a 600 ms lease): each waiter gets exactly one `UNBLOCKED` error and none is
 /// granted; the server stays up and, after the short lease would have ended, holds
 /// exactly the new master's dataset (the module wrote nothing as a replica); an
 /// ACQUIRE sent to it is refused (READONLY); after REPLICAOF NO ONE a fresh ACQUIRE is
@@ -847,7 +930,7 @@ fn replicaof_turns_waiters_into_one_error_each() {
     let mut con = conn_t(&master);
     let held_at = Instant::now();
     let t_long = try_acquire(&mut con, "ro:long", "holder", 60_000).expect("ro:long");
-    let t_short = try_acquire(&mut con, "ro:short", "holder", 300).expect("ro:short");
+    let t_short = try_acquire(&mut con, "ro:short", "holder", 600).expect("ro:short");
     let waiters = queue(
         &master,
         &mut con,
@@ -858,10 +941,7 @@ fn replicaof_turns_waiters_into_one_error_each() {
         ],
     );
     let turned_at = Instant::now();
-    premise(
-        turned_at < held_at + Duration::from_millis(250),
-        "REPLICAOF comes before the 300 ms lease ends",
-    );
+    before_lease_end(held_at, Duration::from_millis(600), "REPLICAOF");
     let _: () = cmd("REPLICAOF")
         .arg("127.0.0.1")
         .arg(other.port)
@@ -883,8 +963,8 @@ fn replicaof_turns_waiters_into_one_error_each() {
     });
     assert!(up, "{what}: the link to the new master never came up");
     // Let the short lease's deadline pass while this server is a replica.
-    let lease_end = held_at + Duration::from_millis(600);
-    thread::sleep(lease_end.saturating_duration_since(Instant::now()));
+    let lease_end = held_at + Duration::from_millis(900);
+    sleep_until(lease_end);
     assert_healthy(&mut master, what);
     assert_same_dataset(&other, &master, &["ro:other"], what);
     assert_eq!(
@@ -1023,7 +1103,7 @@ fn shutdown_save_with_waiters_exits_cleanly_and_keeps_the_lock() {
 /// `maxmemory` set 256 kB above used_memory (noeviction), then exceeded by a script's
 /// writes: DLOCK.ACQUIRE of a new key (with or without WAIT), BF.ADDX and RL.TOKEN
 /// answer OOM; but a held lock's waiter is still handed the lock at release, and a
-/// 1500 ms lease's waiter at lease end, each once and with a larger token; the replica
+/// 2000 ms lease's waiter at lease end, each once and with a larger token; the replica
 /// holds the master's dataset; after maxmemory 0 a new key is granted again.
 #[test]
 fn oom_refuses_new_keys_but_hands_off_held_locks() {
@@ -1033,7 +1113,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
     let mut con = conn_t(&master);
     let t_held = try_acquire(&mut con, "oom:held", "a", 60_000).expect("oom:held");
     let lease_from = Instant::now();
-    let t_lease = try_acquire(&mut con, "oom:lease", "b", 1500).expect("oom:lease");
+    let t_lease = try_acquire(&mut con, "oom:lease", "b", 2000).expect("oom:lease");
     let mut waiters = queue(
         &master,
         &mut con,
@@ -1084,17 +1164,18 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
             args.join(" ")
         );
     }
-    premise(
-        !waiters[1].handle.is_finished() && lease_from.elapsed() < Duration::from_millis(1400),
-        "the server is out of memory before the 1500 ms lease ends",
+    before_lease_end(
+        lease_from,
+        Duration::from_millis(2000),
+        "running out of memory",
     );
     let mut lease = vec![join(waiters.remove(1))];
     let t = token_of(&lease[0], &master, "OOM, lease end");
     assert!(t > t_lease, "{what}: token {t} <= {t_lease}");
     let after = lease[0].at.saturating_duration_since(lease_from);
     assert!(
-        after <= Duration::from_millis(1500) + PROMPT,
-        "{what}: the lease-end hand-off came {after:?} after a 1500 ms lease began"
+        after <= Duration::from_millis(2000) + PROMPT,
+        "{what}: the lease-end hand-off came {after:?} after a 2000 ms lease began"
     );
     let released_at = Instant::now();
     assert_eq!(
@@ -1200,32 +1281,30 @@ fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
 // The lease is the key's expiry
 // ---------------------------------------------------------------------------------------
 
-/// PEXPIRE lengthening a held lock's lease (300 ms → 1500 ms): DLOCK.INFO ttl_ms is
+/// PEXPIRE lengthening a held lock's lease (600 ms → 2000 ms): DLOCK.INFO ttl_ms is
 /// the PTTL; past the old deadline the owner still holds it (another owner is refused);
 /// another owner is granted only after the new deadline, with a larger token; the
 /// replica holds the master's dataset.
 #[test]
 fn pexpire_moves_the_lease() {
-    let what = "PEXPIRE 1500 on a 300 ms lock";
+    let what = "PEXPIRE 2000 on a 600 ms lock";
     let mut master = Server::start();
     let replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
     let mut c = Checks::default();
-    let t = try_acquire(&mut con, "px:k", "a", 300).expect("px:k");
+    let t = try_acquire(&mut con, "px:k", "a", 600).expect("px:k");
     let moved_at = Instant::now();
     let n: i64 = cmd("PEXPIRE")
         .arg("px:k")
-        .arg(1500)
+        .arg(2000)
         .query(&mut con)
         .expect("PEXPIRE");
     assert_eq!(n, 1);
     c.note(ttl_is_pttl(&mut con, "px:k").map(|_| ()));
-    thread::sleep(
-        (moved_at + Duration::from_millis(600)).saturating_duration_since(Instant::now()),
-    );
+    sleep_until(moved_at + Duration::from_millis(900));
     let other = try_acquire(&mut con, "px:k", "b", 1000);
     c.check(other.is_none(), || {
-        format!("another owner got the lock (token {other:?}) 600 ms after PEXPIRE 1500, past the old deadline, before the new one")
+        format!("another owner got the lock (token {other:?}) 900 ms after PEXPIRE 2000, past the old deadline, before the new one")
     });
     if other.is_none() {
         let info = lock_info(&mut con, "px:k");
@@ -1241,8 +1320,8 @@ fn pexpire_moves_the_lease() {
         });
         let at = moved_at.elapsed();
         c.check(granted, || "the lock never became free".to_string());
-        c.check(at + EARLY >= Duration::from_millis(1500), || {
-            format!("another owner was granted {at:?} after PEXPIRE 1500")
+        c.check(at + EARLY >= Duration::from_millis(2000), || {
+            format!("another owner was granted {at:?} after PEXPIRE 2000")
         });
         let t_b = got.unwrap_or(i64::MAX);
         c.check(t_b > t, || format!("token {t_b} <= {t}"));
@@ -1304,7 +1383,7 @@ fn pexpire_shortening_the_lease_serves_the_waiter() {
     c.finish(what);
 }
 
-/// PERSIST on a held lock (400 ms lease): PTTL and DLOCK.INFO ttl_ms are -1, and past
+/// PERSIST on a held lock (600 ms lease): PTTL and DLOCK.INFO ttl_ms are -1, and past
 /// the old deadline the owner still holds it — a waiter keeps waiting and another
 /// owner is refused — until the owner releases it, which hands it to the waiter once.
 #[test]
@@ -1314,7 +1393,7 @@ fn persist_keeps_the_lock_until_released() {
     let mut con = conn_t(&server);
     let mut c = Checks::default();
     let held_at = Instant::now();
-    let t = try_acquire(&mut con, "persist:k", "a", 400).expect("persist:k");
+    let t = try_acquire(&mut con, "persist:k", "a", 600).expect("persist:k");
     let n: i64 = cmd("PERSIST")
         .arg("persist:k")
         .query(&mut con)
@@ -1322,7 +1401,7 @@ fn persist_keeps_the_lock_until_released() {
     assert_eq!(n, 1);
     c.note(ttl_is_pttl(&mut con, "persist:k").map(|_| ()));
     let mut w = queue(&server, &mut con, &[("persist:k", "w", 5000, 10_000)]);
-    thread::sleep((held_at + Duration::from_millis(700)).saturating_duration_since(Instant::now()));
+    sleep_until(held_at + Duration::from_millis(900));
     assert_healthy(&mut server, what);
     let early = w[0].handle.is_finished();
     c.check(!early, || {
