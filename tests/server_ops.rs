@@ -468,9 +468,11 @@ const PAUSE: Duration = Duration::from_millis(1500);
 const PAUSE_HOLDER_TTL: Duration = Duration::from_millis(500);
 
 /// CLIENT PAUSE 1500 `mode` while a holder's 500 ms lease ends, with a replica and
-/// the AOF on: the server survives; the waiter (WAIT 10000) is granted exactly once,
-/// not before the pause ends and promptly after it, with a token above the holder's;
-/// the replica holds the master's dataset, and an AOF restart gives the same digest.
+/// the AOF on: the server survives; the first waiter, whose WAIT (800 ms) passes
+/// during the pause, gets nil (once, not before its timeout) and is skipped; the
+/// second (WAIT 10000) is granted exactly once, not before the pause ends and
+/// promptly after it, with a token above the holder's; the replica holds the master's
+/// dataset, and an AOF restart gives the same digest.
 fn pause_while_lease_ends(mode: &str) {
     let what = format!("CLIENT PAUSE {} {mode}", PAUSE.as_millis());
     let mut master = Server::start_with(&["--appendonly", "yes"], &[]);
@@ -479,14 +481,33 @@ fn pause_while_lease_ends(mode: &str) {
     let held_at = Instant::now();
     let ttl = PAUSE_HOLDER_TTL.as_millis() as i64;
     let t0 = try_acquire(&mut con, "pause:k", "holder", ttl).expect("holder gets the lock");
-    let w = queue(&master, &mut con, &[("pause:k", "waiter", 10_000, 10_000)]);
+    let w = queue(
+        &master,
+        &mut con,
+        &[
+            ("pause:k", "w-800ms", 10_000, 800),
+            ("pause:k", "waiter", 10_000, 10_000),
+        ],
+    );
     let paused_at = Instant::now();
     client_pause(&mut con, PAUSE.as_millis() as u64, mode);
     before_lease_end(held_at, PAUSE_HOLDER_TTL, "CLIENT PAUSE");
     let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
-    let token = token_of(&answers[0], &master, &what);
+    let listing = show(&answers, paused_at);
+    assert_eq!(
+        answers[0].reply,
+        Reply::Nil,
+        "{what}: the waiter whose WAIT passed during the pause; all:\n{listing}\n{}",
+        crash_cause(&master)
+    );
+    let timed_out = answers[0].at.saturating_duration_since(held_at);
+    assert!(
+        timed_out + EARLY >= Duration::from_millis(800),
+        "{what}: WAIT 800 answered nil after {timed_out:?}"
+    );
+    let token = token_of(&answers[1], &master, &what);
     assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
-    let after = answers[0].at.saturating_duration_since(paused_at);
+    let after = answers[1].at.saturating_duration_since(paused_at);
     assert!(
         after + EARLY >= PAUSE,
         "{what}: the waiter was granted {after:?} after the pause began: the hand-off did not wait for the pause to end"
@@ -857,6 +878,60 @@ fn failover_with_waiters_and_a_slow_replica() {
     failover_with_waiters(true);
 }
 
+/// `FAILOVER TIMEOUT 1000` while the replica is in `DEBUG SLEEP 2`, so the failover is
+/// aborted and the master stays master; a 500 ms lease ends while the failover pauses
+/// writes. The waiter is granted exactly once, after the abort (not while writes are
+/// paused) and promptly after it (the abort itself is noticed within a second), with
+/// a larger token; the replica holds the master's dataset once it wakes.
+#[test]
+fn aborted_failover_hands_off_after_it() {
+    let what = "FAILOVER TIMEOUT 1000, aborted";
+    let mut master = Server::start();
+    let mut replica = streaming_replica(&master);
+    let mut con = conn_t(&master);
+    let mut rcon = replica.conn();
+    let held_at = Instant::now();
+    let t0 = try_acquire(&mut con, "fa:k", "holder", 500).expect("fa:k");
+    let w = queue(&master, &mut con, &[("fa:k", "waiter", 5000, 10_000)]);
+    let applied = wait_until(Duration::from_secs(2), || exists(&mut rcon, "fa:k"));
+    assert!(applied, "{what}: the replica never applied the setup");
+    let mut sleeper = RawConn::open(replica.port);
+    sleeper.send(&["DEBUG", "SLEEP", "2"]);
+    thread::sleep(Duration::from_millis(50));
+    let failover_at = Instant::now();
+    let _: () = cmd("FAILOVER")
+        .arg("TIMEOUT")
+        .arg(1000)
+        .query(&mut con)
+        .expect("FAILOVER");
+    before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
+    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let token = token_of(&answers[0], &master, what);
+    assert!(token > t0, "{what}: token {token} <= {t0}");
+    let after = answers[0].at.saturating_duration_since(failover_at);
+    assert!(
+        after + EARLY >= Duration::from_millis(1000),
+        "{what}: the waiter was granted {after:?} after FAILOVER, before its 1000 ms timeout"
+    );
+    assert!(
+        after <= Duration::from_millis(2000) + PROMPT,
+        "{what}: the waiter was granted only {after:?} after FAILOVER"
+    );
+    assert_no_second_reply(&mut answers, what);
+    assert_healthy(&mut master, what);
+    assert_eq!(role(&mut con), "master", "{what}: the master's role");
+    let log = master.log_tail(1_000_000);
+    premise(
+        log.contains("FAILOVER to any replica aborted"),
+        "the failover was aborted",
+    );
+    assert_eq!(sleeper.read(READ_TIMEOUT), Reply::Status("OK".into()));
+    let info = lock_info(&mut con, "fa:k").expect("the waiter holds fa:k");
+    assert_eq!((info.owner.as_slice(), info.token), (&b"waiter"[..], token));
+    assert_same_dataset(&master, &replica, &["fa:k"], what);
+    assert_healthy(&mut replica, what);
+}
+
 // ---------------------------------------------------------------------------------------
 // DEBUG SLEEP, REPLICAOF, SHUTDOWN
 // ---------------------------------------------------------------------------------------
@@ -997,6 +1072,109 @@ fn replicaof_turns_waiters_into_one_error_each() {
     );
     assert_healthy(&mut master, what);
     assert_healthy(&mut other, what);
+}
+
+/// CLIENT PAUSE 5000 WRITE, a 500 ms lease ends (its hand-off must wait), then
+/// REPLICAOF <another server> during the pause, then CLIENT UNPAUSE: the waiter gets
+/// exactly one `UNBLOCKED` error and is never granted; the server, now a replica,
+/// writes nothing of its own after the pause — its dataset is the new master's
+/// (digest) — and stays up with a clean log.
+#[test]
+fn replicaof_during_a_pause_drops_the_deferred_hand_off() {
+    let what = "CLIENT PAUSE, lease end, REPLICAOF, UNPAUSE";
+    let mut master = Server::start();
+    let mut other = Server::start();
+    let mut ocon = conn_t(&other);
+    try_acquire(&mut ocon, "pr:other", "o", 60_000).expect("pr:other");
+    let mut con = conn_t(&master);
+    let held_at = Instant::now();
+    try_acquire(&mut con, "pr:k", "holder", 500).expect("pr:k");
+    let w = queue(&master, &mut con, &[("pr:k", "waiter", 5000, 10_000)]);
+    client_pause(&mut con, 5000, "WRITE");
+    before_lease_end(held_at, Duration::from_millis(500), "CLIENT PAUSE");
+    let lease_over = wait_until(Duration::from_secs(3), || {
+        !master.is_alive() || cmd("PTTL").arg("pr:k").query::<i64>(&mut con).ok() == Some(-2)
+    });
+    assert_healthy(&mut master, what);
+    assert!(lease_over, "{what}: the 500 ms lease never ended");
+    // Let a deferred hand-off retry a few times while paused.
+    thread::sleep(Duration::from_millis(100));
+    let _: () = cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(other.port)
+        .query(&mut con)
+        .expect("REPLICAOF");
+    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    assert!(
+        answers[0].reply.is_error_starting("UNBLOCKED"),
+        "{what}: the waiter answered {:?}, expected UNBLOCKED; {}",
+        answers[0].reply,
+        crash_cause(&master)
+    );
+    assert_no_second_reply(&mut answers, what);
+    let up = wait_until(Duration::from_secs(10), || {
+        info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
+    });
+    assert!(up, "{what}: the link to the new master never came up");
+    let _: () = cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query(&mut con)
+        .expect("CLIENT UNPAUSE");
+    // Give a module that retries deferred writes time to (wrongly) write as a replica.
+    thread::sleep(Duration::from_millis(200));
+    assert_healthy(&mut master, what);
+    assert_same_dataset(&other, &master, &["pr:other"], what);
+    assert_eq!(
+        lock_info(&mut con, "pr:k"),
+        None,
+        "{what}: pr:k on the replica"
+    );
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+    assert_healthy(&mut other, what);
+}
+
+/// DEBUG RELOAD (save, flush, load) while a client waits behind a 600 ms lease: the
+/// reload keeps the lock (same digest, holder and token) and the flush it does hands
+/// nothing to the waiter; the waiter is granted exactly once at the lease end (not
+/// before, promptly after), with a larger token.
+#[test]
+fn debug_reload_keeps_the_lock_and_its_waiter() {
+    let what = "DEBUG RELOAD";
+    let mut server = Server::start();
+    let mut con = conn_t(&server);
+    let held_at = Instant::now();
+    let t0 = try_acquire(&mut con, "rl:k", "holder", 600).expect("rl:k");
+    let mut w = queue(&server, &mut con, &[("rl:k", "waiter", 5000, 10_000)]);
+    let before = db_digest(&mut con);
+    let _: () = cmd("DEBUG")
+        .arg("RELOAD")
+        .query(&mut con)
+        .expect("DEBUG RELOAD");
+    before_lease_end(held_at, Duration::from_millis(600), "DEBUG RELOAD");
+    assert_eq!(db_digest(&mut con), before, "{what}: the reloaded dataset");
+    let info = lock_info(&mut con, "rl:k").expect("rl:k is held after the reload");
+    assert_eq!(
+        (info.owner.as_slice(), info.token, info.waiters),
+        (&b"holder"[..], t0, 1)
+    );
+    assert!(
+        !w[0].handle.is_finished() || held_at.elapsed() >= Duration::from_millis(600),
+        "{what}: the waiter was answered before the lease ended"
+    );
+    let mut answers = vec![join(w.remove(0))];
+    let token = token_of(&answers[0], &server, what);
+    assert!(token > t0, "{what}: token {token} <= {t0}");
+    let after = answers[0].at.saturating_duration_since(held_at);
+    assert!(
+        after + EARLY >= Duration::from_millis(600),
+        "{what}: the waiter was granted {after:?} into a 600 ms lease"
+    );
+    assert!(
+        after <= Duration::from_millis(600) + PROMPT,
+        "{what}: the waiter was granted only {after:?} after a 600 ms lease began"
+    );
+    assert_no_second_reply(&mut answers, what);
+    assert_healthy(&mut server, what);
 }
 
 /// `SHUTDOWN <mode>` with clients blocked (WAIT 0 and WAIT 10000) behind a 60 s
