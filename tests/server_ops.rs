@@ -546,6 +546,60 @@ fn pause_all_while_lease_ends_hands_off_after_the_pause() {
     pause_while_lease_ends("ALL");
 }
 
+/// CLIENT PAUSE 1500 WRITE while the 1000 ms leases of 30 locks end, each with a
+/// waiter: every waiter is granted exactly once, none before the pause ends and all
+/// promptly after it, each key then held by its own waiter with a larger token; the
+/// replica holds the master's dataset.
+#[test]
+fn pause_while_thirty_leases_end() {
+    let what = "CLIENT PAUSE WRITE over 30 lease ends";
+    let n = 30;
+    let mut master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    let keys: Vec<String> = (0..n).map(|i| format!("thirty:{i}")).collect();
+    let owners: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+    let held_at = Instant::now();
+    let tokens: Vec<i64> = keys
+        .iter()
+        .map(|k| try_acquire(&mut con, k, "holder", 1000).expect("holder"))
+        .collect();
+    let specs: Vec<(&str, &str, i64, i64)> = keys
+        .iter()
+        .zip(&owners)
+        .map(|(k, o)| (k.as_str(), o.as_str(), 5000, 10_000))
+        .collect();
+    let w = queue(&master, &mut con, &specs);
+    let paused_at = Instant::now();
+    client_pause(&mut con, PAUSE.as_millis() as u64, "WRITE");
+    before_lease_end(held_at, Duration::from_millis(1000), "CLIENT PAUSE");
+    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let listing = show(&answers, paused_at);
+    for (i, a) in answers.iter().enumerate() {
+        let token = token_of(a, &master, what);
+        assert!(
+            token > tokens[i],
+            "{what}: {} token {token} <= {}",
+            a.owner,
+            tokens[i]
+        );
+        let after = a.at.saturating_duration_since(paused_at);
+        assert!(
+            after + EARLY >= PAUSE && after <= PAUSE + PROMPT,
+            "{what}: {} granted {after:?} after a {PAUSE:?} pause began; all:\n{listing}",
+            a.owner
+        );
+    }
+    assert_no_second_reply(&mut answers, what);
+    assert_healthy(&mut master, what);
+    for (k, o) in keys.iter().zip(&owners) {
+        let info = lock_info(&mut con, k).unwrap_or_else(|| panic!("{what}: {k} is free"));
+        assert_eq!(info.owner, o.as_bytes(), "{what}: holder of {k}");
+    }
+    let key_refs: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+    assert_same_dataset(&master, &replica, &key_refs, what);
+}
+
 /// CLIENT PAUSE 10000 WRITE, the holder's 500 ms lease ends (the key reads as
 /// expired), then CLIENT UNPAUSE early: nothing is handed off while paused (the waiter
 /// has no answer, and a DLOCK.ACQUIRE of another key sent during the pause is held
