@@ -19,14 +19,16 @@ use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
 use crate::host::{self, api, Ctx, Key, RString, Sink};
 
-/// The size cap for this call: `bf-max-bytes`, except for writes applied from
-/// a master or the AOF, which must rebuild what already exists (they are held
-/// only to the largest value the setting accepts).
+/// The size cap for this call: `bf-max-bytes`, and never more than the
+/// machine's physical memory (a filter that large would get the server killed
+/// by the kernel); except for writes applied from a master or the AOF, which
+/// must rebuild what already exists (they are held only to the largest value
+/// the setting accepts).
 fn max_bytes(ctx: *mut Ctx) -> u64 {
     if host::is_replay(ctx) {
         config::BF_MAX_BYTES.max as u64
     } else {
-        config::bf_max_bytes()
+        config::bf_max_bytes().min(host::physical_memory())
     }
 }
 

@@ -108,7 +108,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "dlock.extend",
         func: command_fn!(lock::extend),
-        flags: "write deny-oom fast",
+        flags: "write fast",
         doc: Doc {
             summary: "Sets the remaining lease of the owner's lock to ttl_ms: 1, or 0 if it does not hold it (never re-creates a lost lock).",
             complexity: "O(1)",

@@ -12,6 +12,9 @@ pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
+    if negative && digits == b"0" {
+        return None; // "-0", which Redis refuses too
+    }
     // Accumulate negatively so i64::MIN fits.
     let mut value: i64 = 0;
     for &d in digits {
@@ -259,6 +262,7 @@ mod tests {
             b"1.5",
             b"1e3",
             b"01",
+            b"-0",
             b"9223372036854775808",
             b"99999999999999999999",
             b"abc",

@@ -346,7 +346,10 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
     let state = match granted {
         Ok(state) => state,
         Err(e) => {
-            waiting::fail_all(db, key_bytes, &e.to_string());
+            // The waiter already taken is answered too: none is left hanging.
+            let error = e.to_string();
+            waiter.answer(Answer::Error(error.clone()));
+            waiting::fail_all(db, key_bytes, &error);
             return false;
         }
     };
