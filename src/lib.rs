@@ -10,6 +10,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod alloc;
 pub mod args;
 pub mod bloom;
 pub mod commands;
@@ -55,12 +56,12 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 }
 
 #[cfg(not(test))]
-type Allocator = redis_module::alloc::RedisAlloc;
+type Allocator = alloc::WardenAlloc;
 #[cfg(test)]
 type Allocator = std::alloc::System;
 
 #[cfg(not(test))]
-const ALLOCATOR: Allocator = redis_module::alloc::RedisAlloc;
+const ALLOCATOR: Allocator = alloc::WardenAlloc;
 #[cfg(test)]
 const ALLOCATOR: Allocator = std::alloc::System;
 
