@@ -68,12 +68,17 @@ pub static BF_EXPANSION: IntConfig =
     IntConfig::new("bf-expansion", 2, 1, MAX_EXPANSION as i64, false);
 /// Largest filter, in bytes; bigger reserves or growths are refused.
 pub static BF_MAX_BYTES: IntConfig = IntConfig::new("bf-max-bytes", 128 << 20, 1024, 1 << 40, true);
+/// 1: lock and limiter writes replicate their effect in the client's own
+/// call (`effect`); 0: always as internal commands, for replicas that still
+/// run a warden without the in-place form.
+pub static FAST_REPLICATION: IntConfig = IntConfig::new("fast-replication", 1, 0, 1, false);
 
-const INT_CONFIGS: [&IntConfig; 4] = [
+const INT_CONFIGS: [&IntConfig; 5] = [
     &DLOCK_MAX_WAITERS,
     &BF_INITIAL_CAPACITY,
     &BF_EXPANSION,
     &BF_MAX_BYTES,
+    &FAST_REPLICATION,
 ];
 
 /// Name of the default error-rate configuration.
@@ -90,6 +95,11 @@ thread_local! {
 /// Current `dlock-max-waiters`.
 pub fn dlock_max_waiters() -> usize {
     DLOCK_MAX_WAITERS.get().max(1) as usize
+}
+
+/// Whether effects may be replicated in the client's own call.
+pub fn fast_replication() -> bool {
+    FAST_REPLICATION.get() != 0
 }
 
 /// Current default error rate.
@@ -163,7 +173,7 @@ unsafe extern "C" fn set_error_rate(
 
 /// Reads `loadmodule` arguments: each a known name and a valid value.
 /// Returns the defaults to register, in `INT_CONFIGS` order, and the error rate.
-fn module_arg_defaults(args: &[RedisString]) -> Result<([i64; 4], Vec<u8>), WardenError> {
+fn module_arg_defaults(args: &[RedisString]) -> Result<([i64; 5], Vec<u8>), WardenError> {
     if !args.len().is_multiple_of(2) {
         return Err(WardenError::BadModuleArgument(
             "module arguments must be name value pairs".to_string(),

@@ -58,6 +58,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_DeleteKey,
         RedisModule_Replicate,
         RedisModule_ReplicateVerbatim,
+        RedisModule_StringAppendBuffer,
         RedisModule_StringPtrLen,
         RedisModule_CreateString,
         RedisModule_FreeString,
@@ -404,6 +405,47 @@ pub fn is_replay(ctx: *mut Ctx) -> bool {
 pub fn replicate_verbatim(ctx: *mut Ctx) {
     // SAFETY: `ctx` is the live context of the running command.
     unsafe { api!(RedisModule_ReplicateVerbatim)(ctx) };
+}
+
+/// Where the running call comes from, as far as replicating it goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CallSource {
+    /// A client's own command.
+    Client,
+    /// A command inside MULTI/EXEC or a script (EVAL, FCALL), which the
+    /// server propagates as a unit.
+    Unit,
+    /// Applied from the master link or replayed from the AOF.
+    Replay,
+}
+
+/// Where the running call comes from (one `RedisModule_GetContextFlags`).
+pub fn call_source(ctx: *mut Ctx) -> CallSource {
+    // SAFETY: `ctx` is the live context of the current call.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let replay = raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING;
+    let unit = raw::REDISMODULE_CTX_FLAGS_MULTI | raw::REDISMODULE_CTX_FLAGS_LUA;
+    if flags & replay != 0 {
+        CallSource::Replay
+    } else if flags & unit != 0 {
+        CallSource::Unit
+    } else {
+        CallSource::Client
+    }
+}
+
+/// Appends `tail` to `s`, an argument of the running command, in place
+/// (`RedisModule_StringAppendBuffer`). False when Redis refuses: the string
+/// is referenced more than once.
+///
+/// # Safety
+/// `s` is a live argument of the call on `ctx`, and no slice of its bytes
+/// (`bytes`) is used afterwards: appending may move them.
+pub unsafe fn append_to_argument(ctx: *mut Ctx, s: *mut RString, tail: &[u8]) -> bool {
+    // SAFETY: per the contract; `tail` is readable for its length and copied.
+    let status =
+        unsafe { api!(RedisModule_StringAppendBuffer)(ctx, s, tail.as_ptr().cast(), tail.len()) };
+    status == raw::REDISMODULE_OK as c_int
 }
 
 /// Replies with an integer.

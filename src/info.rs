@@ -12,7 +12,7 @@ use crate::stats;
 use crate::waiting;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 8] {
+fn fields() -> [(&'static CStr, i64); 11] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
@@ -23,6 +23,12 @@ fn fields() -> [(&'static CStr, i64); 8] {
         (c"bf_bytes", load(&bloom::FILTER_BYTES)),
         (c"rl_allowed", load(&stats::RL_ALLOWED)),
         (c"rl_denied", load(&stats::RL_DENIED)),
+        (c"effects_in_place", load(&stats::EFFECTS_IN_PLACE)),
+        (c"effects_as_commands", load(&stats::EFFECTS_AS_COMMANDS)),
+        (
+            c"replays_without_effect",
+            load(&stats::REPLAYS_WITHOUT_EFFECT),
+        ),
     ]
 }
 

@@ -17,6 +17,7 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
+pub mod effect;
 pub mod host;
 pub mod info;
 pub mod lock;

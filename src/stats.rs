@@ -15,6 +15,13 @@ pub static RL_ALLOWED: AtomicI64 = AtomicI64::new(0);
 /// Rate-limiter calls that were denied.
 pub static RL_DENIED: AtomicI64 = AtomicI64::new(0);
 
+/// Lock and limiter effects replicated in the client's own call (`effect`).
+pub static EFFECTS_IN_PLACE: AtomicI64 = AtomicI64::new(0);
+/// Lock and limiter effects replicated as an internal command.
+pub static EFFECTS_AS_COMMANDS: AtomicI64 = AtomicI64::new(0);
+/// Time-dependent calls applied from a master or the AOF without their effect.
+pub static REPLAYS_WITHOUT_EFFECT: AtomicI64 = AtomicI64::new(0);
+
 /// Adds one to a counter.
 pub fn count(counter: &AtomicI64) {
     counter.fetch_add(1, Ordering::Relaxed);

@@ -713,10 +713,16 @@ fn aof_load_does_not_replay_on_a_later_clock() {
         let p = e.expect("entry").path();
         text.extend(std::fs::read(&p).expect("read AOF").to_ascii_uppercase());
     }
-    let has = |needle: &str| text.windows(needle.len()).any(|w| w == needle.as_bytes());
-    assert!(has("RL._SET"), "AOF has no RL._SET");
-    assert!(!has("RL.GCRA"), "AOF holds RL.GCRA");
-    assert!(!has("RL.TOKEN"), "AOF holds RL.TOKEN");
+    // Each allowed call is there once: as `RL._SET`, or as the call itself
+    // with its effect appended (`arg@state`); denied calls are not.
+    let count = |needle: &[u8]| text.windows(needle.len()).filter(|w| w == &needle).count();
+    let calls = count(b"RL.GCRA") + count(b"RL.TOKEN");
+    assert_eq!(calls + count(b"RL._SET"), 4, "allowed calls in the AOF (1 GCRA, 3 TOKEN)");
+    assert_eq!(
+        count(b"@"),
+        calls,
+        "an RL call in the AOF without its effect"
+    );
     s.assert_alive();
 }
 
@@ -782,18 +788,26 @@ fn replication_sends_absolute_state_and_replicas_match() {
                 } else {
                     c
                 };
-                assert!(c[0].eq_ignore_ascii_case("RL._SET"), "{args:?}: {c:?}");
                 assert_eq!(c[1], args[1], "{c:?}");
                 // The contract: `RL._SET key kind:f1:f2:f3:f4:pxat_ms` (one packed
-                // state argument, cheap to build on the hot path).
-                if c.len() != 3 {
-                    layout_violations.push(format!("{args:?} -> {c:?}"));
-                }
-                let fields: Vec<String> = c[2..]
-                    .iter()
-                    .flat_map(|f| f.split(':'))
-                    .map(String::from)
-                    .collect();
+                // state argument, cheap to build on the hot path), or the call
+                // itself with that state appended to its first parameter.
+                let state = if c[0].eq_ignore_ascii_case("RL._SET") {
+                    if c.len() != 3 {
+                        layout_violations.push(format!("{args:?} -> {c:?}"));
+                    }
+                    c[2..].join(":")
+                } else {
+                    assert!(c[0].eq_ignore_ascii_case(args[0]), "{args:?}: {c:?}");
+                    assert_eq!(c.len(), args.len(), "{args:?}: {c:?}");
+                    assert_eq!(c[3..], args[3..], "{args:?}: {c:?}");
+                    let (first, state) = c[2]
+                        .split_once('@')
+                        .unwrap_or_else(|| panic!("{args:?} propagated without its effect: {c:?}"));
+                    assert_eq!(first, args[2], "{c:?}");
+                    state.to_string()
+                };
+                let fields: Vec<String> = state.split(':').map(String::from).collect();
                 assert_eq!(fields.len(), 6, "kind f1 f2 f3 f4 pxat: {c:?}");
                 let kind = kinds
                     .entry(args[0])
@@ -811,7 +825,7 @@ fn replication_sends_absolute_state_and_replicas_match() {
                     );
                 }
                 // Only one command per call.
-                if c[0].eq_ignore_ascii_case("RL._SET") {
+                {
                     let more = tap.drain(Duration::from_millis(50));
                     let more: Vec<_> = more
                         .into_iter()

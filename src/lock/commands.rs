@@ -1,6 +1,7 @@
 //! DLOCK.* commands: glue between the arguments, the lock key and the core
-//! state machine. Grants, re-entries, extensions and hand-offs replicate as
-//! `DLOCK._SET` with absolute deadlines; releases as themselves (see
+//! state machine. Grants, re-entries and extensions replicate the new state
+//! with its absolute deadline in the call itself (`ttl@state`, see `effect`)
+//! or as `DLOCK._SET`, hand-offs as `DLOCK._SET`; releases as themselves (see
 //! `release`); calls that change nothing replicate nothing.
 
 use std::ffi::c_int;
@@ -13,6 +14,7 @@ use crate::core::lock::{
     self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TTL_MS, WAIT_TIMEOUT_MS,
 };
 use crate::core::parse::is_keyword;
+use crate::effect;
 use crate::host::{self, Ctx, Key, RString, Sink};
 use crate::lock::fence::{observe_token, with_fence};
 use crate::lock::wire::SetLock;
@@ -54,6 +56,51 @@ fn replicate_state(
     state: &LockState,
 ) {
     SetLock::emit(state, Sink::Replication(ctx), key, owner_arg);
+}
+
+/// Replicates the new state of the lock in `args[1]`, owned by `args[2]`,
+/// after an ACQUIRE or EXTEND: in the call itself, as `ttl@state` in
+/// `args[3]` (`effect`), or else as `DLOCK._SET`.
+fn replicate_effect(ctx: *mut Ctx, args: &Args, state: &LockState) {
+    let text = SetLock::state_text(state);
+    // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
+    // its bytes are not read again by the command.
+    if !unsafe { effect::replicate_in_place(ctx, args.raw(3), text.as_bytes()) } {
+        replicate_state(ctx, args.raw(1), Some(args.raw(2)), state);
+    }
+}
+
+/// Stores `state` (validated) in `name` as the master or the AOF decided it,
+/// replicating it with `replicate` once the key is known to hold a lock or
+/// nothing: the fencing clock moves past its token, a `dlock.set` event is
+/// emitted.
+fn apply_state(
+    ctx: *mut Ctx,
+    name: *mut RString,
+    state: LockState,
+    replicate: impl FnOnce(&LockState),
+) -> Result<(), WardenError> {
+    let mut key = Key::writable(ctx, name);
+    lock_in(&mut key)?;
+    observe_token(state.token);
+    replicate(&state);
+    store(&key, state);
+    host::notify(ctx, c"dlock.set", name);
+    Ok(())
+}
+
+/// An ACQUIRE or EXTEND whose ttl (`args[3]`) did not parse: from a master
+/// or the AOF it may carry its effect (`ttl@state`), which is applied like
+/// `DLOCK._SET` and replicated as it came; otherwise it is the error `e`.
+fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
+    let Some(text) = effect::replayed(ctx, args.bytes(3)) else {
+        return Err(e);
+    };
+    let state = SetLock::parse(owner_arg(args, 2)?, text)?;
+    let token = state.token;
+    apply_state(ctx, args.raw(1), state, |_| host::replicate_verbatim(ctx))?;
+    host::reply_integer(ctx, token);
+    Ok(())
 }
 
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
@@ -98,7 +145,10 @@ impl AcquireOptions {
 pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.acquire", args.len() >= 4)?;
     let owner = owner_arg(args, 2)?;
-    let ttl_ms = TTL_MS.parse(args.bytes(3))?;
+    let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
+        Ok(ttl_ms) => ttl_ms,
+        Err(e) => return apply_replayed(ctx, args, e),
+    };
     let options = AcquireOptions::parse(args)?;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
@@ -118,7 +168,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     match outcome {
         Acquire::Granted(state) => {
             let token = state.token;
-            replicate_state(ctx, name, Some(args.raw(2)), &state);
+            replicate_effect(ctx, args, &state);
             store(&key, state);
             host::notify(ctx, c"dlock.acquire", name);
             stats::count(&stats::LOCKS_GRANTED);
@@ -127,7 +177,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Acquire::Reentered { token } => {
             key.set_abs_expire(deadline);
             if let Ok(Some(state)) = lock_in(&mut key) {
-                replicate_state(ctx, name, Some(args.raw(2)), state);
+                replicate_effect(ctx, args, state);
             }
             host::notify(ctx, c"dlock.acquire", name);
             host::reply_integer(ctx, token);
@@ -208,7 +258,10 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.extend", args.len() == 4)?;
     let owner = owner_arg(args, 2)?;
-    let ttl_ms = TTL_MS.parse(args.bytes(3))?;
+    let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
+        Ok(ttl_ms) => ttl_ms,
+        Err(e) => return apply_replayed(ctx, args, e),
+    };
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     let name = args.raw(1);
@@ -217,7 +270,7 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Some(state) => {
             let extended = state.extend(owner, deadline, now);
             if extended {
-                replicate_state(ctx, name, Some(args.raw(2)), state);
+                replicate_effect(ctx, args, state);
             }
             extended
         }
@@ -267,13 +320,9 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._set")?;
     args.arity("dlock._set", args.len() == 4)?;
     let state = SetLock::parse(owner_arg(args, 2)?, args.bytes(3))?;
-    let name = args.raw(1);
-    let mut key = Key::writable(ctx, name);
-    lock_in(&mut key)?;
-    observe_token(state.token);
-    replicate_state(ctx, name, Some(args.raw(2)), &state);
-    store(&key, state);
-    host::notify(ctx, c"dlock.set", name);
+    apply_state(ctx, args.raw(1), state, |state| {
+        replicate_state(ctx, args.raw(1), Some(args.raw(2)), state)
+    })?;
     host::reply_status(ctx, c"OK");
     Ok(())
 }

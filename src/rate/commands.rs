@@ -3,7 +3,9 @@
 //! Each call reads the server clock once, decides in the core, and — only when
 //! it let events through — stores the new state with the absolute time at
 //! which the limiter is full again as the key's expiry, and replicates that
-//! state as `RL._SET` (one packed argument, cheap to build on the hot path). Denied calls and `COST 0` write and replicate nothing.
+//! state: in the call itself (`arg@state` in its first parameter, see
+//! `effect`) or as `RL._SET`. Denied calls and `COST 0` write and replicate
+//! nothing.
 
 use std::ffi::{c_long, CStr};
 
@@ -11,6 +13,7 @@ use crate::args::{internal_only, Args};
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, IntArg};
 use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
+use crate::effect;
 use crate::host::{self, api, Ctx, Key, RString, Sink};
 use crate::rate::limiter::{Limiter, LimiterKind};
 use crate::rate::wire::SetLimiter;
@@ -52,8 +55,8 @@ fn options<const N: usize>(
     Ok(values)
 }
 
-/// Stores and replicates a new limiter state with its absolute expiry, and
-/// emits the keyspace event `event`.
+/// Stores a new limiter state with its absolute expiry and emits the
+/// keyspace event `event`.
 fn store(
     ctx: *mut Ctx,
     (key, name): (&mut Key, *mut RString),
@@ -66,8 +69,35 @@ fn store(
         _ => key.set_value(Box::new(limiter)),
     }
     key.set_abs_expire_or_persist(expires);
-    SetLimiter::emit(&limiter, expires, Sink::Replication(ctx), name);
     host::notify(ctx, event, name);
+}
+
+/// Replicates the new state of the limiter in `args[1]`: in the call
+/// itself, as `arg@state` in `args[2]` (`effect`), or else as `RL._SET`.
+fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: &Limiter, expires: Option<i64>) {
+    let text = SetLimiter::state_text(limiter, expires);
+    // SAFETY: `args[2]` (the rate, limit or burst) was parsed into a number
+    // before this call; its bytes are not read again by the command.
+    if !unsafe { effect::replicate_in_place(ctx, args.raw(2), text.as_bytes()) } {
+        SetLimiter::emit(limiter, expires, Sink::Replication(ctx), args.raw(1));
+    }
+}
+
+/// An RL command whose first parameter (`args[2]`) did not parse: from a
+/// master or the AOF it may carry its effect (`arg@state`), which is applied
+/// like `RL._SET` and replicated as it came; otherwise it is the error `e`.
+fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
+    let Some(text) = effect::replayed(ctx, args.bytes(2)) else {
+        return Err(e);
+    };
+    let (limiter, expires) = SetLimiter::parse(text)?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    key.value::<Limiter>()?;
+    store(ctx, (&mut key, name), limiter, expires, c"rl.set");
+    host::replicate_verbatim(ctx);
+    host::reply_status(ctx, c"OK");
+    Ok(())
 }
 
 fn reply_decision(ctx: *mut Ctx, d: &Decision) {
@@ -108,13 +138,9 @@ fn run_bucket(
             LimiterKind::Window => c"rl.window",
             LimiterKind::Gcra => c"rl.gcra",
         };
-        store(
-            ctx,
-            (&mut key, name),
-            Limiter::Bucket(kind, s),
-            expires,
-            event,
-        );
+        let limiter = Limiter::Bucket(kind, s);
+        replicate_effect(ctx, args, &limiter, expires);
+        store(ctx, (&mut key, name), limiter, expires, event);
     }
     reply_decision(ctx, &out.reply);
     Ok(())
@@ -123,7 +149,10 @@ fn run_bucket(
 /// `RL.TOKEN key rate burst [COST n] [MAXWAIT ms]`
 pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.token", args.len() >= 4)?;
-    let rate = Rate::parse(args.bytes(2))?;
+    let rate = match Rate::parse(args.bytes(2)) {
+        Ok(rate) => rate,
+        Err(e) => return apply_replayed(ctx, args, e),
+    };
     let burst = count_arg(args.bytes(3), rate::BURST)?;
     let [cost, max_wait] = options(
         args,
@@ -145,7 +174,10 @@ pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `RL.LEAKY key rate capacity [COST n]`
 pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.leaky", args.len() >= 4)?;
-    let rate = Rate::parse(args.bytes(2))?;
+    let rate = match Rate::parse(args.bytes(2)) {
+        Ok(rate) => rate,
+        Err(e) => return apply_replayed(ctx, args, e),
+    };
     let capacity = count_arg(args.bytes(3), rate::LEAKY_CAPACITY)?;
     let [cost] = options(args, 4, [("COST", rate::COST)])?;
     run_bucket(ctx, args, LimiterKind::Leaky, |state, now| {
@@ -156,7 +188,10 @@ pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `RL.WINDOW key limit window_ms [COST n]`
 pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.window", args.len() >= 4)?;
-    let limit = count_arg(args.bytes(2), rate::WINDOW_LIMIT)?;
+    let limit = match count_arg(args.bytes(2), rate::WINDOW_LIMIT) {
+        Ok(limit) => limit,
+        Err(e) => return apply_replayed(ctx, args, e),
+    };
     let window_ms = count_arg(args.bytes(3), rate::WINDOW_MS)?;
     let [cost] = options(args, 4, [("COST", rate::COST)])?;
     let now = host::now_ms();
@@ -168,13 +203,9 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let out = rate::sliding_window(state.as_ref(), limit, window_ms, cost.unwrap_or(1), now)?;
     if let Some((s, expires)) = out.store {
-        store(
-            ctx,
-            (&mut key, name),
-            Limiter::Window(s),
-            expires,
-            c"rl.window",
-        );
+        let limiter = Limiter::Window(s);
+        replicate_effect(ctx, args, &limiter, expires);
+        store(ctx, (&mut key, name), limiter, expires, c"rl.window");
     }
     reply_decision(ctx, &out.reply);
     Ok(())
@@ -184,7 +215,10 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// redis-cell's `CL.THROTTLE`.
 pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.gcra", args.len() >= 5)?;
-    let max_burst = count_arg(args.bytes(2), rate::GCRA_MAX_BURST)?;
+    let max_burst = match count_arg(args.bytes(2), rate::GCRA_MAX_BURST) {
+        Ok(max_burst) => max_burst,
+        Err(e) => return apply_replayed(ctx, args, e),
+    };
     let count = count_arg(args.bytes(3), rate::GCRA_COUNT)?;
     let period = count_arg(args.bytes(4), rate::GCRA_PERIOD_S)?;
     let [quantity] = options(args, 5, [("QUANTITY", rate::GCRA_QUANTITY)])?;
@@ -205,6 +239,7 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     )?;
     if let Some((s, expires)) = out.store {
         let limiter = Limiter::Bucket(LimiterKind::Gcra, s);
+        replicate_effect(ctx, args, &limiter, expires);
         store(ctx, (&mut key, name), limiter, expires, c"rl.gcra");
     }
     let r: GcraReply = out.reply;
@@ -236,6 +271,7 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;
+    SetLimiter::emit(&limiter, expires, Sink::Replication(ctx), name);
     store(ctx, (&mut key, name), limiter, expires, c"rl.set");
     host::reply_status(ctx, c"OK");
     Ok(())
