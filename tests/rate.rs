@@ -717,7 +717,11 @@ fn aof_load_does_not_replay_on_a_later_clock() {
     // with its effect appended (`arg@state`); denied calls are not.
     let count = |needle: &[u8]| text.windows(needle.len()).filter(|w| w == &needle).count();
     let calls = count(b"RL.GCRA") + count(b"RL.TOKEN");
-    assert_eq!(calls + count(b"RL._SET"), 4, "allowed calls in the AOF (1 GCRA, 3 TOKEN)");
+    assert_eq!(
+        calls + count(b"RL._SET"),
+        4,
+        "allowed calls in the AOF (1 GCRA, 3 TOKEN)"
+    );
     assert_eq!(
         count(b"@"),
         calls,

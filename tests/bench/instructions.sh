@@ -85,6 +85,13 @@ rcli FLUSHALL >/dev/null; rcli BF.RESERVEX bf 0.01 10000000 >/dev/null
 measure "BF.ADDX" "$FRESH" BF.ADDX bf item:__rand_int__
 measure "BF.EXISTSX" "$FRESH" BF.EXISTSX bf item:__rand_int__
 kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""
+if [[ -n ${INSTR_KEEP:-} ]]; then   # keep the raw profiles (callgrind_annotate them)
+    mkdir -p "$INSTR_KEEP"
+    for i in "${!ROWS[@]}"; do
+        IFS=$'\t' read -r name _ <<<"${ROWS[$i]}"
+        cp "$TMP/cg.out.$((i + 1))" "$INSTR_KEEP/${name// /_}.cg"
+    done
+fi
 
 {
     echo "# warden: CPU instructions per call (callgrind)"
