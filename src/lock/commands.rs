@@ -212,27 +212,22 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `DLOCK.RELEASE key owner`
 ///
 /// Dropping a hold depends only on the stored owner and hold count, so it is
-/// replicated as the command itself; applied from a master or from the AOF
-/// (`host::is_replay`) it does not look at the clock, which makes it the same
-/// effect there. A release that hands the lock to a waiter replicates the new
-/// state instead.
+/// replicated as the command itself and is the same effect wherever it is
+/// applied. A lock found in the key is live: Redis deletes a lapsed key when
+/// it opens it (and hides it while writes are paused), and applied from a
+/// master or the AOF the release was already decided there — so neither the
+/// clock nor the key's expiry is read. A release that hands the lock to a
+/// waiter replicates the new state instead.
 pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.release", args.len() == 3)?;
     let owner = owner_arg(args, 2)?;
-    let mut now = host::now_ms();
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let Some(state) = lock_in(&mut key)? else {
+    let Some(state) = key.value::<LockState>()? else {
         host::reply_integer(ctx, 0);
         return Ok(());
     };
-    // Applied from a master or the AOF, the release was already decided:
-    // this server's clock must not turn it down. (Checked only when the
-    // clock matters: reading the context flags is not free.)
-    if !state.is_live(now) && host::is_replay(ctx) {
-        now = i64::MIN;
-    }
-    match state.release(owner, now) {
+    match state.release(owner, i64::MIN) {
         Release::NotHeld => host::reply_integer(ctx, 0),
         Release::StillHeld => {
             host::replicate_verbatim(ctx);

@@ -1,0 +1,80 @@
+//! A new filter's bit array comes from Redis's calloc: it is counted in
+//! `used_memory` (so `maxmemory` sees it) but no page of it is resident until
+//! a bit is set.
+
+mod common;
+use common::*;
+
+fn rss_bytes(con: &mut Connection) -> u64 {
+    let pid = info_field(con, "server", "process_id").expect("process_id");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS");
+    kib * 1024
+}
+
+fn used_memory(con: &mut Connection) -> u64 {
+    info_field(con, "memory", "used_memory")
+        .and_then(|v| v.parse().ok())
+        .expect("used_memory")
+}
+
+#[test]
+fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let (rss0, used0) = (rss_bytes(&mut con), used_memory(&mut con));
+    let _: () = cmd("BF.RESERVEX")
+        .arg("big")
+        .arg(0.01)
+        .arg(100_000_000)
+        .arg("NONSCALING")
+        .query(&mut con)
+        .unwrap();
+    let size: u64 = cmd("MEMORY")
+        .arg("USAGE")
+        .arg("big")
+        .query(&mut con)
+        .unwrap();
+    assert!(
+        size > 110 << 20,
+        "a 1e8 filter at 1% holds ~115 MiB of bits: {size}"
+    );
+    let (rss1, used1) = (rss_bytes(&mut con), used_memory(&mut con));
+    assert!(
+        used1 >= used0 + size * 99 / 100,
+        "used_memory must count the filter: {used0} -> {used1} for {size}"
+    );
+    assert!(
+        rss1 < rss0 + size / 100,
+        "reserve made {} of {size} bytes resident",
+        rss1.saturating_sub(rss0)
+    );
+    // Lookups of an untouched filter read the shared zero page.
+    for i in 0..2000 {
+        let found: i64 = cmd("BF.EXISTSX").arg("big").arg(i).query(&mut con).unwrap();
+        assert_eq!(found, 0);
+    }
+    assert!(
+        rss_bytes(&mut con) < rss0 + size / 100,
+        "reads made the filter resident"
+    );
+    // Writes make only the pages they touch resident.
+    for i in 0..2000 {
+        let _: i64 = cmd("BF.ADDX").arg("big").arg(i).query(&mut con).unwrap();
+    }
+    let rss2 = rss_bytes(&mut con);
+    assert!(rss2 > rss1, "2000 adds touched no page: {rss1} -> {rss2}");
+    assert!(
+        rss2 < rss0 + size / 2,
+        "2000 adds made half the filter resident"
+    );
+    let _: i64 = cmd("DEL").arg("big").query(&mut con).unwrap();
+    assert!(
+        used_memory(&mut con) < used1 - size * 99 / 100,
+        "DEL freed the filter"
+    );
+}
