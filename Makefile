@@ -30,8 +30,17 @@ deps:
 build: deps
 	$(CARGO) build --release
 
-run: build
-	redis-server redis.conf.example
+# Serves from a copy of redis.conf.example under target/run (made when missing or
+# older than the example), so CONFIG REWRITE and the server's files stay out of the
+# repository. The copy names the module and the data directory by absolute path.
+RUN_DIR := target/run
+run: build $(RUN_DIR)/redis.conf
+	redis-server $(RUN_DIR)/redis.conf
+
+$(RUN_DIR)/redis.conf: redis.conf.example
+	mkdir -p $(RUN_DIR)
+	sed 's|^loadmodule \./|loadmodule $(CURDIR)/|' redis.conf.example >$@
+	echo "dir $(CURDIR)/$(RUN_DIR)" >>$@
 
 # Every unit and integration test, then the client examples (redis-py, redigo).
 test: build

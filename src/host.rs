@@ -59,6 +59,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_Replicate,
         RedisModule_ReplicateVerbatim,
         RedisModule_StringAppendBuffer,
+        RedisModule_InfoAddFieldCString,
         RedisModule_StringPtrLen,
         RedisModule_CreateString,
         RedisModule_FreeString,

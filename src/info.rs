@@ -38,6 +38,11 @@ unsafe extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: 
     shield((), || {
         // SAFETY: `ctx` is the INFO context Redis passed; "" names the module's section.
         unsafe { api!(RedisModule_InfoAddSection)(ctx, c"".as_ptr()) };
+        let version = concat!(env!("CARGO_PKG_VERSION"), "\0");
+        // SAFETY: as above; both texts are C strings that outlive the call.
+        unsafe {
+            api!(RedisModule_InfoAddFieldCString)(ctx, c"version".as_ptr(), version.as_ptr().cast())
+        };
         for (name, value) in fields() {
             // SAFETY: as above; `name` is a C string that outlives the call.
             unsafe { api!(RedisModule_InfoAddFieldLongLong)(ctx, name.as_ptr(), value) };

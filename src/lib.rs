@@ -66,9 +66,30 @@ const ALLOCATOR: Allocator = alloc::WardenAlloc;
 #[cfg(test)]
 const ALLOCATOR: Allocator = std::alloc::System;
 
+/// The package version as `MODULE LIST` shows it: major×10000 + minor×100
+/// + patch (RedisBloom's convention), so 0.2.0 is 200.
+pub const MODULE_VERSION: i32 = version_number(env!("CARGO_PKG_VERSION"));
+
+/// `"M.m.p"` as M×10000 + m×100 + p, at compile time.
+const fn version_number(text: &str) -> i32 {
+    let bytes = text.as_bytes();
+    let (mut parts, mut current, mut i) = ([0i32; 3], 0, 0);
+    while i < bytes.len() && current < 3 {
+        match bytes[i] {
+            b'.' => current += 1,
+            d @ b'0'..=b'9' if current < 3 => {
+                parts[current] = parts[current] * 10 + (d - b'0') as i32
+            }
+            _ => break, // a pre-release suffix
+        }
+        i += 1;
+    }
+    parts[0] * 10_000 + parts[1] * 100 + parts[2]
+}
+
 redis_module! {
     name: "warden",
-    version: 1,
+    version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
     data_types: [LOCK_TYPE, BLOOM_TYPE, LIMITER_TYPE],
     init: init,

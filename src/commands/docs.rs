@@ -127,6 +127,8 @@ pub struct Doc {
     pub arity: c_int,
     /// Arguments after the command name.
     pub args: &'static [ArgDoc],
+    /// The warden version that added the command (`COMMAND DOCS` "since").
+    pub since: &'static str,
 }
 
 /// Registers the documentation of each command given as (name, whether it
@@ -183,7 +185,7 @@ pub fn register<'a>(
             version,
             summary: leak(doc.summary),
             complexity: leak(doc.complexity),
-            since: leak("1.0.0"),
+            since: leak(doc.since),
             history: std::ptr::null_mut(),
             tips: std::ptr::null(),
             arity: doc.arity,

@@ -92,6 +92,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -4,
             args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT")],
+            since: "0.1.0",
         },
     },
     Command {
@@ -103,6 +104,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: 3,
             args: &[key(), arg("owner", Kind::Str)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -114,6 +116,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: 4,
             args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -125,6 +128,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: 2,
             args: &[key()],
+            since: "0.1.0",
         },
     },
     Command {
@@ -136,6 +140,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -4,
             args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), option("EXPANSION", "expansion", Kind::Int), flag("NONSCALING")],
+            since: "0.1.0",
         },
     },
     Command {
@@ -147,6 +152,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(k)",
             arity: 3,
             args: &[key(), arg("item", Kind::Str)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -158,6 +164,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(k * n)",
             arity: -3,
             args: &[key(), items("item")],
+            since: "0.1.0",
         },
     },
     Command {
@@ -177,6 +184,7 @@ pub const COMMANDS: &[Command] = &[
                 flag("NONSCALING"),
                 ArgDoc { name: "item", kind: Kind::Str, token: Some("ITEMS"), optional: false, multiple: true },
             ],
+            since: "0.1.0",
         },
     },
     Command {
@@ -188,6 +196,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(k)",
             arity: 3,
             args: &[key(), arg("item", Kind::Str)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -199,6 +208,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(k * n)",
             arity: -3,
             args: &[key(), items("item")],
+            since: "0.1.0",
         },
     },
     Command {
@@ -210,6 +220,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -2,
             args: &[key(), ArgDoc { name: "field", kind: Kind::Str, token: None, optional: true, multiple: false }],
+            since: "0.1.0",
         },
     },
     Command {
@@ -221,6 +232,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: 2,
             args: &[key()],
+            since: "0.1.0",
         },
     },
     Command {
@@ -232,6 +244,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(n)",
             arity: -6,
             args: &[key(), items("part")],
+            since: "0.1.0",
         },
     },
     Command {
@@ -243,6 +256,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -4,
             args: &[key(), arg("rate", Kind::Str), arg("burst", Kind::Int), option("COST", "cost", Kind::Int), option("MAXWAIT", "max_wait_ms", Kind::Int)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -254,6 +268,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -4,
             args: &[key(), arg("rate", Kind::Str), arg("capacity", Kind::Int), option("COST", "cost", Kind::Int)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -265,6 +280,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -4,
             args: &[key(), arg("limit", Kind::Int), arg("window_ms", Kind::Int), option("COST", "cost", Kind::Int)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -276,6 +292,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: -5,
             args: &[key(), arg("max_burst", Kind::Int), arg("count", Kind::Int), arg("period_s", Kind::Int), option("QUANTITY", "quantity", Kind::Int)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -287,6 +304,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: 3,
             args: &[key(), arg("state", Kind::Str)],
+            since: "0.1.0",
         },
     },
     Command {
@@ -298,6 +316,7 @@ pub const COMMANDS: &[Command] = &[
             complexity: "O(1)",
             arity: 4,
             args: &[key(), arg("owner", Kind::Str), arg("state", Kind::Str)],
+            since: "0.1.0",
         },
     },
 ];
