@@ -58,6 +58,31 @@ impl IntArg {
     }
 }
 
+/// An integer as redis-cell's `CL.THROTTLE` reads it (Rust's integer syntax:
+/// an optional '+' or '-', leading zeros allowed) in the canonical form
+/// `parse_i64` takes: `+060` is `60`, `-0` and `000` are `0`. Anything else is
+/// returned unchanged, to be refused by the parse that follows.
+pub fn cell_integer(bytes: &[u8]) -> &[u8] {
+    let (negative, digits) = match bytes {
+        [b'+', rest @ ..] => (false, rest),
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return bytes;
+    }
+    let significant = digits
+        .iter()
+        .position(|d| *d != b'0')
+        .map_or(&b"0"[..], |at| &digits[at..]);
+    match significant {
+        b"0" => b"0",
+        // A negative number stays as written: the caller's range check refuses it.
+        _ if negative => bytes,
+        _ => significant,
+    }
+}
+
 /// Whether `bytes` is a positive decimal integer too large for i64.
 fn is_large_positive_integer(bytes: &[u8]) -> bool {
     bytes.len() > 18 && bytes[0] != b'0' && bytes.iter().all(u8::is_ascii_digit)
@@ -334,6 +359,33 @@ mod tests {
             let expected: Vec<String> = chunk.iter().map(|v| v.to_string()).collect();
             let text = FieldText::new(chunk);
             assert_eq!(text.as_bytes(), expected.join(":").as_bytes());
+        }
+    }
+
+    #[test]
+    fn cell_integers_take_rust_integer_syntax() {
+        for (text, canonical) in [
+            (&b"+60"[..], &b"60"[..]),
+            (b"060", b"60"),
+            (b"+000", b"0"),
+            (b"-0", b"0"),
+            (b"-000", b"0"),
+            (b"0", b"0"),
+            (b"15", b"15"),
+            (b"-5", b"-5"),
+            (b"+", b"+"),
+            (b"", b""),
+            (b"1_000", b"1_000"),
+            (b" 5", b" 5"),
+            (b"+-5", b"+-5"),
+            (b"00009223372036854775808", b"9223372036854775808"),
+        ] {
+            assert_eq!(
+                cell_integer(text),
+                canonical,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
         }
     }
 

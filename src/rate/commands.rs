@@ -11,7 +11,7 @@ use std::ffi::{c_long, CStr};
 
 use crate::args::{internal_only, Args};
 use crate::core::error::WardenError;
-use crate::core::parse::{is_keyword, IntArg};
+use crate::core::parse::{cell_integer, is_keyword, IntArg};
 use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
 use crate::effect;
 use crate::host::{self, api, Ctx, Key, RString, Sink};
@@ -211,17 +211,32 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `RL.GCRA key max_burst count period_s [QUANTITY n]`, replying like
-/// redis-cell's `CL.THROTTLE`.
+/// An `RL.GCRA` integer in any form `CL.THROTTLE` takes (`+60`, `060`).
+fn gcra_arg(bytes: &[u8], arg: IntArg) -> Result<u64, WardenError> {
+    count_arg(cell_integer(bytes), arg)
+}
+
+/// `RL.GCRA key max_burst count period_s [quantity | QUANTITY n]`, replying
+/// like redis-cell's `CL.THROTTLE` and reading its arguments the same way.
 pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.gcra", args.len() >= 5)?;
-    let max_burst = match count_arg(args.bytes(2), rate::GCRA_MAX_BURST) {
+    let max_burst = match gcra_arg(args.bytes(2), rate::GCRA_MAX_BURST) {
         Ok(max_burst) => max_burst,
         Err(e) => return apply_replayed(ctx, args, e),
     };
-    let count = count_arg(args.bytes(3), rate::GCRA_COUNT)?;
-    let period = count_arg(args.bytes(4), rate::GCRA_PERIOD_S)?;
-    let [quantity] = options(args, 5, [("QUANTITY", rate::GCRA_QUANTITY)])?;
+    let count = gcra_arg(args.bytes(3), rate::GCRA_COUNT)?;
+    let period = gcra_arg(args.bytes(4), rate::GCRA_PERIOD_S)?;
+    let quantity = match args.len() {
+        5 => None,
+        // CL.THROTTLE's positional quantity.
+        6 if !is_keyword(args.bytes(5), "QUANTITY") => {
+            Some(gcra_arg(args.bytes(5), rate::GCRA_QUANTITY)?)
+        }
+        7 if is_keyword(args.bytes(5), "QUANTITY") => {
+            Some(gcra_arg(args.bytes(6), rate::GCRA_QUANTITY)?)
+        }
+        _ => return Err(WardenError::Syntax),
+    };
     let now = host::now_ms();
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
