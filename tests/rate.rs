@@ -894,7 +894,11 @@ fn bad_input_is_refused_and_changes_nothing() {
     };
 
     let mut cases: Vec<(Vec<&str>, &str)> = Vec::new();
-    for rate in ["10/", "/s", "5/0s", "1e400", "-1", "abc", "nan", "", "5/0"] {
+    for rate in ["1e400", "1e-400"] {
+        cases.push((vec!["RL.TOKEN", rate, "5"], "ERR rate is out of range"));
+        cases.push((vec!["RL.LEAKY", rate, "5"], "ERR rate is out of range"));
+    }
+    for rate in ["10/", "/s", "5/0s", "-1", "abc", "nan", "", "5/0"] {
         cases.push((vec!["RL.TOKEN", rate, "5"], RATE_ERR));
         cases.push((vec!["RL.LEAKY", rate, "5"], RATE_ERR));
     }

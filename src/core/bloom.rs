@@ -54,6 +54,7 @@ pub const CAPACITY: IntArg = IntArg {
     name: "capacity",
     min: 1,
     max: 1_000_000_000_000,
+    duration: false,
 };
 
 /// Largest accepted expansion factor.

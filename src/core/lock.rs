@@ -10,6 +10,7 @@ pub const TTL_MS: IntArg = IntArg {
     name: "ttl",
     min: 1,
     max: MAX_DURATION_MS,
+    duration: true,
 };
 
 /// `WAIT timeout_ms` of DLOCK.ACQUIRE (0 waits forever).
@@ -17,6 +18,7 @@ pub const WAIT_TIMEOUT_MS: IntArg = IntArg {
     name: "timeout",
     min: 0,
     max: MAX_DURATION_MS,
+    duration: true,
 };
 
 /// The deadline of a lease that never ends (the key was `PERSIST`ed or

@@ -40,6 +40,9 @@ pub struct IntArg {
     pub min: i64,
     /// Largest accepted value.
     pub max: i64,
+    /// A duration in ms, which also takes a unit: `1500ms`, `90s`, `15m`,
+    /// `1h`, `1d`.
+    pub duration: bool,
 }
 
 impl IntArg {
@@ -48,6 +51,11 @@ impl IntArg {
     /// positive / non-negative integer` for anything that is not an integer
     /// in range.
     pub fn parse(&self, bytes: &[u8]) -> Result<i64, WardenError> {
+        if self.duration {
+            if let Some(ms) = self.with_unit(bytes) {
+                return ms;
+            }
+        }
         match parse_i64(bytes) {
             Some(v) if v > self.max => Err(WardenError::OutOfRange(self.name)),
             Some(v) if v >= self.min => Ok(v),
@@ -80,6 +88,40 @@ pub fn cell_integer(bytes: &[u8]) -> &[u8] {
         // A negative number stays as written: the caller's range check refuses it.
         _ if negative => bytes,
         _ => significant,
+    }
+}
+
+impl IntArg {
+    /// A duration written with a unit (`90s`): its value in ms, range-checked
+    /// like a plain number; `None` when `bytes` has no unit.
+    fn with_unit(&self, bytes: &[u8]) -> Option<Result<i64, WardenError>> {
+        let at = bytes
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .filter(|at| *at > 0)?;
+        let ms_per_unit = i64::try_from(unit_ns(&bytes[at..])? / 1_000_000).ok()?;
+        let count = IntArg {
+            max: i64::MAX,
+            duration: false,
+            ..*self
+        };
+        Some(count.parse(&bytes[..at]).and_then(|n| {
+            n.checked_mul(ms_per_unit)
+                .filter(|ms| *ms <= self.max)
+                .ok_or(WardenError::OutOfRange(self.name))
+        }))
+    }
+}
+
+/// Nanoseconds in a duration unit: `ms`, `s`, `m`, `h` or `d`.
+pub fn unit_ns(unit: &[u8]) -> Option<u128> {
+    match unit {
+        b"ms" => Some(1_000_000),
+        b"s" => Some(1_000_000_000),
+        b"m" => Some(60_000_000_000),
+        b"h" => Some(3_600_000_000_000),
+        b"d" => Some(86_400_000_000_000),
+        _ => None,
     }
 }
 
@@ -232,11 +274,13 @@ mod tests {
             name: "ttl",
             min: 1,
             max: 100,
+            duration: false,
         };
         let timeout = IntArg {
             name: "timeout",
             min: 0,
             max: 100,
+            duration: false,
         };
         let positive = WardenError::NotPositive("ttl");
         let range = WardenError::OutOfRange("ttl");
@@ -360,6 +404,44 @@ mod tests {
             let text = FieldText::new(chunk);
             assert_eq!(text.as_bytes(), expected.join(":").as_bytes());
         }
+    }
+
+    #[test]
+    fn durations_take_a_unit() {
+        let ttl = IntArg {
+            name: "ttl",
+            min: 1,
+            max: 3_600_000,
+            duration: true,
+        };
+        let range = Err(WardenError::OutOfRange("ttl"));
+        let positive = Err(WardenError::NotPositive("ttl"));
+        for (text, want) in [
+            (&b"1500"[..], Ok(1500)),
+            (b"1500ms", Ok(1500)),
+            (b"90s", Ok(90_000)),
+            (b"15m", Ok(900_000)),
+            (b"1h", Ok(3_600_000)),
+            (b"2h", range.clone()),
+            (b"1d", range.clone()),
+            (b"99999999999999999999s", range.clone()),
+            (b"9223372036854775807m", range.clone()),
+            (b"0s", positive.clone()),
+            (b"s", positive.clone()),
+            (b"5x", positive.clone()),
+            (b"5 s", positive.clone()),
+            (b"05s", positive.clone()),
+            (b"-5s", positive.clone()),
+            (b"5S", positive.clone()),
+            (b"5s@1:2:3", positive.clone()),
+        ] {
+            assert_eq!(ttl.parse(text), want, "{}", String::from_utf8_lossy(text));
+        }
+        let plain = IntArg {
+            duration: false,
+            ..ttl
+        };
+        assert_eq!(plain.parse(b"90s"), positive);
     }
 
     #[test]

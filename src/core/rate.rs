@@ -8,67 +8,77 @@
 //! refill is an exact integer and no partial refill is ever lost.
 
 use super::error::WardenError;
-use super::parse::{IntArg, MAX_DURATION_MS, MAX_EVENTS};
+use super::parse::{unit_ns, IntArg, MAX_DURATION_MS, MAX_EVENTS};
 
 /// `burst` of RL.TOKEN.
 pub const BURST: IntArg = IntArg {
     name: "burst",
     min: 0,
     max: MAX_EVENTS,
+    duration: false,
 };
 /// `capacity` of RL.LEAKY.
 pub const LEAKY_CAPACITY: IntArg = IntArg {
     name: "capacity",
     min: 1,
     max: MAX_EVENTS,
+    duration: false,
 };
 /// `limit` of RL.WINDOW.
 pub const WINDOW_LIMIT: IntArg = IntArg {
     name: "limit",
     min: 1,
     max: MAX_EVENTS,
+    duration: false,
 };
 /// `window_ms` of RL.WINDOW.
 pub const WINDOW_MS: IntArg = IntArg {
     name: "window",
     min: 1,
     max: MAX_DURATION_MS,
+    duration: true,
 };
 /// `COST n` of every RL.* command but RL.GCRA.
 pub const COST: IntArg = IntArg {
     name: "cost",
     min: 0,
     max: MAX_EVENTS,
+    duration: false,
 };
 /// `MAXWAIT ms` of RL.TOKEN.
 pub const MAX_WAIT_MS: IntArg = IntArg {
     name: "maxwait",
     min: 0,
     max: MAX_DURATION_MS,
+    duration: true,
 };
 /// `max_burst` of RL.GCRA.
 pub const GCRA_MAX_BURST: IntArg = IntArg {
     name: "max_burst",
     min: 0,
     max: MAX_EVENTS,
+    duration: false,
 };
 /// `count` of RL.GCRA (at most the largest count a rate takes).
 pub const GCRA_COUNT: IntArg = IntArg {
     name: "count",
     min: 1,
     max: MAX_COUNT as i64,
+    duration: false,
 };
 /// `period` of RL.GCRA, in seconds.
 pub const GCRA_PERIOD_S: IntArg = IntArg {
     name: "period",
     min: 1,
     max: MAX_DURATION_MS / 1000,
+    duration: false,
 };
 /// `QUANTITY n` of RL.GCRA.
 pub const GCRA_QUANTITY: IntArg = IntArg {
     name: "quantity",
     min: 0,
     max: MAX_EVENTS,
+    duration: false,
 };
 
 /// Largest event count in a rate.
@@ -145,7 +155,12 @@ impl Rate {
         }
     }
 
-    /// Parses `100`, `0.5`, `inf`, `100/s`, `100/m`, `300/15m`, `5/ms`, `2/h`, `1/d`.
+    /// Parses `100`, `0.5`, `inf`, `100/s`, `100/m`, `300/15m`, `5/ms`, `2/h`,
+    /// `1/d`, and the count in any form a program prints (`0.6666666666666666`,
+    /// `.5`, `5.`, `1e-3`, `2.5E+2`). The rate is held as a ratio of two
+    /// integers up to `MAX_TICKS`: exact when the reduced ratio fits, else the
+    /// nearest one that does. Rates above 10^12 events per ms or below one
+    /// event per 10^12 ms (about 31.7 years) are out of range.
     pub fn parse(text: &[u8]) -> Result<Rate, WardenError> {
         if text.eq_ignore_ascii_case(b"inf") {
             return Ok(Rate::Inf);
@@ -154,37 +169,158 @@ impl Rate {
             Some(at) => (&text[..at], Some(&text[at + 1..])),
             None => (text, None),
         };
-        let (numerator, scale) = parse_decimal(count).ok_or(WardenError::BadRate)?;
+        let (digits, exp10) = parse_decimal(count).ok_or(WardenError::BadRate)?;
         let period_ns = match period {
             None => 1_000_000_000,
             Some(p) => parse_period_ns(p).ok_or(WardenError::BadRate)?,
         };
-        // numerator / 10^scale events per period  ==  numerator per (period × 10^scale).
-        let period_ns = period_ns
-            .checked_mul(10u128.pow(scale))
-            .ok_or(WardenError::BadRate)?;
-        Rate::per_period(numerator, period_ns)
+        if period_ns == 0 {
+            return Err(WardenError::BadRate);
+        }
+        if digits == 0 {
+            return Rate::per_period(0, period_ns);
+        }
+        // digits × 10^exp10 events per period: num / den events per ms.
+        let out_of_range = WardenError::OutOfRange(RATE);
+        if !(-80..=40).contains(&exp10) {
+            return Err(out_of_range); // far outside, whatever the digits
+        }
+        let (mut num, mut den) = (digits * NS_PER_MS, period_ns);
+        for _ in 0..exp10.max(0) {
+            num = num.checked_mul(10).ok_or(out_of_range.clone())?;
+        }
+        for _ in 0..(-exp10).max(0) {
+            match den.checked_mul(10) {
+                Some(d) => den = d,
+                // Beyond 128 bits: drop a digit of precision instead.
+                None => num /= 10,
+            }
+        }
+        let above = MAX_COUNT.checked_mul(den).is_some_and(|max| num > max);
+        let below = num
+            .checked_mul(MAX_PERIOD_NS / NS_PER_MS)
+            .is_some_and(|n| n < den);
+        if above || below || num == 0 {
+            return Err(out_of_range);
+        }
+        let g = gcd(num, den);
+        let (ms, token) = match (num / g, den / g) {
+            (n, d) if n <= MAX_TICKS && d <= MAX_TICKS => (n, d),
+            (n, d) => nearest_ratio(n, d, MAX_TICKS),
+        };
+        match (u64::try_from(token), u64::try_from(ms)) {
+            (Ok(t), Ok(m)) if t > 0 && m > 0 => Ok(Rate::Finite {
+                ticks_per_token: t,
+                ticks_per_ms: m,
+            }),
+            _ => Err(out_of_range),
+        }
     }
 }
 
-/// A non-negative decimal with at most 9 fraction digits, as (digits, scale).
-fn parse_decimal(text: &[u8]) -> Option<(u128, u32)> {
-    let (int, frac) = match text.iter().position(|b| *b == b'.') {
-        Some(at) => (&text[..at], &text[at + 1..]),
-        None => (text, &b""[..]),
+/// The argument name in a rate's range error.
+const RATE: &str = "rate";
+
+/// Largest tick count on either side of a rate's ratio: what `per_period`
+/// yields for its largest count and period, and what the bucket arithmetic
+/// is checked against.
+const MAX_TICKS: u128 = 1_000_000_000_000_000_000;
+
+/// The ratio `p / q` nearest to `num / den` with `p, q <= bound`, by
+/// continued fractions: convergents while they fit, then the better of the
+/// last convergent and the largest semiconvergent that fits.
+fn nearest_ratio(num: u128, den: u128, bound: u128) -> (u128, u128) {
+    let (mut p0, mut q0, mut p1, mut q1) = (0u128, 1u128, 1u128, 0u128);
+    let (mut n, mut d) = (num, den);
+    while d != 0 {
+        let a = n / d;
+        let step = |x1: u128, x0: u128| a.checked_mul(x1).and_then(|v| v.checked_add(x0));
+        match (step(p1, p0), step(q1, q0)) {
+            (Some(p2), Some(q2)) if p2 <= bound && q2 <= bound => {
+                (p0, q0, p1, q1) = (p1, q1, p2, q2);
+                (n, d) = (d, n - a * d);
+            }
+            _ => {
+                // The largest t < a that keeps t·p1 + p0 and t·q1 + q0 in bound.
+                // With x = n/d the tail of the fraction, the semiconvergent's
+                // error is (x - t) / ((x·q1 + q0)(t·q1 + q0)) and the
+                // convergent's 1 / (q1·(x·q1 + q0)): the semiconvergent is
+                // nearer when x·q1 < (2t·q1 + q0), i.e. n·q1 < (2t·q1 + q0)·d.
+                let fits = |x1: u128, x0: u128| (bound - x0).checked_div(x1).unwrap_or(u128::MAX);
+                let t = fits(p1, p0).min(fits(q1, q0)).min(a);
+                let better = wide_mul(n, q1) < wide_mul(2 * t * q1 + q0, d);
+                return if better && t > 0 {
+                    (t * p1 + p0, t * q1 + q0)
+                } else {
+                    (p1, q1)
+                };
+            }
+        }
+    }
+    (p1, q1)
+}
+
+/// `a · b` as (high, low) 128-bit halves, compared as a 256-bit number.
+fn wide_mul(a: u128, b: u128) -> (u128, u128) {
+    let (a1, a0) = (a >> 64, a & u128::from(u64::MAX));
+    let (b1, b0) = (b >> 64, b & u128::from(u64::MAX));
+    let (lo, mid1, mid2, hi) = (a0 * b0, a1 * b0, a0 * b1, a1 * b1);
+    let (mid, mid_carry) = mid1.overflowing_add(mid2);
+    let (low, low_carry) = lo.overflowing_add(mid << 64);
+    let high = hi + (mid >> 64) + (u128::from(mid_carry) << 64) + u128::from(low_carry);
+    (high, low)
+}
+
+/// A non-negative decimal in any form a program prints (`100`, `0.5`, `.5`,
+/// `5.`, `1e-3`, `2.5E+2`, `+3`), as digits × 10^exp10 with at most 30
+/// significant digits (further ones are dropped: they are far below what a
+/// rate holds).
+fn parse_decimal(text: &[u8]) -> Option<(u128, i32)> {
+    let text = text.strip_prefix(b"+").unwrap_or(text);
+    let (mantissa, exponent) = match text.iter().position(|b| *b == b'e' || *b == b'E') {
+        Some(at) => (&text[..at], Some(&text[at + 1..])),
+        None => (text, None),
+    };
+    let (int, frac) = match mantissa.iter().position(|b| *b == b'.') {
+        Some(at) => (&mantissa[..at], &mantissa[at + 1..]),
+        None => (mantissa, &b""[..]),
     };
     let digits_ok = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
-    if int.is_empty() || !digits_ok(int) || !digits_ok(frac) || frac.len() > 9 || int.len() > 15 {
+    if int.len() + frac.len() == 0 || !digits_ok(int) || !digits_ok(frac) {
         return None;
     }
-    if text.contains(&b'.') && frac.is_empty() {
-        return None;
-    }
-    let mut value: u128 = 0;
+    let mut exp10: i32 = match exponent {
+        None => 0,
+        Some(e) => {
+            let (negative, e) = match e {
+                [b'-', rest @ ..] => (true, rest),
+                [b'+', rest @ ..] => (false, rest),
+                _ => (false, e),
+            };
+            if e.is_empty() || e.len() > 5 || !digits_ok(e) {
+                return None;
+            }
+            let v = e.iter().fold(0i32, |v, d| v * 10 + i32::from(d - b'0'));
+            if negative {
+                -v
+            } else {
+                v
+            }
+        }
+    };
+    exp10 -= frac.len() as i32;
+    let (mut value, mut kept) = (0u128, 0);
     for d in int.iter().chain(frac) {
+        if kept == 30 {
+            exp10 += 1; // a dropped digit
+            continue;
+        }
         value = value * 10 + u128::from(d - b'0');
+        if value > 0 {
+            kept += 1;
+        }
     }
-    Some((value, frac.len() as u32))
+    Some((value, exp10))
 }
 
 /// `[k]unit` with unit ms, s, m, h or d, in nanoseconds.
@@ -199,15 +335,7 @@ fn parse_period_ns(text: &[u8]) -> Option<u128> {
         }
         std::str::from_utf8(k).ok()?.parse().ok()?
     };
-    let unit_ns: u128 = match unit {
-        b"ms" => 1_000_000,
-        b"s" => 1_000_000_000,
-        b"m" => 60_000_000_000,
-        b"h" => 3_600_000_000_000,
-        b"d" => 86_400_000_000_000,
-        _ => return None,
-    };
-    k.checked_mul(unit_ns)
+    k.checked_mul(unit_ns(unit)?)
 }
 
 /// Stored state of a bucket limiter (token, leaky, GCRA): how far from full
@@ -717,6 +845,115 @@ mod tests {
     }
 
     #[test]
+    fn rates_take_every_decimal_form_a_program_prints() {
+        let same = |a: &[u8], b: &[u8]| assert_eq!(Rate::parse(a), Rate::parse(b), "{a:?}");
+        same(b".5", b"0.5");
+        same(b"5.", b"5");
+        same(b"1e2", b"100");
+        same(b"1E+2", b"100");
+        same(b"2.5e2", b"250");
+        same(b"+3", b"3");
+        same(b"1e-3", b"0.001");
+        same(b"1e-3/m", b"0.001/m");
+        same(b"0.0000", b"0");
+        same(b"0e5", b"0");
+        same(b"00012.50", b"12.5");
+        // 1e-3 events per second is one per 10^6 ms, exactly.
+        assert_eq!(
+            Rate::parse(b"1e-3"),
+            Ok(Rate::Finite {
+                ticks_per_token: 1_000_000,
+                ticks_per_ms: 1
+            })
+        );
+        for bad in [
+            &b""[..],
+            b".",
+            b"e5",
+            b"1e",
+            b"1e+",
+            b"--1",
+            b"-1",
+            b"1.2.3",
+            b"1e5.5",
+            b"nan",
+            b"0x10",
+            b"1 ",
+            b"1e999999",
+        ] {
+            assert_eq!(Rate::parse(bad), Err(WardenError::BadRate), "{bad:?}");
+        }
+        for far in [
+            &b"1e400"[..],
+            b"1e-400",
+            b"2000000000000/ms",
+            b"1e16",
+            b"1/999999999999d",
+            b"1e-13/ms",
+        ] {
+            assert_eq!(
+                Rate::parse(far),
+                Err(WardenError::OutOfRange("rate")),
+                "{far:?}"
+            );
+        }
+        assert!(Rate::parse(b"1000000000000/ms").is_ok(), "the largest rate");
+        assert!(
+            Rate::parse(b"0.000000000001/ms").is_ok(),
+            "the smallest rate"
+        );
+    }
+
+    #[test]
+    fn wide_products_compare_like_exact_ones() {
+        let big = u128::MAX;
+        assert_eq!(wide_mul(big, big), (big - 1, 1));
+        assert_eq!(wide_mul(1 << 64, 1 << 64), (1, 0));
+        assert_eq!(wide_mul(12345, 678), (0, 12345 * 678));
+        assert!(wide_mul(big, 3) > wide_mul(big / 2, 5));
+        assert!(wide_mul(1 << 100, 1 << 30) < wide_mul(1 << 101, 1 << 30));
+    }
+
+    #[test]
+    fn a_rate_beyond_the_fixed_point_is_the_nearest_ratio_it_holds() {
+        // Python's str(2/3) and Go's FormatFloat(2.0/3, 'f', -1, 64).
+        let Ok(Rate::Finite {
+            ticks_per_token,
+            ticks_per_ms,
+        }) = Rate::parse(b"0.6666666666666666")
+        else {
+            panic!("2/3 refused");
+        };
+        let held = ticks_per_ms as f64 / ticks_per_token as f64;
+        assert!((held - 0.6666666666666666e-3).abs() < 1e-18, "{held}");
+        assert!(u128::from(ticks_per_token) <= MAX_TICKS && u128::from(ticks_per_ms) <= MAX_TICKS);
+        // The continued-fraction step against brute force on small bounds.
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..300 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (num, den) = (
+                u128::from(x % 100_000 + 1),
+                u128::from((x >> 20) % 100_000 + 1),
+            );
+            let bound = 60;
+            let (p, q) = nearest_ratio(num, den, bound);
+            assert!(p <= bound && q <= bound && q > 0, "{num}/{den} -> {p}/{q}");
+            let target = num as f64 / den as f64;
+            let err = |p: u128, q: u128| (p as f64 / q as f64 - target).abs();
+            let best = (1..=bound)
+                .flat_map(|q| (0..=bound).map(move |p| (p, q)))
+                .map(|(p, q)| err(p, q))
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                err(p, q) <= best + 1e-12,
+                "{num}/{den}: {p}/{q} vs best error {best}"
+            );
+        }
+    }
+
+    #[test]
     fn parses_every_rate_form() {
         let per = |c: u128, ns: u128| Rate::per_period(c, ns).expect("rate");
         assert_eq!(Rate::parse(b"100"), Ok(per(100, 1_000_000_000)));
@@ -754,12 +991,9 @@ mod tests {
             b"-1",
             b"abc",
             b"",
-            b"1.",
-            b".5",
             b"5/x",
             b"5/2",
             b"5/s/s",
-            b"1.0000000001",
             b"5/01s",
             b"\xff",
             b"nan",
