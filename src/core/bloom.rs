@@ -16,8 +16,9 @@ pub const MAX_LAYERS: usize = 64;
 /// Largest capacity of one layer (far beyond any filter under the size cap).
 pub const MAX_CAPACITY: u64 = 1 << 56;
 
-/// Most hash functions per layer.
-pub const MAX_HASHES: u32 = 64;
+/// Most hash functions per layer: enough for the optimal count of any error
+/// rate a double holds (−log2 p is at most 1074), as RedisBloom sizes them.
+pub const MAX_HASHES: u32 = 1100;
 
 /// Parameters of a new filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -143,7 +144,8 @@ pub fn geometry(capacity: u64, p: f64, sizing: Sizing) -> Result<Geometry, Warde
             // For k hashes the rate is at most p from −k·n / ln(1 − p^(1/k)) bits.
             let k0 = (-p.log2()).floor().max(1.0) as u32;
             let needed = |k: u32| -f64::from(k) * n / (1.0 - p.powf(1.0 / f64::from(k))).ln();
-            let fewest = (k0.saturating_sub(1).max(1)..=(k0 + 2).min(MAX_HASHES))
+            let around = |k: u32| k.clamp(1, MAX_HASHES);
+            let fewest = (around(k0.saturating_sub(1))..=around(k0 + 2))
                 .map(needed)
                 .fold(f64::INFINITY, f64::min);
             whole_words(fewest)?.max(nominal)
@@ -614,6 +616,31 @@ mod tests {
     }
 
     #[test]
+    fn nonscaling_filters_take_any_error_rate() {
+        for p in [
+            0.999_999,
+            1e-6,
+            1.1e-20,
+            1e-100,
+            1e-300,
+            f64::MIN_POSITIVE,
+            4.9e-324,
+        ] {
+            let g = geometry(100, p, Sizing::Guaranteed).expect("sized");
+            let nominal = geometry(100, p, Sizing::Nominal).expect("sized");
+            assert!(
+                g.bits >= nominal.bits && g.bits <= 2 * nominal.bits + 128,
+                "{p}: {g:?}"
+            );
+            assert!(expected_fpr(g.bits, g.hashes, 100) <= p, "{p}: {g:?}");
+            assert!((1..=MAX_HASHES).contains(&g.hashes), "{p}: {g:?}");
+        }
+        // RedisBloom gives about 18 KB to 100 items at 1e-300.
+        let g = geometry(100, 1e-300, Sizing::Guaranteed).expect("sized");
+        assert!(g.bits / 8 <= 20_000, "{g:?}");
+    }
+
+    #[test]
     fn nonscaling_size_is_near_the_theoretical_bound() {
         let f = filter(0.01, 1_000_000, 0);
         assert!(f.size() as f64 <= 1.05 * 1_198_132.0, "{}", f.size());
@@ -801,7 +828,10 @@ mod tests {
         assert!(Layer::from_parts(cap, rate, k, 0, words()).is_ok());
         let bad = Err(WardenError::BadFilterData);
         assert_eq!(Layer::from_parts(cap, rate, 0, 0, words()), bad);
-        assert_eq!(Layer::from_parts(cap, rate, 65, 0, words()), bad);
+        assert_eq!(
+            Layer::from_parts(cap, rate, MAX_HASHES + 1, 0, words()),
+            bad
+        );
         assert_eq!(Layer::from_parts(cap, rate, k, 0, vec![]), bad);
         assert_eq!(Layer::from_parts(cap, 1.5, k, 0, words()), bad);
         assert_eq!(Layer::from_parts(0, rate, k, 0, words()), bad);
