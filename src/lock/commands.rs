@@ -237,7 +237,12 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Release::Freed => {
             let db = host::selected_db(ctx);
             host::notify(ctx, c"dlock.release", name);
+            // A release applied from a master (a writable replica's own
+            // waiters) hands nothing over: that would grant a lock the master
+            // never granted. The waiters stay queued, as for any write the
+            // server does not accept now.
             let handed_off = waiting::count(db, args.bytes(1)) > 0
+                && host::writes_allowed(ctx)
                 && serve_waiters(ctx, &mut key, name, db, host::now_ms());
             if !handed_off {
                 key.delete();
