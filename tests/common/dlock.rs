@@ -219,3 +219,11 @@ pub fn assert_strictly_increasing(tokens: &[i64], what: &str) {
         );
     }
 }
+
+/// The error text of a reply that must be an error.
+pub fn expect_err<T: std::fmt::Debug>(r: redis::RedisResult<T>, what: &str) -> String {
+    match r {
+        Ok(v) => panic!("{what}: expected an error reply, got {v:?}"),
+        Err(e) => err_text(&e),
+    }
+}

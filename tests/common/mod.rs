@@ -289,6 +289,41 @@ impl Server {
         assert!(synced, "replicas did not catch up with offset {target}");
     }
 
+    /// Waits until no AOF rewrite is running or scheduled (with `--appendonly yes`, the
+    /// server starts one of its own).
+    pub fn wait_aof_rewrite_idle(&self) {
+        let mut con = self.conn();
+        assert!(
+            wait_until(Duration::from_secs(60), || aof_rewrite_idle(&mut con)),
+            "an earlier AOF rewrite never ended"
+        );
+    }
+
+    /// Runs BGREWRITEAOF and waits until that rewrite has finished, successfully.
+    pub fn bgrewriteaof(&self) {
+        self.wait_aof_rewrite_idle();
+        let mut con = self.conn();
+        let rewrites = |con: &mut Connection| -> i64 {
+            info_field(con, "persistence", "aof_rewrites")
+                .and_then(|v| v.parse().ok())
+                .expect("INFO persistence has no aof_rewrites")
+        };
+        let n0 = rewrites(&mut con);
+        let _: Value = cmd("BGREWRITEAOF").query(&mut con).expect("BGREWRITEAOF");
+        assert!(
+            wait_until(Duration::from_secs(60), || {
+                rewrites(&mut con) > n0 && aof_rewrite_idle(&mut con)
+            }),
+            "AOF rewrite did not finish"
+        );
+        assert_eq!(
+            info_field(&mut con, "persistence", "aof_last_bgrewrite_status").as_deref(),
+            Some("ok"),
+            "AOF rewrite failed; log:\n{}",
+            self.log_tail(20)
+        );
+    }
+
     /// Opens a raw replication link: every write the master propagates from now on.
     pub fn replication_tap(&self) -> ReplicationTap {
         ReplicationTap::connect(self.port)
@@ -333,6 +368,110 @@ fn test_name() -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .take(40)
         .collect()
+}
+
+fn aof_rewrite_idle(con: &mut Connection) -> bool {
+    info_field(con, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+        && info_field(con, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+}
+
+/// A connection whose reads and writes time out after `timeout`, so a module that
+/// blocks when it must not makes the test fail instead of hanging forever.
+pub fn timed(con: Connection, timeout: Duration) -> Connection {
+    con.set_read_timeout(Some(timeout)).expect("read timeout");
+    con.set_write_timeout(Some(timeout)).expect("write timeout");
+    con
+}
+
+/// This machine's wall clock in milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64
+}
+
+/// Every key SCAN finds in the selected database, sorted and without duplicates;
+/// `filter` is appended to each SCAN (e.g. `["TYPE", "warden-bf"]`).
+pub fn scan_keys(con: &mut Connection, filter: &[&str]) -> Vec<Vec<u8>> {
+    let mut cursor: u64 = 0;
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let mut c = cmd("SCAN");
+        c.arg(cursor).arg("COUNT").arg(1000);
+        for f in filter {
+            c.arg(*f);
+        }
+        let (next, batch): (u64, Vec<Vec<u8>>) = c.query(con).expect("SCAN");
+        keys.extend(batch);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// The filter keys of databases `dbs` and the sum of their sizes (BF.INFOX SIZE), by
+/// SCAN; leaves the connection in database 0.
+pub fn filter_census(con: &mut Connection, dbs: &[i64]) -> (i64, i64) {
+    let (mut n, mut bytes) = (0i64, 0i64);
+    for db in dbs {
+        let _: () = cmd("SELECT").arg(db).query(con).expect("SELECT");
+        for k in scan_keys(con, &["TYPE", "warden-bf"]) {
+            n += 1;
+            let size: Value = cmd("BF.INFOX")
+                .arg(&k)
+                .arg("SIZE")
+                .query(con)
+                .expect("BF.INFOX SIZE");
+            bytes += match size {
+                Value::Int(n) => n,
+                Value::Array(a) if a.len() == 1 => match a[0] {
+                    Value::Int(n) => n,
+                    ref other => panic!("BF.INFOX SIZE: {other:?}"),
+                },
+                other => panic!("BF.INFOX SIZE: {other:?}"),
+            };
+        }
+    }
+    let _: () = cmd("SELECT").arg(0).query(con).expect("SELECT");
+    (n, bytes)
+}
+
+/// A command from its words (the name first).
+pub fn command<S: AsRef<[u8]>>(words: &[S]) -> redis::Cmd {
+    let mut c = redis::Cmd::new();
+    for w in words {
+        c.arg(w.as_ref());
+    }
+    c
+}
+
+/// Owned words, for `command` and failure messages.
+pub fn words(ws: &[&str]) -> Vec<String> {
+    ws.iter().map(|w| w.to_string()).collect()
+}
+
+/// An array reply of integers; None for any other reply.
+pub fn ints(v: &Value) -> Option<Vec<i64>> {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Int(n) => Some(*n),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Whether a reply is OK.
+pub fn is_ok(v: &Value) -> bool {
+    matches!(v, Value::Okay) || *v == Value::SimpleString("OK".into())
 }
 
 /// One field of an INFO section, if present.
@@ -538,4 +677,6 @@ pub fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
 pub mod bloom;
 pub mod cluster;
 pub mod dlock;
+pub mod grammar;
 pub mod payload;
+pub mod ranges;
