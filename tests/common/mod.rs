@@ -680,3 +680,4 @@ pub mod dlock;
 pub mod grammar;
 pub mod payload;
 pub mod ranges;
+pub mod rate;
