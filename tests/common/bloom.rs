@@ -1,6 +1,87 @@
-//! Bloom filter helpers shared by the BF test files.
+//! Bloom filter helpers shared by the BF test files: calls that must succeed, pipelined
+//! MADDX / MEXISTSX over ranges of items, and BF.INFOX parsed.
 
-use redis::{cmd, Connection, Value};
+use super::*;
+
+/// The error of an add to a full non-scaling filter.
+pub const FULL: &str = "ERR non scaling filter is full";
+/// The error of a filter that would exceed `bf-max-bytes`.
+pub const TOO_LARGE: &str = "ERR filter would exceed bf-max-bytes";
+
+/// A connection for filters of a million items: reads time out after 120 s.
+pub fn bf_conn(server: &Server) -> Connection {
+    timed(server.conn(), Duration::from_secs(120))
+}
+
+/// `BF.RESERVEX key rate capacity extra...`, which must answer OK.
+pub fn reserve<K: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    rate: impl std::fmt::Display,
+    capacity: u64,
+    extra: &[&str],
+) {
+    let mut c = cmd("BF.RESERVEX");
+    c.arg(key).arg(rate.to_string()).arg(capacity);
+    for e in extra {
+        c.arg(*e);
+    }
+    ok(con, &c);
+}
+
+pub fn addx<K: redis::ToRedisArgs>(con: &mut Connection, key: K, item: &str) -> i64 {
+    cmd("BF.ADDX")
+        .arg(key)
+        .arg(item)
+        .query(con)
+        .expect("BF.ADDX")
+}
+
+pub fn existsx<K: redis::ToRedisArgs>(con: &mut Connection, key: K, item: &str) -> i64 {
+    cmd("BF.EXISTSX")
+        .arg(key)
+        .arg(item)
+        .query(con)
+        .expect("BF.EXISTSX")
+}
+
+pub fn cardx<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
+    cmd("BF.CARDX").arg(key).query(con).expect("BF.CARDX")
+}
+
+/// An item the filter certainly does not hold.
+pub fn absent_item<K: redis::ToRedisArgs + Copy>(
+    con: &mut Connection,
+    key: K,
+    prefix: &str,
+) -> String {
+    (0..)
+        .map(|i| item(prefix, i))
+        .find(|it| existsx(con, key, it) == 0)
+        .expect("an absent item")
+}
+
+/// The error text of a command that must fail.
+pub fn expect_err(con: &mut Connection, c: &redis::Cmd) -> String {
+    let v = raw(con, c);
+    err_of(&v).unwrap_or_else(|| panic!("expected an error from {}, got {v:?}", show(c)))
+}
+
+/// `BF.INFOX key field`: the one value of its one-element array.
+pub fn info_field_only(con: &mut Connection, key: &str, field: &str) -> Value {
+    let v: Value = cmd("BF.INFOX")
+        .arg(key)
+        .arg(field)
+        .query(con)
+        .expect("BF.INFOX field");
+    match v {
+        Value::Array(mut a) => {
+            assert_eq!(a.len(), 1, "BF.INFOX {key} {field}: {a:?}");
+            a.pop().expect("one value")
+        }
+        other => panic!("BF.INFOX {key} {field} is not an array of one: {other:?}"),
+    }
+}
 
 /// Items per MADDX / MEXISTSX command.
 pub const BATCH: u64 = 1_000;

@@ -297,6 +297,12 @@ impl Server {
             wait_until(Duration::from_secs(60), || aof_rewrite_idle(&mut con)),
             "an earlier AOF rewrite never ended"
         );
+        assert_eq!(
+            info_field(&mut con, "persistence", "aof_last_bgrewrite_status").as_deref(),
+            Some("ok"),
+            "an earlier AOF rewrite failed; log:\n{}",
+            self.log_tail(20)
+        );
     }
 
     /// Runs BGREWRITEAOF and waits until that rewrite has finished, successfully.
@@ -472,6 +478,17 @@ pub fn ints(v: &Value) -> Option<Vec<i64>> {
 /// Whether a reply is OK.
 pub fn is_ok(v: &Value) -> bool {
     matches!(v, Value::Okay) || *v == Value::SimpleString("OK".into())
+}
+
+/// Sends `c` and asserts that it answers OK.
+pub fn ok(con: &mut Connection, c: &redis::Cmd) {
+    let v = raw(con, c);
+    assert!(is_ok(&v), "{}: {v:?}", show(c));
+}
+
+/// `DUMP key`.
+pub fn dump<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Vec<u8> {
+    cmd("DUMP").arg(key).query(con).expect("DUMP")
 }
 
 /// One field of an INFO section, if present.

@@ -523,6 +523,16 @@ pub fn forged_string_header(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The number of layers of a filter payload (3 filter fields, then 5 per layer).
+pub fn layer_count(d: &Dump) -> usize {
+    d.fields.len().saturating_sub(3) / 5
+}
+
+/// Index of field `f` of filter layer `layer` (0 capacity, 1 rate, 2 hashes, 3 items, 4 bits).
+pub fn layer_field(layer: usize, f: usize) -> usize {
+    3 + layer * 5 + f
+}
+
 /// Byte-level corruption of a real payload (truncation, random bytes, bit flips),
 /// with the CRC64 recomputed. The type byte is left alone.
 pub fn corrupt_bytes(rng: &mut Rng, payload: &[u8], kind: usize) -> Vec<u8> {
