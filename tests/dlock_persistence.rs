@@ -57,37 +57,6 @@ fn assert_kept(con: &mut Connection, s: &Snapshot, what: &str) {
     );
 }
 
-fn persistence_field(con: &mut Connection, field: &str) -> String {
-    info_field(con, "persistence", field)
-        .unwrap_or_else(|| panic!("INFO persistence has no {field}"))
-}
-
-fn no_rewrite_running(con: &mut Connection) -> bool {
-    persistence_field(con, "aof_rewrite_in_progress") == "0"
-        && persistence_field(con, "aof_rewrite_scheduled") == "0"
-}
-
-fn bgrewriteaof_and_wait(con: &mut Connection) {
-    assert!(
-        wait_until(Duration::from_secs(20), || no_rewrite_running(con)),
-        "an earlier rewrite never ended"
-    );
-    let n0: i64 = persistence_field(con, "aof_rewrites").parse().unwrap();
-    let _: Value = cmd("BGREWRITEAOF").query(con).expect("BGREWRITEAOF");
-    assert!(
-        wait_until(Duration::from_secs(20), || {
-            let n: i64 = persistence_field(con, "aof_rewrites").parse().unwrap();
-            n > n0 && no_rewrite_running(con)
-        }),
-        "AOF rewrite did not finish"
-    );
-    assert_eq!(
-        persistence_field(con, "aof_last_bgrewrite_status"),
-        "ok",
-        "AOF rewrite failed"
-    );
-}
-
 // ---------------------------------------------------------------------------------------
 // 7. DEBUG RELOAD, RDB restart, AOF rewrite + restart keep the lock
 // ---------------------------------------------------------------------------------------
@@ -158,7 +127,7 @@ fn aof_rewrite_then_restart_keeps_locks(preamble: &str) {
     }
     let _: () = cmd("SET").arg("plain").arg("v").query(&mut con).unwrap();
 
-    bgrewriteaof_and_wait(&mut con);
+    server.bgrewriteaof();
     let base_suffix = if preamble == "yes" {
         ".base.rdb"
     } else {
@@ -382,7 +351,7 @@ fn assert_set(
 }
 
 /// Runs `f` and returns its result and the absolute deadline window for a `ttl` it set.
-fn timed<T>(
+fn with_deadline_window<T>(
     con: &mut Connection,
     ttl: i64,
     f: impl FnOnce(&mut Connection) -> T,
@@ -412,14 +381,14 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     let mut record = |cmds: &Vec<Vec<String>>| all_cmds.extend(cmds.iter().cloned());
 
     // Grant.
-    let (t1, w) = timed(&mut m, 61_234, |c| try_acquire(c, "L1", "a", 61_234));
+    let (t1, w) = with_deadline_window(&mut m, 61_234, |c| try_acquire(c, "L1", "a", 61_234));
     let t1 = t1.expect("granted");
     let cmds = step(&mut tap, &mut m, "grant");
     record(&cmds);
     assert_set(&only(cmds, "grant"), "L1", "a", t1, 1, w);
 
     // Re-entry.
-    let (r, w) = timed(&mut m, 42_345, |c| reenter(c, "L1", "a", 42_345));
+    let (r, w) = with_deadline_window(&mut m, 42_345, |c| reenter(c, "L1", "a", 42_345));
     assert_eq!(r, Some(t1));
     let cmds = step(&mut tap, &mut m, "reenter");
     record(&cmds);
@@ -439,7 +408,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     );
 
     // Extend.
-    let (r, w) = timed(&mut m, 53_456, |c| extend(c, "L1", "a", 53_456));
+    let (r, w) = with_deadline_window(&mut m, 53_456, |c| extend(c, "L1", "a", 53_456));
     assert_eq!(r, 1);
     let cmds = step(&mut tap, &mut m, "extend");
     record(&cmds);
@@ -472,7 +441,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     assert_eq!(only(cmds, "full release"), ["DLOCK.RELEASE", "L1", "a"]);
 
     // Hand-off on release.
-    let (tc, w) = timed(&mut m, 61_234, |c| try_acquire(c, "L2", "c", 61_234));
+    let (tc, w) = with_deadline_window(&mut m, 61_234, |c| try_acquire(c, "L2", "c", 61_234));
     let tc = tc.expect("granted");
     let cmds = step(&mut tap, &mut m, "grant-L2");
     record(&cmds);
@@ -481,7 +450,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     wait_waiting(&mut m, 1);
     let cmds = step(&mut tap, &mut m, "blocked");
     assert!(cmds.is_empty(), "a blocked acquire propagated {cmds:?}");
-    let (td, w) = timed(&mut m, 24_680, |c| {
+    let (td, w) = with_deadline_window(&mut m, 24_680, |c| {
         assert_eq!(release(c, "L2", "c"), 1);
         granted(waiter, "hand-off").0
     });
@@ -499,7 +468,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     );
 
     // A lock with two holds.
-    let (tg, w) = timed(&mut m, 61_234, |c| try_acquire(c, "L4", "g", 61_234));
+    let (tg, w) = with_deadline_window(&mut m, 61_234, |c| try_acquire(c, "L4", "g", 61_234));
     let tg = tg.expect("granted");
     assert_eq!(reenter(&mut m, "L4", "g", 61_234), Some(tg));
     let cmds = step(&mut tap, &mut m, "L4");
@@ -509,7 +478,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     assert_set(&cmds[1], "L4", "g", tg, 2, (w.0, w.1 + 1_000));
 
     // Expiry without waiters: Redis propagates the deletion.
-    let (te, w) = timed(&mut m, 150, |c| try_acquire(c, "L3", "e", 150));
+    let (te, w) = with_deadline_window(&mut m, 150, |c| try_acquire(c, "L3", "e", 150));
     let te = te.expect("granted");
     let cmds = step(&mut tap, &mut m, "grant-L3");
     record(&cmds);
@@ -528,7 +497,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     );
 
     // Expiry with a waiter: hand-off.
-    let (tf, wf) = timed(&mut m, 150, |c| try_acquire(c, "L5", "f", 150));
+    let (tf, wf) = with_deadline_window(&mut m, 150, |c| try_acquire(c, "L5", "f", 150));
     let tf = tf.expect("granted");
     let (_, waiter) = spawn_waiter(&master, b"L5", b"h", 35_791, 5_000);
     let cmds = step(&mut tap, &mut m, "grant-L5");

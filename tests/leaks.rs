@@ -13,7 +13,6 @@ use common::payload::Rng;
 use common::*;
 
 use redis::ConnectionLike;
-use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 const DEFAULT_OPS: u64 = 1_000_000;
@@ -32,21 +31,8 @@ const EXPECTED_ERRORS: &[&str] = &[
     "ERR source and destination objects are the same",
 ];
 
-fn timed(con: Connection) -> Connection {
-    con.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("read timeout");
-    con
-}
-
-/// Appends one command in RESP.
-fn pack(buf: &mut Vec<u8>, args: &[&[u8]]) {
-    let _ = write!(buf, "*{}\r\n", args.len());
-    for a in args {
-        let _ = write!(buf, "${}\r\n", a.len());
-        buf.extend_from_slice(a);
-        buf.extend_from_slice(b"\r\n");
-    }
-}
+/// A read without a reply after this long fails the test.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 struct Load {
     rng: Rng,
@@ -65,8 +51,10 @@ struct Load {
 
 impl Load {
     fn new(server: Server, seed: u64) -> Load {
-        let con = timed(server.conn());
-        let waiters = (0..WAITERS).map(|_| timed(server.conn())).collect();
+        let con = timed(server.conn(), READ_TIMEOUT);
+        let waiters = (0..WAITERS)
+            .map(|_| timed(server.conn(), READ_TIMEOUT))
+            .collect();
         Load {
             rng: Rng(seed),
             server,
@@ -389,7 +377,7 @@ impl Load {
         if drop_one {
             // The last waiter hangs up while blocked.
             let gone = WAITERS - 1;
-            self.waiters[gone] = timed(self.server.conn());
+            self.waiters[gone] = timed(self.server.conn(), READ_TIMEOUT);
             served.pop();
             self.dropped_while_blocked += 1;
             let want = base + served.len() as i64;
@@ -435,7 +423,7 @@ impl Load {
         for w in served {
             let _ = self.waiters[w].set_read_timeout(Some(Duration::from_millis(1_500)));
             let r = self.waiters[w].recv_response();
-            let _ = self.waiters[w].set_read_timeout(Some(Duration::from_secs(60)));
+            let _ = self.waiters[w].set_read_timeout(Some(READ_TIMEOUT));
             match r {
                 Ok(v) => self.check_replies("waiter", &[v]),
                 Err(e) => {
@@ -443,7 +431,7 @@ impl Load {
                         self.lost_waiters
                             .push(format!("round on {key} (how {how}): waiter {w}: {e}"));
                     }
-                    self.waiters[w] = timed(self.server.conn());
+                    self.waiters[w] = timed(self.server.conn(), READ_TIMEOUT);
                 }
             }
         }
@@ -503,7 +491,7 @@ fn memory_field(con: &mut Connection, field: &str) -> i64 {
 
 /// Flushes everything and measures `used_memory` with only this connection open.
 fn settle_and_measure(server: &Server) -> (i64, Connection) {
-    let mut con = timed(server.conn());
+    let mut con = timed(server.conn(), READ_TIMEOUT);
     let _: () = cmd("FLUSHALL")
         .arg("SYNC")
         .query(&mut con)
@@ -584,7 +572,7 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
         load.waiter_rounds,
         load.dropped_while_blocked,
     );
-    let mut con = timed(load.server.conn());
+    let mut con = timed(load.server.conn(), READ_TIMEOUT);
     let peak = memory_field(&mut con, "used_memory");
     let filters_before_flush = warden_stat(&mut con, "bf_filters");
     drop(con);

@@ -12,15 +12,6 @@ use std::time::Duration;
 
 const CLIENTS: usize = 300;
 
-/// RESP for one command.
-fn resp(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
-    }
-    out
-}
-
 fn used_memory(con: &mut Connection) -> i64 {
     info_field(con, "memory", "used_memory")
         .expect("used_memory")

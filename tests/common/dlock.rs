@@ -10,10 +10,7 @@ use std::time::{Duration, Instant};
 /// A connection whose reads time out, so a module that blocks when it must not makes the
 /// test fail instead of hanging forever.
 pub fn conn_t(server: &Server) -> Connection {
-    let con = server.conn();
-    con.set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("read timeout");
-    con
+    timed(server.conn(), Duration::from_secs(30))
 }
 
 pub fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(

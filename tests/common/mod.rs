@@ -659,6 +659,24 @@ impl ReplicationTap {
         Some(parts)
     }
 }
+/// Appends one command in RESP (an array of bulk strings) to `buf`.
+pub fn pack(buf: &mut Vec<u8>, args: &[&[u8]]) {
+    buf.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for a in args {
+        buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        buf.extend_from_slice(a);
+        buf.extend_from_slice(b"\r\n");
+    }
+}
+
+/// One command in RESP, for a bare socket.
+pub fn resp(args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    let mut out = Vec::new();
+    pack(&mut out, &args);
+    out
+}
+
 /// Bytes as text for failure messages: printable ASCII as is, the rest as `\xNN`.
 pub fn escape(b: &[u8]) -> String {
     let mut s = String::new();
