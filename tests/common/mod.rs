@@ -289,6 +289,20 @@ impl Server {
         assert!(synced, "replicas did not catch up with offset {target}");
     }
 
+    /// A replica of this server that already receives its writes as they happen. After
+    /// a diskless sync the master holds writes back until the replica's first ACK (sent
+    /// once a second), so one write is waited for here.
+    pub fn start_streaming_replica(&self) -> Server {
+        let replica = self.start_replica(&[], &[]);
+        let _: () = cmd("SET")
+            .arg("replica:linked")
+            .arg(1)
+            .query(&mut self.conn())
+            .expect("SET");
+        self.sync_replicas(1);
+        replica
+    }
+
     /// Waits until no AOF rewrite is running or scheduled (with `--appendonly yes`, the
     /// server starts one of its own).
     pub fn wait_aof_rewrite_idle(&self) {
@@ -716,3 +730,4 @@ pub mod grammar;
 pub mod payload;
 pub mod ranges;
 pub mod rate;
+pub mod server_ops;
