@@ -1,8 +1,10 @@
 //! `bf-max-bytes` is a limit on new filters, not on state that already exists: a replica
-//! or an AOF restart with a smaller limit keeps the master's filters.
+//! or an AOF restart with a smaller limit keeps the master's filters. And whatever the
+//! limit, no filter larger than the machine's memory is allocated.
 
 mod common;
 use common::bloom::*;
+use common::dlock::conn_t;
 use common::*;
 
 // ---------------------------------------------------------------------------------------
@@ -104,4 +106,50 @@ fn aof_restart_with_a_smaller_bf_max_bytes_keeps_filters_rdb_preamble() {
 #[test]
 fn aof_restart_with_a_smaller_bf_max_bytes_keeps_filters_no_preamble() {
     restart_with_smaller_cap("no");
+}
+
+// ---------------------------------------------------------------------------------------
+// No filter larger than the machine
+// ---------------------------------------------------------------------------------------
+
+/// Total physical memory of this machine in bytes (Linux /proc/meminfo).
+fn physical_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("MemTotal");
+    kb * 1024
+}
+
+/// With `bf-max-bytes` at its largest (1 TiB), a filter larger than the
+/// machine's memory is still refused, not allocated (the kernel would kill
+/// the server).
+///
+/// (A red-team regression of issue #10's fixes.)
+#[test]
+fn a_filter_larger_than_the_machine_is_refused() {
+    let mut server = Server::start();
+    let mut con = conn_t(&server);
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("warden.bf-max-bytes")
+        .arg(1_099_511_627_776u64)
+        .query(&mut con)
+        .unwrap();
+    // About 9.6 bits per item at 1 %: twice this machine's memory (capped at
+    // the capacity range, whose filter is over 1 TiB and refused as well).
+    let capacity = (physical_memory() * 2 * 8 / 9).min(1_000_000_000_000);
+    let err = cmd("BF.RESERVEX")
+        .arg("huge")
+        .arg(0.01)
+        .arg(capacity)
+        .arg("NONSCALING")
+        .query::<String>(&mut con)
+        .expect_err("refused");
+    assert_eq!(err_text(&err), "ERR filter would exceed bf-max-bytes");
+    assert!(!exists(&mut con, "huge"));
+    server.assert_alive();
 }

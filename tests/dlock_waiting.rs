@@ -1,10 +1,12 @@
 //! Integration tests for waiting on `DLOCK.*` locks: a lease's expiry handing the lock
 //! to a waiter, `DLOCK.ACQUIRE … WAIT` (FIFO order, timeout, disconnect, DEL, FLUSHALL,
-//! MULTI, scripts), the limit `dlock-max-waiters`, and the fuzzer's regression of a waiter
-//! whose timeout passed in the turn its holder's lease ended.
+//! MULTI, scripts), the limit `dlock-max-waiters`, the fuzzer's regression of a waiter
+//! whose timeout passed in the turn its holder's lease ended, and a hand-off that cannot
+//! issue a token (a forged RESTORE) answering every waiter.
 
 mod common;
 use common::dlock::*;
+use common::payload::{encode, parse_dump, Field};
 use common::*;
 
 use std::sync::{Arc, Mutex};
@@ -571,4 +573,45 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
         lost.join("\n"),
         warden_stat(&mut con, "locks_handed_off")
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// A hand-off that cannot issue a token
+// ---------------------------------------------------------------------------------------
+
+/// A hand-off that cannot issue a token (the key's record carries the largest
+/// token, from a forged RESTORE) answers the waiter it took from the queue
+/// with the error, as it does every other waiter: none is left blocked.
+///
+/// (A red-team regression of issue #10's fixes.)
+#[test]
+fn a_failed_hand_off_answers_the_waiter_it_took() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "model", "x", 100_000).expect("granted");
+    let dump: Vec<u8> = cmd("DUMP").arg("model").query(&mut con).unwrap();
+    let mut forged = parse_dump(&dump);
+    forged.fields[1] = Field::U(1 << 62);
+    let _: () = cmd("RESTORE")
+        .arg("k")
+        .arg(0)
+        .arg(encode(&forged))
+        .query(&mut con)
+        .expect("restore");
+    let (_, first) = spawn_waiter(&server, b"k", b"w1", 1_000, 0);
+    let (_, second) = spawn_waiter(&server, b"k", b"w2", 1_000, 0);
+    wait_waiting(&mut con, 2);
+    assert_eq!(release(&mut con, "k", "x"), 1);
+    for (name, h) in [("w1", first), ("w2", second)] {
+        let (reply, _) = h.join().expect("waiter thread");
+        match reply {
+            Err(e) => assert!(
+                err_text(&e).contains("exhausted"),
+                "{name}: {}",
+                err_text(&e)
+            ),
+            Ok(t) => panic!("{name}: {t:?} instead of the exhausted-tokens error"),
+        }
+    }
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 }

@@ -2,13 +2,16 @@
 //! numeric argument of BF.RESERVEX / BF.INSERTX and of the four rate limiters is tried
 //! at, below and above its documented range (errors naming the argument, nothing
 //! changed; inside the range a reply of the right shape), and the rate limiters take
-//! every maximum at once without overflow. The rules are in `tests/common/ranges.rs`.
+//! every maximum at once without overflow; `-0` is not an integer for any argument (nor
+//! for DLOCK's). The rules are in `tests/common/ranges.rs`.
 
 mod common;
 use common::bloom::bf_info;
 use common::dlock::*;
 use common::ranges::*;
 use common::*;
+
+use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
 // Ranges and the values tried
@@ -683,4 +686,50 @@ const QUANTITY: Rule = Rule::int(
 
 fn n(v: &str) -> u128 {
     v.parse().expect("an in-range value is an integer")
+}
+
+// ---------------------------------------------------------------------------------------
+// -0 is not an integer
+// ---------------------------------------------------------------------------------------
+
+/// `-0` is not an integer for any argument, as in Redis itself.
+///
+/// (A red-team regression of issue #10's fixes.)
+#[test]
+fn minus_zero_is_not_a_number() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "held", "a", 100_000).expect("granted");
+    for (args, want) in [
+        (
+            vec!["DLOCK.ACQUIRE", "held", "b", "100", "WAIT", "-0"],
+            "ERR timeout must be a non-negative integer",
+        ),
+        (
+            vec!["DLOCK.ACQUIRE", "k", "b", "-0"],
+            "ERR ttl must be a positive integer",
+        ),
+        (
+            vec!["RL.TOKEN", "rl", "1/s", "-0"],
+            "ERR burst must be a non-negative integer",
+        ),
+        (
+            vec!["RL.TOKEN", "rl", "1/s", "5", "COST", "-0"],
+            "ERR cost must be a non-negative integer",
+        ),
+        (
+            vec!["RL.GCRA", "g", "-0", "1", "60"],
+            "ERR max_burst must be a non-negative integer",
+        ),
+    ] {
+        let mut c = cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        let start = Instant::now();
+        let err = c.query::<Value>(&mut con).expect_err("refused");
+        assert_eq!(err_text(&err), want, "{args:?}");
+        assert!(start.elapsed() < Duration::from_secs(2), "{args:?} blocked");
+    }
+    assert!(!exists(&mut con, "k") && !exists(&mut con, "rl") && !exists(&mut con, "g"));
 }

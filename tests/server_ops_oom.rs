@@ -1,6 +1,6 @@
 //! The server's own operations as inputs (issue #10, SPEC "Rules every command keeps"):
 //! `maxmemory` reached while clients wait in `DLOCK.ACQUIRE … WAIT` — new keys are
-//! refused, held locks are still handed off.
+//! refused, held locks are still handed off and renewed.
 //!
 //! Every test checks that the server survives (it answers PING and its log has no
 //! assertion or crash report), that every blocked waiter gets exactly one answer (read
@@ -9,7 +9,7 @@
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/common/server_ops.rs`.
 
 mod common;
-use common::dlock::{conn_t, lock_info, release, try_acquire};
+use common::dlock::{conn_t, extend, lock_info, release, try_acquire};
 use common::server_ops::*;
 use common::*;
 
@@ -129,4 +129,48 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
         "{what}: a new key is not granted once memory is available"
     );
     assert_healthy(&mut master, what);
+}
+
+/// `DLOCK.EXTEND` frees nothing but grows nothing either: under maxmemory a
+/// holder can still renew its lease (as the README says), while new acquires
+/// are refused.
+///
+/// (A red-team regression of issue #10's fixes.)
+#[test]
+fn extend_works_under_maxmemory() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "held", "a", 100_000).expect("granted");
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query(&mut con)
+        .unwrap();
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let refused = cmd("DLOCK.ACQUIRE")
+        .arg("new")
+        .arg("b")
+        .arg(1000)
+        .query::<Option<i64>>(&mut con)
+        .expect_err("new locks are refused at OOM");
+    assert!(
+        err_text(&refused).starts_with("OOM"),
+        "{}",
+        err_text(&refused)
+    );
+    assert_eq!(extend(&mut con, "held", "a", 200_000), 1);
+    assert!(pttl(&mut con, "held") > 100_000);
+    assert_eq!(release(&mut con, "held", "a"), 1);
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(0)
+        .query(&mut con)
+        .unwrap();
 }
