@@ -728,6 +728,8 @@ pub mod cluster;
 pub mod dlock;
 pub mod grammar;
 pub mod payload;
+pub mod payload_checks;
+pub mod payload_types;
 pub mod ranges;
 pub mod rate;
 pub mod server_ops;

@@ -1,0 +1,592 @@
+//! Each warden type's payloads for the corrupt-payload tests (`tests/payload_fuzz.rs`,
+//! `tests/payload_forged.rs`): real DUMPs of several shapes per type (locks, filters,
+//! limiters) and their forgeries — odd values, other opcodes, other types' fields,
+//! type-specific structural forgeries — sealed with a valid CRC64 so that Redis hands
+//! them to the module's `rdb_load`. Parsing, encoding and the odd-value generators are
+//! in `tests/common/payload.rs`.
+
+use super::payload::*;
+use super::*;
+
+use std::time::Duration;
+
+/// Reads without a reply after this long fail the test.
+pub const PAYLOAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub const LONG_TTL_MS: i64 = 3_600_000;
+
+/// The three warden types.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ty {
+    Lock,
+    Filter,
+    Limiter,
+}
+
+impl Ty {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Lock => "warden-lk",
+            Ty::Filter => "warden-bf",
+            Ty::Limiter => "warden-rl",
+        }
+    }
+}
+
+/// A real DUMP to start from.
+#[derive(Clone)]
+pub struct Base {
+    pub key: String,
+    pub payload: Vec<u8>,
+    pub dump: Dump,
+}
+
+/// Sends `c`, which must not answer an error; returns the reply.
+pub fn must(con: &mut Connection, c: &redis::Cmd) -> Value {
+    let v = raw(con, c);
+    assert!(err_of(&v).is_none(), "{}: {v:?}", show(c));
+    v
+}
+
+/// RESTORE of `payload` into `dst` with the same absolute expiry as `src` (the expiry
+/// is part of a key's digest).
+pub fn restore_like(con: &mut Connection, src: &str, dst: &str, payload: &[u8]) -> redis::Cmd {
+    let at: i64 = cmd("PEXPIRETIME").arg(src).query(con).expect("PEXPIRETIME");
+    let mut c = cmd("RESTORE");
+    c.arg(dst).arg(at.max(0)).arg(payload).arg("REPLACE");
+    if at > 0 {
+        c.arg("ABSTTL");
+    }
+    c
+}
+
+/// `DEBUG DIGEST-VALUE key` as sent (an error stays a value).
+pub fn digest_value(con: &mut Connection, key: &[u8]) -> Value {
+    raw(con, cmd("DEBUG").arg("DIGEST-VALUE").arg(key))
+}
+
+/// The DUMP of `key`, which must be a value of type `ty`, parsed.
+pub fn base(con: &mut Connection, key: &str, ty: Ty) -> Base {
+    let payload = dump(con, key);
+    let dump = parse_dump(&payload);
+    assert_eq!(
+        dump.type_name(),
+        ty.name(),
+        "{key}: module id {:#x}",
+        dump.module_id
+    );
+    assert_eq!(dump.encver(), 1, "{key}: encoding version");
+    Base {
+        key: key.to_string(),
+        payload,
+        dump,
+    }
+}
+
+/// Locks: short, long compressible, long random and binary owners, several holds.
+pub fn lock_bases(con: &mut Connection) -> Vec<Base> {
+    let long_owner = "worker-host-17:pid-4242:thread-".repeat(10);
+    let random_owner: Vec<u8> = Rng(7).bytes(200);
+    let owners: Vec<(&str, Vec<u8>)> = vec![
+        ("lb:short", b"a".to_vec()),
+        ("lb:long", long_owner.into_bytes()),
+        ("lb:random", random_owner),
+        ("lb:binary", b"\x00\xff\r\n\x00".to_vec()),
+        ("lb:holds", b"re-entrant".to_vec()),
+    ];
+    for (key, owner) in &owners {
+        let n = if *key == "lb:holds" { 3 } else { 1 };
+        for _ in 0..n {
+            must(
+                con,
+                cmd("DLOCK.ACQUIRE").arg(*key).arg(owner).arg(LONG_TTL_MS),
+            );
+        }
+    }
+    let bases: Vec<Base> = owners.iter().map(|(k, _)| base(con, k, Ty::Lock)).collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        assert_eq!(kinds, ["S", "U", "U", "U"], "{}: lock layout", b.key);
+    }
+    bases
+}
+
+/// Filters: one layer, two layers, sparse (LZF), non-scaling and full, expansion 1.
+pub fn filter_bases(con: &mut Connection) -> Vec<Base> {
+    let add = |con: &mut Connection, key: &str, n: usize| {
+        let mut c = cmd("BF.MADDX");
+        c.arg(key);
+        for i in 0..n {
+            c.arg(format!("{key}:{i}"));
+        }
+        must(con, &c);
+    };
+    must(con, cmd("BF.RESERVEX").arg("fb:small").arg(0.01).arg(10));
+    add(con, "fb:small", 5);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:two")
+            .arg(0.01)
+            .arg(20)
+            .arg("EXPANSION")
+            .arg(2),
+    );
+    add(con, "fb:two", 30);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:sparse")
+            .arg(0.01)
+            .arg(1000)
+            .arg("NONSCALING"),
+    );
+    add(con, "fb:sparse", 3);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:full")
+            .arg(0.1)
+            .arg(8)
+            .arg("NONSCALING"),
+    );
+    add(con, "fb:full", 8);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:three")
+            .arg(0.05)
+            .arg(4)
+            .arg("EXPANSION")
+            .arg(1),
+    );
+    add(con, "fb:three", 12);
+    let bases: Vec<Base> = ["fb:small", "fb:two", "fb:sparse", "fb:full", "fb:three"]
+        .iter()
+        .map(|k| base(con, k, Ty::Filter))
+        .collect();
+    for b in &bases {
+        let f = &b.dump.fields;
+        assert!(
+            matches!(f[..3], [Field::D(_), Field::U(_), Field::U(_)]) && (f.len() - 3) % 5 == 0,
+            "{}: filter layout {:?}",
+            b.key,
+            f.iter().map(field_kind).collect::<Vec<_>>()
+        );
+    }
+    assert!(layer_count(&bases[1].dump) >= 2 && layer_count(&bases[4].dump) >= 3);
+    bases
+}
+
+/// Limiters: every kind, a token bucket in debt, a window with history.
+pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:token")
+            .arg("1/h")
+            .arg(10)
+            .arg("COST")
+            .arg(3),
+    );
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:debt")
+            .arg("1/h")
+            .arg(5)
+            .arg("COST")
+            .arg(5),
+    );
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:debt")
+            .arg("1/h")
+            .arg(5)
+            .arg("COST")
+            .arg(2)
+            .arg("MAXWAIT")
+            .arg(LONG_TTL_MS * 3),
+    );
+    must(
+        con,
+        cmd("RL.LEAKY")
+            .arg("rb:leaky")
+            .arg("1/h")
+            .arg(10)
+            .arg("COST")
+            .arg(4),
+    );
+    for _ in 0..3 {
+        must(
+            con,
+            cmd("RL.WINDOW").arg("rb:window").arg(100).arg(LONG_TTL_MS),
+        );
+    }
+    must(
+        con,
+        cmd("RL.GCRA")
+            .arg("rb:gcra")
+            .arg(10)
+            .arg(1)
+            .arg(3600)
+            .arg("QUANTITY")
+            .arg(4),
+    );
+    let bases: Vec<Base> = ["rb:token", "rb:debt", "rb:leaky", "rb:window", "rb:gcra"]
+        .iter()
+        .map(|k| base(con, k, Ty::Limiter))
+        .collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        let want: &[&str] = if b.key == "rb:window" {
+            &["U"; 5]
+        } else {
+            &["U"; 6]
+        };
+        assert_eq!(kinds, want, "{}: limiter layout", b.key);
+    }
+    bases
+}
+
+/// A signed field as `RedisModule_SaveSigned` writes it: the UINT opcode with the
+/// two's-complement bits.
+pub fn sig(v: i64) -> Field {
+    Field::U(v as u64)
+}
+
+/// The opcode of a field, as a letter (I, U, F, D, S; R for raw bytes).
+pub fn field_kind(f: &Field) -> &'static str {
+    match f {
+        Field::I(_) => "I",
+        Field::U(_) => "U",
+        Field::F(_) => "F",
+        Field::D(_) => "D",
+        Field::S(_) => "S",
+        Field::Raw(_) => "R",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Forgeries
+// ---------------------------------------------------------------------------------------
+
+/// A value of the same kind but odd.
+pub fn odd_same(rng: &mut Rng, f: &Field) -> Field {
+    match f {
+        Field::I(v) => Field::I(odd_int(rng, *v)),
+        // Signed fields are stored as UINT too: odd signed values as well.
+        Field::U(v) if rng.chance(1, 2) => Field::U(odd_int(rng, *v as i64) as u64),
+        Field::U(v) => Field::U(odd_uint(rng, *v)),
+        Field::F(x) => Field::F(odd_double(rng, f64::from(*x)) as f32),
+        Field::D(x) => Field::D(odd_double(rng, *x)),
+        Field::S(s) => Field::S(odd_string(rng, s)),
+        Field::Raw(r) => Field::Raw(r.clone()),
+    }
+}
+
+/// Lock-specific forgeries: owner, token, holds, deadline.
+pub fn forge_lock(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    if d.fields.len() != 4 {
+        return;
+    }
+    match rng.below(5) {
+        0 => {
+            d.fields[0] = Field::S(match rng.below(5) {
+                0 => Vec::new(),
+                1 => vec![0],
+                2 => vec![b'o'; 64 * 1024],
+                3 => rng.some_bytes(1, 40),
+                _ => b"\xff".to_vec(),
+            })
+        }
+        1 => {
+            d.fields[1] = sig(rng.pick(&[
+                0,
+                -1,
+                1,
+                i64::MIN,
+                i64::MAX,
+                i64::MAX - 1,
+                now * 1000,
+                now * 1000 + 1_000_000_000,
+            ]))
+        }
+        2 => d.fields[2] = sig(rng.pick(&[0, -1, 1, 2, i64::MAX, i64::MIN, 1 << 40])),
+        3 => {
+            d.fields[3] = sig(rng.pick(&[
+                0,
+                -1,
+                1,
+                now - 1_000,
+                now + 10,
+                now + 1_000_000_000,
+                i64::MAX,
+                i64::MIN,
+            ]))
+        }
+        _ => {
+            // A signed number written with the SINT opcode (RedisModule_SaveSigned
+            // writes UINT; the loader must not take SINT for it).
+            let i = 1 + rng.below(3);
+            if let Field::U(v) = d.fields[i] {
+                d.fields[i] = Field::I(v as i64);
+            }
+        }
+    }
+}
+
+/// Filter-specific forgeries: layer counts, capacities, hashes, items, error rates,
+/// expansion and plausible multi-layer filters.
+pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
+    let layers = layer_count(d);
+    if layers == 0 || !(d.fields.len() - 3).is_multiple_of(5) {
+        return;
+    }
+    match rng.below(7) {
+        0 => {
+            d.fields[2] = Field::U(rng.pick(&[
+                0,
+                layers as u64 + 1,
+                layers as u64 - 1,
+                64,
+                65,
+                1000,
+                1 << 32,
+                u64::MAX,
+            ]))
+        }
+        1 => {
+            let l = rng.below(layers);
+            let c = rng.pick(&[0, 1, 1 << 32, 1 << 40, 1 << 62, i64::MAX as u64, u64::MAX]);
+            d.fields[layer_field(l, 0)] = Field::U(c);
+            if rng.chance(1, 2) {
+                d.fields[layer_field(l, 3)] = Field::U(c);
+            }
+        }
+        2 => {
+            let l = rng.below(layers);
+            let f = rng.pick(&[2usize, 3]);
+            if let Field::U(v) = d.fields[layer_field(l, f)] {
+                d.fields[layer_field(l, f)] = Field::U(odd_uint(rng, v));
+            }
+        }
+        3 => {
+            let i = if rng.chance(1, 2) {
+                0
+            } else {
+                layer_field(rng.below(layers), 1)
+            };
+            if let Field::D(x) = d.fields[i] {
+                d.fields[i] = Field::D(odd_double(rng, x));
+            }
+        }
+        4 => {
+            d.fields[1] =
+                Field::U(rng.pick(&[0, 1, 2, 32_768, 32_769, u64::from(u32::MAX), u64::MAX]))
+        }
+        5 => {
+            // Bits of one layer moved to another (sizes no longer match).
+            if layers >= 2 {
+                let (a, b) = (rng.below(layers), rng.below(layers));
+                d.fields.swap(layer_field(a, 4), layer_field(b, 4));
+            } else if let Field::S(s) = &mut d.fields[layer_field(0, 4)] {
+                s.truncate(s.len() / 2);
+            }
+        }
+        _ => {
+            // Plausible filters of many (copied) layers, full or not.
+            let want = rng.pick(&[2usize, 3, 10, 63, 64]);
+            let mut fields = d.fields[..3].to_vec();
+            for k in 0..want {
+                let src = k % layers;
+                let mut layer = d.fields[layer_field(src, 0)..layer_field(src, 0) + 5].to_vec();
+                if rng.chance(1, 2) {
+                    layer[3] = layer[0].clone();
+                }
+                fields.extend(layer);
+            }
+            fields[2] = Field::U(want as u64);
+            fields[1] = Field::U(rng.pick(&[0u64, 1, 2, 32_768, u64::from(u32::MAX)]));
+            d.fields = fields;
+        }
+    }
+}
+
+/// Limiter-specific forgeries: kinds, clock, deficit, tick rates, window fields.
+pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    if d.fields.is_empty() {
+        return;
+    }
+    let window = d.fields.len() == 5;
+    if !window && d.fields.len() != 6 {
+        // Not a limiter layout (another type's fields): only the kind.
+        d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
+        return;
+    }
+    match rng.below(6) {
+        0 => d.fields[0] = Field::U(rng.pick(&[0, 1, 2, 3, 4, 5, 255, 1 << 32, u64::MAX])),
+        1 => {
+            // The other layout under this kind, or this layout under the other kind.
+            if window {
+                d.fields = vec![
+                    Field::U(rng.pick(&[1, 2, 3, 4])),
+                    sig(now),
+                    Field::U(0),
+                    Field::U(rng.next()),
+                    Field::U(1 + rng.below(1 << 20) as u64),
+                    Field::U(1 + rng.below(1 << 20) as u64),
+                ];
+            } else {
+                d.fields = vec![
+                    Field::U(rng.pick(&[1, 2, 3, 4])),
+                    sig(now),
+                    sig(rng.pick(&[1, 1000, LONG_TTL_MS])),
+                    Field::U(rng.below(1000) as u64),
+                    Field::U(rng.below(1000) as u64),
+                ];
+            }
+        }
+        2 => d.fields[1] = sig(rng.pick(&[-1, 0, 1, now + 1_000_000_000, i64::MAX, i64::MIN])),
+        3 if !window => {
+            // Deficit high / low words.
+            let i = rng.pick(&[2usize, 3]);
+            let r = rng.next();
+            d.fields[i] = Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, u64::MAX - 1, r]));
+        }
+        4 if !window => {
+            // Ticks per token / per ms.
+            let i = rng.pick(&[4usize, 5]);
+            d.fields[i] = Field::U(rng.pick(&[0, 1, 2, 1 << 32, 1 << 63, u64::MAX]));
+        }
+        _ if window => {
+            let i = 2 + rng.below(3);
+            d.fields[i] = if i == 2 {
+                sig(rng.pick(&[0, -1, 1, i64::MAX, i64::MIN]))
+            } else {
+                Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, i64::MAX as u64]))
+            };
+        }
+        _ => {
+            let i = 1 + rng.below(d.fields.len() - 1);
+            d.fields[i] = odd_same(rng, &d.fields[i]);
+        }
+    }
+}
+
+/// The forgeries of type `ty`.
+pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
+    match ty {
+        Ty::Lock => forge_lock(rng, d),
+        Ty::Filter => forge_filter(rng, d),
+        Ty::Limiter => forge_limiter(rng, d),
+    }
+}
+
+/// The kinds of payload `make_payload` makes.
+pub const KINDS: usize = 12;
+
+/// One corrupt or forged payload of kind `kind` from `b`. `others` are bases of the
+/// other types (for type confusion).
+pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usize) -> Vec<u8> {
+    let mut d = b.dump.clone();
+    let n = d.fields.len();
+    match kind {
+        0..=2 => return corrupt_bytes(rng, &b.payload, kind),
+        3 => {
+            let i = rng.below(n);
+            d.fields[i] = odd_same(rng, &d.fields[i]);
+        }
+        4 => {
+            let i = rng.below(n);
+            d.fields[i] = other_kind(rng, &d.fields[i]);
+        }
+        5 => match rng.below(5) {
+            0 => {
+                d.fields.remove(rng.below(n));
+            }
+            1 => {
+                let i = rng.below(n);
+                let f = d.fields[i].clone();
+                d.fields.insert(i, f);
+            }
+            2 => {
+                let f = rng.pick(&[
+                    Field::U(7),
+                    Field::I(-7),
+                    Field::D(0.5),
+                    Field::F(0.5),
+                    Field::S(vec![0; 8]),
+                ]);
+                d.fields.insert(rng.below(n + 1), f);
+            }
+            3 => d.eof = false,
+            _ => {
+                let junk = rng.some_bytes(1, 16);
+                d.fields.push(Field::Raw(junk));
+            }
+        },
+        6 => {
+            // Unknown opcodes.
+            let mut r = Vec::new();
+            enc_len(&mut r, rng.pick(&[6u64, 7, 8, 63, 64, 1000, u64::MAX]));
+            r.extend_from_slice(&rng.some_bytes(0, 9));
+            d.fields.insert(rng.below(n + 1), Field::Raw(r));
+        }
+        7 => match rng.below(5) {
+            0 => d.module_id = (d.module_id & !1023) | rng.pick(&[0u64, 2, 3, 1023]),
+            1 => d.module_id ^= 1 << (10 + rng.below(54)),
+            2 => d.type_byte = rng.pick(&[0u8, 2, 5, 6, 8, 14, 18, 21, 255]),
+            3 => {
+                // Another warden type's id on these fields.
+                d.module_id = rng.pick(others).dump.module_id;
+            }
+            _ => {
+                let v = u16::from_le_bytes(d.ver);
+                let nv = rng.pick(&[0u16, 1, v.wrapping_sub(1), v + 1, 0xffff]);
+                d.ver = nv.to_le_bytes();
+            }
+        },
+        8 => {
+            // String framing.
+            let strings: Vec<usize> = (0..n)
+                .filter(|i| matches!(d.fields[*i], Field::S(_)))
+                .collect();
+            if strings.is_empty() {
+                // Limiters have no strings: a string where a number belongs.
+                let i = rng.below(n);
+                let data = rng.some_bytes(0, 40);
+                d.fields[i] = Field::Raw(forged_string_header(rng, &data));
+            } else {
+                let i = rng.pick(&strings);
+                let Field::S(s) = &d.fields[i] else {
+                    unreachable!()
+                };
+                let s = s.clone();
+                d.fields[i] = Field::Raw(forged_string_header(rng, &s));
+            }
+        }
+        9 => forge_typed(rng, ty, &mut d),
+        10 => {
+            // Another type's fields under this type's id.
+            let o = rng.pick(others);
+            d.fields = o.dump.fields.clone();
+            if rng.chance(1, 2) {
+                forge_typed(rng, ty, &mut d);
+            }
+        }
+        _ => {
+            for _ in 0..2 + rng.below(2) {
+                if rng.chance(1, 2) {
+                    forge_typed(rng, ty, &mut d);
+                } else if !d.fields.is_empty() {
+                    let i = rng.below(d.fields.len());
+                    d.fields[i] = odd_same(rng, &d.fields[i]);
+                }
+            }
+        }
+    }
+    encode(&d)
+}

@@ -1,0 +1,200 @@
+//! Controls for the corrupt-payload fuzzer (`tests/payload_fuzz.rs`): Redis's CRC64,
+//! re-encoded real payloads of every warden type accepted as the same value (so forged
+//! ones really reach `rdb_load`), a bad CRC refused by Redis itself, forgeries that
+//! break a documented invariant of each type refused, and a restored lock whose fencing
+//! token is the largest integer never making later tokens repeat.
+
+mod common;
+use common::payload::*;
+use common::payload_types::*;
+use common::*;
+
+#[test]
+fn crc64_matches_redis() {
+    // The check value from Redis's crc64.c.
+    assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+}
+
+/// Controls: re-encoded real payloads are accepted as the same value (so forged ones
+/// really reach `rdb_load`), a bad CRC is refused by Redis itself, and forgeries that
+/// break a documented invariant of each type are refused.
+#[test]
+fn forged_payloads_reach_each_types_loader() {
+    let mut s = Server::start();
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    let locks = lock_bases(&mut con);
+    let filters = filter_bases(&mut con);
+    let limiters = limiter_bases(&mut con);
+    for b in locks.iter().chain(&filters).chain(&limiters) {
+        let key = format!("{}:reenc", b.key);
+        let restore = restore_like(&mut con, &b.key, &key, &encode(&b.dump));
+        let v = raw(&mut con, &restore);
+        assert!(is_ok(&v), "{}: re-encoded payload refused: {v:?}", b.key);
+        assert_eq!(
+            digest_value(&mut con, key.as_bytes()),
+            digest_value(&mut con, b.key.as_bytes()),
+            "{}: re-encoded payload",
+            b.key
+        );
+        let mut bad = b.payload.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        let v = raw(&mut con, cmd("RESTORE").arg("badcrc").arg(0).arg(&bad));
+        assert!(err_of(&v).is_some(), "{}: bad CRC accepted", b.key);
+    }
+
+    let now = now_ms();
+    let mut must_fail: Vec<(String, Dump)> = Vec::new();
+    let mut with = |name: &str, base: &Base, f: &dyn Fn(&mut Dump)| {
+        let mut d = base.dump.clone();
+        f(&mut d);
+        must_fail.push((format!("{} {name}", base.key), d));
+    };
+    let lock = &locks[0];
+    with("owner empty", lock, &|d| d.fields[0] = Field::S(Vec::new()));
+    with("token 0", lock, &|d| d.fields[1] = sig(0));
+    with("token -1", lock, &|d| d.fields[1] = sig(-1));
+    with("holds 0", lock, &|d| d.fields[2] = sig(0));
+    with("holds -5", lock, &|d| d.fields[2] = sig(-5));
+    with("deadline 0", lock, &|d| d.fields[3] = sig(0));
+    with("deadline i64::MIN", lock, &|d| d.fields[3] = sig(i64::MIN));
+    with("token with the SINT opcode", lock, &|d| {
+        d.fields[1] = Field::I(now * 1000)
+    });
+    with("missing deadline", lock, &|d| {
+        d.fields.pop();
+    });
+    with("extra field", lock, &|d| d.fields.push(sig(1)));
+    with("encoding version 2", lock, &|d| {
+        d.module_id = (d.module_id & !1023) | 2
+    });
+    with("owner length 2^62", lock, &|d| {
+        let mut r = Vec::new();
+        enc_len(&mut r, OP_STRING);
+        enc_len(&mut r, 1 << 62);
+        r.extend_from_slice(b"a");
+        d.fields[0] = Field::Raw(r);
+    });
+    let token = &limiters[0];
+    let window = &limiters[3];
+    with("kind 0", token, &|d| d.fields[0] = Field::U(0));
+    with("kind 5", token, &|d| d.fields[0] = Field::U(5));
+    with("kind u64::MAX", token, &|d| {
+        d.fields[0] = Field::U(u64::MAX)
+    });
+    with("ticks per token 0", token, &|d| d.fields[4] = Field::U(0));
+    with("last_ms -1", token, &|d| d.fields[1] = sig(-1));
+    with("window layout under kind 1", window, &|d| {
+        d.fields[0] = Field::U(1)
+    });
+    with("bucket layout under kind 4", token, &|d| {
+        d.fields[0] = Field::U(4)
+    });
+    with("window_ms 0", window, &|d| d.fields[2] = sig(0));
+    with("window_ms -1", window, &|d| d.fields[2] = sig(-1));
+    with("start_ms -1", window, &|d| d.fields[1] = sig(-1));
+    with("no EOF", token, &|d| d.eof = false);
+    let filter = &filters[0];
+    with("layer count 0", filter, &|d| d.fields[2] = Field::U(0));
+    with("layer count u64::MAX", filter, &|d| {
+        d.fields[2] = Field::U(u64::MAX)
+    });
+    with("hashes 0", filter, &|d| {
+        d.fields[layer_field(0, 2)] = Field::U(0)
+    });
+    with("error rate NaN", filter, &|d| {
+        d.fields[0] = Field::D(f64::NAN)
+    });
+    with("lock fields under the filter id", filter, &|d| {
+        d.fields = lock.dump.fields.clone()
+    });
+    with("filter fields under the lock id", lock, &|d| {
+        d.fields = filter.dump.fields.clone()
+    });
+    with("limiter fields under the lock id", lock, &|d| {
+        d.fields = token.dump.fields.clone()
+    });
+
+    let filters_before = warden_stat(&mut con, "bf_filters");
+    let bytes_before = warden_stat(&mut con, "bf_bytes");
+    let mut accepted = Vec::new();
+    for (name, d) in &must_fail {
+        let payload = encode(d);
+        let v = raw(
+            &mut con,
+            cmd("RESTORE")
+                .arg("forged")
+                .arg(0)
+                .arg(&payload)
+                .arg("REPLACE"),
+        );
+        if err_of(&v).is_none() {
+            accepted.push(format!("{name}: accepted; payload {}", hex(&payload)));
+            raw(&mut con, cmd("DEL").arg("forged"));
+        }
+    }
+    assert_eq!(warden_stat(&mut con, "bf_filters"), filters_before);
+    assert_eq!(warden_stat(&mut con, "bf_bytes"), bytes_before);
+    s.assert_alive();
+    assert!(
+        accepted.is_empty(),
+        "forged payloads that must be refused were accepted:\n{}",
+        accepted.join("\n")
+    );
+}
+
+/// A lock payload whose fencing token is the largest 64-bit integer is either refused,
+/// or later grants still get strictly increasing tokens (or an error): never the same
+/// token twice.
+#[test]
+fn restored_lock_token_cannot_exhaust_fencing_tokens() {
+    let mut s = Server::start();
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    let lock = lock_bases(&mut con);
+    let mut findings = Vec::new();
+    for token in [i64::MAX, i64::MAX - 1] {
+        let mut d = lock[0].dump.clone();
+        d.fields[1] = sig(token);
+        let payload = encode(&d);
+        let v = raw(
+            &mut con,
+            cmd("RESTORE")
+                .arg("forged:lock")
+                .arg(0)
+                .arg(&payload)
+                .arg("REPLACE"),
+        );
+        if err_of(&v).is_some() {
+            continue;
+        }
+        let mut tokens = Vec::new();
+        for i in 0..3 {
+            let key = format!("fresh:{token}:{i}");
+            let v = raw(
+                &mut con,
+                cmd("DLOCK.ACQUIRE").arg(&key).arg("p").arg(10_000),
+            );
+            tokens.push(v.clone());
+            raw(&mut con, cmd("DLOCK.RELEASE").arg(&key).arg("p"));
+        }
+        let ints: Vec<i64> = tokens
+            .iter()
+            .filter_map(|v| match v {
+                Value::Int(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        if ints.windows(2).any(|w| w[1] <= w[0]) {
+            findings.push(format!(
+                "after RESTORE of a lock with token {token} (payload {}), three grants on fresh keys returned {tokens:?}",
+                hex(&payload)
+            ));
+        }
+    }
+    s.assert_alive();
+    assert!(
+        findings.is_empty(),
+        "fencing tokens repeat:\n{}",
+        findings.join("\n")
+    );
+}
