@@ -7,6 +7,7 @@
 
 mod common;
 use common::cluster::*;
+use common::dlock::{release, wait_waiting_for, waiting};
 use common::*;
 
 use std::thread::{self, JoinHandle};
@@ -82,7 +83,7 @@ fn owner_of(v: &Value) -> Option<String> {
 /// Connects to `port` (with the read timeout) and blocks in
 /// `DLOCK.ACQUIRE key owner ttl WAIT 0` in a thread. After a grant the thread
 /// reads `DLOCK.INFO` and releases, so the next waiter can be served.
-fn spawn_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> Waiter {
+fn spawn_db_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> Waiter {
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}/{db}")).expect("client");
     let mut con = client
         .get_connection_with_timeout(Duration::from_secs(5))
@@ -133,19 +134,6 @@ fn spawn_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> Waiter 
     }
 }
 
-fn waiting(con: &mut Connection) -> i64 {
-    warden_stat(con, "locks_waiting")
-}
-
-fn wait_waiting(con: &mut Connection, n: i64, what: &str) {
-    let ok = wait_until(Duration::from_secs(5), || waiting(con) == n);
-    assert!(
-        ok,
-        "{what}: locks_waiting never reached {n} (it is {})",
-        waiting(con)
-    );
-}
-
 /// `holder` takes `key` on `con`; then `WAITERS` waiters queue behind it, in
 /// order (each one is blocked before the next is started).
 fn queue_waiters(con: &mut Connection, port: u16, db: i64, key: &str, tag: &str) -> Vec<Waiter> {
@@ -159,15 +147,15 @@ fn queue_waiters(con: &mut Connection, port: u16, db: i64, key: &str, tag: &str)
     let base = waiting(con);
     (0..WAITERS)
         .map(|i| {
-            let w = spawn_waiter(port, db, key, &format!("{tag}-w{i}"), 5000);
-            wait_waiting(con, base + i as i64 + 1, tag);
+            let w = spawn_db_waiter(port, db, key, &format!("{tag}-w{i}"), 5000);
+            wait_waiting_for(con, base + i as i64 + 1, tag);
             w
         })
         .collect()
 }
 
 /// One line per waiter: its outcome, and what it saw after a grant.
-fn show(reports: &[Report]) -> String {
+fn show_reports(reports: &[Report]) -> String {
     let first = reports.iter().map(|r| r.at).min();
     reports
         .iter()
@@ -186,7 +174,7 @@ fn show(reports: &[Report]) -> String {
         .join("\n")
 }
 
-fn join(waiters: Vec<Waiter>) -> Vec<Report> {
+fn join_waiters(waiters: Vec<Waiter>) -> Vec<Report> {
     waiters
         .into_iter()
         .map(|w| {
@@ -207,7 +195,7 @@ fn assert_none_hung(reports: &[Report], what: &str) {
     assert!(
         hung.is_empty(),
         "{what}: waiters {hung:?} got no reply within {READ_TIMEOUT:?}; all:\n{}",
-        show(reports)
+        show_reports(reports)
     );
 }
 
@@ -244,7 +232,7 @@ fn assert_fifo(reports: &[Report], what: &str) {
         assert!(
             w[0].0 < w[1].0 && w[0].1 <= w[1].1,
             "{what}: grants out of order:\n{}",
-            show(reports)
+            show_reports(reports)
         );
     }
 }
@@ -252,14 +240,6 @@ fn assert_fifo(reports: &[Report], what: &str) {
 fn lock_owner(con: &mut Connection, key: &str) -> Option<String> {
     let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
     owner_of(&v)
-}
-
-fn release(con: &mut Connection, key: &str, owner: &str) -> i64 {
-    cmd("DLOCK.RELEASE")
-        .arg(key)
-        .arg(owner)
-        .query(con)
-        .expect("DLOCK.RELEASE")
 }
 
 fn client_kill(con: &mut Connection, id: i64) {
@@ -295,18 +275,18 @@ fn flush_serves_every_waiter_in_order() {
             .arg(&flush[1..])
             .query(&mut con)
             .expect("flush");
-        let reports = join(waiters);
+        let reports = join_waiters(waiters);
         assert_none_hung(&reports, &what);
         assert!(
             reports
                 .iter()
                 .all(|r| matches!(r.outcome, Outcome::Granted(_))),
             "{what}: every waiter must get the lock in turn:\n{}",
-            show(&reports)
+            show_reports(&reports)
         );
         assert_grants_consistent(&reports, &what);
         assert_fifo(&reports, &what);
-        wait_waiting(&mut con, 0, &what);
+        wait_waiting_for(&mut con, 0, &what);
         assert_eq!(
             lock_owner(&mut con, key),
             None,
@@ -334,7 +314,7 @@ fn swapdb_answers_every_waiter() {
     let waiters = queue_waiters(&mut con, server.port, 0, key, "swapdb");
     let swapped_at = Instant::now();
     let _: () = cmd("SWAPDB").arg(0).arg(1).query(&mut con).expect("SWAPDB");
-    let reports = join(waiters);
+    let reports = join_waiters(waiters);
     let longest = reports
         .iter()
         .map(|r| r.at.saturating_duration_since(swapped_at))
@@ -342,7 +322,7 @@ fn swapdb_answers_every_waiter() {
     assert_none_hung(&reports, "SWAPDB 0 1");
     assert_grants_consistent(&reports, "SWAPDB 0 1");
     assert_fifo(&reports, "SWAPDB 0 1");
-    wait_waiting(&mut con, 0, "SWAPDB 0 1");
+    wait_waiting_for(&mut con, 0, "SWAPDB 0 1");
     let _: () = cmd("SELECT").arg(1).query(&mut con).expect("SELECT");
     assert_eq!(
         lock_owner(&mut con, key).as_deref(),
@@ -370,7 +350,7 @@ fn client_unblock_answers_the_waiter() {
         .query(&mut con)
         .expect("CLIENT UNBLOCK");
     assert_eq!(n, 1, "CLIENT UNBLOCK of a blocked DLOCK.ACQUIRE");
-    wait_waiting(&mut con, 4, "after CLIENT UNBLOCK");
+    wait_waiting_for(&mut con, 4, "after CLIENT UNBLOCK");
     let n: i64 = cmd("CLIENT")
         .arg("UNBLOCK")
         .arg(w3)
@@ -378,9 +358,9 @@ fn client_unblock_answers_the_waiter() {
         .query(&mut con)
         .expect("CLIENT UNBLOCK ERROR");
     assert_eq!(n, 1, "CLIENT UNBLOCK ERROR of a blocked DLOCK.ACQUIRE");
-    wait_waiting(&mut con, 3, "after CLIENT UNBLOCK ERROR");
+    wait_waiting_for(&mut con, 3, "after CLIENT UNBLOCK ERROR");
     assert_eq!(release(&mut con, key, "holder"), 1);
-    let reports = join(waiters);
+    let reports = join_waiters(waiters);
     assert_none_hung(&reports, "CLIENT UNBLOCK");
     assert_eq!(reports[1].outcome, Outcome::Nil, "CLIENT UNBLOCK → nil");
     assert!(
@@ -392,12 +372,12 @@ fn client_unblock_answers_the_waiter() {
         assert!(
             matches!(reports[i].outcome, Outcome::Granted(_)),
             "waiter {i} must be served after the release:\n{}",
-            show(&reports)
+            show_reports(&reports)
         );
     }
     assert_grants_consistent(&reports, "CLIENT UNBLOCK");
     assert_fifo(&reports, "CLIENT UNBLOCK");
-    wait_waiting(&mut con, 0, "CLIENT UNBLOCK");
+    wait_waiting_for(&mut con, 0, "CLIENT UNBLOCK");
     assert_eq!(lock_owner(&mut con, key), None, "lock free at the end");
     let mut s = server;
     s.assert_alive();
@@ -414,9 +394,9 @@ fn client_kill_of_waiters() {
     let waiters = queue_waiters(&mut con, server.port, 0, key, "kill");
     client_kill(&mut con, waiters[0].id);
     client_kill(&mut con, waiters[3].id);
-    wait_waiting(&mut con, 3, "after two CLIENT KILLs");
+    wait_waiting_for(&mut con, 3, "after two CLIENT KILLs");
     assert_eq!(release(&mut con, key, "holder"), 1);
-    let reports = join(waiters);
+    let reports = join_waiters(waiters);
     assert_none_hung(&reports, "CLIENT KILL");
     for i in [0, 3] {
         assert!(
@@ -429,12 +409,12 @@ fn client_kill_of_waiters() {
         assert!(
             matches!(reports[i].outcome, Outcome::Granted(_)),
             "waiter {i} must be served:\n{}",
-            show(&reports)
+            show_reports(&reports)
         );
     }
     assert_grants_consistent(&reports, "CLIENT KILL");
     assert_fifo(&reports, "CLIENT KILL");
-    wait_waiting(&mut con, 0, "CLIENT KILL");
+    wait_waiting_for(&mut con, 0, "CLIENT KILL");
     assert_eq!(lock_owner(&mut con, key), None);
 
     // Every waiter killed: the release leaves the lock free.
@@ -442,20 +422,20 @@ fn client_kill_of_waiters() {
     for w in &waiters {
         client_kill(&mut con, w.id);
     }
-    wait_waiting(&mut con, 0, "after killing every waiter");
+    wait_waiting_for(&mut con, 0, "after killing every waiter");
     assert_eq!(release(&mut con, key, "holder"), 1);
     assert_eq!(
         lock_owner(&mut con, key),
         None,
         "no grant to a killed waiter"
     );
-    let reports = join(waiters);
+    let reports = join_waiters(waiters);
     assert!(
         reports
             .iter()
             .all(|r| matches!(r.outcome, Outcome::Closed(_))),
         "\n{}",
-        show(&reports)
+        show_reports(&reports)
     );
     let mut s = server;
     s.assert_alive();
@@ -475,7 +455,7 @@ fn becoming_a_replica_unblocks_waiters() {
         .arg(other.port)
         .query(&mut con)
         .expect("REPLICAOF");
-    let reports = join(waiters);
+    let reports = join_waiters(waiters);
     assert_none_hung(&reports, "REPLICAOF");
     for r in &reports {
         assert!(
@@ -485,7 +465,7 @@ fn becoming_a_replica_unblocks_waiters() {
             r.outcome
         );
     }
-    wait_waiting(&mut con, 0, "REPLICAOF");
+    wait_waiting_for(&mut con, 0, "REPLICAOF");
     let up = wait_until(Duration::from_secs(10), || {
         info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
     });
@@ -541,7 +521,7 @@ fn check_after_slot_move(cluster: &Cluster, m: &SlotMove, reports: &[Report]) {
         holder_kept,
     } = *m;
     let slot = key_slot(key.as_bytes());
-    eprintln!("{what}: outcomes:\n{}", show(reports));
+    eprintln!("{what}: outcomes:\n{}", show_reports(reports));
     assert_none_hung(reports, what);
     let mut owner_con = cluster.following(src);
     let owner_now: Value = owner_con
@@ -576,7 +556,7 @@ fn check_after_slot_move(cluster: &Cluster, m: &SlotMove, reports: &[Report]) {
          {why} (DLOCK.INFO at the owner now: {owner_now:?}):\n{}\n\
          CLUSTER SETSLOT replies: {setslot:?}\nall outcomes:\n{}",
         granted.join("\n"),
-        show(reports)
+        show_reports(reports)
     );
     // A redirect must send the waiter to the slot's new owner.
     let dst_port = cluster.servers[dst].port;
@@ -603,7 +583,7 @@ fn check_after_slot_move(cluster: &Cluster, m: &SlotMove, reports: &[Report]) {
         0,
         "{what}: node {src} keeps {left} key(s) in slot {slot}, which it no longer owns \
          (CLUSTER SETSLOT replies: {setslot:?}; outcomes:\n{})",
-        show(reports)
+        show_reports(reports)
     );
     let ok = wait_until(Duration::from_secs(5), || waiting(&mut s) == 0);
     assert!(
@@ -646,7 +626,7 @@ fn slot_move_answers_waiters() {
             .into_iter()
             .map(|(i, r)| (i, r.map_or_else(|e| e.to_string(), |()| "OK".to_string())))
             .collect();
-        let reports = join(waiters);
+        let reports = join_waiters(waiters);
         let m = SlotMove {
             what: "MIGRATE",
             src,
@@ -687,7 +667,7 @@ fn slot_move_answers_waiters() {
             "the takeover of slot {slot} never spread:\n{}",
             cluster.describe()
         );
-        let reports = join(waiters);
+        let reports = join_waiters(waiters);
         let m = SlotMove {
             what: "takeover",
             src,
@@ -699,14 +679,5 @@ fn slot_move_answers_waiters() {
         check_after_slot_move(&cluster, &m, &reports);
     });
 
-    report_failures(failures);
-}
-
-fn report_failures(failures: Vec<String>) {
-    assert!(
-        failures.is_empty(),
-        "{} scenario(s) failed:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    report("blocking scenarios", failures);
 }

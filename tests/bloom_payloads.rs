@@ -381,7 +381,7 @@ fn forged_payloads_reach_the_module_loader() {
 
 /// Runs every command on a key that RESTORE accepted; any reply is fine, a dead
 /// connection is not. The key's own DUMP must restore to the same digest.
-fn exercise(con: &mut Connection, key: &str, i: usize) {
+fn exercise_filter(con: &mut Connection, key: &str, i: usize) {
     let cmds: Vec<redis::Cmd> = vec![
         cmd("TYPE").arg(key).clone(),
         cmd("BF.EXISTSX").arg(key).arg("b0").clone(),
@@ -484,7 +484,7 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
         } else {
             accepted += 1;
             per_kind[kind][0] += 1;
-            exercise(&mut con, &key, i);
+            exercise_filter(&mut con, &key, i);
             let _ = raw(&mut con, cmd("DEL").arg(&key));
         }
         if i % 50 == 49 {

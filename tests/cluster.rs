@@ -8,6 +8,7 @@
 
 mod common;
 use common::cluster::*;
+use common::dlock::{lock_info, parse_info, LockInfo};
 use common::*;
 
 use std::time::{Duration, Instant};
@@ -16,38 +17,9 @@ use std::time::{Duration, Instant};
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-fn report(failures: Vec<String>) {
-    assert!(
-        failures.is_empty(),
-        "{} scenario(s) failed:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-}
-
-/// A command as a list of words.
-fn command(words: &[String]) -> redis::Cmd {
-    let mut c = cmd(&words[0]);
-    for w in &words[1..] {
-        c.arg(w.as_str());
-    }
-    c
-}
-
-fn words(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|s| s.to_string()).collect()
-}
-
 fn int_of(v: &Value) -> Option<i64> {
     match v {
         Value::Int(n) => Some(*n),
-        _ => None,
-    }
-}
-
-fn ints_of(v: &Value) -> Option<Vec<i64>> {
-    match v {
-        Value::Array(items) => items.iter().map(int_of).collect(),
         _ => None,
     }
 }
@@ -59,61 +31,6 @@ fn text_of(v: &Value) -> Option<String> {
         Value::Okay => Some("OK".to_string()),
         _ => None,
     }
-}
-
-/// A DLOCK.INFO reply: (owner, token, ttl_ms, holds); None for nil.
-#[derive(Debug, Clone, PartialEq)]
-struct LockInfo {
-    owner: String,
-    token: i64,
-    ttl_ms: i64,
-    holds: i64,
-}
-
-fn parse_lock_info(v: &Value) -> Option<LockInfo> {
-    let pairs: Vec<(Value, Value)> = match v {
-        Value::Nil => return None,
-        Value::Array(items) if items.len() == 10 => items
-            .chunks(2)
-            .map(|c| (c[0].clone(), c[1].clone()))
-            .collect(),
-        Value::Map(pairs) => pairs.clone(),
-        other => panic!("unexpected DLOCK.INFO reply: {other:?}"),
-    };
-    let field = |name: &str| {
-        pairs
-            .iter()
-            .find(|(k, _)| text_of(k).as_deref() == Some(name))
-            .map(|(_, v)| v.clone())
-            .unwrap_or_else(|| panic!("DLOCK.INFO has no {name}: {v:?}"))
-    };
-    let int = |name: &str| int_of(&field(name)).unwrap_or_else(|| panic!("{name} not int"));
-    Some(LockInfo {
-        owner: text_of(&field("owner")).expect("owner is a string"),
-        token: int("token"),
-        ttl_ms: int("ttl_ms"),
-        holds: int("holds"),
-    })
-}
-
-fn lock_info(con: &mut Connection, key: &str) -> Option<LockInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
-    parse_lock_info(&v)
-}
-
-fn pttl(con: &mut Connection, key: &str) -> i64 {
-    cmd("PTTL").arg(key).query(con).expect("PTTL")
-}
-
-fn digest(con: &mut Connection, key: &str) -> String {
-    cmd("DEBUG")
-        .arg("DIGEST-VALUE")
-        .arg(key)
-        .query::<Vec<String>>(con)
-        .expect("DEBUG DIGEST-VALUE")
-        .into_iter()
-        .next()
-        .expect("one digest")
 }
 
 fn count_keys_in_slot(con: &mut Connection, slot: u16) -> i64 {
@@ -201,7 +118,7 @@ fn command_steps(tag: &str) -> Vec<Step> {
         step(
             words(&["BF.MADDX", &bf, "b", "c"]),
             false,
-            |v| ints_of(v) == Some(vec![1, 1]),
+            |v| ints(v) == Some(vec![1, 1]),
             "[1, 1]",
         ),
         step(
@@ -213,13 +130,13 @@ fn command_steps(tag: &str) -> Vec<Step> {
         step(
             words(&["BF.MEXISTSX", &bf, "a", "b"]),
             true,
-            |v| ints_of(v) == Some(vec![1, 1]),
+            |v| ints(v) == Some(vec![1, 1]),
             "[1, 1]",
         ),
         step(
             words(&["BF.INSERTX", &bf, "ITEMS", "d", "e"]),
             false,
-            |v| ints_of(v) == Some(vec![1, 1]),
+            |v| ints(v) == Some(vec![1, 1]),
             "[1, 1]",
         ),
         step(
@@ -237,25 +154,25 @@ fn command_steps(tag: &str) -> Vec<Step> {
         step(
             words(&["RL.TOKEN", &k("rl1"), "10", "5"]),
             false,
-            |v| ints_of(v).is_some_and(|r| r.len() == 4 && r[0] == 1 && r[1] == 4),
+            |v| ints(v).is_some_and(|r| r.len() == 4 && r[0] == 1 && r[1] == 4),
             "[1, 4, 0, _]",
         ),
         step(
             words(&["RL.LEAKY", &k("rl2"), "10", "5"]),
             false,
-            |v| ints_of(v).is_some_and(|r| r.len() == 4 && r[0] == 1),
+            |v| ints(v).is_some_and(|r| r.len() == 4 && r[0] == 1),
             "[1, _, _, _]",
         ),
         step(
             words(&["RL.WINDOW", &k("rl3"), "10", "1000"]),
             false,
-            |v| ints_of(v).is_some_and(|r| r.len() == 4 && r[0] == 1),
+            |v| ints(v).is_some_and(|r| r.len() == 4 && r[0] == 1),
             "[1, _, _, _]",
         ),
         step(
             words(&["RL.GCRA", &k("rl4"), "5", "10", "60"]),
             false,
-            |v| ints_of(v).is_some_and(|r| r.len() == 5 && r[0] == 0 && r[1] == 6 && r[2] == 5),
+            |v| ints(v).is_some_and(|r| r.len() == 5 && r[0] == 0 && r[1] == 6 && r[2] == 5),
             "[0, 6, 5, _, _]",
         ),
     ]
@@ -374,7 +291,7 @@ fn cluster_routing_migration_and_failover() {
         }
     }
     eprintln!("all scenarios done in {:?}", started.elapsed());
-    report(failures);
+    report("cluster scenarios", failures);
 }
 
 /// The harness's local slot computation agrees with `CLUSTER KEYSLOT`.
@@ -535,7 +452,7 @@ fn ask_during_migration(cluster: &Cluster) {
     }
     // A key the source still has is served there, without a redirect.
     let info = lock_info(&mut s, &stay).expect("the source still serves its own key");
-    assert_eq!((info.owner.as_str(), info.token), ("stayer", token));
+    assert_eq!((info.owner.as_slice(), info.token), (&b"stayer"[..], token));
 
     // Finish the move; everything is then on the target.
     cluster.move_slot(slot, src, dst);
@@ -544,8 +461,8 @@ fn ask_during_migration(cluster: &Cluster) {
     let v: Value = follow
         .query(cmd("DLOCK.INFO").arg(&stay))
         .expect("DLOCK.INFO");
-    let info = parse_lock_info(&v).expect("lock moved with the slot");
-    assert_eq!((info.owner.as_str(), info.token), ("stayer", token));
+    let info = parse_info(&v).expect("lock moved with the slot");
+    assert_eq!((info.owner.as_slice(), info.token), (&b"stayer"[..], token));
     assert_eq!(
         follow.redirects,
         vec![Redirect::Moved {

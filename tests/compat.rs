@@ -79,10 +79,6 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
-    cmd("PEXPIRETIME").arg(key).query(con).expect("PEXPIRETIME")
-}
-
 /// Every key of the fixture is back, exactly; and the locks still work.
 fn assert_fixture_state(server: &Server) {
     let mut con = conn_t(server);

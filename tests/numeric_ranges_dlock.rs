@@ -57,10 +57,6 @@ fn acquire_cmd(key: &str, owner: &str, ttl: &str, wait: Option<&str>) -> redis::
     c
 }
 
-fn waiting(con: &mut Connection) -> i64 {
-    warden_stat(con, "locks_waiting")
-}
-
 // ---------------------------------------------------------------------------------------
 // The rig: a server, and a probe of the module's timers on other keys
 // ---------------------------------------------------------------------------------------

@@ -15,11 +15,6 @@ use std::time::Duration;
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-/// Absolute expiry in ms (-1: none, -2: no key).
-fn pexpiretime<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
-    cmd("PEXPIRETIME").arg(key).query(con).expect("PEXPIRETIME")
-}
-
 fn active_expire_off(con: &mut Connection) {
     let _: () = cmd("DEBUG")
         .arg("SET-ACTIVE-EXPIRE")

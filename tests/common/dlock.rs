@@ -161,12 +161,21 @@ pub fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<
     parse_info(&v)
 }
 
+/// The number of clients waiting for a lock (INFO warden `locks_waiting`).
+pub fn waiting(con: &mut Connection) -> i64 {
+    warden_stat(con, "locks_waiting")
+}
+
+/// Waits up to 5 s until `n` clients wait for a lock.
 pub fn wait_waiting(con: &mut Connection, n: i64) {
-    let ok = wait_until(Duration::from_secs(5), || {
-        warden_stat(con, "locks_waiting") == n
-    });
-    let now = warden_stat(con, "locks_waiting");
-    assert!(ok, "locks_waiting never reached {n} (it is {now})");
+    wait_waiting_for(con, n, "waiters");
+}
+
+/// `wait_waiting`, with `what` naming the step in the failure.
+pub fn wait_waiting_for(con: &mut Connection, n: i64, what: &str) {
+    let ok = wait_until(Duration::from_secs(5), || waiting(con) == n);
+    let now = waiting(con);
+    assert!(ok, "{what}: locks_waiting never reached {n} (it is {now})");
 }
 
 pub type WaitResult = (redis::RedisResult<Option<i64>>, Instant);

@@ -505,6 +505,21 @@ pub fn dump<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Vec<u8> {
     cmd("DUMP").arg(key).query(con).expect("DUMP")
 }
 
+/// Fails the test with every collected failure.
+pub fn report(what: &str, failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{what}: {} failure(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// `PEXPIRETIME key`: the key's absolute expiry in ms (-1: none, -2: no key).
+pub fn pexpiretime<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
+    cmd("PEXPIRETIME").arg(key).query(con).expect("PEXPIRETIME")
+}
+
 /// One field of an INFO section, if present.
 pub fn info_field(con: &mut Connection, section: &str, field: &str) -> Option<String> {
     let text: String = cmd("INFO").arg(section).query(con).ok()?;

@@ -122,16 +122,6 @@ impl Rule {
     }
 }
 
-/// Fails the test with every collected failure.
-pub fn report(what: &str, failures: Vec<String>) {
-    assert!(
-        failures.is_empty(),
-        "{what}: {} failure(s):\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-}
-
 /// A reply, its error text, or the I/O problem (a timeout: no reply).
 #[derive(Debug)]
 pub enum Got {
