@@ -6,29 +6,9 @@ mod common;
 use common::bloom::*;
 use common::*;
 
-use std::time::Duration;
-
 // ---------------------------------------------------------------------------------------
 // Replication
 // ---------------------------------------------------------------------------------------
-
-/// Commands the master propagated until `SET <sentinel>`, without MULTI/EXEC.
-fn stream_until_sentinel(tap: &mut ReplicationTap, sentinel: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    loop {
-        let c = tap
-            .next_command(Duration::from_secs(10))
-            .unwrap_or_else(|| panic!("sentinel never arrived; got so far: {out:?}"));
-        let name = c[0].to_ascii_uppercase();
-        if name == "SET" && c.get(1).map(String::as_str) == Some(sentinel) {
-            return out;
-        }
-        if name == "MULTI" || name == "EXEC" {
-            continue;
-        }
-        out.push(c);
-    }
-}
 
 /// Checks a propagated BF.RESERVEX: key, rate (as a number), capacity and the rest.
 fn assert_reserve(c: &[String], key: &str, rate: f64, capacity: &str, tail: &[&str]) {
@@ -162,7 +142,7 @@ fn replication_stream_carries_effects_only() {
         .query(&mut con)
         .expect("SET");
 
-    let got = stream_until_sentinel(&mut tap, "sentinel");
+    let got = without_multi_exec(tap.until_set("sentinel", "1"));
     assert_eq!(got.len(), 14, "stream: {got:#?}");
     assert_reserve(&got[0], "s1", 0.01, "100", &["EXPANSION", "2"]);
     assert_madd(&got[1], "s1", &["a"]);

@@ -258,23 +258,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 
     // Nothing reached the replication stream.
-    let _: () = cmd("SET")
-        .arg("__mark__")
-        .arg("end")
-        .query(&mut con)
-        .unwrap();
-    let mut seen = Vec::new();
-    loop {
-        let c = tap
-            .next_command(Duration::from_secs(5))
-            .expect("marker never arrived");
-        if c.len() == 3 && c[0].eq_ignore_ascii_case("SET") && c[1] == "__mark__" {
-            break;
-        }
-        if !c[0].eq_ignore_ascii_case("MULTI") && !c[0].eq_ignore_ascii_case("EXEC") {
-            seen.push(c);
-        }
-    }
+    let seen = without_multi_exec(tap.until_marker(&mut con, "__mark__", "end"));
     assert!(seen.is_empty(), "refused commands propagated: {seen:?}");
 
     // The lock still works normally.

@@ -276,33 +276,9 @@ fn tokens_increase_across_replica_promotion() {
 // 8. Replication: same state on the replica; only absolute times in the stream
 // ---------------------------------------------------------------------------------------
 
-fn is_multi_exec(c: &[String]) -> bool {
-    c[0].eq_ignore_ascii_case("MULTI") || c[0].eq_ignore_ascii_case("EXEC")
-}
-
 /// Writes a marker key and returns every command propagated before it (MULTI/EXEC left out).
 fn step(tap: &mut ReplicationTap, con: &mut Connection, label: &str) -> Vec<Vec<String>> {
-    let _: () = cmd("SET")
-        .arg("__tap_mark__")
-        .arg(label)
-        .query(con)
-        .unwrap();
-    let mut out = Vec::new();
-    loop {
-        let c = tap.next_command(Duration::from_secs(5)).unwrap_or_else(|| {
-            panic!("marker {label} never reached the stream; before it: {out:?}")
-        });
-        if c.len() == 3
-            && c[0].eq_ignore_ascii_case("SET")
-            && c[1] == "__tap_mark__"
-            && c[2] == label
-        {
-            return out;
-        }
-        if !is_multi_exec(&c) {
-            out.push(c);
-        }
-    }
+    without_multi_exec(tap.until_marker(con, "__tap_mark__", label))
 }
 
 /// Checks a lock effect: `DLOCK._SET key owner token:holds:pxat_ms`, or the

@@ -6,24 +6,10 @@
 //! reloaded AOF with exactly the master's state.
 
 mod common;
+use common::rate::rl;
 use common::*;
 
 use std::time::Duration;
-
-/// The propagated commands up to a marker `SET` (MULTI/EXEC kept).
-fn until_marker(tap: &mut ReplicationTap, con: &mut Connection, label: &str) -> Vec<Vec<String>> {
-    let _: () = cmd("SET").arg("__mark__").arg(label).query(con).unwrap();
-    let mut out = Vec::new();
-    loop {
-        let c = tap
-            .next_command(Duration::from_secs(5))
-            .unwrap_or_else(|| panic!("marker {label} never propagated; before it: {out:?}"));
-        if c.len() == 3 && c[1] == "__mark__" && c[2] == label {
-            return out;
-        }
-        out.push(c);
-    }
-}
 
 /// The state fields appended to argument `at` of `c` after `@`.
 fn effect_fields(c: &[String], at: usize) -> Vec<i64> {
@@ -38,18 +24,6 @@ fn effect_fields(c: &[String], at: usize) -> Vec<i64> {
 
 fn names(cmds: &[Vec<String>]) -> Vec<String> {
     cmds.iter().map(|c| c[0].to_ascii_uppercase()).collect()
-}
-
-fn pexpiretime(con: &mut Connection, key: &str) -> i64 {
-    cmd("PEXPIRETIME").arg(key).query(con).unwrap()
-}
-
-fn rl(con: &mut Connection, args: &[&str]) -> Vec<i64> {
-    let mut c = cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
 /// Master, replica and tap; `fast` sets `warden.fast-replication`.
@@ -109,7 +83,7 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
     rl(&mut con, &["RL.WINDOW", "w", "10", "60000"]);
     rl(&mut con, &["RL.GCRA", "g", "10", "100", "60"]);
     let t1 = server_time_ms(&mut con);
-    let cmds = until_marker(&mut tap, &mut con, "fast");
+    let cmds = tap.until_marker(&mut con, "__mark__", "fast");
     assert_eq!(
         names(&cmds),
         [
@@ -157,7 +131,7 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
     // A denied call replicates nothing, in either shape.
     let first = rl(&mut con, &["RL.GCRA", "d", "0", "1", "3600"]);
     assert_eq!(first[0], 0, "allowed: {first:?}");
-    until_marker(&mut tap, &mut con, "allowed");
+    tap.until_marker(&mut con, "__mark__", "allowed");
     let second = rl(&mut con, &["RL.GCRA", "d", "0", "1", "3600"]);
     assert_eq!(second[0], 1, "limited: {second:?}");
     let denied: Option<i64> = cmd("DLOCK.ACQUIRE")
@@ -167,7 +141,8 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
         .query(&mut con)
         .unwrap();
     assert_eq!(denied, None);
-    assert!(until_marker(&mut tap, &mut con, "denied")
+    assert!(tap
+        .until_marker(&mut con, "__mark__", "denied")
         .iter()
         .all(|c| c[0] != "RL.GCRA" && c[0] != "DLOCK.ACQUIRE"));
 }
@@ -189,7 +164,7 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
         .arg(5)
         .query(&mut con)
         .unwrap();
-    let cmds = until_marker(&mut tap, &mut con, "multi");
+    let cmds = tap.until_marker(&mut con, "__mark__", "multi");
     assert_eq!(
         names(&cmds),
         ["MULTI", "DLOCK._SET", "RL._SET", "EXEC"],
@@ -202,7 +177,7 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
         .arg("e")
         .query(&mut con)
         .unwrap();
-    let cmds = until_marker(&mut tap, &mut con, "eval");
+    let cmds = tap.until_marker(&mut con, "__mark__", "eval");
     assert!(names(&cmds).contains(&"DLOCK._SET".to_string()), "{cmds:?}");
     assert!(
         !names(&cmds).contains(&"DLOCK.ACQUIRE".to_string()),
@@ -223,7 +198,7 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
         .arg("f")
         .query(&mut con)
         .unwrap();
-    let cmds = until_marker(&mut tap, &mut con, "fcall");
+    let cmds = tap.until_marker(&mut con, "__mark__", "fcall");
     assert!(names(&cmds).contains(&"RL._SET".to_string()), "{cmds:?}");
     assert!(!names(&cmds).contains(&"RL.GCRA".to_string()), "{cmds:?}");
 
@@ -241,7 +216,7 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
         .query(&mut con)
         .unwrap();
     rl(&mut con, &["RL.TOKEN", "st", "10/s", "5"]);
-    let cmds = until_marker(&mut tap, &mut con, "switch");
+    let cmds = tap.until_marker(&mut con, "__mark__", "switch");
     assert_eq!(names(&cmds), ["DLOCK._SET", "RL._SET"], "{cmds:?}");
     assert_eq!(warden_stat(&mut con, "effects_as_commands"), before + 6);
     assert_replica_matches(&master, &replica, &["m", "mt", "e", "f", "s", "st"]);

@@ -12,13 +12,6 @@ use std::time::Duration;
 
 const CLIENTS: usize = 300;
 
-fn used_memory(con: &mut Connection) -> i64 {
-    info_field(con, "memory", "used_memory")
-        .expect("used_memory")
-        .parse()
-        .expect("a number")
-}
-
 /// `used_memory` growth per client when each of `CLIENTS` connected clients
 /// sends `command(i)` and blocks (the connections exist before the baseline).
 fn per_blocked_client(

@@ -520,6 +520,14 @@ pub fn pexpiretime<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
     cmd("PEXPIRETIME").arg(key).query(con).expect("PEXPIRETIME")
 }
 
+/// INFO memory's `used_memory`.
+pub fn used_memory(con: &mut Connection) -> i64 {
+    info_field(con, "memory", "used_memory")
+        .expect("used_memory")
+        .parse()
+        .expect("a number")
+}
+
 /// One field of an INFO section, if present.
 pub fn info_field(con: &mut Connection, section: &str, field: &str) -> Option<String> {
     let text: String = cmd("INFO").arg(section).query(con).ok()?;
@@ -661,6 +669,39 @@ impl ReplicationTap {
         out
     }
 
+    /// Every command propagated before `SET key value` (MULTI/EXEC included), each
+    /// waited for up to 10 s; fails if that `SET` never comes.
+    pub fn until_set(&mut self, key: &str, value: &str) -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        loop {
+            let c = self
+                .next_command(Duration::from_secs(10))
+                .unwrap_or_else(|| {
+                    panic!("SET {key} {value} never reached the stream; before it: {out:?}")
+                });
+            if c.len() == 3 && c[0].eq_ignore_ascii_case("SET") && c[1] == key && c[2] == value {
+                return out;
+            }
+            out.push(c);
+        }
+    }
+
+    /// Writes the marker `SET key label` on `con` (a connection to the tapped master)
+    /// and returns every command propagated before it (MULTI/EXEC included).
+    pub fn until_marker(
+        &mut self,
+        con: &mut Connection,
+        key: &str,
+        label: &str,
+    ) -> Vec<Vec<String>> {
+        let _: () = cmd("SET")
+            .arg(key)
+            .arg(label)
+            .query(con)
+            .expect("SET marker");
+        self.until_set(key, label)
+    }
+
     fn read_command(&mut self) -> Option<Vec<String>> {
         let mut line = String::new();
         loop {
@@ -704,6 +745,16 @@ pub fn resp(args: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
     pack(&mut out, &args);
     out
+}
+
+/// Whether a propagated command is a transaction's MULTI or EXEC.
+pub fn is_multi_exec(c: &[String]) -> bool {
+    c[0].eq_ignore_ascii_case("MULTI") || c[0].eq_ignore_ascii_case("EXEC")
+}
+
+/// Propagated commands without MULTI/EXEC.
+pub fn without_multi_exec(cmds: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    cmds.into_iter().filter(|c| !is_multi_exec(c)).collect()
 }
 
 /// Bytes as text for failure messages: printable ASCII as is, the rest as `\xNN`.
