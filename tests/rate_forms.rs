@@ -2,15 +2,8 @@
 //! with units wherever a duration is taken (SPEC, Rate limiters).
 
 mod common;
+use common::rate::try_rl as call;
 use common::*;
-
-fn call(con: &mut Connection, args: &[&str]) -> redis::RedisResult<Vec<i64>> {
-    let mut c = cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con)
-}
 
 #[test]
 fn printed_floats_are_rates() {
