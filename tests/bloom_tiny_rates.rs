@@ -30,13 +30,13 @@ fn tiny_error_rates_fit_in_small_filters() {
         }
         let present: Vec<i64> = cmd("BF.MEXISTSX")
             .arg(&key)
-            .arg(&(0..100).collect::<Vec<_>>())
+            .arg((0..100).collect::<Vec<_>>())
             .query(&mut con)
             .unwrap();
         assert!(present.iter().all(|p| *p == 1), "{rate}");
         let absent: Vec<i64> = cmd("BF.MEXISTSX")
             .arg(&key)
-            .arg(&(1000..2000).collect::<Vec<_>>())
+            .arg((1000..2000).collect::<Vec<_>>())
             .query(&mut con)
             .unwrap();
         assert!(
