@@ -136,17 +136,22 @@ pub(crate) use emit;
 
 /// Bytes of physical memory on this machine (`u64::MAX` if unknown).
 pub fn physical_memory() -> u64 {
-    // SAFETY: sysconf only reads system information.
-    let (pages, page_size) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    match (u64::try_from(pages), u64::try_from(page_size)) {
-        (Ok(p), Ok(s)) if p > 0 && s > 0 => p.saturating_mul(s),
-        _ => u64::MAX,
-    }
+    // Read once: sysconf(_SC_PHYS_PAGES) is a system call (sysinfo), and
+    // BF.ADDX asks on every call.
+    static PHYSICAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PHYSICAL.get_or_init(|| {
+        // SAFETY: sysconf only reads system information.
+        let (pages, page_size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        match (u64::try_from(pages), u64::try_from(page_size)) {
+            (Ok(p), Ok(s)) if p > 0 && s > 0 => p.saturating_mul(s),
+            _ => u64::MAX,
+        }
+    })
 }
 
 /// The server's wall clock in Unix milliseconds (the clock key expiry uses).

@@ -351,12 +351,20 @@ impl Layer {
             .all(|b| self.words[(b >> 6) as usize] & (1 << (b & 63)) != 0)
     }
 
-    fn insert(&mut self, h: ItemHash) {
+    /// Sets the item's bits in one pass and counts it when one of them was
+    /// 0 (it was not in the layer); returns whether it was new. One pass
+    /// lets the probes' cache misses overlap, where a lookup first and a
+    /// write after pay one miss, then the rest.
+    fn insert(&mut self, h: ItemHash) -> bool {
         let bits = self.bits();
+        let mut new = false;
         for b in h.probes(bits, self.hashes) {
-            self.words[(b >> 6) as usize] |= 1 << (b & 63);
+            let (word, mask) = (&mut self.words[(b >> 6) as usize], 1u64 << (b & 63));
+            new |= *word & mask == 0;
+            *word |= mask;
         }
-        self.items += 1;
+        self.items += u64::from(new);
+        new
     }
 
     /// Items this layer holds.
@@ -465,13 +473,20 @@ impl BloomFilter {
     /// Adds an item, growing a scaling filter when its newest layer is full.
     /// On error nothing changed.
     pub fn add(&mut self, h: ItemHash, max_bytes: u64) -> Result<Added, WardenError> {
-        if self.contains(h) {
+        let newest = self.layers.len() - 1;
+        if self.layers[..newest].iter().any(|l| l.contains(h)) {
             return Ok(Added::Present);
         }
-        let newest = self.layers.len() - 1;
-        if self.layers[newest].items >= self.layers[newest].capacity {
-            self.grow(max_bytes)?;
+        let last = &mut self.layers[newest];
+        if last.items < last.capacity {
+            // Setting bits an item already has changes nothing.
+            let new = last.insert(h);
+            return Ok(if new { Added::New } else { Added::Present });
         }
+        if last.contains(h) {
+            return Ok(Added::Present);
+        }
+        self.grow(max_bytes)?;
         let last = self.layers.len() - 1;
         self.layers[last].insert(h);
         Ok(Added::New)
