@@ -485,16 +485,12 @@ pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
     }
 }
 
-/// The kinds of payload `make_payload` makes.
-pub const KINDS: usize = 12;
-
-/// One corrupt or forged payload of kind `kind` from `b`. `others` are bases of the
-/// other types (for type confusion).
-pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usize) -> Vec<u8> {
-    let mut d = b.dump.clone();
+/// The field-level forgeries every type shares, on `d` (kinds 3 to 5 of
+/// `make_payload`): 3, one field gets an odd value of its kind; 4, another
+/// kind; 5, a field missing, repeated or extra, the EOF missing, or junk after.
+pub fn forge_fields(rng: &mut Rng, d: &mut Dump, kind: usize) {
     let n = d.fields.len();
     match kind {
-        0..=2 => return corrupt_bytes(rng, &b.payload, kind),
         3 => {
             let i = rng.below(n);
             d.fields[i] = odd_same(rng, &d.fields[i]);
@@ -503,7 +499,7 @@ pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usi
             let i = rng.below(n);
             d.fields[i] = other_kind(rng, &d.fields[i]);
         }
-        5 => match rng.below(5) {
+        _ => match rng.below(5) {
             0 => {
                 d.fields.remove(rng.below(n));
             }
@@ -528,6 +524,20 @@ pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usi
                 d.fields.push(Field::Raw(junk));
             }
         },
+    }
+}
+
+/// The kinds of payload `make_payload` makes.
+pub const KINDS: usize = 12;
+
+/// One corrupt or forged payload of kind `kind` from `b`. `others` are bases of the
+/// other types (for type confusion).
+pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usize) -> Vec<u8> {
+    let mut d = b.dump.clone();
+    let n = d.fields.len();
+    match kind {
+        0..=2 => return corrupt_bytes(rng, &b.payload, kind),
+        3..=5 => forge_fields(rng, &mut d, kind),
         6 => {
             // Unknown opcodes.
             let mut r = Vec::new();
