@@ -397,8 +397,83 @@ pub fn cluster_nodes(ctx: *mut Ctx) -> Option<String> {
     }
 }
 
-/// Whether this call is applied from a master or replayed from the AOF, where
-/// outcomes must not depend on this server's clock.
+/// Valkey 9's module option declaring that the module handles atomic slot
+/// migration; without it `CLUSTER MIGRATESLOTS` refuses to run while the
+/// module is loaded. Redis has no option with this bit.
+const VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION: c_int = 1 << 5;
+
+/// Valkey 9's context flag of the client that applies a slot import (the
+/// target's end of `CLUSTER MIGRATESLOTS`). Only used to recognise Valkey 9:
+/// that client also carries `REPLICATED` (checked on 9.1.2: flags
+/// `PRIMARY|CLUSTER|REPLICATED|SLOT_IMPORT_CLIENT`), so `is_replay` accepts
+/// the slots' keys it applies in AOF form (`DLOCK._SET`, `RL._SET`,
+/// `BF._LOADX`) like the master link's. Redis gives this bit another meaning
+/// (`DEBUG_ENABLED`).
+const VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT: u32 = 1 << 25;
+
+/// Whether the server is Valkey: it exports its module API under the
+/// `ValkeyModule_` names as well (Valkey 8+; it reports a Redis version).
+fn is_valkey() -> bool {
+    // SAFETY: reading a function pointer the server filled in at load.
+    let Some(get_api) = (unsafe { raw::RedisModule_GetApi }) else {
+        return false;
+    };
+    let mut found: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `get_api` writes one function pointer into `found` when it
+    // knows the name; the name is a C string.
+    let status = unsafe {
+        get_api(
+            c"ValkeyModule_GetContextFlags".as_ptr(),
+            (&mut found as *mut *mut c_void).cast(),
+        )
+    };
+    status == raw::REDISMODULE_OK as c_int && !found.is_null()
+}
+
+/// What the server offers beyond Redis 7.0, read once at load.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerFeatures {
+    /// Valkey (8+).
+    pub valkey: bool,
+    /// Valkey 9+: atomic slot migration (`CLUSTER MIGRATESLOTS`).
+    pub atomic_slot_migration: bool,
+}
+
+/// Reads what the server offers. Call from `OnLoad`.
+pub fn detect_server() -> ServerFeatures {
+    let valkey = is_valkey();
+    // SAFETY: reading function pointers the server filled in at load; both
+    // functions only return constants.
+    let (flags_all, options_all) = unsafe {
+        (
+            raw::RedisModule_GetContextFlagsAll.map_or(0, |f| f()) as u32,
+            raw::RedisModule_GetModuleOptionsAll.map_or(0, |f| f()),
+        )
+    };
+    let atomic_slot_migration = valkey
+        && flags_all & VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT != 0
+        && options_all & VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION != 0;
+    ServerFeatures {
+        valkey,
+        atomic_slot_migration,
+    }
+}
+
+/// Sets the module options: I/O errors are handled (a truncated RESTORE is
+/// refused, not fatal) and, on Valkey 9+, atomic slot migration is supported.
+pub fn set_module_options(ctx: *mut Ctx, features: ServerFeatures) {
+    let mut options = raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int;
+    if features.atomic_slot_migration {
+        options |= VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION;
+    }
+    // SAFETY: called from OnLoad with the load context; the server supports
+    // every option bit set here (checked in `detect_server`).
+    unsafe { api!(RedisModule_SetModuleOptions)(ctx, options) };
+}
+
+/// Whether this call is applied from a master (on Valkey 9 also a slot
+/// import, whose client is flagged as replicated) or replayed from the AOF,
+/// where outcomes must not depend on this server's clock.
 pub fn is_replay(ctx: *mut Ctx) -> bool {
     // SAFETY: as above.
     let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
@@ -421,7 +496,8 @@ pub enum CallSource {
     /// A command inside MULTI/EXEC or a script (EVAL, FCALL), which the
     /// server propagates as a unit.
     Unit,
-    /// Applied from the master link or replayed from the AOF.
+    /// Applied from the master link (or a Valkey 9 slot import) or
+    /// replayed from the AOF.
     Replay,
 }
 

@@ -42,7 +42,8 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !waiting::subscribe_database_events(ctx.ctx) {
         return Err("cannot subscribe to flush and swapdb events".to_string());
     }
-    ctx.set_module_options(redis_module::raw::ModuleOptions::HANDLE_IO_ERRORS);
+    let features = host::detect_server();
+    host::set_module_options(ctx.ctx, features);
     Ok(())
 }
 
