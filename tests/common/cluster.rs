@@ -466,6 +466,73 @@ impl Cluster {
         );
     }
 
+    /// Valkey 9's atomic slot migration of `first..=last` from `from` to `to`:
+    /// `CLUSTER MIGRATESLOTS SLOTSRANGE first last NODE <to>`, sent to `from`
+    /// (the command only starts the job; see `wait_slot_migration`).
+    pub fn migrate_slots(&self, first: u16, last: u16, from: usize, to: usize) -> RedisResult<()> {
+        cmd("CLUSTER")
+            .arg("MIGRATESLOTS")
+            .arg("SLOTSRANGE")
+            .arg(first)
+            .arg(last)
+            .arg("NODE")
+            .arg(self.node_id(to))
+            .query(&mut self.conn(from))
+    }
+
+    /// The slot migration jobs node `i` knows (`CLUSTER GETSLOTMIGRATIONS`,
+    /// Valkey 9), each as its fields (`slot_ranges`, `state`, `message`, …)
+    /// in text.
+    pub fn slot_migrations(&self, i: usize) -> Vec<HashMap<String, String>> {
+        let v: Value = cmd("CLUSTER")
+            .arg("GETSLOTMIGRATIONS")
+            .query(&mut self.conn(i))
+            .expect("CLUSTER GETSLOTMIGRATIONS");
+        let Value::Array(jobs) = v else {
+            return Vec::new();
+        };
+        let text = |v: &Value| match v {
+            Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+            Value::SimpleString(s) => s.clone(),
+            Value::Int(n) => n.to_string(),
+            other => format!("{other:?}"),
+        };
+        jobs.iter()
+            .map(|job| match job {
+                Value::Array(fields) => fields
+                    .chunks(2)
+                    .filter(|p| p.len() == 2)
+                    .map(|p| (text(&p[0]), text(&p[1])))
+                    .collect(),
+                Value::Map(pairs) => pairs.iter().map(|(k, v)| (text(k), text(v))).collect(),
+                _ => HashMap::new(),
+            })
+            .collect()
+    }
+
+    /// Waits until node `i`'s job for `slots` (as `slot_ranges` shows them,
+    /// e.g. "42-42") has ended; returns its fields (`state` is `success`,
+    /// `failed` or `cancelled`), or None if it has not ended within `timeout`.
+    pub fn wait_slot_migration(
+        &self,
+        i: usize,
+        slots: &str,
+        timeout: Duration,
+    ) -> Option<HashMap<String, String>> {
+        let mut ended = None;
+        wait_until(timeout, || {
+            ended = self.slot_migrations(i).into_iter().find(|job| {
+                job.get("slot_ranges").map(String::as_str) == Some(slots)
+                    && matches!(
+                        job.get("state").map(String::as_str),
+                        Some("success" | "failed" | "cancelled")
+                    )
+            });
+            ended.is_some()
+        });
+        ended
+    }
+
     /// Every node's view, for failure messages.
     pub fn describe(&self) -> String {
         let mut out = String::new();

@@ -34,6 +34,25 @@ fn server_binary() -> String {
     std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
 }
 
+/// The server binary's name and version from `--version` (`Redis server
+/// v=7.0.15 …`, `Valkey server v=9.1.2 …`): ("redis" or "valkey", major, minor).
+pub fn server_version() -> (String, u32, u32) {
+    let out = Command::new(server_binary())
+        .arg("--version")
+        .output()
+        .expect("run the server binary with --version");
+    let text = String::from_utf8_lossy(&out.stdout).to_lowercase();
+    let name = text.split_whitespace().next().unwrap_or("").to_string();
+    let version = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("v="))
+        .unwrap_or("0.0");
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    let major = parts.next().unwrap_or(0);
+    let minor = parts.next().unwrap_or(0);
+    (name, major, minor)
+}
+
 fn free_port() -> u16 {
     // Ports below 55535 keep room for a cluster bus port (port + 10000).
     for _ in 0..200 {
