@@ -4,6 +4,7 @@
 #
 #   python/lock.py  python/crawler.py  python/limiter.py    (redis-py, venv in target/)
 #   go/lock  go/bloom  go/limiter                           (redigo from Debian, offline)
+#   (both lock programs also run a lease-lost scenario: the worker must stop)
 #
 # Installs what is missing: redis-py into target/examples-venv with pip; Debian's
 # golang-go and golang-github-gomodule-redigo-dev with apt-get when run as root
