@@ -11,7 +11,10 @@ Writes
   <out>/throughput.png          (b) redis-benchmark requests/s at -P1 and -P16 per command,
                                     same table
   <out>/contended.png           (c) contended lock: critical sections/s vs clients for the
-                                    three variants, and hand-off p50/p99 vs clients, from
+                                    three variants; hand-off p50/p99 vs clients, to another
+                                    client (solid) and to any next holder (dotted); and the
+                                    share of hand-offs that went to another client (the
+                                    rest are the releasing client re-taking the lock), from
                                     contended.json (written by contended.py)
 A chart whose input is missing is skipped with a message.
 
@@ -168,6 +171,18 @@ def chart_rps(rows, path, subtitle):
     plt.close(fig)
 
 
+def handoff_counts(cell):
+    """(hand-offs to another client, all hand-offs) summed over the cell's rounds, or
+    None when the JSON has no per-round data."""
+    rounds = cell.get("per_round") or []
+    if not rounds or any(r.get("handoffs") is None or r.get("other_share") is None
+                         for r in rounds):
+        return None
+    total = sum(r["handoffs"] for r in rounds)
+    other = sum(round(r["handoffs"] * r["other_share"]) for r in rounds)
+    return other, total
+
+
 def chart_contended(data, path):
     import matplotlib.pyplot as plt
     cells = data["cells"]
@@ -179,7 +194,8 @@ def chart_contended(data, path):
               "dlock-wait": ("#1b9e77", "o", "-")}
     clients = sorted({c["clients"] for c in cells})
     from matplotlib.ticker import FuncFormatter, LogLocator
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 5))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(19, 6.4),
+                                     gridspec_kw={"width_ratios": [1.0, 1.15, 0.9]})
     for v in variants:
         cs = sorted((c for c in cells if c["variant"] == v), key=lambda c: c["clients"])
         color, marker, ls = styles.get(v, ("#444444", "x", "-"))
@@ -195,13 +211,20 @@ def chart_contended(data, path):
         for c in cs:
             a1.annotate("{:,.0f}".format(c["rate"]), (c["clients"], c["rate"]), fontsize=7,
                         textcoords="offset points", xytext=(4, 4), color=color)
-        p50 = [(c["clients"], c["handoff_p50_us"]) for c in cs if c["handoff_p50_us"]]
-        p99 = [(c["clients"], c["handoff_p99_us"]) for c in cs if c["handoff_p99_us"]]
-        if p50:
-            a2.plot(*zip(*p50), ls, marker=marker, color=color, label=cs[0]["label"] + " p50")
-        if p99:
-            a2.plot(*zip(*p99), ls, marker=marker, color=color, alpha=0.45, markerfacecolor="none",
-                    label=cs[0]["label"] + " p99")
+        # Hand-off latency to ANOTHER client (the hand-off a waiter sees), solid; the
+        # latency over every grant, the releasing client's own re-takes included, faint.
+        other50 = [(c["clients"], c["other_p50_us"]) for c in cs if c.get("other_p50_us")]
+        other99 = [(c["clients"], c["other_p99_us"]) for c in cs if c.get("other_p99_us")]
+        any50 = [(c["clients"], c["handoff_p50_us"]) for c in cs if c["handoff_p50_us"]]
+        if other50:
+            a2.plot(*zip(*other50), ls, marker=marker, color=color,
+                    label=cs[0]["label"] + ": p50, to another client")
+        if other99:
+            a2.plot(*zip(*other99), ls, marker=marker, color=color, alpha=0.45,
+                    markerfacecolor="none", label=cs[0]["label"] + ": p99, to another client")
+        if any50:
+            a2.plot(*zip(*any50), ":", marker=marker, color=color, alpha=0.3, markersize=4,
+                    lw=1, label=cs[0]["label"] + ": p50, any next holder")
     for ax in (a1, a2):
         ax.set_xscale("log")
         ax.set_xticks(clients, [str(c) for c in clients])
@@ -222,8 +245,44 @@ def chart_contended(data, path):
     a2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "{:,.0f}".format(v)))
     a2.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     a2.set_title("hand-off: release sent → next grant received (median over rounds)\n"
-                 "(any next holder, including the releasing client itself)", fontsize=10)
-    a2.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+                 "solid: grants to another client; dotted: any next holder", fontsize=10)
+    a2.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3)
+
+    # Who got the lock next: the share of hand-offs that went to another client. A
+    # retry-sleep lock is mostly re-taken by the client that just released it, so its
+    # fast "hand-offs" are not hand-offs at all; DLOCK WAIT hands over FIFO.
+    # With one client every grant is that client's own: nothing to share.
+    shared = [n for n in clients if n > 1] or clients
+    width = 0.8 / max(1, len(variants))
+    for vi, v in enumerate(variants):
+        color = styles.get(v, ("#444444", "x", "-"))[0]
+        for xi, n in enumerate(shared):
+            c = next((c for c in cells if c["variant"] == v and c["clients"] == n), None)
+            if c is None:
+                continue
+            x = xi + (vi - (len(variants) - 1) / 2) * width
+            share = c.get("other_share")
+            height = 0.0 if share is None else 100 * share
+            a3.bar(x, height, width * 0.92, color=color,
+                   label=c["label"] if xi == 0 else None)
+            counts = handoff_counts(c)
+            if share is None:
+                text = "—"
+            else:
+                text = "%.2f%%" % height if height < 1 else "%.1f%%" % height if height < 10 \
+                    else "%.0f%%" % height
+            if counts is not None:
+                text += "\n{:,}\nof {:,}".format(*counts)
+            a3.text(x, height + 1.5, text, ha="center", va="bottom", fontsize=6.5, color=color)
+    a3.set_xticks(range(len(shared)), [str(c) for c in shared])
+    a3.set_xlabel("clients on one lock key")
+    a3.set_ylim(0, 130)
+    a3.set_yticks([0, 25, 50, 75, 100])
+    a3.set_ylabel("% of hand-offs to another client (all rounds)")
+    a3.set_title("who holds the lock next: share to another client\n"
+                 "(the rest: the releasing client took it again)", fontsize=10)
+    a3.grid(axis="y", alpha=0.3)
+    a3.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1)
     fig.suptitle("Contended lock — " + data.get("meta", ""), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
