@@ -476,7 +476,8 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             None if index == 0 => {
                 let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
                 let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
-                let filter = BloomFilter::from_parts(error_rate, expansion, vec![layer])?;
+                let filter =
+                    BloomFilter::from_parts(error_rate, u64::from(expansion), vec![layer])?;
                 bloom_type::track_new(&filter);
                 key.set_value(Box::new(filter));
             }

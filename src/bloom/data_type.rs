@@ -15,7 +15,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::bloom::wire::LoadFilter;
-use crate::core::bloom::{BloomFilter, Layer, MAX_LAYERS};
+use crate::core::bloom::{BloomFilter, FilterParts, Layer};
 use crate::data_type::{methods, Callbacks};
 use crate::host::{api, shield, ModuleValue, Sink};
 
@@ -82,14 +82,18 @@ pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
     }
 }
 
-fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Error> {
+/// Reads a filter in the RDB layout of `warden-bf`, validating every field
+/// (`BloomFilter::check_parts` before any layer is read, `Layer::from_parts`
+/// for each): `Ok(None)` on bad data. `warden-bl` reuses it.
+pub fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Error> {
     let error_rate = raw::load_double(rdb)?;
     let expansion = raw::load_unsigned(rdb)?;
     let layer_count = raw::load_unsigned(rdb)?;
-    if expansion > u64::from(u32::MAX) || layer_count == 0 || layer_count > MAX_LAYERS as u64 {
+    let Ok((expansion, layer_count)) = BloomFilter::check_parts(error_rate, expansion, layer_count)
+    else {
         return Ok(None);
-    }
-    let mut layers = Vec::with_capacity(layer_count as usize);
+    };
+    let mut layers = Vec::with_capacity(layer_count);
     for _ in 0..layer_count {
         let capacity = raw::load_unsigned(rdb)?;
         let layer_error = raw::load_double(rdb)?;
@@ -107,7 +111,43 @@ fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Erro
             Err(_) => return Ok(None),
         }
     }
-    Ok(BloomFilter::from_parts(error_rate, expansion as u32, layers).ok())
+    Ok(BloomFilter::from_parts(error_rate, u64::from(expansion), layers).ok())
+}
+
+/// Writes a filter's fields in the RDB layout of `warden-bf`.
+pub fn save_parts(rdb: *mut raw::RedisModuleIO, f: FilterParts) {
+    raw::save_double(rdb, f.error_rate);
+    raw::save_unsigned(rdb, u64::from(f.expansion));
+    raw::save_unsigned(rdb, f.layers.len() as u64);
+    for layer in f.layers {
+        raw::save_unsigned(rdb, layer.capacity());
+        raw::save_double(rdb, layer.error_rate());
+        raw::save_unsigned(rdb, u64::from(layer.hashes()));
+        raw::save_unsigned(rdb, layer.items());
+        raw::save_slice(rdb, &words_to_le(layer.words()));
+    }
+}
+
+/// Feeds a filter's fields to DEBUG DIGEST (the caller ends the sequence).
+///
+/// # Safety
+/// `md` is the live digest Redis passed to a `digest` callback.
+pub unsafe fn digest_parts(md: *mut raw::RedisModuleDigest, f: FilterParts) {
+    let add_int = api!(RedisModule_DigestAddLongLong);
+    let add_bytes = api!(RedisModule_DigestAddStringBuffer);
+    // SAFETY: `md` is live (the caller's contract); the bytes outlive each call.
+    unsafe {
+        add_int(md, f.error_rate.to_bits() as i64);
+        add_int(md, i64::from(f.expansion));
+        for layer in f.layers {
+            add_int(md, layer.capacity() as i64);
+            add_int(md, layer.error_rate().to_bits() as i64);
+            add_int(md, i64::from(layer.hashes()));
+            add_int(md, layer.items() as i64);
+            let bytes = words_to_le(layer.words());
+            add_bytes(md, bytes.as_ptr().cast(), bytes.len());
+        }
+    }
 }
 
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
@@ -129,16 +169,7 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     shield((), || {
         // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
         let f = unsafe { &*value.cast::<BloomFilter>() };
-        raw::save_double(rdb, f.error_rate());
-        raw::save_unsigned(rdb, u64::from(f.expansion()));
-        raw::save_unsigned(rdb, f.layers().len() as u64);
-        for layer in f.layers() {
-            raw::save_unsigned(rdb, layer.capacity());
-            raw::save_double(rdb, layer.error_rate());
-            raw::save_unsigned(rdb, u64::from(layer.hashes()));
-            raw::save_unsigned(rdb, layer.items());
-            raw::save_slice(rdb, &words_to_le(layer.words()));
-        }
+        save_parts(rdb, f.parts());
     })
 }
 
@@ -188,20 +219,9 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
     shield((), || {
         // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
         let f = unsafe { &*value.cast::<BloomFilter>() };
-        let add_int = api!(RedisModule_DigestAddLongLong);
-        let add_bytes = api!(RedisModule_DigestAddStringBuffer);
-        // SAFETY: `md` is the digest Redis passed; the bytes outlive the call.
+        // SAFETY: `md` is the digest Redis passed to this callback.
         unsafe {
-            add_int(md, f.error_rate().to_bits() as i64);
-            add_int(md, i64::from(f.expansion()));
-            for layer in f.layers() {
-                add_int(md, layer.capacity() as i64);
-                add_int(md, layer.error_rate().to_bits() as i64);
-                add_int(md, i64::from(layer.hashes()));
-                add_int(md, layer.items() as i64);
-                let bytes = words_to_le(layer.words());
-                add_bytes(md, bytes.as_ptr().cast(), bytes.len());
-            }
+            digest_parts(md, f.parts());
             api!(RedisModule_DigestEndSequence)(md);
         }
     })

@@ -270,10 +270,11 @@ impl Layer {
         }
     }
 
-    /// Checks a stored layer's header. The bit count is not recomputed from
-    /// the sizing (which may change between versions): any non-empty whole
-    /// number of words is a valid layer.
-    fn check_header(
+    /// Checks a stored layer's header (RDB, `BF._LOADX`, a `BF.SCANDUMPX`
+    /// header: one check for all). The bit count is not recomputed from the
+    /// sizing (which may change between versions): any non-empty whole number
+    /// of words near the nominal size or above is a valid layer.
+    pub fn check_header(
         capacity: u64,
         error_rate: f64,
         hashes: u32,
@@ -403,6 +404,19 @@ impl Layer {
     }
 }
 
+/// A filter's stored fields, borrowed: what its RDB form, its digest and a
+/// `BF.SCANDUMPX` header are made of, for a complete filter and for one that
+/// is still being loaded alike.
+#[derive(Debug, Clone, Copy)]
+pub struct FilterParts<'a> {
+    /// The asked error rate.
+    pub error_rate: f64,
+    /// Capacity multiplier per new layer; 0 for non-scaling.
+    pub expansion: u32,
+    /// The layers, oldest first.
+    pub layers: &'a [Layer],
+}
+
 /// Outcome of adding one item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Added {
@@ -445,24 +459,52 @@ impl BloomFilter {
         })
     }
 
+    /// Checks a stored filter's own fields (RDB, `BF._LOADX`, a
+    /// `BF.SCANDUMPX` header: one check for all) before its layers are read
+    /// or allocated: the error rate, the expansion (0: non-scaling, which has
+    /// one layer) and the layer count. Returns the expansion and the count.
+    pub fn check_parts(
+        error_rate: f64,
+        expansion: u64,
+        layer_count: u64,
+    ) -> Result<(u32, usize), WardenError> {
+        let bad = WardenError::BadFilterData;
+        validate_error_rate(error_rate).map_err(|_| bad.clone())?;
+        if layer_count == 0 || layer_count > MAX_LAYERS as u64 {
+            return Err(bad);
+        }
+        if expansion > u64::from(MAX_EXPANSION) || (expansion == 0 && layer_count > 1) {
+            return Err(bad);
+        }
+        Ok((expansion as u32, layer_count as usize))
+    }
+
     /// Rebuilds a stored filter from validated layers.
     pub fn from_parts(
         error_rate: f64,
-        expansion: u32,
+        expansion: u64,
         layers: Vec<Layer>,
     ) -> Result<BloomFilter, WardenError> {
-        validate_error_rate(error_rate)?;
-        if layers.is_empty() || layers.len() > MAX_LAYERS || expansion > MAX_EXPANSION {
-            return Err(WardenError::BadFilterData);
-        }
-        if expansion == 0 && layers.len() > 1 {
-            return Err(WardenError::BadFilterData);
-        }
+        let (expansion, _) = Self::check_parts(error_rate, expansion, layers.len() as u64)?;
         Ok(BloomFilter {
             layers,
             error_rate,
             expansion,
         })
+    }
+
+    /// The filter's stored fields, borrowed.
+    pub fn parts(&self) -> FilterParts<'_> {
+        FilterParts {
+            error_rate: self.error_rate,
+            expansion: self.expansion,
+            layers: &self.layers,
+        }
+    }
+
+    /// The filter taken apart: error rate, expansion, layers.
+    pub fn into_parts(self) -> (f64, u32, Vec<Layer>) {
+        (self.error_rate, self.expansion, self.layers)
     }
 
     /// Whether the item may have been added.
@@ -518,8 +560,8 @@ impl BloomFilter {
         Ok(())
     }
 
-    /// Bookkeeping bytes reported on top of the bit arrays.
-    fn overhead(layers: usize) -> u64 {
+    /// Bookkeeping bytes reported on top of the bit arrays of `layers` layers.
+    pub fn overhead(layers: usize) -> u64 {
         (std::mem::size_of::<BloomFilter>() + layers * std::mem::size_of::<Layer>()) as u64
     }
 
@@ -864,5 +906,40 @@ mod tests {
         );
         let empty = BloomFilter::from_parts(0.01, 0, vec![]);
         assert_eq!(empty, Err(WardenError::BadFilterData));
+    }
+
+    #[test]
+    fn stored_filter_fields_are_checked_before_the_layers() {
+        let bad = Err(WardenError::BadFilterData);
+        assert_eq!(BloomFilter::check_parts(0.01, 2, 3), Ok((2, 3)));
+        assert_eq!(BloomFilter::check_parts(0.01, 0, 1), Ok((0, 1)));
+        assert_eq!(
+            BloomFilter::check_parts(0.01, u64::from(MAX_EXPANSION), MAX_LAYERS as u64),
+            Ok((MAX_EXPANSION, MAX_LAYERS))
+        );
+        for (rate, expansion, count) in [
+            (0.01, 2, 0),
+            (0.01, 2, MAX_LAYERS as u64 + 1),
+            (0.01, 2, u64::MAX),
+            (0.01, u64::from(MAX_EXPANSION) + 1, 1),
+            (0.01, u64::from(u32::MAX) + 2, 1),
+            (0.01, 0, 2),
+            (0.0, 2, 1),
+            (1.0, 2, 1),
+            (f64::NAN, 2, 1),
+            (-0.5, 2, 1),
+        ] {
+            assert_eq!(
+                BloomFilter::check_parts(rate, expansion, count),
+                bad,
+                "{rate} {expansion} {count}"
+            );
+        }
+        let f = filter(0.01, 100, 3);
+        let (rate, expansion, layers) = f.clone().into_parts();
+        assert_eq!(
+            BloomFilter::from_parts(rate, u64::from(expansion), layers),
+            Ok(f)
+        );
     }
 }
