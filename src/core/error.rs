@@ -45,6 +45,18 @@ pub enum WardenError {
     NotFound,
     /// `EXPANSION` given together with `NONSCALING`.
     NonScalingExpansion,
+    /// A filter that `BF.LOADCHUNKX` has not finished loading.
+    FilterLoading,
+    /// A `BF.LOADCHUNKX` chunk for a key that holds a complete filter.
+    FilterLoaded,
+    /// A `BF.LOADCHUNKX` chunk that is not the next one (its expected iterator).
+    ChunkOutOfOrder(u64),
+    /// A `BF.LOADCHUNKX` chunk of the wrong length (the expected length).
+    ChunkLength(u64),
+    /// A `BF.SCANDUMPX` iterator inside a chunk.
+    BadIterator,
+    /// A `BF.LOADCHUNKX` header that is not one `BF.SCANDUMPX` made.
+    ForeignDump,
     /// A rate that is not a number, `inf`, or count/period.
     BadRate,
     /// Rate-limiter arithmetic that would overflow.
@@ -92,6 +104,18 @@ impl fmt::Display for WardenError {
             WardenError::NonScalingExpansion => {
                 f.write_str("ERR expansion cannot be used with a non scaling filter")
             }
+            WardenError::FilterLoading => f.write_str("ERR filter is still being loaded"),
+            WardenError::FilterLoaded => f.write_str("ERR key already holds a complete filter"),
+            WardenError::ChunkOutOfOrder(next) => {
+                write!(f, "ERR chunk out of order (expected iterator {next})")
+            }
+            WardenError::ChunkLength(len) => {
+                write!(f, "ERR chunk must be {len} bytes at this iterator")
+            }
+            WardenError::BadIterator => f.write_str("ERR iterator does not start a chunk"),
+            WardenError::ForeignDump => f.write_str(
+                "ERR not a BF.SCANDUMPX header (RedisBloom's BF.SCANDUMP data does not load here)",
+            ),
             WardenError::BadRate => f.write_str(
                 "ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m",
             ),

@@ -2,6 +2,7 @@
 //! current time as an argument so it can be tested with a manual clock.
 
 pub mod bloom;
+pub mod bloom_dump;
 pub mod cluster;
 pub mod compact_bytes;
 pub mod error;
