@@ -244,6 +244,14 @@ impl Key {
     /// `WRONGTYPE` for a value of any other type. The reference lives as long
     /// as this borrow of the open key.
     pub fn value<T: ModuleValue>(&mut self) -> Result<Option<&mut T>, WardenError> {
+        self.value_unless::<T, T>(WardenError::WrongType)
+    }
+
+    /// Like `value`, but a key holding a `U` answers `instead` (not WRONGTYPE).
+    pub fn value_unless<T: ModuleValue, U: ModuleValue>(
+        &mut self,
+        instead: WardenError,
+    ) -> Result<Option<&mut T>, WardenError> {
         if self.ptr.is_null() {
             return Ok(None);
         }
@@ -257,8 +265,14 @@ impl Key {
             return Err(WardenError::WrongType);
         }
         // SAFETY: an open key holding a module value.
-        if unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) } != ours {
-            return Err(WardenError::WrongType);
+        let held = unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) };
+        if held != ours {
+            let other = *U::redis_type().raw_type.borrow();
+            return Err(if held == other {
+                instead
+            } else {
+                WardenError::WrongType
+            });
         }
         // SAFETY: values of `ours` are always a boxed `T` (`ModuleValue`), owned
         // by Redis while the key stays open; `&mut self` keeps it so.
@@ -267,6 +281,19 @@ impl Key {
                 .cast::<T>()
                 .as_mut()
         })
+    }
+
+    /// Whether the key holds a `T`.
+    pub fn holds<T: ModuleValue>(&self) -> bool {
+        if self.ptr.is_null() {
+            return false;
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
+        // SAFETY: as above; asked only of a key holding a module value.
+        kind == raw::REDISMODULE_KEYTYPE_MODULE as c_int
+            && unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) }
+                == *T::redis_type().raw_type.borrow()
     }
 
     /// Stores `value` in the key (replacing what was there; drops the key's TTL).

@@ -28,6 +28,7 @@ pub mod waiting;
 use redis_module::{redis_module, Context, RedisString, Status};
 
 use crate::bloom::data_type::BLOOM_TYPE;
+use crate::bloom::loading_type::LOADING_TYPE;
 use crate::lock::data_type::LOCK_TYPE;
 use crate::rate::data_type::LIMITER_TYPE;
 
@@ -92,6 +93,6 @@ redis_module! {
     name: "warden",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE, BLOOM_TYPE, LIMITER_TYPE],
+    data_types: [LOCK_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE],
     init: init,
 }

@@ -15,6 +15,7 @@ use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::core::bloom::{
     validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, CAPACITY, MAX_EXPANSION,
 };
+use crate::core::bloom_dump::LoadingFilter;
 use crate::core::error::WardenError;
 use crate::core::parse::{is_keyword, parse_f64, parse_i64};
 use crate::host::{self, api, Ctx, Key, RString, Sink};
@@ -24,7 +25,7 @@ use crate::host::{self, api, Ctx, Key, RString, Sink};
 /// by the kernel); except for writes applied from a master or the AOF, which
 /// must rebuild what already exists (they are held only to the largest value
 /// the setting accepts).
-fn max_bytes(ctx: *mut Ctx) -> u64 {
+pub fn max_bytes(ctx: *mut Ctx) -> u64 {
     if host::is_replay(ctx) {
         config::BF_MAX_BYTES.max as u64
     } else {
@@ -32,9 +33,10 @@ fn max_bytes(ctx: *mut Ctx) -> u64 {
     }
 }
 
-/// The filter in a key: `Ok(None)` when the key is empty.
-fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError> {
-    key.value::<BloomFilter>()
+/// The filter in a key: `Ok(None)` when the key is empty; an error when it
+/// holds a filter that `BF.LOADCHUNKX` has not finished loading.
+pub fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError> {
+    key.value_unless::<BloomFilter, LoadingFilter>(WardenError::FilterLoading)
 }
 
 fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {

@@ -6,7 +6,9 @@
 //! - `BF._LOADX key BITS index word_offset bytes` writes little-endian 64-bit
 //!   words into layer `index` from `word_offset` on.
 //!
-//! Adds and reserves replicate as the public `BF.MADDX` / `BF.RESERVEX`.
+//! Adds and reserves replicate as the public `BF.MADDX` / `BF.RESERVEX`; a
+//! filter still being loaded is rewritten as the public `BF.LOADCHUNKX` calls
+//! that loaded it (`LoadChunk`), which also replicate as they are.
 
 use std::ffi::{CStr, CString};
 
@@ -131,5 +133,30 @@ impl<'a> LoadFilter<'a> {
                 bytes.len()
             ),
         }
+    }
+}
+
+/// `BF.LOADCHUNKX key iterator data`, as AOF rewrite emits it for a filter
+/// that is still being loaded.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadChunk<'a> {
+    /// The iterator `BF.SCANDUMPX` gave the chunk.
+    pub iterator: u64,
+    /// The chunk: the header, or bits.
+    pub data: &'a [u8],
+}
+
+impl LoadChunk<'_> {
+    /// Writes this command for `key` to `sink`.
+    pub fn emit(&self, sink: Sink, key: *mut RString) {
+        emit!(
+            sink,
+            c"BF.LOADCHUNKX",
+            c"slb",
+            key,
+            self.iterator as i64,
+            self.data.as_ptr(),
+            self.data.len()
+        );
     }
 }

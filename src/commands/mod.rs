@@ -12,6 +12,7 @@ use redis_module::raw;
 
 use crate::args::Args;
 use crate::bloom::commands as bloom;
+use crate::bloom::dump as bloom_dump;
 use crate::core::error::WardenError;
 use crate::host::{self, api, Ctx, RString};
 use crate::lock::commands as lock;
@@ -233,6 +234,30 @@ pub const COMMANDS: &[Command] = &[
             arity: 2,
             args: &[key()],
             since: "0.1.0",
+        },
+    },
+    Command {
+        name: "bf.scandumpx",
+        func: command_fn!(bloom_dump::scandump),
+        flags: "readonly",
+        doc: Doc {
+            summary: "Reads a filter in chunks, as RedisBloom's BF.SCANDUMP: iterator 0 gives [1, header], each returned iterator [next, up to 16 MiB of bits], and the end [0, \"\"].",
+            complexity: "O(n) where n is the size of the chunk",
+            arity: 3,
+            args: &[key(), arg("iterator", Kind::Int)],
+            since: "0.2.0",
+        },
+    },
+    Command {
+        name: "bf.loadchunkx",
+        func: command_fn!(bloom_dump::loadchunk),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Rebuilds a filter from BF.SCANDUMPX's chunks, in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
+            complexity: "O(n) where n is the size of the chunk",
+            arity: 4,
+            args: &[key(), arg("iterator", Kind::Int), arg("data", Kind::Str)],
+            since: "0.2.0",
         },
     },
     Command {

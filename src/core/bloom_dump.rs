@@ -22,12 +22,29 @@
 
 use super::bloom::{BloomFilter, FilterParts, Layer};
 use super::error::WardenError;
+use super::parse::IntArg;
 
 /// Largest chunk of bits (RedisBloom's `MAX_SCANDUMP_SIZE`).
 pub const MAX_CHUNK_BYTES: u64 = 16 << 20;
 
 /// The iterator the header comes with, and that loads it.
 pub const HEADER_ITERATOR: u64 = 1;
+
+/// `iterator` of BF.SCANDUMPX: 0 asks for the header.
+pub const SCAN_ITERATOR: IntArg = IntArg {
+    name: "iterator",
+    min: 0,
+    max: i64::MAX,
+    duration: false,
+};
+
+/// `iterator` of BF.LOADCHUNKX: the one a chunk came with, 1 for the header.
+pub const LOAD_ITERATOR: IntArg = IntArg {
+    name: "iterator",
+    min: 1,
+    max: i64::MAX,
+    duration: false,
+};
 
 const MAGIC: &[u8; 8] = b"wardenbf";
 

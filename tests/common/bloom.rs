@@ -234,3 +234,60 @@ pub fn bf_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> BfInfo {
     let pairs: Vec<(Value, Value)> = a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect();
     info_from_pairs(&pairs)
 }
+
+/// The error of any filter command on a key that BF.LOADCHUNKX has not finished.
+pub const LOADING: &str = "ERR filter is still being loaded";
+
+/// Every chunk of `BF.SCANDUMPX key`, header first, as `(iterator, data)`: the loop
+/// RedisBloom's users run (start at 0, pass each returned iterator back, stop at
+/// `[0, ""]`). Checks the protocol on the way: the header comes with iterator 1 and
+/// each chunk's iterator is the previous one plus the chunk's length.
+pub fn scandump<K: redis::ToRedisArgs + Copy>(con: &mut Connection, key: K) -> Vec<(i64, Vec<u8>)> {
+    let mut chunks: Vec<(i64, Vec<u8>)> = Vec::new();
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
+            .arg(key)
+            .arg(it)
+            .query(con)
+            .expect("BF.SCANDUMPX");
+        if next == 0 {
+            assert!(
+                data.is_empty(),
+                "the end comes with data: {} bytes",
+                data.len()
+            );
+            assert!(chunks.len() >= 2, "a header and at least one chunk");
+            return chunks;
+        }
+        match chunks.last() {
+            None => assert_eq!(next, 1, "the header's iterator"),
+            Some(_) => assert_eq!(next, it + data.len() as i64, "iterator after {it}"),
+        }
+        assert!(data.len() <= 16 << 20, "a chunk of {} bytes", data.len());
+        chunks.push((next, data));
+        it = next;
+    }
+}
+
+/// `BF.LOADCHUNKX key iterator data` for each chunk, in order; each must answer OK.
+pub fn loadchunks<K: redis::ToRedisArgs + Copy>(
+    con: &mut Connection,
+    key: K,
+    chunks: &[(i64, Vec<u8>)],
+) {
+    for (it, data) in chunks {
+        ok(con, cmd("BF.LOADCHUNKX").arg(key).arg(*it).arg(&data[..]));
+    }
+}
+
+/// Copies filter `src` to `dst` through BF.SCANDUMPX and BF.LOADCHUNKX; returns the chunks.
+pub fn copy_by_chunks<K: redis::ToRedisArgs + Copy>(
+    con: &mut Connection,
+    src: K,
+    dst: K,
+) -> Vec<(i64, Vec<u8>)> {
+    let chunks = scandump(con, src);
+    loadchunks(con, dst, &chunks);
+    chunks
+}

@@ -1,0 +1,87 @@
+//! `BF.SCANDUMPX` and `BF.LOADCHUNKX`: a filter read in chunks and rebuilt
+//! from them, with RedisBloom's `BF.SCANDUMP` / `BF.LOADCHUNK` protocol (the
+//! chunk format is warden's: its bits are placed by another hash).
+//!
+//! `BF.LOADCHUNKX` is replicated as it is: its effect does not depend on the
+//! clock or on this server's configuration, and a replica or an AOF replay
+//! applies it through the same checks (held only to the largest
+//! `bf-max-bytes`, as every replayed write that rebuilds a filter is).
+
+use std::ffi::c_long;
+
+use crate::args::Args;
+use crate::bloom::commands::{filter_in, max_bytes};
+use crate::bloom::data_type::{self as bloom_type, words_to_le};
+use crate::core::bloom::{BloomFilter, Layer};
+use crate::core::bloom_dump::{
+    chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR, LOAD_ITERATOR, SCAN_ITERATOR,
+};
+use crate::core::error::WardenError;
+use crate::host::{self, api, Ctx, Key};
+
+/// Replies `[iterator, data]`.
+fn reply_chunk(ctx: *mut Ctx, iterator: u64, data: &[u8]) {
+    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx, 2 as c_long) };
+    host::reply_integer(ctx, iterator as i64);
+    host::reply_bulk(ctx, data);
+}
+
+/// `BF.SCANDUMPX key iterator`: `[1, header]` for iterator 0, then
+/// `[next, bits]` for each chunk, and `[0, ""]` after the last.
+pub fn scandump(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.scandumpx", args.len() == 3)?;
+    let iterator = SCAN_ITERATOR.parse(args.bytes(2))? as u64;
+    let mut key = Key::readable(ctx, args.raw(1));
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    match chunk_at(f.layers().iter().map(Layer::bytes), iterator)? {
+        Chunk::Header => reply_chunk(ctx, HEADER_ITERATOR, &encode_header(f.parts())),
+        Chunk::Bits {
+            layer,
+            offset,
+            len,
+            next,
+        } => {
+            let words = &f.layers()[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
+            reply_chunk(ctx, next, &words_to_le(words));
+        }
+        Chunk::End => reply_chunk(ctx, 0, b""),
+    }
+    Ok(())
+}
+
+/// `BF.LOADCHUNKX key iterator data`: the header (iterator 1) creates the key
+/// as a filter being loaded; each chunk must be the next one, of its exact
+/// length; after the last one the key holds the filter (its TTL kept).
+pub fn loadchunk(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("bf.loadchunkx", args.len() == 4)?;
+    let iterator = LOAD_ITERATOR.parse(args.bytes(2))? as u64;
+    let data = args.bytes(3);
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    if key.holds::<BloomFilter>() {
+        return Err(WardenError::FilterLoaded);
+    }
+    match key.value::<LoadingFilter>()? {
+        None if iterator == HEADER_ITERATOR => {
+            let loading = LoadingFilter::from_header(data, max_bytes(ctx))?;
+            key.set_value(Box::new(loading));
+        }
+        None => return Err(WardenError::NotFound),
+        Some(loading) => {
+            if let Some(filter) = loading.load(iterator, data)? {
+                // Storing a value of another type drops the key's TTL: keep it.
+                let expiry = key.abs_expire();
+                bloom_type::track_new(&filter);
+                key.set_value(Box::new(filter));
+                if let Some(at) = expiry {
+                    key.set_abs_expire(at);
+                }
+            }
+        }
+    }
+    host::replicate_verbatim(ctx);
+    host::notify(ctx, c"bf.loadchunk", name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The `warden-bl` data type: a filter that `BF.LOADCHUNKX` is rebuilding,
+//! from its header chunk to its last chunk. It is a key like any other (DEL,
+//! RENAME, EXPIRE, COPY, MOVE act on it; RDB, AOF rewrite and a replica's
+//! full sync keep it, so loading goes on after a restart or on a replica),
+//! but never a filter that can be read: the `BF.*X` commands answer
+//! `ERR filter is still being loaded` on it. After the last chunk the key
+//! holds a `warden-bf` filter.
+//!
+//! RDB layout, encoding version 1: the filter exactly as `warden-bf` saves it
+//! (the bits not loaded yet are zero), then the bytes loaded so far; loaded
+//! with the same checks, plus that count (it must be where a chunk starts).
+//! AOF rewrite emits the `BF.LOADCHUNKX` calls that got it there: the header,
+//! then each chunk loaded so far.
+
+use std::ffi::{c_int, c_void};
+
+use redis_module::error::Error;
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use crate::bloom::data_type::{digest_parts, load_filter, save_parts, words_to_le};
+use crate::bloom::wire::LoadChunk;
+use crate::core::bloom_dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
+use crate::data_type::{methods, Callbacks};
+use crate::host::{api, shield, ModuleValue, Sink};
+
+/// Current RDB encoding version of values being loaded.
+pub const LOADING_ENCODING_VERSION: i32 = 1;
+
+/// The Redis data type of keys whose filter is being loaded.
+pub static LOADING_TYPE: RedisType = RedisType::new(
+    "warden-bl",
+    LOADING_ENCODING_VERSION,
+    methods(Callbacks {
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: Some(digest),
+        free: Some(free),
+        copy: Some(copy),
+    }),
+);
+
+fn load(rdb: *mut raw::RedisModuleIO) -> Result<Option<LoadingFilter>, Error> {
+    let Some(filter) = load_filter(rdb)? else {
+        return Ok(None);
+    };
+    let loaded = raw::load_unsigned(rdb)?;
+    Ok(LoadingFilter::resume(filter, loaded).ok())
+}
+
+unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        if encver != LOADING_ENCODING_VERSION {
+            return std::ptr::null_mut();
+        }
+        match load(rdb) {
+            Ok(Some(l)) => Box::into_raw(Box::new(l)).cast::<c_void>(),
+            _ => std::ptr::null_mut(),
+        }
+    })
+}
+
+unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    shield((), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LoadingFilter`.
+        let l = unsafe { &*value.cast::<LoadingFilter>() };
+        save_parts(rdb, l.parts());
+        raw::save_unsigned(rdb, l.loaded());
+    })
+}
+
+unsafe extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    shield((), || {
+        // SAFETY: Redis passes the value it stored for this type.
+        let l = unsafe { &*value.cast::<LoadingFilter>() };
+        let sink = Sink::AofRewrite(aof);
+        let header = encode_header(l.parts());
+        LoadChunk {
+            iterator: HEADER_ITERATOR,
+            data: &header,
+        }
+        .emit(sink, key);
+        let layers = l.parts().layers;
+        for (iterator, layer, offset, len) in l.loaded_chunks() {
+            let words = &layers[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
+            LoadChunk {
+                iterator,
+                data: &words_to_le(words),
+            }
+            .emit(sink, key);
+        }
+    })
+}
+
+unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
+    shield(0, || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LoadingFilter`.
+        unsafe { &*value.cast::<LoadingFilter>() }.size() as usize
+    })
+}
+
+unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    shield((), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LoadingFilter`.
+        let l = unsafe { &*value.cast::<LoadingFilter>() };
+        // SAFETY: `md` is the digest Redis passed to this callback.
+        unsafe {
+            digest_parts(md, l.parts());
+            api!(RedisModule_DigestAddLongLong)(md, l.loaded() as i64);
+            api!(RedisModule_DigestEndSequence)(md);
+        }
+    })
+}
+
+unsafe extern "C" fn free(value: *mut c_void) {
+    if value.is_null() {
+        return;
+    }
+    // SAFETY: Redis frees a value it stored for this type, once.
+    drop(unsafe { Box::from_raw(value.cast::<LoadingFilter>()) });
+}
+
+unsafe extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        // SAFETY: Redis passes a value it stored for this type: a boxed `LoadingFilter`.
+        let l = unsafe { &*value.cast::<LoadingFilter>() }.clone();
+        Box::into_raw(Box::new(l)).cast::<c_void>()
+    })
+}
+
+impl ModuleValue for LoadingFilter {
+    fn redis_type() -> &'static RedisType {
+        &LOADING_TYPE
+    }
+}
