@@ -2,6 +2,7 @@
 //! after its command (module class `d`); calls that change nothing emit none.
 
 mod common;
+use common::bloom::{loadchunks, madd_range, scandump};
 use common::dlock::*;
 use common::*;
 
@@ -147,6 +148,35 @@ fn bloom_writes_emit_events() {
             ("i", "bf.insert"),
         ])
     );
+}
+
+/// BF.LOADCHUNKX emits `bf.loadchunk` for every chunk it takes, the header and the
+/// last one included; a refused chunk and BF.SCANDUMPX emit nothing.
+#[test]
+fn every_loaded_chunk_emits_an_event() {
+    let server = Server::start();
+    let mut con = server.conn();
+    let ok: String = cmd("BF.RESERVEX")
+        .arg("src")
+        .arg(0.01)
+        .arg(100)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    madd_range(&mut con, "src", "s:", 0..300);
+    let chunks = scandump(&mut con, "src");
+    let mut events = Events::subscribe(&server);
+    loadchunks(&mut con, "dst", &chunks[..2]);
+    let refused = cmd("BF.LOADCHUNKX")
+        .arg("dst")
+        .arg(chunks[1].0)
+        .arg(&chunks[1].1[..])
+        .query::<String>(&mut con);
+    assert!(refused.is_err(), "{refused:?}");
+    loadchunks(&mut con, "dst", &chunks[2..]);
+    let _ = scandump(&mut con, "dst");
+    let want: Vec<(&str, &str)> = chunks.iter().map(|_| ("dst", "bf.loadchunk")).collect();
+    assert_eq!(events.drain(), pairs(&want));
 }
 
 /// Rate-limiter writes emit their command's event; a denied call and `COST 0`
