@@ -697,3 +697,31 @@ fn redisbloom_and_warden_give_the_same_iterators() {
         let _: i64 = cmd("DEL").arg("rb").arg("w").query(&mut con).expect("DEL");
     }
 }
+
+/// The headers and chunks the command fuzzer sends (`tests/common/grammar.rs`) are ones
+/// the module accepts, so its valid calls load filters to the end.
+#[test]
+fn the_fuzzers_chunks_load() {
+    use common::grammar::{dump_chunk, dump_header, DUMP_SHAPES};
+    let s = Server::start();
+    let mut con = s.conn();
+    for (i, (_, _, layers)) in DUMP_SHAPES.iter().enumerate() {
+        let key = format!("fz:{i}");
+        ok(
+            &mut con,
+            cmd("BF.LOADCHUNKX").arg(&key).arg(1).arg(dump_header(i, 3)),
+        );
+        for j in 0..layers.len() {
+            let (it, len) = dump_chunk(i, j);
+            let data = vec![0xa5u8; len as usize];
+            ok(&mut con, cmd("BF.LOADCHUNKX").arg(&key).arg(it).arg(data));
+        }
+        assert_eq!(key_type(&mut con, &key), "warden-bf", "{key}");
+        assert_eq!(
+            bf_info(&mut con, &key).filters,
+            layers.len() as i64,
+            "{key}"
+        );
+        assert_eq!(cardx(&mut con, &key), 3 * layers.len() as i64, "{key}");
+    }
+}

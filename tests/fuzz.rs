@@ -241,6 +241,8 @@ impl Fuzz {
             }
             "BF.INFOX" if args.len() == 1 => Shape::FilterInfo,
             "BF.CARDX" => Shape::IntNonNeg,
+            "BF.SCANDUMPX" => Shape::Chunk,
+            "BF.LOADCHUNKX" => Shape::Ok,
             "RL.TOKEN" | "RL.LEAKY" | "RL.WINDOW" => Shape::Four,
             "RL.GCRA" => Shape::Five,
             _ => Shape::Any,

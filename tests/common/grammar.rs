@@ -11,7 +11,7 @@ pub const LONG_TTL_MS: i64 = 3_600_000;
 
 pub const LOCK_KEYS: &[&str] = &["lk:0", "lk:1", "lk:2", "{lk}:3"];
 
-pub const BF_KEYS: &[&str] = &["bf:0", "bf:1", "bf:2", "bf:ns"];
+pub const BF_KEYS: &[&str] = &["bf:0", "bf:1", "bf:2", "bf:ns", "bf:ld"];
 
 pub const RL_TOKEN_KEYS: &[&str] = &["rl:t:0", "rl:t:1"];
 
@@ -131,6 +131,50 @@ pub const ERROR_RATES: &[&str] = &["0.01", "0.001", "0.1", "0.5", "0.9999", "1e-
 pub const CAPACITIES: &[&str] = &["1", "2", "10", "100", "1000", "20000"];
 
 pub const EXPANSIONS: &[&str] = &["1", "2", "4", "32768"];
+
+/// One layer of a `DUMP_SHAPES` filter: capacity, error rate, hashes.
+pub type DumpLayer = (u64, f64, u32);
+
+/// Filters a `BF.SCANDUMPX` header may describe: error rate, expansion, and per layer
+/// capacity, error rate and hashes (each layer sized as the module sizes it).
+pub const DUMP_SHAPES: &[(f64, u32, &[DumpLayer])] = &[
+    (0.01, 2, &[(100, 0.005, 8)]),
+    (0.1, 0, &[(10, 0.1, 3)]),
+    (0.01, 2, &[(10, 0.005, 8), (20, 0.0025, 9)]),
+];
+
+/// Bytes of a layer's bit array: −ln p / ln²2 bits per item in whole 64-bit words.
+pub fn dump_layer_bytes(capacity: u64, rate: f64) -> u64 {
+    let ln2 = std::f64::consts::LN_2;
+    let bits = (capacity as f64 * -rate.ln() / (ln2 * ln2)).ceil() as u64;
+    bits.max(64).div_ceil(64) * 8
+}
+
+/// A `BF.SCANDUMPX` header for shape `s` with `items` items in each layer.
+pub fn dump_header(s: usize, items: u64) -> Vec<u8> {
+    let (rate, expansion, layers) = DUMP_SHAPES[s];
+    let mut h = b"wardenbf".to_vec();
+    h.extend_from_slice(&1u32.to_le_bytes());
+    h.extend_from_slice(&rate.to_le_bytes());
+    h.extend_from_slice(&expansion.to_le_bytes());
+    h.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+    for &(capacity, layer_rate, hashes) in layers {
+        h.extend_from_slice(&capacity.to_le_bytes());
+        h.extend_from_slice(&layer_rate.to_le_bytes());
+        h.extend_from_slice(&hashes.to_le_bytes());
+        h.extend_from_slice(&items.min(capacity).to_le_bytes());
+        h.extend_from_slice(&(dump_layer_bytes(capacity, layer_rate) * 8).to_le_bytes());
+    }
+    h
+}
+
+/// The iterator of chunk `j` (after the header) of shape `s`, and its length.
+pub fn dump_chunk(s: usize, j: usize) -> (u64, u64) {
+    let layers = DUMP_SHAPES[s].2;
+    let sizes: Vec<u64> = layers.iter().map(|l| dump_layer_bytes(l.0, l.1)).collect();
+    let j = j % sizes.len();
+    (1 + sizes[..=j].iter().sum::<u64>(), sizes[j])
+}
 
 pub fn b(s: &str) -> Vec<u8> {
     s.as_bytes().to_vec()
@@ -422,6 +466,8 @@ pub const COMMANDS: &[&str] = &[
     "BF.INFOX",
     "BF.CARDX",
     "BF._LOADX",
+    "BF.SCANDUMPX",
+    "BF.LOADCHUNKX",
     "RL.TOKEN",
     "RL.LEAKY",
     "RL.WINDOW",
@@ -513,6 +559,26 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
                     let words = r.pick(&[0usize, 1, 2, 8, 64, 512]);
                     r.bytes(8 * words)
                 }));
+            }
+        }
+        "BF.SCANDUMPX" => {
+            a.push(g.key(rng, BF_KEYS));
+            a.push(g.val(rng, |r| {
+                let (it, _) = dump_chunk(r.below(DUMP_SHAPES.len()), r.below(2));
+                let it = r.pick(&[0, 0, 1, it, it + 8, 1 << 40]);
+                it.to_string().into_bytes()
+            }));
+        }
+        "BF.LOADCHUNKX" => {
+            a.push(g.key(rng, BF_KEYS));
+            let s = rng.below(DUMP_SHAPES.len());
+            if rng.chance(1, 2) {
+                a.push(g.val(rng, |_| b("1")));
+                a.push(g.val(rng, |r| dump_header(s, r.below(30) as u64)));
+            } else {
+                let (it, len) = dump_chunk(s, rng.below(2));
+                a.push(g.val(rng, |_| it.to_string().into_bytes()));
+                a.push(g.val(rng, |r| r.bytes(len as usize)));
             }
         }
         "RL.TOKEN" => {
@@ -661,6 +727,8 @@ pub enum Shape {
     LockInfo,
     Flags(usize),
     FilterInfo,
+    /// `[iterator, data]` of BF.SCANDUMPX.
+    Chunk,
     Four,
     Five,
     Any,
@@ -689,6 +757,14 @@ pub fn fits(shape: Shape, v: &Value) -> bool {
         Shape::FilterInfo => match v {
             Value::Array(a) => a.len() == 12,
             Value::Map(m) => m.len() == 6,
+            _ => false,
+        },
+        Shape::Chunk => match v {
+            Value::Array(a) => {
+                a.len() == 2
+                    && matches!(a[0], Value::Int(n) if n >= 0)
+                    && matches!(a[1], Value::BulkString(_))
+            }
             _ => false,
         },
         Shape::Four => match v {
