@@ -24,8 +24,14 @@ fn forged_payloads_reach_each_types_loader() {
     let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
     let locks = lock_bases(&mut con);
     let filters = filter_bases(&mut con);
+    let loadings = loading_bases(&mut con);
     let limiters = limiter_bases(&mut con);
-    for b in locks.iter().chain(&filters).chain(&limiters) {
+    for b in locks
+        .iter()
+        .chain(&filters)
+        .chain(&loadings)
+        .chain(&limiters)
+    {
         let key = format!("{}:reenc", b.key);
         let restore = restore_like(&mut con, &b.key, &key, &encode(&b.dump));
         let v = raw(&mut con, &restore);
@@ -113,6 +119,45 @@ fn forged_payloads_reach_each_types_loader() {
     });
     with("limiter fields under the lock id", lock, &|d| {
         d.fields = token.dump.fields.clone()
+    });
+
+    // A filter being loaded: the bytes loaded so far must be where a chunk starts,
+    // before the end; and the fields are a filter's, checked as a filter's.
+    let two = &loadings[2];
+    let loaded = |d: &Dump| match d.fields.last() {
+        Some(Field::U(v)) => *v,
+        other => panic!("loaded: {other:?}"),
+    };
+    let total = |d: &Dump| -> u64 {
+        d.fields
+            .iter()
+            .map(|f| match f {
+                Field::S(s) => s.len() as u64,
+                _ => 0,
+            })
+            .sum()
+    };
+    let set_loaded = |d: &mut Dump, v: u64| *d.fields.last_mut().expect("fields") = Field::U(v);
+    with("loaded inside a chunk", two, &|d| {
+        set_loaded(d, loaded(d) + 8)
+    });
+    with("loaded everything", two, &|d| set_loaded(d, total(d)));
+    with("loaded past the end", two, &|d| set_loaded(d, total(d) + 8));
+    with("loaded u64::MAX", two, &|d| set_loaded(d, u64::MAX));
+    with("no loaded count", two, &|d| {
+        d.fields.pop();
+    });
+    with("hashes 0 while loading", two, &|d| {
+        d.fields[layer_field(0, 2)] = Field::U(0)
+    });
+    with("non-scaling with two layers while loading", two, &|d| {
+        d.fields[1] = Field::U(0)
+    });
+    with("a loading value under the filter id", filter, &|d| {
+        d.fields = two.dump.fields.clone()
+    });
+    with("a filter under the loading id", two, &|d| {
+        d.fields = filter.dump.fields.clone()
     });
 
     let filters_before = warden_stat(&mut con, "bf_filters");

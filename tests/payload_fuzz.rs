@@ -1,5 +1,6 @@
 //! Corrupt-payload fuzzer for every warden data type: locks (`warden-lk`), filters
-//! (`warden-bf`) and rate limiters (`warden-rl`).
+//! (`warden-bf`), filters being loaded by BF.LOADCHUNKX (`warden-bl`) and rate limiters
+//! (`warden-rl`).
 //!
 //! Real DUMPs of several shapes per type are truncated, bit-flipped, byte-replaced and
 //! forged field by field (huge counts and lengths, negative numbers, wrong opcodes,
@@ -38,10 +39,12 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let mut con = timed(m.conn(), PAYLOAD_READ_TIMEOUT);
     let lock = lock_bases(&mut con);
     let filter = filter_bases(&mut con);
+    let loading = loading_bases(&mut con);
     let limiter = limiter_bases(&mut con);
     let base_keys: Vec<String> = lock
         .iter()
         .chain(&filter)
+        .chain(&loading)
         .chain(&limiter)
         .map(|b| b.key.clone())
         .collect();
@@ -55,12 +58,19 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let (mut total, mut accepted, mut refused) = (0usize, 0usize, 0usize);
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
-    for ty in [Ty::Lock, Ty::Filter, Ty::Limiter] {
-        let (bases, others): (&[Base], Vec<&Base>) = match ty {
-            Ty::Lock => (&lock, filter.iter().chain(&limiter).collect()),
-            Ty::Filter => (&filter, lock.iter().chain(&limiter).collect()),
-            Ty::Limiter => (&limiter, lock.iter().chain(&filter).collect()),
+    for ty in [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter] {
+        let all = [&lock, &filter, &loading, &limiter];
+        let bases: &[Base] = match ty {
+            Ty::Lock => &lock,
+            Ty::Filter => &filter,
+            Ty::Loading => &loading,
+            Ty::Limiter => &limiter,
         };
+        let others: Vec<&Base> = all
+            .iter()
+            .filter(|b| !std::ptr::eq(b.as_slice(), bases))
+            .flat_map(|b| b.iter())
+            .collect();
         let mut per_kind = [[0usize; 2]; KINDS];
         let (mut acc, mut refu) = (0usize, 0usize);
         for i in 0..per_type {
@@ -101,11 +111,9 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
             };
             // An accepted payload may carry another warden type's id (forged on
             // purpose): check the type it became.
-            let actual = match ty_name.as_str() {
-                "warden-lk" => Ty::Lock,
-                "warden-bf" => Ty::Filter,
-                "warden-rl" => Ty::Limiter,
-                _ => {
+            let actual = match Ty::of(&ty_name) {
+                Some(t) => t,
+                None => {
                     // A forged type byte made it a native value: not the module's.
                     non_module += 1;
                     raw(&mut con, cmd("DEL").arg(&key));

@@ -113,6 +113,11 @@ pub fn gcra_ok(v: &Value) -> bool {
 /// A check of a reply.
 pub type Check = fn(&Value) -> bool;
 
+/// The error of a filter command on a key being loaded.
+pub fn is_loading(v: &Value) -> bool {
+    err_of(v).as_deref() == Some(super::bloom::LOADING)
+}
+
 /// The type's read commands: must answer (not an error) and change nothing.
 pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings, ctx: &str) {
     let before = digest_value(con, key.as_bytes());
@@ -137,6 +142,17 @@ pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings
                 |v| matches!(v, Value::Array(a) if a.len() == 2 && a.iter().all(is_int01)),
             ),
         ],
+        // Never readable as a filter: every read answers that it is being loaded.
+        Ty::Loading => [
+            cmd("BF.INFOX").arg(key).clone(),
+            cmd("BF.EXISTSX").arg(key).arg("lb:two:1").clone(),
+            cmd("BF.CARDX").arg(key).clone(),
+            cmd("BF.MEXISTSX").arg(key).arg("a").arg("b").clone(),
+            cmd("BF.SCANDUMPX").arg(key).arg(0).clone(),
+        ]
+        .into_iter()
+        .map(|c| (c, is_loading as Check))
+        .collect(),
         Ty::Limiter => Vec::new(),
     };
     for (c, ok) in &reads {
@@ -295,6 +311,23 @@ pub fn exercise(
             cmd("BF.INFOX").arg(key).arg("SIZE").clone(),
             cmd("BF.RESERVEX").arg(key).arg(0.01).arg(10).clone(),
         ],
+        // Chunks of each base's source in turn: taken, or refused as out of order or of
+        // the wrong length; then the writes a filter takes, refused.
+        Ty::Loading => {
+            let mut w: Vec<redis::Cmd> = Vec::new();
+            for (it, len) in [(9u64, 8usize), (17, 16), (25, 24), (161, 160), (1, 0)] {
+                w.push(
+                    cmd("BF.LOADCHUNKX")
+                        .arg(key)
+                        .arg(it)
+                        .arg(vec![0x5au8; len])
+                        .clone(),
+                );
+            }
+            w.push(cmd("BF.ADDX").arg(key).arg(format!("new{i}")).clone());
+            w.push(cmd("BF.RESERVEX").arg(key).arg(0.01).arg(10).clone());
+            w
+        }
         Ty::Limiter => vec![
             cmd("RL.TOKEN").arg(key).arg("1/h").arg(10).clone(),
             cmd("RL.TOKEN")

@@ -14,11 +14,12 @@ use std::time::Duration;
 pub const PAYLOAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const LONG_TTL_MS: i64 = 3_600_000;
 
-/// The three warden types.
+/// The warden types: locks, filters, filters being loaded (BF.LOADCHUNKX), limiters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ty {
     Lock,
     Filter,
+    Loading,
     Limiter,
 }
 
@@ -27,8 +28,16 @@ impl Ty {
         match self {
             Ty::Lock => "warden-lk",
             Ty::Filter => "warden-bf",
+            Ty::Loading => "warden-bl",
             Ty::Limiter => "warden-rl",
         }
+    }
+
+    /// The type of a value whose TYPE is `name`, if a warden type.
+    pub fn of(name: &str) -> Option<Ty> {
+        [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter]
+            .into_iter()
+            .find(|t| t.name() == name)
     }
 }
 
@@ -174,6 +183,51 @@ pub fn filter_bases(con: &mut Connection) -> Vec<Base> {
         );
     }
     assert!(layer_count(&bases[1].dump) >= 2 && layer_count(&bases[4].dump) >= 3);
+    bases
+}
+
+/// Filters being loaded: a header only (one layer; a sparse non-scaling one), one of
+/// two layers loaded, two of three. Their layout is a filter's, then the bytes loaded.
+pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
+    // Key, rate, capacity, reserve options, items, chunks sent (the header first).
+    type Shape = (&'static str, f64, u64, &'static [&'static str], u64, usize);
+    let shapes: [Shape; 4] = [
+        ("lb:header", 0.01, 10, &[], 5, 1),
+        ("lb:sparse", 0.01, 1000, &["NONSCALING"], 3, 1),
+        ("lb:two", 0.01, 20, &[], 30, 2),
+        ("lb:three", 0.05, 4, &["EXPANSION", "1"], 12, 3),
+    ];
+    let mut bases = Vec::new();
+    for (key, rate, capacity, extra, items, sent) in shapes {
+        let src = format!("{key}:src");
+        must(
+            con,
+            cmd("BF.RESERVEX")
+                .arg(&src)
+                .arg(rate)
+                .arg(capacity)
+                .arg(extra),
+        );
+        let mut c = cmd("BF.MADDX");
+        c.arg(&src);
+        for i in 0..items {
+            c.arg(format!("{key}:{i}"));
+        }
+        must(con, &c);
+        let chunks = super::bloom::scandump(con, src.as_str());
+        assert!(chunks.len() > sent, "{src}: {} chunks", chunks.len());
+        super::bloom::loadchunks(con, key, &chunks[..sent]);
+        let b = base(con, key, Ty::Loading);
+        let f = &b.dump.fields;
+        assert!(
+            matches!(f[..3], [Field::D(_), Field::U(_), Field::U(_)])
+                && (f.len() - 4).is_multiple_of(5)
+                && matches!(f[f.len() - 1], Field::U(_)),
+            "{key}: layout {:?}",
+            f.iter().map(field_kind).collect::<Vec<_>>()
+        );
+        bases.push(b);
+    }
     bases
 }
 
@@ -414,6 +468,39 @@ pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
     }
 }
 
+/// Forgeries of a filter being loaded: the bytes loaded so far (inside a chunk, at or
+/// past the end, odd values), or the filter's own fields.
+pub fn forge_loading(rng: &mut Rng, d: &mut Dump) {
+    let Some(Field::U(loaded)) = d.fields.last().cloned() else {
+        return;
+    };
+    if rng.chance(1, 2) {
+        let total: u64 = d
+            .fields
+            .iter()
+            .map(|f| match f {
+                Field::S(s) => s.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        let odd = odd_uint(rng, loaded);
+        let v = rng.pick(&[
+            loaded + 8,
+            loaded + 1,
+            loaded.wrapping_sub(8),
+            total,
+            total + 8,
+            u64::MAX,
+            odd,
+        ]);
+        *d.fields.last_mut().expect("a field") = Field::U(v);
+    } else {
+        d.fields.pop();
+        forge_filter(rng, d);
+        d.fields.push(Field::U(loaded));
+    }
+}
+
 /// Limiter-specific forgeries: kinds, clock, deficit, tick rates, window fields.
 pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
     let now = now_ms();
@@ -481,6 +568,7 @@ pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
     match ty {
         Ty::Lock => forge_lock(rng, d),
         Ty::Filter => forge_filter(rng, d),
+        Ty::Loading => forge_loading(rng, d),
         Ty::Limiter => forge_limiter(rng, d),
     }
 }
