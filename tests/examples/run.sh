@@ -2,7 +2,7 @@
 # Runs the client examples (redis-py and redigo) against a real server with the
 # built module loaded, and checks their results.
 #
-#   python/lock.py  python/crawler.py  python/limiter.py    (redis-py, venv in target/)
+#   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  (redis-py, venv in target/)
 #   go/lock  go/bloom  go/limiter                           (redigo from Debian, offline)
 #   (both lock programs also run a lease-lost scenario: the worker must stop)
 #
@@ -130,7 +130,7 @@ export WARDEN_HOST=127.0.0.1 WARDEN_PORT=$PORT
 export PYTHONDONTWRITEBYTECODE=1
 export GOCACHE=${GOCACHE:-$ROOT/target/examples-gocache}
 
-ALL="python/lock python/crawler python/limiter go/lock go/bloom go/limiter"
+ALL="python/lock python/crawler python/limiter python/backup go/lock go/bloom go/limiter"
 SELECTED=${*:-$ALL}
 
 passed=0
