@@ -112,18 +112,6 @@ fn aof_restart_with_a_smaller_bf_max_bytes_keeps_filters_no_preamble() {
 // No filter larger than the machine
 // ---------------------------------------------------------------------------------------
 
-/// Total physical memory of this machine in bytes (Linux /proc/meminfo).
-fn physical_memory() -> u64 {
-    let text = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
-    let kb: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("MemTotal");
-    kb * 1024
-}
-
 /// With `bf-max-bytes` at its largest (1 TiB), a filter larger than the
 /// machine's memory is still refused, not allocated (the kernel would kill
 /// the server).

@@ -405,7 +405,7 @@ fn forged_headers_are_refused_and_create_nothing() {
             .arg("warden.bf-max-bytes")
             .arg(1u64 << 40),
     );
-    let capacity = (physical_memory_bytes() * 2 * 8 / 12).min(1_000_000_000_000);
+    let capacity = (physical_memory() * 2 * 8 / 12).min(1_000_000_000_000);
     let bits = (capacity * 12).div_ceil(64) * 64;
     let one = [
         &h[..FIXED],
@@ -428,18 +428,6 @@ fn forged_headers_are_refused_and_create_nothing() {
     );
     assert_eq!(key_type(&mut con, "fits"), "warden-bl");
     s.assert_alive();
-}
-
-/// Total physical memory of this machine in bytes (Linux /proc/meminfo).
-fn physical_memory_bytes() -> u64 {
-    let text = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
-    let kb: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .expect("MemTotal");
-    kb * 1024
 }
 
 // ---------------------------------------------------------------------------------------

@@ -593,6 +593,18 @@ pub fn err_of(v: &Value) -> Option<String> {
     }
 }
 
+/// Total physical memory of this machine in bytes (Linux /proc/meminfo).
+pub fn physical_memory() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    let kb: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("MemTotal");
+    kb * 1024
+}
+
 /// `DEBUG DIGEST-VALUE key`.
 pub fn digest<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
     let v: Vec<String> = cmd("DEBUG")

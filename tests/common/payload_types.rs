@@ -468,6 +468,17 @@ pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
     }
 }
 
+/// Bytes of all bit arrays of a filter payload (being loaded or not).
+pub fn bit_bytes(d: &Dump) -> u64 {
+    d.fields
+        .iter()
+        .map(|f| match f {
+            Field::S(s) => s.len() as u64,
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Forgeries of a filter being loaded: the bytes loaded so far (inside a chunk, at or
 /// past the end, odd values), or the filter's own fields.
 pub fn forge_loading(rng: &mut Rng, d: &mut Dump) {
@@ -475,14 +486,7 @@ pub fn forge_loading(rng: &mut Rng, d: &mut Dump) {
         return;
     };
     if rng.chance(1, 2) {
-        let total: u64 = d
-            .fields
-            .iter()
-            .map(|f| match f {
-                Field::S(s) => s.len() as u64,
-                _ => 0,
-            })
-            .sum();
+        let total = bit_bytes(d);
         let odd = odd_uint(rng, loaded);
         let v = rng.pick(&[
             loaded + 8,
