@@ -250,10 +250,13 @@ impl Fuzz {
         let mut args = args;
         sanitize_wait(&mut self.rng, &mut args);
         let v = self.expect(shape, to, name, &args);
-        // Fuzzed writes give keys other types now and then: valid traffic takes the
-        // key back.
+        // Fuzzed writes give keys other types (or a filter being loaded) now and then:
+        // valid traffic takes the key back.
         if let Some(e) = err_of(&v) {
-            if e.starts_with("WRONGTYPE") || e.contains("different kind") {
+            if e.starts_with("WRONGTYPE")
+                || e.contains("different kind")
+                || e.contains("still being loaded")
+            {
                 self.send(To::Master, b"DEL", &args[..1]);
             }
         }
