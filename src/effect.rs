@@ -33,8 +33,8 @@ use crate::stats;
 /// Separates an argument from the effect appended to it.
 pub const MARK: u8 = b'@';
 
-/// Most bytes an effect may have (a limiter's six fields of up to 40
-/// characters fit; longer ones go as the internal command).
+/// Most bytes an effect passed to `replicate_in_place` may have (a lock's
+/// fields fit; limiters build theirs led by the mark, `replicate_marked`).
 const MAX_EFFECT: usize = 256;
 
 /// Replicates the running call with `state` appended to its argument `arg`
@@ -45,6 +45,26 @@ const MAX_EFFECT: usize = 256;
 /// `arg` is a live argument of the call on `ctx` whose bytes are not used
 /// after this call (they may move); nothing else has been replicated by it.
 pub unsafe fn replicate_in_place(ctx: *mut Ctx, arg: *mut RString, state: &[u8]) -> bool {
+    let mut tail = [0u8; MAX_EFFECT + 1];
+    let text = match tail.get_mut(..state.len() + 1) {
+        Some(text) => {
+            text[0] = MARK;
+            text[1..].copy_from_slice(state);
+            Some(&*text)
+        }
+        None => None,
+    };
+    // SAFETY: per this function's contract.
+    unsafe { replicate_marked(ctx, arg, text) }
+}
+
+/// `replicate_in_place` for an effect already led by `MARK` (`@state`, of
+/// any length), built in place by the caller; `None` when the caller has
+/// none (it is too long for its buffer). False when it did nothing.
+///
+/// # Safety
+/// As `replicate_in_place`.
+pub unsafe fn replicate_marked(ctx: *mut Ctx, arg: *mut RString, marked: Option<&[u8]>) -> bool {
     match host::call_source(ctx) {
         CallSource::Client if config::fast_replication() => {}
         CallSource::Replay => {
@@ -53,12 +73,9 @@ pub unsafe fn replicate_in_place(ctx: *mut Ctx, arg: *mut RString, state: &[u8])
         }
         _ => return as_command(),
     }
-    let mut tail = [0u8; MAX_EFFECT + 1];
-    let Some(text) = tail.get_mut(..state.len() + 1) else {
+    let Some(text) = marked.filter(|t| t.first() == Some(&MARK)) else {
         return as_command();
     };
-    text[0] = MARK;
-    text[1..].copy_from_slice(state);
     // SAFETY: per this function's contract.
     if !unsafe { host::append_to_argument(ctx, arg, text) } {
         return as_command();

@@ -4,7 +4,9 @@
 //! folders, the lease-is-expiry rule and the internal-command check) are in
 //! tests/fixtures/ae92b46. Loading either must give back every key as it was:
 //! lock owners, tokens, holds and deadlines; filters bit for bit (their digest);
-//! limiters field for field and their expiry.
+//! limiters field for field and their expiry. Limiters are now held in encoding
+//! version 2 (several limits, a token bucket's burst): their digests are those of
+//! the converted state, and their meaning is checked by the decisions they make.
 
 mod common;
 use common::dlock::*;
@@ -38,28 +40,30 @@ const LOCKS: &[OldLock] = &[
     },
 ];
 
-/// Filters and limiters: key, `DEBUG DIGEST-VALUE`, `PEXPIRETIME` (-1: none).
+/// Filters and limiters: key, `DEBUG DIGEST-VALUE`, `PEXPIRETIME` (-1: none). The
+/// limiters' digests are of their state as this version holds it (one limit; the
+/// token bucket's burst unknown).
 const VALUES: &[(&str, &str, i64)] = &[
     ("bf:scaling", "52e687ef992abd0e4a6d7f3f51498621b16250ee", -1),
     ("bf:fixed", "4025952070472df41aad98bd6f8edd2acbf7a3bd", -1),
     (
         "rl:token",
-        "608daffbea6b6b5206db7a5a9c0f8c64d9f66b75",
+        "97ae89dc60b1310a464ef7e5c57d1347abfef2f9",
         3_372_904_473_853,
     ),
     (
         "rl:leaky",
-        "4111efe2250b830957983547797f3c68381744fb",
+        "f38fc63c4343fd41ec58d0ab04a3f11d1f75afb8",
         3_057_544_473_859,
     ),
     (
         "rl:window",
-        "c95591a7dc99b1bffcc14249fc79198018f9dd54",
+        "3ee273a7e9b37e5fbcb7ca1343df3474deb064ad",
         2_426_824_473_865,
     ),
     (
         "rl:gcra",
-        "c73acf9143beb637ba4bd882a9aa7ee6513be92c",
+        "4ca3419a94b0329aa1c7eab08df3494a6cc99b7b",
         2_742_184_473_871,
     ),
 ];
@@ -109,6 +113,51 @@ fn assert_fixture_state(server: &Server) {
         assert_eq!(&d, digest, "{key}");
         assert_eq!(pexpiretime(&mut con, key), *expires_at, "{key}");
     }
+    // The limiters mean what they meant. Each was written at one event per 3650 days
+    // (one token = 315360000000 ticks, 1 tick/ms) and holds: rl:token 5 tokens
+    // missing (of whatever burst the call gives, as the old version read it),
+    // rl:leaky a level of 4, rl:window 3 events in a 3650-day window, rl:gcra a TAT
+    // 3 emission intervals ahead.
+    let look = |con: &mut Connection, args: &[&str]| -> Vec<i64> {
+        cmd(args[0]).arg(&args[1..]).query(con).expect("look")
+    };
+    let r = look(
+        &mut con,
+        &["RL.TOKEN", "rl:token", "1/3650d", "10", "COST", "0"],
+    );
+    assert_eq!(&r[..3], &[1, 5, 0], "rl:token against burst 10: {r:?}");
+    let r = look(
+        &mut con,
+        &["RL.TOKEN", "rl:token", "1/3650d", "7", "COST", "0"],
+    );
+    assert_eq!(&r[..3], &[1, 2, 0], "rl:token against burst 7: {r:?}");
+    let r = look(
+        &mut con,
+        &["RL.LEAKY", "rl:leaky", "1/3650d", "10", "COST", "0"],
+    );
+    assert_eq!(&r[..3], &[1, 6, 0], "rl:leaky: {r:?}");
+    let r = look(
+        &mut con,
+        &["RL.WINDOW", "rl:window", "10", "3650d", "COST", "0"],
+    );
+    assert_eq!(&r[..3], &[1, 7, 0], "rl:window: {r:?}");
+    let r = look(
+        &mut con,
+        &["RL.GCRA", "rl:gcra", "9", "1", "315360000", "0"],
+    );
+    assert_eq!(&r[..4], &[0, 10, 7, -1], "rl:gcra: {r:?}");
+    // The first write stores the token bucket's burst: 4 left of 10 after one more.
+    let r = look(&mut con, &["RL.TOKEN", "rl:token", "1/3650d", "10"]);
+    assert_eq!(&r[..3], &[1, 4, 0], "rl:token used: {r:?}");
+    let r = look(
+        &mut con,
+        &["RL.TOKEN", "rl:token", "1/3650d", "7", "COST", "0"],
+    );
+    assert_eq!(
+        &r[..3],
+        &[1, 4, 0],
+        "rl:token keeps its tokens at burst 7: {r:?}"
+    );
     for i in 0..350 {
         let hit: i64 = cmd("BF.EXISTSX")
             .arg("bf:scaling")

@@ -114,10 +114,16 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
         cmds[3]
     );
     for c in &cmds[3..] {
+        let f = effect_fields(c, 2);
+        let per = if c[0].eq_ignore_ascii_case("RL.WINDOW") {
+            4
+        } else {
+            5
+        };
         assert_eq!(
-            effect_fields(c, 2).len(),
-            6,
-            "kind:f1:f2:f3:f4:pxat in {c:?}"
+            f.len() as i64,
+            3 + per * f[1],
+            "kind:n:limits…:pxat in {c:?}"
         );
     }
     assert_eq!(warden_stat(&mut con, "effects_in_place"), in_place + 7);

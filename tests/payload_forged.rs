@@ -82,24 +82,85 @@ fn forged_payloads_reach_each_types_loader() {
         d.fields[0] = Field::Raw(r);
     });
     let token = &limiters[0];
+    let leaky = &limiters[2];
     let window = &limiters[3];
+    let gcra = &limiters[4];
+    let several = &limiters[5];
     with("kind 0", token, &|d| d.fields[0] = Field::U(0));
     with("kind 5", token, &|d| d.fields[0] = Field::U(5));
     with("kind u64::MAX", token, &|d| {
         d.fields[0] = Field::U(u64::MAX)
     });
-    with("ticks per token 0", token, &|d| d.fields[4] = Field::U(0));
-    with("last_ms -1", token, &|d| d.fields[1] = sig(-1));
+    with("count 0", token, &|d| d.fields[1] = Field::U(0));
+    with("count 2 with one limit", token, &|d| {
+        d.fields[1] = Field::U(2)
+    });
+    with("count 9", several, &|d| d.fields[1] = Field::U(9));
+    with("count u64::MAX", several, &|d| {
+        d.fields[1] = Field::U(u64::MAX)
+    });
+    with("9 limits", token, &|d| {
+        let l = d.fields[2..8].to_vec();
+        for _ in 0..8 {
+            d.fields.extend(l.clone());
+        }
+        d.fields[1] = Field::U(9);
+    });
+    with("leaky with 2 limits", leaky, &|d| {
+        let l = d.fields[2..8].to_vec();
+        d.fields.extend(l);
+        d.fields[1] = Field::U(2);
+    });
+    with("gcra with 2 limits", gcra, &|d| {
+        let l = d.fields[2..8].to_vec();
+        d.fields.extend(l);
+        d.fields[1] = Field::U(2);
+    });
+    with("ticks per token 0 with a refill", token, &|d| {
+        d.fields[5] = Field::U(0)
+    });
+    with("gcra ticks per token 0 (inf)", gcra, &|d| {
+        d.fields[5] = Field::U(0);
+        d.fields[6] = Field::U(0);
+    });
+    with("gcra ticks per ms 0", gcra, &|d| d.fields[6] = Field::U(0));
+    with("token burst above the range", token, &|d| {
+        d.fields[7] = Field::U(1_000_000_000_000_001)
+    });
+    with("leaky burst 1", leaky, &|d| d.fields[7] = Field::U(1));
+    with("gcra burst u64::MAX", gcra, &|d| {
+        d.fields[7] = Field::U(u64::MAX)
+    });
+    with("deficit 2^127", token, &|d| d.fields[3] = Field::U(1 << 63));
+    with("last_ms -1", token, &|d| d.fields[2] = sig(-1));
+    with("last_ms -1 in a later limit", several, &|d| {
+        d.fields[14] = sig(-1)
+    });
     with("window layout under kind 1", window, &|d| {
         d.fields[0] = Field::U(1)
     });
     with("bucket layout under kind 4", token, &|d| {
         d.fields[0] = Field::U(4)
     });
-    with("window_ms 0", window, &|d| d.fields[2] = sig(0));
-    with("window_ms -1", window, &|d| d.fields[2] = sig(-1));
-    with("start_ms -1", window, &|d| d.fields[1] = sig(-1));
+    with("window_ms 0", window, &|d| d.fields[3] = sig(0));
+    with("window_ms -1", window, &|d| d.fields[3] = sig(-1));
+    with("start_ms -1", window, &|d| d.fields[2] = sig(-1));
     with("no EOF", token, &|d| d.eof = false);
+    with("version 1 layout under version 2", token, &|d| {
+        *d = limiter_v1(d);
+        d.module_id = (d.module_id & !1023) | 2;
+    });
+    with("version 2 layout under version 1", token, &|d| {
+        d.module_id = (d.module_id & !1023) | 1
+    });
+    with("version 1 ticks per token 0", token, &|d| {
+        *d = limiter_v1(d);
+        d.fields[4] = Field::U(0);
+        d.fields[5] = Field::U(0);
+    });
+    with("encoding version 3", token, &|d| {
+        d.module_id = (d.module_id & !1023) | 3
+    });
     let filter = &filters[0];
     with("layer count 0", filter, &|d| d.fields[2] = Field::U(0));
     with("layer count u64::MAX", filter, &|d| {
@@ -235,4 +296,62 @@ fn restored_lock_token_cannot_exhaust_fencing_tokens() {
         "fencing tokens repeat:\n{}",
         findings.join("\n")
     );
+}
+
+/// Limiter payloads in the layout of encoding version 1 (as an earlier warden
+/// wrote them: one limit, no count, a token bucket without its burst) still
+/// load, and mean what they meant: the same state (leaky, GCRA, window), or
+/// for a token bucket the same deficit, read against the burst of the call.
+#[test]
+fn limiter_payloads_of_encoding_version_1_load_with_their_meaning() {
+    let mut s = Server::start();
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    let limiters = limiter_bases(&mut con);
+    let looks: [(&str, &[&str]); 5] = [
+        ("rb:token", &["RL.TOKEN", "1/h", "10", "COST", "0"]),
+        (
+            "rb:debt",
+            &["RL.TOKEN", "1/h", "5", "COST", "0", "MAXWAIT", "100000000"],
+        ),
+        ("rb:leaky", &["RL.LEAKY", "1/h", "10", "COST", "0"]),
+        ("rb:window", &["RL.WINDOW", "100", "3600000", "COST", "0"]),
+        ("rb:gcra", &["RL.GCRA", "10", "1", "3600", "QUANTITY", "0"]),
+    ];
+    for (key, look) in looks {
+        let b = limiters.iter().find(|b| b.key == key).expect("base");
+        let old = limiter_v1(&b.dump);
+        assert_eq!(old.encver(), 1);
+        let copy = format!("{key}:v1");
+        let restore = restore_like(&mut con, key, &copy, &encode(&old));
+        let v = raw(&mut con, &restore);
+        assert!(is_ok(&v), "{key}: version 1 payload refused: {v:?}");
+        let ask = |k: &str| {
+            let mut c = cmd(look[0]);
+            c.arg(k).arg(&look[1..]);
+            c
+        };
+        let (now, then) = (raw(&mut con, &ask(key)), raw(&mut con, &ask(&copy)));
+        assert_eq!(
+            then, now,
+            "{key}: the version 1 state decides as the original"
+        );
+        if key != "rb:token" && key != "rb:debt" {
+            assert_eq!(
+                digest_value(&mut con, copy.as_bytes()),
+                digest_value(&mut con, key.as_bytes()),
+                "{key}: the same state"
+            );
+        }
+    }
+    // A version 1 token bucket missing 3 tokens: 7 of a burst of 10, 2 of 5.
+    let r: Vec<i64> = cmd("RL.TOKEN")
+        .arg("rb:token:v1")
+        .arg("1/h")
+        .arg(5)
+        .arg("COST")
+        .arg(0)
+        .query(&mut con)
+        .expect("RL.TOKEN");
+    assert_eq!(r[1], 2, "{r:?}");
+    s.assert_alive();
 }

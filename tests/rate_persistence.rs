@@ -43,12 +43,32 @@ fn populate(con: &mut Connection) -> Vec<&'static str> {
         &["RL.GCRA", "p:gcra", "3", "1", "600"],
         &["RL.GCRA", "p:gcra", "3", "1", "600", "QUANTITY", "2"],
         &["RL.GCRA", "p:lim", "0", "1", "600"],
+        // Several limits in one key: 3 of 5 per hour used, 3 of 4 per day.
+        &["RL.TOKEN", "p:limits", "1/h", "5", "1/d", "4", "COST", "3"],
+        &[
+            "RL.WINDOW",
+            "p:windows",
+            "10",
+            "3600000",
+            "4",
+            "1d",
+            "COST",
+            "3",
+        ],
     ];
     for r in rl_pipe(con, calls) {
         assert_eq!(r[0], if r.len() == 4 { 1 } else { 0 }, "setup call allowed");
     }
     vec![
-        "p:tok", "p:debt", "p:zero", "p:leaky", "p:win", "p:gcra", "p:lim",
+        "p:tok",
+        "p:debt",
+        "p:zero",
+        "p:leaky",
+        "p:win",
+        "p:gcra",
+        "p:lim",
+        "p:limits",
+        "p:windows",
     ]
 }
 
@@ -100,6 +120,31 @@ fn assert_populated_decisions(con: &mut Connection, when: &str) {
     // p:win counted 7 of 10.
     let w = rl(con, &["RL.WINDOW", "p:win", "10", "3600000", "COST", "4"]);
     assert_eq!(&w[..2], &[0, 3], "{when}: p:win: {w:?}");
+    // p:limits: the per-day limit is the tightest (1 left), and denies 2.
+    let t = rl(
+        con,
+        &["RL.TOKEN", "p:limits", "1/h", "5", "1/d", "4", "COST", "2"],
+    );
+    assert_eq!(&t[..2], &[0, 1], "{when}: p:limits: {t:?}");
+    assert!(
+        t[2] > 23 * 3_600_000,
+        "{when}: p:limits waits for the day: {t:?}"
+    );
+    // p:windows: 3 counted in both windows, 1 left in the second.
+    let w = rl(
+        con,
+        &[
+            "RL.WINDOW",
+            "p:windows",
+            "10",
+            "3600000",
+            "4",
+            "1d",
+            "COST",
+            "0",
+        ],
+    );
+    assert_eq!(&w[..2], &[1, 1], "{when}: p:windows: {w:?}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -322,6 +367,18 @@ fn replication_sends_absolute_state_and_replicas_match() {
         (&["RL.GCRA", "rg", "1", "1", "60"], Set),
         (&["RL.GCRA", "rg", "1", "1", "60"], Nothing),
         (&["RL.GCRA", "rg", "1", "1", "60", "QUANTITY", "0"], Nothing),
+        (&["RL.TOKEN", "rm", "1/m", "5", "1/h", "2"], Set),
+        (&["RL.TOKEN", "rm", "1/m", "5", "1/h", "2"], Set),
+        (&["RL.TOKEN", "rm", "1/m", "5", "1/h", "2"], Nothing),
+        // A changed burst on a live key is stored even by a denied call.
+        (
+            &["RL.TOKEN", "rm", "1/m", "5", "1/h", "3", "COST", "2"],
+            Set,
+        ),
+        (&["RL.TOKEN", "rm", "1/m", "5", "1/h", "3", "inf", "1"], Set),
+        (&["RL.WINDOW", "rwm", "5", "60000", "2", "3600000"], Set),
+        (&["RL.WINDOW", "rwm", "5", "60000", "2", "3600000"], Set),
+        (&["RL.WINDOW", "rwm", "5", "60000", "2", "3600000"], Nothing),
     ];
     let mut kinds: BTreeMap<&str, String> = BTreeMap::new();
     let mut layout_violations: Vec<String> = Vec::new();
@@ -333,7 +390,8 @@ fn replication_sends_absolute_state_and_replicas_match() {
         let allowed = if gcra { r[0] == 0 } else { r[0] == 1 };
         match expect {
             Set => {
-                assert!(allowed, "{args:?} should be allowed: {r:?}");
+                let change = args.contains(&"3");
+                assert!(allowed || change, "{args:?} should be allowed: {r:?}");
                 let c = tap
                     .next_command(Duration::from_secs(5))
                     .unwrap_or_else(|| panic!("{args:?}: nothing propagated"));
@@ -344,7 +402,7 @@ fn replication_sends_absolute_state_and_replicas_match() {
                     c
                 };
                 assert_eq!(c[1], args[1], "{c:?}");
-                // The contract: `RL._SET key kind:f1:f2:f3:f4:pxat_ms` (one packed
+                // The contract: `RL._SET key kind:n:limits…:pxat_ms` (one packed
                 // state argument, cheap to build on the hot path), or the call
                 // itself with that state appended to its first parameter.
                 let state = if c[0].eq_ignore_ascii_case("RL._SET") {
@@ -363,13 +421,15 @@ fn replication_sends_absolute_state_and_replicas_match() {
                     state.to_string()
                 };
                 let fields: Vec<String> = state.split(':').map(String::from).collect();
-                assert_eq!(fields.len(), 6, "kind f1 f2 f3 f4 pxat: {c:?}");
+                let n: usize = fields[1].parse().expect("count");
+                let per = if args[0] == "RL.WINDOW" { 4 } else { 5 };
+                assert_eq!(fields.len(), 3 + per * n, "kind n limits… pxat: {c:?}");
                 let kind = kinds
                     .entry(args[0])
                     .or_insert_with(|| fields[0].clone())
                     .clone();
                 assert_eq!(fields[0], kind, "{args:?}: kind changed: {c:?}");
-                let pxat: i64 = fields[5].parse().expect("pxat integer");
+                let pxat: i64 = fields[fields.len() - 1].parse().expect("pxat integer");
                 let (reset, tol) = if gcra { (r[4] * 1000, 1000) } else { (r[3], 2) };
                 if reset == -1 {
                     assert_eq!(pxat, -1, "{args:?}: never idle, no expiry: {c:?}");
@@ -407,7 +467,7 @@ fn replication_sends_absolute_state_and_replicas_match() {
         db_digest(&mut con),
         "DEBUG DIGEST differs between master and replica"
     );
-    for k in ["rt", "rz", "rl", "rw", "rg"] {
+    for k in ["rt", "rz", "rl", "rw", "rg", "rm", "rwm"] {
         assert_eq!(key_type(&mut rcon, k), "warden-rl", "replica TYPE {k}");
         assert_eq!(digest(&mut rcon, k), digest(&mut con, k), "digest {k}");
     }
@@ -416,7 +476,7 @@ fn replication_sends_absolute_state_and_replicas_match() {
     master.assert_alive();
     assert!(
         layout_violations.is_empty(),
-        "RL._SET must be `RL._SET key kind:f1:f2:f3:f4:pxat_ms` (3 arguments); got:\n{}",
+        "RL._SET must be `RL._SET key kind:n:limits…:pxat_ms` (3 arguments); got:\n{}",
         layout_violations.join("\n")
     );
 }

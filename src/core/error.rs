@@ -63,6 +63,8 @@ pub enum WardenError {
     RateOverflow,
     /// A rate-limiter key written by another RL command.
     LimiterKindMismatch,
+    /// More limits in one RL call than a key holds (`MAX_LIMITS`).
+    TooManyLimits,
     /// A module argument at load time is unknown or out of range.
     BadModuleArgument(String),
     /// A handler panicked; the panic was caught at the command boundary.
@@ -122,6 +124,9 @@ impl fmt::Display for WardenError {
             WardenError::RateOverflow => f.write_str("ERR rate limiter arithmetic would overflow"),
             WardenError::LimiterKindMismatch => {
                 f.write_str("ERR key holds a different kind of rate limiter")
+            }
+            WardenError::TooManyLimits => {
+                f.write_str("ERR too many limits: a key holds at most 8")
             }
             WardenError::BadModuleArgument(msg) => write!(f, "ERR {msg}"),
             WardenError::Internal => {

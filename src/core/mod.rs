@@ -3,6 +3,7 @@
 
 pub mod bloom;
 pub mod bloom_dump;
+pub mod bucket;
 pub mod cluster;
 pub mod compact_bytes;
 pub mod error;
@@ -10,3 +11,4 @@ pub mod lock;
 pub mod parse;
 pub mod rate;
 pub mod wait_queue;
+pub mod window;

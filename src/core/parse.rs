@@ -148,43 +148,71 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Integers joined by ':' in a fixed buffer: the one-argument form of an
-/// internal state (`1796000000000000:1:1796000030000`), built without
-/// allocating. It sits on the replication path of every lock grant and
-/// limiter write, so digits go two at a time and 128-bit division happens
-/// only for values beyond 64 bits.
-pub struct FieldText {
-    buf: [u8; 256],
+/// Integers joined by ':' in a fixed buffer of `N` bytes: the one-argument
+/// form of an internal state (`1796000000000000:1:1796000030000`), built
+/// without allocating. It sits on the replication path of every lock grant
+/// and limiter write, so digits go two at a time and 128-bit division
+/// happens only for values beyond 64 bits. Optionally led by a mark byte
+/// (`@`, the in-place effect's separator, see `effect`).
+pub struct Fields<const N: usize> {
+    buf: [u8; N],
     len: usize,
+    /// Fields pushed so far.
+    count: usize,
 }
 
-impl FieldText {
+/// The common size: up to six fields of 41 characters.
+pub type FieldText = Fields<256>;
+
+impl<const N: usize> Fields<N> {
     /// Joins `fields` in decimal with ':'. Inlined so the buffer is built in
     /// the caller's frame instead of copied out.
     #[inline]
-    pub fn new(fields: &[i128]) -> FieldText {
-        let mut text = FieldText {
-            buf: [0; 256],
-            len: 0,
-        };
-        for (i, &f) in fields.iter().enumerate() {
-            if i > 0 {
-                text.push(b':');
-            }
-            if f < 0 {
-                text.push(b'-');
-            }
-            let magnitude = f.unsigned_abs();
-            match u64::try_from(magnitude) {
-                Ok(small) => text.push_u64(small, 1),
-                Err(_) => {
-                    // `high` < 2^64 because |f| < 2^127.
-                    text.push_u64((magnitude / TEN_19) as u64, 1);
-                    text.push_u64((magnitude % TEN_19) as u64, 19);
-                }
-            }
+    pub fn new(fields: &[i128]) -> Fields<N> {
+        let mut text = Fields::empty();
+        for &f in fields {
+            text.push_field(f);
         }
         text
+    }
+
+    /// No fields yet.
+    #[inline]
+    pub fn empty() -> Fields<N> {
+        Fields {
+            buf: [0; N],
+            len: 0,
+            count: 0,
+        }
+    }
+
+    /// Fields led by the byte `mark` (not a field itself).
+    #[inline]
+    pub fn marked(mark: u8) -> Fields<N> {
+        let mut text = Fields::empty();
+        text.push(mark);
+        text
+    }
+
+    /// Appends one field (after a ':' unless it is the first).
+    #[inline]
+    pub fn push_field(&mut self, f: i128) {
+        if self.count > 0 {
+            self.push(b':');
+        }
+        self.count += 1;
+        if f < 0 {
+            self.push(b'-');
+        }
+        let magnitude = f.unsigned_abs();
+        match u64::try_from(magnitude) {
+            Ok(small) => self.push_u64(small, 1),
+            Err(_) => {
+                // `high` < 2^64 because |f| < 2^127.
+                self.push_u64((magnitude / TEN_19) as u64, 1);
+                self.push_u64((magnitude % TEN_19) as u64, 19);
+            }
+        }
     }
 
     /// Appends the digits of `n`, zero-padded to at least `min_width` (at
@@ -208,7 +236,7 @@ impl FieldText {
             digits[at] = b'0' + n as u8;
         }
         let text = &digits[at.min(digits.len().saturating_sub(min_width))..];
-        // 6 fields of at most 41 characters fit; more is a caller bug, cut off.
+        // Callers size `N` for their most fields; more is a caller bug, cut off.
         if let Some(room) = self.buf.get_mut(self.len..self.len + text.len()) {
             room.copy_from_slice(text);
             self.len += text.len();
@@ -222,7 +250,7 @@ impl FieldText {
         }
     }
 
-    /// The text.
+    /// The text (with its mark, if any).
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
@@ -230,17 +258,26 @@ impl FieldText {
 
 /// Parses exactly `N` ':'-separated decimal integers.
 pub fn parse_fields<const N: usize>(bytes: &[u8]) -> Option<[i128; N]> {
+    match parse_some_fields::<N>(bytes)? {
+        (fields, n) if n == N => Some(fields),
+        _ => None,
+    }
+}
+
+/// Parses one to `N` ':'-separated decimal integers: the fields (the first
+/// `count` are set) and their count; `None` for anything else.
+pub fn parse_some_fields<const N: usize>(bytes: &[u8]) -> Option<([i128; N], usize)> {
     let mut out = [0i128; N];
-    let mut parts = bytes.split(|b| *b == b':');
-    for slot in out.iter_mut() {
-        let part = parts.next()?;
+    let mut count = 0;
+    for part in bytes.split(|b| *b == b':') {
         let digits = part.strip_prefix(b"-").unwrap_or(part);
         if digits.is_empty() || digits.len() > 39 || !digits.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        *slot = std::str::from_utf8(part).ok()?.parse().ok()?;
+        *out.get_mut(count)? = std::str::from_utf8(part).ok()?.parse().ok()?;
+        count += 1;
     }
-    parts.next().is_none().then_some(out)
+    Some((out, count))
 }
 
 /// Parses a finite decimal number ("0.01", "1e-3"); `None` for text, NaN,
@@ -376,6 +413,20 @@ mod tests {
         assert_eq!(parse_fields::<2>(b"1:x"), None);
         assert_eq!(parse_fields::<2>(b"1::2"), None);
         assert_eq!(parse_fields::<1>(b"+1"), None);
+    }
+
+    #[test]
+    fn marked_fields_and_field_lists() {
+        let mut text = Fields::<64>::marked(b'@');
+        for f in [4, 1, -2] {
+            text.push_field(f);
+        }
+        assert_eq!(text.as_bytes(), b"@4:1:-2");
+        let (fields, n) = parse_some_fields::<4>(b"1:2:3").expect("fields");
+        assert_eq!((&fields[..n], n), (&[1, 2, 3][..], 3));
+        assert_eq!(parse_some_fields::<2>(b"1:2:3"), None, "more than N");
+        assert_eq!(parse_some_fields::<4>(b""), None);
+        assert_eq!(parse_some_fields::<4>(b"1:"), None);
     }
 
     #[test]

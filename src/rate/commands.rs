@@ -10,13 +10,15 @@
 use std::ffi::{c_long, CStr};
 
 use crate::args::{internal_only, Args};
+use crate::core::bucket::{self, BucketLimit};
 use crate::core::error::WardenError;
 use crate::core::parse::{cell_integer, is_keyword, IntArg};
-use crate::core::rate::{self, BucketState, Decision, GcraReply, Outcome, Rate, WindowState};
-use crate::effect;
+use crate::core::rate::{self, BucketState, Decided, Decision, GcraReply, Rate, MAX_LIMITS};
+use crate::core::window::{self, WindowLimit, WindowState};
+use crate::effect::{self, MARK};
 use crate::host::{self, api, Ctx, Key, RString, Sink};
-use crate::rate::limiter::{Limiter, LimiterKind};
-use crate::rate::wire::SetLimiter;
+use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
+use crate::rate::wire::{SetLimiter, ONE_LIMIT_TEXT, STATE_TEXT};
 use crate::stats;
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
@@ -55,18 +57,48 @@ fn options<const N: usize>(
     Ok(values)
 }
 
-/// Stores a new limiter state with its absolute expiry and emits the
+/// Whether an argument after a limit starts the options: a word that
+/// begins with a letter (`COST`, `MAXWAIT`, or an unknown one, a syntax
+/// error) and is not the rate `inf`.
+fn starts_options(word: &[u8]) -> bool {
+    word.first().is_some_and(u8::is_ascii_alphabetic) && !word.eq_ignore_ascii_case(b"inf")
+}
+
+/// Reads the limits `first second [first second ...]` from `args[3..]`
+/// (the first `first`, `args[2]`, is parsed by the caller as `head`) until
+/// an argument that starts the options; returns how many were read and the
+/// index of the options.
+fn limits<L: Copy>(
+    args: &Args,
+    head: L,
+    out: &mut [L; MAX_LIMITS],
+    parse: impl Fn(Option<L>, &[u8], &[u8]) -> Result<L, WardenError>,
+) -> Result<(usize, usize), WardenError> {
+    out[0] = parse(Some(head), &[], args.bytes(3))?;
+    let (mut n, mut i) = (1, 4);
+    while i < args.len() && !starts_options(args.bytes(i)) {
+        if i + 1 >= args.len() {
+            return Err(WardenError::Syntax); // a first without its second
+        }
+        let slot = out.get_mut(n).ok_or(WardenError::TooManyLimits)?;
+        *slot = parse(None, args.bytes(i), args.bytes(i + 1))?;
+        (n, i) = (n + 1, i + 2);
+    }
+    Ok((n, i))
+}
+
+/// Stores a limiter's new states with their absolute expiry and emits the
 /// keyspace event `event`.
 fn store(
     ctx: *mut Ctx,
     (key, name): (&mut Key, *mut RString),
-    limiter: Limiter,
+    limiter: LimiterRef,
     expires: Option<i64>,
     event: &CStr,
 ) {
     match key.value::<Limiter>() {
-        Ok(Some(existing)) => *existing = limiter,
-        _ => key.set_value(Box::new(limiter)),
+        Ok(Some(existing)) => existing.set(limiter),
+        _ => key.set_value(Box::new(limiter.to_limiter())),
     }
     key.set_abs_expire_or_persist(expires);
     host::notify(ctx, event, name);
@@ -74,13 +106,41 @@ fn store(
 
 /// Replicates the new state of the limiter in `args[1]`: in the call
 /// itself, as `arg@state` in `args[2]` (`effect`), or else as `RL._SET`.
-fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: &Limiter, expires: Option<i64>) {
-    let text = SetLimiter::state_text(limiter, expires);
-    // SAFETY: `args[2]` (the rate, limit or burst) was parsed into a number
-    // before this call; its bytes are not read again by the command.
-    if !unsafe { effect::replicate_in_place(ctx, args.raw(2), text.as_bytes()) } {
+fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: LimiterRef, expires: Option<i64>) {
+    // One limit (every call of RL.LEAKY and RL.GCRA, most of RL.TOKEN and
+    // RL.WINDOW) in a buffer of its size; several in one that holds any.
+    let in_place = if limiter.count() == 1 {
+        let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
+        // SAFETY: `args[2]` (the first rate, limit or burst) was parsed into
+        // a number before this call; its bytes are not read again.
+        unsafe { effect::replicate_marked(ctx, args.raw(2), Some(text.as_bytes())) }
+    } else {
+        let text = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, Some(MARK));
+        // SAFETY: as above.
+        unsafe { effect::replicate_marked(ctx, args.raw(2), Some(text.as_bytes())) }
+    };
+    if !in_place {
         SetLimiter::emit(limiter, expires, Sink::Replication(ctx), args.raw(1));
     }
+}
+
+/// Replicates and stores the states a call decided to write, if any.
+fn write(
+    ctx: *mut Ctx,
+    args: &Args,
+    key: &mut Key,
+    limiter: LimiterRef,
+    store_as: Option<Option<i64>>,
+) {
+    let Some(expires) = store_as else { return };
+    let event = match limiter.kind() {
+        LimiterKind::Token => c"rl.token",
+        LimiterKind::Leaky => c"rl.leaky",
+        LimiterKind::Window => c"rl.window",
+        LimiterKind::Gcra => c"rl.gcra",
+    };
+    replicate_effect(ctx, args, limiter, expires);
+    store(ctx, (key, args.raw(1)), limiter, expires, event);
 }
 
 /// An RL command whose first parameter (`args[2]`) did not parse: from a
@@ -94,7 +154,7 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;
-    store(ctx, (&mut key, name), limiter, expires, c"rl.set");
+    store(ctx, (&mut key, name), limiter.view(), expires, c"rl.set");
     host::replicate_verbatim(ctx);
     host::reply_status(ctx, c"OK");
     Ok(())
@@ -113,61 +173,74 @@ fn reply_decision(ctx: *mut Ctx, d: &Decision) {
     }
 }
 
-/// Runs a bucket algorithm on key `args[1]` and replies with its decision.
-fn run_bucket(
+/// Runs `decide` on the bucket limits of key `args[1]` with a buffer for
+/// `n` new states (one inline, or room for every limit), then writes what
+/// it decided and replies.
+fn run_buckets(
     ctx: *mut Ctx,
     args: &Args,
     kind: LimiterKind,
-    decide: impl FnOnce(
-        Option<&BucketState>,
-        i64,
-    ) -> Result<Outcome<BucketState, Decision>, WardenError>,
+    n: usize,
+    decide: impl FnOnce(&[BucketState], i64, &mut [BucketState]) -> Result<Decided, WardenError>,
 ) -> Result<(), WardenError> {
     let now = host::now_ms();
-    let name = args.raw(1);
-    let mut key = Key::writable(ctx, name);
-    let state = match limiter_in(&mut key, kind)? {
-        Some(Limiter::Bucket(_, s)) => Some(*s),
-        _ => None,
+    let mut key = Key::writable(ctx, args.raw(1));
+    let stored = match limiter_in(&mut key, kind)? {
+        Some(Limiter::Bucket(_, l)) => l.as_slice(),
+        _ => &[],
     };
-    let out = decide(state.as_ref(), now)?;
-    if let Some((s, expires)) = out.store {
-        let event = match kind {
-            LimiterKind::Token => c"rl.token",
-            LimiterKind::Leaky => c"rl.leaky",
-            LimiterKind::Window => c"rl.window",
-            LimiterKind::Gcra => c"rl.gcra",
-        };
-        let limiter = Limiter::Bucket(kind, s);
-        replicate_effect(ctx, args, &limiter, expires);
-        store(ctx, (&mut key, name), limiter, expires, event);
-    }
-    reply_decision(ctx, &out.reply);
+    let mut one = [BucketState::default()];
+    let mut all;
+    let out: &mut [BucketState] = if n == 1 {
+        &mut one
+    } else {
+        all = [BucketState::default(); MAX_LIMITS];
+        &mut all[..]
+    };
+    let d = decide(stored, now, out)?;
+    write(
+        ctx,
+        args,
+        &mut key,
+        LimiterRef::Bucket(kind, &out[..n]),
+        d.store,
+    );
+    reply_decision(ctx, &d.reply);
     Ok(())
 }
 
-/// `RL.TOKEN key rate burst [COST n] [MAXWAIT ms]`
+/// A `rate burst` pair of RL.TOKEN (`rate` already parsed for the first).
+fn token_limit(
+    rate: Option<BucketLimit>,
+    r: &[u8],
+    burst: &[u8],
+) -> Result<BucketLimit, WardenError> {
+    let rate = match rate {
+        Some(first) => first.rate,
+        None => Rate::parse(r)?,
+    };
+    let size = count_arg(burst, rate::BURST)?;
+    Ok(BucketLimit { rate, size })
+}
+
+/// `RL.TOKEN key rate burst [rate burst ...] [COST n] [MAXWAIT ms]`
 pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.token", args.len() >= 4)?;
     let rate = match Rate::parse(args.bytes(2)) {
         Ok(rate) => rate,
         Err(e) => return apply_replayed(ctx, args, e),
     };
-    let burst = count_arg(args.bytes(3), rate::BURST)?;
+    let mut pairs = [BucketLimit::NONE; MAX_LIMITS];
+    let head = BucketLimit { rate, size: 0 };
+    let (n, at) = limits(args, head, &mut pairs, token_limit)?;
     let [cost, max_wait] = options(
         args,
-        4,
+        at,
         [("COST", rate::COST), ("MAXWAIT", rate::MAX_WAIT_MS)],
     )?;
-    run_bucket(ctx, args, LimiterKind::Token, |state, now| {
-        rate::token_bucket(
-            state,
-            rate,
-            burst,
-            cost.unwrap_or(1),
-            max_wait.unwrap_or(0),
-            now,
-        )
+    let (cost, max_wait) = (cost.unwrap_or(1), max_wait.unwrap_or(0));
+    run_buckets(ctx, args, LimiterKind::Token, n, |stored, now, out| {
+        bucket::token_buckets(stored, &pairs[..n], cost, max_wait, now, out)
     })
 }
 
@@ -180,34 +253,56 @@ pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let capacity = count_arg(args.bytes(3), rate::LEAKY_CAPACITY)?;
     let [cost] = options(args, 4, [("COST", rate::COST)])?;
-    run_bucket(ctx, args, LimiterKind::Leaky, |state, now| {
-        rate::leaky_bucket(state, rate, capacity, cost.unwrap_or(1), now)
+    run_buckets(ctx, args, LimiterKind::Leaky, 1, |stored, now, out| {
+        let o = bucket::leaky_bucket(stored.first(), rate, capacity, cost.unwrap_or(1), now)?;
+        if let (Some((s, _)), Some(slot)) = (o.store, out.first_mut()) {
+            *slot = s;
+        }
+        Ok(Decided {
+            reply: o.reply,
+            store: o.store.map(|(_, expires)| expires),
+        })
     })
 }
 
-/// `RL.WINDOW key limit window_ms [COST n]`
+/// A `limit window` pair of RL.WINDOW (`limit` already parsed for the first).
+fn window_limit(
+    limit: Option<WindowLimit>,
+    l: &[u8],
+    window: &[u8],
+) -> Result<WindowLimit, WardenError> {
+    let limit = match limit {
+        Some(first) => first.limit,
+        None => count_arg(l, rate::WINDOW_LIMIT)?,
+    };
+    let window_ms = count_arg(window, rate::WINDOW_MS)?;
+    Ok(WindowLimit { limit, window_ms })
+}
+
+/// `RL.WINDOW key limit window_ms [limit window_ms ...] [COST n]`
 pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("rl.window", args.len() >= 4)?;
     let limit = match count_arg(args.bytes(2), rate::WINDOW_LIMIT) {
         Ok(limit) => limit,
         Err(e) => return apply_replayed(ctx, args, e),
     };
-    let window_ms = count_arg(args.bytes(3), rate::WINDOW_MS)?;
-    let [cost] = options(args, 4, [("COST", rate::COST)])?;
-    let now = host::now_ms();
-    let name = args.raw(1);
-    let mut key = Key::writable(ctx, name);
-    let state: Option<WindowState> = match limiter_in(&mut key, LimiterKind::Window)? {
-        Some(Limiter::Window(w)) => Some(*w),
-        _ => None,
+    let mut pairs = [WindowLimit::NONE; MAX_LIMITS];
+    let head = WindowLimit {
+        limit,
+        window_ms: 0,
     };
-    let out = rate::sliding_window(state.as_ref(), limit, window_ms, cost.unwrap_or(1), now)?;
-    if let Some((s, expires)) = out.store {
-        let limiter = Limiter::Window(s);
-        replicate_effect(ctx, args, &limiter, expires);
-        store(ctx, (&mut key, name), limiter, expires, c"rl.window");
-    }
-    reply_decision(ctx, &out.reply);
+    let (n, at) = limits(args, head, &mut pairs, window_limit)?;
+    let [cost] = options(args, at, [("COST", rate::COST)])?;
+    let now = host::now_ms();
+    let mut key = Key::writable(ctx, args.raw(1));
+    let stored: &[WindowState] = match limiter_in(&mut key, LimiterKind::Window)? {
+        Some(Limiter::Window(l)) => l.as_slice(),
+        _ => &[],
+    };
+    let mut out = [WindowState::NONE; MAX_LIMITS];
+    let d = window::sliding_windows(stored, &pairs[..n], cost.unwrap_or(1), now, &mut out)?;
+    write(ctx, args, &mut key, LimiterRef::Window(&out[..n]), d.store);
+    reply_decision(ctx, &d.reply);
     Ok(())
 }
 
@@ -238,10 +333,9 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         _ => return Err(WardenError::Syntax),
     };
     let now = host::now_ms();
-    let name = args.raw(1);
-    let mut key = Key::writable(ctx, name);
+    let mut key = Key::writable(ctx, args.raw(1));
     let state = match limiter_in(&mut key, LimiterKind::Gcra)? {
-        Some(Limiter::Bucket(_, s)) => Some(*s),
+        Some(Limiter::Bucket(_, l)) => l.as_slice().first().copied(),
         _ => None,
     };
     let out = rate::gcra(
@@ -253,9 +347,9 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         now,
     )?;
     if let Some((s, expires)) = out.store {
-        let limiter = Limiter::Bucket(LimiterKind::Gcra, s);
-        replicate_effect(ctx, args, &limiter, expires);
-        store(ctx, (&mut key, name), limiter, expires, c"rl.gcra");
+        let states = [s];
+        let limiter = LimiterRef::Bucket(LimiterKind::Gcra, &states);
+        write(ctx, args, &mut key, limiter, Some(expires));
     }
     let r: GcraReply = out.reply;
     stats::count(if r.limited == 0 {
@@ -277,8 +371,9 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `RL._SET key kind:f1:f2:f3:f4:pxat_ms`: the replication and AOF form of a
-/// limiter's state in one argument (`pxat_ms` -1: no expiry). Internal.
+/// `RL._SET key kind:n:limits…:pxat_ms` (see `wire`): the replication and
+/// AOF form of a limiter's state in one argument (`pxat_ms` -1: no
+/// expiry). Internal.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "rl._set")?;
     args.arity("rl._set", args.len() == 3)?;
@@ -286,8 +381,8 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;
-    SetLimiter::emit(&limiter, expires, Sink::Replication(ctx), name);
-    store(ctx, (&mut key, name), limiter, expires, c"rl.set");
+    SetLimiter::emit(limiter.view(), expires, Sink::Replication(ctx), name);
+    store(ctx, (&mut key, name), limiter.view(), expires, c"rl.set");
     host::reply_status(ctx, c"OK");
     Ok(())
 }

@@ -362,31 +362,51 @@ impl Gen {
         })
     }
 
-    /// `kind:f1:f2:f3:f4:pxat_ms`, as RL._SET takes it.
+    /// `kind:n:limits…:pxat_ms` (or the one-limit form of encoding version 1,
+    /// `kind:f1:f2:f3:f4:pxat_ms`), as RL._SET takes it.
     pub fn limiter_state(&self, rng: &mut Rng, kind: usize) -> Vec<u8> {
         let now = self.now;
         let damage = self.p > 0;
         self.val(rng, |r| {
-            let mut parts: Vec<String> = if kind == 4 {
-                vec![
-                    (now - r.below(10_000) as i64).to_string(),
-                    (1 + r.below(60_000)).to_string(),
-                    r.below(100).to_string(),
-                    r.below(100).to_string(),
-                ]
+            let v1 = r.chance(1, 3);
+            let n = if v1 || kind == 2 || kind == 3 {
+                1
             } else {
+                1 + r.below(3)
+            };
+            let mut parts: Vec<String> = Vec::new();
+            for _ in 0..n {
+                if kind == 4 {
+                    parts.extend([
+                        (now - r.below(10_000) as i64).to_string(),
+                        (1 + r.below(60_000)).to_string(),
+                        r.below(100).to_string(),
+                        r.below(100).to_string(),
+                    ]);
+                    continue;
+                }
                 let deficit: u128 = if r.chance(1, 5) {
                     u128::from(r.next()) << r.below(60)
                 } else {
                     u128::from(r.next() % 1_000_000_000_000)
                 };
-                vec![
+                parts.extend([
                     (now - r.below(10_000) as i64).to_string(),
                     deficit.to_string(),
                     (1 + r.next() % 1_000_000_000_000).to_string(),
                     (1 + r.next() % 1_000_000_000).to_string(),
-                ]
-            };
+                ]);
+                if !v1 {
+                    parts.push(if kind == 1 {
+                        r.below(20).to_string()
+                    } else {
+                        "0".to_string()
+                    });
+                }
+            }
+            if !v1 {
+                parts.insert(0, n.to_string());
+            }
             parts.insert(0, kind.to_string());
             parts.push(match r.below(4) {
                 0 => "-1".to_string(),

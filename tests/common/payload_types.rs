@@ -39,6 +39,14 @@ impl Ty {
             .into_iter()
             .find(|t| t.name() == name)
     }
+
+    /// The encoding version the module writes for this type.
+    pub fn encver(self) -> u64 {
+        match self {
+            Ty::Lock | Ty::Filter | Ty::Loading => 1,
+            Ty::Limiter => 2,
+        }
+    }
 }
 
 /// A real DUMP to start from.
@@ -83,7 +91,7 @@ pub fn base(con: &mut Connection, key: &str, ty: Ty) -> Base {
         "{key}: module id {:#x}",
         dump.module_id
     );
-    assert_eq!(dump.encver(), 1, "{key}: encoding version");
+    assert_eq!(dump.encver(), ty.encver(), "{key}: encoding version");
     Base {
         key: key.to_string(),
         payload,
@@ -287,20 +295,79 @@ pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
             .arg("QUANTITY")
             .arg(4),
     );
-    let bases: Vec<Base> = ["rb:token", "rb:debt", "rb:leaky", "rb:window", "rb:gcra"]
+    // Several limits in one key.
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:limits")
+            .arg("1/h")
+            .arg(10)
+            .arg("inf")
+            .arg(3)
+            .arg("0")
+            .arg(4)
+            .arg("COST")
+            .arg(2),
+    );
+    must(
+        con,
+        cmd("RL.WINDOW")
+            .arg("rb:windows")
+            .arg(100)
+            .arg(LONG_TTL_MS)
+            .arg(5)
+            .arg(60_000)
+            .arg("COST")
+            .arg(2),
+    );
+    let bases: Vec<Base> = LIMITER_BASES
         .iter()
         .map(|k| base(con, k, Ty::Limiter))
         .collect();
     for b in &bases {
         let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
-        let want: &[&str] = if b.key == "rb:window" {
-            &["U"; 5]
-        } else {
-            &["U"; 6]
+        let n = match b.key.as_str() {
+            "rb:limits" => 3,
+            "rb:windows" => 2,
+            _ => 1,
         };
-        assert_eq!(kinds, want, "{}: limiter layout", b.key);
+        let per = if b.key.contains("window") { 4 } else { 6 };
+        assert_eq!(kinds, vec!["U"; 2 + per * n], "{}: limiter layout", b.key);
+        assert_eq!(b.dump.fields[1], Field::U(n as u64), "{}: count", b.key);
     }
     bases
+}
+
+/// The limiter bases, in the order `limiter_bases` returns them.
+pub const LIMITER_BASES: [&str; 7] = [
+    "rb:token",
+    "rb:debt",
+    "rb:leaky",
+    "rb:window",
+    "rb:gcra",
+    "rb:limits",
+    "rb:windows",
+];
+
+/// The fields of limit `i` of a limiter dump: (first field, fields per limit).
+pub fn limiter_limit(d: &Dump, i: usize) -> (usize, usize) {
+    let window = d.fields.first() == Some(&Field::U(4));
+    let per = if window { 4 } else { 6 };
+    (2 + per * i, per)
+}
+
+/// A one-limit limiter dump in the layout of encoding version 1 (no count,
+/// no burst), as an earlier warden wrote it.
+pub fn limiter_v1(d: &Dump) -> Dump {
+    let mut old = d.clone();
+    let window = d.fields[0] == Field::U(4);
+    old.fields = if window {
+        [&d.fields[..1], &d.fields[2..6]].concat()
+    } else {
+        [&d.fields[..1], &d.fields[2..7]].concat()
+    };
+    old.module_id = (old.module_id & !1023) | 1;
+    old
 }
 
 /// A signed field as `RedisModule_SaveSigned` writes it: the UINT opcode with the
@@ -505,56 +572,78 @@ pub fn forge_loading(rng: &mut Rng, d: &mut Dump) {
     }
 }
 
-/// Limiter-specific forgeries: kinds, clock, deficit, tick rates, window fields.
+/// Limiter-specific forgeries: kinds, counts, clock, deficit, tick rates,
+/// bursts, window fields, the layout of the other encoding version.
 pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
     let now = now_ms();
-    if d.fields.is_empty() {
+    if d.fields.len() < 2 {
         return;
     }
-    let window = d.fields.len() == 5;
-    if !window && d.fields.len() != 6 {
+    let window = d.fields[0] == Field::U(4);
+    let per = if window { 4 } else { 6 };
+    let Field::U(n) = d.fields[1] else {
+        d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
+        return;
+    };
+    if d.fields.len() != 2 + per * n as usize || n == 0 {
         // Not a limiter layout (another type's fields): only the kind.
         d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
         return;
     }
-    match rng.below(6) {
+    let limit = rng.below(n as usize);
+    let at = 2 + per * limit;
+    match rng.below(9) {
         0 => d.fields[0] = Field::U(rng.pick(&[0, 1, 2, 3, 4, 5, 255, 1 << 32, u64::MAX])),
-        1 => {
-            // The other layout under this kind, or this layout under the other kind.
-            if window {
-                d.fields = vec![
-                    Field::U(rng.pick(&[1, 2, 3, 4])),
-                    sig(now),
-                    Field::U(0),
-                    Field::U(rng.next()),
-                    Field::U(1 + rng.below(1 << 20) as u64),
-                    Field::U(1 + rng.below(1 << 20) as u64),
-                ];
+        1 => d.fields[1] = Field::U(rng.pick(&[0, n - 1, n + 1, 8, 9, 1 << 32, u64::MAX])),
+        2 => {
+            // Limits added or removed without the count, or with it.
+            if rng.chance(1, 2) {
+                let l = d.fields[at..at + per].to_vec();
+                d.fields.extend(l);
             } else {
-                d.fields = vec![
-                    Field::U(rng.pick(&[1, 2, 3, 4])),
-                    sig(now),
-                    sig(rng.pick(&[1, 1000, LONG_TTL_MS])),
-                    Field::U(rng.below(1000) as u64),
-                    Field::U(rng.below(1000) as u64),
-                ];
+                d.fields.truncate(d.fields.len() - per);
+            }
+            if rng.chance(1, 2) {
+                d.fields[1] = Field::U((d.fields.len() as u64 - 2) / per as u64);
             }
         }
-        2 => d.fields[1] = sig(rng.pick(&[-1, 0, 1, now + 1_000_000_000, i64::MAX, i64::MIN])),
-        3 if !window => {
+        3 => d.fields[at] = sig(rng.pick(&[-1, 0, 1, now + 1_000_000_000, i64::MAX, i64::MIN])),
+        4 if !window => {
             // Deficit high / low words.
-            let i = rng.pick(&[2usize, 3]);
+            let i = at + rng.pick(&[1usize, 2]);
             let r = rng.next();
             d.fields[i] = Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, u64::MAX - 1, r]));
         }
-        4 if !window => {
-            // Ticks per token / per ms.
-            let i = rng.pick(&[4usize, 5]);
+        5 if !window => {
+            // Ticks per token / per ms: 0 is a rate of inf (with no refill), 0
+            // per ms a rate of 0.
+            let i = at + rng.pick(&[3usize, 4]);
             d.fields[i] = Field::U(rng.pick(&[0, 1, 2, 1 << 32, 1 << 63, u64::MAX]));
         }
+        6 if !window => {
+            // The burst: RL.TOKEN's, unknown (u64::MAX), or any on the others.
+            let b = rng.pick(&[
+                0,
+                1,
+                1_000_000_000_000_000,
+                1_000_000_000_000_001,
+                u64::MAX - 1,
+                u64::MAX,
+            ]);
+            d.fields[at + 5] = Field::U(b);
+        }
+        7 => {
+            // The layout of the other encoding version under this one's id.
+            if rng.chance(1, 2) {
+                *d = limiter_v1(d);
+                d.module_id = (d.module_id & !1023) | 2;
+            } else {
+                d.module_id = (d.module_id & !1023) | 1;
+            }
+        }
         _ if window => {
-            let i = 2 + rng.below(3);
-            d.fields[i] = if i == 2 {
+            let i = at + 1 + rng.below(3);
+            d.fields[i] = if i == at + 1 {
                 sig(rng.pick(&[0, -1, 1, i64::MAX, i64::MIN]))
             } else {
                 Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, i64::MAX as u64]))

@@ -1,0 +1,857 @@
+//! Token buckets (RL.TOKEN, golang.org/x/time/rate semantics) and leaky
+//! buckets (RL.LEAKY, a meter), with one or several limits per key and the
+//! rules for a live key whose parameters change.
+//!
+//! A call lists its limits; the i-th continues the i-th the key holds (a
+//! limit beyond those starts full; stored ones beyond the call's are
+//! dropped). It passes only when every limit lets it, and then counts
+//! against all of them; the reply is the tightest (smallest remaining,
+//! largest wait and reset).
+//!
+//! A limit whose rate or size changed carries over what was used, as
+//! x/time/rate's `SetLimitAt` / `SetBurstAt` do: it first refills at the
+//! rate it was written with up to now, capped at its old burst, then the
+//! new parameters apply from now. A token bucket keeps its tokens, capped
+//! at the new burst (raising the burst hands out no tokens); a leaky bucket
+//! keeps its level (a lower capacity forgives nothing). Tokens moved to a
+//! new rate's ticks round down and a level rounds up: a change never mints
+//! an event. At rate inf everything passes and nothing is kept: the limit is
+//! full again as soon as any time passes. At rate 0 nothing refills.
+
+use super::error::WardenError;
+use super::rate::{
+    clamp, clamp128, elapsed_ms, full_at, ms_for, ms_or_never, mul_div_ceil, mul_div_floor,
+    overflow, stored_time, to_i64, BucketState, Decided, Decision, Outcome, Rate,
+};
+
+/// One limit of a bucket call: its rate, and its burst (RL.TOKEN) or
+/// capacity (RL.LEAKY).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BucketLimit {
+    /// Refill (token) or drain (leaky) rate.
+    pub rate: Rate,
+    /// Burst or capacity, in events.
+    pub size: u64,
+}
+
+impl BucketLimit {
+    /// A placeholder to fill a buffer of limits with.
+    pub const NONE: BucketLimit = BucketLimit {
+        rate: Rate::Inf,
+        size: 0,
+    };
+}
+
+/// What a parameter change keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keeps {
+    /// Token bucket: the tokens, capped at the new burst.
+    Tokens,
+    /// Leaky bucket: the level, whatever the new capacity.
+    Level,
+}
+
+/// The ticks of a rate: (per token, per ms); (0, 0) for inf, whose
+/// deficit is counted in whole tokens.
+fn ticks(rate: Rate) -> (u64, u64) {
+    match rate {
+        Rate::Inf => (0, 0),
+        Rate::Finite {
+            ticks_per_token,
+            ticks_per_ms,
+        } => (ticks_per_token, ticks_per_ms),
+    }
+}
+
+/// The deficit of `limit` at `now_ms`, carried over from its stored state
+/// (`None`: a new limit, full), in ticks of the limit's rate (whole tokens
+/// when it is inf).
+fn carry(
+    stored: Option<&BucketState>,
+    limit: &BucketLimit,
+    keeps: Keeps,
+    now_ms: i64,
+) -> Result<u128, WardenError> {
+    let Some(s) = stored else { return Ok(0) };
+    let (tpt, tpm) = ticks(limit.rate);
+    let elapsed = elapsed_ms(s.last_ms, now_ms);
+    let old_size = match keeps {
+        Keeps::Tokens if s.burst != super::rate::UNKNOWN_BURST => s.burst,
+        _ => limit.size,
+    };
+    let same = s.ticks_per_token == tpt && s.ticks_per_ms == tpm && old_size == limit.size;
+    // Refill (or drain) at the stored rate up to now.
+    let left = if s.ticks_per_token == 0 {
+        // An infinite rate refills it to its (old) burst in any time at all.
+        if elapsed > 0 {
+            0
+        } else {
+            s.deficit
+        }
+    } else {
+        let refill = elapsed
+            .checked_mul(u128::from(s.ticks_per_ms))
+            .ok_or_else(overflow)?;
+        s.deficit.saturating_sub(refill)
+    };
+    if same {
+        return Ok(left);
+    }
+    // Then the new parameters from now on.
+    let (old_unit, new_unit) = (s.ticks_per_token.max(1), tpt.max(1));
+    match keeps {
+        Keeps::Level => mul_div_ceil(left, new_unit, old_unit),
+        Keeps::Tokens => {
+            let full = i128::try_from(u128::from(old_size) * u128::from(old_unit))
+                .map_err(|_| overflow())?;
+            let tokens = full
+                .checked_sub(i128::try_from(left).map_err(|_| overflow())?)
+                .ok_or_else(overflow)?;
+            let tokens = mul_div_floor(tokens, new_unit, old_unit)?;
+            let capacity = i128::try_from(u128::from(limit.size) * u128::from(new_unit))
+                .map_err(|_| overflow())?;
+            // capacity - min(tokens, capacity) >= 0
+            u128::try_from(capacity - tokens.min(capacity)).map_err(|_| overflow())
+        }
+    }
+}
+
+/// The tightest of several limits, folded one limit at a time.
+struct Tightest {
+    allowed: bool,
+    never: bool,
+    /// Remaining before / after the call.
+    remaining: (i64, i64),
+    /// Largest wait of the limits (allowed), and largest retry (denied).
+    wait: u128,
+    retry: u128,
+    /// Largest reset before / after (`None`: never).
+    reset: (Option<i64>, Option<i64>),
+}
+
+impl Tightest {
+    fn new() -> Tightest {
+        Tightest {
+            allowed: true,
+            never: false,
+            remaining: (i64::MAX, i64::MAX),
+            wait: 0,
+            retry: 0,
+            reset: (Some(0), Some(0)),
+        }
+    }
+
+    fn reset(a: Option<i64>, b: i64) -> Option<i64> {
+        match (a, b) {
+            (Some(a), b) if b >= 0 => Some(a.max(b)),
+            _ => None,
+        }
+    }
+
+    fn add_reset(&mut self, before: i64, after: i64) {
+        self.reset = (
+            Tightest::reset(self.reset.0, before),
+            Tightest::reset(self.reset.1, after),
+        );
+    }
+
+    fn add_remaining(&mut self, before: i64, after: i64) {
+        self.remaining = (self.remaining.0.min(before), self.remaining.1.min(after));
+    }
+
+    fn reply(&self, cost: u64) -> Result<Decision, WardenError> {
+        let passes = self.allowed && cost > 0;
+        let (remaining, reset) = if passes {
+            (self.remaining.1, self.reset.1)
+        } else {
+            (self.remaining.0, self.reset.0)
+        };
+        let wait_ms = if passes {
+            to_i64(self.wait)?
+        } else if self.allowed {
+            0
+        } else if self.never {
+            -1
+        } else {
+            to_i64(self.retry)?
+        };
+        Ok(Decision {
+            allowed: self.allowed,
+            remaining,
+            wait_ms,
+            reset_ms: reset.unwrap_or(-1),
+        })
+    }
+}
+
+/// Whether a stored limit was written with other parameters than `limit`'s.
+fn params_changed(s: &BucketState, tpt: u64, tpm: u64, burst: u64) -> bool {
+    s.ticks_per_token != tpt
+        || s.ticks_per_ms != tpm
+        || (s.burst != burst && s.burst != super::rate::UNKNOWN_BURST)
+}
+
+/// Decides a call against `limits`, the i-th continuing `stored[i]`, and
+/// writes each limit's new state to `out` (at least as long as `limits`).
+///
+/// A call that passes stores every limit with its cost taken. A call that
+/// does not pass (or only looks) stores nothing — except that a denied call
+/// that changed a live key's parameters stores what they carried over, as
+/// x/time/rate's `SetLimitAt` / `SetBurstAt` do, so that the new parameters
+/// apply from that call on.
+fn decide(
+    stored: &[BucketState],
+    limits: &[BucketLimit],
+    keeps: Keeps,
+    (cost, max_wait_ms): (u64, u64),
+    now_ms: i64,
+    out: &mut [BucketState],
+) -> Result<Decided, WardenError> {
+    let out = out
+        .get_mut(..limits.len())
+        .ok_or(WardenError::TooManyLimits)?;
+    let mut t = Tightest::new();
+    let mut changed = !stored.is_empty() && stored.len() != limits.len();
+    let mut all_inf = true;
+    for (i, (limit, new)) in limits.iter().zip(out.iter_mut()).enumerate() {
+        let s = stored.get(i);
+        let (tpt, tpm) = ticks(limit.rate);
+        let burst = if keeps == Keeps::Tokens {
+            limit.size
+        } else {
+            0
+        };
+        changed |= s.is_some_and(|s| params_changed(s, tpt, tpm, burst));
+        if tpt == 0 {
+            // Inf: everything passes; an unchanged inf limit is left as it is.
+            t.add_remaining(clamp(limit.size), clamp(limit.size));
+            *new = match s {
+                Some(s) if !params_changed(s, tpt, tpm, burst) => *s,
+                _ => BucketState {
+                    last_ms: stored_time(s.map(|s| s.last_ms), now_ms),
+                    deficit: carry(s, limit, keeps, now_ms)?,
+                    ticks_per_token: 0,
+                    ticks_per_ms: 0,
+                    burst,
+                },
+            };
+            continue;
+        }
+        all_inf = false;
+        let token = u128::from(tpt);
+        let capacity = u128::from(limit.size)
+            .checked_mul(token)
+            .ok_or_else(overflow)?;
+        let need = u128::from(cost).checked_mul(token).ok_or_else(overflow)?;
+        let deficit = carry(s, limit, keeps, now_ms)?;
+        let after = deficit.checked_add(need).ok_or_else(overflow)?;
+        let remaining_of = |d: u128| clamp128(capacity.saturating_sub(d) / token);
+        t.add_remaining(remaining_of(deficit), remaining_of(after));
+        t.add_reset(ms_or_never(deficit, tpm)?, ms_or_never(after, tpm)?);
+        if cost > limit.size {
+            (t.allowed, t.never) = (false, true);
+        } else {
+            match ms_for(after.saturating_sub(capacity), tpm) {
+                None => (t.allowed, t.never) = (false, true),
+                Some(w) => {
+                    t.wait = t.wait.max(w);
+                    if w > u128::from(max_wait_ms) {
+                        t.allowed = false;
+                        t.retry = t.retry.max(w - u128::from(max_wait_ms));
+                    }
+                }
+            }
+        }
+        *new = BucketState {
+            last_ms: stored_time(s.map(|s| s.last_ms), now_ms),
+            deficit,
+            ticks_per_token: tpt,
+            ticks_per_ms: tpm,
+            burst,
+        };
+    }
+    let reply = t.reply(cost)?;
+    // Inf limits alone change nothing unless their parameters did.
+    let passes = reply.allowed && cost > 0 && (changed || !all_inf);
+    if passes {
+        for new in out.iter_mut().filter(|s| s.ticks_per_token > 0) {
+            let need = u128::from(cost)
+                .checked_mul(u128::from(new.ticks_per_token))
+                .ok_or_else(overflow)?;
+            new.deficit = new.deficit.checked_add(need).ok_or_else(overflow)?;
+        }
+    } else if !(changed && cost > 0) {
+        // Denied or a look: nothing to write.
+        return Ok(Decided { reply, store: None });
+    }
+    // Written states live at least past this millisecond.
+    let mut expires = Some(now_ms.saturating_add(1));
+    for s in out.iter() {
+        expires = match (expires, full_at(s)?) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
+    }
+    Ok(Decided {
+        reply,
+        store: Some(expires),
+    })
+}
+
+/// Token bucket, golang.org/x/time/rate `ReserveN` semantics, on every
+/// limit at once: starts full with `burst` tokens; a call for `cost` tokens
+/// within every burst passes when they are there now, or — with
+/// `max_wait_ms` — when they will be there within it (the buckets go into
+/// debt). `cost` 0 only looks. New states go to `out` (see `Decided`).
+pub fn token_buckets(
+    stored: &[BucketState],
+    limits: &[BucketLimit],
+    cost: u64,
+    max_wait_ms: u64,
+    now_ms: i64,
+    out: &mut [BucketState],
+) -> Result<Decided, WardenError> {
+    decide(
+        stored,
+        limits,
+        Keeps::Tokens,
+        (cost, max_wait_ms),
+        now_ms,
+        out,
+    )
+}
+
+/// Leaky bucket as a meter: the level drains at `rate`; a call passes when
+/// the level plus its cost fits in `capacity`. Never goes into debt.
+pub fn leaky_bucket(
+    state: Option<&BucketState>,
+    rate: Rate,
+    capacity: u64,
+    cost: u64,
+    now_ms: i64,
+) -> Result<Outcome<BucketState, Decision>, WardenError> {
+    let mut out = [BucketState::default()];
+    let limit = BucketLimit {
+        rate,
+        size: capacity,
+    };
+    let stored = state.map(std::slice::from_ref).unwrap_or_default();
+    let d = decide(stored, &[limit], Keeps::Level, (cost, 0), now_ms, &mut out)?;
+    Ok(Outcome {
+        reply: d.reply,
+        store: d.store.map(|expires| (out[0], expires)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-limit token bucket call, as RL.TOKEN with one rate and burst.
+    fn token_bucket(
+        state: Option<&BucketState>,
+        rate: Rate,
+        burst: u64,
+        cost: u64,
+        max_wait: u64,
+        now: i64,
+    ) -> Result<Outcome<BucketState, Decision>, WardenError> {
+        let mut out = [BucketState::default()];
+        let stored = state.map(std::slice::from_ref).unwrap_or_default();
+        let limit = BucketLimit { rate, size: burst };
+        let d = token_buckets(stored, &[limit], cost, max_wait, now, &mut out)?;
+        Ok(Outcome {
+            reply: d.reply,
+            store: d.store.map(|expires| (out[0], expires)),
+        })
+    }
+
+    struct Bucket {
+        state: Option<BucketState>,
+        expires: Option<i64>,
+    }
+
+    impl Bucket {
+        fn new() -> Bucket {
+            Bucket {
+                state: None,
+                expires: None,
+            }
+        }
+
+        fn apply<R>(&mut self, out: Outcome<BucketState, R>) -> R {
+            if let Some((s, e)) = out.store {
+                self.state = Some(s);
+                self.expires = e;
+            }
+            out.reply
+        }
+
+        fn token(
+            &mut self,
+            rate: &str,
+            burst: u64,
+            cost: u64,
+            max_wait: u64,
+            now: i64,
+        ) -> Decision {
+            let rate = Rate::parse(rate.as_bytes()).expect("rate");
+            let out =
+                token_bucket(self.state.as_ref(), rate, burst, cost, max_wait, now).expect("ok");
+            self.apply(out)
+        }
+    }
+
+    #[test]
+    fn seed_scenario_waits_grow_by_one_second() {
+        // qps 1, burst 2, five calls at once with a large MAXWAIT: 0, 0, 1000, 2000, 3000.
+        let mut b = Bucket::new();
+        let waits: Vec<i64> = (0..5)
+            .map(|_| b.token("1", 2, 1, 1_000_000, 5_000).wait_ms)
+            .collect();
+        assert_eq!(waits, vec![0, 0, 1000, 2000, 3000]);
+        assert!(b.token("1", 2, 1, 1_000_000, 5_000).allowed);
+    }
+
+    #[test]
+    fn partial_refill_is_never_lost() {
+        // 15 calls one second apart against 2 tokens per 3 s: 11 pass, not 8.
+        let mut b = Bucket::new();
+        let passed = (0..15)
+            .filter(|i| b.token("2/3s", 2, 1, 0, 10_000 + i * 1000).allowed)
+            .count();
+        assert_eq!(passed, 11);
+    }
+
+    #[test]
+    fn burst_then_refill_exactly_on_time() {
+        let mut b = Bucket::new();
+        for _ in 0..3 {
+            assert!(b.token("3", 3, 1, 0, 0).allowed);
+        }
+        let denied = b.token("3", 3, 1, 0, 0);
+        assert_eq!(
+            (denied.allowed, denied.remaining, denied.wait_ms),
+            (false, 0, 334)
+        );
+        assert!(!b.token("3", 3, 3, 0, 999).allowed);
+        let full = b.token("3", 3, 3, 0, 1000);
+        assert!(full.allowed, "3 tokens are back after exactly one second");
+        assert_eq!(full.reset_ms, 1000);
+    }
+
+    #[test]
+    fn cost_above_burst_can_never_pass_and_writes_nothing() {
+        let rate = Rate::parse(b"10").expect("rate");
+        let out = token_bucket(None, rate, 5, 6, 1_000_000, 0).expect("ok");
+        assert_eq!(out.reply.wait_ms, -1);
+        assert!(!out.reply.allowed);
+        assert_eq!(out.store, None);
+    }
+
+    #[test]
+    fn denied_and_peek_calls_write_nothing() {
+        let mut b = Bucket::new();
+        b.token("1", 1, 1, 0, 0);
+        let before = b.state;
+        let rate = Rate::parse(b"1").expect("rate");
+        let denied = token_bucket(b.state.as_ref(), rate, 1, 1, 0, 10).expect("ok");
+        assert!(!denied.reply.allowed && denied.store.is_none());
+        let peek = token_bucket(b.state.as_ref(), rate, 1, 0, 0, 10).expect("ok");
+        assert!(peek.store.is_none());
+        assert_eq!(peek.reply.remaining, 0);
+        assert_eq!(b.state, before);
+        let fresh_peek = token_bucket(None, rate, 4, 0, 0, 10).expect("ok");
+        assert_eq!(
+            (fresh_peek.reply.allowed, fresh_peek.reply.remaining),
+            (true, 4)
+        );
+        assert!(fresh_peek.store.is_none(), "COST 0 creates no key");
+    }
+
+    #[test]
+    fn inf_allows_everything_even_with_burst_zero() {
+        let out = token_bucket(None, Rate::Inf, 0, 1_000, 0, 0).expect("ok");
+        assert!(out.reply.allowed && out.store.is_none());
+    }
+
+    #[test]
+    fn burst_zero_denies_all_but_inf() {
+        let rate = Rate::parse(b"1000").expect("rate");
+        let out = token_bucket(None, rate, 0, 1, 1_000_000, 0).expect("ok");
+        assert!(!out.reply.allowed);
+        assert_eq!(out.reply.wait_ms, -1);
+    }
+
+    #[test]
+    fn rate_zero_never_refills_and_never_expires() {
+        let mut b = Bucket::new();
+        assert!(b.token("0", 2, 1, 0, 0).allowed);
+        assert!(b.token("0", 2, 1, 0, 1).allowed);
+        let d = b.token("0", 2, 1, 1_000_000, 1_000_000);
+        assert!(!d.allowed);
+        assert_eq!((d.wait_ms, d.reset_ms), (-1, -1));
+        assert_eq!(b.expires, None);
+    }
+
+    #[test]
+    fn state_expires_when_the_bucket_is_full_again() {
+        let mut b = Bucket::new();
+        let d = b.token("10", 5, 3, 0, 1_000);
+        assert_eq!(d.reset_ms, 300);
+        assert_eq!(b.expires, Some(1_300));
+        // Debt extends the expiry to cover it.
+        let d = b.token("10", 5, 5, 10_000, 1_000);
+        assert_eq!(d.wait_ms, 300);
+        assert_eq!(b.expires, Some(1_800));
+    }
+
+    #[test]
+    fn clock_stepping_back_mints_nothing() {
+        let mut b = Bucket::new();
+        assert!(b.token("1", 1, 1, 0, 10_000).allowed);
+        // The clock steps back 5 s, then forward past the original time.
+        assert!(!b.token("1", 1, 1, 0, 5_000).allowed);
+        assert!(!b.token("1", 1, 1, 0, 10_500).allowed);
+        assert!(b.token("1", 1, 1, 0, 11_000).allowed);
+        assert!(b.state.map_or(0, |s| s.last_ms) >= 11_000);
+    }
+
+    #[test]
+    fn overflowing_cost_is_an_error() {
+        let rate = Rate::parse(b"1/d").expect("rate");
+        let err = token_bucket(None, rate, u64::MAX, u64::MAX, 0, 0);
+        assert_eq!(err, Err(WardenError::RateOverflow));
+    }
+
+    #[test]
+    fn leaky_bucket_meters_and_drains() {
+        let rate = Rate::parse(b"2").expect("rate");
+        let mut state = None;
+        let mut call = |cost, now| {
+            let out = leaky_bucket(state.as_ref(), rate, 4, cost, now).expect("ok");
+            if let Some((s, _)) = out.store {
+                state = Some(s);
+            }
+            out.reply
+        };
+        assert!(call(4, 0).allowed);
+        let d = call(1, 0);
+        assert_eq!((d.allowed, d.wait_ms, d.reset_ms), (false, 500, 2000));
+        assert!(call(1, 500).allowed);
+        assert_eq!(call(5, 500).wait_ms, -1);
+    }
+
+    /// A key holding several limits, called with a manual clock.
+    struct Keyed {
+        states: Vec<BucketState>,
+        expires: Option<i64>,
+        writes: usize,
+    }
+
+    impl Keyed {
+        fn new() -> Keyed {
+            Keyed {
+                states: Vec::new(),
+                expires: None,
+                writes: 0,
+            }
+        }
+
+        /// `limits` as (rate, burst) pairs.
+        fn call(&mut self, limits: &[(&str, u64)], cost: u64, max_wait: u64, now: i64) -> Decision {
+            let limits: Vec<BucketLimit> = limits
+                .iter()
+                .map(|(r, b)| BucketLimit {
+                    rate: Rate::parse(r.as_bytes()).expect("rate"),
+                    size: *b,
+                })
+                .collect();
+            let mut out = [BucketState::default(); crate::core::rate::MAX_LIMITS];
+            let d =
+                token_buckets(&self.states, &limits, cost, max_wait, now, &mut out).expect("ok");
+            if let Some(expires) = d.store {
+                self.states = out[..limits.len()].to_vec();
+                self.expires = expires;
+                self.writes += 1;
+            }
+            d.reply
+        }
+
+        fn leaky(&mut self, rate: &str, capacity: u64, cost: u64, now: i64) -> Decision {
+            let rate = Rate::parse(rate.as_bytes()).expect("rate");
+            let out = leaky_bucket(self.states.first(), rate, capacity, cost, now).expect("ok");
+            if let Some((s, expires)) = out.store {
+                self.states = vec![s];
+                self.expires = expires;
+                self.writes += 1;
+            }
+            out.reply
+        }
+    }
+
+    fn remaining(d: Decision) -> i64 {
+        d.remaining
+    }
+
+    #[test]
+    fn a_lower_then_higher_burst_keeps_the_tokens_that_were_used() {
+        // The example: x/time/rate gives 9, 2, 1, 0 (not 9, 1, 0, 96).
+        let mut k = Keyed::new();
+        let got: Vec<i64> = [10, 3, 3, 100]
+            .iter()
+            .enumerate()
+            .map(|(i, b)| remaining(k.call(&[("1/m", *b)], 1, 0, 1_000 + i as i64)))
+            .collect();
+        assert_eq!(got, vec![9, 2, 1, 0]);
+        // Raising the burst hands out nothing: the next token is a minute away.
+        let d = k.call(&[("1/m", 100)], 1, 0, 1_010);
+        assert!(!d.allowed);
+        // 2 ticks (ms of refill) were left at 1 003 ms, 7 more accrued since.
+        assert_eq!(d.wait_ms, 60_000 - 9);
+    }
+
+    #[test]
+    fn a_new_rate_applies_from_now_and_keeps_what_accrued() {
+        let mut k = Keyed::new();
+        assert!(k.call(&[("1/s", 5)], 5, 0, 0).allowed);
+        // 500 ms at 1/s accrued half a token; from now 10/s.
+        let d = k.call(&[("10/s", 5)], 1, 0, 500);
+        assert_eq!((d.allowed, d.wait_ms), (false, 50), "{d:?}");
+        assert_eq!(k.writes, 2, "the denied call stored the new rate");
+        let d = k.call(&[("10/s", 5)], 1, 0, 550);
+        assert!(d.allowed, "0.5 + 50 ms × 10/s = 1 token: {d:?}");
+        // Back to a slow rate: the 0 tokens left refill at 1/s from now.
+        let d = k.call(&[("1/s", 5)], 1, 0, 600);
+        assert_eq!((d.allowed, d.wait_ms), (false, 500), "{d:?}");
+    }
+
+    #[test]
+    fn a_lower_burst_caps_debt_and_tokens_alike() {
+        let mut k = Keyed::new();
+        // 1/s burst 4, spend 4 and reserve 2 more: 2 tokens of debt.
+        assert!(k.call(&[("1/s", 4)], 4, 0, 0).allowed);
+        let d = k.call(&[("1/s", 4)], 2, 10_000, 0);
+        assert_eq!((d.allowed, d.wait_ms), (true, 2_000));
+        // Burst 1: the debt stays (it is no token), 3 s to one token.
+        let d = k.call(&[("1/s", 1)], 1, 0, 0);
+        assert_eq!((d.allowed, d.wait_ms, d.reset_ms), (false, 3_000, 3_000));
+        // 10 s later the bucket holds its new burst, 1 token, not 4.
+        let d = k.call(&[("1/s", 4)], 2, 0, 10_000);
+        assert_eq!((d.allowed, d.remaining), (false, 1), "{d:?}");
+    }
+
+    #[test]
+    fn a_version_1_state_reads_its_deficit_against_the_calls_burst() {
+        let rate = Rate::parse(b"1/s").expect("rate");
+        let Rate::Finite {
+            ticks_per_token,
+            ticks_per_ms,
+        } = rate
+        else {
+            panic!()
+        };
+        let old = BucketState {
+            last_ms: 0,
+            deficit: 3 * u128::from(ticks_per_token),
+            ticks_per_token,
+            ticks_per_ms,
+            burst: super::super::rate::UNKNOWN_BURST,
+        };
+        for (burst, left) in [(10, 7), (5, 2), (3, 0)] {
+            let out = token_bucket(Some(&old), rate, burst, 0, 0, 0).expect("ok");
+            assert_eq!(out.reply.remaining, left, "burst {burst}");
+        }
+        let out = token_bucket(Some(&old), rate, 10, 1, 0, 0).expect("ok");
+        let (s, _) = out.store.expect("stored");
+        assert_eq!((s.burst, s.deficit), (10, 4 * u128::from(ticks_per_token)));
+    }
+
+    #[test]
+    fn several_limits_pass_together_and_reply_with_the_tightest() {
+        let mut k = Keyed::new();
+        let limits = [("10/s", 10), ("5/m", 3)];
+        for left in [2, 1, 0] {
+            let d = k.call(&limits, 1, 0, 0);
+            assert_eq!((d.allowed, d.remaining), (true, left), "{d:?}");
+        }
+        // The per-minute limit is out: 12 s to its next token, though the
+        // per-second one has room.
+        let d = k.call(&limits, 1, 0, 100);
+        assert_eq!((d.allowed, d.remaining, d.wait_ms), (false, 0, 11_900));
+        assert_eq!(d.reset_ms, 35_900, "reset is the largest");
+        // A denied call counts against none.
+        let d = k.call(&[("10/s", 10)], 0, 0, 100);
+        assert_eq!(d.remaining, 8, "the per-second limit alone: {d:?}");
+        // With MAXWAIT the call is reserved on both, the wait is the largest.
+        let mut k = Keyed::new();
+        k.call(&limits, 3, 0, 0);
+        let d = k.call(&limits, 1, 60_000, 0);
+        assert_eq!((d.allowed, d.wait_ms), (true, 12_000), "{d:?}");
+        assert_eq!(k.expires, Some(48_000), "full when the slowest is");
+    }
+
+    #[test]
+    fn a_limit_added_starts_full_and_a_removed_one_is_dropped() {
+        let mut k = Keyed::new();
+        k.call(&[("1/h", 5)], 4, 0, 0);
+        let d = k.call(&[("1/h", 5), ("1/m", 10)], 1, 0, 0);
+        assert_eq!((d.allowed, d.remaining), (true, 0), "{d:?}");
+        assert_eq!(k.states.len(), 2);
+        assert_eq!(k.states[1].deficit, 60_000, "one token of the new limit");
+        // Dropping the first limit: the second alone decides.
+        let d = k.call(&[("1/h", 5)], 0, 0, 0);
+        assert_eq!(d.remaining, 0, "position 0 is still the per-hour limit");
+        let d = k.call(&[("1/h", 5)], 1, 0, 0);
+        assert!(!d.allowed);
+        assert_eq!(
+            k.states.len(),
+            1,
+            "dropping a limit is a change even a denied call stores"
+        );
+        let writes = k.writes;
+        assert!(!k.call(&[("1/h", 5)], 1, 0, 0).allowed);
+        assert_eq!(
+            k.writes, writes,
+            "a denied call with the same limits writes nothing"
+        );
+    }
+
+    #[test]
+    fn inf_and_zero_rates_follow_x_time_rate() {
+        // inf: everything passes, burst 0 or cost above it; no state kept.
+        let mut k = Keyed::new();
+        let d = k.call(&[("inf", 0)], 1_000, 0, 0);
+        assert!(d.allowed && k.writes == 0);
+        // A spent bucket switched to inf is full again as soon as time passes.
+        let mut k = Keyed::new();
+        k.call(&[("1/h", 2)], 2, 0, 0);
+        assert!(k.call(&[("inf", 2)], 5, 0, 10).allowed);
+        assert_eq!(k.expires, Some(11), "an inf limit is idle at once");
+        assert_eq!(k.call(&[("1/h", 2)], 0, 0, 10).remaining, 0, "same ms");
+        assert_eq!(k.call(&[("1/h", 2)], 0, 0, 11).remaining, 2, "a ms later");
+        // Rate 0: burst events in all, then nothing, ever.
+        let mut k = Keyed::new();
+        for left in [2, 1, 0] {
+            assert_eq!(k.call(&[("0", 3)], 1, 0, 0).remaining, left);
+        }
+        let d = k.call(&[("0", 3)], 1, 1_000_000, 1_000_000);
+        assert_eq!((d.allowed, d.wait_ms, d.reset_ms), (false, -1, -1));
+        assert_eq!(k.expires, None);
+    }
+
+    #[test]
+    fn leaky_keeps_its_level_when_rate_or_capacity_change() {
+        let mut k = Keyed::new();
+        assert!(k.leaky("1/s", 10, 8, 0).allowed);
+        // Capacity 5: the level 8 stays (nothing forgiven): 4 s to room for 1.
+        let d = k.leaky("1/s", 5, 1, 0);
+        assert_eq!((d.allowed, d.remaining, d.wait_ms), (false, 0, 4_000));
+        // A faster drain from now: 1 s at 1/s drained 1 (level 7), then 4/s:
+        // 3 more to drain for room for 1.
+        let d = k.leaky("4/s", 5, 1, 1_000);
+        assert_eq!((d.allowed, d.wait_ms), (false, 750), "{d:?}");
+        assert_eq!(k.writes, 2, "the new rate was stored by the denied call");
+        let d = k.leaky("4/s", 5, 1, 1_750);
+        assert!(d.allowed, "{d:?}");
+        // A larger capacity is room at once.
+        let d = k.leaky("4/s", 20, 10, 1_750);
+        assert_eq!((d.allowed, d.remaining), (true, 5), "{d:?}");
+    }
+
+    #[test]
+    fn parameter_changes_never_mint_tokens() {
+        // Random rates, bursts and times: after any change, remaining never
+        // exceeds what the old parameters held (capped at the new burst).
+        let rates = ["1/s", "3/s", "2/3s", "7/m", "100/s", "0", "inf", "0.5"];
+        let mut seed: u64 = 7;
+        let mut rand = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..200 {
+            let mut k = Keyed::new();
+            let mut now = 0;
+            // The parameters the stored state was written with.
+            let mut written = ("1/s", 5);
+            k.call(&[written], 1, 0, now);
+            for _ in 0..30 {
+                now += rand(2_000) as i64;
+                let before = k.call(&[written], 0, 0, now).remaining;
+                let (r2, b2) = (rates[rand(8) as usize], rand(8));
+                let after = k.call(&[(r2, b2)], 0, 0, now).remaining;
+                if r2 != "inf" {
+                    assert!(after <= before.min(b2 as i64), "{written:?} -> {r2} {b2}");
+                }
+                let writes = k.writes;
+                k.call(&[(r2, b2)], rand(3), rand(2) * 5_000, now);
+                if k.writes > writes {
+                    written = (r2, b2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn too_many_limits_is_an_error() {
+        let limits = [BucketLimit::NONE; 9];
+        let mut out = [BucketState::default(); crate::core::rate::MAX_LIMITS];
+        let err = token_buckets(&[], &limits, 1, 0, 0, &mut out);
+        assert_eq!(err, Err(WardenError::TooManyLimits));
+        let text = WardenError::TooManyLimits.to_string();
+        assert!(
+            text.contains(&crate::core::rate::MAX_LIMITS.to_string()),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn agrees_with_a_reference_model_of_reserve_n() {
+        struct Model {
+            tokens: f64,
+            last: f64,
+        }
+        let mut seed: u64 = 42;
+        let mut rand = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for case in 0..300 {
+            let per_s = 1 + rand(20);
+            let burst = rand(6);
+            let max_wait = [0, 100, 1000, 100_000][rand(4) as usize];
+            let mut model = Model {
+                tokens: burst as f64,
+                last: 0.0,
+            };
+            let mut b = Bucket::new();
+            let mut now = 1_000_000i64;
+            for _ in 0..200 {
+                now += rand(400) as i64;
+                let cost = rand(4);
+                // ReserveN(now, cost) with maxFutureReserve = max_wait.
+                let t = now as f64 / 1000.0;
+                let elapsed = (t - model.last).max(0.0);
+                let tokens = (model.tokens + elapsed * per_s as f64).min(burst as f64);
+                let left = tokens - cost as f64;
+                let wait = if left < 0.0 {
+                    -left / per_s as f64
+                } else {
+                    0.0
+                };
+                let ok = cost <= burst && wait * 1000.0 <= max_wait as f64 + 1e-6;
+                let got = b.token(&per_s.to_string(), burst, cost, max_wait, now);
+                assert_eq!(got.allowed, ok, "case {case} now {now} cost {cost}");
+                if ok && cost > 0 {
+                    model.tokens = left;
+                    model.last = t;
+                    assert_eq!(got.wait_ms, (wait * 1000.0 - 1e-6).ceil().max(0.0) as i64);
+                }
+            }
+        }
+    }
+}
