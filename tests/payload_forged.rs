@@ -116,8 +116,9 @@ fn forged_payloads_reach_each_types_loader() {
         d.fields.extend(l);
         d.fields[1] = Field::U(2);
     });
-    with("ticks per token 0 with a refill", token, &|d| {
-        d.fields[5] = Field::U(0)
+    with("rate inf without the ticks of its deficit", token, &|d| {
+        d.fields[5] = Field::U(0);
+        d.fields[6] = Field::U(0);
     });
     with("gcra ticks per token 0 (inf)", gcra, &|d| {
         d.fields[5] = Field::U(0);

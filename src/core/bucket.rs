@@ -51,8 +51,7 @@ enum Keeps {
     Level,
 }
 
-/// The ticks of a rate: (per token, per ms); (0, 0) for inf, whose
-/// deficit is counted in whole tokens.
+/// The ticks of a rate: (per token, per ms); (0, 0) for inf.
 fn ticks(rate: Rate) -> (u64, u64) {
     match rate {
         Rate::Inf => (0, 0),
@@ -63,23 +62,44 @@ fn ticks(rate: Rate) -> (u64, u64) {
     }
 }
 
+/// The ticks per token a stored deficit is counted in: its rate's, or at
+/// rate inf (`ticks_per_token` 0, which refills nothing per ms) the ones
+/// kept in `ticks_per_ms` from the rate before, so that a switch to inf
+/// and back within a millisecond loses no fraction of a token.
+fn unit_of(s: &BucketState) -> u64 {
+    if s.ticks_per_token == 0 {
+        s.ticks_per_ms.max(1)
+    } else {
+        s.ticks_per_token
+    }
+}
+
+/// Whether a stored limit was written with other parameters than the rate
+/// of ticks (`tpt`, `tpm`) and `burst` (0 for a leaky bucket).
+fn params_changed(s: &BucketState, tpt: u64, tpm: u64, burst: u64) -> bool {
+    let rate_changed = s.ticks_per_token != tpt || (tpt != 0 && s.ticks_per_ms != tpm);
+    rate_changed || (s.burst != burst && s.burst != super::rate::UNKNOWN_BURST)
+}
+
 /// The deficit of `limit` at `now_ms`, carried over from its stored state
-/// (`None`: a new limit, full), in ticks of the limit's rate (whole tokens
-/// when it is inf).
+/// (`None`: a new limit, full), and the ticks per token it is counted in:
+/// the limit's rate's, or at rate inf the stored state's.
 fn carry(
     stored: Option<&BucketState>,
     limit: &BucketLimit,
     keeps: Keeps,
     now_ms: i64,
-) -> Result<u128, WardenError> {
-    let Some(s) = stored else { return Ok(0) };
+) -> Result<(u128, u64), WardenError> {
     let (tpt, tpm) = ticks(limit.rate);
+    let Some(s) = stored else {
+        return Ok((0, tpt.max(1)));
+    };
     let elapsed = elapsed_ms(s.last_ms, now_ms);
     let old_size = match keeps {
         Keeps::Tokens if s.burst != super::rate::UNKNOWN_BURST => s.burst,
         _ => limit.size,
     };
-    let same = s.ticks_per_token == tpt && s.ticks_per_ms == tpm && old_size == limit.size;
+    let old_unit = unit_of(s);
     // Refill (or drain) at the stored rate up to now.
     let left = if s.ticks_per_token == 0 {
         // An infinite rate refills it to its (old) burst in any time at all.
@@ -94,13 +114,14 @@ fn carry(
             .ok_or_else(overflow)?;
         s.deficit.saturating_sub(refill)
     };
-    if same {
-        return Ok(left);
+    let keeps_size = keeps == Keeps::Level || old_size == limit.size;
+    if !params_changed(s, tpt, tpm, s.burst) && keeps_size {
+        return Ok((left, old_unit));
     }
-    // Then the new parameters from now on.
-    let (old_unit, new_unit) = (s.ticks_per_token.max(1), tpt.max(1));
-    match keeps {
-        Keeps::Level => mul_div_ceil(left, new_unit, old_unit),
+    // Then the new parameters from now on (inf counts in the old ticks).
+    let new_unit = if tpt == 0 { old_unit } else { tpt };
+    let deficit = match keeps {
+        Keeps::Level => mul_div_ceil(left, new_unit, old_unit)?,
         Keeps::Tokens => {
             let full = i128::try_from(u128::from(old_size) * u128::from(old_unit))
                 .map_err(|_| overflow())?;
@@ -111,9 +132,10 @@ fn carry(
             let capacity = i128::try_from(u128::from(limit.size) * u128::from(new_unit))
                 .map_err(|_| overflow())?;
             // capacity - min(tokens, capacity) >= 0
-            u128::try_from(capacity - tokens.min(capacity)).map_err(|_| overflow())
+            u128::try_from(capacity - tokens.min(capacity)).map_err(|_| overflow())?
         }
-    }
+    };
+    Ok((deficit, new_unit))
 }
 
 /// The tightest of several limits, folded one limit at a time.
@@ -166,10 +188,10 @@ impl Tightest {
         } else {
             (self.remaining.0, self.reset.0)
         };
-        let wait_ms = if passes {
+        // Allowed (a look too, as a reservation of 0 tokens in x/time/rate):
+        // the wait for the bucket's debt to clear, if any.
+        let wait_ms = if self.allowed {
             to_i64(self.wait)?
-        } else if self.allowed {
-            0
         } else if self.never {
             -1
         } else {
@@ -182,13 +204,6 @@ impl Tightest {
             reset_ms: reset.unwrap_or(-1),
         })
     }
-}
-
-/// Whether a stored limit was written with other parameters than `limit`'s.
-fn params_changed(s: &BucketState, tpt: u64, tpm: u64, burst: u64) -> bool {
-    s.ticks_per_token != tpt
-        || s.ticks_per_ms != tpm
-        || (s.burst != burst && s.burst != super::rate::UNKNOWN_BURST)
 }
 
 /// Decides a call against `limits`, the i-th continuing `stored[i]`, and
@@ -227,13 +242,16 @@ fn decide(
             t.add_remaining(clamp(limit.size), clamp(limit.size));
             *new = match s {
                 Some(s) if !params_changed(s, tpt, tpm, burst) => *s,
-                _ => BucketState {
-                    last_ms: stored_time(s.map(|s| s.last_ms), now_ms),
-                    deficit: carry(s, limit, keeps, now_ms)?,
-                    ticks_per_token: 0,
-                    ticks_per_ms: 0,
-                    burst,
-                },
+                _ => {
+                    let (deficit, unit) = carry(s, limit, keeps, now_ms)?;
+                    BucketState {
+                        last_ms: stored_time(s.map(|s| s.last_ms), now_ms),
+                        deficit,
+                        ticks_per_token: 0,
+                        ticks_per_ms: unit,
+                        burst,
+                    }
+                }
             };
             continue;
         }
@@ -243,7 +261,7 @@ fn decide(
             .checked_mul(token)
             .ok_or_else(overflow)?;
         let need = u128::from(cost).checked_mul(token).ok_or_else(overflow)?;
-        let deficit = carry(s, limit, keeps, now_ms)?;
+        let (deficit, _) = carry(s, limit, keeps, now_ms)?;
         let after = deficit.checked_add(need).ok_or_else(overflow)?;
         let remaining_of = |d: u128| clamp128(capacity.saturating_sub(d) / token);
         t.add_remaining(remaining_of(deficit), remaining_of(after));
@@ -791,6 +809,107 @@ mod tests {
                     written = (r2, b2);
                 }
             }
+        }
+    }
+
+    /// One recorded call: (t_ms, rate, burst, cost, maxwait) and x/time/rate's
+    /// (ok, wait_ms when ok, remaining when not at rate inf).
+    type Recorded<'a> = (
+        (i64, &'a str, u64, u64, u64),
+        (bool, Option<i64>, Option<i64>),
+    );
+
+    /// The scenarios of tests/fixtures/x_time_rate/sequences.txt (recorded
+    /// by record.go there): name, whether warden deviates, the calls.
+    fn recorded() -> Vec<(&'static str, bool, Vec<Recorded<'static>>)> {
+        let text = include_str!("../../tests/fixtures/x_time_rate/sequences.txt");
+        let mut out: Vec<(&str, bool, Vec<Recorded>)> = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if words[0] == "scenario" {
+                out.push((words[1], words.get(2) == Some(&"deviates"), Vec::new()));
+                continue;
+            }
+            let int = |i: usize| words[i].parse::<i64>().expect(line);
+            let call = (
+                int(0),
+                words[1],
+                int(2) as u64,
+                int(3) as u64,
+                int(4) as u64,
+            );
+            let got = (
+                words[6] == "1",
+                words[7].parse().ok(),
+                words[8].parse().ok(),
+            );
+            out.last_mut().expect("a scenario").2.push((call, got));
+        }
+        out
+    }
+
+    /// Replays a recorded scenario: warden's (ok, wait_ms, remaining) per call.
+    fn replay(calls: &[Recorded]) -> Vec<(bool, i64, i64)> {
+        let mut k = Keyed::new();
+        calls
+            .iter()
+            .map(|((t, rate, burst, cost, max_wait), _)| {
+                let d = k.call(&[(rate, *burst)], *cost, *max_wait, 1_800_000_000_000 + t);
+                (d.allowed, d.wait_ms, d.remaining)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_recorded_x_time_rate_sequences() {
+        let scenarios = recorded();
+        assert!(scenarios.len() >= 50, "{} scenarios", scenarios.len());
+        let mut compared = 0;
+        for (name, deviates, calls) in scenarios.iter().filter(|s| !s.1) {
+            assert!(!deviates);
+            for (i, (((t, rate, burst, cost, wait), (ok, go_wait, go_left)), ours)) in
+                calls.iter().zip(replay(calls)).enumerate()
+            {
+                let at =
+                    format!("{name} call {i}: t {t} {rate} {burst} COST {cost} MAXWAIT {wait}");
+                assert_eq!(ours.0, *ok, "{at}: allowed; warden {ours:?}");
+                if let (true, Some(w)) = (ok, go_wait) {
+                    assert_eq!(ours.1, *w, "{at}: wait_ms");
+                }
+                if let Some(left) = go_left {
+                    assert_eq!(ours.2, *left, "{at}: remaining");
+                }
+                compared += 1;
+            }
+        }
+        assert!(compared > 1_500, "{compared} calls compared");
+    }
+
+    #[test]
+    fn deviates_from_x_time_rate_at_rate_zero_only_to_keep_what_was_used() {
+        // x/time/rate counts events against the burst at rate 0, not the
+        // tokens: switched to rate 0 a limiter allows its burst again, a
+        // limiter made at rate 0 has no tokens once its rate is raised, and a
+        // new burst at rate 0 is a new allowance. warden keeps the tokens.
+        let want: [(&str, &[(bool, i64)]); 3] = [
+            (
+                "to_rate_zero",
+                &[(true, 1), (true, 0), (false, 0), (false, 0)],
+            ),
+            ("from_rate_zero", &[(true, 2), (true, 1), (true, 0)]),
+            ("rate_zero_new_burst", &[(true, 0), (false, 0), (false, 0)]),
+        ];
+        let scenarios = recorded();
+        for (name, expected) in want {
+            let (_, deviates, calls) = scenarios.iter().find(|s| s.0 == name).expect("recorded");
+            assert!(deviates, "{name}");
+            let ours: Vec<(bool, i64)> = replay(calls).iter().map(|c| (c.0, c.2)).collect();
+            assert_eq!(ours, expected, "{name}");
+            let go: Vec<(bool, i64)> = calls
+                .iter()
+                .map(|(_, (ok, _, left))| (*ok, left.unwrap_or(-1)))
+                .collect();
+            assert_ne!(ours, go, "{name}: x/time/rate no longer differs");
         }
     }
 

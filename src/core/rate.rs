@@ -352,13 +352,15 @@ pub const UNKNOWN_BURST: u64 = u64::MAX;
 pub struct BucketState {
     /// When the state was written (never moves backwards).
     pub last_ms: i64,
-    /// Ticks missing to a full bucket at `last_ms` (whole tokens when the
-    /// rate is inf). Above `burst × ticks_per_token` the bucket is in debt.
+    /// Ticks missing to a full bucket at `last_ms`. Above
+    /// `burst × ticks_per_token` the bucket is in debt.
     pub deficit: u128,
     /// `ticks_per_token` of the rate the deficit is measured in; 0 for a
     /// rate of inf (token and leaky buckets only).
     pub ticks_per_token: u64,
-    /// `ticks_per_ms` of that rate (0 = no refill, or inf).
+    /// `ticks_per_ms` of that rate (0 = no refill). At rate inf, which
+    /// refills at once, the ticks per token the deficit is counted in (those
+    /// of the rate before, or 1).
     pub ticks_per_ms: u64,
     /// RL.TOKEN: the burst the deficit is measured from (`UNKNOWN_BURST`
     /// for a state from encoding version 1). 0 for RL.LEAKY and RL.GCRA,

@@ -179,7 +179,8 @@ impl Limiter {
     /// One bucket limit of `kind` from its fields (last_ms, deficit, ticks
     /// per token, ticks per ms, burst), checking every range: a time not
     /// before 1970; ticks per token 0 (a rate of inf) only for token and
-    /// leaky buckets and with no refill; GCRA with both ticks non-zero (its
+    /// leaky buckets, with the ticks per token of its deficit (in the ticks
+    /// per ms field) non-zero; GCRA with both ticks non-zero (its
     /// count is positive); RL.TOKEN's burst within range or unknown (a
     /// version 1 state), 0 for the others.
     pub fn bucket_limit(kind: LimiterKind, f: [i128; 5]) -> Result<BucketState, WardenError> {
@@ -195,10 +196,10 @@ impl Limiter {
         let valid = s.last_ms >= 0
             && match kind {
                 LimiterKind::Token => {
-                    (!inf || s.ticks_per_ms == 0)
+                    (!inf || s.ticks_per_ms > 0)
                         && (s.burst <= MAX_EVENTS as u64 || s.burst == UNKNOWN_BURST)
                 }
-                LimiterKind::Leaky => (!inf || s.ticks_per_ms == 0) && s.burst == 0,
+                LimiterKind::Leaky => (!inf || s.ticks_per_ms > 0) && s.burst == 0,
                 LimiterKind::Gcra => !inf && s.ticks_per_ms > 0 && s.burst == 0,
                 LimiterKind::Window => false,
             };

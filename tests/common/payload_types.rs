@@ -615,8 +615,9 @@ pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
             d.fields[i] = Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, u64::MAX - 1, r]));
         }
         5 if !window => {
-            // Ticks per token / per ms: 0 is a rate of inf (with no refill), 0
-            // per ms a rate of 0.
+            // Ticks per token / per ms: 0 per token is a rate of inf (its
+            // deficit's ticks per token then in the per-ms field), 0 per ms a
+            // rate of 0.
             let i = at + rng.pick(&[3usize, 4]);
             d.fields[i] = Field::U(rng.pick(&[0, 1, 2, 1 << 32, 1 << 63, u64::MAX]));
         }
