@@ -236,6 +236,16 @@ fn aof_rewrite_round_trip(preamble: &str) {
     // Calls after the rewrite go to the new incremental file and also survive.
     let r = rl(&mut con, &["RL.TOKEN", "p:tok", "1/h", "5"]);
     assert_eq!(&r[..2], &[1, 1], "{r:?}");
+    // Several limits replayed from the incremental file as one effect.
+    let r = rl(
+        &mut con,
+        &["RL.TOKEN", "p:incr", "1/h", "5", "1/d", "2", "0", "3"],
+    );
+    assert_eq!(&r[..2], &[1, 1], "{r:?}");
+    let r = rl(&mut con, &["RL.WINDOW", "p:incw", "5", "1h", "2", "1d"]);
+    assert_eq!(&r[..2], &[1, 1], "{r:?}");
+    let mut keys = keys;
+    keys.extend(["p:incr", "p:incw"]);
     let mid = snapshot(&mut con, &keys);
     let all2 = db_digest(&mut con);
     s.restart("NOSAVE");
