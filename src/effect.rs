@@ -45,37 +45,56 @@ const MAX_EFFECT: usize = 256;
 /// `arg` is a live argument of the call on `ctx` whose bytes are not used
 /// after this call (they may move); nothing else has been replicated by it.
 pub unsafe fn replicate_in_place(ctx: *mut Ctx, arg: *mut RString, state: &[u8]) -> bool {
+    if !in_place_allowed(ctx) {
+        return false;
+    }
     let mut tail = [0u8; MAX_EFFECT + 1];
-    let text = match tail.get_mut(..state.len() + 1) {
-        Some(text) => {
-            text[0] = MARK;
-            text[1..].copy_from_slice(state);
-            Some(&*text)
-        }
-        None => None,
+    let Some(text) = tail.get_mut(..state.len() + 1) else {
+        return as_command();
     };
+    text[0] = MARK;
+    text[1..].copy_from_slice(state);
     // SAFETY: per this function's contract.
-    unsafe { replicate_marked(ctx, arg, text) }
+    unsafe { append_and_replicate(ctx, arg, text) }
 }
 
-/// `replicate_in_place` for an effect already led by `MARK` (`@state`, of
-/// any length), built in place by the caller; `None` when the caller has
-/// none (it is too long for its buffer). False when it did nothing.
+/// `replicate_in_place` for an effect the caller built led by `MARK`
+/// (`@state`, of any length): nothing to copy. False when it did nothing.
 ///
 /// # Safety
 /// As `replicate_in_place`.
-pub unsafe fn replicate_marked(ctx: *mut Ctx, arg: *mut RString, marked: Option<&[u8]>) -> bool {
+pub unsafe fn replicate_marked(ctx: *mut Ctx, arg: *mut RString, marked: &[u8]) -> bool {
+    if !in_place_allowed(ctx) {
+        return false;
+    }
+    if marked.first() != Some(&MARK) {
+        return as_command();
+    }
+    // SAFETY: per this function's contract.
+    unsafe { append_and_replicate(ctx, arg, marked) }
+}
+
+/// Whether the running call may carry its effect: a client's, with
+/// `warden.fast-replication` on. Otherwise the effect is counted as a
+/// command (and a call replayed without its effect is noted).
+#[inline]
+fn in_place_allowed(ctx: *mut Ctx) -> bool {
     match host::call_source(ctx) {
-        CallSource::Client if config::fast_replication() => {}
+        CallSource::Client if config::fast_replication() => true,
         CallSource::Replay => {
             note_unmarked_replay(ctx);
-            return as_command();
+            as_command()
         }
-        _ => return as_command(),
+        _ => as_command(),
     }
-    let Some(text) = marked.filter(|t| t.first() == Some(&MARK)) else {
-        return as_command();
-    };
+}
+
+/// Appends `text` (led by the mark) to `arg` and replicates the call.
+///
+/// # Safety
+/// As `replicate_in_place`.
+#[inline]
+unsafe fn append_and_replicate(ctx: *mut Ctx, arg: *mut RString, text: &[u8]) -> bool {
     // SAFETY: per this function's contract.
     if !unsafe { host::append_to_argument(ctx, arg, text) } {
         return as_command();

@@ -20,8 +20,8 @@
 
 use super::error::WardenError;
 use super::rate::{
-    clamp, clamp128, elapsed_ms, full_at, ms_for, ms_or_never, mul_div_ceil, mul_div_floor,
-    overflow, stored_time, to_i64, BucketState, Decided, Decision, Outcome, Rate,
+    clamp, clamp128, elapsed_ms, full_at, ms_for, mul_div_ceil, mul_div_floor, overflow,
+    stored_time, to_i64, BucketState, Decided, Decision, Outcome, Rate,
 };
 
 /// One limit of a bucket call: its rate, and its burst (RL.TOKEN) or
@@ -138,71 +138,11 @@ fn carry(
     Ok((deficit, new_unit))
 }
 
-/// The tightest of several limits, folded one limit at a time.
-struct Tightest {
-    allowed: bool,
-    never: bool,
-    /// Remaining before / after the call.
-    remaining: (i64, i64),
-    /// Largest wait of the limits (allowed), and largest retry (denied).
-    wait: u128,
-    retry: u128,
-    /// Largest reset before / after (`None`: never).
-    reset: (Option<i64>, Option<i64>),
-}
-
-impl Tightest {
-    fn new() -> Tightest {
-        Tightest {
-            allowed: true,
-            never: false,
-            remaining: (i64::MAX, i64::MAX),
-            wait: 0,
-            retry: 0,
-            reset: (Some(0), Some(0)),
-        }
-    }
-
-    fn reset(a: Option<i64>, b: i64) -> Option<i64> {
-        match (a, b) {
-            (Some(a), b) if b >= 0 => Some(a.max(b)),
-            _ => None,
-        }
-    }
-
-    fn add_reset(&mut self, before: i64, after: i64) {
-        self.reset = (
-            Tightest::reset(self.reset.0, before),
-            Tightest::reset(self.reset.1, after),
-        );
-    }
-
-    fn add_remaining(&mut self, before: i64, after: i64) {
-        self.remaining = (self.remaining.0.min(before), self.remaining.1.min(after));
-    }
-
-    fn reply(&self, cost: u64) -> Result<Decision, WardenError> {
-        let passes = self.allowed && cost > 0;
-        let (remaining, reset) = if passes {
-            (self.remaining.1, self.reset.1)
-        } else {
-            (self.remaining.0, self.reset.0)
-        };
-        // Allowed (a look too, as a reservation of 0 tokens in x/time/rate):
-        // the wait for the bucket's debt to clear, if any.
-        let wait_ms = if self.allowed {
-            to_i64(self.wait)?
-        } else if self.never {
-            -1
-        } else {
-            to_i64(self.retry)?
-        };
-        Ok(Decision {
-            allowed: self.allowed,
-            remaining,
-            wait_ms,
-            reset_ms: reset.unwrap_or(-1),
-        })
+/// `⌊a / b⌋`, in 64 bits when both fit (128-bit division is a library call).
+fn div(a: u128, b: u128) -> u128 {
+    match (u64::try_from(a), u64::try_from(b)) {
+        (Ok(a), Ok(b)) => u128::from(a / b),
+        _ => a / b,
     }
 }
 
@@ -213,7 +153,8 @@ impl Tightest {
 /// does not pass (or only looks) stores nothing — except that a denied call
 /// that changed a live key's parameters stores what they carried over, as
 /// x/time/rate's `SetLimitAt` / `SetBurstAt` do, so that the new parameters
-/// apply from that call on.
+/// apply from that call on. The reply describes the tightest limit: the
+/// smallest remaining, the largest wait and reset (-1 when any is never).
 fn decide(
     stored: &[BucketState],
     limits: &[BucketLimit],
@@ -225,7 +166,9 @@ fn decide(
     let out = out
         .get_mut(..limits.len())
         .ok_or(WardenError::TooManyLimits)?;
-    let mut t = Tightest::new();
+    // First every limit's state at now, and whether the call passes.
+    let (mut allowed, mut never) = (true, false);
+    let (mut wait, mut retry) = (0u128, 0u128);
     let mut changed = !stored.is_empty() && stored.len() != limits.len();
     let mut all_inf = true;
     for (i, (limit, new)) in limits.iter().zip(out.iter_mut()).enumerate() {
@@ -239,7 +182,6 @@ fn decide(
         changed |= s.is_some_and(|s| params_changed(s, tpt, tpm, burst));
         if tpt == 0 {
             // Inf: everything passes; an unchanged inf limit is left as it is.
-            t.add_remaining(clamp(limit.size), clamp(limit.size));
             *new = match s {
                 Some(s) if !params_changed(s, tpt, tpm, burst) => *s,
                 _ => {
@@ -263,19 +205,16 @@ fn decide(
         let need = u128::from(cost).checked_mul(token).ok_or_else(overflow)?;
         let (deficit, _) = carry(s, limit, keeps, now_ms)?;
         let after = deficit.checked_add(need).ok_or_else(overflow)?;
-        let remaining_of = |d: u128| clamp128(capacity.saturating_sub(d) / token);
-        t.add_remaining(remaining_of(deficit), remaining_of(after));
-        t.add_reset(ms_or_never(deficit, tpm)?, ms_or_never(after, tpm)?);
         if cost > limit.size {
-            (t.allowed, t.never) = (false, true);
+            (allowed, never) = (false, true);
         } else {
             match ms_for(after.saturating_sub(capacity), tpm) {
-                None => (t.allowed, t.never) = (false, true),
+                None => (allowed, never) = (false, true),
                 Some(w) => {
-                    t.wait = t.wait.max(w);
+                    wait = wait.max(w);
                     if w > u128::from(max_wait_ms) {
-                        t.allowed = false;
-                        t.retry = t.retry.max(w - u128::from(max_wait_ms));
+                        allowed = false;
+                        retry = retry.max(w - u128::from(max_wait_ms));
                     }
                 }
             }
@@ -288,32 +227,51 @@ fn decide(
             burst,
         };
     }
-    let reply = t.reply(cost)?;
     // Inf limits alone change nothing unless their parameters did.
-    let passes = reply.allowed && cost > 0 && (changed || !all_inf);
-    if passes {
-        for new in out.iter_mut().filter(|s| s.ticks_per_token > 0) {
-            let need = u128::from(cost)
-                .checked_mul(u128::from(new.ticks_per_token))
-                .ok_or_else(overflow)?;
-            new.deficit = new.deficit.checked_add(need).ok_or_else(overflow)?;
+    let passes = allowed && cost > 0 && (changed || !all_inf);
+    // Then the states that stay (the cost taken if the call passes): what the
+    // reply describes, and when the key is full again.
+    let mut remaining = i64::MAX;
+    let (mut reset, mut expires) = (Some(0), Some(now_ms.saturating_add(1)));
+    let later = |a: Option<i64>, b: Option<i64>| a.zip(b).map(|(a, b)| a.max(b));
+    for (limit, new) in limits.iter().zip(out.iter_mut()) {
+        if new.ticks_per_token == 0 {
+            remaining = remaining.min(clamp(limit.size));
+            expires = later(expires, full_at(new)?);
+            continue;
         }
-    } else if !(changed && cost > 0) {
-        // Denied or a look: nothing to write.
-        return Ok(Decided { reply, store: None });
-    }
-    // Written states live at least past this millisecond.
-    let mut expires = Some(now_ms.saturating_add(1));
-    for s in out.iter() {
-        expires = match (expires, full_at(s)?) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            _ => None,
+        let token = u128::from(new.ticks_per_token);
+        if passes {
+            let need = u128::from(cost) * token; // checked above
+            new.deficit += need;
+        }
+        let capacity = u128::from(limit.size) * token; // checked above
+        remaining = remaining.min(clamp128(div(capacity.saturating_sub(new.deficit), token)));
+        let ms = match ms_for(new.deficit, new.ticks_per_ms) {
+            Some(ms) => Some(to_i64(ms)?),
+            None => None,
         };
+        reset = later(reset, ms);
+        let full = ms.map(|ms| new.last_ms.checked_add(ms).ok_or_else(overflow));
+        expires = later(expires, full.transpose()?);
     }
-    Ok(Decided {
-        reply,
-        store: Some(expires),
-    })
+    let wait_ms = if allowed {
+        // A look too, as x/time/rate's reservation of 0 tokens: the wait for
+        // the debt to clear, if any.
+        to_i64(wait)?
+    } else if never {
+        -1
+    } else {
+        to_i64(retry)?
+    };
+    let reply = Decision {
+        allowed,
+        remaining,
+        wait_ms,
+        reset_ms: reset.unwrap_or(-1),
+    };
+    let store = (passes || (changed && cost > 0)).then_some(expires);
+    Ok(Decided { reply, store })
 }
 
 /// Token bucket, golang.org/x/time/rate `ReserveN` semantics, on every

@@ -113,11 +113,11 @@ fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: LimiterRef, expires: Op
         let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
         // SAFETY: `args[2]` (the first rate, limit or burst) was parsed into
         // a number before this call; its bytes are not read again.
-        unsafe { effect::replicate_marked(ctx, args.raw(2), Some(text.as_bytes())) }
+        unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
     } else {
         let text = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, Some(MARK));
         // SAFETY: as above.
-        unsafe { effect::replicate_marked(ctx, args.raw(2), Some(text.as_bytes())) }
+        unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
     };
     if !in_place {
         SetLimiter::emit(limiter, expires, Sink::Replication(ctx), args.raw(1));

@@ -28,8 +28,10 @@ pub const SET_LIMITER: &CStr = c"RL._SET";
 /// Most fields a state has: kind, count, 5 per limit, expiry.
 const MAX_FIELDS: usize = 3 + 5 * MAX_LIMITS;
 
-/// Room for a one-limit state (8 fields of at most 40 characters, a mark).
-pub const ONE_LIMIT_TEXT: usize = 384;
+/// Room for a one-limit state: a mark, kind and count (a digit each),
+/// last_ms (19 digits), deficit (below 2^127: 39), ticks per token, per ms
+/// and burst (20 each), pxat (-1 or 19 digits) and 7 separators.
+pub const ONE_LIMIT_TEXT: usize = 160;
 
 /// Room for any state: `MAX_FIELDS` fields of at most 40 characters (39
 /// digits and a sign) and their separators, and a mark.
@@ -123,5 +125,75 @@ impl SetLimiter {
         let state = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, None);
         let state = state.as_bytes();
         emit!(sink, SET_LIMITER, c"sb", key, state.as_ptr(), state.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::rate::BucketState;
+    use crate::core::window::WindowState;
+
+    /// The longest bucket limit a state can hold.
+    const WIDEST: BucketState = BucketState {
+        last_ms: i64::MAX,
+        deficit: i128::MAX as u128,
+        ticks_per_token: u64::MAX,
+        ticks_per_ms: u64::MAX,
+        burst: u64::MAX,
+    };
+
+    #[test]
+    fn the_widest_states_fit_their_buffers_and_read_back() {
+        let one = [WIDEST];
+        let view = LimiterRef::Bucket(LimiterKind::Token, &one);
+        let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(view, Some(i64::MAX), Some(b'@'));
+        assert!(
+            text.as_bytes().len() < ONE_LIMIT_TEXT,
+            "{}",
+            text.as_bytes().len()
+        );
+        let (back, expires) = SetLimiter::parse(&text.as_bytes()[1..]).expect("parse");
+        assert_eq!((back.view().count(), expires), (1, Some(i64::MAX)));
+        let all = [WIDEST; MAX_LIMITS];
+        let view = LimiterRef::Bucket(LimiterKind::Token, &all);
+        let text = SetLimiter::state_text::<STATE_TEXT>(view, Some(-1), Some(b'@'));
+        assert!(text.as_bytes().len() < STATE_TEXT);
+        let (back, expires) = SetLimiter::parse(&text.as_bytes()[1..]).expect("parse");
+        assert_eq!(back, view.to_limiter());
+        assert_eq!(expires, None);
+    }
+
+    #[test]
+    fn states_of_version_1_and_2_read_alike() {
+        let (old, e) = SetLimiter::parse(b"2:1796104473859:1261440000000:315360000000:1:-1")
+            .expect("version 1");
+        let (new, _) = SetLimiter::parse(b"2:1:1796104473859:1261440000000:315360000000:1:0:-1")
+            .expect("version 2");
+        assert_eq!((old, e), (new, None));
+        let w = [WindowState {
+            start_ms: 5,
+            window_ms: 1000,
+            previous: 1,
+            current: 2,
+        }];
+        let (window, _) = SetLimiter::parse(b"4:1:5:1000:1:2:9").expect("window");
+        assert_eq!(window, LimiterRef::Window(&w).to_limiter());
+        for bad in [
+            &b"1:0:-1"[..],
+            b"1:2:1:1:1:1:5:-1",
+            b"2:2:1:1:1:1:0:1:1:1:1:0:-1",
+            b"4:9:1:1:1:1:-1",
+            b"5:1:1:1:1:1:1:-1",
+            b"1:1:1:1:0:0:5:-1",
+            b"3:1:1:1:1:0:0:-1",
+            b"",
+        ] {
+            assert!(
+                SetLimiter::parse(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 }
