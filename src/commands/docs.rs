@@ -21,6 +21,8 @@ pub enum Kind {
     Double,
     /// A bare keyword such as `NONSCALING`.
     Flag,
+    /// Arguments that go together (`rate burst`), listed in order.
+    Block(&'static [ArgDoc]),
 }
 
 /// One documented argument.
@@ -71,6 +73,18 @@ pub const fn flag(token: &'static str) -> ArgDoc {
     }
 }
 
+/// Arguments that go together and repeat: `name [name ...]`, each `name`
+/// being `parts` in order (`rate burst [rate burst ...]`).
+pub const fn pairs(name: &'static str, parts: &'static [ArgDoc]) -> ArgDoc {
+    ArgDoc {
+        name,
+        kind: Kind::Block(parts),
+        token: None,
+        optional: false,
+        multiple: true,
+    }
+}
+
 pub const fn items(name: &'static str) -> ArgDoc {
     ArgDoc {
         name,
@@ -95,6 +109,11 @@ fn c_arg(a: &ArgDoc) -> raw::RedisModuleCommandArg {
         Kind::Int => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
         Kind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
         Kind::Flag => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN,
+        Kind::Block(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+    };
+    let subargs = match a.kind {
+        Kind::Block(parts) => c_args(parts).leak().as_mut_ptr(),
+        _ => std::ptr::null_mut(),
     };
     let mut flags = 0;
     if a.optional {
@@ -112,9 +131,17 @@ fn c_arg(a: &ArgDoc) -> raw::RedisModuleCommandArg {
         since: std::ptr::null(),
         flags: flags as c_int,
         deprecated_since: std::ptr::null(),
-        subargs: std::ptr::null_mut(),
+        subargs,
         display_text: std::ptr::null(),
     }
+}
+
+/// The arguments of `docs` in Redis's form, ending with the zeroed terminator.
+fn c_args(docs: &[ArgDoc]) -> Vec<raw::RedisModuleCommandArg> {
+    let mut args: Vec<raw::RedisModuleCommandArg> = docs.iter().map(c_arg).collect();
+    // SAFETY: an all-zero argument is the terminator Redis expects (plain data, no references).
+    args.push(unsafe { std::mem::zeroed() });
+    args
 }
 
 /// The documentation of one command.
@@ -178,9 +205,7 @@ pub fn register<'a>(
             // SAFETY: an all-zero key spec is the terminator Redis expects (plain data, no references).
             unsafe { std::mem::zeroed() },
         ]));
-        let mut args: Vec<raw::RedisModuleCommandArg> = doc.args.iter().map(c_arg).collect();
-        // SAFETY: an all-zero argument is the terminator Redis expects (plain data, no references).
-        args.push(unsafe { std::mem::zeroed() });
+        let args = c_args(doc.args);
         let info = raw::RedisModuleCommandInfo {
             version,
             summary: leak(doc.summary),

@@ -3,7 +3,7 @@
 
 pub mod docs;
 
-use docs::{arg, flag, items, key, option, ArgDoc, Doc, Kind};
+use docs::{arg, flag, items, key, option, pairs, ArgDoc, Doc, Kind};
 
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -277,10 +277,10 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(rate::token),
         flags: "write deny-oom fast",
         doc: Doc {
-            summary: "Token bucket (golang.org/x/time/rate): [allowed, remaining, wait_ms, reset_ms]. MAXWAIT reserves tokens that will be there in time.",
-            complexity: "O(1)",
+            summary: "Token bucket (golang.org/x/time/rate) on up to 8 limits at once: [allowed, remaining, wait_ms, reset_ms] of the tightest. MAXWAIT reserves tokens that will be there in time. A changed rate or burst keeps the tokens (capped at the new burst).",
+            complexity: "O(N) where N is the number of limits",
             arity: -4,
-            args: &[key(), arg("rate", Kind::Str), arg("burst", Kind::Int), option("COST", "cost", Kind::Int), option("MAXWAIT", "max_wait_ms", Kind::Int)],
+            args: &[key(), pairs("limit", &[arg("rate", Kind::Str), arg("burst", Kind::Int)]), option("COST", "cost", Kind::Int), option("MAXWAIT", "max_wait_ms", Kind::Int)],
             since: "0.1.0",
         },
     },
@@ -289,7 +289,7 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(rate::leaky),
         flags: "write deny-oom fast",
         doc: Doc {
-            summary: "Leaky bucket as a meter: [allowed, remaining, wait_ms, reset_ms].",
+            summary: "Leaky bucket as a meter: [allowed, remaining, wait_ms, reset_ms]. A changed rate or capacity keeps the level.",
             complexity: "O(1)",
             arity: -4,
             args: &[key(), arg("rate", Kind::Str), arg("capacity", Kind::Int), option("COST", "cost", Kind::Int)],
@@ -301,10 +301,10 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(rate::window),
         flags: "write deny-oom fast",
         doc: Doc {
-            summary: "Sliding-window counter: [allowed, remaining, wait_ms, reset_ms].",
-            complexity: "O(1)",
+            summary: "Sliding-window counter on up to 8 limits at once: [allowed, remaining, wait_ms, reset_ms] of the tightest. A changed limit or window keeps the counts.",
+            complexity: "O(N) where N is the number of limits",
             arity: -4,
-            args: &[key(), arg("limit", Kind::Int), arg("window_ms", Kind::Int), option("COST", "cost", Kind::Int)],
+            args: &[key(), pairs("window", &[arg("limit", Kind::Int), arg("window_ms", Kind::Int)]), option("COST", "cost", Kind::Int)],
             since: "0.1.0",
         },
     },
@@ -332,7 +332,7 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(rate::set_state),
         flags: "write deny-oom",
         doc: Doc {
-            summary: "Internal: sets a rate limiter's state with an absolute expiry (replication and AOF).",
+            summary: "Internal: sets a rate limiter's state (kind:n:limits:pxat_ms, every limit) with an absolute expiry (replication and AOF).",
             complexity: "O(1)",
             arity: 3,
             args: &[key(), arg("state", Kind::Str)],
