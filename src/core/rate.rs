@@ -141,19 +141,26 @@ fn gcd64(mut a: u64, mut b: u64) -> u64 {
 }
 
 impl Rate {
-    /// The most common rate, a whole number of events per second of 1 to 12
-    /// digits (`100`), without the general parse: the same ratio, in 64-bit
-    /// arithmetic (`None`: any other form, or 0).
-    fn whole_per_second(text: &[u8]) -> Option<Rate> {
-        if text.is_empty() || text.len() > 12 || !text.iter().all(u8::is_ascii_digit) {
+    /// The most common rates, a whole number of events (1 to 12 digits) per
+    /// second or per period (`100`, `1000/h`, `300/15m`), without the general
+    /// parse: the same ratio, in 64-bit arithmetic, where every such rate up
+    /// to the longest period fits (`None`: any other form, 0, or a period
+    /// beyond the longest, which the general parse refuses).
+    fn whole_per_period(text: &[u8]) -> Option<Rate> {
+        let (count, period_ns) = match text.iter().position(|b| *b == b'/') {
+            None => (text, 1_000_000_000),
+            Some(at) => (&text[..at], parse_period_ns(&text[at + 1..])?),
+        };
+        if count.is_empty() || count.len() > 12 || !count.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        let count = text.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
-        if count == 0 {
+        let count = count.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
+        if count == 0 || period_ns == 0 || period_ns > MAX_PERIOD_NS {
             return None;
         }
-        // count × 10^6 ticks per ms against 10^9 per token, reduced: both fit.
-        let (per_ms, per_token) = (count * 1_000_000, 1_000_000_000);
+        // count × 10^6 ticks per ms against period_ns per token, reduced:
+        // both below 10^18.
+        let (per_ms, per_token) = (count * 1_000_000, period_ns as u64);
         let g = gcd64(per_ms, per_token);
         Some(Rate::Finite {
             ticks_per_token: per_token / g,
@@ -201,7 +208,7 @@ impl Rate {
     /// nearest one that does. Rates above 10^12 events per ms or below one
     /// event per 10^12 ms (about 31.7 years) are out of range.
     pub fn parse(text: &[u8]) -> Result<Rate, WardenError> {
-        if let Some(rate) = Rate::whole_per_second(text) {
+        if let Some(rate) = Rate::whole_per_period(text) {
             return Ok(rate);
         }
         if text.eq_ignore_ascii_case(b"inf") {
@@ -742,39 +749,78 @@ mod tests {
     }
 
     #[test]
-    fn whole_rates_per_second_take_the_short_path_to_the_same_ratio() {
-        let general = |text: &[u8]| {
-            let (digits, exp10) = parse_decimal(text).expect("decimal");
+    fn whole_rates_take_the_short_path_to_the_same_ratio() {
+        // The general parse of the same text (count × 10^0 per period).
+        let general = |text: &str| {
+            let (count, period) = text.split_once('/').unwrap_or((text, "s"));
+            let (digits, exp10) = parse_decimal(count.as_bytes()).expect("decimal");
             assert_eq!(exp10, 0);
-            Rate::per_period(digits, 1_000_000_000).expect("rate")
+            let period_ns = parse_period_ns(period.as_bytes()).expect("period");
+            Rate::per_period(digits, period_ns).expect("rate")
         };
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut texts: Vec<String> = ["1", "7", "10", "100", "999999999999", "000012", "1000000"]
-            .iter()
-            .map(|t| t.to_string())
-            .collect();
-        for _ in 0..2_000 {
+        let mut texts: Vec<String> = [
+            "1",
+            "7",
+            "10",
+            "100",
+            "999999999999",
+            "000012",
+            "1000000",
+            "1000/h",
+            "300/15m",
+            "5/ms",
+            "1/3650d",
+            "7/11574d",
+            "999999999999/1ms",
+            "2/3s",
+        ]
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+        let units = ["ms", "s", "m", "h", "d"];
+        for _ in 0..3_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            texts.push((1 + x % 10u64.pow(1 + (x >> 60) as u32 % 12)).to_string());
+            let count = 1 + x % 10u64.pow(1 + (x >> 60) as u32 % 12);
+            texts.push(match x % 3 {
+                0 => count.to_string(),
+                1 => format!("{count}/{}", units[(x >> 8) as usize % 5]),
+                _ => format!(
+                    "{count}/{}{}",
+                    1 + (x >> 16) % 5_000,
+                    units[(x >> 8) as usize % 5]
+                ),
+            });
         }
         for t in &texts {
-            let fast = Rate::whole_per_second(t.as_bytes()).expect("short path");
-            assert_eq!(fast, general(t.as_bytes()), "{t}");
+            let fast = Rate::whole_per_period(t.as_bytes()).expect("short path");
+            assert_eq!(fast, general(t), "{t}");
             assert_eq!(Rate::parse(t.as_bytes()), Ok(fast), "{t}");
         }
         for other in [
             &b"0"[..],
             b"0000",
+            b"0/s",
             b"1000000000000",
             b"1.5",
-            b"1/s",
             b"",
             b"1e3",
+            b"1/",
+            b"/s",
+            b"1/0s",
+            b"1/11575d",
+            b"1/999999999999d",
+            b"inf",
         ] {
-            assert_eq!(Rate::whole_per_second(other), None, "{other:?}");
+            assert_eq!(Rate::whole_per_period(other), None, "{other:?}");
         }
+        assert_eq!(
+            Rate::parse(b"1/11575d"),
+            Err(WardenError::OutOfRange("rate")),
+            "beyond the longest period, as the general parse says"
+        );
     }
 
     #[test]

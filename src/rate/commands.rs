@@ -18,7 +18,7 @@ use crate::core::window::{self, WindowLimit, WindowState};
 use crate::effect::{self, MARK};
 use crate::host::{self, api, Ctx, Key, RString, Sink};
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
-use crate::rate::wire::{SetLimiter, ONE_LIMIT_TEXT, STATE_TEXT};
+use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT};
 use crate::stats;
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
@@ -107,17 +107,24 @@ fn store(
 /// Replicates the new state of the limiter in `args[1]`: in the call
 /// itself, as `arg@state` in `args[2]` (`effect`), or else as `RL._SET`.
 fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: LimiterRef, expires: Option<i64>) {
-    // One limit (every call of RL.LEAKY and RL.GCRA, most of RL.TOKEN and
-    // RL.WINDOW) in a buffer of its size; several in one that holds any.
-    let in_place = if limiter.count() == 1 {
-        let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
-        // SAFETY: `args[2]` (the first rate, limit or burst) was parsed into
-        // a number before this call; its bytes are not read again.
-        unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
-    } else {
-        let text = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, Some(MARK));
-        // SAFETY: as above.
-        unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+    // The text in a buffer sized for its count of limits.
+    let in_place = match limiter.count() {
+        1 => {
+            let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
+            // SAFETY: `args[2]` (the first rate, limit or burst) was parsed
+            // into a number before this call; its bytes are not read again.
+            unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+        }
+        2..=3 => {
+            let text = SetLimiter::state_text::<FEW_LIMITS_TEXT>(limiter, expires, Some(MARK));
+            // SAFETY: as above.
+            unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+        }
+        _ => {
+            let text = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, Some(MARK));
+            // SAFETY: as above.
+            unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+        }
     };
     if !in_place {
         SetLimiter::emit(limiter, expires, Sink::Replication(ctx), args.raw(1));

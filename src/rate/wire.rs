@@ -28,14 +28,23 @@ pub const SET_LIMITER: &CStr = c"RL._SET";
 /// Most fields a state has: kind, count, 5 per limit, expiry.
 const MAX_FIELDS: usize = 3 + 5 * MAX_LIMITS;
 
-/// Room for a one-limit state: a mark, kind and count (a digit each),
-/// last_ms (19 digits), deficit (below 2^127: 39), ticks per token, per ms
-/// and burst (20 each), pxat (-1 or 19 digits) and 7 separators.
-pub const ONE_LIMIT_TEXT: usize = 160;
+/// Bytes the widest state of `limits` limits takes: a mark, kind and count
+/// (a digit each) and 2 separators; per limit last_ms (19 digits), deficit
+/// (below 2^127: 39), ticks per token, per ms and burst (20 each) and 5
+/// separators; a separator and pxat (-1 or 19 digits).
+pub const fn text_room(limits: usize) -> usize {
+    5 + limits * 123 + 21
+}
 
-/// Room for any state: `MAX_FIELDS` fields of at most 40 characters (39
-/// digits and a sign) and their separators, and a mark.
-pub const STATE_TEXT: usize = MAX_FIELDS * 41 + 1;
+/// Room for a one-limit state (every call of RL.LEAKY and RL.GCRA, most of
+/// RL.TOKEN and RL.WINDOW).
+pub const ONE_LIMIT_TEXT: usize = text_room(1);
+
+/// Room for up to three limits.
+pub const FEW_LIMITS_TEXT: usize = text_room(3);
+
+/// Room for any state.
+pub const STATE_TEXT: usize = text_room(MAX_LIMITS);
 
 /// `RL._SET`: a limiter's whole state, parsed and emitted here only.
 pub struct SetLimiter;
@@ -82,8 +91,7 @@ impl SetLimiter {
     }
 
     /// The state argument, led by `mark` if given (the in-place effect's
-    /// separator). `N` must hold it: `ONE_LIMIT_TEXT` for one limit,
-    /// `STATE_TEXT` for any.
+    /// separator). `N` must hold it: `text_room` of its count of limits.
     #[inline]
     pub fn state_text<const N: usize>(
         limiter: LimiterRef,
@@ -143,25 +151,28 @@ mod tests {
         burst: u64::MAX,
     };
 
+    /// The widest state of `n` limits with expiry `expires`, marked.
+    fn widest<const N: usize>(n: usize, expires: Option<i64>) -> (Vec<u8>, Limiter) {
+        let all = [WIDEST; MAX_LIMITS];
+        let view = LimiterRef::Bucket(LimiterKind::Token, &all[..n]);
+        let text = SetLimiter::state_text::<N>(view, expires, Some(b'@'));
+        (text.as_bytes().to_vec(), view.to_limiter())
+    }
+
     #[test]
     fn the_widest_states_fit_their_buffers_and_read_back() {
-        let one = [WIDEST];
-        let view = LimiterRef::Bucket(LimiterKind::Token, &one);
-        let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(view, Some(i64::MAX), Some(b'@'));
-        assert!(
-            text.as_bytes().len() < ONE_LIMIT_TEXT,
-            "{}",
-            text.as_bytes().len()
-        );
-        let (back, expires) = SetLimiter::parse(&text.as_bytes()[1..]).expect("parse");
-        assert_eq!((back.view().count(), expires), (1, Some(i64::MAX)));
-        let all = [WIDEST; MAX_LIMITS];
-        let view = LimiterRef::Bucket(LimiterKind::Token, &all);
-        let text = SetLimiter::state_text::<STATE_TEXT>(view, Some(-1), Some(b'@'));
-        assert!(text.as_bytes().len() < STATE_TEXT);
-        let (back, expires) = SetLimiter::parse(&text.as_bytes()[1..]).expect("parse");
-        assert_eq!(back, view.to_limiter());
-        assert_eq!(expires, None);
+        for expires in [Some(i64::MAX), None] {
+            for n in 1..=MAX_LIMITS {
+                let (text, limiter) = match n {
+                    1 => widest::<ONE_LIMIT_TEXT>(n, expires),
+                    2..=3 => widest::<FEW_LIMITS_TEXT>(n, expires),
+                    _ => widest::<STATE_TEXT>(n, expires),
+                };
+                assert!(text.len() <= text_room(n), "{n}: {} bytes", text.len());
+                let (back, e) = SetLimiter::parse(&text[1..]).expect("parse");
+                assert_eq!((back, e), (limiter, expires), "{n} limits");
+            }
+        }
     }
 
     #[test]

@@ -562,6 +562,9 @@ row "SET" setup_none -- SET rl:__rand_int__ v
 row "Lua token bucket" setup_lua_token ref="SET NX PX" stat=evalsha \
     -- EVALSHA "$SHA_TOKEN" 1 rl:__rand_int__ 100 10 1796000000000 1
 row "RL.TOKEN" setup_none ref="SET NX PX" module -- RL.TOKEN rl:__rand_int__ 100 10
+# Two limits in one key (100/s burst 10 and 1000/h burst 1000), against one.
+row "RL.TOKEN, two limits" setup_none ref="RL.TOKEN" module \
+    -- RL.TOKEN rl:__rand_int__ 100 10 1000/h 1000
 row "RL.LEAKY" setup_none ref="SET NX PX" module -- RL.LEAKY rl:__rand_int__ 100 10
 row "RL.WINDOW" setup_none ref="SET NX PX" module -- RL.WINDOW rl:__rand_int__ 100 1000
 row "RL.GCRA" setup_none ref="SET NX PX" module -- RL.GCRA rl:__rand_int__ 10 100 1
@@ -579,6 +582,7 @@ for cmd in RL.LEAKY RL.WINDOW; do
     goal "$cmd" "Lua token bucket" 0.2
 done
 goal_rps "RL.TOKEN" "SET NX PX" 0.9
+goal "RL.TOKEN, two limits" "RL.TOKEN" 1.3
 
 # ---------------------------------------------------------------- run
 module_text() {
