@@ -603,8 +603,16 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
         }
         "RL.TOKEN" => {
             a.push(g.key(rng, RL_TOKEN_KEYS));
-            a.push(g.rate(rng));
-            a.push(g.int(rng, 20));
+            // One limit mostly, sometimes several (up to one more than a key holds).
+            let limits = if rng.chance(1, 4) {
+                2 + rng.below(8)
+            } else {
+                1
+            };
+            for _ in 0..limits {
+                a.push(g.rate(rng));
+                a.push(g.int(rng, 20));
+            }
             a.extend(g.options(rng, &[("COST", Some(g_cost)), ("MAXWAIT", Some(g_maxwait))]));
         }
         "RL.LEAKY" => {
@@ -615,8 +623,15 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
         }
         "RL.WINDOW" => {
             a.push(g.key(rng, RL_WINDOW_KEYS));
-            a.push(g.val(rng, |r| (1 + r.below(20)).to_string().into_bytes()));
-            a.push(g.val(rng, |r| (1 + r.below(5_000)).to_string().into_bytes()));
+            let limits = if rng.chance(1, 4) {
+                2 + rng.below(8)
+            } else {
+                1
+            };
+            for _ in 0..limits {
+                a.push(g.val(rng, |r| (1 + r.below(20)).to_string().into_bytes()));
+                a.push(g.val(rng, |r| (1 + r.below(5_000)).to_string().into_bytes()));
+            }
             a.extend(g.options(rng, &[("COST", Some(g_cost))]));
         }
         "RL.GCRA" => {
