@@ -99,6 +99,8 @@ unsafe fn append_and_replicate(ctx: *mut Ctx, arg: *mut RString, text: &[u8]) ->
     if !unsafe { host::append_to_argument(ctx, arg, text) } {
         return as_command();
     }
+    // The argv now carries the absolute state; a replica that gets it
+    // without the mark counts and logs it (`replayed`).
     host::replicate_verbatim(ctx);
     stats::count(&stats::EFFECTS_IN_PLACE);
     true

@@ -241,6 +241,7 @@ fn add_items(
         None => {
             bloom_type::track_growth(size_before, size_after);
             if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {
+                // Time-independent: the same items set the same bits.
                 host::replicate_verbatim(ctx);
             } else if added_any {
                 replicate_new_items(ctx, args, first, &not_added);

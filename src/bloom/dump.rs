@@ -80,6 +80,7 @@ pub fn loadchunk(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             }
         }
     }
+    // Time-independent: a replica checks and applies the same chunk.
     host::replicate_verbatim(ctx);
     host::notify(ctx, c"bf.loadchunk", name);
     host::reply_status(ctx, c"OK");

@@ -399,8 +399,11 @@ fn add_acl_categories(ctx: *mut Ctx) {
     }) else {
         return;
     };
-    for family in ["dlock", "bloom", "ratelimit"] {
-        let name = CString::new(family).expect("no NUL");
+    for (family, name) in [
+        ("dlock", c"dlock"),
+        ("bloom", c"bloom"),
+        ("ratelimit", c"ratelimit"),
+    ] {
         // SAFETY: called from OnLoad with the load context, as required.
         if unsafe { add(ctx, name.as_ptr()) } != raw::REDISMODULE_OK as c_int {
             host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
@@ -418,8 +421,11 @@ fn add_acl_categories(ctx: *mut Ctx) {
                 categories.push(category);
             }
         }
-        let name = CString::new(spec.name).expect("no NUL");
-        let categories = CString::new(categories.join(" ")).expect("no NUL");
+        let (Ok(name), Ok(categories)) =
+            (CString::new(spec.name), CString::new(categories.join(" ")))
+        else {
+            continue; // table names and categories hold no NUL
+        };
         // SAFETY: the command was registered above; both strings are C strings.
         let ok = unsafe {
             let command = api!(RedisModule_GetCommand)(ctx, name.as_ptr());

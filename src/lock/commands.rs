@@ -98,6 +98,7 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
     };
     let state = SetLock::parse(owner_arg(args, 2)?, text)?;
     let token = state.token;
+    // Verbatim is safe here: this argv already carries the absolute state.
     apply_state(ctx, args.raw(1), state, |_| host::replicate_verbatim(ctx))?;
     host::reply_integer(ctx, token);
     Ok(())
@@ -230,6 +231,7 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     match state.release(owner, i64::MIN) {
         Release::NotHeld => host::reply_integer(ctx, 0),
         Release::StillHeld => {
+            // Time-independent: applied elsewhere it drops the same hold.
             host::replicate_verbatim(ctx);
             host::notify(ctx, c"dlock.release", name);
             host::reply_integer(ctx, 1);
@@ -246,6 +248,7 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                 && serve_waiters(ctx, &mut key, name, db, host::now_ms());
             if !handed_off {
                 key.delete();
+                // Time-independent: a replayed release frees the same lock.
                 host::replicate_verbatim(ctx);
             }
             host::reply_integer(ctx, 1);

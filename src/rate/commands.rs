@@ -162,6 +162,7 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;
     store(ctx, (&mut key, name), limiter.view(), expires, c"rl.set");
+    // Verbatim is safe here: this argv already carries the absolute state.
     host::replicate_verbatim(ctx);
     host::reply_status(ctx, c"OK");
     Ok(())
