@@ -656,6 +656,9 @@ pub(crate) fn clamp128(v: u128) -> i64 {
 }
 
 #[cfg(test)]
+mod redis_cell_recorded;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -13,8 +13,9 @@
 #   BENCH_PIN        auto|0: pin redis-server to CPU 0 and redis-benchmark to CPU 1
 #                    (auto = when there are >= 2 CPUs and taskset works)           (default auto)
 #   BENCH_NO_MODULE  1: start redis-server without the module and skip the module rows
-#   BENCH_REDIS_CELL path of redis-cell's libredis_cell.so: adds a CL.THROTTLE row next to
-#                    RL.GCRA (build it from https://github.com/brandur/redis-cell)
+#   BENCH_REDIS_CELL path of redis-cell's libredis_cell.so for the CL.THROTTLE row next to
+#                    RL.GCRA (default: redis-cell 0.2.2 from crates.io, built by
+#                    tests/bench/redis_cell.sh; "none" skips the row)
 #
 # Method
 #   One redis-server (loopback, free port, temp dir, no persistence) runs the whole benchmark.
@@ -92,6 +93,11 @@ if [[ $NO_MODULE == 0 && ${BENCH_REDISBLOOM:-1} == 1 ]]; then
 fi
 
 REDIS_CELL=${BENCH_REDIS_CELL:-}
+if [[ $NO_MODULE == 0 && -z $REDIS_CELL ]]; then
+    REDIS_CELL=$(bash tests/bench/redis_cell.sh) \
+        || { REDIS_CELL=; log "redis-cell not available (crates.io download or build failed): skipping its row"; }
+fi
+[[ $REDIS_CELL != none ]] || REDIS_CELL=
 if [[ -n $REDIS_CELL ]]; then
     [[ -f $REDIS_CELL ]] || die "BENCH_REDIS_CELL=$REDIS_CELL: no such file"
     REDIS_CELL=$(cd "$(dirname "$REDIS_CELL")" && pwd)/$(basename "$REDIS_CELL")
