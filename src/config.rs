@@ -68,13 +68,21 @@ pub static BF_EXPANSION: IntConfig =
     IntConfig::new("bf-expansion", 2, 1, MAX_EXPANSION as i64, false);
 /// Largest filter, in bytes; bigger reserves or growths are refused.
 pub static BF_MAX_BYTES: IntConfig = IntConfig::new("bf-max-bytes", 128 << 20, 1024, 1 << 40, true);
+/// Most clients blocked in `CACHE.GET … WAIT` on one key.
+pub static CACHE_MAX_WAITERS: IntConfig =
+    IntConfig::new("cache-max-waiters", 10_000, 1, 10_000_000, false);
+/// Largest value `CACHE.SET` stores, in bytes (Redis strings stop at 512 MB).
+pub static CACHE_MAX_VALUE_BYTES: IntConfig =
+    IntConfig::new("cache-max-value-bytes", 64 << 20, 1, 512 << 20, true);
 /// 1: lock and limiter writes replicate their effect in the client's own
 /// call (`effect`); 0: always as internal commands, for replicas that still
 /// run a warden without the in-place form.
 pub static FAST_REPLICATION: IntConfig = IntConfig::new("fast-replication", 1, 0, 1, false);
 
-const INT_CONFIGS: [&IntConfig; 5] = [
+const INT_CONFIGS: [&IntConfig; 7] = [
     &DLOCK_MAX_WAITERS,
+    &CACHE_MAX_WAITERS,
+    &CACHE_MAX_VALUE_BYTES,
     &BF_INITIAL_CAPACITY,
     &BF_EXPANSION,
     &BF_MAX_BYTES,
@@ -95,6 +103,16 @@ thread_local! {
 /// Current `dlock-max-waiters`.
 pub fn dlock_max_waiters() -> usize {
     DLOCK_MAX_WAITERS.get().max(1) as usize
+}
+
+/// Current `cache-max-waiters`.
+pub fn cache_max_waiters() -> usize {
+    CACHE_MAX_WAITERS.get().max(1) as usize
+}
+
+/// Current `cache-max-value-bytes`.
+pub fn cache_max_value_bytes() -> usize {
+    CACHE_MAX_VALUE_BYTES.get().max(1) as usize
 }
 
 /// Whether effects may be replicated in the client's own call.
@@ -173,7 +191,9 @@ unsafe extern "C" fn set_error_rate(
 
 /// Reads `loadmodule` arguments: each a known name and a valid value.
 /// Returns the defaults to register, in `INT_CONFIGS` order, and the error rate.
-fn module_arg_defaults(args: &[RedisString]) -> Result<([i64; 5], Vec<u8>), WardenError> {
+fn module_arg_defaults(
+    args: &[RedisString],
+) -> Result<([i64; INT_CONFIGS.len()], Vec<u8>), WardenError> {
     if !args.len().is_multiple_of(2) {
         return Err(WardenError::BadModuleArgument(
             "module arguments must be name value pairs".to_string(),

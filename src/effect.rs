@@ -1,8 +1,8 @@
 //! Replicating a command's effect inside the command itself.
 //!
-//! A lock or limiter write replicates its effect — the key's whole new state
-//! with absolute times — never its time-dependent arguments. The general way
-//! is the family's internal command (`DLOCK._SET`, `RL._SET`) through
+//! A lock, limiter or cache write replicates its effect — the key's whole new
+//! state with absolute times — never its time-dependent arguments. The general
+//! way is the family's internal command (`DLOCK._SET`, `RL._SET`, `CACHE._SET`) through
 //! `RedisModule_Replicate`, which looks the command up by name and builds a
 //! new argument vector: a third of a `DLOCK.ACQUIRE`'s cost.
 //!

@@ -581,6 +581,12 @@ pub fn reply_status(ctx: *mut Ctx, v: &CStr) {
     unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx, v.as_ptr()) };
 }
 
+/// Starts an array of `len` elements (the elements follow).
+pub fn reply_array(ctx: *mut Ctx, len: usize) {
+    // SAFETY: as above; the elements follow.
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx, len as std::ffi::c_long) };
+}
+
 /// Starts a map of `pairs` entries (a flat array of 2×pairs in RESP2).
 pub fn reply_map(ctx: *mut Ctx, pairs: usize) {
     // SAFETY: as above; the entries follow.

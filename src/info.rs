@@ -9,20 +9,24 @@ use redis_module::raw;
 use crate::bloom::data_type as bloom;
 use crate::host::{api, shield};
 use crate::stats;
-use crate::waiting;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 11] {
+fn fields() -> [(&'static CStr, i64); 16] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
         (c"locks_contended", load(&stats::LOCKS_CONTENDED)),
         (c"locks_handed_off", load(&stats::LOCKS_HANDED_OFF)),
-        (c"locks_waiting", waiting::total_waiting() as i64),
+        (c"locks_waiting", load(&stats::LOCKS_WAITING)),
         (c"bf_filters", load(&bloom::FILTERS)),
         (c"bf_bytes", load(&bloom::FILTER_BYTES)),
         (c"rl_allowed", load(&stats::RL_ALLOWED)),
         (c"rl_denied", load(&stats::RL_DENIED)),
+        (c"cache_hits", load(&stats::CACHE_HITS)),
+        (c"cache_misses", load(&stats::CACHE_MISSES)),
+        (c"cache_leases", load(&stats::CACHE_LEASES)),
+        (c"cache_stale_served", load(&stats::CACHE_STALE_SERVED)),
+        (c"cache_waiting", load(&stats::CACHE_WAITING)),
         (c"effects_in_place", load(&stats::EFFECTS_IN_PLACE)),
         (c"effects_as_commands", load(&stats::EFFECTS_AS_COMMANDS)),
         (

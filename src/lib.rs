@@ -1,6 +1,7 @@
-//! warden: distributed locks, Bloom filters and rate limiters as native Redis
-//! commands. This file holds the module table. A family is a folder (`lock`,
-//! `bloom`, `rate`: commands, data type, internal wire format) on top of
+//! warden: distributed locks, Bloom filters, rate limiters and cache reads as
+//! native Redis commands. This file holds the module table. A family is a
+//! folder (`lock`, `bloom`, `rate`, `cache`: commands, data type, internal
+//! wire format) on top of
 //! `core` (pure algorithms), `waiting` (clients blocked until a key changes),
 //! `commands` (the command table and its guard) and `host` (the Redis API).
 
@@ -13,11 +14,13 @@
 pub mod alloc;
 pub mod args;
 pub mod bloom;
+pub mod cache;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod effect;
+pub mod fence;
 pub mod host;
 pub mod info;
 pub mod lock;
@@ -29,6 +32,7 @@ use redis_module::{redis_module, Context, RedisString, Status};
 
 use crate::bloom::data_type::BLOOM_TYPE;
 use crate::bloom::loading_type::LOADING_TYPE;
+use crate::cache::data_type::CACHE_TYPE;
 use crate::lock::data_type::LOCK_TYPE;
 use crate::rate::data_type::LIMITER_TYPE;
 
@@ -93,6 +97,6 @@ redis_module! {
     name: "warden",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE],
+    data_types: [LOCK_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE, CACHE_TYPE],
     init: init,
 }

@@ -10,6 +10,20 @@ pub static LOCKS_CONTENDED: AtomicI64 = AtomicI64::new(0);
 /// Grants made by handing a released or expired lock to a waiter.
 pub static LOCKS_HANDED_OFF: AtomicI64 = AtomicI64::new(0);
 
+/// Clients blocked in `DLOCK.ACQUIRE … WAIT` (a gauge).
+pub static LOCKS_WAITING: AtomicI64 = AtomicI64::new(0);
+
+/// `CACHE.GET`s answered with a fresh value.
+pub static CACHE_HITS: AtomicI64 = AtomicI64::new(0);
+/// `CACHE.GET`s that found nothing fresh (nil, a stale value or a lease).
+pub static CACHE_MISSES: AtomicI64 = AtomicI64::new(0);
+/// Refresh leases granted, including hand-offs to waiters.
+pub static CACHE_LEASES: AtomicI64 = AtomicI64::new(0);
+/// `CACHE.GET … LEASE` replies that carried a stale value.
+pub static CACHE_STALE_SERVED: AtomicI64 = AtomicI64::new(0);
+/// Clients blocked in `CACHE.GET … WAIT` (a gauge).
+pub static CACHE_WAITING: AtomicI64 = AtomicI64::new(0);
+
 /// Rate-limiter calls that were allowed.
 pub static RL_ALLOWED: AtomicI64 = AtomicI64::new(0);
 /// Rate-limiter calls that were denied.

@@ -410,7 +410,7 @@ fn acquire_inside_script_is_one_non_blocking_attempt() {
 // 10. dlock-max-waiters
 // ---------------------------------------------------------------------------------------
 
-const TOO_MANY: &str = "ERR too many waiters for this lock";
+const TOO_MANY: &str = "ERR too many waiters for this key";
 
 #[test]
 fn max_waiters_from_module_argument() {

@@ -245,6 +245,10 @@ impl Fuzz {
             "BF.LOADCHUNKX" => Shape::Ok,
             "RL.TOKEN" | "RL.LEAKY" | "RL.WINDOW" => Shape::Four,
             "RL.GCRA" => Shape::Five,
+            "CACHE.SET" => Shape::Int01,
+            "CACHE.GET" => Shape::CacheGet,
+            "CACHE.INFO" => Shape::CacheInfo,
+            "CACHE._SET" | "CACHE._META" => Shape::Ok,
             _ => Shape::Any,
         };
         let mut args = args;
@@ -655,13 +659,13 @@ fn grammar_fuzz_against_master_and_replica() {
 
     // Final consistency. First, no waiter is left behind.
     let mut con = timed(f.m.conn(), READ_TIMEOUT);
-    if !wait_until(Duration::from_secs(5), || {
-        warden_stat(&mut con, "locks_waiting") == 0
-    }) {
-        let w = warden_stat(&mut con, "locks_waiting");
-        f.fail(&format!(
-            "warden_locks_waiting is {w} after every waiter got its reply"
-        ));
+    for gauge in ["locks_waiting", "cache_waiting"] {
+        if !wait_until(Duration::from_secs(5), || warden_stat(&mut con, gauge) == 0) {
+            let w = warden_stat(&mut con, gauge);
+            f.fail(&format!(
+                "warden_{gauge} is {w} after every waiter got its reply"
+            ));
+        }
     }
     // Keys that could expire during the comparison get a long TTL (PEXPIRE replicates
     // as PEXPIREAT, so master and replica keep the same absolute expiry).

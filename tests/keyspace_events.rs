@@ -3,6 +3,7 @@
 
 mod common;
 use common::bloom::{loadchunks, madd_range, scandump};
+use common::cache::{cache_get, cache_set, get_lease};
 use common::dlock::*;
 use common::*;
 
@@ -209,6 +210,39 @@ fn limiter_writes_emit_events() {
             ("l", "rl.leaky"),
             ("w", "rl.window"),
             ("g", "rl.gcra"),
+        ])
+    );
+}
+
+#[test]
+fn cache_writes_emit_events() {
+    let server = Server::start();
+    let mut events = Events::subscribe(&server);
+    let mut con = server.conn();
+    assert_eq!(cache_set(&mut con, "c", "v", 60_000, &["VERSION", "2"]), 1);
+    assert_eq!(
+        cache_set(&mut con, "c", "old", 60_000, &["VERSION", "1"]),
+        0
+    );
+    cache_get(&mut con, "c", &[]);
+    cache_get(&mut con, "missing", &[]);
+    let _: Value = cmd("CACHE.INFO").arg("c").query(&mut con).unwrap();
+    let (_, token) = get_lease(&mut con, "m", 60_000, &[]);
+    assert_eq!(get_lease(&mut con, "m", 60_000, &[]), (None, 0));
+    for _ in 0..2 {
+        cache_get(&mut con, "c", &["HOT", "2", "1000", "EXTEND", "600000"]);
+    }
+    assert_eq!(
+        cache_set(&mut con, "m", "v", 1_000, &["LEASE", &token.to_string()]),
+        1
+    );
+    assert_eq!(
+        events.drain(),
+        pairs(&[
+            ("c", "cache.set"),
+            ("m", "cache.lease"),
+            ("c", "cache.extend"),
+            ("m", "cache.set"),
         ])
     );
 }

@@ -25,8 +25,12 @@ pub enum WardenError {
     HoldsOverflow,
     /// Fencing tokens reached their maximum (only after forged data).
     TokensExhausted,
-    /// The per-key waiter cap (`dlock-max-waiters`) is reached.
+    /// The per-key waiter cap (`dlock-max-waiters`, `cache-max-waiters`) is reached.
     TooManyWaiters,
+    /// A `CACHE.SET` value above `cache-max-value-bytes`.
+    ValueTooLarge,
+    /// `CACHE.GET … WAIT` without `LEASE` (only a lease can be waited for).
+    WaitWithoutLease,
     /// An internal state command (`DLOCK._SET`, `RL._SET`) got a bad value.
     InvalidState(&'static str),
     /// A Bloom error rate that is not a number in (0, 1).
@@ -90,7 +94,11 @@ impl fmt::Display for WardenError {
             WardenError::TokensExhausted => {
                 f.write_str("ERR fencing tokens are exhausted on this server (a restored token was too large)")
             }
-            WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this lock"),
+            WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this key"),
+            WardenError::ValueTooLarge => {
+                f.write_str("ERR value is larger than cache-max-value-bytes")
+            }
+            WardenError::WaitWithoutLease => f.write_str("ERR WAIT needs LEASE"),
             WardenError::InvalidState(what) => write!(f, "ERR invalid state: {what}"),
             WardenError::BadErrorRate => {
                 f.write_str("ERR error rate must be a number between 0 and 1")

@@ -4,6 +4,7 @@
 pub mod bloom;
 pub mod bloom_dump;
 pub mod bucket;
+pub mod cache;
 pub mod cluster;
 pub mod compact_bytes;
 pub mod error;

@@ -33,6 +33,11 @@ impl<W> WaitQueue<W> {
         self.entries.pop_front().map(|(_, w)| w)
     }
 
+    /// The oldest waiter, left in place.
+    pub fn front(&self) -> Option<&W> {
+        self.entries.front().map(|(_, w)| w)
+    }
+
     /// Puts a waiter back at the head (a hand-off that could not happen yet).
     pub fn push_front(&mut self, waiter: W) {
         let id = self.next_id;

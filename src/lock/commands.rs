@@ -5,18 +5,18 @@
 //! `release`); calls that change nothing replicate nothing.
 
 use std::ffi::c_int;
+use std::sync::atomic::AtomicI64;
 
 use crate::args::{internal_only, Args};
 use crate::config;
-use crate::core::cluster::{key_slot, slot_owner, SlotOwner};
 use crate::core::error::WardenError;
 use crate::core::lock::{
     self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TTL_MS, WAIT_TIMEOUT_MS,
 };
 use crate::core::parse::is_keyword;
 use crate::effect;
+use crate::fence::{observe_token, with_fence};
 use crate::host::{self, Ctx, Key, RString, Sink};
-use crate::lock::fence::{observe_token, with_fence};
 use crate::lock::wire::SetLock;
 use crate::stats;
 use crate::waiting::{self, Answer, Family, WaitRequest};
@@ -330,22 +330,6 @@ pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// In cluster mode, the error for waiters of `key` when its slot is served
-/// elsewhere now: `MOVED slot ip:port`, `ASK slot ip:port` while the slot is
-/// migrating, or `TRYAGAIN` when nobody is known to serve it.
-fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
-    if !host::is_cluster(ctx) {
-        return None;
-    }
-    let slot = key_slot(key);
-    match slot_owner(&host::cluster_nodes(ctx)?, slot) {
-        SlotOwner::Me => None,
-        SlotOwner::Elsewhere(addr) => Some(format!("MOVED {slot} {addr}")),
-        SlotOwner::Migrating(addr) => Some(format!("ASK {slot} {addr}")),
-        SlotOwner::Unknown => Some("TRYAGAIN the lock's slot is not served here".to_string()),
-    }
-}
-
 /// What a client blocked in `DLOCK.ACQUIRE … WAIT` asked for.
 struct LockWaiter {
     /// Who will hold the lock once it is handed over.
@@ -363,6 +347,10 @@ static LOCKS: Locks = Locks;
 impl Family for Locks {
     fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
+    }
+
+    fn gauge(&self) -> &'static AtomicI64 {
+        &stats::LOCKS_WAITING
     }
 }
 
@@ -383,7 +371,10 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
         return false;
     }
     // A key that vanished may have left with its slot; a released one has not.
-    if let Some(error) = key_gone.then(|| moved_error(ctx, key_bytes)).flatten() {
+    if let Some(error) = key_gone
+        .then(|| waiting::moved_error(ctx, key_bytes))
+        .flatten()
+    {
         // The slot left this node (MIGRATE, resharding): granting here would
         // write a key this node no longer serves. Send the waiters there.
         waiting::fail_all(db, key_bytes, &error);

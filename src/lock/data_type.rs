@@ -18,8 +18,8 @@ use redis_module::raw;
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::{LockState, NO_DEADLINE};
 use crate::data_type::{methods, Callbacks};
+use crate::fence::observe_token;
 use crate::host::{api, shield, ModuleValue, Sink};
-use crate::lock::fence::observe_token;
 use crate::lock::wire::SetLock;
 
 /// Current RDB encoding version of lock values.

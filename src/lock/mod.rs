@@ -1,8 +1,7 @@
 //! Distributed locks (`DLOCK.*`): the commands, the `warden-lk` data type,
-//! the `DLOCK._SET` wire format and the fencing clock. The state machine
-//! itself is `core::lock`; waiting for a lock is `waiting`.
+//! and the `DLOCK._SET` wire format. The state machine itself is
+//! `core::lock`; tokens come from `fence`; waiting for a lock is `waiting`.
 
 pub mod commands;
 pub mod data_type;
-pub mod fence;
 pub mod wire;

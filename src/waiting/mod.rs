@@ -15,12 +15,13 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
 use redis_module::Context;
 
+use crate::core::cluster::{key_slot, slot_owner, SlotOwner};
 use crate::core::error::WardenError;
 use crate::core::wait_queue::WaitQueue;
 use crate::host::{self, api, shield, Ctx, Key, OwnedString, RString};
@@ -31,6 +32,15 @@ pub trait Family: Sync {
     /// for writing and the server accepts writes. Take waiters with
     /// `pop_front`, answer them, and `look_at` the key again when needed.
     fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64);
+
+    /// What a waiter whose WAIT timeout passed (or that `CLIENT UNBLOCK`
+    /// freed) is answered.
+    fn timeout_answer(&self) -> Answer {
+        Answer::Nil
+    }
+
+    /// The INFO gauge of this family's blocked clients.
+    fn gauge(&self) -> &'static AtomicI64;
 }
 
 /// A blocked client and what it waits for (the family's payload).
@@ -38,7 +48,17 @@ struct Waiter {
     bc: *mut BlockedClient,
     /// Unique for the module's lifetime (blocked-client handles are reused).
     serial: u64,
+    /// Who serves it (its gauge counts it).
+    family: &'static dyn Family,
     payload: Box<dyn Any>,
+}
+
+impl Waiter {
+    /// Counts the waiter out of the gauges as it leaves its queue.
+    fn leave(&self) {
+        WAITING.fetch_sub(1, Ordering::Relaxed);
+        self.family.gauge().fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A waiter taken from its queue: its payload, and the client to `answer`.
@@ -163,7 +183,7 @@ pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
         let id = queue_id(db, key);
         let entry = r.keys.get_mut(&id)?;
         let waiter = entry.queue.pop_front()?;
-        WAITING.fetch_sub(1, Ordering::Relaxed);
+        waiter.leave();
         r.by_client.remove(&(waiter.bc as usize));
         r.by_serial.remove(&waiter.serial);
         if entry.idle() {
@@ -184,24 +204,34 @@ pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
     }
 }
 
-/// Removes a blocked client wherever it waits; false if it was not waiting.
-fn remove_client(bc: *mut BlockedClient) -> bool {
+/// Looks at the payload of the oldest waiter of (db, key) without taking
+/// it: `None` when nobody waits or the oldest waits for another family.
+pub fn front<P: 'static, R>(db: c_int, key: &[u8], look: impl FnOnce(&P) -> R) -> Option<R> {
+    if total_waiting() == 0 {
+        return None;
+    }
     with_registry(|r| {
-        let Some(id) = r.by_client.remove(&(bc as usize)) else {
-            return false;
-        };
-        let Some(entry) = r.keys.get_mut(&id) else {
-            return false;
-        };
+        let entry = r.keys.get(&queue_id(db, key))?;
+        let waiter = entry.queue.front()?;
+        waiter.payload.downcast_ref::<P>().map(look)
+    })
+}
+
+/// Removes a blocked client wherever it waits: its family, or `None` if it
+/// was not waiting.
+fn remove_client(bc: *mut BlockedClient) -> Option<&'static dyn Family> {
+    with_registry(|r| {
+        let id = r.by_client.remove(&(bc as usize))?;
+        let entry = r.keys.get_mut(&id)?;
         let removed = entry.queue.remove_where(|w| w.bc == bc);
         if let Some(w) = &removed {
-            WAITING.fetch_sub(1, Ordering::Relaxed);
+            w.leave();
             r.by_serial.remove(&w.serial);
         }
         if entry.idle() {
             r.keys.remove(&id);
         }
-        removed.is_some()
+        removed.map(|w| w.family)
     })
 }
 
@@ -255,12 +285,13 @@ pub fn block(
     // SAFETY: `bc` was just returned by RedisModule_BlockClient.
     unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
     let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+    let family = request.family;
     let waiter = Waiter {
         bc,
         serial,
+        family,
         payload: request.payload,
     };
-    let family = request.family;
     let timeout_at = (timeout_ms > 0).then(|| now.saturating_add(timeout_ms));
     with_registry(|r| {
         let id = queue_id(db, key);
@@ -281,6 +312,7 @@ pub fn block(
             .queue
             .push(waiter);
         WAITING.fetch_add(1, Ordering::Relaxed);
+        family.gauge().fetch_add(1, Ordering::Relaxed);
     });
     if timeout_ms > 0 {
         start_timer(ctx, timeout_ms, on_wait_timeout, serial);
@@ -307,8 +339,8 @@ fn on_wait_timeout(ctx: &Context, serial: u64) {
             return;
         }
         let bc = waiting.bc as *mut BlockedClient;
-        if remove_client(bc) {
-            wake(bc, Answer::Nil);
+        if let Some(family) = remove_client(bc) {
+            wake(bc, family.timeout_answer());
         }
     })
 }
@@ -322,6 +354,22 @@ fn wake(bc: *mut BlockedClient, answer: Answer) {
     unsafe { api!(RedisModule_UnblockClient)(bc, data) };
 }
 
+/// In cluster mode, the error for waiters of `key` when its slot is served
+/// elsewhere now (a key that vanished may have left with its slot): `MOVED slot ip:port`, `ASK slot ip:port` while the slot is
+/// migrating, or `TRYAGAIN` when nobody is known to serve it.
+pub fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
+    if !host::is_cluster(ctx) {
+        return None;
+    }
+    let slot = key_slot(key);
+    match slot_owner(&host::cluster_nodes(ctx)?, slot) {
+        SlotOwner::Me => None,
+        SlotOwner::Elsewhere(addr) => Some(format!("MOVED {slot} {addr}")),
+        SlotOwner::Migrating(addr) => Some(format!("ASK {slot} {addr}")),
+        SlotOwner::Unknown => Some("TRYAGAIN the key's slot is not served here".to_string()),
+    }
+}
+
 /// Wakes every waiter of (db, key) with `error`: the key cannot be served
 /// here.
 pub fn fail_all(db: c_int, key: &[u8], error: &str) {
@@ -331,7 +379,7 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
         let mut drained = Vec::with_capacity(entry.queue.len());
         let mut queue = entry.queue;
         while let Some(w) = queue.pop_front() {
-            WAITING.fetch_sub(1, Ordering::Relaxed);
+            w.leave();
             r.by_client.remove(&(w.bc as usize));
             r.by_serial.remove(&w.serial);
             drained.push(w.bc);
@@ -566,13 +614,20 @@ fn reply_answer(ctx: *mut Ctx) -> bool {
     let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Answer>();
     // SAFETY: as above; Redis frees it (`free_answer`) only after this callback.
     match unsafe { data.as_ref() } {
-        Some(Answer::Integer(n)) => host::reply_integer(ctx, *n),
-        Some(Answer::Custom(reply)) => reply(ctx),
-        Some(Answer::Error(error)) => host::reply_error(ctx, error),
-        Some(Answer::Nil) => host::reply_null(ctx),
+        Some(answer) => reply(ctx, answer),
         None => return false,
     }
     true
+}
+
+/// Writes `answer` as the reply on `ctx`.
+fn reply(ctx: *mut Ctx, answer: &Answer) {
+    match answer {
+        Answer::Integer(n) => host::reply_integer(ctx, *n),
+        Answer::Custom(reply) => reply(ctx),
+        Answer::Error(error) => host::reply_error(ctx, error),
+        Answer::Nil => host::reply_null(ctx),
+    }
 }
 
 /// `CLIENT UNBLOCK` (Redis's own timeout is never set): leave the queue and
@@ -584,11 +639,14 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
         }
         // SAFETY: `ctx` is the reply context of a client this module blocked.
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
-        if remove_client(bc) {
-            // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
-            unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        match remove_client(bc) {
+            Some(family) => {
+                // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
+                unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+                reply(ctx, &family.timeout_answer());
+            }
+            None => host::reply_null(ctx),
         }
-        host::reply_null(ctx);
         raw::REDISMODULE_OK as c_int
     })
 }
@@ -597,7 +655,7 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
 /// the waiter so the lock is never handed to a client that is gone.
 unsafe extern "C" fn on_disconnect(_ctx: *mut Ctx, bc: *mut BlockedClient) {
     shield((), || {
-        if remove_client(bc) {
+        if remove_client(bc).is_some() {
             // SAFETY: as above: it was still waiting, so it has not been unblocked yet.
             unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
         }

@@ -590,6 +590,23 @@ done
 goal_rps "RL.TOKEN" "SET NX PX" 0.9
 goal "RL.TOKEN, two limits" "RL.TOKEN" 1.3
 
+# Cache reads: a fresh CACHE.GET hit against GET of the same held keys (a 32-byte value),
+# with HOT counting whose threshold is never reached, and CACHE.SET against SET PX on
+# fresh keys.
+CACHE_VALUE=value-0123456789abcdef012345678
+setup_held_strings() { populate SET ch:__rand_int__ "$CACHE_VALUE" PX "$HELD_TTL_MS"; }
+setup_held_cache() { populate CACHE.SET ch:__rand_int__ "$CACHE_VALUE" "$HELD_TTL_MS"; }
+row "GET" setup_held_strings keyspace="$HELD_KEYS" -- GET ch:__rand_int__
+row "CACHE.GET, fresh hit" setup_held_cache keyspace="$HELD_KEYS" ref="GET" module \
+    -- CACHE.GET ch:__rand_int__
+row "CACHE.GET HOT, no extension due" setup_held_cache keyspace="$HELD_KEYS" ref="GET" module \
+    -- CACHE.GET ch:__rand_int__ HOT 1000000000 1000 EXTEND 1000
+row "SET PX" setup_none -- SET ch:__rand_int__ "$CACHE_VALUE" PX 60000
+row "CACHE.SET" setup_none ref="SET PX" module -- CACHE.SET ch:__rand_int__ "$CACHE_VALUE" 60000
+goal "CACHE.GET, fresh hit" "GET" 1.3
+goal "CACHE.GET HOT, no extension due" "GET" 1.5
+goal "CACHE.SET" "SET PX" 1.3
+
 # ---------------------------------------------------------------- run
 module_text() {
     if [[ $NO_MODULE == 1 ]]; then
@@ -747,9 +764,25 @@ if [[ ${BENCH_CONTENDED:-1} == 1 ]]; then
         log "contended-lock table appended to $OUT_DIR/results.md"
     fi
 fi
+# Cache stampede (tests/bench/stampede.py): 50 clients miss one key while the source takes
+# 50 ms; GET→SET and the seed's Lua beside CACHE.GET … LEASE … WAIT.  BENCH_STAMPEDE=0 skips it.
+STAMPEDE_RC=0
+rm -f "$OUT_DIR/stampede.md" "$OUT_DIR/stampede.json"
+if [[ ${BENCH_STAMPEDE:-1} == 1 ]]; then
+    log "cache stampede benchmark (tests/bench/stampede.py)"
+    timeout -k 5 600 python3 tests/bench/stampede.py --port "$PORT" \
+        --md "$OUT_DIR/stampede.md" --json "$OUT_DIR/stampede.json" >/dev/null \
+        || STAMPEDE_RC=$?
+    server_alive
+    if [[ -f $OUT_DIR/stampede.md ]]; then
+        { echo; cat "$OUT_DIR/stampede.md"; } >>"$OUT_DIR/results.md"
+        echo; cat "$OUT_DIR/stampede.md"
+    fi
+fi
 if [[ ${BENCH_CHARTS:-1} == 1 ]]; then
     timeout -k 5 900 python3 tests/bench/charts.py --results "$OUT_DIR/results.md" \
-        --contended "$OUT_DIR/contended.json" --out "$OUT_DIR" \
+        --contended "$OUT_DIR/contended.json" --stampede "$OUT_DIR/stampede.json" --out "$OUT_DIR" \
         || log "charts failed (exit $?): the tables above are complete"
 fi
 (( CONTENDED_RC == 0 )) || die "the contended-lock benchmark failed (exit $CONTENDED_RC; see above)"
+(( STAMPEDE_RC == 0 )) || die "the stampede benchmark failed (exit $STAMPEDE_RC; see above)"

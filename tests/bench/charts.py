@@ -3,6 +3,7 @@
 
     python3 tests/bench/charts.py [--results target/bench/results.md]
                                   [--contended target/bench/contended.json]
+                                  [--stampede target/bench/stampede.json]
                                   [--out target/bench]
 
 Writes
@@ -16,6 +17,9 @@ Writes
                                     share of hand-offs that went to another client (the
                                     rest are the releasing client re-taking the lock), from
                                     contended.json (written by contended.py)
+  <out>/stampede.png            (d) cache stampede: source calls per stampede and client
+                                    latency p50/p99 per variant, from stampede.json
+                                    (written by stampede.py)
 A chart whose input is missing is skipped with a message.
 
 matplotlib: when `import matplotlib` fails, the script creates a venv in
@@ -289,10 +293,43 @@ def chart_contended(data, path):
     plt.close(fig)
 
 
+def chart_stampede(data, path):
+    import matplotlib.pyplot as plt
+    variants = list(data["variants"].items())
+    labels = {"naive": "GET → miss →\nsource → SET", "seed-lua": "seed's Lua\n(GET+INCR+EXPIRE+compare)",
+              "lease-wait": "CACHE.GET …\nLEASE WAIT"}
+    colors = {"naive": "#d95f02", "seed-lua": "#e6ab02", "lease-wait": "#1b9e77"}
+    xs = range(len(variants))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 5))
+    for i, (v, r) in enumerate(variants):
+        c = colors.get(v, "#444444")
+        a1.bar(i, r["source_calls_median"], 0.6, color=c)
+        a1.text(i, r["source_calls_median"], " %d" % r["source_calls_median"], ha="center",
+                va="bottom", fontsize=9)
+        a2.bar(i - 0.15, r["p50_ms"], 0.3, color=c, alpha=0.55, label="p50" if i == 0 else None)
+        a2.bar(i + 0.15, r["p99_ms"], 0.3, color=c, label="p99" if i == 0 else None)
+        a2.text(i + 0.15, r["p99_ms"], "%.1f" % r["p99_ms"], ha="center", va="bottom", fontsize=8)
+    for ax in (a1, a2):
+        ax.set_xticks(list(xs), [labels.get(v, v) for v, _ in variants], fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    a1.set_ylabel("source calls per stampede (median)")
+    a1.set_title("%d clients miss one key at once" % data["clients"], fontsize=10)
+    a2.axhline(data["source_ms"] + 2, color="#cc0000", lw=0.8, ls="--")
+    a2.text(-0.4, data["source_ms"] + 2, " source + 2 ms goal (p99)", color="#cc0000",
+            fontsize=7, va="bottom")
+    a2.set_ylabel("ms until the client holds the value")
+    a2.set_title("latency (the source takes %d ms)" % data["source_ms"], fontsize=10)
+    a2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description="warden benchmark charts")
     ap.add_argument("--results", default=os.path.join(OUT, "results.md"))
     ap.add_argument("--contended", default=os.path.join(OUT, "contended.json"))
+    ap.add_argument("--stampede", default=os.path.join(OUT, "stampede.json"))
     ap.add_argument("--out", default=OUT)
     args = ap.parse_args()
     ensure_matplotlib()
@@ -327,6 +364,15 @@ def main():
     else:
         log("no %s: skipping the contended chart (run tests/bench/contended.py --json)"
             % args.contended)
+    if os.path.exists(args.stampede):
+        with open(args.stampede, encoding="utf-8") as f:
+            data = json.load(f)
+        path = os.path.join(args.out, "stampede.png")
+        chart_stampede(data, path)
+        written.append(path)
+    else:
+        log("no %s: skipping the stampede chart (run tests/bench/stampede.py --json)"
+            % args.stampede)
     for p in written:
         rel = os.path.relpath(p, os.getcwd())
         log("wrote " + (p if rel.startswith("..") else rel))

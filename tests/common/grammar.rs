@@ -21,6 +21,8 @@ pub const RL_WINDOW_KEYS: &[&str] = &["rl:w:0", "rl:w:1"];
 
 pub const RL_GCRA_KEYS: &[&str] = &["rl:g:0", "rl:g:1"];
 
+pub const CACHE_KEYS: &[&str] = &["ch:0", "ch:1", "ch:2", "{ch}:3"];
+
 pub const OTHER_KEYS: &[&str] = &["str:0", "list:0", "hash:0", "new:0", "new:1", "{new}:2"];
 
 pub const OWNERS: &[&[u8]] = &[
@@ -208,13 +210,14 @@ pub fn any_key(rng: &mut Rng) -> Vec<u8> {
             _ => b"\x00\xff\xc3\x28".to_vec(),
         };
     }
-    let groups: [&[&str]; 8] = [
+    let groups: [&[&str]; 9] = [
         LOCK_KEYS,
         BF_KEYS,
         RL_TOKEN_KEYS,
         RL_LEAKY_KEYS,
         RL_WINDOW_KEYS,
         RL_GCRA_KEYS,
+        CACHE_KEYS,
         OTHER_KEYS,
         OTHER_KEYS,
     ];
@@ -424,6 +427,42 @@ impl Gen {
         })
     }
 
+    /// `version:fresh_until:stale_until:lease:lease_until`, as CACHE._SET
+    /// and CACHE._META take it.
+    pub fn cache_meta(&self, rng: &mut Rng, with_value: bool) -> Vec<u8> {
+        let now = self.now;
+        let damage = self.p > 0;
+        self.val(rng, |r| {
+            let fresh =
+                now + 50 + r.below(2_000) as i64 + if r.chance(1, 2) { LONG_TTL_MS } else { 0 };
+            let stale = fresh + r.below(60_000) as i64;
+            let version = if with_value { r.below(5) } else { 0 };
+            let (token, until) = if !with_value || r.chance(1, 3) {
+                (
+                    now * 1000 + r.below(1_000_000) as i64,
+                    now + 50 + r.below(60_000) as i64,
+                )
+            } else {
+                (0, 0)
+            };
+            let mut parts = vec![
+                version.to_string(),
+                fresh.to_string(),
+                stale.to_string(),
+                token.to_string(),
+                until.to_string(),
+            ];
+            if damage && r.chance(1, 3) {
+                let i = r.below(parts.len());
+                parts[i] = r.pick(NUMS).to_string();
+            }
+            if damage && r.chance(1, 10) {
+                parts.truncate(r.below(5));
+            }
+            parts.join(":").into_bytes()
+        })
+    }
+
     /// Options `(word, value generator)` in random order, case and number.
     pub fn options(&self, rng: &mut Rng, opts: &[(&str, Option<ValueGen>)]) -> Vec<Vec<u8>> {
         let mut chosen: Vec<usize> = (0..opts.len()).filter(|_| rng.chance(1, 3)).collect();
@@ -466,6 +505,14 @@ pub fn g_cost(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.int(rng, 5)
 }
 
+pub fn g_version(g: &Gen, rng: &mut Rng) -> Vec<u8> {
+    g.int(rng, 5)
+}
+
+pub fn g_lease_ms(g: &Gen, rng: &mut Rng) -> Vec<u8> {
+    g.val(rng, |r| (1 + r.below(300)).to_string().into_bytes())
+}
+
 pub fn g_maxwait(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.int(rng, 5_000)
 }
@@ -493,6 +540,11 @@ pub const COMMANDS: &[&str] = &[
     "RL.WINDOW",
     "RL.GCRA",
     "RL._SET",
+    "CACHE.SET",
+    "CACHE.GET",
+    "CACHE.INFO",
+    "CACHE._SET",
+    "CACHE._META",
 ];
 
 /// Arguments (after the name) of a plausible call of `name`.
@@ -648,6 +700,55 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
             a.push(g.key(rng, keys));
             a.push(g.limiter_state(rng, kind));
         }
+        "CACHE.SET" => {
+            a.push(g.key(rng, CACHE_KEYS));
+            a.push(g.item(rng));
+            a.push(g.ttl(rng));
+            a.extend(g.options(
+                rng,
+                &[
+                    ("STALE", Some(g_maxwait)),
+                    ("VERSION", Some(g_version)),
+                    (
+                        "LEASE",
+                        Some(|g: &Gen, r: &mut Rng| {
+                            g.val(r, |r| {
+                                (g.now * 1000 + r.below(1_000_000) as i64)
+                                    .to_string()
+                                    .into_bytes()
+                            })
+                        }),
+                    ),
+                ],
+            ));
+        }
+        "CACHE.GET" => {
+            a.push(g.key(rng, CACHE_KEYS));
+            a.extend(g.options(rng, &[("MINVERSION", Some(g_version))]));
+            if rng.chance(1, 3) {
+                a.push(g.word(rng, "HOT"));
+                a.push(g.int(rng, 4));
+                a.push(g.val(rng, |r| (1 + r.below(1_000)).to_string().into_bytes()));
+                a.push(g.word(rng, "EXTEND"));
+                a.push(g.ttl(rng));
+            }
+            if rng.chance(1, 2) {
+                a.push(g.word(rng, "LEASE"));
+                a.push(g_lease_ms(g, rng));
+                a.extend(g.options(rng, &[("WAIT", Some(g_timeout))]));
+            }
+        }
+        "CACHE.INFO" => a.push(g.key(rng, CACHE_KEYS)),
+        "CACHE._SET" => {
+            a.push(g.key(rng, CACHE_KEYS));
+            a.push(g.item(rng));
+            a.push(g.cache_meta(rng, true));
+        }
+        "CACHE._META" => {
+            a.push(g.key(rng, CACHE_KEYS));
+            let with_value = rng.chance(1, 2);
+            a.push(g.cache_meta(rng, with_value));
+        }
         other => unreachable!("{other}"),
     }
     a
@@ -766,6 +867,9 @@ pub enum Shape {
     Chunk,
     Four,
     Five,
+    /// A value, nil, or `[value or nil, lease]`.
+    CacheGet,
+    CacheInfo,
     Any,
 }
 
@@ -812,6 +916,21 @@ pub fn fits(shape: Shape, v: &Value) -> bool {
             Value::Array(a) => {
                 a.len() == 5 && a.iter().all(|x| matches!(x, Value::Int(_))) && is_int01(&a[0])
             }
+            _ => false,
+        },
+        Shape::CacheGet => match v {
+            Value::Nil | Value::BulkString(_) => true,
+            Value::Array(a) => {
+                a.len() == 2
+                    && matches!(a[0], Value::Nil | Value::BulkString(_))
+                    && matches!(a[1], Value::Int(t) if t >= 0)
+            }
+            _ => false,
+        },
+        Shape::CacheInfo => match v {
+            Value::Nil => true,
+            Value::Array(a) => a.len() == 12,
+            Value::Map(m) => m.len() == 6,
             _ => false,
         },
         Shape::Any => true,

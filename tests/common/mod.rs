@@ -821,6 +821,7 @@ pub fn raw(con: &mut Connection, c: &redis::Cmd) -> Value {
 }
 
 pub mod bloom;
+pub mod cache;
 pub mod cluster;
 pub mod dlock;
 pub mod grammar;

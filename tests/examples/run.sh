@@ -2,8 +2,8 @@
 # Runs the client examples (redis-py and redigo) against a real server with the
 # built module loaded, and checks their results.
 #
-#   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  (redis-py, venv in target/)
-#   go/lock  go/bloom  go/limiter                           (redigo from Debian, offline)
+#   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  python/cache.py  (redis-py, venv in target/)
+#   go/lock  go/bloom  go/limiter  go/cache                 (redigo from Debian, offline)
 #   (both lock programs also run a lease-lost scenario: the worker must stop)
 #
 # Installs what is missing: redis-py into target/examples-venv with pip; Debian's
@@ -130,7 +130,7 @@ export WARDEN_HOST=127.0.0.1 WARDEN_PORT=$PORT
 export PYTHONDONTWRITEBYTECODE=1
 export GOCACHE=${GOCACHE:-$ROOT/target/examples-gocache}
 
-ALL="python/lock python/crawler python/limiter python/backup go/lock go/bloom go/limiter"
+ALL="python/lock python/crawler python/limiter python/backup python/cache go/lock go/bloom go/limiter go/cache"
 SELECTED=${*:-$ALL}
 
 passed=0

@@ -1,5 +1,5 @@
 //! The module's fencing clock: the largest token issued or seen, shared by
-//! every lock key (only the main thread touches it).
+//! every lock key and cache lease (only the main thread touches it).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 

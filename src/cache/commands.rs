@@ -1,0 +1,562 @@
+//! CACHE.* commands: glue between the arguments, the cache key and
+//! `core::cache`. A SET replicates its entry with absolute times in the call
+//! itself (`ttl@meta`, see `effect`) or as `CACHE._SET`; a lease taken or a
+//! hot key extended replicates as `CACHE._META`; reads that change nothing
+//! replicate nothing (HOT read counts stay on the master).
+
+use std::ffi::c_int;
+use std::rc::Rc;
+use std::sync::atomic::AtomicI64;
+
+use crate::args::{internal_only, Args};
+use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta};
+use crate::config;
+use crate::core::cache::{
+    new_lease, CacheEntry, Hot, Lease, Meta, Read, SetRequest, HOT_EXTEND_MS, HOT_READS,
+    HOT_WINDOW_MS, LEASE_MS, LEASE_TOKEN, STALE_MS, TTL_MS, VERSION, WAIT_TIMEOUT_MS,
+};
+use crate::core::error::WardenError;
+use crate::core::parse::is_keyword;
+use crate::effect;
+use crate::fence::{observe_token, with_fence};
+use crate::host::{self, Ctx, Key, RString, Sink};
+use crate::stats;
+use crate::waiting::{self, Answer, Family, WaitRequest};
+
+/// The options of `CACHE.SET` after `ttl_ms`.
+fn set_request(args: &Args, ttl_ms: i64) -> Result<SetRequest, WardenError> {
+    let mut stale = None;
+    let mut version = None;
+    let mut lease = None;
+    let mut i = 4;
+    while i < args.len() {
+        let word = args.bytes(i);
+        let value = (i + 1 < args.len()).then(|| args.bytes(i + 1));
+        match value {
+            Some(v) if is_keyword(word, "STALE") && stale.is_none() => {
+                stale = Some(STALE_MS.parse(v)?)
+            }
+            Some(v) if is_keyword(word, "VERSION") && version.is_none() => {
+                version = Some(VERSION.parse(v)?)
+            }
+            Some(v) if is_keyword(word, "LEASE") && lease.is_none() => {
+                lease = Some(LEASE_TOKEN.parse(v)?)
+            }
+            _ => return Err(WardenError::Syntax),
+        }
+        i += 2;
+    }
+    Ok(SetRequest {
+        ttl_ms,
+        stale_ms: stale.unwrap_or(0),
+        version: version.unwrap_or(0),
+        lease,
+    })
+}
+
+/// `CACHE.SET key value ttl_ms [STALE stale_ms] [VERSION v] [LEASE token]`
+pub fn set(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("cache.set", args.len() >= 4)?;
+    let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
+        Ok(ttl_ms) => ttl_ms,
+        Err(e) => return apply_replayed_set(ctx, args, e),
+    };
+    let request = set_request(args, ttl_ms)?;
+    let value = args.bytes(2);
+    if value.len() > config::cache_max_value_bytes() {
+        return Err(WardenError::ValueTooLarge);
+    }
+    let now = host::now_ms();
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let entry = {
+        let current = key.value::<CacheEntry>()?;
+        let allowed = match current.as_deref() {
+            Some(entry) => entry.may_set(&request, now),
+            // A lease ends with its key: a DEL voided it.
+            None => request.lease.is_none(),
+        };
+        if !allowed {
+            host::reply_integer(ctx, 0);
+            return Ok(());
+        }
+        CacheEntry::stored(value, &request, current.as_deref(), now)?
+    };
+    let meta = entry.meta();
+    let text = meta_text(&meta);
+    // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
+    // its bytes are not read again by the command.
+    if !unsafe { effect::replicate_in_place(ctx, args.raw(3), text.as_bytes()) } {
+        emit_entry(
+            Sink::Replication(ctx),
+            name,
+            value,
+            Some(args.raw(2)),
+            &meta,
+        );
+    }
+    store(&key, entry);
+    host::notify(ctx, c"cache.set", name);
+    let db = host::selected_db(ctx);
+    if waiting::count(db, args.bytes(1)) > 0 {
+        serve_waiters(ctx, &mut key, name, db, now);
+    }
+    host::reply_integer(ctx, 1);
+    Ok(())
+}
+
+/// A SET whose ttl (`args[3]`) did not parse: from a master or the AOF it
+/// may carry its effect (`ttl@meta`), applied like `CACHE._SET` and
+/// replicated as it came; otherwise it is the error `e`.
+fn apply_replayed_set(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
+    let Some(text) = effect::replayed(ctx, args.bytes(3)) else {
+        return Err(e);
+    };
+    let meta = parse_meta(text)?;
+    // Verbatim is safe here: this argv already carries the absolute state.
+    apply(ctx, args.raw(1), Some(args.bytes(2)), meta, |_| {
+        host::replicate_verbatim(ctx)
+    })?;
+    host::reply_integer(ctx, 1);
+    Ok(())
+}
+
+/// Stores `entry` in `key` with the key's expiry at its end.
+fn store(key: &Key, entry: CacheEntry) {
+    let expires = entry.expires_at();
+    key.set_value(Box::new(entry));
+    key.set_abs_expire(expires);
+}
+
+/// Applies state decided by a master or the AOF to `name`: a whole entry
+/// (`value`), or all but the value (`None`: the entry keeps its value, or
+/// the key gets a lease-only entry). `replicate` passes it on once it is
+/// known to apply.
+fn apply(
+    ctx: *mut Ctx,
+    name: *mut RString,
+    value: Option<&[u8]>,
+    meta: Meta,
+    replicate: impl FnOnce(&Meta),
+) -> Result<(), WardenError> {
+    let mut key = Key::writable(ctx, name);
+    let current = key.value::<CacheEntry>()?;
+    match (value, current) {
+        (None, Some(current)) => {
+            meta.validate(current.value.is_some())?;
+            current.apply_meta(&meta);
+            let expires = current.expires_at();
+            replicate(&meta);
+            key.set_abs_expire(expires);
+        }
+        (value, current) => {
+            meta.validate(value.is_some())?;
+            let mut entry = CacheEntry {
+                value: value.map(Into::into),
+                reads: current.as_deref().map_or(0, |c| c.reads),
+                window_until: current.as_deref().map_or(0, |c| c.window_until),
+                ..CacheEntry::default()
+            };
+            entry.apply_meta(&meta);
+            replicate(&meta);
+            store(&key, entry);
+        }
+    }
+    if let Some(lease) = meta.lease {
+        observe_token(lease.token);
+    }
+    host::notify(ctx, c"cache.set", name);
+    Ok(())
+}
+
+/// `CACHE._SET key value meta`: a whole entry with absolute times.
+/// Internal: only from the master link or the AOF.
+pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "cache._set")?;
+    args.arity("cache._set", args.len() == 4)?;
+    let meta = parse_meta(args.bytes(3))?;
+    apply(ctx, args.raw(1), Some(args.bytes(2)), meta, |meta| {
+        emit_entry(
+            Sink::Replication(ctx),
+            args.raw(1),
+            &[],
+            Some(args.raw(2)),
+            meta,
+        )
+    })?;
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// `CACHE._META key meta`: an entry's state but its value, with absolute
+/// times. Internal: only from the master link or the AOF.
+pub fn set_meta(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "cache._meta")?;
+    args.arity("cache._meta", args.len() == 3)?;
+    let meta = parse_meta(args.bytes(2))?;
+    apply(ctx, args.raw(1), None, meta, |meta| {
+        emit_meta(Sink::Replication(ctx), args.raw(1), meta)
+    })?;
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// The options of `CACHE.GET`.
+struct GetOptions {
+    /// `MINVERSION v` (0 without).
+    min_version: i64,
+    /// `HOT reads window_ms EXTEND ttl_ms`.
+    hot: Option<Hot>,
+    /// `LEASE lease_ms`.
+    lease_ms: Option<i64>,
+    /// `WAIT timeout_ms` (only with LEASE).
+    wait_ms: Option<i64>,
+}
+
+impl GetOptions {
+    fn parse(args: &Args) -> Result<GetOptions, WardenError> {
+        let mut options = GetOptions {
+            min_version: 0,
+            hot: None,
+            lease_ms: None,
+            wait_ms: None,
+        };
+        let mut seen_min = false;
+        let mut i = 2;
+        while i < args.len() {
+            let word = args.bytes(i);
+            let left = args.len() - i - 1;
+            if is_keyword(word, "MINVERSION") && left >= 1 && !seen_min {
+                options.min_version = VERSION.parse(args.bytes(i + 1))?;
+                seen_min = true;
+                i += 2;
+            } else if is_keyword(word, "HOT")
+                && left >= 4
+                && options.hot.is_none()
+                && is_keyword(args.bytes(i + 3), "EXTEND")
+            {
+                options.hot = Some(Hot {
+                    reads: HOT_READS.parse(args.bytes(i + 1))? as u32,
+                    window_ms: HOT_WINDOW_MS.parse(args.bytes(i + 2))?,
+                    extend_ms: HOT_EXTEND_MS.parse(args.bytes(i + 4))?,
+                });
+                i += 5;
+            } else if is_keyword(word, "LEASE") && left >= 1 && options.lease_ms.is_none() {
+                options.lease_ms = Some(LEASE_MS.parse(args.bytes(i + 1))?);
+                i += 2;
+            } else if is_keyword(word, "WAIT") && left >= 1 && options.wait_ms.is_none() {
+                options.wait_ms = Some(WAIT_TIMEOUT_MS.parse(args.bytes(i + 1))?);
+                i += 2;
+            } else {
+                return Err(WardenError::Syntax);
+            }
+        }
+        if options.wait_ms.is_some() && options.lease_ms.is_none() {
+            return Err(WardenError::WaitWithoutLease);
+        }
+        Ok(options)
+    }
+}
+
+/// Replies `[value or nil, lease token or 0]`: a `CACHE.GET … LEASE`.
+fn reply_with_lease(ctx: *mut Ctx, value: Option<&[u8]>, token: i64) {
+    host::reply_array(ctx, 2);
+    match value {
+        Some(v) => host::reply_bulk(ctx, v),
+        None => host::reply_null(ctx),
+    }
+    host::reply_integer(ctx, token);
+}
+
+/// Replicates a lease just taken on `name` (the entry is in the key) and
+/// moves the key's expiry to the entry's end.
+fn lease_taken(ctx: *mut Ctx, key: &Key, name: *mut RString, meta: &Meta, expires: i64) {
+    emit_meta(Sink::Replication(ctx), name, meta);
+    key.set_abs_expire(expires);
+    host::notify(ctx, c"cache.lease", name);
+    stats::count(&stats::CACHE_LEASES);
+}
+
+/// Stores a lease-only entry for a miss on a missing key and replicates it.
+fn lease_on_missing(ctx: *mut Ctx, key: &Key, name: *mut RString, lease: Lease, now: i64) {
+    let entry = CacheEntry::lease_only(lease, now);
+    let (meta, expires) = (entry.meta(), entry.expires_at());
+    key.set_value(Box::new(entry));
+    lease_taken(ctx, key, name, &meta, expires);
+}
+
+/// `CACHE.GET key [MINVERSION v] [HOT reads window_ms EXTEND ttl_ms] [LEASE lease_ms [WAIT timeout_ms]]`
+pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("cache.get", args.len() >= 2)?;
+    let options = GetOptions::parse(args)?;
+    let now = host::now_ms();
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let min = options.min_version;
+    let Some(lease_ms) = options.lease_ms else {
+        return plain_get(ctx, &mut key, name, &options, now);
+    };
+    let db = host::selected_db(ctx);
+    let queued = waiting::count(db, args.bytes(1)) > 0;
+    let read = match key.value::<CacheEntry>()? {
+        Some(entry) => entry.read(min, now),
+        None => Read::Vacant,
+    };
+    if queued && read == Read::Vacant {
+        // First come, first served: a vacant lease goes to the queue first.
+        serve_waiters(ctx, &mut key, name, db, now);
+    }
+    let Some(entry) = key.value::<CacheEntry>()? else {
+        let lease = with_fence(|fence| new_lease(lease_ms, now, fence))?;
+        lease_on_missing(ctx, &key, name, lease, now);
+        stats::count(&stats::CACHE_MISSES);
+        reply_with_lease(ctx, None, lease.token);
+        return Ok(());
+    };
+    match entry.read(min, now) {
+        Read::Fresh => {
+            let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
+            if extended {
+                emit_meta(Sink::Replication(ctx), name, &entry.meta());
+            }
+            stats::count(&stats::CACHE_HITS);
+            reply_with_lease(ctx, entry.value.as_deref(), 0);
+            if extended {
+                let expires = entry.expires_at();
+                key.set_abs_expire(expires);
+                host::notify(ctx, c"cache.extend", name);
+            }
+        }
+        Read::Refreshing => {
+            stats::count(&stats::CACHE_MISSES);
+            let lease_end = entry.live_lease(now).map_or(now, |l| l.until_ms);
+            if let Some(stale) = entry.stale_value(min, now) {
+                stats::count(&stats::CACHE_STALE_SERVED);
+                reply_with_lease(ctx, Some(stale), 0);
+                return Ok(());
+            }
+            match options.wait_ms {
+                Some(timeout_ms) if host::may_block(ctx) => {
+                    let request = WaitRequest {
+                        family: &CACHE,
+                        payload: Box::new(CacheWaiter {
+                            min_version: min,
+                            lease_ms,
+                        }),
+                        timeout_ms,
+                        max_waiters: config::cache_max_waiters(),
+                        look_at: Some(lease_end),
+                    };
+                    waiting::block(ctx, db, args.bytes(1), request, now)?;
+                }
+                _ => reply_with_lease(ctx, None, 0),
+            }
+        }
+        Read::Vacant => {
+            stats::count(&stats::CACHE_MISSES);
+            let lease = with_fence(|fence| entry.take_lease(lease_ms, now, fence))?;
+            let stale = entry.stale_value(min, now);
+            if stale.is_some() {
+                stats::count(&stats::CACHE_STALE_SERVED);
+            }
+            reply_with_lease(ctx, stale, lease.token);
+            let (meta, expires) = (entry.meta(), entry.expires_at());
+            lease_taken(ctx, &key, name, &meta, expires);
+        }
+    }
+    Ok(())
+}
+
+/// `CACHE.GET` without `LEASE`: the value when fresh (counting a HOT read),
+/// else nil.
+fn plain_get(
+    ctx: *mut Ctx,
+    key: &mut Key,
+    name: *mut RString,
+    options: &GetOptions,
+    now: i64,
+) -> Result<(), WardenError> {
+    let Some(entry) = key.value::<CacheEntry>()? else {
+        stats::count(&stats::CACHE_MISSES);
+        host::reply_null(ctx);
+        return Ok(());
+    };
+    if !entry.is_fresh(options.min_version, now) {
+        stats::count(&stats::CACHE_MISSES);
+        host::reply_null(ctx);
+        return Ok(());
+    }
+    let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
+    if extended {
+        emit_meta(Sink::Replication(ctx), name, &entry.meta());
+    }
+    stats::count(&stats::CACHE_HITS);
+    host::reply_bulk(ctx, entry.value.as_deref().unwrap_or(b""));
+    if extended {
+        let expires = entry.expires_at();
+        key.set_abs_expire(expires);
+        host::notify(ctx, c"cache.extend", name);
+    }
+    Ok(())
+}
+
+/// `CACHE.INFO key`
+pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    args.arity("cache.info", args.len() == 2)?;
+    let now = host::now_ms();
+    let mut key = Key::readable(ctx, args.raw(1));
+    let Some(entry) = key.value::<CacheEntry>()? else {
+        host::reply_null(ctx);
+        return Ok(());
+    };
+    let reads = if now < entry.window_until {
+        entry.reads
+    } else {
+        0
+    };
+    let lease = entry.live_lease(now).map_or(0, |l| l.token);
+    let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
+    host::reply_map(ctx, 6);
+    for (field, value) in [
+        (&b"version"[..], entry.version),
+        (b"fresh_ms", entry.fresh_until.saturating_sub(now)),
+        (b"stale_ms", entry.stale_until.saturating_sub(now)),
+        (b"reads", i64::from(reads)),
+        (b"lease", lease),
+        (b"waiters", waiters as i64),
+    ] {
+        host::reply_bulk(ctx, field);
+        host::reply_integer(ctx, value);
+    }
+    Ok(())
+}
+
+/// What a client blocked in `CACHE.GET … LEASE … WAIT` asked for.
+struct CacheWaiter {
+    /// Its `MINVERSION`.
+    min_version: i64,
+    /// The lease it takes if the refresh falls to it.
+    lease_ms: i64,
+}
+
+/// Cache refreshes as a `waiting::Family`: a SET hands the value to every
+/// waiter it satisfies; a lease that ends without one goes to the oldest.
+struct Cache;
+
+/// The cache family's entry in the waiting machinery.
+static CACHE: Cache = Cache;
+
+impl Family for Cache {
+    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+        serve_waiters(ctx, key, name, db, now);
+    }
+
+    fn timeout_answer(&self) -> Answer {
+        Answer::Custom(Box::new(|ctx| reply_with_lease(ctx, None, 0)))
+    }
+
+    fn gauge(&self) -> &'static AtomicI64 {
+        &stats::CACHE_WAITING
+    }
+}
+
+/// Answers the waiters of a cache key in arrival order: each one the value
+/// satisfies gets it; the first it does not takes a lease when none runs
+/// (and the rest wait for that). `key` is open for writing on `db`.
+fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+    // SAFETY: `name` is the caller's live key name (a command argument or a
+    // string the timer owns), unchanged while this function runs.
+    let key_bytes = unsafe { host::bytes(name) };
+    // One copy of the value serves every waiter it satisfies.
+    let mut shared: Option<Rc<[u8]>> = None;
+    loop {
+        let Some(min) = waiting::front::<CacheWaiter, _>(db, key_bytes, |w| w.min_version) else {
+            if waiting::count(db, key_bytes) > 0 {
+                // Another family's waiter heads the queue: `pop_front` answers
+                // it (WRONGTYPE) and takes it off.
+                if let Some(stray) = waiting::pop_front::<CacheWaiter>(db, key_bytes) {
+                    stray.answer(Answer::Error(WardenError::WrongType.to_string()));
+                }
+                continue;
+            }
+            return;
+        };
+        let entry = match key.value::<CacheEntry>() {
+            Ok(entry) => entry,
+            Err(e) => {
+                waiting::fail_all(db, key_bytes, &e.to_string());
+                return;
+            }
+        };
+        let read = entry.as_deref().map_or(Read::Vacant, |e| e.read(min, now));
+        match (read, entry) {
+            (Read::Fresh, Some(entry)) => {
+                let Some(waiter) = waiting::pop_front::<CacheWaiter>(db, key_bytes) else {
+                    return;
+                };
+                let value = shared
+                    .get_or_insert_with(|| entry.value.as_deref().unwrap_or(b"").into())
+                    .clone();
+                stats::count(&stats::CACHE_HITS);
+                waiter.answer(Answer::Custom(Box::new(move |ctx| {
+                    reply_with_lease(ctx, Some(&value), 0)
+                })));
+            }
+            (Read::Refreshing, Some(entry)) => {
+                let lease_end = entry.live_lease(now).map_or(now, |l| l.until_ms);
+                waiting::look_at(ctx, db, key_bytes, lease_end, now);
+                return;
+            }
+            (_, entry) => {
+                if entry.is_none() {
+                    if let Some(error) = waiting::moved_error(ctx, key_bytes) {
+                        // The slot left this node: send the waiters there.
+                        waiting::fail_all(db, key_bytes, &error);
+                        return;
+                    }
+                }
+                let Some(waiter) = waiting::pop_front::<CacheWaiter>(db, key_bytes) else {
+                    return;
+                };
+                let lease_ms = waiter.payload.lease_ms;
+                let min = waiter.payload.min_version;
+                let taken = match entry {
+                    Some(entry) => {
+                        with_fence(|fence| entry.take_lease(lease_ms, now, fence)).map(|lease| {
+                            let stale: Option<Rc<[u8]>> =
+                                entry.stale_value(min, now).map(Into::into);
+                            (lease, stale, Some((entry.meta(), entry.expires_at())))
+                        })
+                    }
+                    None => with_fence(|fence| new_lease(lease_ms, now, fence))
+                        .map(|lease| (lease, None, None)),
+                };
+                let (lease, stale, updated) = match taken {
+                    Ok(taken) => taken,
+                    Err(e) => {
+                        // The waiter already taken is answered too: none is left hanging.
+                        let error = e.to_string();
+                        waiter.answer(Answer::Error(error.clone()));
+                        waiting::fail_all(db, key_bytes, &error);
+                        return;
+                    }
+                };
+                match updated {
+                    Some((meta, expires)) => lease_taken(ctx, key, name, &meta, expires),
+                    None => lease_on_missing(ctx, key, name, lease, now),
+                }
+                if stale.is_some() {
+                    stats::count(&stats::CACHE_STALE_SERVED);
+                }
+                let Lease { token, until_ms } = lease;
+                waiter.answer(Answer::Custom(Box::new(move |ctx| {
+                    reply_with_lease(ctx, stale.as_deref(), token)
+                })));
+                if waiting::count(db, key_bytes) > 0 {
+                    waiting::look_at(ctx, db, key_bytes, until_ms, now);
+                }
+                return;
+            }
+        }
+    }
+}

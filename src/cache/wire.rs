@@ -1,0 +1,128 @@
+//! How cache state travels to replicas and the AOF, always with absolute
+//! times: `CACHE._SET key value meta` (a whole entry) and `CACHE._META key
+//! meta` (everything but the value: a lease taken, a hot key extended).
+//! `meta` is `version:fresh_until:stale_until:lease_token:lease_until`, the
+//! lease fields 0:0 without a lease. A `CACHE.SET` carries the same fields
+//! in its own call (`ttl@meta`, see `effect`).
+
+use std::ffi::CStr;
+
+use crate::core::cache::{Lease, Meta};
+use crate::core::error::WardenError;
+use crate::core::parse::{parse_fields, FieldText};
+use crate::host::{emit, RString, Sink};
+
+/// The whole-entry command's name.
+pub const SET_ENTRY: &CStr = c"CACHE._SET";
+/// The all-but-the-value command's name.
+pub const SET_META: &CStr = c"CACHE._META";
+
+/// Parses `meta` (not yet validated against the entry it goes to).
+pub fn parse_meta(text: &[u8]) -> Result<Meta, WardenError> {
+    let bad = || {
+        WardenError::InvalidState("state must be version:fresh_until:stale_until:lease:lease_until")
+    };
+    let fields = parse_fields::<5>(text).ok_or_else(bad)?;
+    let [version, fresh_until, stale_until, token, until_ms] =
+        fields.map(|f| i64::try_from(f).map_err(|_| bad()));
+    let (token, until_ms) = (token?, until_ms?);
+    let lease = match (token, until_ms) {
+        (0, 0) => None,
+        (token, until_ms) => Some(Lease { token, until_ms }),
+    };
+    Ok(Meta {
+        version: version?,
+        fresh_until: fresh_until?,
+        stale_until: stale_until?,
+        lease,
+    })
+}
+
+/// The `meta` text.
+pub fn meta_text(meta: &Meta) -> FieldText {
+    let mut text = FieldText::empty();
+    let lease = meta.lease.unwrap_or(Lease {
+        token: 0,
+        until_ms: 0,
+    });
+    for f in [
+        meta.version,
+        meta.fresh_until,
+        meta.stale_until,
+        lease.token,
+        lease.until_ms,
+    ] {
+        text.push_field(f.into());
+    }
+    text
+}
+
+/// Writes `CACHE._SET key value meta` to `sink`; `value_arg` is the
+/// client's own value argument when there is one (shared, not copied).
+pub fn emit_entry(
+    sink: Sink,
+    key: *mut RString,
+    value: &[u8],
+    value_arg: Option<*mut RString>,
+    meta: &Meta,
+) {
+    let text = meta_text(meta);
+    let text = text.as_bytes();
+    match value_arg {
+        Some(arg) => emit!(sink, SET_ENTRY, c"ssb", key, arg, text.as_ptr(), text.len()),
+        None => emit!(
+            sink,
+            SET_ENTRY,
+            c"sbb",
+            key,
+            value.as_ptr(),
+            value.len(),
+            text.as_ptr(),
+            text.len()
+        ),
+    }
+}
+
+/// Writes `CACHE._META key meta` to `sink`.
+pub fn emit_meta(sink: Sink, key: *mut RString, meta: &Meta) {
+    let text = meta_text(meta);
+    let text = text.as_bytes();
+    emit!(sink, SET_META, c"sb", key, text.as_ptr(), text.len());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_text_round_trips() {
+        let with = Meta {
+            version: 9,
+            fresh_until: 1_800_000_000_000,
+            stale_until: 1_800_000_005_000,
+            lease: Some(Lease {
+                token: 1_800_000_000_000_000,
+                until_ms: 1_800_000_000_500,
+            }),
+        };
+        let without = Meta {
+            lease: None,
+            ..with
+        };
+        for meta in [with, without] {
+            assert_eq!(parse_meta(meta_text(&meta).as_bytes()), Ok(meta));
+        }
+        assert_eq!(
+            meta_text(&without).as_bytes(),
+            b"9:1800000000000:1800000005000:0:0"
+        );
+        for bad in [
+            &b"1:2:3:4"[..],
+            b"1:2:3:4:5:6",
+            b"a:2:3:4:5",
+            b"1:2:3:4:99999999999999999999",
+        ] {
+            assert!(parse_meta(bad).is_err());
+        }
+    }
+}

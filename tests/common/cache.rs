@@ -1,0 +1,118 @@
+//! `CACHE.*` helpers shared by the cache tests: SET/GET wrappers, the
+//! `[value, lease]` reply of `CACHE.GET … LEASE`, CACHE.INFO as a map, and
+//! clients blocked in `CACHE.GET … WAIT` on their own threads.
+
+use super::*;
+
+use std::collections::HashMap;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// `CACHE.SET key value ttl [opts...]`: 1 stored, 0 refused.
+pub fn cache_set(con: &mut Connection, key: &str, value: &str, ttl: i64, opts: &[&str]) -> i64 {
+    try_cache_set(con, key, value, ttl, opts).expect("CACHE.SET")
+}
+
+/// `CACHE.SET` whose error is the caller's to check.
+pub fn try_cache_set(
+    con: &mut Connection,
+    key: &str,
+    value: &str,
+    ttl: i64,
+    opts: &[&str],
+) -> redis::RedisResult<i64> {
+    cmd("CACHE.SET")
+        .arg(key)
+        .arg(value)
+        .arg(ttl)
+        .arg(opts)
+        .query(con)
+}
+
+/// `CACHE.GET key [opts...]` without LEASE: the value or nil.
+pub fn cache_get(con: &mut Connection, key: &str, opts: &[&str]) -> Option<String> {
+    cmd("CACHE.GET")
+        .arg(key)
+        .arg(opts)
+        .query(con)
+        .expect("CACHE.GET")
+}
+
+/// The `[value or nil, lease]` reply of `CACHE.GET … LEASE`.
+pub type Leased = (Option<String>, i64);
+
+/// `CACHE.GET key [opts...] LEASE lease_ms`.
+pub fn get_lease(con: &mut Connection, key: &str, lease_ms: i64, opts: &[&str]) -> Leased {
+    cmd("CACHE.GET")
+        .arg(key)
+        .arg(opts)
+        .arg("LEASE")
+        .arg(lease_ms)
+        .query(con)
+        .expect("CACHE.GET LEASE")
+}
+
+/// `CACHE.GET key LEASE lease_ms WAIT timeout_ms`.
+pub fn get_wait(
+    con: &mut Connection,
+    key: &str,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> redis::RedisResult<Leased> {
+    cmd("CACHE.GET")
+        .arg(key)
+        .arg("LEASE")
+        .arg(lease_ms)
+        .arg("WAIT")
+        .arg(timeout_ms)
+        .query(con)
+}
+
+/// CACHE.INFO as field → integer; `None` for a missing key.
+pub fn cache_info(con: &mut Connection, key: &str) -> Option<HashMap<String, i64>> {
+    let v: Value = cmd("CACHE.INFO").arg(key).query(con).expect("CACHE.INFO");
+    let items = match v {
+        Value::Nil => return None,
+        Value::Array(items) => items
+            .chunks(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect::<Vec<_>>(),
+        Value::Map(pairs) => pairs,
+        other => panic!("CACHE.INFO replied {other:?}"),
+    };
+    Some(
+        items
+            .into_iter()
+            .map(|(k, v)| {
+                let k: String = redis::from_redis_value(&k).expect("field name");
+                let v: i64 = redis::from_redis_value(&v).expect("integer field");
+                (k, v)
+            })
+            .collect(),
+    )
+}
+
+/// A client blocked in `CACHE.GET … LEASE … WAIT` on its own thread: the
+/// reply and when it came.
+pub fn spawn_waiter(
+    server: &Server,
+    key: &'static str,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> JoinHandle<(redis::RedisResult<Leased>, Instant)> {
+    let mut con = timed(server.conn(), Duration::from_secs(30));
+    thread::spawn(move || {
+        let r = get_wait(&mut con, key, lease_ms, timeout_ms);
+        (r, Instant::now())
+    })
+}
+
+/// Waits until `n` clients wait on `key` (CACHE.INFO waiters).
+pub fn wait_for_waiters(con: &mut Connection, key: &str, n: i64) {
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            cache_info(con, key).is_some_and(|i| i["waiters"] == n)
+        }),
+        "{key}: {n} waiters never queued"
+    );
+}
