@@ -26,11 +26,13 @@ fn forged_payloads_reach_each_types_loader() {
     let filters = filter_bases(&mut con);
     let loadings = loading_bases(&mut con);
     let limiters = limiter_bases(&mut con);
+    let caches = cache_bases(&mut con);
     for b in locks
         .iter()
         .chain(&filters)
         .chain(&loadings)
         .chain(&limiters)
+        .chain(&caches)
     {
         let key = format!("{}:reenc", b.key);
         let restore = restore_like(&mut con, &b.key, &key, &encode(&b.dump));
@@ -213,6 +215,31 @@ fn forged_payloads_reach_each_types_loader() {
     });
     with("a filter under the loading id", two, &|d| {
         d.fields = filter.dump.fields.clone()
+    });
+
+    let (fresh, miss) = (&caches[0], &caches[2]);
+    with("has-value flag 2", fresh, &|d| d.fields[0] = Field::U(2));
+    with("a value without the flag", miss, &|d| {
+        d.fields[0] = Field::U(1)
+    });
+    with("negative version", fresh, &|d| d.fields[2] = sig(-1));
+    with("stale before fresh", fresh, &|d| {
+        d.fields[4] = sig(now - 1_000_000_000)
+    });
+    with("negative fresh end", fresh, &|d| d.fields[3] = sig(-5));
+    with("lease token 0 with an end", fresh, &|d| {
+        d.fields[6] = sig(now)
+    });
+    with("lease token above 2^62", miss, &|d| {
+        d.fields[4] = sig((1 << 62) + 1)
+    });
+    with("lease-only without a lease", miss, &|d| {
+        d.fields[4] = sig(0);
+        d.fields[5] = sig(0);
+    });
+    with("lease-only with a version", miss, &|d| d.fields[1] = sig(3));
+    with("cache encoding version 2", fresh, &|d| {
+        d.module_id = (d.module_id & !1023) | 2
     });
 
     let filters_before = warden_stat(&mut con, "bf_filters");

@@ -1,6 +1,6 @@
 //! Corrupt-payload fuzzer for every warden data type: locks (`warden-lk`), filters
-//! (`warden-bf`), filters being loaded by BF.LOADCHUNKX (`warden-bl`) and rate limiters
-//! (`warden-rl`).
+//! (`warden-bf`), filters being loaded by BF.LOADCHUNKX (`warden-bl`), rate limiters
+//! (`warden-rl`) and cache entries (`warden-ch`).
 //!
 //! Real DUMPs of several shapes per type are truncated, bit-flipped, byte-replaced and
 //! forged field by field (huge counts and lengths, negative numbers, wrong opcodes,
@@ -41,11 +41,13 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let filter = filter_bases(&mut con);
     let loading = loading_bases(&mut con);
     let limiter = limiter_bases(&mut con);
+    let cache = cache_bases(&mut con);
     let base_keys: Vec<String> = lock
         .iter()
         .chain(&filter)
         .chain(&loading)
         .chain(&limiter)
+        .chain(&cache)
         .map(|b| b.key.clone())
         .collect();
     let base_digests: Vec<Value> = base_keys
@@ -58,13 +60,14 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let (mut total, mut accepted, mut refused) = (0usize, 0usize, 0usize);
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
-    for ty in [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter] {
-        let all = [&lock, &filter, &loading, &limiter];
+    for ty in [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter, Ty::Cache] {
+        let all = [&lock, &filter, &loading, &limiter, &cache];
         let bases: &[Base] = match ty {
             Ty::Lock => &lock,
             Ty::Filter => &filter,
             Ty::Loading => &loading,
             Ty::Limiter => &limiter,
+            Ty::Cache => &cache,
         };
         let others: Vec<&Base> = all
             .iter()

@@ -110,6 +110,16 @@ pub fn gcra_ok(v: &Value) -> bool {
     matches!(ints(v).as_deref(), Some([l, lim, r, retry, reset]) if (0..=1).contains(l) && *lim >= 0 && *r >= 0 && *retry >= -1 && *reset >= 0)
 }
 
+/// CACHE.INFO: six fields (a flat array in RESP2), or nil.
+pub fn cache_info_ok(v: &Value) -> bool {
+    match v {
+        Value::Nil => true,
+        Value::Array(a) => a.len() == 12,
+        Value::Map(m) => m.len() == 6,
+        _ => false,
+    }
+}
+
 /// A check of a reply.
 pub type Check = fn(&Value) -> bool;
 
@@ -154,6 +164,7 @@ pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings
         .map(|c| (c, is_loading as Check))
         .collect(),
         Ty::Limiter => Vec::new(),
+        Ty::Cache => vec![(cmd("CACHE.INFO").arg(key).clone(), cache_info_ok)],
     };
     for (c, ok) in &reads {
         let v = run(con, c, found, ctx);
@@ -343,6 +354,37 @@ pub fn exercise(
             cmd("RL.WINDOW").arg(key).arg(100).arg(LONG_TTL_MS).clone(),
             cmd("RL.GCRA").arg(key).arg(10).arg(1).arg(3600).clone(),
             cmd("RL.TOKEN").arg(key).arg("1000000/ms").arg(0).clone(),
+        ],
+        Ty::Cache => vec![
+            cmd("CACHE.GET").arg(key).clone(),
+            cmd("CACHE.GET")
+                .arg(key)
+                .arg("HOT")
+                .arg(1)
+                .arg(1000)
+                .arg("EXTEND")
+                .arg(LONG_TTL_MS)
+                .clone(),
+            cmd("CACHE.GET")
+                .arg(key)
+                .arg("LEASE")
+                .arg(LONG_TTL_MS)
+                .clone(),
+            cmd("CACHE.SET")
+                .arg(key)
+                .arg(format!("v{i}"))
+                .arg(LONG_TTL_MS)
+                .arg("LEASE")
+                .arg(1)
+                .clone(),
+            cmd("CACHE.SET")
+                .arg(key)
+                .arg(format!("w{i}"))
+                .arg(LONG_TTL_MS)
+                .arg("VERSION")
+                .arg(i % 9)
+                .clone(),
+            cmd("CACHE.INFO").arg(key).clone(),
         ],
     };
     for c in &writes {

@@ -14,13 +14,15 @@ use std::time::Duration;
 pub const PAYLOAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const LONG_TTL_MS: i64 = 3_600_000;
 
-/// The warden types: locks, filters, filters being loaded (BF.LOADCHUNKX), limiters.
+/// The warden types: locks, filters, filters being loaded (BF.LOADCHUNKX), limiters,
+/// cache entries.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ty {
     Lock,
     Filter,
     Loading,
     Limiter,
+    Cache,
 }
 
 impl Ty {
@@ -30,12 +32,13 @@ impl Ty {
             Ty::Filter => "warden-bf",
             Ty::Loading => "warden-bl",
             Ty::Limiter => "warden-rl",
+            Ty::Cache => "warden-ch",
         }
     }
 
     /// The type of a value whose TYPE is `name`, if a warden type.
     pub fn of(name: &str) -> Option<Ty> {
-        [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter]
+        [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter, Ty::Cache]
             .into_iter()
             .find(|t| t.name() == name)
     }
@@ -43,7 +46,7 @@ impl Ty {
     /// The encoding version the module writes for this type.
     pub fn encver(self) -> u64 {
         match self {
-            Ty::Lock | Ty::Filter | Ty::Loading => 1,
+            Ty::Lock | Ty::Filter | Ty::Loading | Ty::Cache => 1,
             Ty::Limiter => 2,
         }
     }
@@ -338,6 +341,122 @@ pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
     bases
 }
 
+/// Cache entries: fresh with a version, stale with a lease, lease-only (a miss),
+/// binary and empty values, a long compressible value.
+pub fn cache_bases(con: &mut Connection) -> Vec<Base> {
+    let ttl = LONG_TTL_MS.to_string();
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:fresh")
+            .arg("v")
+            .arg(&ttl)
+            .arg("STALE")
+            .arg(1000)
+            .arg("VERSION")
+            .arg(7),
+    );
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:stale")
+            .arg("old")
+            .arg(1)
+            .arg("STALE")
+            .arg(&ttl),
+    );
+    std::thread::sleep(Duration::from_millis(5));
+    must(con, cmd("CACHE.GET").arg("cb:stale").arg("LEASE").arg(&ttl));
+    must(con, cmd("CACHE.GET").arg("cb:miss").arg("LEASE").arg(&ttl));
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:binary")
+            .arg(&b"\x00\xff\r\n"[..])
+            .arg(&ttl),
+    );
+    must(con, cmd("CACHE.SET").arg("cb:empty").arg("").arg(&ttl));
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:long")
+            .arg("cached ".repeat(200))
+            .arg(&ttl),
+    );
+    let bases: Vec<Base> = CACHE_BASES
+        .iter()
+        .map(|k| base(con, k, Ty::Cache))
+        .collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        let want: &[&str] = if b.key == "cb:miss" {
+            &["U", "U", "U", "U", "U", "U"]
+        } else {
+            &["U", "S", "U", "U", "U", "U", "U"]
+        };
+        assert_eq!(kinds, want, "{}: cache layout", b.key);
+    }
+    bases
+}
+
+/// The cache bases, in the order `cache_bases` returns them.
+pub const CACHE_BASES: [&str; 6] = [
+    "cb:fresh",
+    "cb:stale",
+    "cb:miss",
+    "cb:binary",
+    "cb:empty",
+    "cb:long",
+];
+
+/// Cache-specific forgeries: the has-value flag, the value, the version,
+/// fresh and stale ends out of order, lease tokens and ends.
+pub fn forge_cache(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    let Some(Field::U(flag)) = d.fields.first().cloned() else {
+        return;
+    };
+    let at = if flag == 1 { 2 } else { 1 };
+    if d.fields.len() != at + 5 {
+        d.fields[0] = Field::U(rng.pick(&[0, 1, 2, u64::MAX]));
+        return;
+    }
+    match rng.below(7) {
+        0 => {
+            // The flag without its value, or a value without the flag.
+            if flag == 1 {
+                d.fields[0] = Field::U(rng.pick(&[0, 2, u64::MAX]));
+            } else {
+                d.fields[0] = Field::U(1);
+                if rng.chance(1, 2) {
+                    d.fields.insert(1, Field::S(b"v".to_vec()));
+                }
+            }
+        }
+        1 if flag == 1 => {
+            d.fields[1] = Field::S(match rng.below(3) {
+                0 => Vec::new(),
+                1 => vec![b'x'; 64 * 1024],
+                _ => rng.some_bytes(1, 40),
+            })
+        }
+        2 => d.fields[at] = sig(rng.pick(&[-1, 0, 1, i64::MAX, i64::MIN])),
+        3 => {
+            let i = at + 1 + rng.below(2);
+            d.fields[i] = sig(rng.pick(&[-1, 0, 1, now, now + LONG_TTL_MS, i64::MAX, i64::MIN]));
+        }
+        4 => {
+            d.fields[at + 3] =
+                sig(rng.pick(&[0, -1, 1, now * 1000, 1 << 62, (1 << 62) + 1, i64::MAX]))
+        }
+        5 => d.fields[at + 4] = sig(rng.pick(&[0, -1, 1, now, now + LONG_TTL_MS, i64::MAX])),
+        _ => {
+            let i = rng.below(d.fields.len());
+            d.fields[i] = odd_same(rng, &d.fields[i]);
+        }
+    }
+}
+
 /// The limiter bases, in the order `limiter_bases` returns them.
 pub const LIMITER_BASES: [&str; 7] = [
     "rb:token",
@@ -585,7 +704,11 @@ pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
         d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
         return;
     };
-    if d.fields.len() != 2 + per * n as usize || n == 0 {
+    let layout = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_mul(per))
+        .and_then(|f| f.checked_add(2));
+    if layout != Some(d.fields.len()) || n == 0 {
         // Not a limiter layout (another type's fields): only the kind.
         d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
         return;
@@ -664,6 +787,7 @@ pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
         Ty::Filter => forge_filter(rng, d),
         Ty::Loading => forge_loading(rng, d),
         Ty::Limiter => forge_limiter(rng, d),
+        Ty::Cache => forge_cache(rng, d),
     }
 }
 
