@@ -13,6 +13,8 @@
 #   BENCH_PIN        auto|0: pin redis-server to CPU 0 and redis-benchmark to CPU 1
 #                    (auto = when there are >= 2 CPUs and taskset works)           (default auto)
 #   BENCH_NO_MODULE  1: start redis-server without the module and skip the module rows
+#   BENCH_ONLY       extended regex: measure only the rows whose name matches (include their
+#                    reference rows too; goals on rows left out print SKIP)
 #   BENCH_REDIS_CELL path of redis-cell's libredis_cell.so for the CL.THROTTLE row next to
 #                    RL.GCRA (default: redis-cell 0.2.2 from crates.io, built by
 #                    tests/bench/redis_cell.sh; "none" skips the row)
@@ -65,6 +67,7 @@ N=${BENCH_N:-200000}
 ROUNDS=${BENCH_ROUNDS:-5}
 CLIENTS=${BENCH_CLIENTS:-50}
 NO_MODULE=${BENCH_NO_MODULE:-0}
+ONLY=${BENCH_ONLY:-}
 PIN=${BENCH_PIN:-auto}
 FRESH_KEYSPACE=100000000
 for v in N ROUNDS CLIENTS; do
@@ -433,6 +436,9 @@ row() {
     [[ -n $stat ]] || stat=$(tr '[:upper:]' '[:lower:]' <<<"$1")
     if [[ $module == 1 && $NO_MODULE == 1 ]]; then
         log "BENCH_NO_MODULE=1: skipping row '$name'"
+        return 0
+    fi
+    if [[ -n $ONLY ]] && ! [[ $name =~ $ONLY ]]; then
         return 0
     fi
     ROW_NAMES+=("$name"); ROW_SETUP+=("$setup"); ROW_KEYSPACE+=("$keyspace")
