@@ -175,6 +175,30 @@ fn command_steps(tag: &str) -> Vec<Step> {
             |v| ints(v).is_some_and(|r| r.len() == 5 && r[0] == 0 && r[1] == 6 && r[2] == 5),
             "[0, 6, 5, _, _]",
         ),
+        step(
+            words(&["CACHE.SET", &k("cache"), "v", "30000", "VERSION", "2"]),
+            false,
+            |v| int_of(v) == Some(1),
+            "1",
+        ),
+        step(
+            words(&["CACHE.GET", &k("cache"), "MINVERSION", "2"]),
+            false,
+            |v| text_of(v).as_deref() == Some("v"),
+            "v",
+        ),
+        step(
+            words(&["CACHE.GET", &k("cache2"), "LEASE", "30000"]),
+            false,
+            |v| matches!(v, Value::Array(a) if a.len() == 2 && a[0] == Value::Nil && int_of(&a[1]).is_some_and(|t| t > 0)),
+            "[nil, token]",
+        ),
+        step(
+            words(&["CACHE.INFO", &k("cache")]),
+            true,
+            |v| matches!(v, Value::Array(a) if a.len() == 12) || matches!(v, Value::Map(_)),
+            "a 12-element array",
+        ),
     ]
 }
 
@@ -196,6 +220,9 @@ const COMMANDS: &[(&str, bool)] = &[
     ("rl.leaky", false),
     ("rl.window", false),
     ("rl.gcra", false),
+    ("cache.set", false),
+    ("cache.get", false),
+    ("cache.info", true),
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -251,6 +278,8 @@ fn command_info_declares_the_key_of_every_command() {
             "rl.token" | "rl.leaky" => &["10", "5"],
             "rl.window" => &["10", "1000"],
             "rl.gcra" => &["5", "10", "60"],
+            "cache.set" => &["value", "1000"],
+            "cache.get" => &["LEASE", "1000"],
             _ => &[],
         };
         getkeys.arg(extra);
@@ -489,7 +518,27 @@ fn migrate_keeps_state(cluster: &Cluster) {
         (format!("{tag}window"), "RL.WINDOW", ["100", "60000"], 30),
     ];
     let gcra = format!("{tag}gcra");
+    let cache = format!("{tag}cache");
+    let cache_lease = format!("{tag}cachelease");
     let mut s = cluster.conn(src);
+    let stored: i64 = cmd("CACHE.SET")
+        .arg(&cache)
+        .arg("cached")
+        .arg(60_000)
+        .arg("STALE")
+        .arg(30_000)
+        .arg("VERSION")
+        .arg(3)
+        .query(&mut s)
+        .expect("CACHE.SET");
+    assert_eq!(stored, 1);
+    let (_, lease): (Option<String>, i64) = cmd("CACHE.GET")
+        .arg(&cache_lease)
+        .arg("LEASE")
+        .arg(60_000)
+        .query(&mut s)
+        .expect("CACHE.GET LEASE");
+    assert!(lease > 0);
 
     let token: i64 = cmd("DLOCK.ACQUIRE")
         .arg(&lock)
@@ -542,7 +591,14 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .expect("RL.GCRA");
     assert_eq!(r[0], 0, "RL.GCRA not limited");
 
-    let mut keys: Vec<String> = vec![lock.clone(), bf.clone(), bf_no_ttl.clone(), gcra];
+    let mut keys: Vec<String> = vec![
+        lock.clone(),
+        bf.clone(),
+        bf_no_ttl.clone(),
+        gcra,
+        cache.clone(),
+        cache_lease.clone(),
+    ];
     keys.extend(limiters.iter().map(|l| l.0.clone()));
     let before: Vec<(String, i64)> = keys
         .iter()
@@ -622,6 +678,31 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .query(&mut d)
         .expect("BF.MEXISTSX");
     assert!(found.iter().all(|&f| f == 1), "filter lost items");
+    // The cache entry and the lease moved: the refresher stores on the target, and
+    // the target's leases are above the moved one.
+    let v: Option<String> = cmd("CACHE.GET")
+        .arg(&cache)
+        .arg("MINVERSION")
+        .arg(3)
+        .query(&mut d)
+        .expect("CACHE.GET on the target");
+    assert_eq!(v.as_deref(), Some("cached"));
+    let stored: i64 = cmd("CACHE.SET")
+        .arg(&cache_lease)
+        .arg("refreshed")
+        .arg(10_000)
+        .arg("LEASE")
+        .arg(lease)
+        .query(&mut d)
+        .expect("CACHE.SET LEASE on the target");
+    assert_eq!(stored, 1, "the moved lease is current on the target");
+    let (_, next): (Option<String>, i64) = cmd("CACHE.GET")
+        .arg(format!("{tag}cachenew"))
+        .arg("LEASE")
+        .arg(1_000)
+        .query(&mut d)
+        .expect("a new lease on the target");
+    assert!(next > lease, "lease after MIGRATE {next} <= {lease}");
 }
 
 /// (d) `CLUSTER FAILOVER` on a replica: the promoted node has every lock with
