@@ -55,6 +55,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_GetAbsExpire,
         RedisModule_AvoidReplicaTraffic,
         RedisModule_NotifyKeyspaceEvent,
+        RedisModule_SignalModifiedKey,
         RedisModule_DeleteKey,
         RedisModule_Replicate,
         RedisModule_ReplicateVerbatim,
@@ -384,12 +385,18 @@ pub fn writes_allowed(ctx: *mut Ctx) -> bool {
     flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
 }
 
-/// Emits the keyspace event `event` (module class, `d` in
-/// `notify-keyspace-events`) on `key`.
+/// Announces a write to `key`: signals it modified (WATCH, client-side
+/// caching) and emits the keyspace event `event` (module class, `d` in
+/// `notify-keyspace-events`). Every write calls this; a call that changes
+/// nothing does not (the module option `NO_IMPLICIT_SIGNAL_MODIFIED` stops
+/// Redis from signalling every key opened for writing).
 pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
     let class = raw::REDISMODULE_NOTIFY_MODULE;
     // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.
-    unsafe { api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key) };
+    unsafe {
+        api!(RedisModule_SignalModifiedKey)(ctx, key);
+        api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key)
+    };
 }
 
 /// Whether this call may block the client (not inside MULTI, Lua or RM_Call).
@@ -487,9 +494,12 @@ pub fn detect_server() -> ServerFeatures {
 }
 
 /// Sets the module options: I/O errors are handled (a truncated RESTORE is
-/// refused, not fatal) and, on Valkey 9+, atomic slot migration is supported.
+/// refused, not fatal), keys are signalled modified only by `notify` (a read
+/// or a refused write leaves WATCH and client-side caching alone) and, on
+/// Valkey 9+, atomic slot migration is supported.
 pub fn set_module_options(ctx: *mut Ctx, features: ServerFeatures) {
-    let mut options = raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int;
+    let mut options = (raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
+        | raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED) as c_int;
     if features.atomic_slot_migration {
         options |= VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION;
     }

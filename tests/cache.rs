@@ -509,3 +509,48 @@ fn memory_usage_is_within_64_bytes_of_a_string() {
         );
     }
 }
+
+/// Red team: reads and refused writes leave WATCH alone (warden signals a
+/// key modified only when it writes it), for every family.
+#[test]
+fn calls_that_change_nothing_do_not_abort_a_watch() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let mut other = s.conn();
+    cache_set(&mut con, "wk", "v", 60_000, &["VERSION", "5"]);
+    try_acquire(&mut con, "lk", "holder", 60_000).unwrap();
+    let _: Vec<i64> = cmd("RL.TOKEN")
+        .arg("rk")
+        .arg("1/h")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let no_ops: Vec<redis::Cmd> = vec![
+        command(&["CACHE.GET", "wk"]),
+        command(&["CACHE.GET", "wk", "MINVERSION", "9"]),
+        command(&["CACHE.GET", "wk", "LEASE", "1000"]),
+        command(&["CACHE.GET", "wk", "HOT", "100", "1000", "EXTEND", "10"]),
+        command(&["CACHE.SET", "wk", "old", "1000", "VERSION", "1"]),
+        command(&["CACHE.INFO", "wk"]),
+        command(&["DLOCK.ACQUIRE", "lk", "other", "1000"]),
+        command(&["DLOCK.RELEASE", "lk", "other"]),
+        command(&["DLOCK.EXTEND", "lk", "other", "1000"]),
+        command(&["RL.TOKEN", "rk", "1/h", "1"]),
+    ];
+    for no_op in &no_ops {
+        let key = no_op.args_iter().nth(1).map(|a| match a {
+            redis::Arg::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+            _ => String::new(),
+        });
+        let key = key.unwrap();
+        let _: () = cmd("WATCH").arg(&key).query(&mut con).unwrap();
+        let _: Value = no_op.query(&mut other).unwrap();
+        let r: Option<Vec<String>> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
+        assert!(r.is_some(), "{} aborted a WATCH on {key}", show(no_op));
+    }
+    // A write does abort it.
+    let _: () = cmd("WATCH").arg("wk").query(&mut con).unwrap();
+    cache_set(&mut other, "wk", "newer", 60_000, &["VERSION", "6"]);
+    let r: Option<Vec<String>> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
+    assert!(r.is_none(), "an accepted CACHE.SET must abort the WATCH");
+}

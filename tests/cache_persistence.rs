@@ -296,3 +296,28 @@ fn the_stream_carries_absolute_times_and_nothing_for_plain_reads() {
     cache_set(&mut m, "k", "older", 10_000, &["VERSION", "1"]);
     assert_eq!(step(&mut tap, &mut m, "refused"), Vec::<Vec<String>>::new());
 }
+
+/// Red team: an AOF rewrite without the RDB preamble keeps a key without a
+/// TTL without one (the rewrite form leaves the expiry to Redis's PEXPIREAT).
+#[test]
+fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
+    let mut s = Server::start_with(
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &[],
+    );
+    let mut con = s.conn();
+    cache_set(&mut con, "persisted", "v", 30_000, &["STALE", "30000"]);
+    let _: i64 = cmd("PERSIST").arg("persisted").query(&mut con).unwrap();
+    cache_set(&mut con, "timed", "v", 30_000, &["STALE", "30000"]);
+    get_lease(&mut con, "lease-only", 60_000, &[]);
+    let timed_at = pexpiretime(&mut con, "timed");
+    let lease_at = pexpiretime(&mut con, "lease-only");
+    let before = db_digest(&mut con);
+    s.bgrewriteaof();
+    s.restart("NOSAVE");
+    let mut con = s.conn();
+    assert_eq!(pttl(&mut con, "persisted"), -1);
+    assert_eq!(pexpiretime(&mut con, "timed"), timed_at);
+    assert_eq!(pexpiretime(&mut con, "lease-only"), lease_at);
+    assert_eq!(db_digest(&mut con), before);
+}

@@ -244,3 +244,84 @@ fn max_waiters_is_enforced_per_key() {
     assert!(replies[0].1 > 0, "the oldest takes the lease: {replies:?}");
     assert_eq!(replies[1], (None, 0), "the other times out: {replies:?}");
 }
+
+/// Red team: a SET that satisfies a younger waiter answers it even when an
+/// older one asks for a higher MINVERSION (that one takes the next lease).
+#[test]
+fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let (_, token) = get_lease(&mut con, "q", 10_000, &[]);
+    let mut w1 = timed(s.conn(), Duration::from_secs(30));
+    let newer = std::thread::spawn(move || -> Leased {
+        cmd("CACHE.GET")
+            .arg("q")
+            .arg("MINVERSION")
+            .arg(10)
+            .arg("LEASE")
+            .arg(5_000)
+            .arg("WAIT")
+            .arg(0)
+            .query(&mut w1)
+            .unwrap()
+    });
+    wait_for_waiters(&mut con, "q", 1);
+    let plain = spawn_waiter(&s, "q", 5_000, 10_000);
+    wait_for_waiters(&mut con, "q", 2);
+    let t0 = Instant::now();
+    let t = token.to_string();
+    assert_eq!(
+        cache_set(&mut con, "q", "v5", 60_000, &["VERSION", "5", "LEASE", &t]),
+        1
+    );
+    let (reply, at) = plain.join().unwrap();
+    assert_eq!(reply.unwrap(), (Some("v5".into()), 0));
+    assert!(
+        at.duration_since(t0) < Duration::from_secs(2),
+        "answered at the SET"
+    );
+    let (value, lease) = newer.join().unwrap();
+    assert_eq!(value, None, "v5 is older than its MINVERSION");
+    assert!(lease > token, "it refreshes next");
+}
+
+/// Red team: a cache waiter on a key name whose queue a lock left behind is
+/// served by the cache (each waiter names its own family).
+#[test]
+fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
+    let s = Server::start();
+    let mut con = s.conn();
+    common::dlock::try_acquire(&mut con, "y", "a", 5_000).unwrap();
+    let mut lw = timed(s.conn(), Duration::from_secs(30));
+    let lock_waiter =
+        std::thread::spawn(move || common::dlock::acquire_wait(&mut lw, "y", "b", 5_000, 0));
+    assert!(wait_until(Duration::from_secs(5), || warden_stat(
+        &mut con,
+        "locks_waiting"
+    ) == 1));
+    assert_eq!(common::dlock::release(&mut con, "y", "a"), 1);
+    assert!(lock_waiter.join().unwrap().unwrap().is_some());
+    let _: i64 = cmd("DEL").arg("y").query(&mut con).unwrap();
+    cache_set(&mut con, "y", "old", 1, &["STALE", "60000", "VERSION", "1"]);
+    sleep(Duration::from_millis(5));
+    let (_, first) = get_lease(&mut con, "y", 300, &["MINVERSION", "5"]);
+    let mut cw = timed(s.conn(), Duration::from_secs(30));
+    let cache_waiter = std::thread::spawn(move || -> Leased {
+        cmd("CACHE.GET")
+            .arg("y")
+            .arg("MINVERSION")
+            .arg(5)
+            .arg("LEASE")
+            .arg(1_000)
+            .arg("WAIT")
+            .arg(0)
+            .query(&mut cw)
+            .unwrap()
+    });
+    let (value, token) = cache_waiter.join().unwrap();
+    assert_eq!(value, None);
+    assert!(
+        token > first,
+        "the lease passed to the cache waiter at its end"
+    );
+}

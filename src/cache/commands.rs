@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::sync::atomic::AtomicI64;
 
 use crate::args::{internal_only, Args};
-use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta};
+use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
 use crate::config;
 use crate::core::cache::{
     new_lease, CacheEntry, Hot, Lease, Meta, Read, SetRequest, HOT_EXTEND_MS, HOT_READS,
@@ -83,7 +83,7 @@ pub fn set(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         CacheEntry::stored(value, &request, current.as_deref(), now)?
     };
     let meta = entry.meta();
-    let text = meta_text(&meta);
+    let text = meta_text(&meta, Expiry::AtEnd);
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
     if !unsafe { effect::replicate_in_place(ctx, args.raw(3), text.as_bytes()) } {
@@ -93,6 +93,7 @@ pub fn set(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             value,
             Some(args.raw(2)),
             &meta,
+            Expiry::AtEnd,
         );
     }
     store(&key, entry);
@@ -112,9 +113,9 @@ fn apply_replayed_set(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), 
     let Some(text) = effect::replayed(ctx, args.bytes(3)) else {
         return Err(e);
     };
-    let meta = parse_meta(text)?;
+    let parsed = parse_meta(text)?;
     // Verbatim is safe here: this argv already carries the absolute state.
-    apply(ctx, args.raw(1), Some(args.bytes(2)), meta, |_| {
+    apply(ctx, args.raw(1), Some(args.bytes(2)), parsed, |_, _| {
         host::replicate_verbatim(ctx)
     })?;
     host::reply_integer(ctx, 1);
@@ -136,8 +137,8 @@ fn apply(
     ctx: *mut Ctx,
     name: *mut RString,
     value: Option<&[u8]>,
-    meta: Meta,
-    replicate: impl FnOnce(&Meta),
+    (meta, expiry): (Meta, Expiry),
+    replicate: impl FnOnce(&Meta, Expiry),
 ) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     let current = key.value::<CacheEntry>()?;
@@ -146,7 +147,7 @@ fn apply(
             meta.validate(current.value.is_some())?;
             current.apply_meta(&meta);
             let expires = current.expires_at();
-            replicate(&meta);
+            replicate(&meta, expiry);
             key.set_abs_expire(expires);
         }
         (value, current) => {
@@ -158,9 +159,12 @@ fn apply(
                 ..CacheEntry::default()
             };
             entry.apply_meta(&meta);
-            replicate(&meta);
+            replicate(&meta, expiry);
             store(&key, entry);
         }
+    }
+    if expiry == Expiry::Persist {
+        key.set_abs_expire_or_persist(None);
     }
     if let Some(lease) = meta.lease {
         observe_token(lease.token);
@@ -174,16 +178,17 @@ fn apply(
 pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "cache._set")?;
     args.arity("cache._set", args.len() == 4)?;
-    let meta = parse_meta(args.bytes(3))?;
-    apply(ctx, args.raw(1), Some(args.bytes(2)), meta, |meta| {
-        emit_entry(
-            Sink::Replication(ctx),
-            args.raw(1),
-            &[],
-            Some(args.raw(2)),
-            meta,
-        )
-    })?;
+    let parsed = parse_meta(args.bytes(3))?;
+    apply(
+        ctx,
+        args.raw(1),
+        Some(args.bytes(2)),
+        parsed,
+        |meta, expiry| {
+            let sink = Sink::Replication(ctx);
+            emit_entry(sink, args.raw(1), &[], Some(args.raw(2)), meta, expiry)
+        },
+    )?;
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -193,9 +198,9 @@ pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn set_meta(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "cache._meta")?;
     args.arity("cache._meta", args.len() == 3)?;
-    let meta = parse_meta(args.bytes(2))?;
-    apply(ctx, args.raw(1), None, meta, |meta| {
-        emit_meta(Sink::Replication(ctx), args.raw(1), meta)
+    let parsed = parse_meta(args.bytes(2))?;
+    apply(ctx, args.raw(1), None, parsed, |meta, expiry| {
+        emit_meta(Sink::Replication(ctx), args.raw(1), meta, expiry)
     })?;
     host::reply_status(ctx, c"OK");
     Ok(())
@@ -271,7 +276,7 @@ fn reply_with_lease(ctx: *mut Ctx, value: Option<&[u8]>, token: i64) {
 /// Replicates a lease just taken on `name` (the entry is in the key) and
 /// moves the key's expiry to the entry's end.
 fn lease_taken(ctx: *mut Ctx, key: &Key, name: *mut RString, meta: &Meta, expires: i64) {
-    emit_meta(Sink::Replication(ctx), name, meta);
+    emit_meta(Sink::Replication(ctx), name, meta, Expiry::AtEnd);
     key.set_abs_expire(expires);
     host::notify(ctx, c"cache.lease", name);
     stats::count(&stats::CACHE_LEASES);
@@ -317,7 +322,7 @@ pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Read::Fresh => {
             let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
             if extended {
-                emit_meta(Sink::Replication(ctx), name, &entry.meta());
+                emit_meta(Sink::Replication(ctx), name, &entry.meta(), Expiry::AtEnd);
             }
             stats::count(&stats::CACHE_HITS);
             reply_with_lease(ctx, entry.value.as_deref(), 0);
@@ -388,7 +393,7 @@ fn plain_get(
     }
     let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
     if extended {
-        emit_meta(Sink::Replication(ctx), name, &entry.meta());
+        emit_meta(Sink::Replication(ctx), name, &entry.meta(), Expiry::AtEnd);
     }
     stats::count(&stats::CACHE_HITS);
     host::reply_bulk(ctx, entry.value.as_deref().unwrap_or(b""));
@@ -460,54 +465,63 @@ impl Family for Cache {
     }
 }
 
-/// Answers the waiters of a cache key in arrival order: each one the value
-/// satisfies gets it; the first it does not takes a lease when none runs
-/// (and the rest wait for that). `key` is open for writing on `db`.
+/// Answers the waiters of a cache key: every one the fresh value satisfies
+/// gets it (in arrival order); then the oldest of the rest takes a lease
+/// when none runs (the others wait for that refresh). `key` is open for
+/// writing on `db`.
 fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
     // SAFETY: `name` is the caller's live key name (a command argument or a
     // string the timer owns), unchanged while this function runs.
     let key_bytes = unsafe { host::bytes(name) };
-    // One copy of the value serves every waiter it satisfies.
-    let mut shared: Option<Rc<[u8]>> = None;
+    match key.value::<CacheEntry>() {
+        Ok(Some(entry)) if entry.is_fresh(0, now) => {
+            let version = entry.version;
+            let served =
+                waiting::take_where::<CacheWaiter>(db, key_bytes, |w| w.min_version <= version);
+            if !served.is_empty() {
+                // One copy of the value serves every waiter it satisfies.
+                let value: Rc<[u8]> = entry.value.as_deref().unwrap_or(b"").into();
+                for waiter in served {
+                    stats::count(&stats::CACHE_HITS);
+                    let value = Rc::clone(&value);
+                    waiter.answer(Answer::Custom(Box::new(move |ctx| {
+                        reply_with_lease(ctx, Some(&value), 0)
+                    })));
+                }
+            }
+        }
+        Ok(_) => {}
+        Err(e) => {
+            waiting::fail_all(db, key_bytes, &e.to_string());
+            return;
+        }
+    }
     loop {
         let Some(min) = waiting::front::<CacheWaiter, _>(db, key_bytes, |w| w.min_version) else {
-            if waiting::count(db, key_bytes) > 0 {
-                // Another family's waiter heads the queue: `pop_front` answers
-                // it (WRONGTYPE) and takes it off.
-                if let Some(stray) = waiting::pop_front::<CacheWaiter>(db, key_bytes) {
-                    stray.answer(Answer::Error(WardenError::WrongType.to_string()));
-                }
-                continue;
-            }
-            return;
-        };
-        let entry = match key.value::<CacheEntry>() {
-            Ok(entry) => entry,
-            Err(e) => {
-                waiting::fail_all(db, key_bytes, &e.to_string());
+            if waiting::count(db, key_bytes) == 0 {
                 return;
             }
-        };
-        let read = entry.as_deref().map_or(Read::Vacant, |e| e.read(min, now));
-        match (read, entry) {
-            (Read::Fresh, Some(entry)) => {
-                let Some(waiter) = waiting::pop_front::<CacheWaiter>(db, key_bytes) else {
-                    return;
-                };
-                let value = shared
-                    .get_or_insert_with(|| entry.value.as_deref().unwrap_or(b"").into())
-                    .clone();
-                stats::count(&stats::CACHE_HITS);
-                waiter.answer(Answer::Custom(Box::new(move |ctx| {
-                    reply_with_lease(ctx, Some(&value), 0)
-                })));
+            // Another family's waiter heads the queue: `pop_front` answers
+            // it (WRONGTYPE) and takes it off.
+            if let Some(stray) = waiting::pop_front::<CacheWaiter>(db, key_bytes) {
+                stray.answer(Answer::Error(WardenError::WrongType.to_string()));
             }
-            (Read::Refreshing, Some(entry)) => {
-                let lease_end = entry.live_lease(now).map_or(now, |l| l.until_ms);
+            continue;
+        };
+        let Ok(entry) = key.value::<CacheEntry>() else {
+            return;
+        };
+        match entry.as_deref().map_or(Read::Vacant, |e| e.read(min, now)) {
+            // Satisfied waiters were answered above.
+            Read::Fresh => return,
+            Read::Refreshing => {
+                let lease_end = entry
+                    .and_then(|e| e.live_lease(now))
+                    .map_or(now, |l| l.until_ms);
                 waiting::look_at(ctx, db, key_bytes, lease_end, now);
                 return;
             }
-            (_, entry) => {
+            Read::Vacant => {
                 if entry.is_none() {
                     if let Some(error) = waiting::moved_error(ctx, key_bytes) {
                         // The slot left this node: send the waiters there.

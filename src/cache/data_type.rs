@@ -14,7 +14,7 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::cache::wire::{emit_entry, emit_meta};
+use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::core::cache::{CacheEntry, Lease, Meta};
 use crate::data_type::{methods, Callbacks};
 use crate::fence::observe_token;
@@ -133,9 +133,10 @@ unsafe extern "C" fn aof_rewrite(
         // SAFETY: Redis passes a value it stored for this type: a boxed `CacheEntry`.
         let entry = unsafe { &*value.cast::<CacheEntry>() };
         let sink = Sink::AofRewrite(aof);
+        // Redis writes the key's own PEXPIREAT after this, if it has one.
         match &entry.value {
-            Some(v) => emit_entry(sink, key, v, None, &entry.meta()),
-            None => emit_meta(sink, key, &entry.meta()),
+            Some(v) => emit_entry(sink, key, v, None, &entry.meta(), Expiry::Persist),
+            None => emit_meta(sink, key, &entry.meta(), Expiry::Persist),
         }
     })
 }

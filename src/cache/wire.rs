@@ -2,14 +2,17 @@
 //! times: `CACHE._SET key value meta` (a whole entry) and `CACHE._META key
 //! meta` (everything but the value: a lease taken, a hot key extended).
 //! `meta` is `version:fresh_until:stale_until:lease_token:lease_until`, the
-//! lease fields 0:0 without a lease. A `CACHE.SET` carries the same fields
-//! in its own call (`ttl@meta`, see `effect`).
+//! lease fields 0:0 without a lease; applied, the key expires at the entry's
+//! end. An AOF rewrite adds a sixth field, `-1`: the key is left without an
+//! expiry, and the `PEXPIREAT` Redis writes after it (when the key has one)
+//! sets the real one. A `CACHE.SET` carries the five fields in its own call
+//! (`ttl@meta`, see `effect`).
 
 use std::ffi::CStr;
 
 use crate::core::cache::{Lease, Meta};
 use crate::core::error::WardenError;
-use crate::core::parse::{parse_fields, FieldText};
+use crate::core::parse::{parse_some_fields, FieldText};
 use crate::host::{emit, RString, Sink};
 
 /// The whole-entry command's name.
@@ -17,29 +20,45 @@ pub const SET_ENTRY: &CStr = c"CACHE._SET";
 /// The all-but-the-value command's name.
 pub const SET_META: &CStr = c"CACHE._META";
 
+/// Whether an applied state sets the key's expiry to the entry's end, or
+/// leaves the key without one (the AOF rewrite form).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// The key expires when the entry ends.
+    AtEnd,
+    /// No expiry (a `PEXPIREAT` may follow).
+    Persist,
+}
+
 /// Parses `meta` (not yet validated against the entry it goes to).
-pub fn parse_meta(text: &[u8]) -> Result<Meta, WardenError> {
+pub fn parse_meta(text: &[u8]) -> Result<(Meta, Expiry), WardenError> {
     let bad = || {
         WardenError::InvalidState("state must be version:fresh_until:stale_until:lease:lease_until")
     };
-    let fields = parse_fields::<5>(text).ok_or_else(bad)?;
-    let [version, fresh_until, stale_until, token, until_ms] =
+    let (fields, n) = parse_some_fields::<6>(text).ok_or_else(bad)?;
+    let expiry = match (n, fields[5]) {
+        (5, _) => Expiry::AtEnd,
+        (6, -1) => Expiry::Persist,
+        _ => return Err(bad()),
+    };
+    let [version, fresh_until, stale_until, token, until_ms, _] =
         fields.map(|f| i64::try_from(f).map_err(|_| bad()));
     let (token, until_ms) = (token?, until_ms?);
     let lease = match (token, until_ms) {
         (0, 0) => None,
         (token, until_ms) => Some(Lease { token, until_ms }),
     };
-    Ok(Meta {
+    let meta = Meta {
         version: version?,
         fresh_until: fresh_until?,
         stale_until: stale_until?,
         lease,
-    })
+    };
+    Ok((meta, expiry))
 }
 
-/// The `meta` text.
-pub fn meta_text(meta: &Meta) -> FieldText {
+/// The `meta` text (with the sixth field for `Expiry::Persist`).
+pub fn meta_text(meta: &Meta, expiry: Expiry) -> FieldText {
     let mut text = FieldText::empty();
     let lease = meta.lease.unwrap_or(Lease {
         token: 0,
@@ -54,6 +73,9 @@ pub fn meta_text(meta: &Meta) -> FieldText {
     ] {
         text.push_field(f.into());
     }
+    if expiry == Expiry::Persist {
+        text.push_field(-1);
+    }
     text
 }
 
@@ -65,8 +87,9 @@ pub fn emit_entry(
     value: &[u8],
     value_arg: Option<*mut RString>,
     meta: &Meta,
+    expiry: Expiry,
 ) {
-    let text = meta_text(meta);
+    let text = meta_text(meta, expiry);
     let text = text.as_bytes();
     match value_arg {
         Some(arg) => emit!(sink, SET_ENTRY, c"ssb", key, arg, text.as_ptr(), text.len()),
@@ -84,8 +107,8 @@ pub fn emit_entry(
 }
 
 /// Writes `CACHE._META key meta` to `sink`.
-pub fn emit_meta(sink: Sink, key: *mut RString, meta: &Meta) {
-    let text = meta_text(meta);
+pub fn emit_meta(sink: Sink, key: *mut RString, meta: &Meta, expiry: Expiry) {
+    let text = meta_text(meta, expiry);
     let text = text.as_bytes();
     emit!(sink, SET_META, c"sb", key, text.as_ptr(), text.len());
 }
@@ -110,15 +133,23 @@ mod tests {
             ..with
         };
         for meta in [with, without] {
-            assert_eq!(parse_meta(meta_text(&meta).as_bytes()), Ok(meta));
+            for expiry in [Expiry::AtEnd, Expiry::Persist] {
+                let text = meta_text(&meta, expiry);
+                assert_eq!(parse_meta(text.as_bytes()), Ok((meta, expiry)));
+            }
         }
         assert_eq!(
-            meta_text(&without).as_bytes(),
+            meta_text(&without, Expiry::AtEnd).as_bytes(),
             b"9:1800000000000:1800000005000:0:0"
+        );
+        assert_eq!(
+            meta_text(&without, Expiry::Persist).as_bytes(),
+            b"9:1800000000000:1800000005000:0:0:-1"
         );
         for bad in [
             &b"1:2:3:4"[..],
             b"1:2:3:4:5:6",
+            b"1:2:3:4:5:-1:7",
             b"a:2:3:4:5",
             b"1:2:3:4:99999999999999999999",
         ] {

@@ -51,6 +51,22 @@ impl<W> WaitQueue<W> {
         self.entries.remove(at).map(|(_, w)| w)
     }
 
+    /// Removes every waiter matching `pred`, in arrival order, in one pass;
+    /// the others keep their order.
+    pub fn take_where(&mut self, mut pred: impl FnMut(&W) -> bool) -> Vec<W> {
+        let mut taken = Vec::new();
+        let mut kept = VecDeque::with_capacity(self.entries.len());
+        for (id, w) in self.entries.drain(..) {
+            if pred(&w) {
+                taken.push(w);
+            } else {
+                kept.push_back((id, w));
+            }
+        }
+        self.entries = kept;
+        taken
+    }
+
     /// Number of waiters.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -86,8 +102,9 @@ mod tests {
         assert_eq!(q.remove_where(|w| *w == 2), Some(2));
         assert_eq!(q.remove_where(|w| *w == 2), None);
         assert_eq!(q.len(), 4);
+        assert_eq!(q.take_where(|w| *w % 2 == 1), vec![1, 3]);
         q.push_front(9);
         let served: Vec<i32> = std::iter::from_fn(|| q.pop_front()).collect();
-        assert_eq!(served, vec![9, 0, 1, 3, 4]);
+        assert_eq!(served, vec![9, 0, 4]);
     }
 }

@@ -87,10 +87,9 @@ pub enum Answer {
     Nil,
 }
 
-/// The waiters of one key.
+/// The waiters of one key (each names the family that serves it: a key
+/// deleted and re-created as another type may queue both kinds).
 struct KeyWaiters {
-    /// Who serves this queue.
-    family: &'static dyn Family,
     queue: WaitQueue<Waiter>,
     /// Whether a key-event or cluster-check timer is pending (by `Wake`).
     armed: [bool; 2],
@@ -217,6 +216,45 @@ pub fn front<P: 'static, R>(db: c_int, key: &[u8], look: impl FnOnce(&P) -> R) -
     })
 }
 
+/// Takes, in arrival order, every waiter of (db, key) that waits for a `P`
+/// and whose payload `wanted` accepts; the others keep their places.
+pub fn take_where<P: 'static>(
+    db: c_int,
+    key: &[u8],
+    wanted: impl Fn(&P) -> bool,
+) -> Vec<Served<P>> {
+    if total_waiting() == 0 {
+        return Vec::new();
+    }
+    let taken = with_registry(|r| {
+        let id = queue_id(db, key);
+        let entry = r.keys.get_mut(&id)?;
+        let taken = entry
+            .queue
+            .take_where(|w| w.payload.downcast_ref::<P>().is_some_and(&wanted));
+        for w in &taken {
+            w.leave();
+            r.by_client.remove(&(w.bc as usize));
+            r.by_serial.remove(&w.serial);
+        }
+        if entry.idle() {
+            r.keys.remove(&id);
+        }
+        Some(taken)
+    });
+    taken
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|w| {
+            let bc = w.bc;
+            w.payload.downcast::<P>().ok().map(|payload| Served {
+                bc,
+                payload: *payload,
+            })
+        })
+        .collect()
+}
+
 /// Removes a blocked client wherever it waits: its family, or `None` if it
 /// was not waiting.
 fn remove_client(bc: *mut BlockedClient) -> Option<&'static dyn Family> {
@@ -304,7 +342,6 @@ pub fn block(
         r.keys
             .entry(id)
             .or_insert_with(|| KeyWaiters {
-                family,
                 queue: WaitQueue::default(),
                 armed: [false; 2],
                 lease_timer_at: None,
@@ -469,12 +506,12 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
                 Wake::Deadline => {}
                 why => entry.armed[why as usize] = false,
             }
-            let family = entry.family;
             if entry.idle() {
                 r.keys.remove(&id);
                 return None;
             }
-            (!entry.queue.is_empty()).then_some(family)
+            // The oldest waiter's family moves the queue.
+            entry.queue.front().map(|w| w.family)
         });
         let Some(family) = family else {
             return;

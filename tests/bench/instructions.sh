@@ -97,6 +97,13 @@ if [[ -n $REDISBLOOM ]]; then
     measure "RedisBloom BF.ADD" "$FRESH" BF.ADD bf item:__rand_int__
     measure "RedisBloom BF.EXISTS" "$FRESH" BF.EXISTS bf item:__rand_int__
 fi
+rcli FLUSHALL >/dev/null; hold SET __key__ value-0123456789abcdef012345678 PX 600000
+measure "GET" "$HELD" GET lock:__rand_int__
+rcli FLUSHALL >/dev/null; hold CACHE.SET __key__ value-0123456789abcdef012345678 600000
+measure "CACHE.GET" "$HELD" CACHE.GET lock:__rand_int__
+measure "CACHE.GET HOT" "$HELD" CACHE.GET lock:__rand_int__ HOT 1000000000 1000 EXTEND 1000
+rcli FLUSHALL >/dev/null; measure "SET PX" "$FRESH" SET ch:__rand_int__ value-0123456789abcdef012345678 PX 60000
+rcli FLUSHALL >/dev/null; measure "CACHE.SET" "$FRESH" CACHE.SET ch:__rand_int__ value-0123456789abcdef012345678 60000
 kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""
 if [[ -n ${INSTR_KEEP:-} ]]; then   # keep the raw profiles (callgrind_annotate them)
     mkdir -p "$INSTR_KEEP"
