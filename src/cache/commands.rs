@@ -296,11 +296,11 @@ pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let options = GetOptions::parse(args)?;
     let now = host::now_ms();
     let name = args.raw(1);
+    let Some(lease_ms) = options.lease_ms else {
+        return plain_get(ctx, name, &options, now);
+    };
     let mut key = Key::writable(ctx, name);
     let min = options.min_version;
-    let Some(lease_ms) = options.lease_ms else {
-        return plain_get(ctx, &mut key, name, &options, now);
-    };
     let db = host::selected_db(ctx);
     let queued = waiting::count(db, args.bytes(1)) > 0;
     let read = match key.value::<CacheEntry>()? {
@@ -373,14 +373,15 @@ pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `CACHE.GET` without `LEASE`: the value when fresh (counting a HOT read),
-/// else nil.
+/// else nil. The key is opened for reading (half the cost of opening it for
+/// writing), and again for writing only when a HOT extension is due.
 fn plain_get(
     ctx: *mut Ctx,
-    key: &mut Key,
     name: *mut RString,
     options: &GetOptions,
     now: i64,
 ) -> Result<(), WardenError> {
+    let mut key = Key::readable(ctx, name);
     let Some(entry) = key.value::<CacheEntry>()? else {
         stats::count(&stats::CACHE_MISSES);
         host::reply_null(ctx);
@@ -391,15 +392,15 @@ fn plain_get(
         host::reply_null(ctx);
         return Ok(());
     }
+    // The read count is the master's working state: counted in place.
     let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
-    if extended {
-        emit_meta(Sink::Replication(ctx), name, &entry.meta(), Expiry::AtEnd);
-    }
     stats::count(&stats::CACHE_HITS);
     host::reply_bulk(ctx, entry.value.as_deref().unwrap_or(b""));
     if extended {
-        let expires = entry.expires_at();
-        key.set_abs_expire(expires);
+        let (meta, expires) = (entry.meta(), entry.expires_at());
+        drop(key);
+        emit_meta(Sink::Replication(ctx), name, &meta, Expiry::AtEnd);
+        Key::writable(ctx, name).set_abs_expire(expires);
         host::notify(ctx, c"cache.extend", name);
     }
     Ok(())
