@@ -1,6 +1,10 @@
 //! Module data types: persistence (RDB, AOF rewrite), digest, copy, memory.
 
+use std::ffi::c_void;
+
 use redis_module::raw;
+
+use crate::host::shield;
 
 /// The callbacks every warden type implements: all of them, because Redis
 /// 7.0 calls `aof_rewrite` unchecked, `digest` makes DEBUG DIGEST meaningful
@@ -45,4 +49,31 @@ pub const fn methods(callbacks: Callbacks) -> raw::RedisModuleTypeMethods {
         mem_usage2: None,
         unlink2: None,
     }
+}
+
+/// `free` for a type whose values are boxed `T`s with nothing else to undo.
+///
+/// # Safety
+/// Called by Redis with a value it stored for a type whose values are boxed `T`s.
+pub unsafe extern "C" fn free_boxed<T>(value: *mut c_void) {
+    if !value.is_null() {
+        // SAFETY: per this function's contract, once.
+        drop(unsafe { Box::from_raw(value.cast::<T>()) });
+    }
+}
+
+/// `copy` (COPY) for a type whose values are boxed `T`s: a clone.
+///
+/// # Safety
+/// As `free_boxed`.
+pub unsafe extern "C" fn copy_boxed<T: Clone>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        // SAFETY: per this function's contract.
+        let copy = unsafe { &*value.cast::<T>() }.clone();
+        Box::into_raw(Box::new(copy)).cast::<c_void>()
+    })
 }

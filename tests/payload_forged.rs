@@ -359,10 +359,27 @@ fn limiter_payloads_of_encoding_version_1_load_with_their_meaning() {
             c
         };
         let (now, then) = (raw(&mut con, &ask(key)), raw(&mut con, &ask(&copy)));
-        assert_eq!(
-            then, now,
-            "{key}: the version 1 state decides as the original"
-        );
+        // The second call may land a millisecond later: its wait and reset
+        // (ms) may be that much shorter; everything else is equal.
+        match (ints(&now), ints(&then)) {
+            (Some(a), Some(b)) if a.len() == 4 && b.len() == 4 => {
+                assert_eq!(
+                    a[..2],
+                    b[..2],
+                    "{key}: the version 1 state decides as the original"
+                );
+                for i in 2..4 {
+                    assert!(
+                        (0..=2).contains(&(a[i] - b[i])),
+                        "{key}: the version 1 state decides as the original: {a:?} vs {b:?}"
+                    );
+                }
+            }
+            _ => assert_eq!(
+                then, now,
+                "{key}: the version 1 state decides as the original"
+            ),
+        }
         if key != "rb:token" && key != "rb:debt" {
             assert_eq!(
                 digest_value(&mut con, copy.as_bytes()),

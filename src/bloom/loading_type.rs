@@ -21,7 +21,7 @@ use redis_module::raw;
 use crate::bloom::data_type::{digest_parts, load_filter, save_parts, words_to_le};
 use crate::bloom::wire::LoadChunk;
 use crate::core::bloom_dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
-use crate::data_type::{methods, Callbacks};
+use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::host::{api, shield, ModuleValue, Sink};
 
 /// Current RDB encoding version of values being loaded.
@@ -37,8 +37,8 @@ pub static LOADING_TYPE: RedisType = RedisType::new(
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
-        free: Some(free),
-        copy: Some(copy),
+        free: Some(free_boxed::<LoadingFilter>),
+        copy: Some(copy_boxed::<LoadingFilter>),
     }),
 );
 
@@ -115,26 +115,6 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
             api!(RedisModule_DigestAddLongLong)(md, l.loaded() as i64);
             api!(RedisModule_DigestEndSequence)(md);
         }
-    })
-}
-
-unsafe extern "C" fn free(value: *mut c_void) {
-    if value.is_null() {
-        return;
-    }
-    // SAFETY: Redis frees a value it stored for this type, once.
-    drop(unsafe { Box::from_raw(value.cast::<LoadingFilter>()) });
-}
-
-unsafe extern "C" fn copy(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LoadingFilter`.
-        let l = unsafe { &*value.cast::<LoadingFilter>() }.clone();
-        Box::into_raw(Box::new(l)).cast::<c_void>()
     })
 }
 

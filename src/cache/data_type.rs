@@ -16,7 +16,7 @@ use redis_module::raw;
 
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::core::cache::{CacheEntry, Lease, Meta};
-use crate::data_type::{methods, Callbacks};
+use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::fence::observe_token;
 use crate::host::{api, shield, ModuleValue, Sink};
 
@@ -38,8 +38,8 @@ pub static CACHE_TYPE: RedisType = RedisType::new(
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
-        free: Some(free),
-        copy: Some(copy),
+        free: Some(free_boxed::<CacheEntry>),
+        copy: Some(copy_boxed::<CacheEntry>),
     }),
 );
 
@@ -174,25 +174,6 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
             }
             api!(RedisModule_DigestEndSequence)(md);
         }
-    })
-}
-
-unsafe extern "C" fn free(value: *mut c_void) {
-    if !value.is_null() {
-        // SAFETY: Redis frees a value it stored for this type, once.
-        drop(unsafe { Box::from_raw(value.cast::<CacheEntry>()) });
-    }
-}
-
-unsafe extern "C" fn copy(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `CacheEntry`.
-        let entry = unsafe { &*value.cast::<CacheEntry>() };
-        Box::into_raw(Box::new(entry.clone())).cast::<c_void>()
     })
 }
 

@@ -17,7 +17,7 @@ use redis_module::raw;
 
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::{LockState, NO_DEADLINE};
-use crate::data_type::{methods, Callbacks};
+use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::fence::observe_token;
 use crate::host::{api, shield, ModuleValue, Sink};
 use crate::lock::wire::SetLock;
@@ -39,8 +39,8 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
-        free: Some(free),
-        copy: Some(copy),
+        free: Some(free_boxed::<LockState>),
+        copy: Some(copy_boxed::<LockState>),
     }),
 );
 
@@ -126,25 +126,6 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
             api!(RedisModule_DigestAddLongLong)(md, state.holds);
             api!(RedisModule_DigestEndSequence)(md);
         }
-    })
-}
-
-unsafe extern "C" fn free(value: *mut c_void) {
-    if !value.is_null() {
-        // SAFETY: Redis frees a value it stored for this type, once.
-        drop(unsafe { Box::from_raw(value.cast::<LockState>()) });
-    }
-}
-
-unsafe extern "C" fn copy(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
-        let state = unsafe { &*value.cast::<LockState>() };
-        Box::into_raw(Box::new(state.clone())).cast::<c_void>()
     })
 }
 

@@ -17,7 +17,7 @@ use redis_module::raw;
 
 use crate::core::rate::{BucketState, MAX_LIMITS};
 use crate::core::window::WindowState;
-use crate::data_type::{methods, Callbacks};
+use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::host::{api, shield, ModuleValue, Sink};
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
 use crate::rate::wire::{SetLimiter, STATE_TEXT};
@@ -35,8 +35,8 @@ pub static LIMITER_TYPE: RedisType = RedisType::new(
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
         digest: Some(digest),
-        free: Some(free),
-        copy: Some(copy),
+        free: Some(free_boxed::<Limiter>),
+        copy: Some(copy_boxed::<Limiter>),
     }),
 );
 
@@ -176,24 +176,6 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
             api!(RedisModule_DigestAddStringBuffer)(md, state.as_ptr().cast(), state.len());
             api!(RedisModule_DigestEndSequence)(md);
         }
-    })
-}
-
-unsafe extern "C" fn free(value: *mut c_void) {
-    if !value.is_null() {
-        // SAFETY: Redis frees a value it stored for this type, once.
-        drop(unsafe { Box::from_raw(value.cast::<Limiter>()) });
-    }
-}
-
-unsafe extern "C" fn copy(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
-        Box::into_raw(Box::new(unsafe { &*value.cast::<Limiter>() }.clone())).cast::<c_void>()
     })
 }
 
