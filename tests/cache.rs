@@ -481,10 +481,19 @@ fn a_value_of_512_mb_is_refused_without_harm() {
     s.assert_alive();
 }
 
+/// MEMORY USAGE of an entry is within 64 bytes of the same value as a string.
+/// Valkey 8+ embeds a string's key (and a short value) in its object, while a
+/// module value keeps a separate object header and key: there the bound is
+/// 40 bytes wider (measured on 8.1 and 9.1; README "Cache reference").
 #[test]
 fn memory_usage_is_within_64_bytes_of_a_string() {
     let s = Server::start();
     let mut con = s.conn();
+    let bound = if server_version().0 == "valkey" {
+        64 + 40
+    } else {
+        64
+    };
     for len in [0usize, 1, 10, 44, 45, 100, 1000, 100_000] {
         let value = "v".repeat(len);
         let _: () = cmd("SET").arg("str:k").arg(&value).query(&mut con).unwrap();
@@ -500,7 +509,7 @@ fn memory_usage_is_within_64_bytes_of_a_string() {
         };
         let (string, cache) = (mem(&mut con, "str:k"), mem(&mut con, "chx:k"));
         assert!(
-            cache <= string + 64,
+            cache <= string + bound,
             "{len} bytes: cache {cache} vs string {string}"
         );
         assert!(

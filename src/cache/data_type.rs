@@ -16,6 +16,7 @@ use redis_module::raw;
 
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::core::cache::{CacheEntry, Lease, Meta};
+use crate::core::thin_bytes::ThinBytes;
 use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::fence::observe_token;
 use crate::host::{api, shield, ModuleValue, Sink};
@@ -52,7 +53,7 @@ fn load_entry(rdb: *mut raw::RedisModuleIO) -> Result<CacheEntry, Error> {
             if value.as_ref().len() > MAX_STORED_VALUE_BYTES {
                 return Err(bad());
             }
-            Some(Box::<[u8]>::from(value.as_ref()))
+            Some(ThinBytes::from(value.as_ref()))
         }
         _ => return Err(bad()),
     };

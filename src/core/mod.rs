@@ -11,5 +11,6 @@ pub mod error;
 pub mod lock;
 pub mod parse;
 pub mod rate;
+pub mod thin_bytes;
 pub mod wait_queue;
 pub mod window;
