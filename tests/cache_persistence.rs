@@ -321,3 +321,39 @@ fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
     assert_eq!(pexpiretime(&mut con, "lease-only"), lease_at);
     assert_eq!(db_digest(&mut con), before);
 }
+
+/// Writes the module makes by itself replicate too: a lease that ends and is
+/// handed to the oldest waiter (a timer), and a SET that answers one waiter and
+/// gives the next lease to another whose MINVERSION it does not meet.
+#[test]
+fn hand_offs_reach_the_replica() {
+    let master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut m = master.conn();
+    let (_, first) = get_lease(&mut m, "k", 200, &[]);
+    let (reply, _) = spawn_waiter(&master, "k", 60_000, 10_000).join().unwrap();
+    let (value, handed) = reply.unwrap();
+    assert_eq!(value, None);
+    assert!(handed > first, "the timer handed the lease over");
+    master.sync_replicas(1);
+    let mut r = replica.conn();
+    assert_eq!(cache_info(&mut r, "k").unwrap()["lease"], handed);
+    assert_eq!(db_digest(&mut r), db_digest(&mut m));
+
+    let wants_v9 = spawn_min_waiter(&master, "k", 9, 60_000, 10_000);
+    wait_for_waiters(&mut m, "k", 1);
+    let plain = spawn_waiter(&master, "k", 60_000, 10_000);
+    wait_for_waiters(&mut m, "k", 2);
+    let t = handed.to_string();
+    assert_eq!(
+        cache_set(&mut m, "k", "v3", 60_000, &["VERSION", "3", "LEASE", &t]),
+        1
+    );
+    assert_eq!(plain.join().unwrap().0.unwrap(), (Some("v3".into()), 0));
+    let (_, next) = wants_v9.join().unwrap().0.unwrap();
+    assert!(next > handed);
+    master.sync_replicas(1);
+    let info = cache_info(&mut r, "k").unwrap();
+    assert_eq!((info["version"], info["lease"]), (3, next));
+    assert_eq!(db_digest(&mut r), db_digest(&mut m));
+}

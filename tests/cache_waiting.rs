@@ -252,19 +252,7 @@ fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
     let s = Server::start();
     let mut con = s.conn();
     let (_, token) = get_lease(&mut con, "q", 10_000, &[]);
-    let mut w1 = timed(s.conn(), Duration::from_secs(30));
-    let newer = std::thread::spawn(move || -> Leased {
-        cmd("CACHE.GET")
-            .arg("q")
-            .arg("MINVERSION")
-            .arg(10)
-            .arg("LEASE")
-            .arg(5_000)
-            .arg("WAIT")
-            .arg(0)
-            .query(&mut w1)
-            .unwrap()
-    });
+    let newer = spawn_min_waiter(&s, "q", 10, 5_000, 0);
     wait_for_waiters(&mut con, "q", 1);
     let plain = spawn_waiter(&s, "q", 5_000, 10_000);
     wait_for_waiters(&mut con, "q", 2);
@@ -280,7 +268,7 @@ fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
         at.duration_since(t0) < Duration::from_secs(2),
         "answered at the SET"
     );
-    let (value, lease) = newer.join().unwrap();
+    let (value, lease) = newer.join().unwrap().0.unwrap();
     assert_eq!(value, None, "v5 is older than its MINVERSION");
     assert!(lease > token, "it refreshes next");
 }
@@ -305,20 +293,8 @@ fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
     cache_set(&mut con, "y", "old", 1, &["STALE", "60000", "VERSION", "1"]);
     sleep(Duration::from_millis(5));
     let (_, first) = get_lease(&mut con, "y", 300, &["MINVERSION", "5"]);
-    let mut cw = timed(s.conn(), Duration::from_secs(30));
-    let cache_waiter = std::thread::spawn(move || -> Leased {
-        cmd("CACHE.GET")
-            .arg("y")
-            .arg("MINVERSION")
-            .arg(5)
-            .arg("LEASE")
-            .arg(1_000)
-            .arg("WAIT")
-            .arg(0)
-            .query(&mut cw)
-            .unwrap()
-    });
-    let (value, token) = cache_waiter.join().unwrap();
+    let cache_waiter = spawn_min_waiter(&s, "y", 5, 1_000, 0);
+    let (value, token) = cache_waiter.join().unwrap().0.unwrap();
     assert_eq!(value, None);
     assert!(
         token > first,

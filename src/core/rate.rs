@@ -101,44 +101,39 @@ pub enum Rate {
     },
 }
 
-fn gcd(mut a: u128, mut b: u128) -> u128 {
-    // Binary (Stein's) algorithm: shifts and subtractions only, since 128-bit
-    // division is a slow library call and this runs on every RL.* call.
-    if a == 0 || b == 0 {
-        return a | b;
-    }
-    let shift = (a | b).trailing_zeros();
-    a >>= a.trailing_zeros();
-    loop {
-        b >>= b.trailing_zeros();
-        if a > b {
-            (a, b) = (b, a);
+/// Stein's (binary) gcd for one width: shifts and subtractions only, since
+/// 128-bit division is a slow library call and this runs on every RL.* call.
+macro_rules! stein_gcd {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        fn $name(mut a: $t, mut b: $t) -> $t {
+            if a == 0 || b == 0 {
+                return a | b;
+            }
+            let shift = (a | b).trailing_zeros();
+            a >>= a.trailing_zeros();
+            loop {
+                b >>= b.trailing_zeros();
+                if a > b {
+                    (a, b) = (b, a);
+                }
+                b -= a;
+                if b == 0 {
+                    return a << shift;
+                }
+            }
         }
-        b -= a;
-        if b == 0 {
-            return a << shift;
-        }
-    }
+    };
 }
 
-/// Stein's gcd in 64 bits, for the common rates.
-fn gcd64(mut a: u64, mut b: u64) -> u64 {
-    if a == 0 || b == 0 {
-        return a | b;
-    }
-    let shift = (a | b).trailing_zeros();
-    a >>= a.trailing_zeros();
-    loop {
-        b >>= b.trailing_zeros();
-        if a > b {
-            (a, b) = (b, a);
-        }
-        b -= a;
-        if b == 0 {
-            return a << shift;
-        }
-    }
-}
+stein_gcd!(
+    /// The gcd of two 128-bit values.
+    gcd, u128
+);
+stein_gcd!(
+    /// The gcd in 64 bits, for the common rates.
+    gcd64, u64
+);
 
 impl Rate {
     /// The most common rates, a whole number of events (1 to 12 digits) per

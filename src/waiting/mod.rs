@@ -59,6 +59,18 @@ impl Waiter {
         WAITING.fetch_sub(1, Ordering::Relaxed);
         self.family.gauge().fetch_sub(1, Ordering::Relaxed);
     }
+
+    /// The waiter as a `P`'s, or its client when it waits for another family.
+    fn into_served<P: 'static>(self) -> Result<Served<P>, *mut BlockedClient> {
+        let bc = self.bc;
+        match self.payload.downcast::<P>() {
+            Ok(payload) => Ok(Served {
+                bc,
+                payload: *payload,
+            }),
+            Err(_) => Err(bc),
+        }
+    }
 }
 
 /// A waiter taken from its queue: its payload, and the client to `answer`.
@@ -118,6 +130,22 @@ struct Registry {
     keys: HashMap<Vec<u8>, KeyWaiters>,
     by_client: HashMap<usize, Vec<u8>>,
     by_serial: HashMap<u64, Blocked>,
+}
+
+impl Registry {
+    /// Forgets a waiter taken from its queue: its indexes and its count.
+    fn forget(&mut self, w: &Waiter) {
+        w.leave();
+        self.by_client.remove(&(w.bc as usize));
+        self.by_serial.remove(&w.serial);
+    }
+
+    /// Drops the entry of `id` once nobody waits and no timer looks at it.
+    fn drop_if_idle(&mut self, id: &[u8]) {
+        if self.keys.get(id).is_some_and(KeyWaiters::idle) {
+            self.keys.remove(id);
+        }
+    }
 }
 
 /// Longest delay a module timer is created with. A later moment is reached
@@ -180,24 +208,16 @@ pub fn count(db: c_int, key: &[u8]) -> usize {
 pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
     let waiter = with_registry(|r| {
         let id = queue_id(db, key);
-        let entry = r.keys.get_mut(&id)?;
-        let waiter = entry.queue.pop_front()?;
-        waiter.leave();
-        r.by_client.remove(&(waiter.bc as usize));
-        r.by_serial.remove(&waiter.serial);
-        if entry.idle() {
-            r.keys.remove(&id);
-        }
+        let waiter = r.keys.get_mut(&id)?.queue.pop_front()?;
+        r.forget(&waiter);
+        r.drop_if_idle(&id);
         Some(waiter)
     })?;
-    match waiter.payload.downcast::<P>() {
-        Ok(payload) => Some(Served {
-            bc: waiter.bc,
-            payload: *payload,
-        }),
-        Err(_) => {
+    match waiter.into_served::<P>() {
+        Ok(served) => Some(served),
+        Err(bc) => {
             // Another family's waiter on this key: it cannot be served here.
-            wake(waiter.bc, Answer::Error(WardenError::WrongType.to_string()));
+            wake(bc, Answer::Error(WardenError::WrongType.to_string()));
             None
         }
     }
@@ -228,30 +248,22 @@ pub fn take_where<P: 'static>(
     }
     let taken = with_registry(|r| {
         let id = queue_id(db, key);
-        let entry = r.keys.get_mut(&id)?;
-        let taken = entry
+        let taken = r
+            .keys
+            .get_mut(&id)?
             .queue
             .take_where(|w| w.payload.downcast_ref::<P>().is_some_and(&wanted));
         for w in &taken {
-            w.leave();
-            r.by_client.remove(&(w.bc as usize));
-            r.by_serial.remove(&w.serial);
+            r.forget(w);
         }
-        if entry.idle() {
-            r.keys.remove(&id);
-        }
+        r.drop_if_idle(&id);
         Some(taken)
     });
+    // Every waiter taken waits for a `P` (the filter above).
     taken
         .unwrap_or_default()
         .into_iter()
-        .filter_map(|w| {
-            let bc = w.bc;
-            w.payload.downcast::<P>().ok().map(|payload| Served {
-                bc,
-                payload: *payload,
-            })
-        })
+        .filter_map(|w| w.into_served::<P>().ok())
         .collect()
 }
 
@@ -416,9 +428,7 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
         let mut drained = Vec::with_capacity(entry.queue.len());
         let mut queue = entry.queue;
         while let Some(w) = queue.pop_front() {
-            w.leave();
-            r.by_client.remove(&(w.bc as usize));
-            r.by_serial.remove(&w.serial);
+            r.forget(&w);
             drained.push(w.bc);
         }
         Some(drained)

@@ -59,9 +59,24 @@ pub fn get_wait(
     lease_ms: i64,
     timeout_ms: i64,
 ) -> redis::RedisResult<Leased> {
-    cmd("CACHE.GET")
-        .arg(key)
-        .arg("LEASE")
+    get_wait_min(con, key, 0, lease_ms, timeout_ms)
+}
+
+/// `CACHE.GET key [MINVERSION min] LEASE lease_ms WAIT timeout_ms` (no
+/// MINVERSION when `min` is 0, its default).
+pub fn get_wait_min(
+    con: &mut Connection,
+    key: &str,
+    min: i64,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> redis::RedisResult<Leased> {
+    let mut c = cmd("CACHE.GET");
+    c.arg(key);
+    if min > 0 {
+        c.arg("MINVERSION").arg(min);
+    }
+    c.arg("LEASE")
         .arg(lease_ms)
         .arg("WAIT")
         .arg(timeout_ms)
@@ -100,9 +115,20 @@ pub fn spawn_waiter(
     lease_ms: i64,
     timeout_ms: i64,
 ) -> JoinHandle<(redis::RedisResult<Leased>, Instant)> {
+    spawn_min_waiter(server, key, 0, lease_ms, timeout_ms)
+}
+
+/// `spawn_waiter` asking for at least version `min` (`MINVERSION`).
+pub fn spawn_min_waiter(
+    server: &Server,
+    key: &'static str,
+    min: i64,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> JoinHandle<(redis::RedisResult<Leased>, Instant)> {
     let mut con = timed(server.conn(), Duration::from_secs(30));
     thread::spawn(move || {
-        let r = get_wait(&mut con, key, lease_ms, timeout_ms);
+        let r = get_wait_min(&mut con, key, min, lease_ms, timeout_ms);
         (r, Instant::now())
     })
 }
