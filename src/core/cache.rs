@@ -264,7 +264,10 @@ impl CacheEntry {
 
     /// Counts a fresh read under `hot`; when the key reached `hot.reads`
     /// reads in the window, it stays fresh at least `hot.extend_ms` from
-    /// now (the stale period follows). Returns whether the deadlines moved.
+    /// now (the stale period follows). An extension reaches `extend_ms +
+    /// window_ms` ahead, so every later read of the same window is already
+    /// covered: a hot key moves (and replicates) at most once per window,
+    /// not on every millisecond it is read. Returns whether the deadlines moved.
     pub fn count_read(&mut self, hot: &Hot, now_ms: i64) -> bool {
         if now_ms >= self.window_until {
             self.window_until = now_ms.saturating_add(hot.window_ms);
@@ -274,10 +277,12 @@ impl CacheEntry {
         if self.reads < hot.reads {
             return false;
         }
-        let target = now_ms.saturating_add(hot.extend_ms);
-        if target <= self.fresh_until {
+        if now_ms.saturating_add(hot.extend_ms) <= self.fresh_until {
             return false;
         }
+        let target = now_ms
+            .saturating_add(hot.extend_ms)
+            .saturating_add(hot.window_ms);
         let stale_period = self.stale_until.saturating_sub(self.fresh_until).max(0);
         self.fresh_until = target;
         self.stale_until = target.saturating_add(stale_period);
@@ -466,9 +471,19 @@ mod tests {
         assert!(!e.count_read(&hot, T0 + 10));
         assert!(!e.count_read(&hot, T0 + 20));
         assert!(e.count_read(&hot, T0 + 30), "third read in the window");
-        assert_eq!(e.fresh_until, T0 + 1030);
-        assert_eq!(e.stale_until, T0 + 1230, "the stale period follows");
+        assert_eq!(e.fresh_until, T0 + 1130, "extend_ms + window_ms ahead");
+        assert_eq!(e.stale_until, T0 + 1330, "the stale period follows");
         assert!(!e.count_read(&hot, T0 + 30), "already fresh that long");
+        for t in 31..110 {
+            assert!(
+                !e.count_read(&hot, T0 + t),
+                "once per window (read at +{t})"
+            );
+            assert!(
+                e.fresh_until - (T0 + t) >= hot.extend_ms,
+                "at least extend_ms left"
+            );
+        }
         // A new window starts the count again.
         assert!(!e.count_read(&hot, T0 + 200));
         assert_eq!(e.reads, 1);
