@@ -404,7 +404,7 @@ fn info_counters_follow_live_filters() {
     );
 
     // DEBUG RELOAD keeps the counts.
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).expect("RELOAD");
+    debug_reload(&mut con);
     assert_eq!(warden_stat(&mut con, "bf_filters"), 2);
     assert_eq!(
         warden_stat(&mut con, "bf_bytes"),

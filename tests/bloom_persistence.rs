@@ -352,7 +352,7 @@ fn dump_restore_keeps_filters_bit_for_bit() {
     assert_eq!(digest(&mut con, b"str"), digest(&mut con, b"e1"));
     // Restored filters are saved and loaded like any other.
     let d = digest(&mut con, b"restored:e9");
-    ok(&mut con, cmd("DEBUG").arg("RELOAD"));
+    debug_reload(&mut con);
     assert_eq!(digest(&mut con, b"restored:e9"), d);
     assert_eq!(
         warden_stat(&mut con, "bf_filters"),

@@ -494,7 +494,7 @@ fn a_key_being_loaded_is_never_a_filter() {
     }
     assert_eq!(digest(&mut con, "p"), before, "refused calls changed it");
     // DEBUG RELOAD keeps it, and loading goes on; an EXPIRE set meanwhile stays.
-    ok(&mut con, cmd("DEBUG").arg("RELOAD"));
+    debug_reload(&mut con);
     assert_eq!(digest(&mut con, "p"), before);
     let _: i64 = cmd("PEXPIRE")
         .arg("p")

@@ -187,7 +187,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         (n, bytes),
         "replica: INFO warden vs filter keys"
     );
-    must(&mut con, cmd("DEBUG").arg("RELOAD"));
+    debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
     assert_eq!(
         (

@@ -65,6 +65,17 @@ fn free_port() -> u16 {
     panic!("no free port below 55535");
 }
 
+/// `DEBUG RELOAD`, then waits until the dataset it replaced is freed: Valkey
+/// 8+ frees it in a background thread (lazy user flush), and the module's
+/// counters (`bf_filters`, `bf_bytes`) drop only then.
+pub fn debug_reload(con: &mut Connection) {
+    let _: () = cmd("DEBUG").arg("RELOAD").query(con).expect("DEBUG RELOAD");
+    let freed = wait_until(Duration::from_secs(10), || {
+        info_field(con, "memory", "lazyfree_pending_objects").as_deref() == Some("0")
+    });
+    assert!(freed, "the dataset DEBUG RELOAD replaced was never freed");
+}
+
 /// Polls `cond` until it is true or `timeout` passes; returns whether it became true.
 pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
