@@ -66,6 +66,7 @@ lint:
 	python3 tests/lint/imports.py
 
 bench: build
+	$(CARGO) build --release --example stampede
 	bash tests/bench/bench.sh
 
 bench-instructions: build

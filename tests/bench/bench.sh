@@ -770,15 +770,22 @@ if [[ ${BENCH_CONTENDED:-1} == 1 ]]; then
         log "contended-lock table appended to $OUT_DIR/results.md"
     fi
 fi
-# Cache stampede (tests/bench/stampede.py): 50 clients miss one key while the source takes
-# 50 ms; GET→SET and the seed's Lua beside CACHE.GET … LEASE … WAIT.  BENCH_STAMPEDE=0 skips it.
+# Cache stampede (tests/bench/stampede.rs, built as `cargo build --release --example
+# stampede`): 50 clients miss one key while the source takes 50 ms; GET→SET and the seed's
+# Lua beside CACHE.GET … LEASE … WAIT.  BENCH_STAMPEDE=0 skips it.
 STAMPEDE_RC=0
+STAMPEDE_BIN=$ROOT/target/release/examples/stampede
 rm -f "$OUT_DIR/stampede.md" "$OUT_DIR/stampede.json"
 if [[ ${BENCH_STAMPEDE:-1} == 1 ]]; then
-    log "cache stampede benchmark (tests/bench/stampede.py)"
-    timeout -k 5 600 python3 tests/bench/stampede.py --port "$PORT" \
-        --md "$OUT_DIR/stampede.md" --json "$OUT_DIR/stampede.json" >/dev/null \
-        || STAMPEDE_RC=$?
+    log "cache stampede benchmark (tests/bench/stampede.rs)"
+    if [[ ! -x $STAMPEDE_BIN ]]; then
+        STAMPEDE_RC=1
+        log "$STAMPEDE_BIN is missing: run 'cargo build --release --example stampede' (make bench does)"
+    else
+        timeout -k 5 600 ${PIN_BENCH[@]+"${PIN_BENCH[@]}"} "$STAMPEDE_BIN" --port "$PORT" \
+            --md "$OUT_DIR/stampede.md" --json "$OUT_DIR/stampede.json" >/dev/null \
+            || STAMPEDE_RC=$?
+    fi
     server_alive
     if [[ -f $OUT_DIR/stampede.md ]]; then
         { echo; cat "$OUT_DIR/stampede.md"; } >>"$OUT_DIR/results.md"

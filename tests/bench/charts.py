@@ -19,7 +19,7 @@ Writes
                                     contended.json (written by contended.py)
   <out>/stampede.png            (d) cache stampede: source calls per stampede and client
                                     latency p50/p99 per variant, from stampede.json
-                                    (written by stampede.py)
+                                    (written by tests/bench/stampede.rs)
 A chart whose input is missing is skipped with a message.
 
 matplotlib: when `import matplotlib` fails, the script creates a venv in
@@ -127,6 +127,8 @@ def legend_for(ax, names):
 def chart_us(rows, path, subtitle):
     import matplotlib.pyplot as plt
     rows = [r for r in rows if r[1] is not None]
+    if not rows:
+        return False
     names = [r[0] for r in rows]
     vals = [r[1] for r in rows]
     fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.6))
@@ -149,6 +151,8 @@ def chart_us(rows, path, subtitle):
 def chart_rps(rows, path, subtitle):
     import matplotlib.pyplot as plt
     rows = [r for r in rows if r[2] is not None or r[3] is not None]
+    if not rows:
+        return False
     names = [r[0] for r in rows]
     fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.6))
     h = 0.4
@@ -348,8 +352,10 @@ def main():
                     subtitle += line[2:].strip() + "   "
         for fn, name in ((chart_us, "server_us_per_call.png"), (chart_rps, "throughput.png")):
             path = os.path.join(args.out, name)
-            fn(rows, path, subtitle.strip())
-            written.append(path)
+            if fn(rows, path, subtitle.strip()) is False:
+                log("no measured rows for %s: skipped" % name)
+            else:
+                written.append(path)
     else:
         log("no %s: skipping the per-command charts (run make bench)" % args.results)
     if os.path.exists(args.contended):
@@ -371,7 +377,7 @@ def main():
         chart_stampede(data, path)
         written.append(path)
     else:
-        log("no %s: skipping the stampede chart (run tests/bench/stampede.py --json)"
+        log("no %s: skipping the stampede chart (make bench writes it with tests/bench/stampede.rs)"
             % args.stampede)
     for p in written:
         rel = os.path.relpath(p, os.getcwd())
