@@ -226,6 +226,80 @@ fn only_the_owner_releases_or_extends() {
     assert!(!exists(&mut con, "never"));
 }
 
+/// SPEC: `TOKEN t` on RELEASE and EXTEND acts only on the grant that carried `t`. A
+/// stale process that reuses an owner name (a restarted worker with the same
+/// host:pid) cannot free or extend the newer grant; denied calls replicate nothing; the
+/// current token's RELEASE and EXTEND work and reach the replica.
+#[test]
+fn a_token_from_an_older_grant_neither_releases_nor_extends_the_newer_one() {
+    let server = Server::start();
+    let mut replica = server.start_streaming_replica();
+    let mut con = conn_t(&server);
+    let old = try_acquire(&mut con, "tok", "host:7", 50).expect("granted");
+    assert!(wait_until(Duration::from_secs(2), || !exists(
+        &mut con, "tok"
+    )));
+    let new = try_acquire(&mut con, "tok", "host:7", 60_000).expect("granted again");
+    assert!(new > old);
+    let mut tap = server.replication_tap();
+    let with_token = |c: &str, token: i64, ttl: Option<i64>| {
+        let mut call = cmd(c);
+        call.arg("tok").arg("host:7");
+        if let Some(ttl) = ttl {
+            call.arg(ttl);
+        }
+        call.arg("TOKEN").arg(token);
+        call
+    };
+    let extended: i64 = with_token("DLOCK.EXTEND", old, Some(1_000))
+        .query(&mut con)
+        .unwrap();
+    let released: i64 = with_token("DLOCK.RELEASE", old, None)
+        .query(&mut con)
+        .unwrap();
+    let other: i64 = with_token("DLOCK.RELEASE", new + 1, None)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(
+        (extended, released, other),
+        (0, 0, 0),
+        "stale tokens act on nothing"
+    );
+    let info = lock_info(&mut con, "tok").expect("still held");
+    assert_eq!((info.token, info.holds), (new, 1));
+    assert!(
+        info.ttl_ms > 50_000,
+        "the lease was not shortened: {info:?}"
+    );
+    let seen = without_multi_exec(tap.until_marker(&mut con, "__mark__", "denied"));
+    let writes: Vec<_> = seen.iter().filter(|c| c[0].starts_with("DLOCK")).collect();
+    assert!(
+        writes.is_empty(),
+        "denied calls replicate nothing: {seen:?}"
+    );
+
+    let extended: i64 = with_token("DLOCK.EXTEND", new, Some(5_000))
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(extended, 1);
+    let p = pttl(&mut con, "tok");
+    assert!(p > 0 && p <= 5_000, "EXTEND … TOKEN set the lease: {p}");
+    let released: i64 = with_token("DLOCK.RELEASE", new, None)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(released, 1);
+    assert!(!exists(&mut con, "tok"));
+    let mut rcon = replica.conn();
+    let mut last = String::new();
+    let same = wait_until(Duration::from_secs(5), || {
+        last = db_digest(&mut rcon);
+        last == db_digest(&mut con)
+    });
+    assert!(same, "the replica follows: {last}");
+    assert!(!exists(&mut rcon, "tok"));
+    replica.assert_alive();
+}
+
 #[test]
 fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
     let server = Server::start();

@@ -26,6 +26,10 @@ const TIMEOUT_RANGE_ERR: &str = "ERR timeout is out of range";
 
 const SYNTAX_ERR: &str = "ERR syntax error";
 
+const TOKEN_ERR: &str = "ERR token must be a positive integer";
+
+const TOKEN_RANGE_ERR: &str = "ERR token is out of range";
+
 fn arity_err(cmd_name: &str) -> String {
     format!("ERR wrong number of arguments for '{cmd_name}' command")
 }
@@ -71,7 +75,47 @@ fn bad_input_is_refused_and_changes_nothing() {
         (
             "DLOCK.RELEASE",
             vec!["k", "a", "extra"],
-            arity_err("dlock.release"),
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "1", "TOKEN", "1"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "0"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "-3"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "1.5"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", ""],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "99999999999999999999"],
+            TOKEN_RANGE_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["s", "a", "TOKEN", "0"],
+            TOKEN_ERR.to_string(),
         ),
         ("DLOCK.EXTEND", vec![], arity_err("dlock.extend")),
         ("DLOCK.EXTEND", vec!["k"], arity_err("dlock.extend")),
@@ -79,7 +123,22 @@ fn bad_input_is_refused_and_changes_nothing() {
         (
             "DLOCK.EXTEND",
             vec!["k", "a", "100", "extra"],
-            arity_err("dlock.extend"),
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "TOKEN"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "TOKEN", "x"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "TOKEN", "0"],
+            TOKEN_ERR.to_string(),
         ),
         ("DLOCK.INFO", vec![], arity_err("dlock.info")),
         ("DLOCK.INFO", vec!["k", "extra"], arity_err("dlock.info")),

@@ -21,6 +21,15 @@ pub const WAIT_TIMEOUT_MS: IntArg = IntArg {
     duration: true,
 };
 
+/// `TOKEN t` of DLOCK.RELEASE, DLOCK.EXTEND and the token of DLOCK.GUARD: a
+/// grant's fencing token (one above `MAX_TOKEN` is accepted and matches none).
+pub const TOKEN: IntArg = IntArg {
+    name: "token",
+    min: 1,
+    max: i64::MAX,
+    duration: false,
+};
+
 /// The deadline of a lease that never ends (the key was `PERSIST`ed or
 /// restored without a TTL): held until released.
 pub const NO_DEADLINE: i64 = i64::MAX;
@@ -100,9 +109,11 @@ impl LockState {
         self.holds > 0 && now_ms < self.deadline_ms
     }
 
-    /// Whether `owner` holds this lock at `now_ms`.
-    pub fn is_held_by(&self, owner: &[u8], now_ms: i64) -> bool {
-        self.is_live(now_ms) && *self.owner == *owner
+    /// Whether `owner` holds this lock at `now_ms`, by the grant that carried
+    /// `token` when one is given (an owner name reused by a stale process
+    /// does not match a newer grant).
+    pub fn is_held_by(&self, owner: &[u8], token: Option<i64>, now_ms: i64) -> bool {
+        self.is_live(now_ms) && *self.owner == *owner && token.is_none_or(|t| t == self.token)
     }
 
     /// Milliseconds left on the lease (0 once expired, -1 when it has no end).
@@ -113,9 +124,9 @@ impl LockState {
         self.deadline_ms.saturating_sub(now_ms).max(0)
     }
 
-    /// Drops one hold if `owner` holds the lock.
-    pub fn release(&mut self, owner: &[u8], now_ms: i64) -> Release {
-        if !self.is_held_by(owner, now_ms) {
+    /// Drops one hold if `owner` holds the lock (by the grant of `token`, when given).
+    pub fn release(&mut self, owner: &[u8], token: Option<i64>, now_ms: i64) -> Release {
+        if !self.is_held_by(owner, token, now_ms) {
             return Release::NotHeld;
         }
         if self.holds > 1 {
@@ -127,9 +138,16 @@ impl LockState {
         }
     }
 
-    /// Sets a new lease end if `owner` holds the lock; never revives an expired one.
-    pub fn extend(&mut self, owner: &[u8], deadline_ms: i64, now_ms: i64) -> bool {
-        if !self.is_held_by(owner, now_ms) {
+    /// Sets a new lease end if `owner` holds the lock (by the grant of `token`,
+    /// when given); never revives an expired one.
+    pub fn extend(
+        &mut self,
+        owner: &[u8],
+        token: Option<i64>,
+        deadline_ms: i64,
+        now_ms: i64,
+    ) -> bool {
+        if !self.is_held_by(owner, token, now_ms) {
             return false;
         }
         self.deadline_ms = deadline_ms;
@@ -328,9 +346,9 @@ mod tests {
             state.deadline_ms, 5_500,
             "re-entry resets the lease to its ttl"
         );
-        assert_eq!(state.release(b"a", clock.0), Release::StillHeld);
-        assert_eq!(state.release(b"a", clock.0), Release::StillHeld);
-        assert_eq!(state.release(b"a", clock.0), Release::Freed);
+        assert_eq!(state.release(b"a", None, clock.0), Release::StillHeld);
+        assert_eq!(state.release(b"a", None, clock.0), Release::StillHeld);
+        assert_eq!(state.release(b"a", None, clock.0), Release::Freed);
         assert!(
             !state.is_live(clock.0),
             "a freed lock is free before its deadline"
@@ -341,19 +359,38 @@ mod tests {
     fn only_the_owner_releases_or_extends() {
         let mut fence = FenceClock::default();
         let mut state = grant(b"a", 200, 0, 100, &mut fence).expect("grant");
-        assert_eq!(state.release(b"b", 150), Release::NotHeld);
-        assert!(!state.extend(b"b", 900, 150));
+        assert_eq!(state.release(b"b", None, 150), Release::NotHeld);
+        assert!(!state.extend(b"b", None, 900, 150));
         assert_eq!(state.deadline_ms, 200);
-        assert!(state.extend(b"a", 900, 150));
+        assert!(state.extend(b"a", None, 900, 150));
         assert_eq!(state.ttl_ms(150), 750);
+    }
+
+    #[test]
+    fn a_token_selects_the_grant_it_came_with() {
+        let mut fence = FenceClock::default();
+        let old = grant(b"a", 200, 0, 100, &mut fence).expect("grant");
+        // The same owner name, granted again after the old lease ended.
+        let mut state = grant(b"a", 900, old.token, 300, &mut fence).expect("grant");
+        assert!(state.token > old.token);
+        assert!(!state.extend(b"a", Some(old.token), 5_000, 400));
+        assert_eq!(state.release(b"a", Some(old.token), 400), Release::NotHeld);
+        assert_eq!(
+            state.release(b"b", Some(state.token), 400),
+            Release::NotHeld
+        );
+        assert!(state.is_held_by(b"a", Some(state.token), 400));
+        assert!(!state.is_held_by(b"a", Some(state.token), 900), "expired");
+        assert!(state.extend(b"a", Some(state.token), 5_000, 400));
+        assert_eq!(state.release(b"a", Some(state.token), 400), Release::Freed);
     }
 
     #[test]
     fn expired_lock_cannot_be_released_or_extended() {
         let mut fence = FenceClock::default();
         let mut state = grant(b"a", 200, 0, 100, &mut fence).expect("grant");
-        assert_eq!(state.release(b"a", 200), Release::NotHeld);
-        assert!(!state.extend(b"a", 900, 250));
+        assert_eq!(state.release(b"a", None, 200), Release::NotHeld);
+        assert!(!state.extend(b"a", None, 900, 250));
         assert_eq!(state.ttl_ms(250), 0);
     }
 
@@ -382,8 +419,8 @@ mod tests {
         let out = acquire(Some(&mut state), b"a", 3_000, true, 10, &mut fence);
         assert_eq!(out, Ok(Acquire::Reentered { token }));
         assert_eq!(state.holds, 2);
-        assert_eq!(state.release(b"a", 20), Release::StillHeld);
-        assert_eq!(state.release(b"a", 20), Release::Freed);
+        assert_eq!(state.release(b"a", None, 20), Release::StillHeld);
+        assert_eq!(state.release(b"a", None, 20), Release::Freed);
     }
 
     #[test]
@@ -551,7 +588,7 @@ mod tests {
                     }
                     1 => {
                         if let Some(s) = slot.as_mut() {
-                            if s.release(&owner, clock.0) == Release::Freed {
+                            if s.release(&owner, None, clock.0) == Release::Freed {
                                 slot = None;
                             }
                         }

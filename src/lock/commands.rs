@@ -11,7 +11,7 @@ use crate::args::{internal_only, Args};
 use crate::config;
 use crate::core::error::WardenError;
 use crate::core::lock::{
-    self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TTL_MS, WAIT_TIMEOUT_MS,
+    self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TOKEN, TTL_MS, WAIT_TIMEOUT_MS,
 };
 use crate::core::parse::is_keyword;
 use crate::effect;
@@ -44,6 +44,16 @@ fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
         return Err(WardenError::OwnerEmpty);
     }
     Ok(owner)
+}
+
+/// The optional `TOKEN t` that ends a RELEASE (at `args[3]`) or an EXTEND
+/// (at `args[4]`): `Ok(None)` when absent; anything else there is a syntax error.
+fn token_option(args: &Args, at: usize) -> Result<Option<i64>, WardenError> {
+    match args.len() - at {
+        0 => Ok(None),
+        2 if is_keyword(args.bytes(at), "TOKEN") => TOKEN.parse(args.bytes(at + 1)).map(Some),
+        _ => Err(WardenError::Syntax),
+    }
 }
 
 /// Replicates a lock's whole state with its absolute deadline as
@@ -210,7 +220,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `DLOCK.RELEASE key owner`
+/// `DLOCK.RELEASE key owner [TOKEN t]`
 ///
 /// Dropping a hold depends only on the stored owner and hold count, so it is
 /// replicated as the command itself and is the same effect wherever it is
@@ -220,15 +230,16 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// clock nor the key's expiry is read. A release that hands the lock to a
 /// waiter replicates the new state instead.
 pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.release", args.len() == 3)?;
+    args.arity("dlock.release", args.len() >= 3)?;
     let owner = owner_arg(args, 2)?;
+    let token = token_option(args, 3)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let Some(state) = key.value::<LockState>()? else {
         host::reply_integer(ctx, 0);
         return Ok(());
     };
-    match state.release(owner, i64::MIN) {
+    match state.release(owner, token, i64::MIN) {
         Release::NotHeld => host::reply_integer(ctx, 0),
         Release::StillHeld => {
             // Time-independent: applied elsewhere it drops the same hold.
@@ -257,21 +268,22 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
-/// `DLOCK.EXTEND key owner ttl_ms`
+/// `DLOCK.EXTEND key owner ttl_ms [TOKEN t]`
 pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.extend", args.len() == 4)?;
+    args.arity("dlock.extend", args.len() >= 4)?;
     let owner = owner_arg(args, 2)?;
     let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
         Ok(ttl_ms) => ttl_ms,
         Err(e) => return apply_replayed(ctx, args, e),
     };
+    let token = token_option(args, 4)?;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let extended = match lock_in(&mut key)? {
         Some(state) => {
-            let extended = state.extend(owner, deadline, now);
+            let extended = state.extend(owner, token, deadline, now);
             if extended {
                 replicate_effect(ctx, args, state);
             }

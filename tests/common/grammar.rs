@@ -489,6 +489,19 @@ pub fn g_timeout(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.val(rng, |r| (1 + r.below(50)).to_string().into_bytes())
 }
 
+/// A fencing token: near the clock-based tokens the server issues now (so some match a
+/// grant), or any small integer.
+pub fn g_token(g: &Gen, rng: &mut Rng) -> Vec<u8> {
+    let near = g.now.saturating_mul(1000) - rng.below(5_000_000) as i64;
+    g.val(rng, |r| {
+        if r.chance(1, 2) {
+            near.to_string().into_bytes()
+        } else {
+            r.below(100).to_string().into_bytes()
+        }
+    })
+}
+
 pub fn g_expansion(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.pick(rng, EXPANSIONS)
 }
@@ -560,11 +573,13 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
         "DLOCK.RELEASE" => {
             a.push(g.key(rng, LOCK_KEYS));
             a.push(g.owner(rng));
+            a.extend(g.options(rng, &[("TOKEN", Some(g_token))]));
         }
         "DLOCK.EXTEND" => {
             a.push(g.key(rng, LOCK_KEYS));
             a.push(g.owner(rng));
             a.push(g.ttl(rng));
+            a.extend(g.options(rng, &[("TOKEN", Some(g_token))]));
         }
         "DLOCK.INFO" => a.push(g.key(rng, LOCK_KEYS)),
         "DLOCK._SET" => {
