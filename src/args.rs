@@ -30,6 +30,11 @@ impl<'a> Args<'a> {
         self.argv[i]
     }
 
+    /// The raw strings from position `i` on (a command carried inside this one).
+    pub fn raw_from(&self, i: usize) -> &'a [*mut RString] {
+        &self.argv[i.min(self.argv.len())..]
+    }
+
     /// The bytes at position `i`.
     pub fn bytes(&self, i: usize) -> &'a [u8] {
         // SAFETY: Redis keeps the arguments alive and unchanged for the whole
@@ -47,7 +52,7 @@ impl<'a> Args<'a> {
         if ok {
             Ok(())
         } else {
-            Err(WardenError::WrongArity(cmd))
+            Err(WardenError::WrongArity(cmd.into()))
         }
     }
 }

@@ -144,7 +144,14 @@ impl Fuzz {
                 }
             } else if !matches!(
                 code,
-                "ERR" | "WRONGTYPE" | "READONLY" | "EXECABORT" | "NOSCRIPT" | "BUSYKEY" | "OOM"
+                "ERR"
+                    | "WRONGTYPE"
+                    | "READONLY"
+                    | "EXECABORT"
+                    | "NOSCRIPT"
+                    | "BUSYKEY"
+                    | "OOM"
+                    | "FENCED"
             ) && self.odd_codes.len() < 20
             {
                 self.odd_codes.push(format!("{text} -> {e}"));

@@ -340,7 +340,7 @@ pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let mut options = CreateOptions::default();
     let first = options.parse(args, 2, true)?;
     if first >= args.len() || !is_keyword(args.bytes(first - 1), "ITEMS") {
-        return Err(WardenError::WrongArity("bf.insertx"));
+        return Err(WardenError::WrongArity("bf.insertx".into()));
     }
     let params = options.params()?;
     let create = (!options.nocreate).then_some(params);

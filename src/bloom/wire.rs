@@ -82,7 +82,7 @@ impl<'a> LoadFilter<'a> {
                 bytes: args.bytes(5),
             }),
             11 | 6 => Err(WardenError::Syntax),
-            _ => Err(WardenError::WrongArity("bf._loadx")),
+            _ => Err(WardenError::WrongArity("bf._loadx".into())),
         }
     }
 

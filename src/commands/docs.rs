@@ -159,10 +159,11 @@ pub struct Doc {
 }
 
 /// Registers the documentation of each command given as (name, whether it
-/// writes its key, doc); the commands must exist.
+/// writes its key, whether it carries another command whose keys it declares
+/// through `getkeys-api`, doc); the commands must exist.
 pub fn register<'a>(
     ctx: *mut Ctx,
-    commands: impl Iterator<Item = (&'a str, bool, &'a Doc)>,
+    commands: impl Iterator<Item = (&'a str, bool, bool, &'a Doc)>,
 ) -> Result<(), String> {
     let version: &'static raw::RedisModuleCommandInfoVersion =
         Box::leak(Box::new(raw::RedisModuleCommandInfoVersion {
@@ -171,40 +172,58 @@ pub fn register<'a>(
             sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
             sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
         }));
-    for (name, writes, doc) in commands {
+    for (name, writes, carries_command, doc) in commands {
         let c_name = CString::new(name).map_err(|e| e.to_string())?;
         // SAFETY: called from OnLoad with the load context, after the command was created.
         let command = unsafe { api!(RedisModule_GetCommand)(ctx, c_name.as_ptr()) };
         if command.is_null() {
             return Err(format!("no command {} to document", name));
         }
-        let access = if writes {
+        // A command that carries another only reads its own key.
+        let access = if writes && !carries_command {
             raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE
         } else {
             raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS
         };
-        // One key at argument 1, then the terminating zeroed entry.
-        let key_specs = Box::leak(Box::new([
-            raw::RedisModuleCommandKeySpec {
-                notes: std::ptr::null(),
-                flags: u64::from(access),
-                begin_search_type:
-                    raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
-                bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
-                    index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
-                },
-                find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
-                fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
-                    range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
-                        lastkey: 0,
-                        keystep: 1,
-                        limit: 0,
-                    },
+        // One key at argument 1; for a command that carries another, a spec
+        // of unknown shape (INCOMPLETE, VARIABLE_FLAGS) so the server asks
+        // the command for that one's keys; then the terminating zeroed entry.
+        let mut key_specs = vec![raw::RedisModuleCommandKeySpec {
+            notes: std::ptr::null(),
+            flags: u64::from(access),
+            begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
+            bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+                index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
+            },
+            find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
+            fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+                    lastkey: 0,
+                    keystep: 1,
+                    limit: 0,
                 },
             },
-            // SAFETY: an all-zero key spec is the terminator Redis expects (plain data, no references).
-            unsafe { std::mem::zeroed() },
-        ]));
+        }];
+        if carries_command {
+            // SAFETY: all-zero is a valid key spec (plain data, no references);
+            // the fields that matter are set next.
+            let mut carried: raw::RedisModuleCommandKeySpec = unsafe { std::mem::zeroed() };
+            carried.notes = leak("the keys of the command carried in the arguments");
+            // RW as the widest access; the command's own flags come per call.
+            carried.flags = u64::from(
+                raw::REDISMODULE_CMD_KEY_RW
+                    | raw::REDISMODULE_CMD_KEY_INCOMPLETE
+                    | raw::REDISMODULE_CMD_KEY_VARIABLE_FLAGS,
+            );
+            carried.begin_search_type =
+                raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_UNKNOWN;
+            carried.find_keys_type =
+                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_UNKNOWN;
+            key_specs.push(carried);
+        }
+        // SAFETY: an all-zero key spec is the terminator Redis expects (plain data, no references).
+        key_specs.push(unsafe { std::mem::zeroed() });
+        let key_specs = key_specs.leak();
         let args = c_args(doc.args);
         let info = raw::RedisModuleCommandInfo {
             version,

@@ -17,6 +17,7 @@ use crate::cache::commands as cache;
 use crate::core::error::WardenError;
 use crate::host::{self, api, Ctx, RString};
 use crate::lock::commands as lock;
+use crate::lock::guard as lock_guard;
 use crate::rate::commands as rate;
 
 /// A command handler: replies itself on success; an `Err` becomes the error reply.
@@ -119,6 +120,18 @@ pub const COMMANDS: &[Command] = &[
             arity: -4,
             args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("TOKEN", "t", Kind::Int)],
             since: "0.1.0",
+        },
+    },
+    Command {
+        name: "dlock.guard",
+        func: command_fn!(lock_guard::guard),
+        flags: "write getkeys-api",
+        doc: Doc {
+            summary: "Runs command only while owner holds the lock with token, in the same atomic step (a fenced write); otherwise FENCED and nothing runs. The command's keys are declared, run with the caller's ACL and the OOM rule, and replicated as on its own.",
+            complexity: "O(1) plus the command's own",
+            arity: -5,
+            args: &[key(), arg("owner", Kind::Str), arg("token", Kind::Int), arg("command", Kind::Str), ArgDoc { optional: true, ..items("arg") }],
+            since: "0.3.0",
         },
     },
     Command {
@@ -441,7 +454,9 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
         }
     }
     add_acl_categories(ctx);
-    let rows = COMMANDS.iter().map(|c| (c.name, c.writes(), &c.doc));
+    let rows = COMMANDS
+        .iter()
+        .map(|c| (c.name, c.writes(), c.flags.contains("getkeys-api"), &c.doc));
     docs::register(ctx, rows)
 }
 

@@ -1,14 +1,31 @@
 //! The one error type of warden. Each variant is one message Redis clients see.
 
+use std::borrow::Cow;
 use std::fmt;
 
 /// Every error a warden command can reply with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WardenError {
     /// Wrong number of arguments for the named (lower-case) command.
-    WrongArity(&'static str),
+    WrongArity(Cow<'static, str>),
     /// The key holds a value of another type.
     WrongType,
+    /// DLOCK.GUARD: the key (lossy text) is not held by the owner with the token.
+    Fenced(String),
+    /// DLOCK.GUARD: the command named cannot run guarded, for the reason given.
+    NotGuardable(String, &'static str),
+    /// No command of this name (DLOCK.GUARD).
+    UnknownCommand(String),
+    /// The user may not run the named command on these keys (DLOCK.GUARD).
+    NoPermission(String),
+    /// `maxmemory` is reached and the guarded command may use more.
+    OutOfMemory,
+    /// A write on a read-only replica.
+    ReadOnlyReplica,
+    /// The cluster is down.
+    ClusterDown,
+    /// The server refused to run the guarded command for another reason (errno).
+    CallRefused(i32),
     /// An unknown option or a missing option value.
     Syntax,
     /// An integer argument (named) that must be positive and is not.
@@ -83,6 +100,27 @@ impl fmt::Display for WardenError {
             }
             WardenError::WrongType => {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
+            }
+            WardenError::Fenced(key) => {
+                write!(f, "FENCED {key} is not held by this owner with this token")
+            }
+            WardenError::NotGuardable(cmd, why) => {
+                write!(f, "ERR DLOCK.GUARD cannot run '{cmd}': {why}")
+            }
+            WardenError::UnknownCommand(cmd) => write!(f, "ERR unknown command '{cmd}'"),
+            WardenError::NoPermission(cmd) => write!(
+                f,
+                "NOPERM this user has no permissions to run the '{cmd}' command on these keys"
+            ),
+            WardenError::OutOfMemory => {
+                f.write_str("OOM command not allowed when used memory > 'maxmemory'.")
+            }
+            WardenError::ReadOnlyReplica => {
+                f.write_str("READONLY You can't write against a read only replica.")
+            }
+            WardenError::ClusterDown => f.write_str("CLUSTERDOWN The cluster is down"),
+            WardenError::CallRefused(errno) => {
+                write!(f, "ERR the server refused to run the command (errno {errno})")
             }
             WardenError::Syntax => f.write_str("ERR syntax error"),
             WardenError::NotPositive(arg) => write!(f, "ERR {arg} must be a positive integer"),

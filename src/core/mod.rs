@@ -8,6 +8,7 @@ pub mod cache;
 pub mod cluster;
 pub mod compact_bytes;
 pub mod error;
+pub mod guard;
 pub mod lock;
 pub mod parse;
 pub mod rate;

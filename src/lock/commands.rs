@@ -24,7 +24,7 @@ use crate::waiting::{self, Answer, Family, WaitRequest};
 /// The lock in a key: `Ok(None)` when the key is empty. Its deadline is the
 /// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
 /// the lease (`NO_DEADLINE` when the key has no expiry).
-fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
+pub(super) fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
     if key.is_empty() {
         return Ok(None); // a new lock: no expiry to read
     }
@@ -38,7 +38,7 @@ fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
 }
 
 /// The owner argument, which must not be empty.
-fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
+pub(super) fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
     let owner = args.bytes(i);
     if owner.is_empty() {
         return Err(WardenError::OwnerEmpty);

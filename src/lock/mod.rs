@@ -4,4 +4,5 @@
 
 pub mod commands;
 pub mod data_type;
+pub mod guard;
 pub mod wire;

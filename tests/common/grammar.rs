@@ -536,6 +536,7 @@ pub const COMMANDS: &[&str] = &[
     "DLOCK.RELEASE",
     "DLOCK.EXTEND",
     "DLOCK.INFO",
+    "DLOCK.GUARD",
     "DLOCK._SET",
     "BF.RESERVEX",
     "BF.ADDX",
@@ -582,6 +583,25 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
             a.extend(g.options(rng, &[("TOKEN", Some(g_token))]));
         }
         "DLOCK.INFO" => a.push(g.key(rng, LOCK_KEYS)),
+        "DLOCK.GUARD" => {
+            let lock = g.key(rng, LOCK_KEYS);
+            let owner = g.owner(rng);
+            a.push(lock.clone());
+            a.push(owner.clone());
+            a.push(g_token(g, rng));
+            let other = g.key(rng, OTHER_KEYS);
+            let inner: Vec<Vec<u8>> = match rng.below(9) {
+                0 | 1 => vec![b("INCR"), other],
+                2 => vec![b("SET"), other, g.item(rng)],
+                3 => vec![b("GET"), other],
+                4 => vec![b("DLOCK.EXTEND"), lock, owner, g.ttl(rng)],
+                5 => vec![b("RL.TOKEN"), g.key(rng, RL_TOKEN_KEYS), b("1/h"), b("5")],
+                6 => vec![b("BLPOP"), other, b("0")],
+                7 => vec![b("MULTI")],
+                _ => vec![b("DLOCK.GUARD"), lock, owner, b("1"), b("INCR"), other],
+            };
+            a.extend(inner);
+        }
         "DLOCK._SET" => {
             a.push(g.key(rng, LOCK_KEYS));
             a.push(g.owner(rng));

@@ -1,0 +1,101 @@
+//! Which commands `DLOCK.GUARD` runs, decided from the flags `COMMAND INFO`
+//! gives them: a guarded command runs inside another command, so it must not
+//! block, administer the server, open a transaction or subscription, or be a
+//! module's internal command.
+
+/// Commands flagged `noscript` that a module may still run: scripts and
+/// functions (their own keys are declared and checked like any command's).
+const SCRIPTS: &[&[u8]] = &[
+    b"eval",
+    b"evalsha",
+    b"eval_ro",
+    b"evalsha_ro",
+    b"fcall",
+    b"fcall_ro",
+];
+
+/// Why the command `name` (lower case; `container|sub` for a subcommand) with
+/// the `COMMAND INFO` flags `flags` cannot run guarded; `None` when it can.
+pub fn refusal<'a>(name: &[u8], flags: impl IntoIterator<Item = &'a [u8]>) -> Option<&'static str> {
+    let last = name.rsplit(|&b| b == b'|').next().unwrap_or(name);
+    if last.windows(2).any(|w| w == b"._") {
+        return Some("it is a module's internal command");
+    }
+    let script = SCRIPTS.contains(&name);
+    let (mut blocking, mut admin, mut nested) = (false, false, false);
+    for flag in flags {
+        match flag {
+            b"blocking" => blocking = true,
+            b"admin" => admin = true,
+            b"noscript" | b"no_multi" => nested = !script,
+            _ => {}
+        }
+    }
+    if blocking {
+        Some("it can block")
+    } else if admin {
+        Some("it is an administrative command")
+    } else if nested {
+        Some("it cannot run inside another command")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(name: &str, flags: &[&str]) -> Option<&'static str> {
+        refusal(name.as_bytes(), flags.iter().map(|f| f.as_bytes()))
+    }
+
+    #[test]
+    fn plain_reads_and_writes_run() {
+        assert_eq!(verdict("incr", &["write", "denyoom", "fast"]), None);
+        assert_eq!(verdict("get", &["readonly", "fast"]), None);
+        assert_eq!(
+            verdict("publish", &["pubsub", "loading", "stale", "fast"]),
+            None
+        );
+        assert_eq!(verdict("rl.token", &["write", "denyoom", "module"]), None);
+        assert_eq!(verdict("dlock.release", &["write", "module"]), None);
+    }
+
+    #[test]
+    fn blocking_admin_and_transaction_commands_are_refused() {
+        assert_eq!(
+            verdict("blpop", &["write", "noscript", "blocking"]),
+            Some("it can block")
+        );
+        assert_eq!(
+            verdict("config|set", &["admin", "noscript", "loading"]),
+            Some("it is an administrative command")
+        );
+        for name in ["multi", "exec", "watch", "subscribe"] {
+            assert_eq!(
+                verdict(name, &["noscript", "loading", "stale"]),
+                Some("it cannot run inside another command"),
+                "{name}"
+            );
+        }
+        assert!(verdict("dlock.acquire", &["write", "denyoom", "blocking", "module"]).is_some());
+    }
+
+    #[test]
+    fn scripts_run_and_internal_commands_do_not() {
+        for name in ["eval", "evalsha", "fcall", "fcall_ro"] {
+            assert_eq!(
+                verdict(name, &["noscript", "skip_monitor", "may_replicate"]),
+                None
+            );
+        }
+        for name in ["dlock._set", "rl._set", "bf._loadx", "cache._meta"] {
+            assert_eq!(
+                verdict(name, &["write", "denyoom", "module"]),
+                Some("it is a module's internal command"),
+                "{name}"
+            );
+        }
+    }
+}

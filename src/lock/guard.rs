@@ -1,0 +1,163 @@
+//! `DLOCK.GUARD key owner token command [arg ...]`: a fenced write. The
+//! holder and token are checked and the command runs in the same step, so a
+//! holder that paused past its lease cannot write: the data that lives in
+//! Redis enforces the fencing token itself.
+//!
+//! The command runs through `RedisModule_Call` as the caller (its ACL user),
+//! with the server's OOM rule and replicated as it would be on its own (`!`).
+//! Its keys are declared to the server (`getkeys-api`), so cluster routing,
+//! `CROSSSLOT` and ACL key patterns cover them as they cover the lock key.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::c_int;
+
+use redis_module::raw;
+
+use crate::args::Args;
+use crate::core::error::WardenError;
+use crate::core::guard::refusal;
+use crate::core::lock::TOKEN;
+use crate::host::{self, Ctx, Key};
+use crate::lock::commands::{lock_in, owner_arg};
+
+/// Position of the guarded command's name in DLOCK.GUARD's arguments.
+const COMMAND_AT: usize = 4;
+
+/// The most verdicts kept; past it the cache starts over (only names the
+/// server knows are kept, so this bounds nothing a client could grow).
+const MAX_VERDICTS: usize = 1024;
+
+/// What `COMMAND INFO` told of one command name.
+#[derive(Clone, Copy)]
+struct Verdict {
+    /// Why it cannot run guarded (`core::guard::refusal`); `None`: it can.
+    refusal: Option<&'static str>,
+    /// Whether it has subcommands (whose own flags then decide).
+    container: bool,
+}
+
+thread_local! {
+    /// The verdict per lower-case command name (`container|sub` for a
+    /// subcommand), read from `COMMAND INFO` once per name.
+    static VERDICTS: RefCell<HashMap<Vec<u8>, Verdict>> = RefCell::new(HashMap::new());
+}
+
+/// `DLOCK.GUARD key owner token command [arg ...]`
+pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    if host::is_keys_position_request(ctx) {
+        declare_keys(ctx, args);
+        return Ok(());
+    }
+    args.arity("dlock.guard", args.len() > COMMAND_AT)?;
+    if host::in_call() {
+        // Reached from a guarded command (directly or through a script): no
+        // chain of calls may grow deep enough to exhaust the server's stack.
+        return Err(WardenError::NotGuardable(
+            "dlock.guard".to_owned(),
+            "DLOCK.GUARD does not nest",
+        ));
+    }
+    let owner = owner_arg(args, 2)?;
+    let token = TOKEN.parse(args.bytes(3))?;
+    check_runnable(ctx, args)?;
+    let now = host::now_ms();
+    let held = {
+        let mut key = Key::readable(ctx, args.raw(1));
+        lock_in(&mut key)?.is_some_and(|s| s.is_held_by(owner, Some(token), now))
+    };
+    if !held {
+        return Err(WardenError::Fenced(
+            String::from_utf8_lossy(args.bytes(1)).into_owned(),
+        ));
+    }
+    match host::call(ctx, c"!CM0", args.raw_from(COMMAND_AT)) {
+        Ok(reply) => {
+            reply.forward(ctx);
+            Ok(())
+        }
+        Err(errno) => Err(call_error(errno, command_name(args))),
+    }
+}
+
+/// Answers a keys request: the lock key (read), then the keys of the guarded
+/// command with the access the server gives them for that command.
+fn declare_keys(ctx: *mut Ctx, args: &Args) {
+    if args.len() < 2 {
+        return;
+    }
+    host::key_at(
+        ctx,
+        1,
+        (raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS) as c_int,
+    );
+    if args.len() > COMMAND_AT {
+        for (pos, flags) in host::command_keys(ctx, args.raw_from(COMMAND_AT)) {
+            host::key_at(ctx, COMMAND_AT + pos, flags);
+        }
+    }
+}
+
+/// The guarded command's name, lower case, for messages and verdicts.
+fn command_name(args: &Args) -> String {
+    String::from_utf8_lossy(args.bytes(COMMAND_AT)).to_lowercase()
+}
+
+/// Refuses a command DLOCK.GUARD must not run (see `core::guard`), or one
+/// the server does not know.
+fn check_runnable(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    let name = args.bytes(COMMAND_AT).to_ascii_lowercase();
+    let Some(mut verdict) = verdict_of(ctx, &name) else {
+        return Err(WardenError::UnknownCommand(command_name(args)));
+    };
+    if verdict.container && args.len() > COMMAND_AT + 1 {
+        let mut full = name;
+        full.push(b'|');
+        full.extend(args.bytes(COMMAND_AT + 1).to_ascii_lowercase());
+        // An unknown subcommand is left to the server's own error.
+        verdict = verdict_of(ctx, &full).unwrap_or(verdict);
+    }
+    match verdict.refusal {
+        Some(why) => Err(WardenError::NotGuardable(command_name(args), why)),
+        None => Ok(()),
+    }
+}
+
+/// The verdict on `name`, from the cache or `COMMAND INFO`; `None` when the
+/// server does not know the command.
+fn verdict_of(ctx: *mut Ctx, name: &[u8]) -> Option<Verdict> {
+    if let Some(verdict) = VERDICTS.with(|v| v.borrow().get(name).copied()) {
+        return Some(verdict);
+    }
+    let info = host::command_info(ctx, name)?;
+    let entry = info.node().element(0).filter(|e| !e.is_null())?;
+    let flags = entry.element(2)?;
+    let verdict = Verdict {
+        refusal: refusal(
+            name,
+            (0..flags.len()).filter_map(|i| Some(flags.element(i)?.bytes())),
+        ),
+        container: entry.element(9).is_some_and(|subs| !subs.is_empty()),
+    };
+    VERDICTS.with(|v| {
+        let mut v = v.borrow_mut();
+        if v.len() >= MAX_VERDICTS {
+            v.clear();
+        }
+        v.insert(name.to_vec(), verdict);
+    });
+    Some(verdict)
+}
+
+/// The error for a guarded command the server refused to run.
+fn call_error(errno: c_int, name: String) -> WardenError {
+    match errno {
+        libc::ENOENT => WardenError::UnknownCommand(name),
+        libc::EINVAL => WardenError::WrongArity(name.into()),
+        libc::EACCES => WardenError::NoPermission(name),
+        libc::ENOSPC => WardenError::OutOfMemory,
+        libc::EROFS => WardenError::ReadOnlyReplica,
+        libc::ENETDOWN => WardenError::ClusterDown,
+        other => WardenError::CallRefused(other),
+    }
+}
