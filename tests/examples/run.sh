@@ -2,8 +2,11 @@
 # Runs the client examples (redis-py and redigo) against a real server with the
 # built module loaded, and checks their results.
 #
-#   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  python/cache.py  (redis-py, venv in target/)
-#   go/lock  go/bloom  go/limiter  go/cache                 (redigo from Debian, offline)
+#   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  python/cache.py
+#   python/guarded_counter.py                                (redis-py, venv in target/)
+#   go/lock  go/bloom  go/limiter  go/cache  go/guarded_counter  (redigo from Debian, offline)
+#   cluster/guarded_counter  (guarded_counter.py through redis-py's RedisCluster)
+#   cluster/guard_cli        (redis-cli -c)   -- both on a three-master cluster started here
 #   (both lock programs also run a lease-lost scenario: the worker must stop)
 #
 # Installs what is missing: redis-py into target/examples-venv with pip; Debian's
@@ -79,11 +82,12 @@ command -v go >/dev/null 2>&1 || die "go is still missing after install"
 # --- a server on a free loopback port ------------------------------------------------
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-examples.XXXXXX")
 SERVER_PID=""
+CLUSTER_PIDS=""
 cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
+    for pid in $SERVER_PID $CLUSTER_PIDS; do
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -125,12 +129,83 @@ if [ -z "$PORT" ]; then
 fi
 say "$("$SERVER_BIN" --version | head -n1) on 127.0.0.1:$PORT with $MODULE"
 
+# --- a three-master cluster, started for the cluster/* examples -------------------------
+CLI_BIN=${REDIS_CLI:-redis-cli}
+
+# A free port p whose cluster bus port p + 10000 is free too (so p <= 55535).
+free_cluster_port() {
+    "$VENV/bin/python" - <<'EOF'
+import random, socket
+for _ in range(200):
+    p = random.randint(20000, 45000)
+    try:
+        for q in (p, p + 10000):
+            s = socket.socket()
+            s.bind(("127.0.0.1", q))
+            s.close()
+    except OSError:
+        continue
+    print(p)
+    break
+EOF
+}
+CLUSTER_PORTS=""
+start_cluster() {
+    [ -n "$CLUSTER_PORTS" ] && return 0
+    command -v "$CLI_BIN" >/dev/null 2>&1 || { echo "examples: $CLI_BIN not found" >&2; return 1; }
+    local p d addrs=""
+    for _ in 1 2 3; do
+        p=$(free_cluster_port)
+        d=$TMP/cluster-$p
+        mkdir -p "$d"
+        "$SERVER_BIN" --port "$p" --bind 127.0.0.1 --save "" --appendonly no \
+            --protected-mode no --cluster-enabled yes --cluster-config-file "$d/nodes.conf" \
+            --dir "$d" --logfile "$d/server.log" --loadmodule "$MODULE" >/dev/null 2>&1 &
+        CLUSTER_PIDS="$CLUSTER_PIDS $!"
+        for _ in $(seq 100); do ping "$p" && break; sleep 0.05; done
+        ping "$p" || {
+            echo "examples: cluster node $p did not start; log tail:" >&2
+            tail -n 20 "$d/server.log" >&2 2>/dev/null
+            return 1
+        }
+        CLUSTER_PORTS="$CLUSTER_PORTS $p"
+        addrs="$addrs 127.0.0.1:$p"
+    done
+    # shellcheck disable=SC2086
+    "$CLI_BIN" --cluster create $addrs --cluster-yes >"$TMP/cluster-create.log" 2>&1 \
+        || { cat "$TMP/cluster-create.log" >&2; return 1; }
+    for p in $CLUSTER_PORTS; do
+        for _ in $(seq 200); do
+            "$CLI_BIN" -p "$p" CLUSTER INFO 2>/dev/null | grep -q "cluster_state:ok" && break
+            sleep 0.05
+        done
+    done
+    say "cluster of three masters on ports$CLUSTER_PORTS"
+}
+
+# cluster/guard_cli: redis-cli -c routes DLOCK.GUARD by its declared keys; a key in
+# another slot is refused with CROSSSLOT.
+guard_cli() {
+    local first last token out
+    first=$(echo $CLUSTER_PORTS | cut -d' ' -f1)
+    last=$(echo $CLUSTER_PORTS | cut -d' ' -f3)
+    token=$("$CLI_BIN" -c -p "$first" DLOCK.ACQUIRE '{cli}lock' cli 10000)
+    [ "$token" -gt 0 ] 2>/dev/null || { echo "FAIL: guard_cli: ACQUIRE gave '$token'" >&2; return 1; }
+    out=$("$CLI_BIN" -c -p "$last" DLOCK.GUARD '{cli}lock' cli "$token" INCR '{cli}count')
+    [ "$out" = "1" ] || { echo "FAIL: guard_cli: GUARD INCR gave '$out'" >&2; return 1; }
+    out=$("$CLI_BIN" -c -p "$first" DLOCK.GUARD '{cli}lock' cli 1 INCR '{cli}count')
+    case "$out" in FENCED*) ;; *) echo "FAIL: guard_cli: a stale token gave '$out'" >&2; return 1 ;; esac
+    out=$("$CLI_BIN" -c -p "$first" DLOCK.GUARD '{cli}lock' cli "$token" INCR elsewhere)
+    case "$out" in CROSSSLOT*) ;; *) echo "FAIL: guard_cli: another slot gave '$out'" >&2; return 1 ;; esac
+    echo "ok: guard_cli: redis-cli -c runs DLOCK.GUARD on the key's node; FENCED and CROSSSLOT as expected"
+}
+
 # --- the examples ----------------------------------------------------------------------
 export WARDEN_HOST=127.0.0.1 WARDEN_PORT=$PORT
 export PYTHONDONTWRITEBYTECODE=1
 export GOCACHE=${GOCACHE:-$ROOT/target/examples-gocache}
 
-ALL="python/lock python/crawler python/limiter python/backup python/cache go/lock go/bloom go/limiter go/cache"
+ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter go/lock go/bloom go/limiter go/cache go/guarded_counter cluster/guarded_counter cluster/guard_cli"
 SELECTED=${*:-$ALL}
 
 passed=0
@@ -152,7 +227,18 @@ for name in $SELECTED; do
             run=(sh -c 'GO111MODULE=off GOPATH="$1" go build -o "$2" main.go && exec timeout "$3" "$2"' \
                 sh "$GOPATH_DEB" "$bin" "$TIMEOUT")
             ;;
-        *) die "unknown example $name (want python/NAME or go/NAME)" ;;
+        cluster/guarded_counter)
+            start_cluster || die "the cluster did not start"
+            run=(env WARDEN_CLUSTER_PORT="$(echo $CLUSTER_PORTS | cut -d' ' -f2)" \
+                timeout "$TIMEOUT" "$VENV/bin/python" tests/examples/python/guarded_counter.py)
+            dir=$ROOT
+            ;;
+        cluster/guard_cli)
+            start_cluster || die "the cluster did not start"
+            run=(guard_cli)
+            dir=$ROOT
+            ;;
+        *) die "unknown example $name (want python/NAME, go/NAME or cluster/NAME)" ;;
     esac
     echo "=== $name"
     start=$(date +%s.%N)
