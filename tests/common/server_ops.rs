@@ -1,12 +1,14 @@
 //! Helpers of the server-operations tests (`tests/server_ops_*.rs`, issue #10): raw
 //! RESP2 connections that see exactly what the server sends (a second reply, EOF),
-//! clients blocked in `DLOCK.ACQUIRE … WAIT` on their own threads and their answers,
-//! and checks of a server (alive, a clean log, the replica's dataset equal to the
+//! clients blocked in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET … LEASE … WAIT` on their
+//! own threads and their answers, and checks of a server (alive, a clean log, the replica's dataset equal to the
 //! master's).
 //!
 //! Timing bounds are functional, with wide margins for a noisy machine: "not before"
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
+use super::cache::Leased;
+use super::cluster::Redirect;
 use super::dlock::{lock_info, wait_waiting};
 use super::*;
 
@@ -46,6 +48,41 @@ pub enum Reply {
 impl Reply {
     pub fn is_error_starting(&self, prefix: &str) -> bool {
         matches!(self, Reply::Error(e) if e.starts_with(prefix))
+    }
+
+    /// The `[value or nil, lease]` of a `CACHE.GET … LEASE`; None for any other reply.
+    pub fn leased(&self) -> Option<Leased> {
+        let Reply::Array(a) = self else {
+            return None;
+        };
+        let value = match a.first()? {
+            Reply::Nil => None,
+            Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            _ => return None,
+        };
+        match a.as_slice() {
+            [_, Reply::Int(token)] => Some((value, *token)),
+            _ => None,
+        }
+    }
+
+    /// The cluster redirect an error reply asks for (`MOVED 42 127.0.0.1:7001`,
+    /// `ASK …`); None for any other reply.
+    pub fn redirect(&self) -> Option<Redirect> {
+        let Reply::Error(e) = self else {
+            return None;
+        };
+        let f: Vec<&str> = e.split_whitespace().collect();
+        let [kind, slot, addr] = f.as_slice() else {
+            return None;
+        };
+        let slot: u16 = slot.parse().ok()?;
+        let port: u16 = addr.rsplit(':').next()?.parse().ok()?;
+        match *kind {
+            "MOVED" => Some(Redirect::Moved { slot, port }),
+            "ASK" => Some(Redirect::Ask { slot, port }),
+            _ => None,
+        }
     }
 }
 
@@ -151,8 +188,8 @@ impl RawConn {
 // Waiters
 // ---------------------------------------------------------------------------------------
 
-/// A client blocked (or about to block) in `DLOCK.ACQUIRE … WAIT` on its own raw
-/// connection; its thread reads the first reply.
+/// A client blocked (or about to block) in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET …
+/// WAIT` on its own raw connection; its thread reads the first reply.
 pub struct Waiter {
     pub owner: String,
     pub handle: JoinHandle<Answer>,
@@ -171,6 +208,12 @@ pub struct Answer {
 pub fn spawn_call(port: u16, name: &str, args: &[&str]) -> JoinHandle<Answer> {
     let mut conn = RawConn::open(port);
     conn.send(args);
+    read_in_thread(conn, name)
+}
+
+/// Reads the next reply of `conn` (a command already sent) in a thread; `name`
+/// labels the answer.
+pub fn read_in_thread(mut conn: RawConn, name: &str) -> JoinHandle<Answer> {
     let owner = name.to_string();
     thread::spawn(move || {
         let reply = conn.read(READ_TIMEOUT);
@@ -190,6 +233,50 @@ pub fn spawn_raw_waiter(server: &Server, key: &str, owner: &str, ttl: i64, wait:
     Waiter {
         owner: owner.to_string(),
         handle: spawn_call(server.port, owner, &args),
+    }
+}
+
+/// A raw client blocked (or about to block) in `CACHE.GET key MINVERSION min LEASE
+/// lease_ms WAIT timeout_ms`.
+pub fn raw_cache_waiter(
+    server: &Server,
+    key: &str,
+    min: i64,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> RawConn {
+    let mut c = RawConn::open(server.port);
+    let (min, lease, timeout) = (
+        min.to_string(),
+        lease_ms.to_string(),
+        timeout_ms.to_string(),
+    );
+    c.send(&[
+        "CACHE.GET",
+        key,
+        "MINVERSION",
+        &min,
+        "LEASE",
+        &lease,
+        "WAIT",
+        &timeout,
+    ]);
+    c
+}
+
+/// `raw_cache_waiter` read in a thread; `name` labels the answer.
+pub fn spawn_cache_waiter(
+    server: &Server,
+    name: &str,
+    key: &str,
+    min: i64,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> Waiter {
+    let conn = raw_cache_waiter(server, key, min, lease_ms, timeout_ms);
+    Waiter {
+        owner: name.to_string(),
+        handle: read_in_thread(conn, name),
     }
 }
 
