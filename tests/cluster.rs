@@ -8,12 +8,12 @@
 //! others: every failure is reported at the end.
 
 mod common;
-use common::cache::{cache_get, cache_info, cache_set, get_lease, wait_for_waiters};
+use common::cache::{cache_get, cache_info, cache_set, get_lease};
+use common::cache::{refresh_in_progress, wait_for_waiters};
 use common::cluster::*;
 use common::dlock::{lock_info, parse_info, LockInfo};
-use common::server_ops::{
-    assert_no_second_reply, join, raw_cache_waiter, spawn_cache_waiter, Answer, READ_TIMEOUT,
-};
+use common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
+use common::server_ops::{join, spawn_cache_waiter, Answer};
 use common::*;
 
 use std::time::{Duration, Instant};
@@ -534,16 +534,10 @@ fn migrate_keeps_state(cluster: &Cluster) {
     assert_eq!(cache_set(&mut s, &cache, "cached", 60_000, &opts), 1);
     let (_, lease) = get_lease(&mut s, &cache_lease, 60_000, &[]);
     assert!(lease > 0);
-    // A refresh in progress with clients waiting for it: a stale value (version 4)
-    // their MINVERSION 5 does not accept, and a live lease.
+    // A refresh in progress (a stale value of version 4, a live lease) with clients
+    // waiting for it (MINVERSION 5).
     let waited = format!("{tag}cachewait");
-    let opts = ["STALE", "600000", "VERSION", "4"];
-    assert_eq!(cache_set(&mut s, &waited, "old", 1, &opts), 1);
-    let stale = wait_until(Duration::from_secs(2), || {
-        cache_info(&mut s, &waited).is_some_and(|i| i["fresh_ms"] < 0)
-    });
-    assert!(stale, "{waited} never went stale");
-    let (_, wait_lease) = get_lease(&mut s, &waited, 60_000, &["MINVERSION", "5"]);
+    let wait_lease = refresh_in_progress(&mut s, &waited, 4, 60_000);
     assert!(wait_lease > lease);
     let waiters: Vec<_> = [("w-forever", 0), ("w-30s", 30_000)]
         .into_iter()
@@ -732,17 +726,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
     assert_eq!(stored, 1, "the moved lease is current on the target");
     // A waiter that followed its redirect waits on the target; the refresher's SET
     // with the moved lease answers it there.
-    let mut follower = raw_cache_waiter(&cluster.servers[dst], &waited, 5, 5_000, 10_000);
-    wait_for_waiters(&mut d, &waited, 1);
-    let t = wait_lease.to_string();
-    let opts = ["VERSION", "5", "LEASE", t.as_str()];
-    assert_eq!(cache_set(&mut d, &waited, "new", 60_000, &opts), 1);
-    let r = follower.read(READ_TIMEOUT);
-    assert_eq!(
-        r.leased(),
-        Some((Some("new".into()), 0)),
-        "the follower: {r:?}"
-    );
+    assert_refresh_answers_a_waiter(&cluster.servers[dst], &waited, 5, wait_lease, "new");
     let (_, next) = get_lease(&mut d, &format!("{tag}cachenew"), 1_000, &[]);
     assert!(
         next > wait_lease,

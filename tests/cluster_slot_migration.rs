@@ -22,13 +22,13 @@
 
 mod common;
 use common::bloom::{cardx, madd_range, mexists_range};
-use common::cache::{cache_info, cache_set, get_lease, wait_for_waiters};
+use common::cache::{cache_info, refresh_in_progress, wait_for_waiters};
 use common::cluster::*;
 use common::dlock::{acquire_wait, conn_t, lock_info, reenter, release, spawn_waiter, try_acquire};
 use common::dlock::{wait_waiting_for, WaitResult};
 use common::rate::rl;
-use common::server_ops::READ_TIMEOUT;
-use common::server_ops::{assert_no_second_reply, join, raw_cache_waiter, spawn_cache_waiter};
+use common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
+use common::server_ops::{join, spawn_cache_waiter};
 use common::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -153,15 +153,9 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     let (_, waiter) = spawn_waiter(&cluster.servers[src], lock.as_bytes(), b"waiter", 30_000, 0);
     wait_waiting_for(&mut s, 1, "the waiter on the source");
 
-    // A cache entry being refreshed: a stale value (version 4) that MINVERSION 5
-    // does not accept, a live lease, and a client waiting for the refresh.
-    let opts = ["STALE", "600000", "VERSION", "4"];
-    assert_eq!(cache_set(&mut s, &cache, "old", 1, &opts), 1);
-    let stale = wait_until(Duration::from_secs(2), || {
-        cache_info(&mut s, &cache).is_some_and(|i| i["fresh_ms"] < 0)
-    });
-    assert!(stale, "{cache} never went stale");
-    let (_, lease) = get_lease(&mut s, &cache, 120_000, &["MINVERSION", "5"]);
+    // A cache entry being refreshed (a stale value of version 4, a live lease)
+    // and a client waiting for the refresh (MINVERSION 5).
+    let lease = refresh_in_progress(&mut s, &cache, 4, 120_000);
     let cache_waiter = spawn_cache_waiter(&cluster.servers[src], "cache", &cache, 5, 5_000, 0);
     wait_for_waiters(&mut s, &cache, 1);
 
@@ -389,15 +383,5 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
 
     // The cache waiter follows MOVED too and waits on the target; the
     // refresher's SET with the moved lease answers it there.
-    let mut follower = raw_cache_waiter(&cluster.servers[dst], &cache, 5, 5_000, 10_000);
-    wait_for_waiters(&mut d, &cache, 1);
-    let t = lease.to_string();
-    let opts = ["VERSION", "5", "LEASE", t.as_str()];
-    assert_eq!(cache_set(&mut d, &cache, "new", 60_000, &opts), 1);
-    let r = follower.read(READ_TIMEOUT);
-    assert_eq!(
-        r.leased(),
-        Some((Some("new".into()), 0)),
-        "the follower: {r:?}"
-    );
+    assert_refresh_answers_a_waiter(&cluster.servers[dst], &cache, 5, lease, "new");
 }

@@ -274,36 +274,13 @@ fn failover_with_cache_waiters(slow_replica: bool) {
     );
     // The replica has applied every write (fo:set's lease is the last) before it
     // sleeps, so that its first ACK after the sleep lets the failover through.
-    let applied = wait_until(Duration::from_secs(2), || exists(&mut rcon, "fo:set"));
-    assert!(applied, "{what}: the replica never applied the setup");
-    let mut sleeper = slow_replica.then(|| {
-        let mut c = RawConn::open(replica.port);
-        c.send(&["DEBUG", "SLEEP", "2"]);
-        sleep(Duration::from_millis(50));
-        c
-    });
+    wait_applied(&mut rcon, "fo:set", what);
+    let mut sleeper = slow_replica.then(|| put_to_sleep(&replica, "2"));
     let failover_at = Instant::now();
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(3000)
-        .query(&mut con)
-        .expect("FAILOVER");
+    failover(&mut con, 3000);
     let mut refresher = send_refresh(&master, "fo:set", "fresh", t_set);
-    let swapped = wait_until(Duration::from_secs(10), || {
-        !master.is_alive()
-            || !replica.is_alive()
-            || (role(&mut con) == "slave" && role(&mut rcon) == "master")
-    });
-    assert_healthy(&mut master, what);
-    assert_healthy(&mut replica, what);
-    assert!(
-        swapped,
-        "{what}: roles did not swap (old master {:?}, failover state {:?}); log:\n{}",
-        role(&mut con),
-        info_field(&mut con, "replication", "master_failover_state"),
-        master.log_tail(20)
-    );
+    assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
     let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
     let listing = show_answers(&answers, failover_at);
     for a in &answers {
@@ -354,15 +331,7 @@ fn failover_with_cache_waiters(slow_replica: bool) {
         (stale, t_new)
     );
     // It serves a waiter of its own, and takes the refreshes of both leases.
-    let mut w = raw_cache_waiter(&replica, "fo:short", 0, 5_000, 10_000);
-    wait_for_waiters(&mut rcon, "fo:short", 1);
-    let t = t_new.to_string();
-    assert_eq!(
-        cache_set(&mut rcon, "fo:short", "new", 60_000, &["LEASE", &t]),
-        1
-    );
-    let r = w.read(READ_TIMEOUT);
-    assert_eq!(r.leased(), Some((Some("new".into()), 0)), "{what}: {r:?}");
+    assert_refresh_answers_a_waiter(&replica, "fo:short", 0, t_new, "new");
     let t = t_set.to_string();
     assert_eq!(
         cache_set(&mut rcon, "fo:set", "fresh", 60_000, &["LEASE", &t]),
@@ -409,17 +378,10 @@ fn aborted_failover_hands_cache_leases_and_values_over_after_it() {
             ("fa:set", "w-set", 5000, 10_000),
         ],
     );
-    let applied = wait_until(Duration::from_secs(2), || exists(&mut rcon, "fa:set"));
-    assert!(applied, "{what}: the replica never applied the setup");
-    let mut sleeper = RawConn::open(replica.port);
-    sleeper.send(&["DEBUG", "SLEEP", "2"]);
-    sleep(Duration::from_millis(50));
+    wait_applied(&mut rcon, "fa:set", what);
+    let mut sleeper = put_to_sleep(&replica, "2");
     let failover_at = Instant::now();
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(1000)
-        .query(&mut con)
-        .expect("FAILOVER");
+    failover(&mut con, 1000);
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
     let mut refresher = send_refresh(&master, "fa:set", "fresh", t_set);
     let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();

@@ -7,7 +7,7 @@
 //! Timing bounds are functional, with wide margins for a noisy machine: "not before"
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
-use super::cache::Leased;
+use super::cache::{cache_set, wait_for_waiters, Leased};
 use super::cluster::Redirect;
 use super::dlock::{lock_info, wait_waiting};
 use super::*;
@@ -280,6 +280,35 @@ pub fn spawn_cache_waiter(
     }
 }
 
+/// A client that waits on `server` for the refresh of `key` (`MINVERSION min`) is
+/// answered `[value, 0]` when the refresher stores `value` (`VERSION min`) with the
+/// live lease `token`.
+pub fn assert_refresh_answers_a_waiter(
+    server: &Server,
+    key: &str,
+    min: i64,
+    token: i64,
+    value: &str,
+) {
+    let mut con = timed(server.conn(), READ_TIMEOUT);
+    let queued = super::cache::cache_info(&mut con, key).map_or(0, |i| i["waiters"]);
+    let mut waiter = raw_cache_waiter(server, key, min, 5_000, 10_000);
+    wait_for_waiters(&mut con, key, queued + 1);
+    let (min, token) = (min.to_string(), token.to_string());
+    let opts = ["VERSION", min.as_str(), "LEASE", token.as_str()];
+    assert_eq!(
+        cache_set(&mut con, key, value, 60_000, &opts),
+        1,
+        "the refresh of {key} with lease {token}"
+    );
+    let r = waiter.read(READ_TIMEOUT);
+    assert_eq!(
+        r.leased(),
+        Some((Some(value.to_string()), 0)),
+        "the waiter for the refresh of {key}: {r:?}"
+    );
+}
+
 /// Queues waiters `(key, owner, ttl, wait)` in order, each blocked before the next
 /// is sent.
 pub fn queue(
@@ -501,6 +530,55 @@ pub fn ttl_is_pttl(con: &mut Connection, key: &str) -> Result<i64, String> {
             info.ttl_ms
         ))
     }
+}
+
+/// Waits (2 s) until the replica on `rcon` has `key`: the setup's last write.
+pub fn wait_applied(rcon: &mut Connection, key: &str, what: &str) {
+    let applied = wait_until(Duration::from_secs(2), || exists(&mut *rcon, key));
+    assert!(applied, "{what}: the replica never applied the setup");
+}
+
+/// Sends `DEBUG SLEEP secs` to `server` on a raw connection (its `OK` is read
+/// later) and gives the server 50 ms to fall asleep.
+pub fn put_to_sleep(server: &Server, secs: &str) -> RawConn {
+    let mut c = RawConn::open(server.port);
+    c.send(&["DEBUG", "SLEEP", secs]);
+    thread::sleep(Duration::from_millis(50));
+    c
+}
+
+/// `FAILOVER TIMEOUT timeout_ms`.
+pub fn failover(con: &mut Connection, timeout_ms: u64) {
+    let _: () = cmd("FAILOVER")
+        .arg("TIMEOUT")
+        .arg(timeout_ms)
+        .query(con)
+        .expect("FAILOVER");
+}
+
+/// Waits (10 s) until a `FAILOVER` has made `master` (on `con`) a replica and
+/// `replica` (on `rcon`) the master; both must be alive with clean logs.
+pub fn assert_roles_swap(
+    master: &mut Server,
+    replica: &mut Server,
+    con: &mut Connection,
+    rcon: &mut Connection,
+    what: &str,
+) {
+    let swapped = wait_until(Duration::from_secs(10), || {
+        !master.is_alive()
+            || !replica.is_alive()
+            || (role(&mut *con) == "slave" && role(&mut *rcon) == "master")
+    });
+    assert_healthy(master, what);
+    assert_healthy(replica, what);
+    assert!(
+        swapped,
+        "{what}: roles did not swap (old master {:?}, failover state {:?}); log:\n{}",
+        role(con),
+        info_field(con, "replication", "master_failover_state"),
+        master.log_tail(20)
+    );
 }
 
 /// Sleeps until `t` (not at all if it has passed).
