@@ -1,5 +1,6 @@
 //! warden in Redis Cluster: routing of every command (MOVED, ASK), key
-//! declarations (COMMAND INFO), MIGRATE of module values, and a manual failover
+//! declarations (COMMAND INFO), MIGRATE of module values (clients waiting for a
+//! cache refresh in the slot are sent to its new owner), and a manual failover
 //! that must keep every lock and keep fencing tokens increasing.
 //!
 //! One cluster (3 masters, 1 replica each) serves all scenarios, run in order;
@@ -7,8 +8,12 @@
 //! others: every failure is reported at the end.
 
 mod common;
+use common::cache::{cache_get, cache_info, cache_set, get_lease};
+use common::cache::{refresh_in_progress, wait_for_waiters};
 use common::cluster::*;
 use common::dlock::{lock_info, parse_info, LockInfo};
+use common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
+use common::server_ops::{join, spawn_cache_waiter, Answer};
 use common::*;
 
 use std::time::{Duration, Instant};
@@ -501,9 +506,13 @@ fn ask_during_migration(cluster: &Cluster) {
     );
 }
 
-/// (c) MIGRATE of a lock, a filter and limiters keeps each value (DEBUG
-/// DIGEST-VALUE), its TTL, and the lock's owner, holds and fencing token; the
-/// lock then works on the target, and a new grant gets a larger token.
+/// (c) MIGRATE of a lock, a filter, limiters and cache entries keeps each value
+/// (DEBUG DIGEST-VALUE), its TTL, the lock's owner, holds and fencing token, and
+/// an entry's value, version and lease; the lock then works on the target, and a
+/// new grant gets a larger token. Clients blocked in `CACHE.GET … LEASE … WAIT`
+/// on the source are each answered once with a redirect to the target (`ASK`
+/// while the slot migrates, `MOVED` after), and the source takes no lease for
+/// them; one that follows it waits on the target for the refresher's SET.
 fn migrate_keeps_state(cluster: &Cluster) {
     let masters = cluster.masters();
     let (src, dst) = (masters[1], masters[2]);
@@ -521,24 +530,24 @@ fn migrate_keeps_state(cluster: &Cluster) {
     let cache = format!("{tag}cache");
     let cache_lease = format!("{tag}cachelease");
     let mut s = cluster.conn(src);
-    let stored: i64 = cmd("CACHE.SET")
-        .arg(&cache)
-        .arg("cached")
-        .arg(60_000)
-        .arg("STALE")
-        .arg(30_000)
-        .arg("VERSION")
-        .arg(3)
-        .query(&mut s)
-        .expect("CACHE.SET");
-    assert_eq!(stored, 1);
-    let (_, lease): (Option<String>, i64) = cmd("CACHE.GET")
-        .arg(&cache_lease)
-        .arg("LEASE")
-        .arg(60_000)
-        .query(&mut s)
-        .expect("CACHE.GET LEASE");
+    let opts = ["STALE", "30000", "VERSION", "3"];
+    assert_eq!(cache_set(&mut s, &cache, "cached", 60_000, &opts), 1);
+    let (_, lease) = get_lease(&mut s, &cache_lease, 60_000, &[]);
     assert!(lease > 0);
+    // A refresh in progress (a stale value of version 4, a live lease) with clients
+    // waiting for it (MINVERSION 5).
+    let waited = format!("{tag}cachewait");
+    let wait_lease = refresh_in_progress(&mut s, &waited, 4, 60_000);
+    assert!(wait_lease > lease);
+    let waiters: Vec<_> = [("w-forever", 0), ("w-30s", 30_000)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, timeout))| {
+            let w = spawn_cache_waiter(&cluster.servers[src], name, &waited, 5, 5_000, timeout);
+            wait_for_waiters(&mut s, &waited, i as i64 + 1);
+            w
+        })
+        .collect();
 
     let token: i64 = cmd("DLOCK.ACQUIRE")
         .arg(&lock)
@@ -598,6 +607,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
         gcra,
         cache.clone(),
         cache_lease.clone(),
+        waited.clone(),
     ];
     keys.extend(limiters.iter().map(|l| l.0.clone()));
     let before: Vec<(String, i64)> = keys
@@ -648,6 +658,35 @@ fn migrate_keeps_state(cluster: &Cluster) {
             );
         }
     }
+    // Each waiter was answered once, with a redirect to the target; the source
+    // took no lease for them (it holds nothing of the slot).
+    let dst_port = cluster.servers[dst].port;
+    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    for a in &answers {
+        assert!(
+            matches!(
+                a.reply.redirect(),
+                Some(Redirect::Ask { slot: at, port } | Redirect::Moved { slot: at, port })
+                    if at == slot && port == dst_port
+            ),
+            "cache waiter {} on the source answered {:?}, expected ASK or MOVED {slot} to port {dst_port}",
+            a.owner,
+            a.reply
+        );
+    }
+    assert_no_second_reply(&mut answers, "MIGRATE with cache waiters");
+    assert_eq!(
+        count_keys_in_slot(&mut s, slot),
+        0,
+        "the source after its waiters"
+    );
+    assert_eq!(warden_stat(&mut s, "cache_waiting"), 0);
+    let info = cache_info(&mut d, &waited).expect("the waited entry on the target");
+    assert_eq!(
+        (info["version"], info["lease"], info["waiters"]),
+        (4, wait_lease, 0),
+        "CACHE.INFO {waited} on the target"
+    );
     let info = lock_info(&mut d, &lock).expect("lock on the target");
     assert_eq!(
         (&info.owner, info.token, info.holds),
@@ -680,29 +719,19 @@ fn migrate_keeps_state(cluster: &Cluster) {
     assert!(found.iter().all(|&f| f == 1), "filter lost items");
     // The cache entry and the lease moved: the refresher stores on the target, and
     // the target's leases are above the moved one.
-    let v: Option<String> = cmd("CACHE.GET")
-        .arg(&cache)
-        .arg("MINVERSION")
-        .arg(3)
-        .query(&mut d)
-        .expect("CACHE.GET on the target");
+    let v = cache_get(&mut d, &cache, &["MINVERSION", "3"]);
     assert_eq!(v.as_deref(), Some("cached"));
-    let stored: i64 = cmd("CACHE.SET")
-        .arg(&cache_lease)
-        .arg("refreshed")
-        .arg(10_000)
-        .arg("LEASE")
-        .arg(lease)
-        .query(&mut d)
-        .expect("CACHE.SET LEASE on the target");
+    let t = lease.to_string();
+    let stored = cache_set(&mut d, &cache_lease, "refreshed", 10_000, &["LEASE", &t]);
     assert_eq!(stored, 1, "the moved lease is current on the target");
-    let (_, next): (Option<String>, i64) = cmd("CACHE.GET")
-        .arg(format!("{tag}cachenew"))
-        .arg("LEASE")
-        .arg(1_000)
-        .query(&mut d)
-        .expect("a new lease on the target");
-    assert!(next > lease, "lease after MIGRATE {next} <= {lease}");
+    // A waiter that followed its redirect waits on the target; the refresher's SET
+    // with the moved lease answers it there.
+    assert_refresh_answers_a_waiter(&cluster.servers[dst], &waited, 5, wait_lease, "new");
+    let (_, next) = get_lease(&mut d, &format!("{tag}cachenew"), 1_000, &[]);
+    assert!(
+        next > wait_lease,
+        "lease after MIGRATE {next} <= {wait_lease}"
+    );
 }
 
 /// (d) `CLUSTER FAILOVER` on a replica: the promoted node has every lock with

@@ -1,9 +1,12 @@
 //! Valkey 9's atomic slot migration (`CLUSTER MIGRATESLOTS`) of a slot that
-//! holds a lock with a client blocked in `DLOCK.ACQUIRE … WAIT`, a scaling
-//! Bloom filter and rate limiters, while another client keeps writing to it.
+//! holds a lock with a client blocked in `DLOCK.ACQUIRE … WAIT`, a cache entry
+//! being refreshed with a client blocked in `CACHE.GET … LEASE … WAIT`, a
+//! scaling Bloom filter and rate limiters, while another client keeps writing
+//! to it.
 //!
 //! The source streams the slot to the target as commands in AOF form (its
-//! keys through warden's `aof_rewrite`: `DLOCK._SET`, `BF._LOADX`, `RL._SET`),
+//! keys through warden's `aof_rewrite`: `DLOCK._SET`, `CACHE._SET`,
+//! `BF._LOADX`, `RL._SET`),
 //! then the writes made meanwhile, on a connection that Valkey 9.1 flags both
 //! `SLOT_IMPORT_CLIENT` and `REPLICATED`, so warden applies it as it applies
 //! its master's stream. After the hand-over the source deletes the slot's keys.
@@ -11,17 +14,21 @@
 //! What a waiter gets: it is connection state on the source and does not
 //! travel. When the source no longer serves the slot it is answered
 //! `MOVED <slot> <target>` (warden's slot check, as for `MIGRATE`); a client
-//! that follows it queues again on the target and is granted there.
+//! that follows it queues again on the target and is granted there (the lock,
+//! or the refreshed value).
 //!
 //! Runs only when the server is Valkey 9.0 or later (`make test-valkey` runs
 //! it on 9.1); elsewhere it prints why it skips.
 
 mod common;
 use common::bloom::{cardx, madd_range, mexists_range};
+use common::cache::{cache_info, refresh_in_progress, wait_for_waiters};
 use common::cluster::*;
 use common::dlock::{acquire_wait, conn_t, lock_info, reenter, release, spawn_waiter, try_acquire};
 use common::dlock::{wait_waiting_for, WaitResult};
 use common::rate::rl;
+use common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
+use common::server_ops::{join, spawn_cache_waiter};
 use common::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,6 +139,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
         format!("{tag}bf"),
         format!("{tag}stream"),
     );
+    let cache = format!("{tag}cache");
     let (token_rl, window_rl, gcra) = (
         format!("{tag}token"),
         format!("{tag}window"),
@@ -144,6 +152,12 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     assert_eq!(reenter(&mut s, &lock, "holder", 120_000), Some(token));
     let (_, waiter) = spawn_waiter(&cluster.servers[src], lock.as_bytes(), b"waiter", 30_000, 0);
     wait_waiting_for(&mut s, 1, "the waiter on the source");
+
+    // A cache entry being refreshed (a stale value of version 4, a live lease)
+    // and a client waiting for the refresh (MINVERSION 5).
+    let lease = refresh_in_progress(&mut s, &cache, 4, 120_000);
+    let cache_waiter = spawn_cache_waiter(&cluster.servers[src], "cache", &cache, 5, 5_000, 0);
+    wait_for_waiters(&mut s, &cache, 1);
 
     // A scaling filter with a TTL, and limiters part used.
     let _: () = cmd("BF.RESERVEX")
@@ -172,7 +186,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     );
     assert_eq!(gcra_before[0], 0, "RL.GCRA not limited");
 
-    let keys = [&lock, &bf, &token_rl, &window_rl, &gcra];
+    let keys = [&lock, &cache, &bf, &token_rl, &window_rl, &gcra];
     let before: Vec<(String, i64)> = keys
         .iter()
         .map(|k| (digest(&mut s, k), pttl(&mut s, k)))
@@ -231,6 +245,23 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
         late < Duration::from_secs(3),
         "the waiter was answered {late:?} after the move"
     );
+    let mut answer = join(cache_waiter);
+    let moved = Redirect::Moved {
+        slot,
+        port: dst_port,
+    };
+    assert_eq!(
+        answer.reply.redirect(),
+        Some(moved),
+        "the cache waiter's answer: {:?}",
+        answer.reply
+    );
+    let late = answer.at.saturating_duration_since(migrated_at);
+    assert!(
+        late < Duration::from_secs(3),
+        "the cache waiter was answered {late:?} after the move"
+    );
+    assert_no_second_reply(std::slice::from_mut(&mut answer), "the cache waiter");
 
     // The writer stopped at the hand-over; every add it was answered is there.
     stop.store(true, Ordering::Relaxed);
@@ -266,6 +297,12 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
         "DLOCK.INFO on the target"
     );
     assert!(info.ttl_ms <= info_before.ttl_ms && info.ttl_ms > info_before.ttl_ms - elapsed - 1000);
+    let info = cache_info(&mut d, &cache).expect("the cache entry on the target");
+    assert_eq!(
+        (info["version"], info["lease"], info["waiters"]),
+        (4, lease, 0),
+        "CACHE.INFO {cache} on the target"
+    );
     assert_eq!(
         mexists_range(&mut d, bf.as_str(), "item-", 0..ITEMS),
         ITEMS,
@@ -343,4 +380,8 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
         .unwrap_or_else(|e| panic!("the re-queued waiter: {}", err_text(&e)))
         .expect("the re-queued waiter got the lock");
     assert!(granted > token, "token on the target {granted} <= {token}");
+
+    // The cache waiter follows MOVED too and waits on the target; the
+    // refresher's SET with the moved lease answers it there.
+    assert_refresh_answers_a_waiter(&cluster.servers[dst], &cache, 5, lease, "new");
 }

@@ -55,35 +55,12 @@ fn failover_with_waiters(slow_replica: bool) {
     // The replica has applied every write (fo:short is the last one) before it sleeps:
     // it acknowledges its offset once a second, so one ACK right after the sleep must
     // find it caught up for the failover to go through within its timeout.
-    let applied = wait_until(Duration::from_secs(2), || exists(&mut rcon, "fo:short"));
-    assert!(applied, "{what}: the replica never applied the setup");
-    let mut sleeper = slow_replica.then(|| {
-        let mut c = RawConn::open(replica.port);
-        c.send(&["DEBUG", "SLEEP", "2"]);
-        thread::sleep(Duration::from_millis(50));
-        c
-    });
+    wait_applied(&mut rcon, "fo:short", what);
+    let mut sleeper = slow_replica.then(|| put_to_sleep(&replica, "2"));
     let failover_at = Instant::now();
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(3000)
-        .query(&mut con)
-        .expect("FAILOVER");
-    let swapped = wait_until(Duration::from_secs(10), || {
-        !master.is_alive()
-            || !replica.is_alive()
-            || (role(&mut con) == "slave" && role(&mut rcon) == "master")
-    });
-    assert_healthy(&mut master, what);
-    assert_healthy(&mut replica, what);
-    assert!(
-        swapped,
-        "{what}: roles did not swap (old master {:?}, failover state {:?}); log:\n{}",
-        role(&mut con),
-        info_field(&mut con, "replication", "master_failover_state"),
-        master.log_tail(20)
-    );
+    failover(&mut con, 3000);
+    assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
     let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
     let listing = show_answers(&answers, failover_at);
     for a in &answers {
@@ -154,17 +131,10 @@ fn aborted_failover_hands_off_after_it() {
     let held_at = Instant::now();
     let t0 = try_acquire(&mut con, "fa:k", "holder", 500).expect("fa:k");
     let w = queue(&master, &mut con, &[("fa:k", "waiter", 5000, 10_000)]);
-    let applied = wait_until(Duration::from_secs(2), || exists(&mut rcon, "fa:k"));
-    assert!(applied, "{what}: the replica never applied the setup");
-    let mut sleeper = RawConn::open(replica.port);
-    sleeper.send(&["DEBUG", "SLEEP", "2"]);
-    thread::sleep(Duration::from_millis(50));
+    wait_applied(&mut rcon, "fa:k", what);
+    let mut sleeper = put_to_sleep(&replica, "2");
     let failover_at = Instant::now();
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(1000)
-        .query(&mut con)
-        .expect("FAILOVER");
+    failover(&mut con, 1000);
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
     let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
     let token = token_of(&answers[0], &master, what);

@@ -107,6 +107,30 @@ pub fn cache_info(con: &mut Connection, key: &str) -> Option<HashMap<String, i64
     )
 }
 
+/// A refresh in progress on `key`: a stale value of `version` (fresh for 1 ms,
+/// stale for 600 s) and a live lease of `lease_ms` taken with `MINVERSION
+/// version+1`, which the stale value does not meet (so clients waiting with
+/// that MINVERSION block). Returns the lease token.
+pub fn refresh_in_progress(con: &mut Connection, key: &str, version: i64, lease_ms: i64) -> i64 {
+    let v = version.to_string();
+    assert_eq!(
+        cache_set(con, key, "old", 1, &["STALE", "600000", "VERSION", &v]),
+        1
+    );
+    let stale = wait_until(Duration::from_secs(2), || {
+        cache_info(con, key).is_some_and(|i| i["fresh_ms"] < 0)
+    });
+    assert!(stale, "{key} never went stale");
+    let min = (version + 1).to_string();
+    let (value, token) = get_lease(con, key, lease_ms, &["MINVERSION", &min]);
+    assert_eq!(
+        value, None,
+        "{key}: a value older than MINVERSION is not served"
+    );
+    assert!(token > 0, "{key}: no lease");
+    token
+}
+
 /// A client blocked in `CACHE.GET … LEASE … WAIT` on its own thread: the
 /// reply and when it came.
 pub fn spawn_waiter(

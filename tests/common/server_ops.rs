@@ -1,12 +1,14 @@
 //! Helpers of the server-operations tests (`tests/server_ops_*.rs`, issue #10): raw
 //! RESP2 connections that see exactly what the server sends (a second reply, EOF),
-//! clients blocked in `DLOCK.ACQUIRE … WAIT` on their own threads and their answers,
-//! and checks of a server (alive, a clean log, the replica's dataset equal to the
+//! clients blocked in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET … LEASE … WAIT` on their
+//! own threads and their answers, and checks of a server (alive, a clean log, the replica's dataset equal to the
 //! master's).
 //!
 //! Timing bounds are functional, with wide margins for a noisy machine: "not before"
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
+use super::cache::{cache_set, wait_for_waiters, Leased};
+use super::cluster::Redirect;
 use super::dlock::{lock_info, wait_waiting};
 use super::*;
 
@@ -46,6 +48,41 @@ pub enum Reply {
 impl Reply {
     pub fn is_error_starting(&self, prefix: &str) -> bool {
         matches!(self, Reply::Error(e) if e.starts_with(prefix))
+    }
+
+    /// The `[value or nil, lease]` of a `CACHE.GET … LEASE`; None for any other reply.
+    pub fn leased(&self) -> Option<Leased> {
+        let Reply::Array(a) = self else {
+            return None;
+        };
+        let value = match a.first()? {
+            Reply::Nil => None,
+            Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            _ => return None,
+        };
+        match a.as_slice() {
+            [_, Reply::Int(token)] => Some((value, *token)),
+            _ => None,
+        }
+    }
+
+    /// The cluster redirect an error reply asks for (`MOVED 42 127.0.0.1:7001`,
+    /// `ASK …`); None for any other reply.
+    pub fn redirect(&self) -> Option<Redirect> {
+        let Reply::Error(e) = self else {
+            return None;
+        };
+        let f: Vec<&str> = e.split_whitespace().collect();
+        let [kind, slot, addr] = f.as_slice() else {
+            return None;
+        };
+        let slot: u16 = slot.parse().ok()?;
+        let port: u16 = addr.rsplit(':').next()?.parse().ok()?;
+        match *kind {
+            "MOVED" => Some(Redirect::Moved { slot, port }),
+            "ASK" => Some(Redirect::Ask { slot, port }),
+            _ => None,
+        }
     }
 }
 
@@ -151,8 +188,8 @@ impl RawConn {
 // Waiters
 // ---------------------------------------------------------------------------------------
 
-/// A client blocked (or about to block) in `DLOCK.ACQUIRE … WAIT` on its own raw
-/// connection; its thread reads the first reply.
+/// A client blocked (or about to block) in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET …
+/// WAIT` on its own raw connection; its thread reads the first reply.
 pub struct Waiter {
     pub owner: String,
     pub handle: JoinHandle<Answer>,
@@ -171,6 +208,12 @@ pub struct Answer {
 pub fn spawn_call(port: u16, name: &str, args: &[&str]) -> JoinHandle<Answer> {
     let mut conn = RawConn::open(port);
     conn.send(args);
+    read_in_thread(conn, name)
+}
+
+/// Reads the next reply of `conn` (a command already sent) in a thread; `name`
+/// labels the answer.
+pub fn read_in_thread(mut conn: RawConn, name: &str) -> JoinHandle<Answer> {
     let owner = name.to_string();
     thread::spawn(move || {
         let reply = conn.read(READ_TIMEOUT);
@@ -191,6 +234,79 @@ pub fn spawn_raw_waiter(server: &Server, key: &str, owner: &str, ttl: i64, wait:
         owner: owner.to_string(),
         handle: spawn_call(server.port, owner, &args),
     }
+}
+
+/// A raw client blocked (or about to block) in `CACHE.GET key MINVERSION min LEASE
+/// lease_ms WAIT timeout_ms`.
+pub fn raw_cache_waiter(
+    server: &Server,
+    key: &str,
+    min: i64,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> RawConn {
+    let mut c = RawConn::open(server.port);
+    let (min, lease, timeout) = (
+        min.to_string(),
+        lease_ms.to_string(),
+        timeout_ms.to_string(),
+    );
+    c.send(&[
+        "CACHE.GET",
+        key,
+        "MINVERSION",
+        &min,
+        "LEASE",
+        &lease,
+        "WAIT",
+        &timeout,
+    ]);
+    c
+}
+
+/// `raw_cache_waiter` read in a thread; `name` labels the answer.
+pub fn spawn_cache_waiter(
+    server: &Server,
+    name: &str,
+    key: &str,
+    min: i64,
+    lease_ms: i64,
+    timeout_ms: i64,
+) -> Waiter {
+    let conn = raw_cache_waiter(server, key, min, lease_ms, timeout_ms);
+    Waiter {
+        owner: name.to_string(),
+        handle: read_in_thread(conn, name),
+    }
+}
+
+/// A client that waits on `server` for the refresh of `key` (`MINVERSION min`) is
+/// answered `[value, 0]` when the refresher stores `value` (`VERSION min`) with the
+/// live lease `token`.
+pub fn assert_refresh_answers_a_waiter(
+    server: &Server,
+    key: &str,
+    min: i64,
+    token: i64,
+    value: &str,
+) {
+    let mut con = timed(server.conn(), READ_TIMEOUT);
+    let queued = super::cache::cache_info(&mut con, key).map_or(0, |i| i["waiters"]);
+    let mut waiter = raw_cache_waiter(server, key, min, 5_000, 10_000);
+    wait_for_waiters(&mut con, key, queued + 1);
+    let (min, token) = (min.to_string(), token.to_string());
+    let opts = ["VERSION", min.as_str(), "LEASE", token.as_str()];
+    assert_eq!(
+        cache_set(&mut con, key, value, 60_000, &opts),
+        1,
+        "the refresh of {key} with lease {token}"
+    );
+    let r = waiter.read(READ_TIMEOUT);
+    assert_eq!(
+        r.leased(),
+        Some((Some(value.to_string()), 0)),
+        "the waiter for the refresh of {key}: {r:?}"
+    );
 }
 
 /// Queues waiters `(key, owner, ttl, wait)` in order, each blocked before the next
@@ -414,6 +530,55 @@ pub fn ttl_is_pttl(con: &mut Connection, key: &str) -> Result<i64, String> {
             info.ttl_ms
         ))
     }
+}
+
+/// Waits (2 s) until the replica on `rcon` has `key`: the setup's last write.
+pub fn wait_applied(rcon: &mut Connection, key: &str, what: &str) {
+    let applied = wait_until(Duration::from_secs(2), || exists(&mut *rcon, key));
+    assert!(applied, "{what}: the replica never applied the setup");
+}
+
+/// Sends `DEBUG SLEEP secs` to `server` on a raw connection (its `OK` is read
+/// later) and gives the server 50 ms to fall asleep.
+pub fn put_to_sleep(server: &Server, secs: &str) -> RawConn {
+    let mut c = RawConn::open(server.port);
+    c.send(&["DEBUG", "SLEEP", secs]);
+    thread::sleep(Duration::from_millis(50));
+    c
+}
+
+/// `FAILOVER TIMEOUT timeout_ms`.
+pub fn failover(con: &mut Connection, timeout_ms: u64) {
+    let _: () = cmd("FAILOVER")
+        .arg("TIMEOUT")
+        .arg(timeout_ms)
+        .query(con)
+        .expect("FAILOVER");
+}
+
+/// Waits (10 s) until a `FAILOVER` has made `master` (on `con`) a replica and
+/// `replica` (on `rcon`) the master; both must be alive with clean logs.
+pub fn assert_roles_swap(
+    master: &mut Server,
+    replica: &mut Server,
+    con: &mut Connection,
+    rcon: &mut Connection,
+    what: &str,
+) {
+    let swapped = wait_until(Duration::from_secs(10), || {
+        !master.is_alive()
+            || !replica.is_alive()
+            || (role(&mut *con) == "slave" && role(&mut *rcon) == "master")
+    });
+    assert_healthy(master, what);
+    assert_healthy(replica, what);
+    assert!(
+        swapped,
+        "{what}: roles did not swap (old master {:?}, failover state {:?}); log:\n{}",
+        role(con),
+        info_field(con, "replication", "master_failover_state"),
+        master.log_tail(20)
+    );
 }
 
 /// Sleeps until `t` (not at all if it has passed).
