@@ -480,6 +480,21 @@ goal "DLOCK.ACQUIRE" "Lua acquire" 0.5
 goal "DLOCK.RELEASE" "Lua release" 0.5
 goal_rps "DLOCK.ACQUIRE" "SET NX PX" 0.9
 
+# Fenced writes: INCR of a counter only while the lock is held with this token.
+# The Lua way keeps owner:token as the lock's value and compares it; DLOCK.GUARD
+# checks the lock's owner and token and runs the INCR in the same step.
+LUA_FENCED_INCR="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('INCR', KEYS[2]) else return redis.error_reply('FENCED') end"
+SHA_FENCED_INCR=$(printf '%s' "$LUA_FENCED_INCR" | sha1sum | cut -d' ' -f1)
+setup_lua_fenced() { load_script "$LUA_FENCED_INCR" "$SHA_FENCED_INCR"; rcli SET guard:lock owner:42 >/dev/null; }
+setup_guard() { SETUP_TOKEN=$(rcli DLOCK.ACQUIRE guard:lock owner "$HELD_TTL_MS"); }
+row "INCR" setup_none \
+    -- INCR guard:counter
+row "Lua fenced INCR" setup_lua_fenced ref="INCR" stat=evalsha \
+    -- EVALSHA "$SHA_FENCED_INCR" 2 guard:lock guard:counter owner:42
+row "DLOCK.GUARD INCR" setup_guard ref="Lua fenced INCR" stat=dlock.guard module \
+    -- DLOCK.GUARD guard:lock owner __token__ INCR guard:counter
+goal "DLOCK.GUARD INCR" "Lua fenced INCR" 0.5
+
 # Bloom filters: one filter of 10M capacity at 0.01. Adds are of random, mostly
 # new items. Lookups run twice: "miss" probes random items against a filter
 # holding HELD_KEYS items (nearly all absent: the seed's Lua stops at the first
@@ -644,11 +659,14 @@ measure() {   # measure ROUND ROW_INDEX PIPELINE
     local rnd=$1 i=$2 pipe=$3 name=${ROW_NAMES[$2]}
     rcli FLUSHALL SYNC >/dev/null
     rcli CONFIG RESETSTAT >/dev/null
+    SETUP_TOKEN=""
     "${ROW_SETUP[$i]}"
     rcli CONFIG RESETSTAT >/dev/null
     local db0 db1 rc=0
     db0=$(rcli DBSIZE)
     eval "cmd=(${ROW_CMD[$i]})"
+    # A setup that takes a lock leaves its fencing token here for `__token__`.
+    [[ -z $SETUP_TOKEN ]] || cmd=("${cmd[@]//__token__/$SETUP_TOKEN}")
     timeout -k 5 "$TIMEOUT" ${PIN_BENCH[@]+"${PIN_BENCH[@]}"} redis-benchmark \
         -p "$PORT" -n "$N" -r "${ROW_KEYSPACE[$i]}" -c "$CLIENTS" -P "$pipe" --csv "${cmd[@]}" \
         >"$TMP/bench.csv" 2>"$TMP/bench.err" || rc=$?

@@ -102,6 +102,13 @@ measure "GET" "$HELD" GET lock:__rand_int__
 rcli FLUSHALL >/dev/null; hold CACHE.SET __key__ value-0123456789abcdef012345678 600000
 measure "CACHE.GET" "$HELD" CACHE.GET lock:__rand_int__
 measure "CACHE.GET HOT" "$HELD" CACHE.GET lock:__rand_int__ HOT 1000000000 1000 EXTEND 1000
+rcli FLUSHALL >/dev/null; measure "INCR" "$FRESH" INCR guard:counter
+LUA_FENCED_INCR="if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('INCR', KEYS[2]) else return redis.error_reply('FENCED') end"
+rcli SET guard:lock owner:42 >/dev/null
+FENCED_SHA=$(rcli SCRIPT LOAD "$LUA_FENCED_INCR")
+measure "Lua fenced INCR" "$FRESH" EVALSHA "$FENCED_SHA" 2 guard:lock guard:counter owner:42
+GUARD_TOKEN=$(rcli DLOCK.ACQUIRE guard:dlock owner 600000)
+measure "DLOCK.GUARD INCR" "$FRESH" DLOCK.GUARD guard:dlock owner "$GUARD_TOKEN" INCR guard:counter
 rcli FLUSHALL >/dev/null; measure "SET PX" "$FRESH" SET ch:__rand_int__ value-0123456789abcdef012345678 PX 60000
 rcli FLUSHALL >/dev/null; measure "CACHE.SET" "$FRESH" CACHE.SET ch:__rand_int__ value-0123456789abcdef012345678 60000
 kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""
