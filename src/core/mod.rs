@@ -10,6 +10,7 @@ pub mod compact_bytes;
 pub mod error;
 pub mod guard;
 pub mod lock;
+pub mod lock_set;
 pub mod parse;
 pub mod rate;
 pub mod thin_bytes;
