@@ -6,6 +6,7 @@
 
 mod common;
 use common::dlock::*;
+use common::server_ops::assert_same_dataset;
 use common::*;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -289,14 +290,8 @@ fn a_token_from_an_older_grant_neither_releases_nor_extends_the_newer_one() {
         .unwrap();
     assert_eq!(released, 1);
     assert!(!exists(&mut con, "tok"));
-    let mut rcon = replica.conn();
-    let mut last = String::new();
-    let same = wait_until(Duration::from_secs(5), || {
-        last = db_digest(&mut rcon);
-        last == db_digest(&mut con)
-    });
-    assert!(same, "the replica follows: {last}");
-    assert!(!exists(&mut rcon, "tok"));
+    assert_same_dataset(&server, &replica, &["tok"], "released by token");
+    assert!(!exists(&mut replica.conn(), "tok"));
     replica.assert_alive();
 }
 

@@ -6,6 +6,7 @@
 
 mod common;
 use common::dlock::*;
+use common::server_ops::assert_same_dataset;
 use common::*;
 
 use redis::{cmd, Connection, Value};
@@ -448,13 +449,7 @@ fn effects_replicate_as_the_command_alone() {
         "a guarded command tried to rewrite a shared argument"
     );
     let digest = db_digest(&mut con);
-    let mut rcon = replica.conn();
-    let mut last = String::new();
-    let same = wait_until(Duration::from_secs(5), || {
-        last = db_digest(&mut rcon);
-        last == digest
-    });
-    assert!(same, "replica digest {last} != master {digest}");
+    assert_same_dataset(&server, &replica, &["lk", "s", "r"], "guarded writes");
     replica.assert_alive();
     drop(replica);
     server.restart("NOSAVE");
