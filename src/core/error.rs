@@ -16,6 +16,10 @@ pub enum WardenError {
     NotGuardable(String, &'static str),
     /// No command of this name (DLOCK.GUARD).
     UnknownCommand(String),
+    /// The named command has no such subcommand (DLOCK.GUARD).
+    UnknownSubcommand(String),
+    /// The guarded command touches what this cluster node does not serve.
+    NotServedHere,
     /// The user may not run the named command on these keys (DLOCK.GUARD).
     NoPermission(String),
     /// `maxmemory` is reached and the guarded command may use more.
@@ -108,6 +112,12 @@ impl fmt::Display for WardenError {
                 write!(f, "ERR DLOCK.GUARD cannot run '{cmd}': {why}")
             }
             WardenError::UnknownCommand(cmd) => write!(f, "ERR unknown command '{cmd}'"),
+            WardenError::UnknownSubcommand(cmd) => {
+                write!(f, "ERR unknown subcommand or wrong use of '{cmd}'")
+            }
+            WardenError::NotServedHere => {
+                f.write_str("ERR the command reaches keys or channels this node does not serve")
+            }
             WardenError::NoPermission(cmd) => write!(
                 f,
                 "NOPERM this user has no permissions to run the '{cmd}' command on these keys"

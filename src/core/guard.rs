@@ -1,18 +1,18 @@
 //! Which commands `DLOCK.GUARD` runs, decided from the flags `COMMAND INFO`
 //! gives them: a guarded command runs inside another command, so it must not
-//! block, administer the server, open a transaction or subscription, or be a
-//! module's internal command.
+//! block, administer the server, open a transaction, subscription or script,
+//! or be a module's internal command.
+//!
+//! Scripts (`EVAL`, `FCALL`, flagged `noscript`) are refused too: run from a
+//! module they crash the server when the module itself was called from a
+//! script (an assertion that no script is running), and a guarded script that
+//! outlives `busy-reply-threshold` leaves the calling client unprotected, so
+//! its disconnect frees it under the running command.
 
-/// Commands flagged `noscript` that a module may still run: scripts and
-/// functions (their own keys are declared and checked like any command's).
-const SCRIPTS: &[&[u8]] = &[
-    b"eval",
-    b"evalsha",
-    b"eval_ro",
-    b"evalsha_ro",
-    b"fcall",
-    b"fcall_ro",
-];
+/// Commands that publish to a shard channel, which the server does not
+/// declare as a key of the command: a guarded one could reach a channel of
+/// another slot.
+const SHARD_CHANNEL_COMMANDS: &[&[u8]] = &[b"spublish"];
 
 /// Why the command `name` (lower case; `container|sub` for a subcommand) with
 /// the `COMMAND INFO` flags `flags` cannot run guarded; `None` when it can.
@@ -21,13 +21,15 @@ pub fn refusal<'a>(name: &[u8], flags: impl IntoIterator<Item = &'a [u8]>) -> Op
     if last.windows(2).any(|w| w == b"._") {
         return Some("it is a module's internal command");
     }
-    let script = SCRIPTS.contains(&name);
+    if SHARD_CHANNEL_COMMANDS.contains(&name) {
+        return Some("its shard channel is not declared as a key");
+    }
     let (mut blocking, mut admin, mut nested) = (false, false, false);
     for flag in flags {
         match flag {
             b"blocking" => blocking = true,
             b"admin" => admin = true,
-            b"noscript" | b"no_multi" => nested = !script,
+            b"noscript" | b"no_multi" => nested = true,
             _ => {}
         }
     }
@@ -83,13 +85,15 @@ mod tests {
     }
 
     #[test]
-    fn scripts_run_and_internal_commands_do_not() {
+    fn scripts_shard_channels_and_internal_commands_are_refused() {
         for name in ["eval", "evalsha", "fcall", "fcall_ro"] {
             assert_eq!(
                 verdict(name, &["noscript", "skip_monitor", "may_replicate"]),
-                None
+                Some("it cannot run inside another command"),
+                "{name}"
             );
         }
+        assert!(verdict("spublish", &["pubsub", "loading", "stale", "fast"]).is_some());
         for name in ["dlock._set", "rl._set", "bf._loadx", "cache._meta"] {
             assert_eq!(
                 verdict(name, &["write", "denyoom", "module"]),

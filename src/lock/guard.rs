@@ -80,12 +80,39 @@ pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     }
 }
 
+thread_local! {
+    /// Whether a keys request of DLOCK.GUARD is being answered: the carried
+    /// command's keys are not asked for again from inside it, so arguments
+    /// that nest DLOCK.GUARD thousands deep cannot exhaust the server's stack.
+    static DECLARING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Clears `DECLARING` when a keys request is answered, also on a panic.
+struct Declaring;
+
+impl Drop for Declaring {
+    fn drop(&mut self) {
+        DECLARING.with(|d| d.set(false));
+    }
+}
+
 /// Answers a keys request: the lock key (read), then the keys of the guarded
-/// command with the access the server gives them for that command.
+/// command with the access the server gives them for that command. A nested
+/// request (the carried command is itself a DLOCK.GUARD) declares only its
+/// lock key; such a call is refused when it runs.
 fn declare_keys(ctx: *mut Ctx, args: &Args) {
     if args.len() < 2 {
         return;
     }
+    if DECLARING.with(|d| d.replace(true)) {
+        host::key_at(
+            ctx,
+            1,
+            (raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS) as c_int,
+        );
+        return;
+    }
+    let _declaring = Declaring;
     host::key_at(
         ctx,
         1,
@@ -152,7 +179,10 @@ fn verdict_of(ctx: *mut Ctx, name: &[u8]) -> Option<Verdict> {
 /// The error for a guarded command the server refused to run.
 fn call_error(errno: c_int, name: String) -> WardenError {
     match errno {
-        libc::ENOENT => WardenError::UnknownCommand(name),
+        // The command passed `check_runnable`, so the server knows it: what
+        // it does not know is the subcommand.
+        libc::ENOENT => WardenError::UnknownSubcommand(name),
+        libc::EPERM => WardenError::NotServedHere,
         libc::EINVAL => WardenError::WrongArity(name.into()),
         libc::EACCES => WardenError::NoPermission(name),
         libc::ENOSPC => WardenError::OutOfMemory,
