@@ -221,6 +221,16 @@ pub trait ModuleValue: Sized + 'static {
     fn redis_type() -> &'static RedisType;
 }
 
+/// What `Key::either` found.
+pub enum Either<'a, T, U> {
+    /// An empty key.
+    Empty,
+    /// A `T`.
+    First(&'a mut T),
+    /// A `U`.
+    Second(&'a mut U),
+}
+
 /// An open key, closed on drop.
 pub struct Key {
     ptr: *mut raw::RedisModuleKey,
@@ -293,6 +303,38 @@ impl Key {
                 .cast::<T>()
                 .as_mut()
         })
+    }
+
+    /// The key's value if it holds a `T` (`Ok(Either::First)`) or a `U`
+    /// (`Ok(Either::Second)`), with one type check; `WRONGTYPE` for any other.
+    pub fn either<T: ModuleValue, U: ModuleValue>(
+        &mut self,
+    ) -> Result<Either<'_, T, U>, WardenError> {
+        if self.ptr.is_null() {
+            return Ok(Either::Empty);
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
+        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+            return Ok(Either::Empty);
+        }
+        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+            return Err(WardenError::WrongType);
+        }
+        // SAFETY: an open key holding a module value.
+        let held = unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) };
+        // SAFETY: as above; the value is owned by Redis while the key stays
+        // open, and `&mut self` keeps it so.
+        let value = unsafe { api!(RedisModule_ModuleTypeGetValue)(self.ptr) };
+        if held == *T::redis_type().raw_type.borrow() {
+            // SAFETY: values of `T`'s type are always a boxed `T` (`ModuleValue`).
+            return Ok(unsafe { value.cast::<T>().as_mut() }.map_or(Either::Empty, Either::First));
+        }
+        if held == *U::redis_type().raw_type.borrow() {
+            // SAFETY: values of `U`'s type are always a boxed `U` (`ModuleValue`).
+            return Ok(unsafe { value.cast::<U>().as_mut() }.map_or(Either::Empty, Either::Second));
+        }
+        Err(WardenError::WrongType)
     }
 
     /// Whether the key holds a `T`.

@@ -34,6 +34,7 @@ use crate::bloom::data_type::BLOOM_TYPE;
 use crate::bloom::loading_type::LOADING_TYPE;
 use crate::cache::data_type::CACHE_TYPE;
 use crate::lock::data_type::LOCK_TYPE;
+use crate::lock::set_type::LOCK_SET_TYPE;
 use crate::rate::data_type::LIMITER_TYPE;
 
 /// Registers everything warden adds to the server, stopping at the first failure.
@@ -97,6 +98,6 @@ redis_module! {
     name: "warden",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE, CACHE_TYPE],
+    data_types: [LOCK_TYPE, LOCK_SET_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE, CACHE_TYPE],
     init: init,
 }

@@ -226,7 +226,7 @@ impl Fuzz {
             To::Master
         };
         let name = self.rng.pick(COMMANDS);
-        if name.ends_with("_SET") || name == "BF._LOADX" {
+        if name.ends_with("_SET") || name.ends_with("_SETS") || name == "BF._LOADX" {
             // The internal commands with well-formed states.
             let args = grammar(&g, &mut self.rng, name);
             self.send(to, name.as_bytes(), &args);

@@ -38,12 +38,14 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let mut r = m.start_replica(&[], &[]);
     let mut con = timed(m.conn(), PAYLOAD_READ_TIMEOUT);
     let lock = lock_bases(&mut con);
+    let lock_set = lock_set_bases(&mut con);
     let filter = filter_bases(&mut con);
     let loading = loading_bases(&mut con);
     let limiter = limiter_bases(&mut con);
     let cache = cache_bases(&mut con);
     let base_keys: Vec<String> = lock
         .iter()
+        .chain(&lock_set)
         .chain(&filter)
         .chain(&loading)
         .chain(&limiter)
@@ -60,10 +62,18 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let (mut total, mut accepted, mut refused) = (0usize, 0usize, 0usize);
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
-    for ty in [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter, Ty::Cache] {
-        let all = [&lock, &filter, &loading, &limiter, &cache];
+    for ty in [
+        Ty::Lock,
+        Ty::LockSet,
+        Ty::Filter,
+        Ty::Loading,
+        Ty::Limiter,
+        Ty::Cache,
+    ] {
+        let all = [&lock, &lock_set, &filter, &loading, &limiter, &cache];
         let bases: &[Base] = match ty {
             Ty::Lock => &lock,
+            Ty::LockSet => &lock_set,
             Ty::Filter => &filter,
             Ty::Loading => &loading,
             Ty::Limiter => &limiter,

@@ -91,10 +91,10 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(lock::acquire),
         flags: "write deny-oom blocking",
         doc: Doc {
-            summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease).",
-            complexity: "O(1)",
+            summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease); SHARED takes a read lock, LIMIT n one of n places of a semaphore.",
+            complexity: "O(1) (O(N) in the holders of a SHARED or LIMIT key)",
             arity: -4,
-            args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT")],
+            args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT"), flag("SHARED"), option("LIMIT", "n", Kind::Int)],
             since: "0.1.0",
         },
     },
@@ -416,6 +416,18 @@ pub const COMMANDS: &[Command] = &[
             arity: 3,
             args: &[key(), arg("state", Kind::Str)],
             since: "0.2.0",
+        },
+    },
+    Command {
+        name: "dlock._sets",
+        func: command_fn!(lock::set_states),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Internal: sets the holders of a shared or limited lock (limit:floor:expiry, then owner records with absolute deadlines) for replication and AOF.",
+            complexity: "O(N) where N is the number of holders",
+            arity: 4,
+            args: &[key(), arg("limit:floor:expiry", Kind::Str), arg("holders", Kind::Str)],
+            since: "0.3.0",
         },
     },
     Command {

@@ -10,6 +10,8 @@ pub enum WardenError {
     WrongArity(Cow<'static, str>),
     /// The key holds a value of another type.
     WrongType,
+    /// A lock request of another kind than the key's (`SHARED`, `LIMIT n`).
+    LockKindMismatch,
     /// DLOCK.GUARD: the key (lossy text) is not held by the owner with the token.
     Fenced(String),
     /// DLOCK.GUARD: the command named cannot run guarded, for the reason given.
@@ -105,6 +107,7 @@ impl fmt::Display for WardenError {
             WardenError::WrongType => {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
             }
+            WardenError::LockKindMismatch => f.write_str("ERR key holds a lock of another kind"),
             WardenError::Fenced(key) => {
                 write!(f, "FENCED {key} is not held by this owner with this token")
             }

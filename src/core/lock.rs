@@ -30,6 +30,14 @@ pub const TOKEN: IntArg = IntArg {
     duration: false,
 };
 
+/// `LIMIT n` of DLOCK.ACQUIRE: how many owners may hold a semaphore.
+pub const LIMIT: IntArg = IntArg {
+    name: "limit",
+    min: 1,
+    max: super::lock_set::MAX_LIMIT,
+    duration: false,
+};
+
 /// The deadline of a lease that never ends (the key was `PERSIST`ed or
 /// restored without a TTL): held until released.
 pub const NO_DEADLINE: i64 = i64::MAX;

@@ -193,6 +193,12 @@ impl LockSet {
         self.live(now).map(|h| h.deadline_ms).max()
     }
 
+    /// The latest lease end of any holder, live or not (what the key's expiry
+    /// is set to when the set is stored).
+    pub fn latest_deadline(&self) -> Option<i64> {
+        self.holders.iter().map(|h| h.deadline_ms).max()
+    }
+
     /// The earliest lease end among live holders (when a place may free up).
     pub fn next_deadline(&self, now: i64) -> Option<i64> {
         self.live(now).map(|h| h.deadline_ms).min()

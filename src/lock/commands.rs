@@ -11,12 +11,15 @@ use crate::args::{internal_only, Args};
 use crate::config;
 use crate::core::error::WardenError;
 use crate::core::lock::{
-    self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TOKEN, TTL_MS, WAIT_TIMEOUT_MS,
+    self as core_lock, Acquire, LockState, Release, LIMIT, NO_DEADLINE, TOKEN, TTL_MS,
+    WAIT_TIMEOUT_MS,
 };
+use crate::core::lock_set::{admit, Admit, Holding, LockSet, SetKind, Want};
 use crate::core::parse::is_keyword;
 use crate::effect;
 use crate::fence::{observe_token, with_fence};
-use crate::host::{self, Ctx, Key, RString, Sink};
+use crate::host::{self, emit, Ctx, Either, Key, RString, Sink};
+use crate::lock::set_wire::SetLocks;
 use crate::lock::wire::SetLock;
 use crate::stats;
 use crate::waiting::{self, Answer, Family, WaitRequest};
@@ -35,6 +38,63 @@ pub(super) fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenErr
         return Ok(Some(state));
     }
     Ok(None)
+}
+
+/// What a lock key holds: nothing, a plain lock, or a set of holders.
+pub(super) enum Lock<'a> {
+    /// An empty key.
+    Free,
+    /// A plain (exclusive) lock, its deadline read from the key's expiry.
+    One(&'a mut LockState),
+    /// Shared holders or a semaphore's, each with its own lease (the key's
+    /// expiry, the last of them, bounds them all by removing the key).
+    Set(&'a mut LockSet),
+}
+
+impl Lock<'_> {
+    /// The view the grant rule takes.
+    pub(super) fn holding(&self) -> Holding<'_> {
+        match self {
+            Lock::Free => Holding::Free,
+            Lock::One(s) => Holding::Exclusive(s),
+            Lock::Set(set) => Holding::Set(set),
+        }
+    }
+
+    /// The largest token granted on the key (0 for none).
+    fn floor(&self) -> i64 {
+        match self {
+            Lock::Free => 0,
+            Lock::One(s) => s.token,
+            Lock::Set(set) => set.floor,
+        }
+    }
+
+    /// When the next lease of a live holder ends (a waiter may then get in).
+    fn next_deadline(&self, now: i64) -> Option<i64> {
+        match self {
+            Lock::Free => None,
+            Lock::One(s) => s.is_live(now).then_some(s.deadline_ms),
+            Lock::Set(set) => set.next_deadline(now),
+        }
+    }
+}
+
+/// The lock in a key, whichever kind (see `Lock`); a plain lock's deadline
+/// is read from the key's expiry, as in `lock_in`.
+pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
+    if key.is_empty() {
+        return Ok(Lock::Free); // no expiry to read (as in `lock_in`)
+    }
+    let expiry = key.abs_expire();
+    Ok(match key.either::<LockState, LockSet>()? {
+        Either::Empty => Lock::Free,
+        Either::First(state) => {
+            state.deadline_ms = expiry.unwrap_or(NO_DEADLINE);
+            Lock::One(state)
+        }
+        Either::Second(set) => Lock::Set(set),
+    })
 }
 
 /// The owner argument, which must not be empty.
@@ -91,7 +151,7 @@ fn apply_state(
     replicate: impl FnOnce(&LockState),
 ) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
-    lock_in(&mut key)?;
+    lock_of(&mut key)?;
     observe_token(state.token);
     replicate(&state);
     store(&key, state);
@@ -127,6 +187,8 @@ struct AcquireOptions {
     wait_ms: Option<i64>,
     /// `REENTRANT`: a holder's repeat adds a hold.
     reentrant: bool,
+    /// Exclusive, `SHARED` or `LIMIT n`.
+    want: Want,
 }
 
 impl AcquireOptions {
@@ -134,6 +196,7 @@ impl AcquireOptions {
         let mut options = AcquireOptions {
             wait_ms: None,
             reentrant: false,
+            want: Want::Exclusive,
         };
         let mut i = 4;
         while i < args.len() {
@@ -144,6 +207,15 @@ impl AcquireOptions {
             } else if is_keyword(word, "REENTRANT") && !options.reentrant {
                 options.reentrant = true;
                 i += 1;
+            } else if is_keyword(word, "SHARED") && options.want == Want::Exclusive {
+                options.want = Want::Shared;
+                i += 1;
+            } else if is_keyword(word, "LIMIT")
+                && i + 1 < args.len()
+                && options.want == Want::Exclusive
+            {
+                options.want = Want::Limit(LIMIT.parse(args.bytes(i + 1))? as u32);
+                i += 2;
             } else {
                 return Err(WardenError::Syntax);
             }
@@ -165,13 +237,29 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let mut current = lock_in(&mut key)?;
+    if options.want != Want::Exclusive {
+        return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, &options, now);
+    }
+    let mut current = match lock_of(&mut key)? {
+        Lock::Set(_) => {
+            return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, &options, now);
+        }
+        Lock::One(state) => Some(state),
+        Lock::Free => None,
+    };
     let free = current.as_ref().is_none_or(|s| !s.is_live(now));
     let db = host::selected_db(ctx);
     if free && waiting::count(db, args.bytes(1)) > 0 {
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, &mut key, name, db, now);
-        current = lock_in(&mut key)?;
+        current = match lock_of(&mut key)? {
+            // Shared or semaphore waiters got it: this caller waits behind.
+            Lock::Set(_) => {
+                return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, &options, now);
+            }
+            Lock::One(state) => Some(state),
+            Lock::Free => None,
+        };
     }
     let outcome = with_fence(|fence| {
         core_lock::acquire(current, owner, deadline, options.reentrant, now, fence)
@@ -195,29 +283,164 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         }
         Acquire::Busy => {
             let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
-            match options.wait_ms {
-                Some(timeout) if host::may_block(ctx) => {
-                    let request = WaitRequest {
-                        family: &LOCKS,
-                        payload: Box::new(LockWaiter {
-                            owner: owner.to_vec(),
-                            ttl_ms,
-                        }),
-                        timeout_ms: timeout,
-                        max_waiters: config::dlock_max_waiters(),
-                        look_at: Some(holder_deadline),
-                    };
-                    waiting::block(ctx, db, args.bytes(1), request, now)?;
-                    stats::count(&stats::LOCKS_CONTENDED);
-                }
-                _ => {
-                    stats::count(&stats::LOCKS_CONTENDED);
-                    host::reply_null(ctx);
-                }
-            }
+            wait_or_nil(ctx, args, owner, ttl_ms, &options, holder_deadline, now)?;
         }
     }
     Ok(())
+}
+
+/// A request that cannot be granted now: blocks the client with `WAIT` (the
+/// key looked at again at `look_at`), answers nil without.
+fn wait_or_nil(
+    ctx: *mut Ctx,
+    args: &Args,
+    owner: &[u8],
+    ttl_ms: i64,
+    options: &AcquireOptions,
+    look_at: i64,
+    now: i64,
+) -> Result<(), WardenError> {
+    stats::count(&stats::LOCKS_CONTENDED);
+    match options.wait_ms {
+        Some(timeout) if host::may_block(ctx) => {
+            let request = WaitRequest {
+                family: &LOCKS,
+                payload: Box::new(LockWaiter {
+                    owner: owner.to_vec(),
+                    ttl_ms,
+                    want: options.want,
+                }),
+                timeout_ms: timeout,
+                max_waiters: config::dlock_max_waiters(),
+                look_at: Some(look_at),
+            };
+            waiting::block(ctx, host::selected_db(ctx), args.bytes(1), request, now)
+        }
+        _ => {
+            host::reply_null(ctx);
+            Ok(())
+        }
+    }
+}
+
+/// `DLOCK.ACQUIRE … SHARED | LIMIT n`, and a plain ACQUIRE on a key that
+/// holds a set: re-entry by a holder, else first come, first served, then
+/// the grant rule (`core::lock_set::admit`).
+#[allow(clippy::too_many_arguments)]
+fn acquire_in_set(
+    ctx: *mut Ctx,
+    args: &Args,
+    key: &mut Key,
+    owner: &[u8],
+    ttl_ms: i64,
+    deadline: i64,
+    options: &AcquireOptions,
+    now: i64,
+) -> Result<(), WardenError> {
+    let name = args.raw(1);
+    let db = host::selected_db(ctx);
+    if let Lock::Set(set) = lock_of(key)? {
+        if set.kind.want() == options.want {
+            if let Some(holder) = set.holder_mut(owner, None, now) {
+                if options.reentrant {
+                    holder.holds = holder
+                        .holds
+                        .checked_add(1)
+                        .ok_or(WardenError::HoldsOverflow)?;
+                }
+                holder.deadline_ms = deadline;
+                let token = holder.token;
+                store_set_changes(ctx, key, name, now);
+                host::notify(ctx, c"dlock.acquire", name);
+                host::reply_integer(ctx, token);
+                return Ok(());
+            }
+        }
+    }
+    if admit(lock_of(key)?.holding(), options.want, now) == Admit::OtherKind {
+        return Err(WardenError::LockKindMismatch);
+    }
+    if waiting::count(db, args.bytes(1)) > 0 {
+        // First come, first served: queued waiters go before this caller.
+        serve_waiters(ctx, key, name, db, now);
+    }
+    let lock = lock_of(key)?;
+    let admitted = admit(lock.holding(), options.want, now);
+    let look_at = lock.next_deadline(now).unwrap_or(now);
+    if admitted != Admit::Now || waiting::count(db, args.bytes(1)) > 0 {
+        if admitted == Admit::OtherKind {
+            return Err(WardenError::LockKindMismatch);
+        }
+        return wait_or_nil(ctx, args, owner, ttl_ms, options, look_at, now);
+    }
+    let token = grant_to(ctx, key, name, owner, options.want, deadline, now)?;
+    host::notify(ctx, c"dlock.acquire", name);
+    stats::count(&stats::LOCKS_GRANTED);
+    host::reply_integer(ctx, token);
+    Ok(())
+}
+
+/// Grants `want` to `owner` until `deadline` on a key whose rule said yes,
+/// replicates the new state and returns the token. A set of another kind, or
+/// one whose holders all left, is replaced; tokens stay above the key's floor.
+fn grant_to(
+    ctx: *mut Ctx,
+    key: &mut Key,
+    name: *mut RString,
+    owner: &[u8],
+    want: Want,
+    deadline: i64,
+    now: i64,
+) -> Result<i64, WardenError> {
+    let lock = lock_of(key)?;
+    let floor = lock.floor();
+    let same_set = match &lock {
+        Lock::Set(set) => Some(set.kind.want()) == Some(want) && set.live_count(now) > 0,
+        _ => false,
+    };
+    let Some(kind) = want.set_kind() else {
+        let state = with_fence(|fence| core_lock::grant(owner, deadline, floor, now, fence))?;
+        let token = state.token;
+        replicate_state(ctx, name, None, &state);
+        store(key, state);
+        return Ok(token);
+    };
+    if same_set {
+        let Lock::Set(set) = lock_of(key)? else {
+            return Err(WardenError::Internal);
+        };
+        set.prune(now);
+        let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
+        store_set_changes(ctx, key, name, now);
+        return Ok(token);
+    }
+    let mut set = LockSet::new(kind, floor.max(1));
+    let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
+    SetLocks::emit(&set, Some(deadline), Sink::Replication(ctx), name);
+    key.set_value(Box::new(set));
+    key.set_abs_expire(deadline);
+    Ok(token)
+}
+
+/// After a change to the set in `key` (a grant, re-entry, extension or
+/// release): drops holders whose lease ended, then replicates the whole set
+/// with absolute deadlines and sets the key's expiry to the last lease; a
+/// set left without holders is deleted (replicated as `DEL`).
+fn store_set_changes(ctx: *mut Ctx, key: &mut Key, name: *mut RString, now: i64) {
+    let Ok(Lock::Set(set)) = lock_of(key) else {
+        return;
+    };
+    set.prune(now);
+    match set.latest_deadline() {
+        Some(last) => {
+            SetLocks::emit(set, Some(last), Sink::Replication(ctx), name);
+            key.set_abs_expire(last);
+        }
+        None => {
+            key.delete();
+            emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+        }
+    }
 }
 
 /// `DLOCK.RELEASE key owner [TOKEN t]`
@@ -235,7 +458,12 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let token = token_option(args, 3)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let Some(state) = key.value::<LockState>()? else {
+    let state = match key.either::<LockState, LockSet>()? {
+        Either::Second(_) => return release_in_set(ctx, args, &mut key, owner, token),
+        Either::First(state) => Some(state),
+        Either::Empty => None,
+    };
+    let Some(state) = state else {
         host::reply_integer(ctx, 0);
         return Ok(());
     };
@@ -268,6 +496,74 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     Ok(())
 }
 
+/// RELEASE of one holder of a set: the set is replicated as it is after
+/// (a lease that ended meanwhile is dropped there too, by this clock), and
+/// the place freed goes to the waiters at the head of the queue.
+fn release_in_set(
+    ctx: *mut Ctx,
+    args: &Args,
+    key: &mut Key,
+    owner: &[u8],
+    token: Option<i64>,
+) -> Result<(), WardenError> {
+    let name = args.raw(1);
+    let db = host::selected_db(ctx);
+    let now = host::now_ms();
+    let outcome = match lock_of(key)? {
+        Lock::Set(set) => set.release(owner, token, now),
+        _ => Release::NotHeld,
+    };
+    if outcome == Release::NotHeld {
+        host::reply_integer(ctx, 0);
+        return Ok(());
+    }
+    host::notify(ctx, c"dlock.release", name);
+    store_set_changes(ctx, key, name, now);
+    if outcome == Release::Freed
+        && waiting::count(db, args.bytes(1)) > 0
+        && host::writes_allowed(ctx)
+    {
+        serve_waiters(ctx, key, name, db, now);
+    }
+    host::reply_integer(ctx, 1);
+    Ok(())
+}
+
+/// EXTEND of one holder of a set: its own lease only.
+fn extend_in_set(
+    ctx: *mut Ctx,
+    args: &Args,
+    key: &mut Key,
+    owner: &[u8],
+    token: Option<i64>,
+    deadline: i64,
+    now: i64,
+) -> Result<(), WardenError> {
+    let name = args.raw(1);
+    let extended = match lock_of(key)? {
+        Lock::Set(set) => match set.holder_mut(owner, token, now) {
+            Some(holder) => {
+                holder.deadline_ms = deadline;
+                true
+            }
+            None => false,
+        },
+        _ => false,
+    };
+    if extended {
+        store_set_changes(ctx, key, name, now);
+        host::notify(ctx, c"dlock.extend", name);
+        let db = host::selected_db(ctx);
+        if waiting::count(db, args.bytes(1)) > 0 {
+            if let Some(next) = lock_of(key)?.next_deadline(now) {
+                waiting::look_at(ctx, db, args.bytes(1), next, now);
+            }
+        }
+    }
+    host::reply_integer(ctx, i64::from(extended));
+    Ok(())
+}
+
 /// `DLOCK.EXTEND key owner ttl_ms [TOKEN t]`
 pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.extend", args.len() >= 4)?;
@@ -281,7 +577,12 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let extended = match lock_in(&mut key)? {
+    let current = match lock_of(&mut key)? {
+        Lock::Set(_) => return extend_in_set(ctx, args, &mut key, owner, token, deadline, now),
+        Lock::One(state) => Some(state),
+        Lock::Free => None,
+    };
+    let extended = match current {
         Some(state) => {
             let extended = state.extend(owner, token, deadline, now);
             if extended {
@@ -308,7 +609,19 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("dlock.info", args.len() == 2)?;
     let now = host::now_ms();
     let mut key = Key::readable(ctx, args.raw(1));
-    match lock_in(&mut key)? {
+    let pttl = key
+        .abs_expire()
+        .map_or(-1, |at| at.saturating_sub(now).max(0));
+    let current = match lock_of(&mut key)? {
+        Lock::Set(set) => {
+            let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
+            info_set(ctx, set, waiters, pttl, now);
+            return Ok(());
+        }
+        Lock::One(state) => Some(state),
+        Lock::Free => None,
+    };
+    match current {
         Some(state) if state.is_live(now) => {
             let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
             host::reply_map(ctx, 5);
@@ -325,6 +638,78 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         }
         _ => host::reply_null(ctx),
     }
+    Ok(())
+}
+
+/// DLOCK.INFO of a set: the fields of a plain lock for the holder whose lease
+/// ends last (`ttl_ms` is the key's PTTL), then `mode` (`shared` or
+/// `limit`), `limit` for a semaphore, and `holders`, each with its own
+/// owner, token, ttl_ms and holds; nil when no lease runs.
+fn info_set(ctx: *mut Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
+    let Some(last) = set.live(now).max_by_key(|h| h.deadline_ms) else {
+        host::reply_null(ctx);
+        return;
+    };
+    let limit = match set.kind {
+        SetKind::Shared => None,
+        SetKind::Limit(n) => Some(i64::from(n)),
+    };
+    host::reply_map(ctx, 7 + usize::from(limit.is_some()));
+    host::reply_bulk(ctx, b"owner");
+    host::reply_bulk(ctx, &last.owner);
+    host::reply_bulk(ctx, b"token");
+    host::reply_integer(ctx, last.token);
+    host::reply_bulk(ctx, b"ttl_ms");
+    host::reply_integer(ctx, pttl);
+    host::reply_bulk(ctx, b"holds");
+    host::reply_integer(ctx, last.holds);
+    host::reply_bulk(ctx, b"waiters");
+    host::reply_integer(ctx, waiters as i64);
+    host::reply_bulk(ctx, b"mode");
+    host::reply_bulk(ctx, if limit.is_some() { b"limit" } else { b"shared" });
+    if let Some(n) = limit {
+        host::reply_bulk(ctx, b"limit");
+        host::reply_integer(ctx, n);
+    }
+    host::reply_bulk(ctx, b"holders");
+    host::reply_array(ctx, set.live_count(now));
+    for h in set.live(now) {
+        let ttl = match pttl {
+            -1 => h.ttl_ms(now),
+            bound => h.ttl_ms(now).min(bound),
+        };
+        host::reply_map(ctx, 4);
+        host::reply_bulk(ctx, b"owner");
+        host::reply_bulk(ctx, &h.owner);
+        host::reply_bulk(ctx, b"token");
+        host::reply_integer(ctx, h.token);
+        host::reply_bulk(ctx, b"ttl_ms");
+        host::reply_integer(ctx, ttl);
+        host::reply_bulk(ctx, b"holds");
+        host::reply_integer(ctx, h.holds);
+    }
+}
+
+/// `DLOCK._SETS key limit:floor:expiry holders`: the replication and AOF form of a
+/// lock with several holders (see `set_wire`). Internal: only from the master
+/// link or the AOF.
+pub fn set_states(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "dlock._sets")?;
+    args.arity("dlock._sets", args.len() == 4)?;
+    let (set, expiry) = SetLocks::parse(args.bytes(2), args.bytes(3))?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    lock_of(&mut key)?;
+    observe_token(set.floor);
+    SetLocks::emit(&set, expiry, Sink::Replication(ctx), name);
+    if set.holders.is_empty() {
+        key.delete();
+    } else {
+        key.set_value(Box::new(set));
+        key.set_abs_expire_or_persist(expiry);
+    }
+    host::notify(ctx, c"dlock.set", name);
+    host::reply_status(ctx, c"OK");
     Ok(())
 }
 
@@ -348,6 +733,8 @@ struct LockWaiter {
     owner: Vec<u8>,
     /// Lease length asked for; the lease starts at the hand-off.
     ttl_ms: i64,
+    /// Exclusive, `SHARED` or `LIMIT n`.
+    want: Want,
 }
 
 /// Locks as a `waiting::Family`: a free lock goes to the oldest waiter.
@@ -366,57 +753,77 @@ impl Family for Locks {
     }
 }
 
-/// Hands a free lock to the oldest waiter. `key` is open for writing on `db`.
-/// Returns whether a waiter got the lock.
+/// Hands the lock to the waiters at the head of the queue while the grant
+/// rule lets them in: one exclusive waiter, or consecutive shared (or
+/// semaphore) waiters together. `key` is open for writing on `db`. Returns
+/// whether a waiter got the lock.
 fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) -> bool {
     // SAFETY: `name` is the caller's live key name (a command argument or a
     // string the timer owns), unchanged while this function runs.
     let key_bytes = unsafe { host::bytes(name) };
-    let (holder_deadline, floor, key_gone) = match lock_in(key) {
-        Err(_) => return false,
-        Ok(Some(state)) if state.is_live(now) => (Some(state.deadline_ms), 0, false),
-        Ok(Some(state)) => (None, state.token, false),
-        Ok(None) => (None, 0, true),
-    };
-    if let Some(deadline) = holder_deadline {
-        waiting::look_at(ctx, db, key_bytes, deadline, now);
-        return false;
-    }
-    // A key that vanished may have left with its slot; a released one has not.
-    if let Some(error) = key_gone
-        .then(|| waiting::moved_error(ctx, key_bytes))
-        .flatten()
-    {
-        // The slot left this node (MIGRATE, resharding): granting here would
-        // write a key this node no longer serves. Send the waiters there.
-        waiting::fail_all(db, key_bytes, &error);
-        return false;
-    }
-    let Some(waiter) = waiting::pop_front::<LockWaiter>(db, key_bytes) else {
-        return false;
-    };
-    let asked = &waiter.payload;
-    let deadline = now.saturating_add(asked.ttl_ms);
-    let granted = with_fence(|fence| core_lock::grant(&asked.owner, deadline, floor, now, fence));
-    let state = match granted {
-        Ok(state) => state,
-        Err(e) => {
-            // The waiter already taken is answered too: none is left hanging.
-            let error = e.to_string();
-            waiter.answer(Answer::Error(error.clone()));
-            waiting::fail_all(db, key_bytes, &error);
-            return false;
+    let mut served = false;
+    loop {
+        let Ok(lock) = lock_of(key) else {
+            return served;
+        };
+        let Some(want) = waiting::front::<LockWaiter, _>(db, key_bytes, |w| w.want) else {
+            if waiting::count(db, key_bytes) == 0 {
+                return served;
+            }
+            // Another family's waiter at the head: answered with an error.
+            waiting::pop_front::<LockWaiter>(db, key_bytes);
+            continue;
+        };
+        if admit(lock.holding(), want, now) != Admit::Now {
+            if let Some(next) = lock.next_deadline(now) {
+                waiting::look_at(ctx, db, key_bytes, next, now);
+            }
+            return served;
         }
-    };
-    let token = state.token;
-    replicate_state(ctx, name, None, &state);
-    store(key, state);
-    host::notify(ctx, c"dlock.acquire", name);
-    waiter.answer(Answer::Integer(token));
-    stats::count(&stats::LOCKS_GRANTED);
-    stats::count(&stats::LOCKS_HANDED_OFF);
-    if waiting::count(db, key_bytes) > 0 {
-        waiting::look_at(ctx, db, key_bytes, deadline, now);
+        // A key that vanished may have left with its slot; a released one has not.
+        let key_gone = matches!(lock, Lock::Free);
+        if !served {
+            if let Some(error) = key_gone
+                .then(|| waiting::moved_error(ctx, key_bytes))
+                .flatten()
+            {
+                // The slot left this node (MIGRATE, resharding): granting here
+                // would write a key this node no longer serves. Send the
+                // waiters there.
+                waiting::fail_all(db, key_bytes, &error);
+                return false;
+            }
+        }
+        let Some(waiter) = waiting::pop_front::<LockWaiter>(db, key_bytes) else {
+            return served;
+        };
+        let asked = &waiter.payload;
+        let deadline = now.saturating_add(asked.ttl_ms);
+        let want = asked.want;
+        match grant_to(ctx, key, name, &asked.owner, want, deadline, now) {
+            Ok(token) => {
+                host::notify(ctx, c"dlock.acquire", name);
+                waiter.answer(Answer::Integer(token));
+                stats::count(&stats::LOCKS_GRANTED);
+                stats::count(&stats::LOCKS_HANDED_OFF);
+                served = true;
+            }
+            Err(e) => {
+                // The waiter already taken is answered too: none is left hanging.
+                let error = e.to_string();
+                waiter.answer(Answer::Error(error.clone()));
+                waiting::fail_all(db, key_bytes, &error);
+                return served;
+            }
+        }
+        if want == Want::Exclusive {
+            break;
+        }
     }
-    true
+    if waiting::count(db, key_bytes) > 0 {
+        if let Ok(Some(next)) = lock_of(key).map(|l| l.next_deadline(now)) {
+            waiting::look_at(ctx, db, key_bytes, next, now);
+        }
+    }
+    served
 }

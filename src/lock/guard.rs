@@ -19,7 +19,7 @@ use crate::core::error::WardenError;
 use crate::core::guard::refusal;
 use crate::core::lock::TOKEN;
 use crate::host::{self, Ctx, Key};
-use crate::lock::commands::{lock_in, owner_arg};
+use crate::lock::commands::{lock_of, owner_arg, Lock};
 
 /// Position of the guarded command's name in DLOCK.GUARD's arguments.
 const COMMAND_AT: usize = 4;
@@ -64,7 +64,11 @@ pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let now = host::now_ms();
     let held = {
         let mut key = Key::readable(ctx, args.raw(1));
-        lock_in(&mut key)?.is_some_and(|s| s.is_held_by(owner, Some(token), now))
+        match lock_of(&mut key)? {
+            Lock::Free => false,
+            Lock::One(s) => s.is_held_by(owner, Some(token), now),
+            Lock::Set(set) => set.live(now).any(|h| h.is_held_by(owner, Some(token), now)),
+        }
     };
     if !held {
         return Err(WardenError::Fenced(

@@ -5,4 +5,6 @@
 pub mod commands;
 pub mod data_type;
 pub mod guard;
+pub mod set_type;
+pub mod set_wire;
 pub mod wire;

@@ -489,6 +489,11 @@ pub fn g_timeout(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.val(rng, |r| (1 + r.below(50)).to_string().into_bytes())
 }
 
+/// `LIMIT n`: small semaphores.
+pub fn g_limit(g: &Gen, rng: &mut Rng) -> Vec<u8> {
+    g.val(rng, |r| (1 + r.below(3)).to_string().into_bytes())
+}
+
 /// A fencing token: near the clock-based tokens the server issues now (so some match a
 /// grant), or any small integer.
 pub fn g_token(g: &Gen, rng: &mut Rng) -> Vec<u8> {
@@ -538,6 +543,7 @@ pub const COMMANDS: &[&str] = &[
     "DLOCK.INFO",
     "DLOCK.GUARD",
     "DLOCK._SET",
+    "DLOCK._SETS",
     "BF.RESERVEX",
     "BF.ADDX",
     "BF.MADDX",
@@ -569,7 +575,14 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
             a.push(g.key(rng, LOCK_KEYS));
             a.push(g.owner(rng));
             a.push(g.ttl(rng));
-            a.extend(g.options(rng, &[("WAIT", Some(g_timeout))]));
+            a.extend(g.options(
+                rng,
+                &[
+                    ("WAIT", Some(g_timeout)),
+                    ("SHARED", None),
+                    ("LIMIT", Some(g_limit)),
+                ],
+            ));
         }
         "DLOCK.RELEASE" => {
             a.push(g.key(rng, LOCK_KEYS));
@@ -601,6 +614,16 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
                 _ => vec![b("DLOCK.GUARD"), lock, owner, b("1"), b("INCR"), other],
             };
             a.extend(inner);
+        }
+        "DLOCK._SETS" => {
+            a.push(g.key(rng, LOCK_KEYS));
+            let floor = g.now * 1000 + 5;
+            let expiry = g.now + 60_000;
+            a.push(g.val(rng, |r| {
+                format!("{}:{floor}:{expiry}", r.below(3)).into_bytes()
+            }));
+            let holders = format!("1:a{}:1:{};", g.now * 1000, g.now + 60_000);
+            a.push(g.val(rng, |_| holders.clone().into_bytes()));
         }
         "DLOCK._SET" => {
             a.push(g.key(rng, LOCK_KEYS));
@@ -914,10 +937,11 @@ pub fn fits(shape: Shape, v: &Value) -> bool {
         Shape::Int01 => is_int01(v),
         Shape::IntNonNeg => matches!(v, Value::Int(n) if *n >= 0),
         Shape::Ok => matches!(v, Value::Okay) || *v == Value::SimpleString("OK".into()),
+        // A plain lock's five fields; a set's add mode, holders and (semaphores) limit.
         Shape::LockInfo => match v {
             Value::Nil => true,
-            Value::Array(a) => a.len() == 10,
-            Value::Map(m) => m.len() == 5,
+            Value::Array(a) => matches!(a.len(), 10 | 14 | 16),
+            Value::Map(m) => matches!(m.len(), 5 | 7 | 8),
             _ => false,
         },
         Shape::Flags(n) => match v {

@@ -51,6 +51,25 @@ pub fn run(con: &mut Connection, c: &redis::Cmd, found: &mut Findings, ctx: &str
 
 /// DLOCK.INFO: nil, or owner, token > 0, ttl_ms >= -1 (-1: the key has no
 /// expiry, as after a RESTORE with ttl 0), holds > 0, waiters >= 0.
+/// DLOCK.INFO of a lock set: nil, or the plain fields, `mode` and `holders`.
+pub fn lock_set_info_ok(v: &Value) -> bool {
+    match v {
+        Value::Nil => true,
+        Value::Array(a) => {
+            let names: Vec<&[u8]> = a
+                .iter()
+                .step_by(2)
+                .filter_map(|n| match n {
+                    Value::BulkString(b) => Some(b.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            names.contains(&&b"mode"[..]) && names.contains(&&b"holders"[..])
+        }
+        _ => false,
+    }
+}
+
 pub fn lock_info_ok(v: &Value) -> bool {
     match v {
         Value::Nil => true,
@@ -133,6 +152,7 @@ pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings
     let before = digest_value(con, key.as_bytes());
     let reads: Vec<(redis::Cmd, Check)> = match ty {
         Ty::Lock => vec![(cmd("DLOCK.INFO").arg(key).clone(), lock_info_ok)],
+        Ty::LockSet => vec![(cmd("DLOCK.INFO").arg(key).clone(), lock_set_info_ok)],
         Ty::Filter => vec![
             (cmd("BF.INFOX").arg(key).clone(), filter_info_ok),
             (
@@ -300,6 +320,34 @@ pub fn exercise(
             cmd("DLOCK.ACQUIRE")
                 .arg(key)
                 .arg("re-entrant")
+                .arg(LONG_TTL_MS)
+                .clone(),
+            cmd("DLOCK.INFO").arg(key).clone(),
+        ],
+        Ty::LockSet => vec![
+            cmd("DLOCK.ACQUIRE")
+                .arg(key)
+                .arg(&owner)
+                .arg(LONG_TTL_MS)
+                .arg("SHARED")
+                .clone(),
+            cmd("DLOCK.ACQUIRE")
+                .arg(key)
+                .arg(&owner)
+                .arg(LONG_TTL_MS)
+                .arg("LIMIT")
+                .arg(3)
+                .clone(),
+            cmd("DLOCK.EXTEND")
+                .arg(key)
+                .arg("r1")
+                .arg(LONG_TTL_MS)
+                .clone(),
+            cmd("DLOCK.RELEASE").arg(key).arg("a").clone(),
+            cmd("DLOCK.RELEASE").arg(key).arg("r2").clone(),
+            cmd("DLOCK.ACQUIRE")
+                .arg(key)
+                .arg("x")
                 .arg(LONG_TTL_MS)
                 .clone(),
             cmd("DLOCK.INFO").arg(key).clone(),

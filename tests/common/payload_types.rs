@@ -19,6 +19,7 @@ pub const LONG_TTL_MS: i64 = 3_600_000;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ty {
     Lock,
+    LockSet,
     Filter,
     Loading,
     Limiter,
@@ -29,6 +30,7 @@ impl Ty {
     pub fn name(self) -> &'static str {
         match self {
             Ty::Lock => "warden-lk",
+            Ty::LockSet => "warden-ls",
             Ty::Filter => "warden-bf",
             Ty::Loading => "warden-bl",
             Ty::Limiter => "warden-rl",
@@ -38,15 +40,22 @@ impl Ty {
 
     /// The type of a value whose TYPE is `name`, if a warden type.
     pub fn of(name: &str) -> Option<Ty> {
-        [Ty::Lock, Ty::Filter, Ty::Loading, Ty::Limiter, Ty::Cache]
-            .into_iter()
-            .find(|t| t.name() == name)
+        [
+            Ty::Lock,
+            Ty::LockSet,
+            Ty::Filter,
+            Ty::Loading,
+            Ty::Limiter,
+            Ty::Cache,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
     }
 
     /// The encoding version the module writes for this type.
     pub fn encver(self) -> u64 {
         match self {
-            Ty::Lock | Ty::Filter | Ty::Loading | Ty::Cache => 1,
+            Ty::Lock | Ty::LockSet | Ty::Filter | Ty::Loading | Ty::Cache => 1,
             Ty::Limiter => 2,
         }
     }
@@ -126,6 +135,44 @@ pub fn lock_bases(con: &mut Connection) -> Vec<Base> {
     for b in &bases {
         let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
         assert_eq!(kinds, ["S", "U", "U", "U"], "{}: lock layout", b.key);
+    }
+    bases
+}
+
+/// Lock sets: shared holders (one re-entered), a full semaphore of three with a
+/// binary owner, a semaphore of one.
+pub fn lock_set_bases(con: &mut Connection) -> Vec<Base> {
+    let grants: [(&str, &[u8], &[&str]); 7] = [
+        ("lsb:shared", b"r1", &["SHARED"]),
+        ("lsb:shared", b"r2", &["SHARED", "REENTRANT"]),
+        ("lsb:shared", b"r2", &["SHARED", "REENTRANT"]),
+        ("lsb:limit", b"a", &["LIMIT", "3"]),
+        ("lsb:limit", b"\x00\xff\r\n", &["LIMIT", "3"]),
+        ("lsb:limit", b"c", &["LIMIT", "3"]),
+        ("lsb:one", b"only", &["LIMIT", "1"]),
+    ];
+    for (key, owner, opts) in grants {
+        must(
+            con,
+            cmd("DLOCK.ACQUIRE")
+                .arg(key)
+                .arg(owner)
+                .arg(LONG_TTL_MS)
+                .arg(opts),
+        );
+    }
+    let bases: Vec<Base> = ["lsb:shared", "lsb:limit", "lsb:one"]
+        .iter()
+        .map(|k| base(con, k, Ty::LockSet))
+        .collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        assert_eq!(kinds[..3], ["U", "U", "U"], "{}: lock set layout", b.key);
+        assert!(
+            kinds[3..].chunks(4).all(|h| h == ["S", "U", "U", "U"]),
+            "{}: {kinds:?}",
+            b.key
+        );
     }
     bases
 }
@@ -780,10 +827,41 @@ pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
     }
 }
 
+/// Lock sets: a limit, floor or holder count out of line with the holders; a holder's
+/// owner, token, holds or deadline out of range.
+pub fn forge_lock_set(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    if d.fields.len() < 3 {
+        return;
+    }
+    let holders = (d.fields.len() - 3) / 4;
+    match rng.below(4) {
+        0 => d.fields[0] = Field::U(rng.pick(&[0, 1, 2, 1 << 20, (1 << 20) + 1, u64::MAX])),
+        1 => d.fields[1] = sig(rng.pick(&[0, -1, 1, i64::MAX, now * 1000 - 1])),
+        2 => d.fields[2] = Field::U(rng.pick(&[0, holders as u64 + 1, 1 << 40, u64::MAX])),
+        _ if holders > 0 => {
+            let at = 3 + 4 * rng.below(holders);
+            match rng.below(4) {
+                0 => {
+                    d.fields[at] = Field::S(rng.pick(&[Vec::new(), b"r1".to_vec(), b"a".to_vec()]))
+                }
+                1 => {
+                    d.fields[at + 1] =
+                        sig(rng.pick(&[0, -1, i64::MAX, now * 1000 + 1_000_000_000_000]))
+                }
+                2 => d.fields[at + 2] = sig(rng.pick(&[0, -1, i64::MAX])),
+                _ => d.fields[at + 3] = sig(rng.pick(&[0, -1, 1, now - 1, i64::MAX])),
+            }
+        }
+        _ => {}
+    }
+}
+
 /// The forgeries of type `ty`.
 pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
     match ty {
         Ty::Lock => forge_lock(rng, d),
+        Ty::LockSet => forge_lock_set(rng, d),
         Ty::Filter => forge_filter(rng, d),
         Ty::Loading => forge_loading(rng, d),
         Ty::Limiter => forge_limiter(rng, d),
