@@ -44,7 +44,9 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
     }),
 );
 
-fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Error> {
+/// Loads one lock state (owner, token, holds, deadline): a plain lock's value
+/// and each holder of a lock set (`set_type`). Validation is the caller's.
+pub(super) fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Error> {
     let owner = raw::load_string_buffer(rdb)?;
     if owner.as_ref().len() > MAX_STORED_OWNER_BYTES {
         return Err(Error::generic("owner too long"));
@@ -80,11 +82,16 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     shield((), || {
         // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
         let state = unsafe { &*value.cast::<LockState>() };
-        raw::save_slice(rdb, &state.owner);
-        raw::save_signed(rdb, state.token);
-        raw::save_signed(rdb, state.holds);
-        raw::save_signed(rdb, state.deadline_ms);
+        save_state(rdb, state);
     })
+}
+
+/// Saves one lock state in the layout `load_state` reads.
+pub(super) fn save_state(rdb: *mut raw::RedisModuleIO, state: &LockState) {
+    raw::save_slice(rdb, &state.owner);
+    raw::save_signed(rdb, state.token);
+    raw::save_signed(rdb, state.holds);
+    raw::save_signed(rdb, state.deadline_ms);
 }
 
 unsafe extern "C" fn aof_rewrite(

@@ -2,8 +2,9 @@
 //! holders or a `LIMIT n` semaphore), each with its own lease.
 //!
 //! RDB layout, encoding version 1: limit (unsigned, 0 = shared), floor token
-//! (signed), holder count (unsigned), then per holder: owner (string buffer),
-//! token, holds and deadline in Unix ms (signed). Every field is validated on
+//! (signed), holder count (unsigned), then per holder a plain lock's layout
+//! (`data_type::save_state`): owner (string buffer), token, holds and
+//! deadline in Unix ms (signed). Every field is validated on
 //! load because RESTORE feeds this code bytes from clients.
 //!
 //! Unlike a plain lock, each holder's deadline is data (the key's expiry is
@@ -15,12 +16,12 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::LockState;
 use crate::core::lock_set::{LockSet, SetKind, MAX_LIMIT};
 use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::fence::observe_token;
 use crate::host::{api, shield, ModuleValue, Sink};
+use crate::lock::data_type::{load_state, save_state};
 use crate::lock::set_wire::SetLocks;
 
 /// Current RDB encoding version of lock sets.
@@ -28,9 +29,6 @@ pub const LOCK_SET_ENCODING_VERSION: i32 = 1;
 
 /// Most holders a stored set may claim (a semaphore's limit bounds its own).
 const MAX_STORED_HOLDERS: u64 = MAX_LIMIT as u64;
-
-/// Longest owner accepted from storage.
-const MAX_STORED_OWNER_BYTES: usize = 512 * 1024 * 1024;
 
 /// The Redis data type of lock keys with several holders.
 pub static LOCK_SET_TYPE: RedisType = RedisType::new(
@@ -61,17 +59,7 @@ fn load_set(rdb: *mut raw::RedisModuleIO) -> Result<LockSet, Error> {
     }
     let mut set = LockSet::new(kind, floor);
     for _ in 0..count {
-        let owner = raw::load_string_buffer(rdb)?;
-        if owner.as_ref().len() > MAX_STORED_OWNER_BYTES {
-            return Err(Error::generic("owner too long"));
-        }
-        let owner = CompactBytes::from(owner.as_ref());
-        set.holders.push(LockState {
-            owner,
-            token: raw::load_signed(rdb)?,
-            holds: raw::load_signed(rdb)?,
-            deadline_ms: raw::load_signed(rdb)?,
-        });
+        set.holders.push(load_state(rdb)?);
     }
     Ok(set)
 }
@@ -103,10 +91,7 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
         raw::save_signed(rdb, set.floor);
         raw::save_unsigned(rdb, set.holders.len() as u64);
         for h in &set.holders {
-            raw::save_slice(rdb, &h.owner);
-            raw::save_signed(rdb, h.token);
-            raw::save_signed(rdb, h.holds);
-            raw::save_signed(rdb, h.deadline_ms);
+            save_state(rdb, h);
         }
     })
 }
