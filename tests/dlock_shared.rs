@@ -29,60 +29,6 @@ fn acquire(
     c.query(con)
 }
 
-/// One holder as DLOCK.INFO lists it: owner, token, holds.
-type Holder = (String, i64, i64);
-
-/// DLOCK.INFO of a set: its fields (but `holders`) and its holders.
-type SetInfo = (Vec<(String, Value)>, Vec<Holder>);
-
-/// DLOCK.INFO as field → value, with `holders` apart.
-fn info(con: &mut Connection, key: &str) -> Option<SetInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).unwrap();
-    let Value::Array(flat) = v else {
-        return None;
-    };
-    let mut fields = Vec::new();
-    let mut holders = Vec::new();
-    for pair in flat.chunks(2) {
-        let name = text(&pair[0]);
-        if name == "holders" {
-            let Value::Array(hs) = &pair[1] else {
-                panic!("holders: {pair:?}")
-            };
-            for h in hs {
-                let Value::Array(hf) = h else {
-                    panic!("holder: {h:?}")
-                };
-                let get = |k: &str| {
-                    hf.chunks(2)
-                        .find(|p| text(&p[0]) == k)
-                        .map(|p| p[1].clone())
-                };
-                let int = |v: Option<Value>| match v {
-                    Some(Value::Int(i)) => i,
-                    other => panic!("{other:?}"),
-                };
-                holders.push((
-                    text(&get("owner").unwrap()),
-                    int(get("token")),
-                    int(get("holds")),
-                ));
-            }
-        } else {
-            fields.push((name, pair[1].clone()));
-        }
-    }
-    Some((fields, holders))
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        Value::SimpleString(s) => s.clone(),
-        other => panic!("not text: {other:?}"),
-    }
-}
-
 #[test]
 fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     let server = Server::start();
@@ -101,7 +47,7 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     );
     let e = acquire(&mut con, "rw", "x", 30_000, &["LIMIT", "3"]).unwrap_err();
     assert_eq!(err_text(&e), KIND);
-    let (fields, holders) = info(&mut con, "rw").expect("held");
+    let (fields, holders) = set_info(&mut con, "rw").expect("held");
     assert!(
         fields.contains(&("mode".into(), Value::BulkString(b"shared".to_vec()))),
         "{fields:?}"
@@ -116,7 +62,7 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
         acquire(&mut con, "rw", "r1", 30_000, &["SHARED", "REENTRANT"]).unwrap(),
         Some(r1)
     );
-    assert_eq!(info(&mut con, "rw").unwrap().1[0], ("r1".into(), r1, 2));
+    assert_eq!(set_info(&mut con, "rw").unwrap().1[0], ("r1".into(), r1, 2));
 
     // A writer waits; a reader that comes after it waits behind it (no starvation).
     let (_, w) = spawn_waiter(&server, b"rw", b"w", 30_000, 10_000);
@@ -172,7 +118,7 @@ fn consecutive_shared_waiters_are_granted_together() {
         "{tokens:?}"
     );
     assert_eq!(
-        info(&mut con, "rw").unwrap().1.len(),
+        set_info(&mut con, "rw").unwrap().1.len(),
         3,
         "three readers at once"
     );
@@ -259,7 +205,7 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
     );
     let td = d.join().unwrap().unwrap().expect("d got a's place");
     assert!(td > tc);
-    let holders: Vec<String> = info(&mut con, "sem")
+    let holders: Vec<String> = set_info(&mut con, "sem")
         .unwrap()
         .1
         .into_iter()
@@ -326,15 +272,15 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
         .arg("n")
         .query(&mut con);
     assert!(err_text(&e.unwrap_err()).starts_with("FENCED"));
-    let before = info(&mut con, "rw").unwrap();
-    let sem_before = info(&mut con, "sem").unwrap();
+    let before = set_info(&mut con, "rw").unwrap();
+    let sem_before = set_info(&mut con, "sem").unwrap();
     let digest = db_digest(&mut con);
     assert_same_dataset(&server, &replica, &["rw", "sem"], "lock sets");
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), digest, "DEBUG RELOAD");
     let dump = dump(&mut con, "sem");
     ok(&mut con, cmd("RESTORE").arg("sem2").arg(0).arg(dump));
-    assert_eq!(info(&mut con, "sem2").unwrap().1, sem_before.1);
+    assert_eq!(set_info(&mut con, "sem2").unwrap().1, sem_before.1);
     server.bgrewriteaof();
     server.wait_aof_rewrite_idle();
     let digest = db_digest(&mut con);
@@ -342,8 +288,8 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
     server.restart("NOSAVE");
     let mut con = server.conn();
     assert_eq!(db_digest(&mut con), digest, "AOF replay");
-    assert_eq!(info(&mut con, "rw").unwrap().1, before.1);
-    assert_eq!(info(&mut con, "sem").unwrap().1, sem_before.1);
+    assert_eq!(set_info(&mut con, "rw").unwrap().1, before.1);
+    assert_eq!(set_info(&mut con, "sem").unwrap().1, sem_before.1);
     // New grants after the replay get larger tokens.
     let s2 = acquire(&mut con, "sem", "c", 1_000, &["LIMIT", "3"])
         .unwrap()
@@ -359,4 +305,191 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
         err_text(&e.unwrap_err()),
         "ERR dlock._sets is an internal command"
     );
+}
+
+/// The kind of waiter in `spawn_set_waiter`: `SHARED` or `LIMIT n`.
+fn spawn_set_waiter(
+    server: &Server,
+    key: &str,
+    owner: &str,
+    wait_ms: i64,
+    kind: &'static [&'static str],
+) -> std::thread::JoinHandle<(redis::RedisResult<Option<i64>>, Instant)> {
+    let mut c = conn_t(server);
+    let (key, owner) = (key.to_string(), owner.to_string());
+    std::thread::spawn(move || {
+        let mut opts = vec!["WAIT".to_string(), wait_ms.to_string()];
+        opts.extend(kind.iter().map(|s| s.to_string()));
+        let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
+        let r = acquire(&mut c, &key, &owner, 30_000, &opts);
+        (r, Instant::now())
+    })
+}
+
+/// Two waiters of one owner (a client that retried its WAIT request on a new
+/// connection) are granted together as ONE holder with one token; the set
+/// replicates, dumps, restores and reloads. (Red team: the owner was granted
+/// twice, and the set then failed its own load check on the replica, RESTORE
+/// and restart.)
+#[test]
+fn one_owner_waiting_twice_is_one_holder() {
+    let mut server = Server::start();
+    let replica = server.start_streaming_replica();
+    let mut con = conn_t(&server);
+    acquire(&mut con, "rw", "x", 30_000, &[]).unwrap().unwrap();
+    let first = spawn_set_waiter(&server, "rw", "a", 0, &["SHARED"]);
+    wait_waiting(&mut con, 1);
+    let retry = spawn_set_waiter(&server, "rw", "a", 0, &["SHARED"]);
+    wait_waiting(&mut con, 2);
+    assert_eq!(release(&mut con, "rw", "x"), 1);
+    let (t1, _) = granted(first, "a");
+    let (t2, _) = granted(retry, "a again");
+    assert_eq!(t1, t2, "one grant per owner");
+    assert_eq!(set_holders(&mut con, "rw"), [("a".into(), t1, 1)]);
+    // A pipelined DEL and ACQUIRE by a waiting owner: also one holder.
+    acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "2"])
+        .unwrap()
+        .unwrap();
+    acquire(&mut con, "sem", "y", 30_000, &["LIMIT", "2"])
+        .unwrap()
+        .unwrap();
+    let w = spawn_set_waiter(&server, "sem", "b", 0, &["LIMIT", "2"]);
+    wait_waiting(&mut con, 1);
+    let (_, mine): (i64, Option<i64>) = redis::pipe()
+        .cmd("DEL")
+        .arg("sem")
+        .cmd("DLOCK.ACQUIRE")
+        .arg("sem")
+        .arg("b")
+        .arg(30_000)
+        .arg("LIMIT")
+        .arg(2)
+        .query(&mut con)
+        .unwrap();
+    let (tw, _) = granted(w, "b");
+    assert_eq!(mine, Some(tw));
+    assert_eq!(set_holders(&mut con, "sem"), [("b".into(), tw, 1)]);
+    assert_same_dataset(&server, &replica, &["rw", "sem"], "one holder per owner");
+    let d = dump(&mut con, "rw");
+    ok(&mut con, cmd("RESTORE").arg("rw2").arg(0).arg(d));
+    let digest = db_digest(&mut con);
+    debug_reload(&mut con);
+    assert_eq!(db_digest(&mut con), digest);
+    drop(replica);
+    server.restart("SAVE");
+    let mut con = server.conn();
+    assert_eq!(set_holders(&mut con, "rw"), [("a".into(), t1, 1)]);
+}
+
+/// A writer at the head of the queue that leaves (its WAIT ends, it
+/// disconnects) lets the readers behind it in at once: the key is held only
+/// by readers. (Red team: they stayed parked until another command came.)
+#[test]
+fn readers_behind_a_departed_writer_are_granted() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
+        .unwrap()
+        .unwrap();
+    let (_, writer) = spawn_waiter(&server, b"rw", b"w", 30_000, 300);
+    wait_waiting(&mut con, 1);
+    let reader = spawn_set_waiter(&server, "rw", "r2", 5_000, &["SHARED"]);
+    wait_waiting(&mut con, 2);
+    let (w, writer_left) = writer.join().unwrap();
+    assert_eq!(w.unwrap(), None, "the writer's WAIT ended");
+    let (_, at) = granted(reader, "r2");
+    let after = at.saturating_duration_since(writer_left);
+    assert!(
+        after < Duration::from_millis(1000),
+        "r2 waited {after:?} more"
+    );
+    // The same when the writer disconnects.
+    let mut raw = common::server_ops::RawConn::open(server.port);
+    raw.send(&["DLOCK.ACQUIRE", "rw", "w", "30000", "WAIT", "0"]);
+    wait_waiting(&mut con, 1);
+    let reader = spawn_set_waiter(&server, "rw", "r3", 5_000, &["SHARED"]);
+    wait_waiting(&mut con, 2);
+    let left = Instant::now();
+    drop(raw);
+    let (_, at) = granted(reader, "r3");
+    assert!(at.saturating_duration_since(left) < Duration::from_millis(1000));
+    assert_eq!(owners_of(&mut con, "rw"), ["r1", "r2", "r3"]);
+}
+
+/// `PEXPIRE` to an earlier time bounds every holder: a later grant does not
+/// revive the old leases, and the holder's lease ends at the bound.
+/// (Red team: the next grant moved the key's expiry back to the old lease.)
+#[test]
+fn pexpire_bounds_every_holder_past_the_next_change() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let ta = acquire(&mut con, "sem", "a", 60_000, &["LIMIT", "3"])
+        .unwrap()
+        .unwrap();
+    let _: i64 = cmd("PEXPIRE").arg("sem").arg(300).query(&mut con).unwrap();
+    let tb = acquire(&mut con, "sem", "b", 5_000, &["LIMIT", "3"])
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        set_holders(&mut con, "sem"),
+        [("a".into(), ta, 1), ("b".into(), tb, 1)]
+    );
+    std::thread::sleep(Duration::from_millis(450));
+    assert_eq!(
+        owners_of(&mut con, "sem"),
+        ["b"],
+        "a's lease ended at the bound"
+    );
+    let e: redis::RedisResult<Value> = cmd("DLOCK.GUARD")
+        .arg("sem")
+        .arg("a")
+        .arg(ta)
+        .arg("SET")
+        .arg("x")
+        .arg(1)
+        .query(&mut con);
+    assert!(err_text(&e.unwrap_err()).starts_with("FENCED"));
+}
+
+/// A request of another kind on a free key with waiters queued is refused
+/// before anything is handed over: inside MULTI the transaction replicates
+/// only its DEL, and the grant to the waiter comes after it, not in the
+/// command that answered the error.
+/// (Red team: the ACQUIRE that errored had granted the waiter first.)
+#[test]
+fn a_request_of_another_kind_changes_nothing() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "1"])
+        .unwrap()
+        .unwrap();
+    let w = spawn_set_waiter(&server, "sem", "w", 0, &["LIMIT", "1"]);
+    wait_waiting(&mut con, 1);
+    let mut tap = server.replication_tap();
+    let mut raw = common::server_ops::RawConn::open(server.port);
+    raw.call(&["MULTI"]);
+    raw.call(&["DEL", "sem"]);
+    raw.call(&["DLOCK.ACQUIRE", "sem", "y", "1000", "SHARED"]);
+    let exec = raw.call(&["EXEC"]);
+    use common::server_ops::Reply;
+    assert_eq!(
+        exec,
+        Reply::Array(vec![Reply::Int(1), Reply::Error(KIND.into())]),
+        "EXEC"
+    );
+    let (tw, _) = granted(w, "the waiter");
+    assert_eq!(set_holders(&mut con, "sem"), [("w".into(), tw, 1)]);
+    let stream: Vec<String> = tap
+        .drain(Duration::from_millis(300))
+        .into_iter()
+        .map(|c| c[0].to_ascii_uppercase())
+        .collect();
+    // The transaction wrote only the DEL (one write is not wrapped in MULTI);
+    // the grant follows it on its own.
+    assert_eq!(stream, ["DEL", "DLOCK._SETS"], "{stream:?}");
+}
+
+/// The owners of a set's holders.
+fn owners_of(con: &mut Connection, key: &str) -> Vec<String> {
+    set_holders(con, key).into_iter().map(|h| h.0).collect()
 }

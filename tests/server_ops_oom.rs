@@ -41,34 +41,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
             ("oom:lease", "w-lease", 5000, 10_000),
         ],
     );
-    let used: i64 = info_field(&mut con, "memory", "used_memory")
-        .and_then(|v| v.parse().ok())
-        .expect("used_memory");
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("noeviction")
-        .query(&mut con)
-        .expect("maxmemory-policy");
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(used + 256 * 1024)
-        .query(&mut con)
-        .expect("maxmemory");
-    // A script checks OOM once, before it starts: this one writes past the limit.
-    let _: () = cmd("EVAL")
-        .arg("for i = 1, 20000 do redis.call('SET', 'oom:fill:' .. i, string.rep('x', 100)) end")
-        .arg(0)
-        .query(&mut con)
-        .expect("fill past maxmemory");
-    let probe = cmd("SET").arg("oom:probe").arg(1).query::<()>(&mut con);
-    premise(
-        probe
-            .as_ref()
-            .is_err_and(|e| err_text(e).starts_with("OOM")),
-        "the server is out of memory after the fill",
-    );
+    fill_past_maxmemory(&mut con);
     let mut probe = RawConn::open(master.port);
     for args in [
         vec!["DLOCK.ACQUIRE", "oom:new", "x", "1000"],

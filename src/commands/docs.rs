@@ -23,6 +23,8 @@ pub enum Kind {
     Flag,
     /// Arguments that go together (`rate burst`), listed in order.
     Block(&'static [ArgDoc]),
+    /// Exactly one of these (`SHARED | LIMIT n`).
+    OneOf(&'static [ArgDoc]),
 }
 
 /// One documented argument.
@@ -85,6 +87,26 @@ pub const fn pairs(name: &'static str, parts: &'static [ArgDoc]) -> ArgDoc {
     }
 }
 
+/// An optional choice of exactly one of `parts` (`[SHARED | LIMIT n]`); each
+/// part is made with `chosen`.
+pub const fn one_of(name: &'static str, parts: &'static [ArgDoc]) -> ArgDoc {
+    ArgDoc {
+        name,
+        kind: Kind::OneOf(parts),
+        token: None,
+        optional: true,
+        multiple: false,
+    }
+}
+
+/// A part of a `one_of`: not optional on its own (the choice is).
+pub const fn chosen(part: ArgDoc) -> ArgDoc {
+    ArgDoc {
+        optional: false,
+        ..part
+    }
+}
+
 pub const fn items(name: &'static str) -> ArgDoc {
     ArgDoc {
         name,
@@ -110,9 +132,10 @@ fn c_arg(a: &ArgDoc) -> raw::RedisModuleCommandArg {
         Kind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
         Kind::Flag => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN,
         Kind::Block(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+        Kind::OneOf(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
     };
     let subargs = match a.kind {
-        Kind::Block(parts) => c_args(parts).leak().as_mut_ptr(),
+        Kind::Block(parts) | Kind::OneOf(parts) => c_args(parts).leak().as_mut_ptr(),
         _ => std::ptr::null_mut(),
     };
     let mut flags = 0;

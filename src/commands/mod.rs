@@ -3,7 +3,7 @@
 
 pub mod docs;
 
-use docs::{arg, flag, items, key, option, pairs, ArgDoc, Doc, Kind};
+use docs::{arg, chosen, flag, items, key, one_of, option, pairs, ArgDoc, Doc, Kind};
 
 use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -94,7 +94,7 @@ pub const COMMANDS: &[Command] = &[
             summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease); SHARED takes a read lock, LIMIT n one of n places of a semaphore.",
             complexity: "O(1) (O(N) in the holders of a SHARED or LIMIT key)",
             arity: -4,
-            args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT"), flag("SHARED"), option("LIMIT", "n", Kind::Int)],
+            args: &[key(), arg("owner", Kind::Str), arg("ttl_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int), flag("REENTRANT"), one_of("kind", &[chosen(flag("SHARED")), chosen(option("LIMIT", "n", Kind::Int))])],
             since: "0.1.0",
         },
     },

@@ -6,7 +6,7 @@
 
 use super::compact_bytes::CompactBytes;
 use super::error::WardenError;
-use super::lock::{FenceClock, LockState, Release, MAX_TOKEN};
+use super::lock::{FenceClock, LockState, Release, MAX_TOKEN, NO_DEADLINE};
 
 /// Largest `n` of `LIMIT n`.
 pub const MAX_LIMIT: i64 = 1 << 20;
@@ -50,6 +50,16 @@ impl Want {
             Want::Limit(n) => Some(SetKind::Limit(n)),
         }
     }
+
+    /// Whether two requests may share a key: both of a read/write lock
+    /// (exclusive or `SHARED`), or both `LIMIT` with the same n.
+    pub fn same_kind(self, other: Want) -> bool {
+        match (self, other) {
+            (Want::Limit(n), Want::Limit(m)) => n == m,
+            (Want::Limit(_), _) | (_, Want::Limit(_)) => false,
+            _ => true,
+        }
+    }
 }
 
 /// The holders of a key with several of them. `floor` is the largest token
@@ -63,6 +73,9 @@ pub struct LockSet {
     pub holders: Vec<LockState>,
     /// The largest token ever granted on this key.
     pub floor: i64,
+    /// The key's expiry as last read (`NO_DEADLINE` without one): no lease
+    /// runs past it. Not stored: the key carries it.
+    pub expiry_bound: i64,
 }
 
 /// What a key holds, as the rule for grants sees it.
@@ -119,6 +132,7 @@ impl LockSet {
             kind,
             holders: Vec::new(),
             floor,
+            expiry_bound: NO_DEADLINE,
         }
     }
 
@@ -152,7 +166,8 @@ impl LockSet {
     }
 
     /// A new holder `owner` until `deadline`, with a token above every token
-    /// of this key; returns the token.
+    /// of this key; returns the token. An owner that already holds keeps its
+    /// grant and token, its lease renewed to `deadline`.
     pub fn grant(
         &mut self,
         owner: &[u8],
@@ -160,6 +175,12 @@ impl LockSet {
         now: i64,
         fence: &mut FenceClock,
     ) -> Result<i64, WardenError> {
+        if let Some(holder) = self.holder_mut(owner, None, now) {
+            // A holder asked again (a second waiter of the same owner): one
+            // grant per owner, renewed.
+            holder.deadline_ms = deadline;
+            return Ok(holder.token);
+        }
         let token = fence.next_above(self.floor, now)?;
         self.floor = token;
         self.holders.push(LockState {
@@ -199,16 +220,21 @@ impl LockSet {
         self.holders.iter().map(|h| h.deadline_ms).max()
     }
 
-    /// The earliest lease end among live holders (when a place may free up).
+    /// The earliest lease end among live holders (when a place may free up),
+    /// no later than the key's expiry.
     pub fn next_deadline(&self, now: i64) -> Option<i64> {
-        self.live(now).map(|h| h.deadline_ms).min()
+        self.live(now)
+            .map(|h| h.deadline_ms)
+            .min()
+            .map(|d| d.min(self.expiry_bound))
     }
 
-    /// Lowers every lease to `bound` (the key's expiry, moved by `PEXPIRE`):
-    /// an external TTL change bounds all holders.
-    pub fn bound_deadlines(&mut self, bound: i64) {
+    /// Lowers every lease to the key's expiry (`expiry_bound`): an external
+    /// TTL change (`PEXPIRE` to an earlier time) bounds all holders, and the
+    /// next change keeps that bound instead of reviving their old leases.
+    pub fn bound_deadlines(&mut self) {
         for h in &mut self.holders {
-            h.deadline_ms = h.deadline_ms.min(bound);
+            h.deadline_ms = h.deadline_ms.min(self.expiry_bound);
         }
     }
 
@@ -333,6 +359,46 @@ mod tests {
             admit(Holding::Exclusive(&x), Want::Limit(2), 500),
             Admit::Now
         );
+    }
+
+    #[test]
+    fn kinds_that_share_a_key() {
+        use Want::*;
+        assert!(Exclusive.same_kind(Shared) && Shared.same_kind(Exclusive));
+        assert!(Limit(3).same_kind(Limit(3)));
+        assert!(!Limit(3).same_kind(Limit(4)));
+        assert!(!Limit(1).same_kind(Exclusive) && !Shared.same_kind(Limit(1)));
+    }
+
+    #[test]
+    fn an_owner_granted_again_keeps_one_grant_and_its_token() {
+        let mut fence = FenceClock::default();
+        let mut set = LockSet::new(SetKind::Shared, 1);
+        let a = set.grant(b"a", 100, 0, &mut fence).unwrap();
+        set.grant(b"b", 100, 0, &mut fence).unwrap();
+        assert_eq!(set.grant(b"a", 300, 10, &mut fence), Ok(a));
+        assert_eq!(set.holders.len(), 2);
+        assert_eq!((set.holders[0].deadline_ms, set.holders[0].holds), (300, 1));
+        assert_eq!(set.validate(), Ok(()));
+        // Once a's lease ended, a new grant to a is a new holder.
+        set.prune(400);
+        let again = set.grant(b"a", 900, 400, &mut fence).unwrap();
+        assert!(again > a);
+    }
+
+    #[test]
+    fn the_key_expiry_bounds_every_lease() {
+        let mut fence = FenceClock::default();
+        let mut set = LockSet::new(SetKind::Limit(3), 1);
+        set.grant(b"a", 1_000, 0, &mut fence).unwrap();
+        set.grant(b"b", 5_000, 0, &mut fence).unwrap();
+        assert_eq!(set.next_deadline(0), Some(1_000));
+        set.expiry_bound = 500;
+        assert_eq!(set.next_deadline(0), Some(500));
+        set.bound_deadlines();
+        let deadlines: Vec<i64> = set.holders.iter().map(|h| h.deadline_ms).collect();
+        assert_eq!(deadlines, [500, 500]);
+        assert_eq!(set.latest_deadline(), Some(500));
     }
 
     #[test]

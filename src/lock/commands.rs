@@ -81,7 +81,8 @@ impl Lock<'_> {
 }
 
 /// The lock in a key, whichever kind (see `Lock`); a plain lock's deadline
-/// is read from the key's expiry, as in `lock_in`.
+/// is read from the key's expiry, as in `lock_in`, and so is a set's bound
+/// (`LockSet::expiry_bound`).
 pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
     if key.is_empty() {
         return Ok(Lock::Free); // no expiry to read (as in `lock_in`)
@@ -93,7 +94,10 @@ pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
             state.deadline_ms = expiry.unwrap_or(NO_DEADLINE);
             Lock::One(state)
         }
-        Either::Second(set) => Lock::Set(set),
+        Either::Second(set) => {
+            set.expiry_bound = expiry.unwrap_or(NO_DEADLINE);
+            Lock::Set(set)
+        }
     })
 }
 
@@ -250,6 +254,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let free = current.as_ref().is_none_or(|s| !s.is_live(now));
     let db = host::selected_db(ctx);
     if free && waiting::count(db, args.bytes(1)) > 0 {
+        queued_kind_allows(db, args.bytes(1), options.want)?;
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, &mut key, name, db, now);
         current = match lock_of(&mut key)? {
@@ -271,6 +276,8 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             store(&key, state);
             host::notify(ctx, c"dlock.acquire", name);
             stats::count(&stats::LOCKS_GRANTED);
+            // A holder's repeat may have shortened its lease.
+            look_again(ctx, &mut key, db, args.bytes(1), now);
             host::reply_integer(ctx, token);
         }
         Acquire::Reentered { token } => {
@@ -279,6 +286,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                 replicate_effect(ctx, args, state);
             }
             host::notify(ctx, c"dlock.acquire", name);
+            look_again(ctx, &mut key, db, args.bytes(1), now);
             host::reply_integer(ctx, token);
         }
         Acquire::Busy => {
@@ -340,18 +348,19 @@ fn acquire_in_set(
     let name = args.raw(1);
     let db = host::selected_db(ctx);
     if let Lock::Set(set) = lock_of(key)? {
-        if set.kind.want() == options.want {
+        let holds = set.holder_mut(owner, None, now).map(|h| h.holds);
+        if let (true, Some(holds)) = (set.kind.want() == options.want, holds) {
+            if options.reentrant && holds == i64::MAX {
+                return Err(WardenError::HoldsOverflow);
+            }
+            set.bound_deadlines();
             if let Some(holder) = set.holder_mut(owner, None, now) {
-                if options.reentrant {
-                    holder.holds = holder
-                        .holds
-                        .checked_add(1)
-                        .ok_or(WardenError::HoldsOverflow)?;
-                }
+                holder.holds += i64::from(options.reentrant);
                 holder.deadline_ms = deadline;
                 let token = holder.token;
                 store_set_changes(ctx, key, name, now);
                 host::notify(ctx, c"dlock.acquire", name);
+                look_again(ctx, key, db, args.bytes(1), now);
                 host::reply_integer(ctx, token);
                 return Ok(());
             }
@@ -361,6 +370,7 @@ fn acquire_in_set(
         return Err(WardenError::LockKindMismatch);
     }
     if waiting::count(db, args.bytes(1)) > 0 {
+        queued_kind_allows(db, args.bytes(1), options.want)?;
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, key, name, db, now);
     }
@@ -374,15 +384,41 @@ fn acquire_in_set(
         return wait_or_nil(ctx, args, owner, ttl_ms, options, look_at, now);
     }
     let token = grant_to(ctx, key, name, owner, options.want, deadline, now)?;
+    if options.want != Want::Exclusive {
+        store_set_changes(ctx, key, name, now);
+    }
     host::notify(ctx, c"dlock.acquire", name);
     stats::count(&stats::LOCKS_GRANTED);
     host::reply_integer(ctx, token);
     Ok(())
 }
 
-/// Grants `want` to `owner` until `deadline` on a key whose rule said yes,
-/// replicates the new state and returns the token. A set of another kind, or
-/// one whose holders all left, is replaced; tokens stay above the key's floor.
+/// A request on a free key with waiters queued: the oldest waiter's kind
+/// is the one the key will take, so a request of another kind is refused
+/// before anything is handed over (an error changes nothing).
+fn queued_kind_allows(db: c_int, key: &[u8], want: Want) -> Result<(), WardenError> {
+    match waiting::front::<LockWaiter, _>(db, key, |w| w.want) {
+        Some(head) if !head.same_kind(want) => Err(WardenError::LockKindMismatch),
+        _ => Ok(()),
+    }
+}
+
+/// With waiters on the key, makes sure they are looked at when the next
+/// lease ends (a holder's repeat or extension may have moved it earlier).
+fn look_again(ctx: *mut Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i64) {
+    if waiting::count(db, key_bytes) == 0 {
+        return;
+    }
+    if let Ok(Some(next)) = lock_of(key).map(|l| l.next_deadline(now)) {
+        waiting::look_at(ctx, db, key_bytes, next, now);
+    }
+}
+
+/// Grants `want` to `owner` until `deadline` on a key whose rule said yes
+/// and returns the token. An exclusive grant is replicated here; a set's
+/// change is left to the caller's `store_set_changes` (once for a batch of
+/// waiters granted together). A set of another kind, or one whose holders
+/// all left, is replaced; tokens stay above the key's floor.
 fn grant_to(
     ctx: *mut Ctx,
     key: &mut Key,
@@ -410,13 +446,15 @@ fn grant_to(
             return Err(WardenError::Internal);
         };
         set.prune(now);
+        set.bound_deadlines();
         let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
-        store_set_changes(ctx, key, name, now);
+        if let Some(last) = set.latest_deadline() {
+            key.set_abs_expire(last);
+        }
         return Ok(token);
     }
     let mut set = LockSet::new(kind, floor.max(1));
     let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
-    SetLocks::emit(&set, Some(deadline), Sink::Replication(ctx), name);
     key.set_value(Box::new(set));
     key.set_abs_expire(deadline);
     Ok(token)
@@ -510,7 +548,13 @@ fn release_in_set(
     let db = host::selected_db(ctx);
     let now = host::now_ms();
     let outcome = match lock_of(key)? {
-        Lock::Set(set) => set.release(owner, token, now),
+        Lock::Set(set) => {
+            let outcome = set.release(owner, token, now);
+            if outcome != Release::NotHeld {
+                set.bound_deadlines();
+            }
+            outcome
+        }
         _ => Release::NotHeld,
     };
     if outcome == Release::NotHeld {
@@ -541,24 +585,18 @@ fn extend_in_set(
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
     let extended = match lock_of(key)? {
-        Lock::Set(set) => match set.holder_mut(owner, token, now) {
-            Some(holder) => {
-                holder.deadline_ms = deadline;
-                true
-            }
-            None => false,
-        },
+        Lock::Set(set) if set.live(now).any(|h| h.is_held_by(owner, token, now)) => {
+            set.bound_deadlines();
+            set.holder_mut(owner, token, now)
+                .map(|holder| holder.deadline_ms = deadline)
+                .is_some()
+        }
         _ => false,
     };
     if extended {
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.extend", name);
-        let db = host::selected_db(ctx);
-        if waiting::count(db, args.bytes(1)) > 0 {
-            if let Some(next) = lock_of(key)?.next_deadline(now) {
-                waiting::look_at(ctx, db, args.bytes(1), next, now);
-            }
-        }
+        look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
     }
     host::reply_integer(ctx, i64::from(extended));
     Ok(())
@@ -755,30 +793,45 @@ impl Family for Locks {
 
 /// Hands the lock to the waiters at the head of the queue while the grant
 /// rule lets them in: one exclusive waiter, or consecutive shared (or
-/// semaphore) waiters together. `key` is open for writing on `db`. Returns
-/// whether a waiter got the lock.
+/// semaphore) waiters together, replicated as one change of the set. `key`
+/// is open for writing on `db`. Returns whether a waiter got the lock.
 fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) -> bool {
     // SAFETY: `name` is the caller's live key name (a command argument or a
     // string the timer owns), unchanged while this function runs.
     let key_bytes = unsafe { host::bytes(name) };
-    let mut served = false;
+    let (served, set_changed) = hand_over(ctx, key, name, db, key_bytes, now);
+    if set_changed {
+        store_set_changes(ctx, key, name, now);
+    }
+    look_again(ctx, key, db, key_bytes, now);
+    served
+}
+
+/// The grants of `serve_waiters`: whether a waiter got the lock, and
+/// whether a set changed (its state is not replicated yet).
+fn hand_over(
+    ctx: *mut Ctx,
+    key: &mut Key,
+    name: *mut RString,
+    db: c_int,
+    key_bytes: &[u8],
+    now: i64,
+) -> (bool, bool) {
+    let (mut served, mut set_changed) = (false, false);
     loop {
         let Ok(lock) = lock_of(key) else {
-            return served;
+            return (served, set_changed);
         };
         let Some(want) = waiting::front::<LockWaiter, _>(db, key_bytes, |w| w.want) else {
             if waiting::count(db, key_bytes) == 0 {
-                return served;
+                return (served, set_changed);
             }
             // Another family's waiter at the head: answered with an error.
             waiting::pop_front::<LockWaiter>(db, key_bytes);
             continue;
         };
         if admit(lock.holding(), want, now) != Admit::Now {
-            if let Some(next) = lock.next_deadline(now) {
-                waiting::look_at(ctx, db, key_bytes, next, now);
-            }
-            return served;
+            return (served, set_changed);
         }
         // A key that vanished may have left with its slot; a released one has not.
         let key_gone = matches!(lock, Lock::Free);
@@ -791,11 +844,11 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
                 // would write a key this node no longer serves. Send the
                 // waiters there.
                 waiting::fail_all(db, key_bytes, &error);
-                return false;
+                return (false, false);
             }
         }
         let Some(waiter) = waiting::pop_front::<LockWaiter>(db, key_bytes) else {
-            return served;
+            return (served, set_changed);
         };
         let asked = &waiter.payload;
         let deadline = now.saturating_add(asked.ttl_ms);
@@ -807,23 +860,18 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
                 stats::count(&stats::LOCKS_GRANTED);
                 stats::count(&stats::LOCKS_HANDED_OFF);
                 served = true;
+                set_changed |= want != Want::Exclusive;
             }
             Err(e) => {
                 // The waiter already taken is answered too: none is left hanging.
                 let error = e.to_string();
                 waiter.answer(Answer::Error(error.clone()));
                 waiting::fail_all(db, key_bytes, &error);
-                return served;
+                return (served, set_changed);
             }
         }
         if want == Want::Exclusive {
-            break;
+            return (served, set_changed);
         }
     }
-    if waiting::count(db, key_bytes) > 0 {
-        if let Ok(Some(next)) = lock_of(key).map(|l| l.next_deadline(now)) {
-            waiting::look_at(ctx, db, key_bytes, next, now);
-        }
-    }
-    served
 }

@@ -57,6 +57,10 @@ fn load_set(rdb: *mut raw::RedisModuleIO) -> Result<LockSet, Error> {
     if count > MAX_STORED_HOLDERS {
         return Err(Error::generic("too many holders"));
     }
+    if count == 0 {
+        // The module deletes a set whose last holder leaves.
+        return Err(Error::generic("a lock set without holders"));
+    }
     let mut set = LockSet::new(kind, floor);
     for _ in 0..count {
         set.holders.push(load_state(rdb)?);

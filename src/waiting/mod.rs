@@ -268,21 +268,30 @@ pub fn take_where<P: 'static>(
 }
 
 /// Removes a blocked client wherever it waits: its family, or `None` if it
-/// was not waiting.
-fn remove_client(bc: *mut BlockedClient) -> Option<&'static dyn Family> {
-    with_registry(|r| {
+/// was not waiting. When it was the oldest waiter and others wait behind it,
+/// the key is looked at again: what it waited for may have held back the
+/// next ones (a writer ahead of readers a shared lock could take now).
+fn remove_client(ctx: *mut Ctx, bc: *mut BlockedClient) -> Option<&'static dyn Family> {
+    let (family, serve_next) = with_registry(|r| {
         let id = r.by_client.remove(&(bc as usize))?;
         let entry = r.keys.get_mut(&id)?;
+        let was_head = entry.queue.front().is_some_and(|w| w.bc == bc);
         let removed = entry.queue.remove_where(|w| w.bc == bc);
         if let Some(w) = &removed {
             w.leave();
             r.by_serial.remove(&w.serial);
         }
+        let serve_next = (was_head && !entry.queue.is_empty()).then(|| id.clone());
         if entry.idle() {
             r.keys.remove(&id);
         }
-        removed.map(|w| w.family)
-    })
+        Some((removed.map(|w| w.family), serve_next))
+    })?;
+    if let Some(id) = serve_next {
+        let (db, key) = split_queue_id(&id);
+        schedule(ctx, db, key, Wake::KeyEvent, 0);
+    }
+    family
 }
 
 /// The waiter with `serial`, if it still waits.
@@ -388,7 +397,7 @@ fn on_wait_timeout(ctx: &Context, serial: u64) {
             return;
         }
         let bc = waiting.bc as *mut BlockedClient;
-        if let Some(family) = remove_client(bc) {
+        if let Some(family) = remove_client(ctx.ctx, bc) {
             wake(bc, family.timeout_answer());
         }
     })
@@ -686,7 +695,7 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
         }
         // SAFETY: `ctx` is the reply context of a client this module blocked.
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
-        match remove_client(bc) {
+        match remove_client(ctx, bc) {
             Some(family) => {
                 // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
                 unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
@@ -700,9 +709,9 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
 
 /// Disconnect callback (`CLIENT KILL`, connection lost, role change): forget
 /// the waiter so the lock is never handed to a client that is gone.
-unsafe extern "C" fn on_disconnect(_ctx: *mut Ctx, bc: *mut BlockedClient) {
+unsafe extern "C" fn on_disconnect(ctx: *mut Ctx, bc: *mut BlockedClient) {
     shield((), || {
-        if remove_client(bc).is_some() {
+        if remove_client(ctx, bc).is_some() {
             // SAFETY: as above: it was still waiting, so it has not been unblocked yet.
             unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
         }

@@ -161,6 +161,59 @@ pub fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<
     parse_info(&v)
 }
 
+/// One holder of a lock set as DLOCK.INFO lists it: owner, token, holds.
+pub type Holder = (String, i64, i64);
+
+/// DLOCK.INFO of a lock set (SHARED or LIMIT n): its fields but `holders`, and its
+/// holders in grant order.
+pub type SetInfo = (Vec<(String, Value)>, Vec<Holder>);
+
+/// DLOCK.INFO of a lock set as field → value, with `holders` apart; None when free.
+pub fn set_info(con: &mut Connection, key: &str) -> Option<SetInfo> {
+    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let Value::Array(flat) = v else {
+        return None;
+    };
+    let text = |v: &Value| {
+        String::from_utf8_lossy(&value_bytes(v).unwrap_or_else(|| panic!("not text: {v:?}")))
+            .into_owned()
+    };
+    let mut fields = Vec::new();
+    let mut holders = Vec::new();
+    for pair in flat.chunks(2) {
+        let name = text(&pair[0]);
+        if name != "holders" {
+            fields.push((name, pair[1].clone()));
+            continue;
+        }
+        let Value::Array(hs) = &pair[1] else {
+            panic!("holders: {pair:?}")
+        };
+        for h in hs {
+            let Value::Array(hf) = h else {
+                panic!("holder: {h:?}")
+            };
+            let get = |k: &str| {
+                hf.chunks(2)
+                    .find(|p| text(&p[0]) == k)
+                    .map(|p| p[1].clone())
+                    .unwrap_or_else(|| panic!("holder without {k}: {h:?}"))
+            };
+            let int = |v: Value| match v {
+                Value::Int(i) => i,
+                other => panic!("not an integer: {other:?}"),
+            };
+            holders.push((text(&get("owner")), int(get("token")), int(get("holds"))));
+        }
+    }
+    Some((fields, holders))
+}
+
+/// The holders of a lock set (empty when the key is free).
+pub fn set_holders(con: &mut Connection, key: &str) -> Vec<Holder> {
+    set_info(con, key).map_or_else(Vec::new, |(_, h)| h)
+}
+
 /// The number of clients waiting for a lock (INFO warden `locks_waiting`).
 pub fn waiting(con: &mut Connection) -> i64 {
     warden_stat(con, "locks_waiting")

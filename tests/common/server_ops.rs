@@ -228,8 +228,22 @@ pub fn read_in_thread(mut conn: RawConn, name: &str) -> JoinHandle<Answer> {
 
 /// `DLOCK.ACQUIRE key owner ttl WAIT wait` on a new raw connection, read in a thread.
 pub fn spawn_raw_waiter(server: &Server, key: &str, owner: &str, ttl: i64, wait: i64) -> Waiter {
+    spawn_kind_waiter(server, key, owner, ttl, wait, &[])
+}
+
+/// `DLOCK.ACQUIRE key owner ttl WAIT wait <kind…>` (`SHARED`, `LIMIT n` or nothing)
+/// on a new raw connection, read in a thread.
+pub fn spawn_kind_waiter(
+    server: &Server,
+    key: &str,
+    owner: &str,
+    ttl: i64,
+    wait: i64,
+    kind: &[&str],
+) -> Waiter {
     let (ttl, wait) = (ttl.to_string(), wait.to_string());
-    let args = ["DLOCK.ACQUIRE", key, owner, &ttl, "WAIT", &wait];
+    let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "WAIT", &wait];
+    args.extend_from_slice(kind);
     Waiter {
         owner: owner.to_string(),
         handle: spawn_call(server.port, owner, &args),
@@ -316,12 +330,24 @@ pub fn queue(
     con: &mut Connection,
     specs: &[(&str, &str, i64, i64)],
 ) -> Vec<Waiter> {
+    let specs: Vec<KindWaiter> = specs
+        .iter()
+        .map(|&(key, owner, ttl, wait)| (key, owner, ttl, wait, &[][..]))
+        .collect();
+    queue_kinds(server, con, &specs)
+}
+
+/// A waiter of `queue_kinds`: key, owner, ttl, wait and kind (`SHARED`, `LIMIT n`).
+pub type KindWaiter<'a> = (&'a str, &'a str, i64, i64, &'a [&'a str]);
+
+/// Queues waiters of any lock kind in order, each blocked before the next is sent.
+pub fn queue_kinds(server: &Server, con: &mut Connection, specs: &[KindWaiter]) -> Vec<Waiter> {
     let base = warden_stat(con, "locks_waiting");
     specs
         .iter()
         .enumerate()
-        .map(|(i, (key, owner, ttl, wait))| {
-            let w = spawn_raw_waiter(server, key, owner, *ttl, *wait);
+        .map(|(i, &(key, owner, ttl, wait, kind))| {
+            let w = spawn_kind_waiter(server, key, owner, ttl, wait, kind);
             wait_waiting(con, base + i as i64 + 1);
             w
         })
@@ -611,5 +637,35 @@ pub fn before_lease_end(held_at: Instant, lease: Duration, step: &str) {
     premise(
         spent + Duration::from_millis(100) < lease,
         &format!("{step} comes {spent:?} into a {lease:?} lease, not before its end"),
+    );
+}
+
+/// Sets `maxmemory` 256 kB above used_memory (noeviction) and writes past it with a
+/// script (a script checks OOM once, before it starts); fails unless a SET then
+/// answers OOM.
+pub fn fill_past_maxmemory(con: &mut Connection) {
+    let used: i64 = info_field(con, "memory", "used_memory")
+        .and_then(|v| v.parse().ok())
+        .expect("used_memory");
+    for (name, value) in [
+        ("maxmemory-policy", "noeviction".to_string()),
+        ("maxmemory", (used + 256 * 1024).to_string()),
+    ] {
+        let _: () = cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(value)
+            .query(con)
+            .expect("CONFIG SET");
+    }
+    let _: () = cmd("EVAL")
+        .arg("for i = 1, 20000 do redis.call('SET', 'fill:' .. i, string.rep('x', 100)) end")
+        .arg(0)
+        .query(con)
+        .expect("fill past maxmemory");
+    let probe = cmd("SET").arg("probe").arg(1).query::<()>(con);
+    premise(
+        probe.is_err_and(|e| err_text(&e).starts_with("OOM")),
+        "the server is out of memory after the fill",
     );
 }
