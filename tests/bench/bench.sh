@@ -773,20 +773,40 @@ log "written to $OUT_DIR/results.md"
 #   BENCH_CONTENDED=0  skip the contended-lock benchmark    BENCH_CHARTS=0  skip the charts
 #   CONTENDED_*        see tests/bench/contended.py (clients are pinned to CPU 1 when the
 #                      server is pinned to CPU 0, unless CONTENDED_CPUS is set)
+# contended_py SCRIPT NAME WHAT: tests/bench/SCRIPT against this server, writing
+# $OUT_DIR/NAME.md and NAME.json; the table is appended to results.md. Returns the
+# script's exit status.
+contended_py() {
+    local rc=0
+    log "$3 benchmark (tests/bench/$1)"
+    timeout -k 5 900 python3 "tests/bench/$1" --port "$PORT" \
+        --md "$OUT_DIR/$2.md" --json "$OUT_DIR/$2.json" >/dev/null || rc=$?
+    server_alive
+    if [[ -f $OUT_DIR/$2.md ]]; then
+        { echo; cat "$OUT_DIR/$2.md"; } >>"$OUT_DIR/results.md"
+        echo; cat "$OUT_DIR/$2.md"
+        log "$3 table appended to $OUT_DIR/results.md"
+    fi
+    return $rc
+}
+CLIENT_CPU=$([[ $PIN_TEXT != off ]] && echo 1 || true)
 CONTENDED_RC=0
 rm -f "$OUT_DIR/contended.md" "$OUT_DIR/contended.json"
 if [[ ${BENCH_CONTENDED:-1} == 1 ]]; then
-    log "contended-lock benchmark (tests/bench/contended.py)"
-    CONTENDED_CPUS=${CONTENDED_CPUS-$([[ $PIN_TEXT != off ]] && echo 1 || true)} \
-        timeout -k 5 900 python3 tests/bench/contended.py --port "$PORT" \
-        --md "$OUT_DIR/contended.md" --json "$OUT_DIR/contended.json" >/dev/null \
-        || CONTENDED_RC=$?
-    server_alive
-    if [[ -f $OUT_DIR/contended.md ]]; then
-        { echo; cat "$OUT_DIR/contended.md"; } >>"$OUT_DIR/results.md"
-        echo; cat "$OUT_DIR/contended.md"
-        log "contended-lock table appended to $OUT_DIR/results.md"
-    fi
+    CONTENDED_CPUS=${CONTENDED_CPUS-$CLIENT_CPU} \
+        contended_py contended.py contended "contended-lock" || CONTENDED_RC=$?
+fi
+# tests/bench/contended_kinds.py (issue #15): a read/write lock (50 clients, 1 in 10 a
+# writer) and a semaphore of 4 (50 clients) on one key, DLOCK.ACQUIRE ... WAIT [SHARED |
+# LIMIT 4] beside Redisson-style Lua with pub/sub wake-up (and 1 ms polling); about a
+# minute with the defaults, appended to results.md.
+#   BENCH_CONTENDED_KINDS=0  skip it     KINDS_*  see tests/bench/contended_kinds.py (clients
+#                            pinned to CPU 1 like the contended-lock clients, unless KINDS_CPUS)
+KINDS_RC=0
+rm -f "$OUT_DIR/contended_kinds.md" "$OUT_DIR/contended_kinds.json"
+if [[ ${BENCH_CONTENDED_KINDS:-1} == 1 ]]; then
+    KINDS_CPUS=${KINDS_CPUS-$CLIENT_CPU} contended_py contended_kinds.py contended_kinds \
+        "contended read/write lock and semaphore" || KINDS_RC=$?
 fi
 # Cache stampede (tests/bench/stampede.rs, built as `cargo build --release --example
 # stampede`): 50 clients miss one key while the source takes 50 ms; GET→SET and the seed's
@@ -816,4 +836,5 @@ if [[ ${BENCH_CHARTS:-1} == 1 ]]; then
         || log "charts failed (exit $?): the tables above are complete"
 fi
 (( CONTENDED_RC == 0 )) || die "the contended-lock benchmark failed (exit $CONTENDED_RC; see above)"
+(( KINDS_RC == 0 )) || die "the contended read/write lock and semaphore benchmark failed (exit $KINDS_RC; see above)"
 (( STAMPEDE_RC == 0 )) || die "the stampede benchmark failed (exit $STAMPEDE_RC; see above)"

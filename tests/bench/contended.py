@@ -4,7 +4,8 @@
     python3 tests/bench/contended.py --port PORT [--md FILE] [--json FILE]
 
 Needs a running redis-server (with libwarden.so loaded for the DLOCK variant; without
-it that variant is skipped). Python 3 standard library only (own RESP client).
+it that variant is skipped). Python 3 standard library only (own RESP client; its
+pieces, from the client processes to the report, also serve tests/bench/contended_kinds.py).
 
 Every client loops until the cell's time is up:
     acquire -> INCR counter -> release
@@ -202,138 +203,171 @@ class Conn:
 ACQ, INCR, REL, SLEEP, DONE = range(5)
 
 
+def connect(cfg):
+    """One client connection of a worker process: blocking, TCP_NODELAY."""
+    sock = socket.create_connection((cfg["host"], cfg["port"]), timeout=30)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.settimeout(None)
+    return sock
+
+
+def await_start(nclients, ready_q, go, start_ns):
+    """Reports the worker's clients ready, waits for the start signal and spins until the
+    common start instant; returns it (perf_counter_ns)."""
+    ready_q.put(nclients)
+    if not go.wait(120):
+        raise RuntimeError("no start signal")
+    start = start_ns.value
+    time.sleep(max(0.0, (start - time.perf_counter_ns()) / 1e9 - 0.002))
+    while time.perf_counter_ns() < start:
+        pass
+    return start
+
+
+def replies(sock, buf, who):
+    """Reads what the socket has (one recv) into buf and yields every complete reply."""
+    data = sock.recv(1 << 16)
+    if not data:
+        raise ConnectionError("server closed %s's connection" % who)
+    buf += data
+    while True:
+        r = parse(buf)
+        if r is None:
+            return
+        del buf[:r[1]]
+        yield r[0]
+
+
 class Client:
     __slots__ = ("cid", "sock", "buf", "state", "acq", "incr", "rel", "t_grant",
                  "v", "t_rel")
 
 
-def worker(cfg, cids, ready_q, go, start_ns, conn):
-    """Runs clients `cids` of one cell; sends back its sections and counters."""
+def run_worker(target, cfg, cids, ready_q, go, start_ns, conn):
+    """A client process: pinned to cfg["cpus"] (when set), runs
+    target(cfg, cids, ready_q, go, start_ns) and sends back the report it returns, or the
+    traceback as {"error": ...}."""
     try:
         if cfg["cpus"]:
             os.sched_setaffinity(0, cfg["cpus"])
-        sleep_ns = None if cfg["sleep_ms"] is None else cfg["sleep_ms"] * 1_000_000
-        wait = sleep_ns is None
-        sel = selectors.DefaultSelector()
-        clients = []
-        for cid in cids:
-            c = Client()
-            c.cid = cid
-            c.sock = socket.create_connection((cfg["host"], cfg["port"]), timeout=30)
-            c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            c.sock.settimeout(None)
-            c.buf = bytearray()
-            owner = "owner-%d" % cid
-            if wait:
-                c.acq = encode("DLOCK.ACQUIRE", LOCK_KEY, owner, TTL_MS, "WAIT", WAIT_MS)
-                c.rel = encode("DLOCK.RELEASE", LOCK_KEY, owner)
-            else:
-                c.acq = encode("SET", LOCK_KEY, owner, "NX", "PX", TTL_MS)
-                c.rel = encode("EVALSHA", cfg["sha"], 1, LOCK_KEY, owner)
-            c.incr = encode("INCR", COUNTER_KEY)
-            c.state = DONE
-            sel.register(c.sock, selectors.EVENT_READ, c)
-            clients.append(c)
-        ready_q.put(len(clients))
-        if not go.wait(120):
-            raise RuntimeError("no start signal")
-        start = start_ns.value
-        deadline = start + cfg["seconds_ns"]
-        hard = deadline + cfg["drain_ns"]
-        time.sleep(max(0.0, (start - time.perf_counter_ns()) / 1e9 - 0.002))
-        while time.perf_counter_ns() < start:
-            pass
-        t0 = os.times()
-        sections = []          # (counter value, cid, t_grant, t_rel, t_done)
-        attempts = timeouts = 0
-        timers = []            # (wake_ns, cid, client)
-        pc = time.perf_counter_ns
-        active = len(clients)
-        for c in clients:
-            c.state = ACQ
-            c.sock.sendall(c.acq)
-        while active:
-            now = pc()
-            if now > hard:
-                busy = sorted({c.cid: ("acquire", "incr", "release", "sleep", "done")[c.state]
-                               for c in clients if c.state != DONE}.items())[:5]
-                raise RuntimeError("clients still busy %.0f s after the window: %s"
-                                   % (cfg["drain_ns"] / 1e9, busy))
-            while timers and timers[0][0] <= now:
-                c = heapq.heappop(timers)[2]
-                if now >= deadline:
-                    c.state = DONE
-                    active -= 1
-                else:
-                    c.state = ACQ
-                    c.sock.sendall(c.acq)
-            if not active:
-                break
-            timeout = (hard - now) / 1e9
-            if timers:
-                timeout = min(timeout, max(0.0, (timers[0][0] - now) / 1e9))
-            for key, _ in sel.select(min(timeout, 1.0)):
-                c = key.data
-                data = c.sock.recv(1 << 16)
-                if not data:
-                    raise ConnectionError("server closed client %d's connection" % c.cid)
-                c.buf += data
-                while True:
-                    r = parse(c.buf)
-                    if r is None:
-                        break
-                    del c.buf[:r[1]]
-                    val = r[0]
-                    now = pc()
-                    if isinstance(val, ReplyError):
-                        raise RuntimeError("client %d: error reply in state %d: %s"
-                                           % (c.cid, c.state, val))
-                    st = c.state
-                    if st == ACQ:
-                        attempts += 1
-                        if (val is not NIL) if wait else (val == b"OK"):
-                            c.t_grant = now
-                            c.state = INCR
-                            c.sock.sendall(c.incr)
-                        elif now >= deadline:
-                            c.state = DONE
-                            active -= 1
-                        elif wait:
-                            timeouts += 1
-                            c.sock.sendall(c.acq)
-                        else:
-                            c.state = SLEEP
-                            heapq.heappush(timers, (now + sleep_ns, c.cid, c))
-                    elif st == INCR:
-                        if not isinstance(val, int):
-                            raise RuntimeError("INCR replied %r" % (val,))
-                        c.v = val
-                        c.state = REL
-                        c.t_rel = pc()
-                        c.sock.sendall(c.rel)
-                    elif st == REL:
-                        if val != 1:
-                            raise RuntimeError("client %d: release by the holder replied %r"
-                                               % (c.cid, val))
-                        sections.append((c.v, c.cid, c.t_grant, c.t_rel, now))
-                        if now >= deadline:
-                            c.state = DONE
-                            active -= 1
-                        else:
-                            c.state = ACQ
-                            c.sock.sendall(c.acq)
-                    else:
-                        raise RuntimeError("client %d: unexpected reply %r" % (c.cid, val))
-        t1 = os.times()
-        for c in clients:
-            c.sock.close()
-        conn.send({"sections": sections, "attempts": attempts, "timeouts": timeouts,
-                   "cpu": (t1.user + t1.system) - (t0.user + t0.system),
-                   "end": pc()})
+        conn.send(target(cfg, cids, ready_q, go, start_ns))
     except BaseException:
         conn.send({"error": traceback.format_exc()})
     finally:
         conn.close()
+
+
+def check_release(cid, val):
+    if val != 1:
+        raise RuntimeError("client %d: release by the holder replied %r" % (cid, val))
+
+
+def cpu_since(t0):
+    """User + system CPU seconds of this process since os.times() t0."""
+    t1 = os.times()
+    return (t1.user + t1.system) - (t0.user + t0.system)
+
+
+def worker(cfg, cids, ready_q, go, start_ns):
+    """Runs clients `cids` of one cell; returns their sections and counters."""
+    sleep_ns = None if cfg["sleep_ms"] is None else cfg["sleep_ms"] * 1_000_000
+    wait = sleep_ns is None
+    sel = selectors.DefaultSelector()
+    clients = []
+    for cid in cids:
+        c = Client()
+        c.cid = cid
+        c.sock = connect(cfg)
+        c.buf = bytearray()
+        owner = "owner-%d" % cid
+        if wait:
+            c.acq = encode("DLOCK.ACQUIRE", LOCK_KEY, owner, TTL_MS, "WAIT", WAIT_MS)
+            c.rel = encode("DLOCK.RELEASE", LOCK_KEY, owner)
+        else:
+            c.acq = encode("SET", LOCK_KEY, owner, "NX", "PX", TTL_MS)
+            c.rel = encode("EVALSHA", cfg["sha"], 1, LOCK_KEY, owner)
+        c.incr = encode("INCR", COUNTER_KEY)
+        c.state = DONE
+        sel.register(c.sock, selectors.EVENT_READ, c)
+        clients.append(c)
+    start = await_start(len(clients), ready_q, go, start_ns)
+    deadline = start + cfg["seconds_ns"]
+    hard = deadline + cfg["drain_ns"]
+    t0 = os.times()
+    sections = []          # (counter value, cid, t_grant, t_rel, t_done)
+    attempts = timeouts = 0
+    timers = []            # (wake_ns, cid, client)
+    pc = time.perf_counter_ns
+    active = len(clients)
+    for c in clients:
+        c.state = ACQ
+        c.sock.sendall(c.acq)
+    while active:
+        now = pc()
+        if now > hard:
+            busy = sorted({c.cid: ("acquire", "incr", "release", "sleep", "done")[c.state]
+                           for c in clients if c.state != DONE}.items())[:5]
+            raise RuntimeError("clients still busy %.0f s after the window: %s"
+                               % (cfg["drain_ns"] / 1e9, busy))
+        while timers and timers[0][0] <= now:
+            c = heapq.heappop(timers)[2]
+            if now >= deadline:
+                c.state = DONE
+                active -= 1
+            else:
+                c.state = ACQ
+                c.sock.sendall(c.acq)
+        if not active:
+            break
+        timeout = (hard - now) / 1e9
+        if timers:
+            timeout = min(timeout, max(0.0, (timers[0][0] - now) / 1e9))
+        for key, _ in sel.select(min(timeout, 1.0)):
+            c = key.data
+            for val in replies(c.sock, c.buf, "client %d" % c.cid):
+                now = pc()
+                if isinstance(val, ReplyError):
+                    raise RuntimeError("client %d: error reply in state %d: %s"
+                                       % (c.cid, c.state, val))
+                st = c.state
+                if st == ACQ:
+                    attempts += 1
+                    if (val is not NIL) if wait else (val == b"OK"):
+                        c.t_grant = now
+                        c.state = INCR
+                        c.sock.sendall(c.incr)
+                    elif now >= deadline:
+                        c.state = DONE
+                        active -= 1
+                    elif wait:
+                        timeouts += 1
+                        c.sock.sendall(c.acq)
+                    else:
+                        c.state = SLEEP
+                        heapq.heappush(timers, (now + sleep_ns, c.cid, c))
+                elif st == INCR:
+                    if not isinstance(val, int):
+                        raise RuntimeError("INCR replied %r" % (val,))
+                    c.v = val
+                    c.state = REL
+                    c.t_rel = pc()
+                    c.sock.sendall(c.rel)
+                elif st == REL:
+                    check_release(c.cid, val)
+                    sections.append((c.v, c.cid, c.t_grant, c.t_rel, now))
+                    if now < deadline:
+                        c.state = ACQ
+                        c.sock.sendall(c.acq)
+                    else:
+                        c.state = DONE
+                        active -= 1
+                else:
+                    raise RuntimeError("client %d: unexpected reply %r" % (c.cid, val))
+    cpu = cpu_since(t0)
+    for c in clients:
+        c.sock.close()
+    return {"sections": sections, "attempts": attempts, "timeouts": timeouts, "cpu": cpu,
+            "end": pc()}
 
 
 # ------------------------------------------------------------------ controller
@@ -361,21 +395,24 @@ def cpu_seconds(info):
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def run_cell(args, variant, nclients, sha):
-    label, sleep_ms = VARIANTS[variant]
-    admin = Conn(args.host, args.port)
-    admin.call("DEL", LOCK_KEY, COUNTER_KEY)
+def run_workers(args, admin, nclients, target, cfg):
+    """Runs clients 0..nclients-1 in at most args.procs forked processes (clients spread
+    evenly), each process target(cfg, cids, ready_q, go, start_ns) (see run_worker); when all are
+    ready, CONFIG RESETSTAT and start them all on one perf_counter_ns instant 50 ms
+    ahead. cfg gets host, port, cpus, seconds_ns and drain_ns from args. Returns the
+    processes' reports, the start instant, the number of processes and the server's
+    CPU seconds (INFO cpu) over the run."""
     nprocs = max(1, min(nclients, args.procs))
     groups = [list(range(i, nclients, nprocs)) for i in range(nprocs)]
-    cfg = {"host": args.host, "port": args.port, "cpus": args.cpus, "sleep_ms": sleep_ms,
-           "sha": sha, "seconds_ns": int(args.seconds * 1e9),
-           "drain_ns": int(args.drain * 1e9)}
+    cfg = dict(cfg, host=args.host, port=args.port, cpus=args.cpus,
+               seconds_ns=int(args.seconds * 1e9), drain_ns=int(args.drain * 1e9))
     ctx = mp.get_context("fork")
     ready_q, go, start_ns = ctx.Queue(), ctx.Event(), ctx.Value("q", 0)
     procs, pipes = [], []
     for g in groups:
         rd, wr = ctx.Pipe(duplex=False)
-        p = ctx.Process(target=worker, args=(cfg, g, ready_q, go, start_ns, wr), daemon=True)
+        p = ctx.Process(target=run_worker, args=(target, cfg, g, ready_q, go, start_ns, wr),
+                        daemon=True)
         p.start()
         wr.close()
         procs.append(p)
@@ -416,8 +453,16 @@ def run_cell(args, variant, nclients, sha):
             if p.is_alive():
                 p.kill()
                 p.join()
+    return results, start, nprocs, cpu_seconds(admin.info("cpu")) - cpu0
+
+
+def run_cell(args, variant, nclients, sha):
+    label, sleep_ms = VARIANTS[variant]
+    admin = Conn(args.host, args.port)
+    admin.call("DEL", LOCK_KEY, COUNTER_KEY)
+    results, start, nprocs, server_cpu = run_workers(
+        args, admin, nclients, worker, {"sleep_ms": sleep_ms, "sha": sha})
     end = max(r["end"] for r in results)
-    cpu1 = cpu_seconds(admin.info("cpu"))
     usec, calls = cmdstat_usec(admin.info("commandstats"))
     counter = admin.call("GET", COUNTER_KEY)
     counter = int(counter) if counter is not None else 0
@@ -459,7 +504,6 @@ def run_cell(args, variant, nclients, sha):
         per_client[s[1]] += 1
     attempts = sum(r["attempts"] for r in results)
     wall = max(end - start, 1)
-    server_cpu = cpu1 - cpu0
     us = lambda v: None if v is None else v / 1000
     return {
         "variant": variant, "label": label, "clients": nclients, "procs": nprocs,
@@ -497,30 +541,43 @@ MEDIAN_FIELDS = ("rate", "handoff_p50_us", "handoff_p99_us", "other_p50_us", "ot
                  "client_cpu_pct")
 
 
+def summary(rs, keys, fields):
+    """One table row from a cell's results over the rounds `rs`: `keys` copied from the
+    first round; the median of each of `fields` (None when no round has a value); the
+    slowest and fastest round's rate; sections summed; every round's problems."""
+    a = {k: rs[0][k] for k in keys}
+    a["rounds"] = len(rs)
+    a["sections"] = sum(c["sections"] for c in rs)
+    a["problems"] = ["round %d: %s" % (c["round"], p) for c in rs for p in c["problems"]]
+    a["per_round"] = rs
+    for f in fields:
+        vals = [c[f] for c in rs if c[f] is not None]
+        a[f] = statistics.median(vals) if vals else None
+    a["rate_min"] = min(c["rate"] for c in rs)
+    a["rate_max"] = max(c["rate"] for c in rs)
+    return a
+
+
+def by_cell(rounds, variants, clients):
+    """(variant, clients, that cell's results over the rounds) for every cell measured."""
+    for v in variants:
+        for n in clients:
+            rs = [r[(v, n)] for r in rounds if (v, n) in r]
+            if rs:
+                yield v, n, rs
+
+
 def aggregate(rounds, variants, clients):
     """One row per (variant, clients): medians over rounds; the ratio to 1 client is the
     median of per-round ratios (same round), so slow drifts of the machine cancel out."""
     out = []
-    for v in variants:
-        for n in clients:
-            rs = [r[(v, n)] for r in rounds if (v, n) in r]
-            if not rs:
-                continue
-            a = {"variant": v, "label": rs[0]["label"], "clients": n, "rounds": len(rs),
-                 "seconds": rs[0]["seconds"], "procs": rs[0]["procs"]}
-            for f in MEDIAN_FIELDS:
-                vals = [c[f] for c in rs if c[f] is not None]
-                a[f] = statistics.median(vals) if vals else None
-            a["rate_min"] = min(c["rate"] for c in rs)
-            a["rate_max"] = max(c["rate"] for c in rs)
-            ratios = [r[(v, n)]["rate"] / r[(v, 1)]["rate"] for r in rounds
-                      if (v, n) in r and (v, 1) in r and r[(v, 1)]["rate"]]
-            a["vs_one"] = statistics.median(ratios) if ratios else None
-            a["sections"] = sum(c["sections"] for c in rs)
-            a["counter"] = sum(c["counter"] for c in rs)
-            a["problems"] = ["round %d: %s" % (c["round"], p) for c in rs for p in c["problems"]]
-            a["per_round"] = rs
-            out.append(a)
+    for v, n, rs in by_cell(rounds, variants, clients):
+        a = summary(rs, ("variant", "label", "clients", "seconds", "procs"), MEDIAN_FIELDS)
+        ratios = [r[(v, n)]["rate"] / r[(v, 1)]["rate"] for r in rounds
+                  if (v, n) in r and (v, 1) in r and r[(v, 1)]["rate"]]
+        a["vs_one"] = statistics.median(ratios) if ratios else None
+        a["counter"] = sum(c["counter"] for c in rs)
+        out.append(a)
     return out
 
 
@@ -599,71 +656,88 @@ def parse_cpus(text):
     return cpus
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def settings(doc, prog, prefix, variants, clients):
+    """The command line (--host, --port, --md, --json) and the <prefix>_SECONDS, _ROUNDS,
+    _DRAIN, _PROCS, _CLIENTS, _VARIANTS and _CPUS environment settings, in args."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--md", help="write the Markdown table here")
     ap.add_argument("--json", help="write the cells as JSON here (for charts.py)")
     args = ap.parse_args()
-    env = os.environ.get
+    env = lambda name, default: os.environ.get(prefix + name, default)
     try:
-        args.seconds = float(env("CONTENDED_SECONDS", "4"))
-        args.rounds = int(env("CONTENDED_ROUNDS", "3"))
-        args.drain = float(env("CONTENDED_DRAIN", "20"))
-        args.procs = int(env("CONTENDED_PROCS", "4"))
-        args.clients = [int(x) for x in env("CONTENDED_CLIENTS", "1,10,50").split(",") if x.strip()]
-        variants = [v.strip() for v in env("CONTENDED_VARIANTS", ",".join(VARIANTS)).split(",")
-                    if v.strip()]
-        args.cpus = parse_cpus(env("CONTENDED_CPUS", ""))
+        args.seconds = float(env("_SECONDS", "4"))
+        args.rounds = int(env("_ROUNDS", "3"))
+        args.drain = float(env("_DRAIN", "20"))
+        args.procs = int(env("_PROCS", "4"))
+        args.clients = [int(x) for x in env("_CLIENTS", clients).split(",") if x.strip()]
+        args.variants = [v.strip() for v in env("_VARIANTS", ",".join(variants)).split(",")
+                         if v.strip()]
+        args.cpus = parse_cpus(env("_CPUS", ""))
     except ValueError as e:
-        sys.exit("contended: bad environment setting: %s" % e)
-    unknown = [v for v in variants if v not in VARIANTS]
+        sys.exit("%s: bad environment setting: %s" % (prog, e))
+    unknown = [v for v in args.variants if v not in variants]
     if unknown or args.seconds <= 0 or args.procs < 1 or args.rounds < 1 or not args.clients \
             or min(args.clients) < 1:
-        sys.exit("contended: bad settings (variants %s, seconds %g, procs %d, clients %s)"
-                 % (unknown or variants, args.seconds, args.procs, args.clients))
+        sys.exit("%s: bad settings (variants %s, seconds %g, procs %d, clients %s)"
+                 % (prog, unknown or args.variants, args.seconds, args.procs, args.clients))
+    return args
 
+
+def server_setup(prog, args, scripts):
+    """Drops the dlock-* variants when the module is not loaded, loads the Lua scripts;
+    returns the server's version and the scripts' SHA1s."""
     admin = Conn(args.host, args.port)
-    if "dlock-wait" in variants and admin.call("COMMAND", "INFO", "DLOCK.ACQUIRE") in (None, [None]):
-        print("contended: DLOCK.ACQUIRE unknown to the server (module not loaded): "
-              "skipping dlock-wait", file=sys.stderr)
-        variants.remove("dlock-wait")
-    sha = admin.call("SCRIPT", "LOAD", LUA_RELEASE).decode()
+    dlock = [v for v in args.variants if v.startswith("dlock")]
+    if dlock and admin.call("COMMAND", "INFO", "DLOCK.ACQUIRE") in (None, [None]):
+        print("%s: DLOCK.ACQUIRE unknown to the server (module not loaded): skipping %s"
+              % (prog, ", ".join(dlock)), file=sys.stderr)
+        args.variants = [v for v in args.variants if v not in dlock]
+    shas = [admin.call("SCRIPT", "LOAD", s).decode() for s in scripts]
     version = admin.info("server").get("redis_version", "?")
     admin.close()
+    return version, shas
 
+
+def run_rounds(prog, args, run_one, progress):
+    """Every round runs every cell (variant x client count, in order) once:
+    run_one(variant, clients) returns the cell's dict (with "problems"), progress(cell)
+    the text of its line on stderr. A cell that raises is reported and skipped. Returns
+    the rounds (one {(variant, clients): cell} each) and the errors."""
     rounds, errors = [], []
-    t0 = time.monotonic()
-    load0 = loadavg()
     for rnd in range(1, args.rounds + 1):
         rounds.append({})
-        for variant in variants:
+        for variant in args.variants:
             for n in args.clients:
                 try:
-                    c = run_cell(args, variant, n, sha)
+                    c = run_one(variant, n)
                 except Exception as e:   # report it, go on with the other cells
                     last = (str(e).strip().splitlines() or ["?"])[-1]
                     errors.append("round %d, %s, %d clients: %s" % (rnd, variant, n, last))
-                    print("contended: round %d/%d %-10s %3d clients: FAIL: %s"
-                          % (rnd, args.rounds, variant, n, e), file=sys.stderr)
+                    print("%s: round %d/%d %-10s %3d clients: FAIL: %s"
+                          % (prog, rnd, args.rounds, variant, n, e), file=sys.stderr)
                     continue
                 c["round"] = rnd
                 rounds[-1][(variant, n)] = c
-                print("contended: round %d/%d %-10s %3d clients: %9s sections/s, hand-off "
-                      "p50 %s p99 %s µs, server CPU %.0f%%, client CPU %.0f%%%s" % (
-                          rnd, args.rounds, variant, n, fmt_int(c["rate"]),
-                          fmt(c["handoff_p50_us"]), fmt(c["handoff_p99_us"]),
-                          c["server_cpu_pct"], c["client_cpu_pct"],
+                print("%s: round %d/%d %-10s %3d clients: %s%s" % (
+                          prog, rnd, args.rounds, variant, n, progress(c),
                           "" if not c["problems"] else "  FAIL: " + "; ".join(c["problems"])),
                       file=sys.stderr)
-    cells = aggregate(rounds, variants, args.clients)
-    meta = ("redis-server %s at %s:%d; client processes ≤ %d per cell, client CPUs %s, "
-            "nproc=%d; TTL %d ms, WAIT %d ms; took %.0f s; load average %s at start, %s at end"
+    return rounds, errors
+
+
+def run_meta(version, args, what, t0, load0):
+    return ("redis-server %s at %s:%d; client processes ≤ %d per cell, client CPUs %s, "
+            "nproc=%d; %s; took %.0f s; load average %s at start, %s at end"
             % (version, args.host, args.port, args.procs,
                ",".join(map(str, sorted(args.cpus))) or "any", os.cpu_count(),
-               TTL_MS, WAIT_MS, time.monotonic() - t0, load0, loadavg()))
-    md = markdown(cells, meta, args.rounds)
+               what, time.monotonic() - t0, load0, loadavg()))
+
+
+def report(prog, args, md, meta, cells, errors):
+    """Writes the Markdown (--md, and stdout) and JSON (--json) results; exits 1 when a
+    cell failed a check or could not run."""
     if errors:
         md += "\n### Failed cells\n\n" + "\n".join(
             "- **FAIL** " + e.replace("\n", " ") for e in errors) + "\n"
@@ -677,8 +751,23 @@ def main():
     failed = ["%s/%d: %s" % (c["variant"], c["clients"], "; ".join(c["problems"]))
               for c in cells if c["problems"]] + errors
     if failed:
-        print("contended: FAIL: %s" % "; ".join(failed), file=sys.stderr)
+        print("%s: FAIL: %s" % (prog, "; ".join(failed)), file=sys.stderr)
         sys.exit(1)
+
+
+def main():
+    args = settings(__doc__, "contended", "CONTENDED", VARIANTS, "1,10,50")
+    version, (sha,) = server_setup("contended", args, [LUA_RELEASE])
+    t0, load0 = time.monotonic(), loadavg()
+    rounds, errors = run_rounds(
+        "contended", args, lambda variant, n: run_cell(args, variant, n, sha),
+        lambda c: "%9s sections/s, hand-off p50 %s p99 %s µs, server CPU %.0f%%, "
+                  "client CPU %.0f%%" % (fmt_int(c["rate"]), fmt(c["handoff_p50_us"]),
+                                         fmt(c["handoff_p99_us"]), c["server_cpu_pct"],
+                                         c["client_cpu_pct"]))
+    cells = aggregate(rounds, args.variants, args.clients)
+    meta = run_meta(version, args, "TTL %d ms, WAIT %d ms" % (TTL_MS, WAIT_MS), t0, load0)
+    report("contended", args, markdown(cells, meta, args.rounds), meta, cells, errors)
 
 
 if __name__ == "__main__":
