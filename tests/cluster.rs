@@ -11,7 +11,7 @@ mod common;
 use common::cache::{cache_get, cache_info, cache_set, get_lease};
 use common::cache::{refresh_in_progress, wait_for_waiters};
 use common::cluster::*;
-use common::dlock::{lock_info, parse_info, LockInfo};
+use common::dlock::{lock_info, parse_info, set_holders, LockInfo};
 use common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
 use common::server_ops::{join, spawn_cache_waiter, Answer};
 use common::*;
@@ -563,6 +563,28 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .query(&mut s)
         .expect("re-acquire");
     assert_eq!(again, token);
+    // A read/write lock with two readers (one holding twice) and a semaphore
+    // with two of its three places taken.
+    let rw = format!("{tag}rw");
+    let sem = format!("{tag}sem");
+    for (key, owner, opts) in [
+        (&rw, "r1", &["SHARED"][..]),
+        (&rw, "r2", &["SHARED"]),
+        (&rw, "r2", &["SHARED", "REENTRANT"]),
+        (&sem, "a", &["LIMIT", "3"]),
+        (&sem, "b", &["LIMIT", "3"]),
+    ] {
+        let t: Option<i64> = cmd("DLOCK.ACQUIRE")
+            .arg(key)
+            .arg(owner)
+            .arg(60_000)
+            .arg(opts)
+            .query(&mut s)
+            .expect("acquire a set");
+        assert!(t.is_some(), "{key} {owner} granted");
+    }
+    let holders_before = [set_holders(&mut s, &rw), set_holders(&mut s, &sem)];
+    assert_eq!(holders_before[0][1].2, 2, "r2 holds twice");
     let items: Vec<String> = (0..300).map(|i| format!("item-{i}")).collect();
     let _: Vec<i64> = cmd("BF.MADDX")
         .arg(&bf)
@@ -602,6 +624,8 @@ fn migrate_keeps_state(cluster: &Cluster) {
 
     let mut keys: Vec<String> = vec![
         lock.clone(),
+        rw.clone(),
+        sem.clone(),
         bf.clone(),
         bf_no_ttl.clone(),
         gcra,
@@ -694,6 +718,35 @@ fn migrate_keeps_state(cluster: &Cluster) {
         "DLOCK.INFO after MIGRATE"
     );
     assert!(info.ttl_ms <= info_before.ttl_ms && info.ttl_ms > 0);
+    assert_eq!(
+        [set_holders(&mut d, &rw), set_holders(&mut d, &sem)],
+        holders_before,
+        "every holder of the sets after MIGRATE"
+    );
+    let t3: Option<i64> = cmd("DLOCK.ACQUIRE")
+        .arg(&sem)
+        .arg("c")
+        .arg(10_000)
+        .arg("LIMIT")
+        .arg(3)
+        .query(&mut d)
+        .expect("the semaphore's third place on the target");
+    let newest = holders_before
+        .iter()
+        .flatten()
+        .map(|h| h.1)
+        .max()
+        .unwrap_or(0);
+    assert!(t3.is_some_and(|t| t > newest), "token {t3:?} <= {newest}");
+    let full: Option<i64> = cmd("DLOCK.ACQUIRE")
+        .arg(&sem)
+        .arg("d")
+        .arg(10_000)
+        .arg("LIMIT")
+        .arg(3)
+        .query(&mut d)
+        .expect("a fourth holder");
+    assert_eq!(full, None, "LIMIT 3 on the target");
 
     // The lock works on the target: two releases free it, a new grant is larger.
     for _ in 0..2 {
@@ -776,6 +829,22 @@ fn failover_keeps_locks(cluster: &Cluster) {
             max_before = max_before.max(t);
         }
     }
+    // A read/write lock with two readers on the failing-over master.
+    let rw = (0..100_000)
+        .map(|n| format!("fo:rw:{n}"))
+        .find(|k| me.serves(key_slot(k.as_bytes())))
+        .expect("a key of the master");
+    for owner in ["r1", "r2"] {
+        let t: i64 = cmd("DLOCK.ACQUIRE")
+            .arg(&rw)
+            .arg(owner)
+            .arg(30_000)
+            .arg("SHARED")
+            .query(&mut m)
+            .expect("acquire SHARED");
+        max_before = max_before.max(t);
+    }
+    let rw_before = set_holders(&mut m, &rw);
     cluster.sync_replica(master, replica);
     let before: Vec<Option<LockInfo>> = keys.iter().map(|k| lock_info(&mut m, k)).collect();
     let at = Instant::now();
@@ -819,6 +888,11 @@ fn failover_keeps_locks(cluster: &Cluster) {
             _ => panic!("DLOCK.INFO {k}: {b:?} before the failover, {after:?} after"),
         }
     }
+    assert_eq!(
+        set_holders(&mut r, &rw),
+        rw_before,
+        "the readers on the promoted node"
+    );
     // Tokens granted by the promoted node are larger than every earlier one.
     let t: i64 = cmd("DLOCK.ACQUIRE")
         .arg(&keys[0])
