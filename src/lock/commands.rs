@@ -663,14 +663,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         Some(state) if state.is_live(now) => {
             let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
             host::reply_map(ctx, 5);
-            host::reply_bulk(ctx, b"owner");
-            host::reply_bulk(ctx, &state.owner);
-            host::reply_bulk(ctx, b"token");
-            host::reply_integer(ctx, state.token);
-            host::reply_bulk(ctx, b"ttl_ms");
-            host::reply_integer(ctx, state.ttl_ms(now));
-            host::reply_bulk(ctx, b"holds");
-            host::reply_integer(ctx, state.holds);
+            reply_grant(ctx, state, state.ttl_ms(now));
             host::reply_bulk(ctx, b"waiters");
             host::reply_integer(ctx, waiters as i64);
         }
@@ -693,14 +686,7 @@ fn info_set(ctx: *mut Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
         SetKind::Limit(n) => Some(i64::from(n)),
     };
     host::reply_map(ctx, 7 + usize::from(limit.is_some()));
-    host::reply_bulk(ctx, b"owner");
-    host::reply_bulk(ctx, &last.owner);
-    host::reply_bulk(ctx, b"token");
-    host::reply_integer(ctx, last.token);
-    host::reply_bulk(ctx, b"ttl_ms");
-    host::reply_integer(ctx, pttl);
-    host::reply_bulk(ctx, b"holds");
-    host::reply_integer(ctx, last.holds);
+    reply_grant(ctx, last, pttl);
     host::reply_bulk(ctx, b"waiters");
     host::reply_integer(ctx, waiters as i64);
     host::reply_bulk(ctx, b"mode");
@@ -717,15 +703,21 @@ fn info_set(ctx: *mut Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
             bound => h.ttl_ms(now).min(bound),
         };
         host::reply_map(ctx, 4);
-        host::reply_bulk(ctx, b"owner");
-        host::reply_bulk(ctx, &h.owner);
-        host::reply_bulk(ctx, b"token");
-        host::reply_integer(ctx, h.token);
-        host::reply_bulk(ctx, b"ttl_ms");
-        host::reply_integer(ctx, ttl);
-        host::reply_bulk(ctx, b"holds");
-        host::reply_integer(ctx, h.holds);
+        reply_grant(ctx, h, ttl);
     }
+}
+
+/// The `owner`, `token`, `ttl_ms` and `holds` fields of one grant in a
+/// DLOCK.INFO map.
+fn reply_grant(ctx: *mut Ctx, grant: &LockState, ttl_ms: i64) {
+    host::reply_bulk(ctx, b"owner");
+    host::reply_bulk(ctx, &grant.owner);
+    host::reply_bulk(ctx, b"token");
+    host::reply_integer(ctx, grant.token);
+    host::reply_bulk(ctx, b"ttl_ms");
+    host::reply_integer(ctx, ttl_ms);
+    host::reply_bulk(ctx, b"holds");
+    host::reply_integer(ctx, grant.holds);
 }
 
 /// `DLOCK._SETS key limit:floor:expiry holders`: the replication and AOF form of a
