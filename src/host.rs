@@ -763,23 +763,24 @@ impl Drop for CallScope {
 }
 
 /// Runs `argv` (the command name first) with `RedisModule_Call` and the
-/// format flags `flags` (after `v`). `Err(errno)` when Redis refused to run it.
-pub fn call(ctx: *mut Ctx, flags: &CStr, argv: &[*mut RString]) -> Result<CallReply, c_int> {
+/// format `format`, which must start with `v` (the argv form), e.g.
+/// `c"v!CM0"`. `Err(errno)` when Redis refused to run it.
+pub fn call(ctx: *mut Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallReply, c_int> {
     let Some((&name, rest)) = argv.split_first() else {
         return Err(libc::EINVAL);
     };
+    if format.to_bytes().first() != Some(&b'v') {
+        return Err(libc::EINVAL);
+    }
     IN_CALL.with(|c| c.set(true));
     let _scope = CallScope;
-    let mut fmt = Vec::with_capacity(flags.to_bytes().len() + 2);
-    fmt.push(b'v');
-    fmt.extend_from_slice(flags.to_bytes_with_nul());
     // SAFETY: `name` is a live string; its bytes are NUL-terminated (an sds).
     // The `v` format takes an argv pointer and a count, which `rest` provides
     // for the duration of the call; Redis takes its own references.
     let reply = unsafe {
         let name = api!(RedisModule_StringPtrLen)(name, std::ptr::null_mut());
         *libc::__errno_location() = 0;
-        api!(RedisModule_Call)(ctx, name, fmt.as_ptr().cast(), rest.as_ptr(), rest.len())
+        api!(RedisModule_Call)(ctx, name, format.as_ptr(), rest.as_ptr(), rest.len())
     };
     if reply.is_null() {
         // SAFETY: reading this thread's errno, which RedisModule_Call set.

@@ -28,6 +28,9 @@ const COMMAND_AT: usize = 4;
 /// server knows are kept, so this bounds nothing a client could grow).
 const MAX_VERDICTS: usize = 1024;
 
+/// Command names up to this length are lower-cased on the stack.
+const SHORT_NAME: usize = 32;
+
 /// What `COMMAND INFO` told of one command name.
 #[derive(Clone, Copy)]
 struct Verdict {
@@ -75,7 +78,7 @@ pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             String::from_utf8_lossy(args.bytes(1)).into_owned(),
         ));
     }
-    match host::call(ctx, c"!CM0", args.raw_from(COMMAND_AT)) {
+    match host::call(ctx, c"v!CM0", args.raw_from(COMMAND_AT)) {
         Ok(reply) => {
             reply.forward(ctx);
             Ok(())
@@ -137,12 +140,26 @@ fn command_name(args: &Args) -> String {
 /// Refuses a command DLOCK.GUARD must not run (see `core::guard`), or one
 /// the server does not know.
 fn check_runnable(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let name = args.bytes(COMMAND_AT).to_ascii_lowercase();
-    let Some(mut verdict) = verdict_of(ctx, &name) else {
+    let mut buffer = [0u8; SHORT_NAME];
+    let given = args.bytes(COMMAND_AT);
+    let owned;
+    let name: &[u8] = match buffer.get_mut(..given.len()) {
+        // The common case, without an allocation: a short name.
+        Some(short) => {
+            short.copy_from_slice(given);
+            short.make_ascii_lowercase();
+            short
+        }
+        None => {
+            owned = given.to_ascii_lowercase();
+            &owned
+        }
+    };
+    let Some(mut verdict) = verdict_of(ctx, name) else {
         return Err(WardenError::UnknownCommand(command_name(args)));
     };
     if verdict.container && args.len() > COMMAND_AT + 1 {
-        let mut full = name;
+        let mut full = name.to_vec();
         full.push(b'|');
         full.extend(args.bytes(COMMAND_AT + 1).to_ascii_lowercase());
         // An unknown subcommand is left to the server's own error.
