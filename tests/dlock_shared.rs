@@ -493,3 +493,78 @@ fn a_request_of_another_kind_changes_nothing() {
 fn owners_of(con: &mut Connection, key: &str) -> Vec<String> {
     set_holders(con, key).into_iter().map(|h| h.0).collect()
 }
+
+/// An owner waiting on two connections is served as one holder also when the
+/// key is full after its first grant (a semaphore of one, a plain lock): the
+/// second waiter gets the same token at once, `REENTRANT` adding a hold as a
+/// direct repeat does, and the waiter behind keeps waiting. (Red team: the
+/// second waiter waited for its own owner's lease to end, blocking the queue.)
+#[test]
+fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    for (key, kind) in [("sem", &["LIMIT", "1"][..]), ("plain", &[][..])] {
+        acquire(&mut con, key, "x", 30_000, kind).unwrap().unwrap();
+        let waiter = |owner: &str| {
+            let mut c = conn_t(&server);
+            let (key, owner) = (key.to_string(), owner.to_string());
+            let mut opts = vec!["WAIT", "5000", "REENTRANT"];
+            opts.extend_from_slice(kind);
+            let opts: Vec<String> = opts.into_iter().map(String::from).collect();
+            std::thread::spawn(move || {
+                let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
+                (acquire(&mut c, &key, &owner, 30_000, &opts), Instant::now())
+            })
+        };
+        let a1 = waiter("a");
+        wait_waiting(&mut con, 1);
+        let a2 = waiter("a");
+        wait_waiting(&mut con, 2);
+        let b = waiter("b");
+        wait_waiting(&mut con, 3);
+        assert_eq!(release(&mut con, key, "x"), 1);
+        let (t1, _) = granted(a1, "a");
+        let (t2, _) = granted(a2, "a again");
+        assert_eq!(t1, t2, "{key}: one grant per owner");
+        wait_waiting(&mut con, 1);
+        assert!(!b.is_finished(), "{key}: b waits behind a");
+        let holds = match kind {
+            [] => lock_info(&mut con, key).map(|i| (i.owner, i.holds)),
+            _ => set_holders(&mut con, key)
+                .first()
+                .map(|h| (h.0.clone().into_bytes(), h.2)),
+        };
+        assert_eq!(holds, Some((b"a".to_vec(), 2)), "{key}: a holds twice");
+        assert_eq!(release(&mut con, key, "a"), 1);
+        assert_eq!(release(&mut con, key, "a"), 1);
+        let (tb, _) = granted(b, "b");
+        assert!(tb > t1);
+        assert_eq!(release(&mut con, key, "b"), 1);
+    }
+}
+
+/// The oldest waiter's kind decides only for a free key: a key that holds a
+/// read/write lock (moved onto a semaphore's name by RENAME, with the
+/// semaphore's waiter still queued) answers its own kind's requests nil, not
+/// an error. (Red team, after the fix above.)
+#[test]
+fn a_held_key_answers_by_its_own_kind() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    acquire(&mut con, "a", "x", 30_000, &["LIMIT", "1"])
+        .unwrap()
+        .unwrap();
+    let w = spawn_set_waiter(&server, "a", "w", 5_000, &["LIMIT", "1"]);
+    wait_waiting(&mut con, 1);
+    acquire(&mut con, "b", "r1", 400, &["SHARED"])
+        .unwrap()
+        .unwrap();
+    ok(&mut con, cmd("RENAME").arg("b").arg("a"));
+    assert_eq!(
+        acquire(&mut con, "a", "r2", 1_000, &["SHARED"]).unwrap(),
+        None
+    );
+    // Once the reader's lease ends the key is free and the waiter gets it.
+    let (t, _) = granted(w, "the semaphore's waiter");
+    assert_eq!(set_holders(&mut con, "a"), [("w".into(), t, 1)]);
+}

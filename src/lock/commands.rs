@@ -317,6 +317,7 @@ fn wait_or_nil(
                     owner: owner.to_vec(),
                     ttl_ms,
                     want: options.want,
+                    reentrant: options.reentrant,
                 }),
                 timeout_ms: timeout,
                 max_waiters: config::dlock_max_waiters(),
@@ -370,7 +371,9 @@ fn acquire_in_set(
         return Err(WardenError::LockKindMismatch);
     }
     if waiting::count(db, args.bytes(1)) > 0 {
-        queued_kind_allows(db, args.bytes(1), options.want)?;
+        if lock_of(key)?.next_deadline(now).is_none() {
+            queued_kind_allows(db, args.bytes(1), options.want)?;
+        }
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, key, name, db, now);
     }
@@ -765,6 +768,8 @@ struct LockWaiter {
     ttl_ms: i64,
     /// Exclusive, `SHARED` or `LIMIT n`.
     want: Want,
+    /// `REENTRANT`: if its owner holds the lock by then, one more hold.
+    reentrant: bool,
 }
 
 /// Locks as a `waiting::Family`: a free lock goes to the oldest waiter.
@@ -814,7 +819,10 @@ fn hand_over(
         let Ok(lock) = lock_of(key) else {
             return (served, set_changed);
         };
-        let Some(want) = waiting::front::<LockWaiter, _>(db, key_bytes, |w| w.want) else {
+        let head = waiting::front::<LockWaiter, _>(db, key_bytes, |w| {
+            (w.want, holds_as(&lock, &w.owner, w.want, now))
+        });
+        let Some((want, repeat)) = head else {
             if waiting::count(db, key_bytes) == 0 {
                 return (served, set_changed);
             }
@@ -822,7 +830,7 @@ fn hand_over(
             waiting::pop_front::<LockWaiter>(db, key_bytes);
             continue;
         };
-        if admit(lock.holding(), want, now) != Admit::Now {
+        if !repeat && admit(lock.holding(), want, now) != Admit::Now {
             return (served, set_changed);
         }
         // A key that vanished may have left with its slot; a released one has not.
@@ -844,8 +852,12 @@ fn hand_over(
         };
         let asked = &waiter.payload;
         let deadline = now.saturating_add(asked.ttl_ms);
-        let want = asked.want;
-        match grant_to(ctx, key, name, &asked.owner, want, deadline, now) {
+        let granted = if repeat {
+            renew_for_waiter(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
+        } else {
+            grant_to(ctx, key, name, &asked.owner, want, deadline, now)
+        };
+        match granted {
             Ok(token) => {
                 host::notify(ctx, c"dlock.acquire", name);
                 waiter.answer(Answer::Integer(token));
@@ -862,8 +874,63 @@ fn hand_over(
                 return (served, set_changed);
             }
         }
-        if want == Want::Exclusive {
-            return (served, set_changed);
+        // After an exclusive grant the next waiter finds the lock held (only a
+        // repeat of the same owner goes on).
+    }
+}
+
+/// Whether `owner` holds `lock` as `want` asks: its request is a repeat of
+/// its grant, not a new one.
+fn holds_as(lock: &Lock, owner: &[u8], want: Want, now: i64) -> bool {
+    match lock {
+        Lock::Free => false,
+        Lock::One(state) => want == Want::Exclusive && state.is_held_by(owner, None, now),
+        Lock::Set(set) => {
+            set.kind.want() == want && set.live(now).any(|h| h.is_held_by(owner, None, now))
         }
+    }
+}
+
+/// A waiter whose owner holds the lock by the time it is served (it waited
+/// on two connections): as a repeat ACQUIRE by the holder, its grant's token,
+/// the lease renewed to `deadline` and, with `REENTRANT`, one more hold. A
+/// plain lock's change is replicated here, a set's by the caller.
+fn renew_for_waiter(
+    ctx: *mut Ctx,
+    key: &mut Key,
+    name: *mut RString,
+    owner: &[u8],
+    reentrant: bool,
+    deadline: i64,
+    now: i64,
+) -> Result<i64, WardenError> {
+    let add_hold = |holds: i64| {
+        holds
+            .checked_add(i64::from(reentrant))
+            .ok_or(WardenError::HoldsOverflow)
+    };
+    match lock_of(key)? {
+        Lock::One(state) => {
+            state.holds = add_hold(state.holds)?;
+            state.deadline_ms = deadline;
+            let token = state.token;
+            replicate_state(ctx, name, None, state);
+            key.set_abs_expire(deadline);
+            Ok(token)
+        }
+        Lock::Set(set) => {
+            set.bound_deadlines();
+            let holder = set
+                .holder_mut(owner, None, now)
+                .ok_or(WardenError::Internal)?;
+            holder.holds = add_hold(holder.holds)?;
+            holder.deadline_ms = deadline;
+            let token = holder.token;
+            if let Some(last) = set.latest_deadline() {
+                key.set_abs_expire(last);
+            }
+            Ok(token)
+        }
+        Lock::Free => Err(WardenError::Internal),
     }
 }
