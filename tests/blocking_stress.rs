@@ -466,9 +466,7 @@ fn becoming_a_replica_unblocks_waiters() {
         );
     }
     wait_waiting_for(&mut con, 0, "REPLICAOF");
-    let up = wait_until(Duration::from_secs(10), || {
-        info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
-    });
+    let up = master_link_up(&mut con);
     assert!(up, "replica link never came up");
     assert_eq!(
         lock_owner(&mut con, key),

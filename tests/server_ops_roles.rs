@@ -201,19 +201,8 @@ fn replicaof_turns_waiters_into_one_error_each() {
         .query(&mut con)
         .expect("REPLICAOF");
     let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let listing = show_answers(&answers, turned_at);
-    for a in &answers {
-        assert!(
-            a.reply.is_error_starting("UNBLOCKED"),
-            "{what}: waiter {} answered {:?}, expected UNBLOCKED; all:\n{listing}",
-            a.owner,
-            a.reply
-        );
-    }
-    assert_no_second_reply(&mut answers, what);
-    let up = wait_until(Duration::from_secs(10), || {
-        info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
-    });
+    assert_each_unblocked(&mut answers, turned_at, what);
+    let up = master_link_up(&mut con);
     assert!(up, "{what}: the link to the new master never came up");
     // Let the short lease's deadline pass while this server is a replica.
     let lease_end = held_at + Duration::from_millis(900);
@@ -290,9 +279,7 @@ fn replicaof_during_a_pause_drops_the_deferred_hand_off() {
         crash_cause(&master)
     );
     assert_no_second_reply(&mut answers, what);
-    let up = wait_until(Duration::from_secs(10), || {
-        info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
-    });
+    let up = master_link_up(&mut con);
     assert!(up, "{what}: the link to the new master never came up");
     let _: () = cmd("CLIENT")
         .arg("UNPAUSE")

@@ -247,16 +247,7 @@ fn failover_keeps_every_holder_and_unblocks_set_waiters() {
     failover(&mut con, 3000);
     assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
     let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let listing = show_answers(&answers, failover_at);
-    for a in &answers {
-        assert!(
-            a.reply.is_error_starting("UNBLOCKED"),
-            "{what}: waiter {} answered {:?}, expected UNBLOCKED; all:\n{listing}",
-            a.owner,
-            a.reply
-        );
-    }
-    assert_no_second_reply(&mut answers, what);
+    assert_each_unblocked(&mut answers, failover_at, what);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
     let mut rcon = conn_t(&replica);
     sleep_until(held_at + Duration::from_millis(600));
@@ -308,19 +299,8 @@ fn replicaof_turns_set_waiters_into_one_error_each() {
         .query(&mut con)
         .expect("REPLICAOF");
     let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let listing = show_answers(&answers, turned_at);
-    for a in &answers {
-        assert!(
-            a.reply.is_error_starting("UNBLOCKED"),
-            "{what}: waiter {} answered {:?}; all:\n{listing}",
-            a.owner,
-            a.reply
-        );
-    }
-    assert_no_second_reply(&mut answers, what);
-    let up = wait_until(Duration::from_secs(10), || {
-        info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
-    });
+    assert_each_unblocked(&mut answers, turned_at, what);
+    let up = master_link_up(&mut con);
     assert!(up, "{what}: the link to the new master never came up");
     assert_same_dataset(&other, &master, &[], what);
     assert!(

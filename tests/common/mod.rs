@@ -284,9 +284,7 @@ impl Server {
             self.port.to_string(),
         ]);
         assert!(
-            wait_until(Duration::from_secs(10), || {
-                info_field(&mut con, "replication", "master_link_status").as_deref() == Some("up")
-            }),
+            master_link_up(&mut con),
             "replica link never came up; log:\n{}",
             r.log_tail(30)
         );
@@ -559,6 +557,13 @@ pub fn used_memory(con: &mut Connection) -> i64 {
 }
 
 /// One field of an INFO section, if present.
+/// Whether the replica behind `con` has its link to the master up within 10 s.
+pub fn master_link_up(con: &mut Connection) -> bool {
+    wait_until(Duration::from_secs(10), || {
+        info_field(con, "replication", "master_link_status").as_deref() == Some("up")
+    })
+}
+
 pub fn info_field(con: &mut Connection, section: &str, field: &str) -> Option<String> {
     let text: String = cmd("INFO").arg(section).query(con).ok()?;
     text.lines().find_map(|l| {

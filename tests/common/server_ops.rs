@@ -373,6 +373,21 @@ pub fn token_of(a: &Answer, server: &Server, what: &str) -> i64 {
     }
 }
 
+/// Every waiter was answered `-UNBLOCKED …` (its server turned replica), once:
+/// nothing more arrives after it. `since` dates the listing in a failure.
+pub fn assert_each_unblocked(answers: &mut [Answer], since: Instant, what: &str) {
+    let listing = show_answers(answers, since);
+    for a in answers.iter() {
+        assert!(
+            a.reply.is_error_starting("UNBLOCKED"),
+            "{what}: waiter {} answered {:?}, expected UNBLOCKED; all:\n{listing}",
+            a.owner,
+            a.reply
+        );
+    }
+    assert_no_second_reply(answers, what);
+}
+
 /// Every waiter got one answer (checked by the caller) and nothing after it: within
 /// `QUIET` its connection stays silent or is closed by the server.
 pub fn assert_no_second_reply(answers: &mut [Answer], what: &str) {
