@@ -27,8 +27,10 @@ fn forged_payloads_reach_each_types_loader() {
     let loadings = loading_bases(&mut con);
     let limiters = limiter_bases(&mut con);
     let caches = cache_bases(&mut con);
+    let sets = lock_set_bases(&mut con);
     for b in locks
         .iter()
+        .chain(&sets)
         .chain(&filters)
         .chain(&loadings)
         .chain(&limiters)
@@ -82,6 +84,18 @@ fn forged_payloads_reach_each_types_loader() {
         enc_len(&mut r, 1 << 62);
         r.extend_from_slice(b"a");
         d.fields[0] = Field::Raw(r);
+    });
+    // Lock sets: [limit, floor, count, then owner, token, holds, deadline each].
+    let (shared, one) = (&sets[0], &sets[2]);
+    with("a set without holders", one, &|d| {
+        d.fields.truncate(3);
+        d.fields[2] = Field::U(0);
+    });
+    with("an owner holding twice", shared, &|d| {
+        d.fields[7] = d.fields[3].clone()
+    });
+    with("two holders of LIMIT 1", shared, &|d| {
+        d.fields[0] = Field::U(1)
     });
     let token = &limiters[0];
     let leaky = &limiters[2];
