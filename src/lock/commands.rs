@@ -348,24 +348,14 @@ fn acquire_in_set(
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
     let db = host::selected_db(ctx);
-    if let Lock::Set(set) = lock_of(key)? {
-        let holds = set.holder_mut(owner, None, now).map(|h| h.holds);
-        if let (true, Some(holds)) = (set.kind.want() == options.want, holds) {
-            if options.reentrant && holds == i64::MAX {
-                return Err(WardenError::HoldsOverflow);
-            }
-            set.bound_deadlines();
-            if let Some(holder) = set.holder_mut(owner, None, now) {
-                holder.holds += i64::from(options.reentrant);
-                holder.deadline_ms = deadline;
-                let token = holder.token;
-                store_set_changes(ctx, key, name, now);
-                host::notify(ctx, c"dlock.acquire", name);
-                look_again(ctx, key, db, args.bytes(1), now);
-                host::reply_integer(ctx, token);
-                return Ok(());
-            }
-        }
+    let lock = lock_of(key)?;
+    if matches!(lock, Lock::Set(_)) && holds_as(&lock, owner, options.want, now) {
+        let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
+        store_set_changes(ctx, key, name, now);
+        host::notify(ctx, c"dlock.acquire", name);
+        look_again(ctx, key, db, args.bytes(1), now);
+        host::reply_integer(ctx, token);
+        return Ok(());
     }
     if admit(lock_of(key)?.holding(), options.want, now) == Admit::OtherKind {
         return Err(WardenError::LockKindMismatch);
@@ -853,7 +843,7 @@ fn hand_over(
         let asked = &waiter.payload;
         let deadline = now.saturating_add(asked.ttl_ms);
         let granted = if repeat {
-            renew_for_waiter(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
+            renew_grant(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
         } else {
             grant_to(ctx, key, name, &asked.owner, want, deadline, now)
         };
@@ -891,11 +881,12 @@ fn holds_as(lock: &Lock, owner: &[u8], want: Want, now: i64) -> bool {
     }
 }
 
-/// A waiter whose owner holds the lock by the time it is served (it waited
-/// on two connections): as a repeat ACQUIRE by the holder, its grant's token,
-/// the lease renewed to `deadline` and, with `REENTRANT`, one more hold. A
-/// plain lock's change is replicated here, a set's by the caller.
-fn renew_for_waiter(
+/// A repeat by an owner that holds the lock (a set holder's ACQUIRE, or a
+/// waiter whose owner was granted while it waited on another connection): its
+/// grant's token, the lease renewed to `deadline` and, with `REENTRANT`, one
+/// more hold; nothing changes when that would overflow. A plain lock's change
+/// is replicated here, a set's by the caller.
+fn renew_grant(
     ctx: *mut Ctx,
     key: &mut Key,
     name: *mut RString,
@@ -919,11 +910,15 @@ fn renew_for_waiter(
             Ok(token)
         }
         Lock::Set(set) => {
+            let holds = set
+                .holder_mut(owner, None, now)
+                .ok_or(WardenError::Internal)
+                .and_then(|h| add_hold(h.holds))?;
             set.bound_deadlines();
             let holder = set
                 .holder_mut(owner, None, now)
                 .ok_or(WardenError::Internal)?;
-            holder.holds = add_hold(holder.holds)?;
+            holder.holds = holds;
             holder.deadline_ms = deadline;
             let token = holder.token;
             if let Some(last) = set.latest_deadline() {
