@@ -95,7 +95,7 @@ fn forge(rng: &mut Rng, d: &Dump, kind: usize) -> Dump {
         // full newest layers (so adds must grow or refuse).
         12 => {
             let want = rng.pick(&[2usize, 3, 10, 63, 64]);
-            let mut fields = d.fields[..3].to_vec();
+            let mut fields = d.fields[..FILTER_FIELDS].to_vec();
             for k in 0..want {
                 let src = k % layers;
                 let mut layer = d.fields[layer_field(src, 0)..layer_field(src, 0) + 5].to_vec();
@@ -166,8 +166,8 @@ fn forged_payloads_reach_the_module_loader() {
     let (small_payload, small) = &bases[0];
     let (_, two) = &bases[1];
     let (_, sparse) = &bases[2];
-    assert_eq!(small.fields.len(), 3 + 5);
-    assert_eq!(two.fields.len(), 3 + 10);
+    assert_eq!(small.fields.len(), FILTER_FIELDS + 5);
+    assert_eq!(two.fields.len(), FILTER_FIELDS + 10);
 
     // Re-encoded (raw strings, our own CRC): accepted, identical filter.
     for (i, (orig, d)) in bases.iter().enumerate() {
@@ -264,8 +264,14 @@ fn forged_payloads_reach_the_module_loader() {
     with("expansion 32769", small, &|d| {
         d.fields[1] = Field::U(32_769)
     });
-    with("encoding version 2", small, &|d| {
-        d.module_id = (d.module_id & !1023) | 2
+    with("encoding version 3", small, &|d| {
+        d.module_id = (d.module_id & !1023) | 3
+    });
+    with("version 2 layout under version 1", small, &|d| {
+        d.module_id = (d.module_id & !1023) | 1
+    });
+    with("window of a plain filter 99", small, &|d| {
+        d.fields[3] = Field::U(99)
     });
     with("encoding version 0", small, &|d| d.module_id &= !1023);
     with("uint where a double belongs", small, &|d| {
@@ -328,8 +334,8 @@ fn forged_payloads_reach_the_module_loader() {
     // A consistent 64-layer filter whose newest layer is full: loads, and an add of a
     // new item is refused (no 65th layer) without changing it.
     let mut d = small.clone();
-    let layer: Vec<Field> = d.fields[3..8].to_vec();
-    d.fields.truncate(3);
+    let layer: Vec<Field> = d.fields[layer_field(0, 0)..layer_field(1, 0)].to_vec();
+    d.fields.truncate(FILTER_FIELDS);
     d.fields[1] = Field::U(1);
     d.fields[2] = Field::U(64);
     for _ in 0..64 {
@@ -376,7 +382,7 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
                 // Two or three forgeries on top of each other.
                 let mut d = parsed.clone();
                 for _ in 0..2 + rng.below(2) {
-                    if layer_count(&d) == 0 || (d.fields.len() - 3) % 5 != 0 {
+                    if layer_count(&d) == 0 || !(d.fields.len() - FILTER_FIELDS).is_multiple_of(5) {
                         break;
                     }
                     let k = rng.pick(&[3usize, 6, 7, 8, 9, 12]);

@@ -226,7 +226,11 @@ impl Fuzz {
             To::Master
         };
         let name = self.rng.pick(COMMANDS);
-        if name.ends_with("_SET") || name.ends_with("_SETS") || name == "BF._LOADX" {
+        if name.ends_with("_SET")
+            || name.ends_with("_SETS")
+            || name == "BF._LOADX"
+            || name == "BF._ADDATX"
+        {
             // The internal commands with well-formed states.
             let args = grammar(&g, &mut self.rng, name);
             self.send(to, name.as_bytes(), &args);

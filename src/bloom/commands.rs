@@ -5,6 +5,10 @@
 //! filter created implicitly is replicated first as an explicit `BF.RESERVEX`
 //! with the parameters used, so a replica with other defaults builds the same
 //! filter. Reads and adds of present items replicate nothing.
+//!
+//! An aging filter's add depends on the clock (which block takes the item,
+//! which blocks retire), so it replicates as `BF._ADDATX key unix_ms items`:
+//! the items that changed the filter, applied as of the master's time.
 
 use std::ffi::{c_long, CStr};
 
@@ -12,6 +16,7 @@ use crate::args::{internal_only, Args};
 use crate::bloom::data_type::{self as bloom_type, words_from_le};
 use crate::bloom::wire::{float_text, LoadFilter};
 use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
+use crate::core::aging::{validate_window, Aging, WINDOW};
 use crate::core::bloom::{
     validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, CAPACITY, MAX_EXPANSION,
 };
@@ -56,6 +61,15 @@ fn expansion_arg(bytes: &[u8]) -> Result<u32, WardenError> {
     }
 }
 
+/// The server clock for a command on filter `f`: read (once) only for an
+/// aging filter, which is the only kind that uses it.
+fn clock_for(f: &BloomFilter) -> u64 {
+    match f.aging() {
+        Some(_) => host::now_ms().max(0) as u64,
+        None => 0,
+    }
+}
+
 /// Creation options shared by BF.RESERVEX and BF.INSERTX.
 #[derive(Default)]
 struct CreateOptions {
@@ -64,11 +78,16 @@ struct CreateOptions {
     expansion: Option<u32>,
     nonscaling: bool,
     nocreate: bool,
+    /// `AGE window_ms` (BF.RESERVEX only).
+    age: Option<u64>,
 }
 
 impl CreateOptions {
     /// Parameters of a new filter, with module defaults for what is missing.
     fn params(&self) -> Result<BloomParams, WardenError> {
+        if self.age.is_some() && (self.nonscaling || self.expansion.is_some()) {
+            return Err(WardenError::AgeWithScaling);
+        }
         if self.nonscaling && self.expansion.is_some() {
             return Err(WardenError::NonScalingExpansion);
         }
@@ -105,6 +124,11 @@ impl CreateOptions {
             } else if is_keyword(word, "NONSCALING") && !self.nonscaling {
                 self.nonscaling = true;
                 i += 1;
+            } else if !items_follow && is_keyword(word, "AGE") && self.age.is_none() {
+                let window = WINDOW.parse(value(WardenError::Syntax)?)? as u64;
+                validate_window(window)?;
+                self.age = Some(window);
+                i += 2;
             } else if items_follow && is_keyword(word, "CAPACITY") && self.capacity.is_none() {
                 self.capacity = Some(capacity_arg(value(WardenError::Syntax)?)?);
                 i += 2;
@@ -127,8 +151,24 @@ impl CreateOptions {
 /// Replicates the creation of `f` as an explicit reserve.
 fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
     let rate = float_text(f.error_rate());
-    let capacity = f.layers()[0].capacity() as i64;
     let replicate = api!(RedisModule_Replicate);
+    if let Some(a) = f.aging() {
+        // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
+        unsafe {
+            replicate(
+                ctx,
+                c"BF.RESERVEX".as_ptr(),
+                c"sclcl".as_ptr(),
+                key,
+                rate.as_ptr(),
+                a.capacity() as i64,
+                c"AGE".as_ptr(),
+                a.window_ms() as i64,
+            );
+        }
+        return;
+    }
+    let capacity = f.layers()[0].capacity() as i64;
     // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
     unsafe {
         if f.expansion() == 0 {
@@ -156,7 +196,7 @@ fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
     }
 }
 
-/// `BF.RESERVEX key error_rate capacity [EXPANSION n] [NONSCALING]`
+/// `BF.RESERVEX key error_rate capacity [EXPANSION n] [NONSCALING] [AGE window_ms]`
 pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("bf.reservex", args.len() >= 4)?;
     let mut options = CreateOptions {
@@ -171,7 +211,12 @@ pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     if filter_in(&mut key)?.is_some() {
         return Err(WardenError::ItemExists);
     }
-    let filter = BloomFilter::new(params, max_bytes(ctx))?;
+    let filter = match options.age {
+        Some(window) => {
+            BloomFilter::new_aging(params.error_rate, params.capacity, window, max_bytes(ctx))?
+        }
+        None => BloomFilter::new(params, max_bytes(ctx))?,
+    };
     replicate_reserve(ctx, name, &filter);
     bloom_type::track_new(&filter);
     key.set_value(Box::new(filter));
@@ -194,11 +239,12 @@ enum AddEffect {
 /// `create` when missing (or failing with `ERR not found` without `create`).
 /// `emit` gets each item's outcome once the filter exists. Replicates the
 /// creation as an explicit reserve, then the items that were new, and emits
-/// the keyspace event `event` when the key changed.
+/// the keyspace event `event` when the key changed. An aging filter adds as
+/// of `at` when given (a master's time, `BF._ADDATX`), else of the clock.
 fn add_items(
     ctx: *mut Ctx,
     args: &Args,
-    first: usize,
+    (first, at): (usize, Option<u64>),
     create: Option<BloomParams>,
     (effect, event): (AddEffect, &CStr),
     mut emit: impl FnMut(Result<Added, WardenError>),
@@ -217,17 +263,19 @@ fn add_items(
         }
     };
     let size_before = filter.size();
-    // Items that were not added; usually none, so usually no allocation.
+    let now = at.unwrap_or_else(|| clock_for(filter));
+    // Items that changed nothing; usually none, so usually no allocation.
     let mut not_added: Vec<usize> = Vec::new();
     for i in first..args.len() {
-        let outcome = filter.add(ItemHash::of(args.bytes(i)), max_bytes);
-        if outcome != Ok(Added::New) {
+        let outcome = filter.add(ItemHash::of(args.bytes(i)), now, max_bytes);
+        if !matches!(outcome, Ok(Added::New | Added::Refreshed)) {
             not_added.push(i);
         }
         emit(outcome);
     }
     let size_after = filter.size();
     let added_any = not_added.len() < args.len() - first;
+    let aging = filter.aging().is_some();
     match created {
         Some(f) => {
             replicate_reserve(ctx, name, &f);
@@ -240,7 +288,11 @@ fn add_items(
         }
         None => {
             bloom_type::track_growth(size_before, size_after);
-            if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {
+            if aging {
+                if added_any {
+                    replicate_added_at(ctx, args, (first, now), &not_added);
+                }
+            } else if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {
                 // Time-independent: the same items set the same bits.
                 host::replicate_verbatim(ctx);
             } else if added_any {
@@ -254,12 +306,35 @@ fn add_items(
     Ok(())
 }
 
-/// Replicates `BF.MADDX key` with the items of `args[first..]` that were added.
-fn replicate_new_items(ctx: *mut Ctx, args: &Args, first: usize, not_added: &[usize]) {
-    let items: Vec<*mut RString> = (first..args.len())
+/// The argument strings of `args[first..]` but for those at `not_added`.
+fn changed_items(args: &Args, first: usize, not_added: &[usize]) -> Vec<*mut RString> {
+    (first..args.len())
         .filter(|i| !not_added.contains(i))
         .map(|i| args.raw(i))
-        .collect();
+        .collect()
+}
+
+/// Replicates `BF._ADDATX key now` with the items of `args[first..]` that
+/// changed an aging filter: the replica adds them as of the master's time.
+fn replicate_added_at(ctx: *mut Ctx, args: &Args, (first, now): (usize, u64), not_added: &[usize]) {
+    let items = changed_items(args, first, not_added);
+    // SAFETY: a live command context; `items` holds live argument strings, as many as given.
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx,
+            c"BF._ADDATX".as_ptr(),
+            c"slv".as_ptr(),
+            args.raw(1),
+            now as i64,
+            items.as_ptr(),
+            items.len(),
+        )
+    };
+}
+
+/// Replicates `BF.MADDX key` with the items of `args[first..]` that were added.
+fn replicate_new_items(ctx: *mut Ctx, args: &Args, first: usize, not_added: &[usize]) {
+    let items = changed_items(args, first, not_added);
     // SAFETY: a live command context; `items` holds live argument strings, as many as given.
     unsafe {
         api!(RedisModule_Replicate)(
@@ -310,7 +385,7 @@ pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     add_items(
         ctx,
         args,
-        2,
+        (2, None),
         Some(params),
         (AddEffect::VerbatimWhenAllNew, c"bf.add"),
         |o| outcome = o,
@@ -327,9 +402,35 @@ pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     add_items(
         ctx,
         args,
-        2,
+        (2, None),
         Some(params),
         (AddEffect::VerbatimWhenAllNew, c"bf.madd"),
+        |o| replies.emit(o),
+    )
+}
+
+/// `BF._ADDATX key unix_ms item [item ...]`: an aging filter's adds as of a
+/// master's time (the replication and AOF form of its adds). Internal.
+pub fn add_at(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "bf._addatx")?;
+    args.arity("bf._addatx", args.len() >= 4)?;
+    let at = parse_i64(args.bytes(2))
+        .and_then(|ms| u64::try_from(ms).ok())
+        .ok_or(WardenError::InvalidState("time"))?;
+    {
+        let mut key = Key::readable(ctx, args.raw(1));
+        let aging = filter_in(&mut key)?.is_some_and(|f| f.aging().is_some());
+        if !aging {
+            return Err(WardenError::InvalidState("not an aging filter"));
+        }
+    }
+    let mut replies = ItemReplies::new(ctx, args.len() - 3);
+    add_items(
+        ctx,
+        args,
+        (3, Some(at)),
+        None,
+        (AddEffect::NewItems, c"bf.madd"),
         |o| replies.emit(o),
     )
 }
@@ -348,7 +449,7 @@ pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     add_items(
         ctx,
         args,
-        first,
+        (first, None),
         create,
         (AddEffect::NewItems, c"bf.insert"),
         |o| replies.emit(o),
@@ -368,7 +469,9 @@ fn read_filter<R>(
 /// `BF.EXISTSX key item`
 pub fn exists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("bf.existsx", args.len() == 3)?;
-    let found = read_filter(ctx, args, |f| f.contains(ItemHash::of(args.bytes(2))))?;
+    let found = read_filter(ctx, args, |f| {
+        f.contains(ItemHash::of(args.bytes(2)), clock_for(f))
+    })?;
     host::reply_integer(ctx, i64::from(found.unwrap_or(false)));
     Ok(())
 }
@@ -378,9 +481,10 @@ pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("bf.mexistsx", args.len() >= 3)?;
     let items = 2..args.len();
     let found = read_filter(ctx, args, |f| {
+        let now = clock_for(f);
         items
             .clone()
-            .map(|i| f.contains(ItemHash::of(args.bytes(i))))
+            .map(|i| f.contains(ItemHash::of(args.bytes(i)), now))
             .collect::<Vec<bool>>()
     })?;
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
@@ -395,33 +499,40 @@ pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `BF.CARDX key`
 pub fn card(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     args.arity("bf.cardx", args.len() == 2)?;
-    let items = read_filter(ctx, args, BloomFilter::items)?;
+    let items = read_filter(ctx, args, |f| f.items(clock_for(f)))?;
     host::reply_integer(ctx, items.unwrap_or(0) as i64);
     Ok(())
 }
 
-/// The fields of BF.INFOX, in order, with the word that selects each alone.
-const INFO_FIELDS: [(&str, &str); 6] = [
+/// The fields of BF.INFOX, in order, with the word that selects each alone;
+/// the last, the window, only for an aging filter.
+const INFO_FIELDS: [(&str, &str); 7] = [
     ("CAPACITY", "Capacity"),
     ("SIZE", "Size"),
     ("FILTERS", "Number of filters"),
     ("ITEMS", "Number of items inserted"),
     ("EXPANSION", "Expansion rate"),
     ("ERROR", "Error rate"),
+    ("WINDOW", "Window"),
 ];
 
-fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize) {
+fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize, now: u64) {
+    let live_blocks = |a: &Aging| f.layers().len() - a.first_live(now);
     match field {
         0 => host::reply_integer(ctx, f.capacity() as i64),
         1 => host::reply_integer(ctx, f.size() as i64),
-        2 => host::reply_integer(ctx, f.layers().len() as i64),
-        3 => host::reply_integer(ctx, f.items() as i64),
+        2 => host::reply_integer(ctx, f.aging().map_or(f.layers().len(), live_blocks) as i64),
+        3 => host::reply_integer(ctx, f.items(now) as i64),
         4 if f.expansion() == 0 => host::reply_null(ctx),
         4 => host::reply_integer(ctx, i64::from(f.expansion())),
-        _ => {
+        5 => {
             // SAFETY: `ctx` is the live context of a call that owes a reply.
             unsafe { api!(RedisModule_ReplyWithDouble)(ctx, f.error_rate()) };
         }
+        _ => match f.aging() {
+            Some(a) => host::reply_integer(ctx, a.window_ms() as i64),
+            None => host::reply_null(ctx),
+        },
     };
 }
 
@@ -437,17 +548,23 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let mut key = Key::readable(ctx, args.raw(1));
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    let now = clock_for(f);
     match only {
         Some(field) => {
             // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
             unsafe { api!(RedisModule_ReplyWithArray)(ctx, 1) };
-            reply_info_value(ctx, f, field);
+            reply_info_value(ctx, f, field, now);
         }
         None => {
-            host::reply_map(ctx, INFO_FIELDS.len());
-            for (field, (_, label)) in INFO_FIELDS.iter().enumerate() {
+            let shown = if f.aging().is_some() {
+                INFO_FIELDS.len()
+            } else {
+                INFO_FIELDS.len() - 1
+            };
+            host::reply_map(ctx, shown);
+            for (field, (_, label)) in INFO_FIELDS.iter().enumerate().take(shown) {
                 host::reply_bulk(ctx, label.as_bytes());
-                reply_info_value(ctx, f, field);
+                reply_info_value(ctx, f, field, now);
             }
         }
     }
@@ -466,6 +583,22 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let existing = filter_in(&mut key)?;
     let max_bytes = max_bytes(ctx);
     match chunk {
+        LoadFilter::Age {
+            error_rate,
+            capacity,
+            window_ms,
+        } => {
+            if existing.is_some() {
+                return Err(bad());
+            }
+            let filter = BloomFilter::new_aging(error_rate, capacity, window_ms, max_bytes)
+                .map_err(|e| match e {
+                    WardenError::FilterTooLarge => e,
+                    _ => bad(),
+                })?;
+            bloom_type::track_new(&filter);
+            key.set_value(Box::new(filter));
+        }
         LoadFilter::Layer {
             error_rate,
             expansion,
@@ -475,12 +608,13 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             hashes,
             items,
             bits,
+            opened,
         } => match existing {
-            None if index == 0 => {
+            None if index == 0 && opened.is_none() => {
                 let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
                 let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
                 let filter =
-                    BloomFilter::from_parts(error_rate, u64::from(expansion), vec![layer])?;
+                    BloomFilter::from_parts(error_rate, u64::from(expansion), vec![layer], None)?;
                 bloom_type::track_new(&filter);
                 key.set_value(Box::new(filter));
             }
@@ -488,7 +622,7 @@ pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
                 let budget = f.layer_budget(max_bytes);
                 let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
                 let before = f.size();
-                f.push_layer(layer)?;
+                f.push_layer(layer, opened)?;
                 bloom_type::track_growth(before, f.size());
             }
             _ => return Err(bad()),

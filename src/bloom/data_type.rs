@@ -1,8 +1,10 @@
 //! The `warden-bf` data type: a scalable Bloom filter.
 //!
-//! RDB layout, encoding version 1: error rate (double), expansion (unsigned),
-//! layer count (unsigned); per layer: capacity, error rate (double), hashes,
-//! items, then the bit array as one string of little-endian 64-bit words.
+//! RDB layout, encoding version 2: error rate (double), expansion (unsigned),
+//! layer count (unsigned), window in ms (unsigned, 0 unless aging) and for an
+//! aging filter its capacity and each block's opening (Unix ms); per layer:
+//! capacity, error rate (double), hashes, items, then the bit array as one
+//! string of little-endian 64-bit words. Version 1 (no window) still loads.
 //! Every field is validated on load, since RESTORE feeds this code bytes from
 //! clients. AOF rewrite emits `BF._LOADX` commands, the bits in chunks.
 
@@ -15,12 +17,16 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::bloom::wire::LoadFilter;
+use crate::core::aging::Aging;
 use crate::core::bloom::{BloomFilter, FilterParts, Layer};
 use crate::data_type::{methods, Callbacks};
 use crate::host::{api, shield, ModuleValue, Sink};
 
-/// Current RDB encoding version of filter values.
-pub const BLOOM_ENCODING_VERSION: i32 = 1;
+/// Current RDB encoding version of filter values (2 added the window).
+pub const BLOOM_ENCODING_VERSION: i32 = 2;
+
+/// The first encoding version that stores a window.
+const WINDOW_ENCODING_VERSION: i32 = 2;
 
 /// Bytes of bit array per `BF._LOADX … BITS` command in a rewritten AOF.
 pub const AOF_CHUNK_BYTES: usize = 4 << 20;
@@ -84,14 +90,38 @@ pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
 
 /// Reads a filter in the RDB layout of `warden-bf`, validating every field
 /// (`BloomFilter::check_parts` before any layer is read, `Layer::from_parts`
-/// for each): `Ok(None)` on bad data. `warden-bl` reuses it.
-pub fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, Error> {
+/// for each): `Ok(None)` on bad data. `warden-bl` reuses it; `encver` is the
+/// version the value was saved with (1 has no window).
+pub fn load_filter(
+    rdb: *mut raw::RedisModuleIO,
+    encver: i32,
+) -> Result<Option<BloomFilter>, Error> {
     let error_rate = raw::load_double(rdb)?;
     let expansion = raw::load_unsigned(rdb)?;
     let layer_count = raw::load_unsigned(rdb)?;
-    let Ok((expansion, layer_count)) = BloomFilter::check_parts(error_rate, expansion, layer_count)
+    let window_ms = if encver >= WINDOW_ENCODING_VERSION {
+        raw::load_unsigned(rdb)?
+    } else {
+        0
+    };
+    let aging = window_ms != 0;
+    let Ok((expansion, layer_count)) =
+        BloomFilter::check_parts(error_rate, expansion, layer_count, aging)
     else {
         return Ok(None);
+    };
+    let aging = if aging {
+        let capacity = raw::load_unsigned(rdb)?;
+        let mut opened = Vec::with_capacity(layer_count);
+        for _ in 0..layer_count {
+            opened.push(raw::load_unsigned(rdb)?);
+        }
+        match Aging::from_parts(window_ms, capacity, opened) {
+            Ok(a) => Some(a),
+            Err(_) => return Ok(None),
+        }
+    } else {
+        None
     };
     let mut layers = Vec::with_capacity(layer_count);
     for _ in 0..layer_count {
@@ -111,7 +141,7 @@ pub fn load_filter(rdb: *mut raw::RedisModuleIO) -> Result<Option<BloomFilter>, 
             Err(_) => return Ok(None),
         }
     }
-    Ok(BloomFilter::from_parts(error_rate, u64::from(expansion), layers).ok())
+    Ok(BloomFilter::from_parts(error_rate, u64::from(expansion), layers, aging).ok())
 }
 
 /// Writes a filter's fields in the RDB layout of `warden-bf`.
@@ -119,6 +149,16 @@ pub fn save_parts(rdb: *mut raw::RedisModuleIO, f: FilterParts) {
     raw::save_double(rdb, f.error_rate);
     raw::save_unsigned(rdb, u64::from(f.expansion));
     raw::save_unsigned(rdb, f.layers.len() as u64);
+    match f.aging {
+        Some(a) => {
+            raw::save_unsigned(rdb, a.window_ms());
+            raw::save_unsigned(rdb, a.capacity());
+            for &opened in a.opened() {
+                raw::save_unsigned(rdb, opened);
+            }
+        }
+        None => raw::save_unsigned(rdb, 0),
+    }
     for layer in f.layers {
         raw::save_unsigned(rdb, layer.capacity());
         raw::save_double(rdb, layer.error_rate());
@@ -139,6 +179,13 @@ pub unsafe fn digest_parts(md: *mut raw::RedisModuleDigest, f: FilterParts) {
     unsafe {
         add_int(md, f.error_rate.to_bits() as i64);
         add_int(md, i64::from(f.expansion));
+        if let Some(a) = f.aging {
+            add_int(md, a.window_ms() as i64);
+            add_int(md, a.capacity() as i64);
+            for &opened in a.opened() {
+                add_int(md, opened as i64);
+            }
+        }
         for layer in f.layers {
             add_int(md, layer.capacity() as i64);
             add_int(md, layer.error_rate().to_bits() as i64);
@@ -152,10 +199,10 @@ pub unsafe fn digest_parts(md: *mut raw::RedisModuleDigest, f: FilterParts) {
 
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
-        if encver != BLOOM_ENCODING_VERSION {
+        if !(1..=BLOOM_ENCODING_VERSION).contains(&encver) {
             return std::ptr::null_mut();
         }
-        match load_filter(rdb) {
+        match load_filter(rdb, encver) {
             Ok(Some(f)) => {
                 track_new(&f);
                 Box::into_raw(Box::new(f)).cast::<c_void>()
@@ -182,6 +229,14 @@ unsafe extern "C" fn aof_rewrite(
         // SAFETY: Redis passes the value it stored for this type.
         let f = unsafe { &*value.cast::<BloomFilter>() };
         let sink = Sink::AofRewrite(aof);
+        if let Some(a) = f.aging() {
+            LoadFilter::Age {
+                error_rate: f.error_rate(),
+                capacity: a.capacity(),
+                window_ms: a.window_ms(),
+            }
+            .emit(sink, key);
+        }
         for (index, layer) in f.layers().iter().enumerate() {
             LoadFilter::Layer {
                 error_rate: f.error_rate(),
@@ -192,6 +247,7 @@ unsafe extern "C" fn aof_rewrite(
                 hashes: layer.hashes(),
                 items: layer.items(),
                 bits: (layer.words().len() * 64) as u64,
+                opened: f.aging().map(|a| a.opened()[index]),
             }
             .emit(sink, key);
             let words_per_chunk = AOF_CHUNK_BYTES / 8;

@@ -64,8 +64,15 @@ pub fn loadchunk(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     }
     match key.value::<LoadingFilter>()? {
         None if iterator == HEADER_ITERATOR => {
-            let loading = LoadingFilter::from_header(data, max_bytes(ctx))?;
-            key.set_value(Box::new(loading));
+            let mut loading = LoadingFilter::from_header(data, max_bytes(ctx))?;
+            // An aging filter without blocks is whole with its header.
+            match loading.complete() {
+                Some(filter) => {
+                    bloom_type::track_new(&filter);
+                    key.set_value(Box::new(filter));
+                }
+                None => key.set_value(Box::new(loading)),
+            }
         }
         None => return Err(WardenError::NotFound),
         Some(loading) => {

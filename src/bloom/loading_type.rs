@@ -6,7 +6,7 @@
 //! `ERR filter is still being loaded` on it. After the last chunk the key
 //! holds a `warden-bf` filter.
 //!
-//! RDB layout, encoding version 1: the filter exactly as `warden-bf` saves it
+//! RDB layout, encoding version 2: the filter exactly as `warden-bf` saves it
 //! (the bits not loaded yet are zero), then the bytes loaded so far; loaded
 //! with the same checks, plus that count (it must be where a chunk starts).
 //! AOF rewrite emits the `BF.LOADCHUNKX` calls that got it there: the header,
@@ -24,8 +24,8 @@ use crate::core::bloom_dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
 use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
 use crate::host::{api, shield, ModuleValue, Sink};
 
-/// Current RDB encoding version of values being loaded.
-pub const LOADING_ENCODING_VERSION: i32 = 1;
+/// Current RDB encoding version of values being loaded (as `warden-bf`'s).
+pub const LOADING_ENCODING_VERSION: i32 = 2;
 
 /// The Redis data type of keys whose filter is being loaded.
 pub static LOADING_TYPE: RedisType = RedisType::new(
@@ -42,8 +42,8 @@ pub static LOADING_TYPE: RedisType = RedisType::new(
     }),
 );
 
-fn load(rdb: *mut raw::RedisModuleIO) -> Result<Option<LoadingFilter>, Error> {
-    let Some(filter) = load_filter(rdb)? else {
+fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Result<Option<LoadingFilter>, Error> {
+    let Some(filter) = load_filter(rdb, encver)? else {
         return Ok(None);
     };
     let loaded = raw::load_unsigned(rdb)?;
@@ -52,10 +52,10 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Result<Option<LoadingFilter>, Error> {
 
 unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
-        if encver != LOADING_ENCODING_VERSION {
+        if !(1..=LOADING_ENCODING_VERSION).contains(&encver) {
             return std::ptr::null_mut();
         }
-        match load(rdb) {
+        match load(rdb, encver) {
             Ok(Some(l)) => Box::into_raw(Box::new(l)).cast::<c_void>(),
             _ => std::ptr::null_mut(),
         }

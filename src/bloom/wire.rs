@@ -3,6 +3,9 @@
 //!
 //! - `BF._LOADX key LAYER error_rate expansion index capacity layer_error
 //!   hashes items bits` creates layer `index` (0 creates the filter), zeroed;
+//! - `BF._LOADX key AGE error_rate capacity window_ms` creates an aging filter
+//!   without blocks, and `… LAYER … bits opened_ms` appends its block `index`
+//!   opened at that Unix ms;
 //! - `BF._LOADX key BITS index word_offset bytes` writes little-endian 64-bit
 //!   words into layer `index` from `word_offset` on.
 //!
@@ -28,6 +31,15 @@ pub fn float_text(v: f64) -> CString {
 /// One `BF._LOADX`, parsed and emitted here only.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadFilter<'a> {
+    /// Creates an aging filter without blocks.
+    Age {
+        /// The filter's error rate.
+        error_rate: f64,
+        /// Items per window.
+        capacity: u64,
+        /// The window in ms.
+        window_ms: u64,
+    },
     /// Creates a zeroed layer.
     Layer {
         /// The filter's error rate.
@@ -46,6 +58,8 @@ pub enum LoadFilter<'a> {
         items: u64,
         /// Bits in the layer.
         bits: u64,
+        /// When an aging filter's block opened (Unix ms).
+        opened: Option<u64>,
     },
     /// Writes bit-array words.
     Bits {
@@ -65,8 +79,14 @@ impl<'a> LoadFilter<'a> {
         let bad = || WardenError::BadFilterData;
         let int = |i: usize| parse_i64(args.bytes(i)).filter(|v| *v >= 0).ok_or_else(bad);
         let rate = |i: usize| parse_f64(args.bytes(i)).ok_or_else(bad);
+        let layer = is_keyword(args.bytes(2), "LAYER");
         match args.len() {
-            11 if is_keyword(args.bytes(2), "LAYER") => Ok(LoadFilter::Layer {
+            6 if is_keyword(args.bytes(2), "AGE") => Ok(LoadFilter::Age {
+                error_rate: rate(3)?,
+                capacity: int(4)? as u64,
+                window_ms: int(5)? as u64,
+            }),
+            11 | 12 if layer => Ok(LoadFilter::Layer {
                 error_rate: rate(3)?,
                 expansion: u32::try_from(int(4)?).map_err(|_| bad())?,
                 index: int(5)? as usize,
@@ -75,13 +95,18 @@ impl<'a> LoadFilter<'a> {
                 hashes: u32::try_from(int(8)?).map_err(|_| bad())?,
                 items: int(9)? as u64,
                 bits: int(10)? as u64,
+                opened: if args.len() == 12 {
+                    Some(int(11)? as u64)
+                } else {
+                    None
+                },
             }),
             6 if is_keyword(args.bytes(2), "BITS") => Ok(LoadFilter::Bits {
                 index: int(3)? as usize,
                 word_offset: int(4)? as usize,
                 bytes: args.bytes(5),
             }),
-            11 | 6 => Err(WardenError::Syntax),
+            12 | 11 | 6 => Err(WardenError::Syntax),
             _ => Err(WardenError::WrongArity("bf._loadx".into())),
         }
     }
@@ -89,6 +114,53 @@ impl<'a> LoadFilter<'a> {
     /// Writes this command for `key` to `sink`.
     pub fn emit(&self, sink: Sink, key: *mut RString) {
         match *self {
+            LoadFilter::Age {
+                error_rate,
+                capacity,
+                window_ms,
+            } => {
+                let rate = float_text(error_rate);
+                emit!(
+                    sink,
+                    LOAD_FILTER,
+                    c"sccll",
+                    key,
+                    c"AGE".as_ptr(),
+                    rate.as_ptr(),
+                    capacity as i64,
+                    window_ms as i64
+                );
+            }
+            LoadFilter::Layer {
+                opened: Some(opened),
+                error_rate,
+                expansion,
+                index,
+                capacity,
+                layer_rate,
+                hashes,
+                items,
+                bits,
+            } => {
+                let rate = float_text(error_rate);
+                let layer_rate = float_text(layer_rate);
+                emit!(
+                    sink,
+                    LOAD_FILTER,
+                    c"scclllcllll",
+                    key,
+                    c"LAYER".as_ptr(),
+                    rate.as_ptr(),
+                    i64::from(expansion),
+                    index as i64,
+                    capacity as i64,
+                    layer_rate.as_ptr(),
+                    i64::from(hashes),
+                    items as i64,
+                    bits as i64,
+                    opened as i64
+                );
+            }
             LoadFilter::Layer {
                 error_rate,
                 expansion,
@@ -98,6 +170,7 @@ impl<'a> LoadFilter<'a> {
                 hashes,
                 items,
                 bits,
+                opened: None,
             } => {
                 let rate = float_text(error_rate);
                 let layer_rate = float_text(layer_rate);

@@ -151,10 +151,10 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(bloom::reserve),
         flags: "write deny-oom",
         doc: Doc {
-            summary: "Creates an empty Bloom filter sized for capacity items at error_rate.",
+            summary: "Creates an empty Bloom filter sized for capacity items at error_rate; with AGE, an aging filter that forgets items after window_ms (capacity is then per window).",
             complexity: "O(1)",
             arity: -4,
-            args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), option("EXPANSION", "expansion", Kind::Int), flag("NONSCALING")],
+            args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), option("EXPANSION", "expansion", Kind::Int), flag("NONSCALING"), option("AGE", "window_ms", Kind::Int)],
             since: "0.1.0",
         },
     },
@@ -272,6 +272,18 @@ pub const COMMANDS: &[Command] = &[
             arity: 4,
             args: &[key(), arg("iterator", Kind::Int), arg("data", Kind::Str)],
             since: "0.2.0",
+        },
+    },
+    Command {
+        name: "bf._addatx",
+        func: command_fn!(bloom::add_at),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Internal: adds items to an aging filter as of a master's Unix ms (replication and AOF of its adds).",
+            complexity: "O(k) per item",
+            arity: -4,
+            args: &[key(), arg("unix_ms", Kind::Int), items("item")],
+            since: "0.3.0",
         },
     },
     Command {

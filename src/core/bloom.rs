@@ -3,6 +3,7 @@
 
 use std::f64::consts::LN_2;
 
+use super::aging::{self, Aging, Target};
 use super::error::WardenError;
 use super::parse::IntArg;
 
@@ -413,8 +414,17 @@ pub struct FilterParts<'a> {
     pub error_rate: f64,
     /// Capacity multiplier per new layer; 0 for non-scaling.
     pub expansion: u32,
-    /// The layers, oldest first.
+    /// The layers, oldest first (an aging filter's blocks).
     pub layers: &'a [Layer],
+    /// An aging filter's window and block openings.
+    pub aging: Option<&'a Aging>,
+}
+
+/// Bookkeeping bytes of an aging filter's time state (0 for other filters).
+pub fn aging_overhead(aging: Option<&Aging>) -> u64 {
+    aging.map_or(0, |a| {
+        (std::mem::size_of::<Aging>() + 8 * a.opened().len()) as u64
+    })
 }
 
 /// Outcome of adding one item.
@@ -424,14 +434,20 @@ pub enum Added {
     New,
     /// The item may have been present: nothing changed.
     Present,
+    /// The item may have been present in an aging filter, which now has it in
+    /// its newest block (so its window starts again) or retired old blocks.
+    Refreshed,
 }
 
 /// A scalable Bloom filter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BloomFilter {
-    layers: Vec<Layer>,
+    /// A boxed slice (layers change rarely), so the filter stays as small as
+    /// RedisBloom's with room for the aging state's pointer.
+    layers: Box<[Layer]>,
     error_rate: f64,
     expansion: u32,
+    aging: Option<Box<Aging>>,
 }
 
 impl BloomFilter {
@@ -453,10 +469,46 @@ impl BloomFilter {
             return Err(WardenError::FilterTooLarge);
         }
         Ok(BloomFilter {
-            layers: vec![Layer::new(params.capacity, first_rate, g)],
+            layers: Box::new([Layer::new(params.capacity, first_rate, g)]),
             error_rate: params.error_rate,
             expansion: params.expansion,
+            aging: None,
         })
+    }
+
+    /// An empty aging filter (see `core::aging`): `capacity` items per
+    /// `window_ms` at `error_rate`. Refused unless its largest size (every
+    /// block it may hold) fits in `max_bytes`.
+    pub fn new_aging(
+        error_rate: f64,
+        capacity: u64,
+        window_ms: u64,
+        max_bytes: u64,
+    ) -> Result<BloomFilter, WardenError> {
+        validate_error_rate(error_rate)?;
+        let aging = Aging::new(window_ms, capacity)?;
+        let block = Self::block_geometry(error_rate, capacity)?;
+        let blocks = aging::MAX_BLOCKS as u64;
+        let largest = (block.bits / 8 + 8)
+            .saturating_mul(blocks)
+            .saturating_add(Self::overhead(aging::MAX_BLOCKS));
+        if largest > max_bytes {
+            return Err(WardenError::FilterTooLarge);
+        }
+        Ok(BloomFilter {
+            layers: Box::new([]),
+            error_rate,
+            expansion: 0,
+            aging: Some(Box::new(aging)),
+        })
+    }
+
+    fn block_geometry(error_rate: f64, capacity: u64) -> Result<Geometry, WardenError> {
+        geometry(
+            aging::block_capacity(capacity),
+            aging::block_rate(error_rate),
+            Sizing::Guaranteed,
+        )
     }
 
     /// Checks a stored filter's own fields (RDB, `BF._LOADX`, a
@@ -467,9 +519,17 @@ impl BloomFilter {
         error_rate: f64,
         expansion: u64,
         layer_count: u64,
+        aging: bool,
     ) -> Result<(u32, usize), WardenError> {
         let bad = WardenError::BadFilterData;
         validate_error_rate(error_rate).map_err(|_| bad.clone())?;
+        if aging {
+            // An aging filter has 0 to MAX_BLOCKS blocks and no expansion.
+            if expansion != 0 || layer_count > aging::MAX_BLOCKS as u64 {
+                return Err(bad);
+            }
+            return Ok((0, layer_count as usize));
+        }
         if layer_count == 0 || layer_count > MAX_LAYERS as u64 {
             return Err(bad);
         }
@@ -479,17 +539,26 @@ impl BloomFilter {
         Ok((expansion as u32, layer_count as usize))
     }
 
-    /// Rebuilds a stored filter from validated layers.
+    /// Rebuilds a stored filter from validated layers (and, for an aging
+    /// filter, its time state, with one opening per block).
     pub fn from_parts(
         error_rate: f64,
         expansion: u64,
         layers: Vec<Layer>,
+        aging: Option<Aging>,
     ) -> Result<BloomFilter, WardenError> {
-        let (expansion, _) = Self::check_parts(error_rate, expansion, layers.len() as u64)?;
+        let count = layers.len() as u64;
+        let (expansion, _) = Self::check_parts(error_rate, expansion, count, aging.is_some())?;
+        let consistent =
+            |a: &Aging| a.opened().len() == layers.len() && a.capacity() <= CAPACITY.max as u64;
+        if aging.as_ref().is_some_and(|a| !consistent(a)) {
+            return Err(WardenError::BadFilterData);
+        }
         Ok(BloomFilter {
-            layers,
+            layers: layers.into_boxed_slice(),
             error_rate,
             expansion,
+            aging: aging.map(Box::new),
         })
     }
 
@@ -499,22 +568,54 @@ impl BloomFilter {
             error_rate: self.error_rate,
             expansion: self.expansion,
             layers: &self.layers,
+            aging: self.aging.as_deref(),
         }
     }
 
-    /// The filter taken apart: error rate, expansion, layers.
-    pub fn into_parts(self) -> (f64, u32, Vec<Layer>) {
-        (self.error_rate, self.expansion, self.layers)
+    /// The filter taken apart: error rate, expansion, layers, time state.
+    pub fn into_parts(self) -> (f64, u32, Vec<Layer>, Option<Aging>) {
+        let aging = self.aging.map(|a| *a);
+        (
+            self.error_rate,
+            self.expansion,
+            self.layers.into_vec(),
+            aging,
+        )
     }
 
-    /// Whether the item may have been added.
-    pub fn contains(&self, h: ItemHash) -> bool {
-        self.layers.iter().rev().any(|l| l.contains(h))
+    /// An aging filter's window and block openings.
+    pub fn aging(&self) -> Option<&Aging> {
+        self.aging.as_deref()
     }
 
-    /// Adds an item, growing a scaling filter when its newest layer is full.
-    /// On error nothing changed.
-    pub fn add(&mut self, h: ItemHash, max_bytes: u64) -> Result<Added, WardenError> {
+    /// Replaces the layers with `change` applied to them (layers change only
+    /// when a filter grows or an aging filter opens or retires blocks).
+    fn change_layers(&mut self, change: impl FnOnce(&mut Vec<Layer>)) {
+        let mut layers = std::mem::take(&mut self.layers).into_vec();
+        change(&mut layers);
+        self.layers = layers.into_boxed_slice();
+    }
+
+    /// The layers a read at `now` looks at: an aging filter's live blocks.
+    fn live_layers(&self, now: u64) -> &[Layer] {
+        match &self.aging {
+            Some(a) => &self.layers[a.first_live(now)..],
+            None => &self.layers,
+        }
+    }
+
+    /// Whether the item may have been added (for an aging filter: in a block
+    /// still live at `now`, Unix ms; other filters ignore `now`).
+    pub fn contains(&self, h: ItemHash, now: u64) -> bool {
+        self.live_layers(now).iter().rev().any(|l| l.contains(h))
+    }
+
+    /// Adds an item at `now` (Unix ms, used by aging filters only), growing a
+    /// scaling filter when its newest layer is full. On error nothing changed.
+    pub fn add(&mut self, h: ItemHash, now: u64, max_bytes: u64) -> Result<Added, WardenError> {
+        if self.aging.is_some() {
+            return self.add_aging(h, now, max_bytes);
+        }
         let newest = self.layers.len() - 1;
         if self.layers[..newest].iter().any(|l| l.contains(h)) {
             return Ok(Added::Present);
@@ -532,6 +633,60 @@ impl BloomFilter {
         let last = self.layers.len() - 1;
         self.layers[last].insert(h);
         Ok(Added::New)
+    }
+
+    /// An aging filter's add: retires the blocks whose time has passed, then
+    /// puts the item in the newest block (opening one when the newest is full
+    /// or its slot ended) unless it is there already.
+    fn add_aging(&mut self, h: ItemHash, now: u64, max_bytes: u64) -> Result<Added, WardenError> {
+        let Some(aging) = self.aging.as_deref() else {
+            return Err(WardenError::Internal);
+        };
+        let live = aging.first_live(now);
+        let present = self.layers[live..].iter().any(|l| l.contains(h));
+        let newest_full = self.layers.last().is_some_and(|l| l.items >= l.capacity);
+        let target = aging.target(now, newest_full)?;
+        let in_newest =
+            target == Target::Newest && self.layers.last().is_some_and(|l| l.contains(h));
+        if in_newest && live == 0 {
+            return Ok(Added::Present);
+        }
+        let block = match target {
+            Target::NewBlock => {
+                let g = Self::block_geometry(self.error_rate, aging.capacity())?;
+                // Reserved at creation; checked again for stored filters,
+                // which come with their own capacity.
+                let grown = g.bits / 8 + 8 + Self::overhead(1) - Self::overhead(0);
+                if self.size().saturating_add(grown) > max_bytes {
+                    return Err(WardenError::FilterTooLarge);
+                }
+                let capacity = aging::block_capacity(aging.capacity());
+                Some(Layer::new(capacity, aging::block_rate(self.error_rate), g))
+            }
+            Target::Newest => None,
+        };
+        if let Some(aging) = self.aging.as_deref_mut() {
+            aging.retire(live);
+            if block.is_some() {
+                aging.open(now);
+            }
+        }
+        if live > 0 || block.is_some() {
+            self.change_layers(|layers| {
+                layers.drain(..live);
+                layers.extend(block);
+            });
+        }
+        if let Some(newest) = self.layers.last_mut() {
+            if !in_newest {
+                newest.insert(h);
+            }
+        }
+        Ok(if present {
+            Added::Refreshed
+        } else {
+            Added::New
+        })
     }
 
     fn grow(&mut self, max_bytes: u64) -> Result<(), WardenError> {
@@ -556,7 +711,7 @@ impl BloomFilter {
         if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
             return Err(WardenError::FilterTooLarge);
         }
-        self.layers.push(Layer::new(capacity, error_rate, g));
+        self.change_layers(|layers| layers.push(Layer::new(capacity, error_rate, g)));
         Ok(())
     }
 
@@ -570,22 +725,28 @@ impl BloomFilter {
         self.layers.iter().map(Layer::bytes).sum()
     }
 
-    /// Bytes the filter occupies: bit arrays plus bookkeeping.
+    /// Bytes the filter occupies: bit arrays plus bookkeeping (for an aging
+    /// filter also each block's opening time).
     pub fn size(&self) -> u64 {
-        self.bytes() + Self::overhead(self.layers.len())
+        self.bytes() + Self::overhead(self.layers.len()) + aging_overhead(self.aging())
     }
 
-    /// Items the filter holds before it grows again (sum over layers).
+    /// Items the filter holds before it grows again (sum over layers); for an
+    /// aging filter, the items per window its error rate holds for.
     pub fn capacity(&self) -> u64 {
+        if let Some(a) = &self.aging {
+            return a.capacity();
+        }
         self.layers
             .iter()
             .map(|l| l.capacity)
             .fold(0, u64::saturating_add)
     }
 
-    /// Items added as new.
-    pub fn items(&self) -> u64 {
-        self.layers.iter().map(|l| l.items).sum()
+    /// Items added as new (for an aging filter: to the blocks live at `now`,
+    /// an item added again in a later block counting once per block).
+    pub fn items(&self, now: u64) -> u64 {
+        self.live_layers(now).iter().map(|l| l.items).sum()
     }
 
     /// The asked error rate.
@@ -613,12 +774,21 @@ impl BloomFilter {
         max_bytes.saturating_sub(self.size() + Self::overhead(1) - Self::overhead(0))
     }
 
-    /// Appends a stored layer (AOF loading) to a scaling filter.
-    pub fn push_layer(&mut self, layer: Layer) -> Result<(), WardenError> {
-        if self.expansion == 0 || self.layers.len() >= MAX_LAYERS {
+    /// Appends a stored layer (AOF loading) to a scaling filter, or a block
+    /// opened at `opened` to an aging filter.
+    pub fn push_layer(&mut self, layer: Layer, opened: Option<u64>) -> Result<(), WardenError> {
+        if let (Some(a), Some(at)) = (&self.aging, opened) {
+            let mut openings = a.opened().to_vec();
+            openings.push(at);
+            let aging = Aging::from_parts(a.window_ms(), a.capacity(), openings)?;
+            self.aging = Some(Box::new(aging));
+            self.change_layers(|layers| layers.push(layer));
+            return Ok(());
+        }
+        if self.expansion == 0 || self.layers.len() >= MAX_LAYERS || opened.is_some() {
             return Err(WardenError::BadFilterData);
         }
-        self.layers.push(layer);
+        self.change_layers(|layers| layers.push(layer));
         Ok(())
     }
 
@@ -707,7 +877,7 @@ mod tests {
     fn scaling_size_is_not_above_redisbloom() {
         let mut f = filter(0.01, 1_000_000, 2);
         for i in 0..1_000_000 {
-            f.add(item(i), NO_CAP).expect("add");
+            f.add(item(i), 0, NO_CAP).expect("add");
         }
         assert_eq!(f.layers().len(), 1);
         assert!(f.size() <= 1_378_568, "{}", f.size());
@@ -773,10 +943,10 @@ mod tests {
     fn no_false_negatives_and_measured_rate_within_target() {
         let mut f = filter(0.01, 100_000, 0);
         for i in 0..100_000 {
-            f.add(item(i), NO_CAP).expect("add");
+            f.add(item(i), 0, NO_CAP).expect("add");
         }
-        assert!((0..100_000).all(|i| f.contains(item(i))));
-        let fp = (0..100_000).filter(|i| f.contains(absent(*i))).count();
+        assert!((0..100_000).all(|i| f.contains(item(i), 0)));
+        let fp = (0..100_000).filter(|i| f.contains(absent(*i), 0)).count();
         // Expected about 1000 (1%); allow sampling noise of several sigma.
         assert!(fp < 1_150, "false positives: {fp}");
     }
@@ -785,17 +955,17 @@ mod tests {
     fn scaling_filter_grows_and_keeps_compound_rate() {
         let mut f = filter(0.01, 1_000, 2);
         for i in 0..20_000 {
-            f.add(item(i), NO_CAP).expect("add");
+            f.add(item(i), 0, NO_CAP).expect("add");
         }
         assert!(f.layers().len() >= 4);
         for w in f.layers().windows(2) {
             assert_eq!(w[1].capacity(), w[0].capacity() * 2);
             assert!((w[1].error_rate() - w[0].error_rate() / 2.0).abs() < 1e-15);
         }
-        assert!((0..20_000).all(|i| f.contains(item(i))));
-        let fp = (0..100_000).filter(|i| f.contains(absent(*i))).count();
+        assert!((0..20_000).all(|i| f.contains(item(i), 0)));
+        let fp = (0..100_000).filter(|i| f.contains(absent(*i), 0)).count();
         assert!(fp <= 1_000, "false positives: {fp}");
-        assert!(f.items() <= 20_000 && f.items() > 19_800);
+        assert!(f.items(0) <= 20_000 && f.items(0) > 19_800);
     }
 
     #[test]
@@ -804,7 +974,7 @@ mod tests {
         let mut added = 0;
         let mut i = 0;
         while added < 10 {
-            if f.add(item(i), NO_CAP) == Ok(Added::New) {
+            if f.add(item(i), 0, NO_CAP) == Ok(Added::New) {
                 added += 1;
             }
             i += 1;
@@ -812,12 +982,12 @@ mod tests {
         let before = f.clone();
         let newcomer = (i..)
             .map(item)
-            .find(|h| !f.contains(*h))
+            .find(|h| !f.contains(*h, 0))
             .expect("an absent item");
-        assert_eq!(f.add(newcomer, NO_CAP), Err(WardenError::FilterFull));
+        assert_eq!(f.add(newcomer, 0, NO_CAP), Err(WardenError::FilterFull));
         assert_eq!(f, before);
         // Present items still answer 0, not an error.
-        assert_eq!(f.add(item(0), NO_CAP), Ok(Added::Present));
+        assert_eq!(f.add(item(0), 0, NO_CAP), Ok(Added::Present));
     }
 
     #[test]
@@ -831,7 +1001,7 @@ mod tests {
         let mut f = BloomFilter::new(params, cap).expect("filter fits");
         let mut i = 0;
         let err = loop {
-            match f.add(item(i), cap) {
+            match f.add(item(i), 0, cap) {
                 Ok(_) => i += 1,
                 Err(e) => break e,
             }
@@ -904,17 +1074,17 @@ mod tests {
             Err(WardenError::FilterTooLarge),
             "checked before allocating"
         );
-        let empty = BloomFilter::from_parts(0.01, 0, vec![]);
+        let empty = BloomFilter::from_parts(0.01, 0, vec![], None);
         assert_eq!(empty, Err(WardenError::BadFilterData));
     }
 
     #[test]
     fn stored_filter_fields_are_checked_before_the_layers() {
         let bad = Err(WardenError::BadFilterData);
-        assert_eq!(BloomFilter::check_parts(0.01, 2, 3), Ok((2, 3)));
-        assert_eq!(BloomFilter::check_parts(0.01, 0, 1), Ok((0, 1)));
+        assert_eq!(BloomFilter::check_parts(0.01, 2, 3, false), Ok((2, 3)));
+        assert_eq!(BloomFilter::check_parts(0.01, 0, 1, false), Ok((0, 1)));
         assert_eq!(
-            BloomFilter::check_parts(0.01, u64::from(MAX_EXPANSION), MAX_LAYERS as u64),
+            BloomFilter::check_parts(0.01, u64::from(MAX_EXPANSION), MAX_LAYERS as u64, false),
             Ok((MAX_EXPANSION, MAX_LAYERS))
         );
         for (rate, expansion, count) in [
@@ -930,15 +1100,15 @@ mod tests {
             (-0.5, 2, 1),
         ] {
             assert_eq!(
-                BloomFilter::check_parts(rate, expansion, count),
+                BloomFilter::check_parts(rate, expansion, count, false),
                 bad,
                 "{rate} {expansion} {count}"
             );
         }
         let f = filter(0.01, 100, 3);
-        let (rate, expansion, layers) = f.clone().into_parts();
+        let (rate, expansion, layers, _) = f.clone().into_parts();
         assert_eq!(
-            BloomFilter::from_parts(rate, u64::from(expansion), layers),
+            BloomFilter::from_parts(rate, u64::from(expansion), layers, None),
             Ok(f)
         );
     }

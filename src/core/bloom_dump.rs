@@ -14,13 +14,17 @@
 //! **Header** (little-endian): the magic `wardenbf`, the format version (u32),
 //! the error rate (f64), the expansion (u32), the layer count (u32); per layer
 //! its capacity (u64), error rate (f64), hashes (u32), items (u64) and bits
-//! (u64). Every field is checked exactly as the RDB loader checks it
+//! (u64). Format version 2 is an aging filter's: after the layer count come
+//! its window in ms (u64) and capacity (u64), and each layer ends with the
+//! Unix ms its block opened (u64); it may have no layers. Every field is
+//! checked exactly as the RDB loader checks it
 //! (`BloomFilter::check_parts`, `Layer::check_header`), and the whole size
 //! against the caller's cap, before anything is allocated.
 //!
 //! **Bits** are the layers' 64-bit words, little-endian, as in RDB.
 
-use super::bloom::{BloomFilter, FilterParts, Layer};
+use super::aging::Aging;
+use super::bloom::{aging_overhead, BloomFilter, FilterParts, Layer};
 use super::error::WardenError;
 use super::parse::IntArg;
 
@@ -51,11 +55,18 @@ const MAGIC: &[u8; 8] = b"wardenbf";
 /// Version of the header format (a later one is refused, not guessed at).
 const FORMAT_VERSION: u32 = 1;
 
+/// Version of the header format of an aging filter.
+const AGING_FORMAT_VERSION: u32 = 2;
+
 /// Bytes of the header before the layers.
 const FIXED_BYTES: usize = 28;
 
 /// Bytes of one layer in the header.
 const LAYER_BYTES: usize = 36;
+
+/// Bytes an aging filter's header adds: window and capacity, then per layer
+/// its opening.
+const AGING_BYTES: usize = 16;
 
 /// What `BF.SCANDUMPX` answers for an iterator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,18 +138,29 @@ fn sizes(layers: &[Layer]) -> impl Iterator<Item = u64> + '_ {
 
 /// The header chunk of a filter.
 pub fn encode_header(f: FilterParts) -> Vec<u8> {
-    let mut out = Vec::with_capacity(FIXED_BYTES + LAYER_BYTES * f.layers.len());
+    let mut out = Vec::with_capacity(FIXED_BYTES + (LAYER_BYTES + 8) * f.layers.len() + 16);
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let version = match f.aging {
+        Some(_) => AGING_FORMAT_VERSION,
+        None => FORMAT_VERSION,
+    };
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&f.error_rate.to_le_bytes());
     out.extend_from_slice(&f.expansion.to_le_bytes());
     out.extend_from_slice(&(f.layers.len() as u32).to_le_bytes());
-    for l in f.layers {
+    if let Some(a) = f.aging {
+        out.extend_from_slice(&a.window_ms().to_le_bytes());
+        out.extend_from_slice(&a.capacity().to_le_bytes());
+    }
+    for (i, l) in f.layers.iter().enumerate() {
         out.extend_from_slice(&l.capacity().to_le_bytes());
         out.extend_from_slice(&l.error_rate().to_le_bytes());
         out.extend_from_slice(&l.hashes().to_le_bytes());
         out.extend_from_slice(&l.items().to_le_bytes());
         out.extend_from_slice(&(l.bytes() * 8).to_le_bytes());
+        if let Some(a) = f.aging {
+            out.extend_from_slice(&a.opened()[i].to_le_bytes());
+        }
     }
     out
 }
@@ -186,6 +208,7 @@ pub struct LoadingFilter {
     error_rate: f64,
     expansion: u32,
     layers: Vec<Layer>,
+    aging: Option<Aging>,
     /// Bytes of the bit arrays loaded so far, from the first one on.
     loaded: u64,
     /// Largest chunk (`MAX_CHUNK_BYTES` but in tests).
@@ -209,19 +232,31 @@ impl LoadingFilter {
         if r.take::<8>().ok().as_ref() != Some(MAGIC) {
             return Err(WardenError::ForeignDump);
         }
-        if r.u32()? != FORMAT_VERSION {
-            return Err(WardenError::BadFilterData);
-        }
+        let aging = match r.u32()? {
+            FORMAT_VERSION => false,
+            AGING_FORMAT_VERSION => true,
+            _ => return Err(WardenError::BadFilterData),
+        };
         let error_rate = r.f64()?;
         let expansion = r.u32()?;
         let count = r.u32()?;
         let (expansion, count) =
-            BloomFilter::check_parts(error_rate, u64::from(expansion), u64::from(count))?;
-        if bytes.len() != FIXED_BYTES + LAYER_BYTES * count {
+            BloomFilter::check_parts(error_rate, u64::from(expansion), u64::from(count), aging)?;
+        let expected = match aging {
+            true => FIXED_BYTES + AGING_BYTES + (LAYER_BYTES + 8) * count,
+            false => FIXED_BYTES + LAYER_BYTES * count,
+        };
+        if bytes.len() != expected {
             return Err(WardenError::BadFilterData);
         }
+        let window = if aging {
+            Some((r.u64()?, r.u64()?))
+        } else {
+            None
+        };
         // Every layer's fields and the whole size, before allocating anything.
         let mut fields = Vec::with_capacity(count);
+        let mut opened = Vec::with_capacity(if aging { count } else { 0 });
         let mut total = BloomFilter::overhead(count);
         for _ in 0..count {
             let l = LayerFields {
@@ -231,6 +266,9 @@ impl LoadingFilter {
                 items: r.u64()?,
                 bits: r.u64()?,
             };
+            if aging {
+                opened.push(r.u64()?);
+            }
             Layer::check_header(l.capacity, l.error_rate, l.hashes, l.items, l.bits)?;
             total = total
                 .checked_add(l.bits / 8)
@@ -240,6 +278,10 @@ impl LoadingFilter {
         if total > max_bytes {
             return Err(WardenError::FilterTooLarge);
         }
+        let aging = window
+            .map(|(window_ms, capacity)| Aging::from_parts(window_ms, capacity, opened))
+            .transpose()
+            .map_err(|_| WardenError::BadFilterData)?;
         let layers = fields
             .iter()
             .map(|l| {
@@ -257,6 +299,7 @@ impl LoadingFilter {
             error_rate,
             expansion,
             layers,
+            aging,
             loaded: 0,
             max_chunk,
         })
@@ -273,13 +316,14 @@ impl LoadingFilter {
         loaded: u64,
         max_chunk: u64,
     ) -> Result<LoadingFilter, WardenError> {
-        let (error_rate, expansion, layers) = filter.into_parts();
+        let (error_rate, expansion, layers, aging) = filter.into_parts();
         let at = loaded.checked_add(1).ok_or(WardenError::BadFilterData)?;
         match chunk_in(sizes(&layers), at, max_chunk) {
             Ok(Chunk::Bits { .. }) => Ok(LoadingFilter {
                 error_rate,
                 expansion,
                 layers,
+                aging,
                 loaded,
                 max_chunk,
             }),
@@ -293,6 +337,7 @@ impl LoadingFilter {
             error_rate: self.error_rate,
             expansion: self.expansion,
             layers: &self.layers,
+            aging: self.aging.as_ref(),
         }
     }
 
@@ -303,7 +348,20 @@ impl LoadingFilter {
 
     /// Bytes the value occupies (as the filter it becomes).
     pub fn size(&self) -> u64 {
-        BloomFilter::overhead(self.layers.len()) + sizes(&self.layers).sum::<u64>()
+        BloomFilter::overhead(self.layers.len())
+            + sizes(&self.layers).sum::<u64>()
+            + aging_overhead(self.aging.as_ref())
+    }
+
+    /// The whole filter when no chunk is due (an aging filter's header with
+    /// no blocks is the whole filter); `None` otherwise.
+    pub fn complete(&mut self) -> Option<BloomFilter> {
+        if self.next_chunk() != Chunk::End {
+            return None;
+        }
+        let layers = std::mem::take(&mut self.layers);
+        let aging = self.aging.take();
+        BloomFilter::from_parts(self.error_rate, u64::from(self.expansion), layers, aging).ok()
     }
 
     /// The chunk due next (`Chunk::End` once every chunk is in).
@@ -339,12 +397,8 @@ impl LoadingFilter {
             *w = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
         }
         self.loaded += len;
-        if self.next_chunk() != Chunk::End {
-            return Ok(None);
-        }
         // The fields were checked with the header and have not changed.
-        let layers = std::mem::take(&mut self.layers);
-        BloomFilter::from_parts(self.error_rate, u64::from(self.expansion), layers).map(Some)
+        Ok(self.complete())
     }
 
     /// The chunks loaded so far as `(iterator, layer, offset, len)`: what
@@ -381,7 +435,7 @@ mod tests {
         };
         let mut f = BloomFilter::new(params, u64::MAX).expect("filter");
         for i in 0..items {
-            let _ = f.add(ItemHash::of(format!("item:{i}").as_bytes()), u64::MAX);
+            let _ = f.add(ItemHash::of(format!("item:{i}").as_bytes()), 0, u64::MAX);
         }
         f
     }
@@ -689,7 +743,8 @@ mod tests {
             l.load(*it, data).expect("chunk");
         }
         let loaded = l.loaded();
-        let stored = || BloomFilter::from_parts(0.01, 2, l.parts().layers.to_vec()).expect("parts");
+        let stored =
+            || BloomFilter::from_parts(0.01, 2, l.parts().layers.to_vec(), None).expect("parts");
         assert_eq!(
             LoadingFilter::resume_in(stored(), loaded, 16),
             Ok(l.clone())

@@ -64,6 +64,12 @@ pub enum WardenError {
     FilterTooLarge,
     /// A non-scaling filter holds its capacity.
     FilterFull,
+    /// An aging filter got more than its capacity within one window.
+    AgingFull,
+    /// A window outside 100 ms to 10 years.
+    BadWindow,
+    /// `AGE` given together with `EXPANSION` or `NONSCALING`.
+    AgeWithScaling,
     /// Stored or loaded filter data is inconsistent.
     BadFilterData,
     /// `BF.RESERVEX` on a key that already exists.
@@ -159,6 +165,15 @@ impl fmt::Display for WardenError {
             }
             WardenError::FilterTooLarge => f.write_str("ERR filter would exceed bf-max-bytes"),
             WardenError::FilterFull => f.write_str("ERR non scaling filter is full"),
+            WardenError::AgingFull => {
+                f.write_str("ERR aging filter is full (more than its capacity within one window)")
+            }
+            WardenError::BadWindow => {
+                f.write_str("ERR window must be from 100 ms to 10 years (3650 days)")
+            }
+            WardenError::AgeWithScaling => {
+                f.write_str("ERR AGE cannot be used with EXPANSION or NONSCALING")
+            }
             WardenError::BadFilterData => f.write_str("ERR invalid filter data"),
             WardenError::ItemExists => f.write_str("ERR item exists"),
             WardenError::NotFound => f.write_str("ERR not found"),

@@ -1,6 +1,9 @@
 //! Pure algorithms: no Redis types, no clock reads. Every function takes the
 //! current time as an argument so it can be tested with a manual clock.
 
+pub mod aging;
+#[cfg(test)]
+mod aging_filter_tests;
 pub mod bloom;
 pub mod bloom_dump;
 pub mod bucket;

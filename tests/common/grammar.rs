@@ -134,6 +134,9 @@ pub const CAPACITIES: &[&str] = &["1", "2", "10", "100", "1000", "20000"];
 
 pub const EXPANSIONS: &[&str] = &["1", "2", "4", "32768"];
 
+/// Windows of aging filters (`AGE`), in range and at its edges.
+pub const WINDOWS: &[&str] = &["100", "250", "1000", "60000", "7d", "315360000000"];
+
 /// One layer of a `DUMP_SHAPES` filter: capacity, error rate, hashes.
 pub type DumpLayer = (u64, f64, u32);
 
@@ -511,6 +514,10 @@ pub fn g_expansion(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.pick(rng, EXPANSIONS)
 }
 
+pub fn g_window(g: &Gen, rng: &mut Rng) -> Vec<u8> {
+    g.pick(rng, WINDOWS)
+}
+
 pub fn g_capacity(g: &Gen, rng: &mut Rng) -> Vec<u8> {
     g.pick(rng, CAPACITIES)
 }
@@ -553,6 +560,7 @@ pub const COMMANDS: &[&str] = &[
     "BF.INFOX",
     "BF.CARDX",
     "BF._LOADX",
+    "BF._ADDATX",
     "BF.SCANDUMPX",
     "BF.LOADCHUNKX",
     "RL.TOKEN",
@@ -636,8 +644,18 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
             a.push(g.pick(rng, CAPACITIES));
             a.extend(g.options(
                 rng,
-                &[("EXPANSION", Some(g_expansion)), ("NONSCALING", None)],
+                &[
+                    ("EXPANSION", Some(g_expansion)),
+                    ("NONSCALING", None),
+                    ("AGE", Some(g_window)),
+                ],
             ));
+        }
+        "BF._ADDATX" => {
+            a.push(g.key(rng, BF_KEYS));
+            let at = g.now + rng.below(4_000) as i64 - 2_000;
+            a.push(g.val(rng, |_| at.to_string().into_bytes()));
+            a.extend(g.items(rng, 1));
         }
         "BF.ADDX" | "BF.EXISTSX" => {
             a.push(g.key(rng, BF_KEYS));
@@ -665,14 +683,27 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
         "BF.INFOX" => {
             a.push(g.key(rng, BF_KEYS));
             if rng.chance(1, 2) {
-                let w = rng.pick(&["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION", "ERROR"]);
+                let w = rng.pick(&[
+                    "CAPACITY",
+                    "SIZE",
+                    "FILTERS",
+                    "ITEMS",
+                    "EXPANSION",
+                    "ERROR",
+                    "WINDOW",
+                ]);
                 a.push(g.word(rng, w));
             }
         }
         "BF.CARDX" => a.push(g.key(rng, BF_KEYS)),
         "BF._LOADX" => {
             a.push(g.key(rng, BF_KEYS));
-            if rng.chance(1, 2) {
+            if rng.chance(1, 5) {
+                a.push(g.word(rng, "AGE"));
+                a.push(g.pick(rng, ERROR_RATES));
+                a.push(g.pick(rng, CAPACITIES));
+                a.push(g.pick(rng, WINDOWS));
+            } else if rng.chance(1, 2) {
                 a.push(g.word(rng, "LAYER"));
                 a.push(g.pick(rng, ERROR_RATES));
                 a.push(g.pick(rng, EXPANSIONS));
@@ -953,8 +984,9 @@ pub fn fits(shape: Shape, v: &Value) -> bool {
             _ => false,
         },
         Shape::FilterInfo => match v {
-            Value::Array(a) => a.len() == 12,
-            Value::Map(m) => m.len() == 6,
+            // Aging filters add their window.
+            Value::Array(a) => a.len() == 12 || a.len() == 14,
+            Value::Map(m) => m.len() == 6 || m.len() == 7,
             _ => false,
         },
         Shape::Chunk => match v {

@@ -55,8 +55,8 @@ impl Ty {
     /// The encoding version the module writes for this type.
     pub fn encver(self) -> u64 {
         match self {
-            Ty::Lock | Ty::LockSet | Ty::Filter | Ty::Loading | Ty::Cache => 1,
-            Ty::Limiter => 2,
+            Ty::Lock | Ty::LockSet | Ty::Cache => 1,
+            Ty::Limiter | Ty::Filter | Ty::Loading => 2,
         }
     }
 }
@@ -234,7 +234,8 @@ pub fn filter_bases(con: &mut Connection) -> Vec<Base> {
     for b in &bases {
         let f = &b.dump.fields;
         assert!(
-            matches!(f[..3], [Field::D(_), Field::U(_), Field::U(_)]) && (f.len() - 3) % 5 == 0,
+            matches!(f[..4], [Field::D(_), Field::U(_), Field::U(_), Field::U(0)])
+                && (f.len() - FILTER_FIELDS).is_multiple_of(5),
             "{}: filter layout {:?}",
             b.key,
             f.iter().map(field_kind).collect::<Vec<_>>()
@@ -278,8 +279,8 @@ pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
         let b = base(con, key, Ty::Loading);
         let f = &b.dump.fields;
         assert!(
-            matches!(f[..3], [Field::D(_), Field::U(_), Field::U(_)])
-                && (f.len() - 4).is_multiple_of(5)
+            matches!(f[..4], [Field::D(_), Field::U(_), Field::U(_), Field::U(0)])
+                && (f.len() - FILTER_FIELDS - 1).is_multiple_of(5)
                 && matches!(f[f.len() - 1], Field::U(_)),
             "{key}: layout {:?}",
             f.iter().map(field_kind).collect::<Vec<_>>()
@@ -628,7 +629,7 @@ pub fn forge_lock(rng: &mut Rng, d: &mut Dump) {
 /// expansion and plausible multi-layer filters.
 pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
     let layers = layer_count(d);
-    if layers == 0 || !(d.fields.len() - 3).is_multiple_of(5) {
+    if layers == 0 || !(d.fields.len() - FILTER_FIELDS).is_multiple_of(5) {
         return;
     }
     match rng.below(7) {
@@ -685,7 +686,7 @@ pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
         _ => {
             // Plausible filters of many (copied) layers, full or not.
             let want = rng.pick(&[2usize, 3, 10, 63, 64]);
-            let mut fields = d.fields[..3].to_vec();
+            let mut fields = d.fields[..FILTER_FIELDS].to_vec();
             for k in 0..want {
                 let src = k % layers;
                 let mut layer = d.fields[layer_field(src, 0)..layer_field(src, 0) + 5].to_vec();
