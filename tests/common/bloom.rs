@@ -210,7 +210,14 @@ pub const INFO_LABELS: [&str; 6] = [
 /// Parses BF.INFOX's (label, value) pairs, checking the labels and their order.
 pub fn info_from_pairs(pairs: &[(Value, Value)]) -> BfInfo {
     let labels: Vec<String> = pairs.iter().map(|(k, _)| label_of(k)).collect();
-    assert_eq!(labels, INFO_LABELS, "BF.INFOX labels");
+    // An aging filter adds its window last.
+    let window = labels.len() == INFO_LABELS.len() + 1 && labels[INFO_LABELS.len()] == "Window";
+    let shown = if window {
+        INFO_LABELS.len()
+    } else {
+        labels.len()
+    };
+    assert_eq!(labels[..shown], INFO_LABELS, "BF.INFOX labels");
     BfInfo {
         capacity: int(&pairs[0].1),
         size: int(&pairs[1].1),
@@ -230,7 +237,7 @@ pub fn bf_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> BfInfo {
     let Value::Array(a) = v else {
         panic!("BF.INFOX is not a flat array in RESP2: {v:?}");
     };
-    assert_eq!(a.len(), 12, "BF.INFOX reply: {a:?}");
+    assert!(a.len() == 12 || a.len() == 14, "BF.INFOX reply: {a:?}");
     let pairs: Vec<(Value, Value)> = a.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect();
     info_from_pairs(&pairs)
 }
