@@ -81,7 +81,7 @@ fn an_item_added_again_starts_its_window_again() {
     let t0 = server_time_ms(&mut con);
     assert_eq!(addx(&mut con, "seen", "a"), 1);
     // After the first block's slot, adding it again puts it in a newer block.
-    sleep_until_server(&mut con, t0 + (WINDOW / 4) as i64 + 20);
+    sleep_until_server(&mut con, t0 + (WINDOW / 2) as i64 + 50);
     let t1 = server_time_ms(&mut con);
     assert_eq!(addx(&mut con, "seen", "a"), 0, "it was present");
     // Past the first add's slack, inside the second add's window.
@@ -448,7 +448,8 @@ fn forged_aging_payloads_are_refused() {
         base.fields[..4].to_vec()
     );
     let opened = 5;
-    let forgeries: Vec<(&str, Box<dyn Fn(&mut Dump)>)> = vec![
+    type Forgery = Box<dyn Fn(&mut Dump)>;
+    let forgeries: Vec<(&str, Forgery)> = vec![
         (
             "window 99",
             Box::new(|d: &mut Dump| d.fields[3] = Field::U(99)),
