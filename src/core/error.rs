@@ -166,7 +166,7 @@ impl fmt::Display for WardenError {
             WardenError::FilterTooLarge => f.write_str("ERR filter would exceed bf-max-bytes"),
             WardenError::FilterFull => f.write_str("ERR non scaling filter is full"),
             WardenError::AgingFull => {
-                f.write_str("ERR aging filter is full (more than its capacity within one window)")
+                f.write_str("ERR aging filter is full (far more than its capacity within one window)")
             }
             WardenError::BadWindow => {
                 f.write_str("ERR window must be from 100 ms to 10 years (3650 days)")

@@ -256,9 +256,10 @@ def report(results, rows_path, goals_path, header_path, checks_path=None):
         out.append("- %s: `%s`" % (name, cmds[name]))
     print("\n".join(out))
 
-def bloom_table(port, items, probes, redisbloom):
-    """Memory and false-positive rate of filters holding `items` items."""
-    import math, socket
+def connect(port):
+    """A RESP client on 127.0.0.1:port: send(cmd, ...) pipelines the commands (lists of
+    arguments) and returns their replies (an error reply raises RuntimeError)."""
+    import socket
     sock = socket.create_connection(("127.0.0.1", int(port)))
     buf = sock.makefile("rb")
 
@@ -289,6 +290,12 @@ def bloom_table(port, items, probes, redisbloom):
             return [read() for _ in range(int(rest))]
         raise RuntimeError("bad reply %r" % line)
 
+    return send
+
+def bloom_table(port, items, probes, redisbloom):
+    """Memory and false-positive rate of filters holding `items` items."""
+    import math
+    send = connect(port)
     items, probes = int(items), int(probes)
     p = 0.01
     filters = [("warden scaling", "BF.RESERVEX", "BF.MADDX", "BF.MEXISTSX", "BF.INFOX", []),

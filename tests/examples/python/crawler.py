@@ -5,11 +5,17 @@ In place of a Lua loop of SETBIT/GETBIT over hand-rolled hashes, the crawler siz
 filter once (`BF.RESERVEX`), adds each batch of discovered links with `BF.MADDX`
 (1 = new, crawl it; 0 = seen before) and checks single links with `BF.EXISTSX`.
 
+Then re-visits: a crawler that must fetch a page again once its re-visit window
+has passed keeps "fetched lately" in an aging filter (`BF.RESERVEX … AGE
+window_ms`): a page fetched at t answers 1 until at least t + window and 0 from
+t + window × 1.25 on, with no expiry bookkeeping in the client.
+
 Server address: WARDEN_HOST / WARDEN_PORT (default 127.0.0.1:6379).
 Prints `ok: crawler` and exits 0 on success; exits 1 on a failed check.
 """
 import os
 import sys
+import time
 
 import redis
 
@@ -19,6 +25,12 @@ PORT = int(os.environ.get("WARDEN_PORT", "6379"))
 KEY = "crawler:seen"
 ERROR_RATE = 0.001
 CAPACITY = 10000
+
+REVISIT_KEY = "crawler:fetched"
+REVISIT_MS = 1500  # the re-visit window (short, so the example stays fast)
+REVISIT_CAPACITY = 100  # most fetches in any one window
+SLACK = 1.25  # a page is due again by window × 1.25 after its fetch
+MARGIN_S = 0.1
 
 
 def fail(msg):
@@ -44,6 +56,90 @@ class SeenUrls:
 
     def count(self):
         return self.client.execute_command("BF.CARDX", self.key)
+
+
+class FetchedPages:
+    """Pages fetched within the re-visit window, on an aging filter."""
+
+    def __init__(self, client, key, window_ms, capacity):
+        self.client, self.key = client, key
+        client.delete(key)
+        client.execute_command("BF.RESERVEX", key, 0.01, capacity, "AGE", window_ms)
+
+    def due(self, urls):
+        """The URLs not fetched within the window. Checked with BF.MEXISTSX, not
+        BF.MADDX: adding a page that is present restarts its window, so merely
+        seeing a link would put off its re-visit."""
+        flags = self.client.execute_command("BF.MEXISTSX", self.key, *urls)
+        return [u for u, f in zip(urls, flags) if f == 0]
+
+    def fetched(self, urls):
+        """Records fetches (restarting each page's window); one flag per URL,
+        1 if it was not in the window."""
+        return self.client.execute_command("BF.MADDX", self.key, *urls)
+
+
+def revisits(client):
+    pages = [f"https://example.com/news/{i}" for i in range(30)]
+    changed = pages[7]  # fetched again midway (its feed announced a change)
+    window_s = REVISIT_MS / 1000
+    fetched = FetchedPages(client, REVISIT_KEY, REVISIT_MS, REVISIT_CAPACITY)
+    if client.execute_command("BF.INFOX", REVISIT_KEY, "WINDOW") != [REVISIT_MS]:
+        fail(f"BF.INFOX WINDOW is not [{REVISIT_MS}]")
+
+    def crawl(label, want):
+        """One pass over all pages: fetches those due, checks which were."""
+        due = fetched.due(pages)
+        if due and fetched.fetched(due) != [1] * len(due):
+            fail(f"{label}: BF.MADDX did not answer 1 for every page due")
+        if sorted(due) != sorted(want):
+            fail(f"{label}: fetched {len(due)} pages, want {len(want)} "
+                 f"(e.g. {sorted(set(due) ^ set(want))[:3]})")
+        print(f"{label}: fetched {len(due)} of {len(pages)}")
+
+    def sleep_until(t):
+        time.sleep(max(0.0, t - time.monotonic()))
+
+    def still_in_window(since, what):
+        """A page fetched at `since` is only sure to be skipped within the window."""
+        late = time.monotonic() - since
+        if late >= window_s:
+            fail(f"too slow to check {what}: {late * 1000:.0f} ms after its fetch, "
+                 f"past the {REVISIT_MS} ms window (a loaded host?)")
+
+    first = time.monotonic()
+    crawl("first pass", pages)
+    first_done = time.monotonic()
+    if client.execute_command("BF.CARDX", REVISIT_KEY) != len(pages):
+        fail(f"BF.CARDX after the first pass is not {len(pages)}")
+    still_in_window(first, "the second pass")
+    crawl("second pass, at once", [])
+
+    # Midway through the window one page is fetched again: BF.ADDX answers 0
+    # (it was fetched lately) but its window starts over.
+    sleep_until(first_done + 0.6 * window_s)
+    refetch = time.monotonic()
+    still_in_window(first, "the re-fetch")
+    if client.execute_command("BF.ADDX", REVISIT_KEY, changed) != 0:
+        fail(f"{changed} re-fetched within its window: BF.ADDX did not answer 0")
+    refetched = time.monotonic()
+
+    # Past window × 1.25 of the first pass every page is due again, but the one
+    # fetched midway, whose own window has not passed.
+    sleep_until(first_done + SLACK * window_s + MARGIN_S)
+    third = time.monotonic()
+    still_in_window(refetch, "the re-fetched page")
+    crawl(f"third pass, {(third - first_done) * 1000:.0f} ms on",
+          [u for u in pages if u != changed])
+
+    # And past window × 1.25 of its re-fetch, that page alone is due.
+    sleep_until(refetched + SLACK * window_s + MARGIN_S)
+    fourth = time.monotonic()
+    still_in_window(third, "the fourth pass")
+    crawl(f"fourth pass, {(fourth - first_done) * 1000:.0f} ms on", [changed])
+    if client.execute_command("BF.CARDX", REVISIT_KEY) != len(pages):
+        fail(f"BF.CARDX after the fourth pass is not {len(pages)}")
+    client.delete(REVISIT_KEY)
 
 
 def page_links(page):
@@ -104,6 +200,8 @@ def main():
 
     print(f"crawled {new_counted} distinct URLs, {fp} false positives among 2000 unseen")
     client.delete(KEY)
+
+    revisits(client)
     print("ok: crawler")
 
 
