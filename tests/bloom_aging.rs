@@ -477,6 +477,12 @@ fn forged_aging_payloads_are_refused() {
             }),
         ),
         (
+            "newest opening past i64::MAX",
+            Box::new(move |d: &mut Dump| {
+                d.fields[opened + 1] = Field::U((1 << 63) + 5);
+            }),
+        ),
+        (
             "layer count 14",
             Box::new(|d: &mut Dump| d.fields[2] = Field::U(14)),
         ),
@@ -523,4 +529,65 @@ fn forged_aging_payloads_are_refused() {
     );
     assert_eq!(digest(&mut con, "same"), digest(&mut con, "two"));
     s.assert_alive();
+}
+
+/// Forged `BF.LOADCHUNKX` headers of aging filters are refused before a key exists:
+/// a capacity past 10¹², an opening past a signed 64-bit ms (the AOF could not write
+/// it back), no blocks but a bad window. (A capacity past the range once left a
+/// half-built key that no RDB load would take back.)
+#[test]
+fn forged_aging_headers_are_refused() {
+    let mut s = Server::start();
+    let mut con = s.conn();
+    reserve_aging(&mut con, "empty", 100, 1_000);
+    reserve_aging(&mut con, "one", 100, 60_000);
+    assert_eq!(addx(&mut con, "one", "a"), 1);
+    let header = |con: &mut Connection, key: &str| -> Vec<u8> {
+        let (it, data): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
+            .arg(key)
+            .arg(0)
+            .query(con)
+            .expect("SCANDUMPX");
+        assert_eq!(it, 1);
+        data
+    };
+    let empty = header(&mut con, "empty");
+    let one = header(&mut con, "one");
+    // magic 8, version 4, rate 8, expansion 4, count 4, window 8, capacity 8.
+    assert_eq!(empty.len(), 44);
+    assert_eq!(one.len(), 44 + 44);
+    let with = |h: &[u8], at: usize, v: u64| {
+        let mut h = h.to_vec();
+        h[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        h
+    };
+    let opening = one.len() - 8;
+    let forged = [
+        ("capacity 10^12 + 1", with(&empty, 36, 1_000_000_000_001)),
+        (
+            "capacity 10^12 + 1, one block",
+            with(&one, 36, 1_000_000_000_001),
+        ),
+        ("capacity 0", with(&empty, 36, 0)),
+        ("window 99", with(&empty, 28, 99)),
+        ("opening 2^63 + 5", with(&one, opening, (1 << 63) + 5)),
+        ("opening u64::MAX", with(&one, opening, u64::MAX)),
+    ];
+    for (name, h) in &forged {
+        let v = raw(&mut con, cmd("BF.LOADCHUNKX").arg("forged").arg(1).arg(h));
+        assert_eq!(
+            err_of(&v).as_deref(),
+            Some("ERR invalid filter data"),
+            "{name}: {v:?}"
+        );
+        assert!(!exists(&mut con, "forged"), "{name} left a key");
+    }
+    // The untouched headers load, and the server restarts with what it holds.
+    ok(
+        &mut con,
+        cmd("BF.LOADCHUNKX").arg("empty-copy").arg(1).arg(&empty),
+    );
+    s.restart("SAVE");
+    let mut con = s.conn();
+    assert_eq!(digest(&mut con, "empty-copy"), digest(&mut con, "empty"));
 }

@@ -34,6 +34,13 @@ pub const MAX_BLOCKS: usize = 3 * GENERATIONS as usize + 1;
 /// Shortest window in ms.
 pub const MIN_WINDOW_MS: u64 = 100;
 
+/// Largest capacity any filter may ask for (`BF.RESERVEX`'s range).
+pub const MAX_ASKED_CAPACITY: u64 = 1_000_000_000_000;
+
+/// Latest opening time a block may have (Unix ms that fit a signed integer,
+/// as the AOF writes them).
+const LATEST_OPENING: u64 = i64::MAX as u64;
+
 /// `window_ms` of `BF.RESERVEX … AGE`: 100 ms to 10 × 365 days (units allowed).
 pub const WINDOW: IntArg = IntArg {
     name: "window_ms",
@@ -87,19 +94,21 @@ impl Aging {
         Aging::from_parts(window_ms, capacity, Vec::new())
     }
 
-    /// Rebuilds stored state, checking the window, that the capacity is not 0
-    /// (the filter checks its upper bound) and that the openings are in order
-    /// and at most MAX_BLOCKS.
+    /// Rebuilds stored state, checking the window, the capacity (1 to
+    /// MAX_ASKED_CAPACITY) and that the openings are in order, at most
+    /// MAX_BLOCKS and no later than a signed 64-bit ms.
     pub fn from_parts(
         window_ms: u64,
         capacity: u64,
         opened: Vec<u64>,
     ) -> Result<Aging, WardenError> {
         validate_window(window_ms)?;
-        if capacity == 0 {
+        if !(1..=MAX_ASKED_CAPACITY).contains(&capacity) {
             return Err(WardenError::BadFilterData);
         }
-        if opened.len() > MAX_BLOCKS || opened.windows(2).any(|w| w[0] > w[1]) {
+        let in_order = opened.windows(2).all(|w| w[0] <= w[1]);
+        let in_range = opened.last().is_none_or(|&newest| newest <= LATEST_OPENING);
+        if opened.len() > MAX_BLOCKS || !in_order || !in_range {
             return Err(WardenError::BadFilterData);
         }
         Ok(Aging {
@@ -134,6 +143,15 @@ impl Aging {
         self.opened.last().map_or(now, |&newest| now.max(newest))
     }
 
+    /// Whether block `index` still takes adds by time at `now` (its slot has
+    /// not ended): an item in it lives at least a window from `now`.
+    pub fn in_slot(&self, index: usize, now: u64) -> bool {
+        let now = self.clock(now);
+        self.opened
+            .get(index)
+            .is_some_and(|&opened| now < opened.saturating_add(self.slot_ms()))
+    }
+
     /// Index of the oldest block still live at `now` (blocks before it are retired).
     pub fn first_live(&self, now: u64) -> usize {
         let now = self.clock(now);
@@ -146,10 +164,7 @@ impl Aging {
     /// `ERR aging filter is full` when that needs a block past MAX_BLOCKS.
     pub fn target(&self, now: u64, newest_full: bool) -> Result<Target, WardenError> {
         let now = self.clock(now);
-        let open = self
-            .opened
-            .last()
-            .is_some_and(|&opened| now < opened.saturating_add(self.slot_ms()));
+        let open = self.in_slot(self.opened.len().wrapping_sub(1), now);
         if open && !newest_full {
             return Ok(Target::Newest);
         }
@@ -234,5 +249,9 @@ mod tests {
         assert!(Aging::from_parts(50, 10, vec![]).is_err());
         assert!(Aging::from_parts(1000, 10, vec![0; MAX_BLOCKS + 1]).is_err());
         assert!(Aging::from_parts(1000, 10, vec![1, 1, 2]).is_ok());
+        assert!(Aging::from_parts(1000, MAX_ASKED_CAPACITY + 1, vec![]).is_err());
+        assert!(Aging::from_parts(1000, MAX_ASKED_CAPACITY, vec![]).is_ok());
+        assert!(Aging::from_parts(1000, 10, vec![1, 1 << 63]).is_err());
+        assert!(Aging::from_parts(1000, 10, vec![1, i64::MAX as u64]).is_ok());
     }
 }

@@ -142,7 +142,11 @@ fn more_than_capacity_in_a_window_is_full_and_changes_nothing() {
         }
     };
     assert_eq!(outcome, WardenError::AgingFull);
-    assert_eq!(added, MAX_BLOCKS as u64 * block_capacity(100));
+    // Every block full (adds that were false positives in an open block
+    // changed nothing and took no room).
+    assert_eq!(f.layers().len(), MAX_BLOCKS);
+    assert_eq!(f.items(0), MAX_BLOCKS as u64 * block_capacity(100));
+    assert!(added >= f.items(0));
     let before = f.clone();
     assert_eq!(
         f.add(item(3, added), 1, u64::MAX),
@@ -151,6 +155,38 @@ fn more_than_capacity_in_a_window_is_full_and_changes_nothing() {
     assert_eq!(f, before);
     // Once the blocks retire there is room again.
     assert_eq!(f.add(item(3, added), 1_250, u64::MAX), Ok(Added::New));
+    assert_eq!(f.layers().len(), 1);
+}
+
+/// An item already in a block that still takes adds by time stays put, even
+/// when that block is full: it lives a window from now already.
+#[test]
+fn an_item_in_a_full_block_within_its_slot_changes_nothing() {
+    let mut f = aging_filter(0.01, 8, 1_000);
+    assert_eq!(f.add(item(7, 0), 0, u64::MAX), Ok(Added::New));
+    assert_eq!(f.add(item(7, 1), 0, u64::MAX), Ok(Added::New));
+    let before = f.clone();
+    for now in [0, 100, 249] {
+        assert_eq!(f.add(item(7, 0), now, u64::MAX), Ok(Added::Present));
+    }
+    assert_eq!(f, before, "no block opened for a present item");
+    // After the slot it goes into a new block, and its window starts again.
+    assert_eq!(f.add(item(7, 0), 250, u64::MAX), Ok(Added::Refreshed));
+    assert_eq!(f.layers().len(), 2);
+}
+
+/// A filter whose blocks all retired takes adds again even at the size cap
+/// (the retired blocks' bytes are not counted against the new one).
+#[test]
+fn retired_blocks_make_room_under_the_size_cap() {
+    let mut f = aging_filter(0.01, 100, 1_000);
+    let mut i = 0;
+    while f.add(item(8, i), 0, u64::MAX).is_ok() {
+        i += 1;
+    }
+    let cap = f.size();
+    assert_eq!(f.add(item(8, 9_999), 1, cap), Err(WardenError::AgingFull));
+    assert_eq!(f.add(item(8, 9_999), 1_250, cap), Ok(Added::New));
     assert_eq!(f.layers().len(), 1);
 }
 

@@ -55,7 +55,7 @@ impl BloomParams {
 pub const CAPACITY: IntArg = IntArg {
     name: "capacity",
     min: 1,
-    max: 1_000_000_000_000,
+    max: aging::MAX_ASKED_CAPACITY as i64,
     duration: false,
 };
 
@@ -422,9 +422,12 @@ pub struct FilterParts<'a> {
 
 /// Bookkeeping bytes of an aging filter's time state (0 for other filters).
 pub fn aging_overhead(aging: Option<&Aging>) -> u64 {
-    aging.map_or(0, |a| {
-        (std::mem::size_of::<Aging>() + 8 * a.opened().len()) as u64
-    })
+    aging.map_or(0, |a| aging_bookkeeping(a.opened().len()))
+}
+
+/// Bookkeeping bytes of an aging filter's time state with `blocks` blocks.
+fn aging_bookkeeping(blocks: usize) -> u64 {
+    (std::mem::size_of::<Aging>() + 8 * blocks) as u64
 }
 
 /// Outcome of adding one item.
@@ -489,9 +492,10 @@ impl BloomFilter {
         let aging = Aging::new(window_ms, capacity)?;
         let block = Self::block_geometry(error_rate, capacity)?;
         let blocks = aging::MAX_BLOCKS as u64;
-        let largest = (block.bits / 8 + 8)
+        let largest = (block.bits / 8)
             .saturating_mul(blocks)
-            .saturating_add(Self::overhead(aging::MAX_BLOCKS));
+            .saturating_add(Self::overhead(aging::MAX_BLOCKS))
+            .saturating_add(aging_bookkeeping(aging::MAX_BLOCKS));
         if largest > max_bytes {
             return Err(WardenError::FilterTooLarge);
         }
@@ -547,19 +551,30 @@ impl BloomFilter {
         layers: Vec<Layer>,
         aging: Option<Aging>,
     ) -> Result<BloomFilter, WardenError> {
-        let count = layers.len() as u64;
-        let (expansion, _) = Self::check_parts(error_rate, expansion, count, aging.is_some())?;
-        let consistent =
-            |a: &Aging| a.opened().len() == layers.len() && a.capacity() <= CAPACITY.max as u64;
-        if aging.as_ref().is_some_and(|a| !consistent(a)) {
-            return Err(WardenError::BadFilterData);
-        }
+        let expansion = Self::check_whole(error_rate, expansion, &layers, aging.as_ref())?;
         Ok(BloomFilter {
             layers: layers.into_boxed_slice(),
             error_rate,
             expansion,
             aging: aging.map(Box::new),
         })
+    }
+
+    /// Checks that stored layers and time state make a filter, before they
+    /// are handed over (`from_parts` takes them): the filter's own fields, and
+    /// one opening per block for an aging filter. Returns the expansion.
+    pub fn check_whole(
+        error_rate: f64,
+        expansion: u64,
+        layers: &[Layer],
+        aging: Option<&Aging>,
+    ) -> Result<u32, WardenError> {
+        let count = layers.len() as u64;
+        let (expansion, _) = Self::check_parts(error_rate, expansion, count, aging.is_some())?;
+        if aging.is_some_and(|a| a.opened().len() != layers.len()) {
+            return Err(WardenError::BadFilterData);
+        }
+        Ok(expansion)
     }
 
     /// The filter's stored fields, borrowed.
@@ -644,26 +659,35 @@ impl BloomFilter {
         };
         let live = aging.first_live(now);
         let present = self.layers[live..].iter().any(|l| l.contains(h));
-        let newest_full = self.layers.last().is_some_and(|l| l.items >= l.capacity);
-        let target = aging.target(now, newest_full)?;
-        let in_newest =
-            target == Target::Newest && self.layers.last().is_some_and(|l| l.contains(h));
-        if in_newest && live == 0 {
+        // In a block whose slot has not ended, the item lives a window from now.
+        let kept =
+            (live..self.layers.len()).any(|i| aging.in_slot(i, now) && self.layers[i].contains(h));
+        if kept && live == 0 {
             return Ok(Added::Present);
         }
+        let newest_full = self.layers.last().is_some_and(|l| l.items >= l.capacity);
+        let target = match kept {
+            true => None,
+            false => Some(aging.target(now, newest_full)?),
+        };
         let block = match target {
-            Target::NewBlock => {
+            Some(Target::NewBlock) => {
                 let g = Self::block_geometry(self.error_rate, aging.capacity())?;
-                // Reserved at creation; checked again for stored filters,
-                // which come with their own capacity.
-                let grown = g.bits / 8 + 8 + Self::overhead(1) - Self::overhead(0);
-                if self.size().saturating_add(grown) > max_bytes {
+                // Reserved at creation; checked again (once the retired blocks
+                // are gone) for stored filters, which bring their own sizes.
+                let per_block = |count: usize| {
+                    aging_bookkeeping(count) - aging_bookkeeping(0) + Self::overhead(count)
+                        - Self::overhead(0)
+                };
+                let retired: u64 = self.layers[..live].iter().map(Layer::bytes).sum();
+                let after = self.size() - retired - per_block(live);
+                if after.saturating_add(g.bits / 8 + per_block(1)) > max_bytes {
                     return Err(WardenError::FilterTooLarge);
                 }
                 let capacity = aging::block_capacity(aging.capacity());
                 Some(Layer::new(capacity, aging::block_rate(self.error_rate), g))
             }
-            Target::Newest => None,
+            Some(Target::Newest) | None => None,
         };
         if let Some(aging) = self.aging.as_deref_mut() {
             aging.retire(live);
@@ -677,10 +701,8 @@ impl BloomFilter {
                 layers.extend(block);
             });
         }
-        if let Some(newest) = self.layers.last_mut() {
-            if !in_newest {
-                newest.insert(h);
-            }
+        if let Some(newest) = self.layers.last_mut().filter(|_| !kept) {
+            newest.insert(h);
         }
         Ok(if present {
             Added::Refreshed

@@ -359,9 +359,18 @@ impl LoadingFilter {
         if self.next_chunk() != Chunk::End {
             return None;
         }
+        let expansion = u64::from(self.expansion);
+        // Checked before the parts are taken, so a value that fails stays whole.
+        BloomFilter::check_whole(
+            self.error_rate,
+            expansion,
+            &self.layers,
+            self.aging.as_ref(),
+        )
+        .ok()?;
         let layers = std::mem::take(&mut self.layers);
         let aging = self.aging.take();
-        BloomFilter::from_parts(self.error_rate, u64::from(self.expansion), layers, aging).ok()
+        BloomFilter::from_parts(self.error_rate, expansion, layers, aging).ok()
     }
 
     /// The chunk due next (`Chunk::End` once every chunk is in).
