@@ -15,6 +15,10 @@
 #   BENCH_NO_MODULE  1: start redis-server without the module and skip the module rows
 #   BENCH_ONLY       extended regex: measure only the rows whose name matches (include their
 #                    reference rows too; goals on rows left out print SKIP)
+#   BENCH_WINDOW     0: skip the "seen in the last window" rows (aging filter, plain 1M
+#                    filter, two filters, sorted set) and their memory table (about 25 s)
+#   BENCH_AGE_STEADY_MS window of the aging filter filled to steady state for that table
+#                    (default 4000: 1M adds per window paced over 2 windows)
 #   BENCH_REDIS_CELL path of redis-cell's libredis_cell.so for the CL.THROTTLE row next to
 #                    RL.GCRA (default: redis-cell 0.2.2 from crates.io, built by
 #                    tests/bench/redis_cell.sh; "none" skips the row)
@@ -69,6 +73,7 @@ CLIENTS=${BENCH_CLIENTS:-50}
 NO_MODULE=${BENCH_NO_MODULE:-0}
 ONLY=${BENCH_ONLY:-}
 PIN=${BENCH_PIN:-auto}
+WINDOW=${BENCH_WINDOW:-1}
 FRESH_KEYSPACE=100000000
 for v in N ROUNDS CLIENTS; do
     [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "BENCH_$v must be a positive integer (got '${!v}')"
@@ -78,6 +83,7 @@ TIMEOUT=${BENCH_TIMEOUT:-$((120 + N / 1000))}
 [[ $HELD_KEYS =~ ^[1-9][0-9]*$ ]] || die "BENCH_HELD_KEYS must be a positive integer"
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "BENCH_TIMEOUT must be a positive integer"
 [[ $NO_MODULE == 0 || $NO_MODULE == 1 ]] || die "BENCH_NO_MODULE must be 0 or 1"
+[[ $WINDOW == 0 || $WINDOW == 1 ]] || die "BENCH_WINDOW must be 0 or 1"
 PIPELINES=(1 16)
 
 for tool in redis-server redis-benchmark redis-cli python3 timeout sha1sum; do
@@ -325,9 +331,151 @@ def bloom_table(port, items, probes, redisbloom):
     print()
     print("Measured FPR: share of %s never-added items reported present." % f"{probes:,}")
 
+def resp(parts):
+    parts = [p if isinstance(p, bytes) else str(p).encode() for p in parts]
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+
+def batches(path, command, key, start, end):
+    """RESP stream: COMMAND KEY item:START .. item:END-1 (12 digits), 1000 items a command;
+    for ZADD each item has a score: ms times spread over the hour before now."""
+    import time
+    start, end = int(start), int(end)
+    now = int(time.time() * 1000)
+    with open(path, "wb") as out:
+        for lo in range(start, end, 1000):
+            parts = [command, key]
+            for i in range(lo, min(end, lo + 1000)):
+                if command.upper() == "ZADD":
+                    parts.append(b"%d" % (now - 3600000 + (i + 1) * 3600000 // max(1, end)))
+                parts.append(b"item:%012d" % i)
+            out.write(resp(parts))
+
+def window_table(port, capacity, results, rowmap, steady_ms):
+    """Memory for `capacity` items per window of an aging filter (just filled and at steady
+    state), a plain NONSCALING filter, the two-filter pattern and a sorted set, with the
+    median -P1 µs/call of their rows (rowmap: structure, add row, miss row, hit row)."""
+    import statistics, time
+    send = connect(port)
+    capacity, steady_ms = int(capacity), int(steady_ms)
+    p = 0.01
+
+    def fill(command, key, start, end, prefix="item:"):
+        for lo in range(start, end, 10000):
+            send(*[[command, key] + [prefix + "%012d" % i for i in range(b, min(end, b + 1000))]
+                   for b in range(lo, min(end, lo + 10000), 1000)])
+
+    def used():
+        for line in send(["INFO", "memory"])[0].splitlines():
+            if line.startswith("used_memory:"):
+                return int(line.split(":")[1])
+
+    def info(key, field):
+        value = send(["BF.INFOX", key, field])[0]
+        return value[0] if isinstance(value, list) else value
+
+    def measure(make, keys):
+        """(MEMORY USAGE summed over keys, used_memory delta) of what make() builds."""
+        send(["FLUSHALL", "SYNC"])
+        before = used()
+        note = make()
+        mem = sum(send(["MEMORY", "USAGE", k, "SAMPLES", "0"])[0] for k in keys)
+        return mem, used() - before, note
+
+    def plain():
+        send(["BF.RESERVEX", "f", p, capacity, "NONSCALING"])
+        fill("BF.MADDX", "f", 0, capacity)
+
+    def two():
+        for key in ("prev", "cur"):
+            send(["BF.RESERVEX", key, p, capacity, "NONSCALING"])
+            fill("BF.MADDX", key, 0, capacity)
+
+    def aging_filled():
+        send(["BF.RESERVEX", "a", p, capacity, "AGE", 3600000])
+        fill("BF.MADDX", "a", 0, capacity)
+        return "%d blocks" % info("a", "FILTERS")
+
+    def aging_steady():
+        # capacity items per window, paced over 2 windows (blocks first retire after 1.25).
+        send(["BF.RESERVEX", "a", p, capacity, "AGE", steady_ms])
+        total, sent, t0 = 2 * capacity, 0, time.monotonic()
+        peak_bytes = peak_blocks = 0
+        next_sample = t0
+        while sent < total:
+            now = time.monotonic()
+            due = min(total, int(capacity * (now - t0) * 1000 / steady_ms))
+            if due > sent:
+                fill("BF.MADDX", "a", sent, due, "steady:")
+                sent = due
+            if now >= next_sample:
+                next_sample += 0.05
+                peak_bytes = max(peak_bytes, send(["MEMORY", "USAGE", "a"])[0])
+                peak_blocks = max(peak_blocks, info("a", "FILTERS"))
+            time.sleep(0.002)
+        return "%d blocks, %s items; peak %d blocks, %s bytes" % (
+            info("a", "FILTERS"), f"{info('a', 'ITEMS'):,}", peak_blocks, f"{peak_bytes:,}")
+
+    def zset():
+        now = int(time.time() * 1000)
+        for lo in range(0, capacity, 10000):
+            cmds = []
+            for b in range(lo, min(capacity, lo + 10000), 1000):
+                c = ["ZADD", "z"]
+                for i in range(b, min(capacity, b + 1000)):
+                    c += [now - 3600000 + (i + 1) * 3600000 // capacity, "item:%012d" % i]
+                cmds.append(c)
+            send(*cmds)
+
+    us = {}
+    for l in open(results):
+        rnd, pipe, name, calls, usec, rps, dkeys = l.rstrip("\n").split("\t")
+        if pipe == "1":
+            us.setdefault(name, []).append(int(usec) / int(calls))
+    rows = dict((r[0], r[1:]) for r in (l.rstrip("\n").split("\t") for l in open(rowmap)) if r[0])
+
+    def cells(kind):
+        return " | ".join("%.3f" % statistics.median(us[n]) if n in us else "n/a"
+                          for n in rows.get(kind, ["", "", ""]))
+
+    table = [
+        ("plain filter, NONSCALING (one window, never emptied)", "plain", plain, ["f"]),
+        ("aging filter AGE 1h, just filled", None, aging_filled, ["a"]),
+        ("aging filter AGE %gs, steady state" % (steady_ms / 1000), "aging", aging_steady, ["a"]),
+        ("two filters cur + prev, NONSCALING", "two", two, ["prev", "cur"]),
+        ("sorted set, members item:%012d, ms scores", "zset", zset, ["z"]),
+    ]
+    out = []
+    for label, kind, make, keys in table:
+        mem, delta, note = measure(make, keys)
+        out.append((label, kind, mem, delta, note))
+    send(["FLUSHALL", "SYNC"])
+    base = out[0][2]
+    print("| structure (%s items per window, error 0.01) | MEMORY USAGE (bytes) | bytes per item "
+          "| × plain filter | used_memory Δ (bytes) | add µs | check µs, miss | check µs, hit |"
+          % f"{capacity:,}")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, kind, mem, delta, note in out:
+        print("| %s%s | %s | %.2f | %.2f× | %s | %s |" % (
+            label, " (%s)" % note if note else "", f"{mem:,}", mem / capacity, mem / base,
+            f"{delta:,}", cells(kind) if kind else "— | — | —"))
+    print()
+    print("MEMORY USAGE (SAMPLES 0) of the keys after the adds; used_memory Δ: INFO memory before "
+          "and after (FLUSHALL first). Just filled: %s items at once (blocks of a quarter of the "
+          "capacity). Steady state: %s items per window paced over 2 windows of %d ms (blocks "
+          "retire after window + slot), bytes at the end; the peak is the largest MEMORY USAGE "
+          "sampled every 50 ms. Two filters: both full, as just before a rotation; their add is "
+          "BF.ADDX cur, the plain filter's row. Sorted set: "
+          "members of 17 bytes (the items' names): its memory grows with their length, the "
+          "filters' does not. µs: median server µs/call (-P1) of the rows above (n/a: not "
+          "measured in this run)." % (f"{capacity:,}", f"{capacity:,}", steady_ms))
+
 cmd = sys.argv[1]
 if cmd == "bloom":
     bloom_table(*sys.argv[2:6])
+elif cmd == "window":
+    window_table(*sys.argv[2:7])
+elif cmd == "batches":
+    batches(*sys.argv[2:7])
 elif cmd == "ones":
     # RESP for SETRANGE <key> 0 <n bytes of 0xff>: a bitmap with every bit set.
     path, key, n = sys.argv[2], sys.argv[3].encode(), int(sys.argv[4])
@@ -408,6 +556,16 @@ populate() {
         || die "populate with '$*' failed: $out"
     [[ $out == *"errors: 0, replies: $HELD_KEYS"* ]] \
         || die "populate with '$*' had errors: $(tail -3 <<<"$out")"
+}
+
+# fill COMMAND KEY FROM TO: COMMAND KEY item:FROM .. item:TO-1 (12 digits, as __rand_int__
+# makes them), 1000 items a command (BF.MADDX), through redis-cli --pipe; cached like populate.
+fill() {
+    local file out batches=$(( ($4 - $3 + 999) / 1000 ))
+    file="$TMP/fill-$(printf '%s\n' "$@" | sha1sum | cut -c1-16).resp"
+    [[ -f $file ]] || helper batches "$file" "$@"
+    out=$(timeout 600 redis-cli -p "$PORT" --pipe <"$file" 2>&1) || die "fill with '$*' failed: $out"
+    [[ $out == *"errors: 0, replies: $batches"* ]] || die "fill with '$*' had errors: $(tail -3 <<<"$out")"
 }
 
 # load_script BODY SHA: SCRIPT LOAD and check the SHA the rows were built with.
@@ -572,6 +730,111 @@ if [[ -n $REDISBLOOM ]]; then
     for probe in empty miss half-full hit; do
         goal "BF.EXISTSX, $probe" "BF.EXISTS (RedisBloom), $probe" 1.0
     done
+fi
+
+# "Seen in the last window", 1M items per window at 0.01: an aging filter (BF.RESERVEX …
+# AGE) beside a plain NONSCALING filter of 1M and the two ways teams do it without one.
+# - plain: BF.RESERVEX bf 0.01 1000000 NONSCALING. ADDX adds fresh items to it half full
+#   (500k held, so the run's adds fit), EXISTSX probes it full (1M held).
+# - aging: BF.RESERVEX bf 0.01 1000000 AGE 1h (blocks of 250k at 0.01/9; no block closes
+#   or retires by time during a run), filled to its steady-state shape in advance: 1M
+#   held items are 4 full blocks, so the ADDX run opens the 5th (each add probes every
+#   live block, then sets the newest's bits); 1.125M held are 4 full blocks and a half-full
+#   5th for EXISTSX (5 blocks are live at steady state: window + slot).
+# - two filters: prev (1M held, last window) and cur (500k held: mid-window), both plain
+#   NONSCALING 1M; check is one Lua script (BF.EXISTSX cur, then prev when cur says no:
+#   1 call for items in cur, 2 otherwise; the one-round-trip form, as BF.MEXISTSX takes one
+#   key; two pipelined BF.EXISTSX from the client cost the server about 2x the plain
+#   EXISTSX row instead, in 2 commands); add is BF.ADDX cur, the plain ADDX row (same
+#   filter, same 500k held), not measured twice. The rotation (RENAME cur prev and a new
+#   BF.RESERVEX cur, by cron) is not timed; the memory table counts both filters.
+# - sorted set: add is one Lua script (ZADD with the server's TIME in ms, then
+#   ZREMRANGEBYSCORE -inf now-window), check is ZSCORE; 1M members item:%012d with scores
+#   spread over the last hour (a 1h window, like the aging rows'). At 1M per hour only
+#   ~280 members expire a second, so during a run the ZREMRANGEBYSCORE seldom removes
+#   one, where at steady state each add removes one on average: a lower bound.
+# Hits probe held items only (keyspace = items held), misses random items (nearly all new).
+# Memory for 1M items per window: the table after the Bloom filter table.
+WIN=1000000
+PLAIN="BF.ADDX, 1M NONSCALING"
+PLAIN_MISS="BF.EXISTSX, 1M NONSCALING, miss"
+PLAIN_HIT="BF.EXISTSX, 1M NONSCALING, hit"
+AGED="BF.ADDX, AGE 1h"
+AGED_MISS="BF.EXISTSX, AGE 1h, miss"
+AGED_HIT="BF.EXISTSX, AGE 1h, hit"
+TWO_MISS="Lua cur or prev, two filters, miss"
+TWO_HIT="Lua cur or prev, two filters, hit"
+ZWIN="Lua ZADD + ZREMRANGEBYSCORE, sorted-set window"
+ZWIN_MISS="ZSCORE, sorted-set window, miss"
+ZWIN_HIT="ZSCORE, sorted-set window, hit"
+ZWIN_MS=3600000
+LUA_TWO_EXISTS="if redis.call('BF.EXISTSX', KEYS[1], ARGV[1]) == 1 then return 1 end return redis.call('BF.EXISTSX', KEYS[2], ARGV[1])"
+LUA_ZWIN_ADD="local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))"
+# Setup only: ARGV[1] members item:000000000000 .. with scores spread over the last ARGV[2] ms.
+LUA_ZWIN_FILL="local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local n, w = tonumber(ARGV[1]), tonumber(ARGV[2])
+for lo = 0, n - 1, 1000 do
+  local args = {}
+  for i = lo, math.min(n, lo + 1000) - 1 do
+    args[#args + 1] = now - w + math.floor((i + 1) * w / n)
+    args[#args + 1] = string.format('item:%012d', i)
+  end
+  redis.call('ZADD', KEYS[1], unpack(args))
+end
+return redis.call('ZCARD', KEYS[1])"
+SHA_TWO_EXISTS=$(printf '%s' "$LUA_TWO_EXISTS" | sha1sum | cut -d' ' -f1)
+SHA_ZWIN_ADD=$(printf '%s' "$LUA_ZWIN_ADD" | sha1sum | cut -d' ' -f1)
+PLAIN_ADD_FILL=$(( N < WIN / 2 ? WIN / 2 : (N < WIN ? WIN - N : 0) ))
+setup_plain() { rcli BF.RESERVEX bf 0.01 "$WIN" NONSCALING >/dev/null; }
+setup_plain_add() { setup_plain; fill BF.MADDX bf 0 "$PLAIN_ADD_FILL"; }
+setup_plain_full() { setup_plain; fill BF.MADDX bf 0 "$WIN"; }
+# setup_aging HELD LIVE_BLOCKS
+setup_aging() {
+    rcli BF.RESERVEX bf 0.01 "$WIN" AGE 1h >/dev/null
+    fill BF.MADDX bf 0 "$1"
+    [[ $(rcli BF.INFOX bf FILTERS) == "$2" ]] \
+        || die "aging filter with $1 items: $(rcli BF.INFOX bf FILTERS) blocks, expected $2"
+}
+setup_aging_add() { setup_aging "$WIN" 4; }
+setup_aging_read() { setup_aging $((WIN * 9 / 8)) 5; }
+setup_two() {
+    load_script "$LUA_TWO_EXISTS" "$SHA_TWO_EXISTS"
+    rcli BF.RESERVEX prev 0.01 "$WIN" NONSCALING >/dev/null
+    rcli BF.RESERVEX cur 0.01 "$WIN" NONSCALING >/dev/null
+    fill BF.MADDX prev 0 "$WIN"
+    fill BF.MADDX cur "$WIN" $((WIN * 3 / 2))
+}
+# The add row fills with the server's clock (its ZREMRANGEBYSCORE must find the members in
+# the window); the ZSCORE rows with a cached stream (scores do not matter to them).
+setup_zwin() {
+    load_script "$LUA_ZWIN_ADD" "$SHA_ZWIN_ADD"
+    [[ $(rcli EVAL "$LUA_ZWIN_FILL" 1 zs "$WIN" "$ZWIN_MS") == "$WIN" ]] || die "sorted-set fill failed"
+}
+setup_zwin_read() { fill ZADD zs 0 "$WIN"; }
+if [[ $WINDOW == 1 ]]; then
+    row "$PLAIN" setup_plain_add module -- BF.ADDX bf item:__rand_int__
+    row "$PLAIN_MISS" setup_plain_full module -- BF.EXISTSX bf item:__rand_int__
+    row "$PLAIN_HIT" setup_plain_full keyspace="$WIN" module -- BF.EXISTSX bf item:__rand_int__
+    row "$AGED" setup_aging_add ref="$PLAIN" module -- BF.ADDX bf item:__rand_int__
+    row "$AGED_MISS" setup_aging_read ref="$PLAIN_MISS" module -- BF.EXISTSX bf item:__rand_int__
+    row "$AGED_HIT" setup_aging_read keyspace=$((WIN * 9 / 8)) ref="$PLAIN_HIT" module \
+        -- BF.EXISTSX bf item:__rand_int__
+    row "$TWO_MISS" setup_two ref="$PLAIN_MISS" stat=evalsha module \
+        -- EVALSHA "$SHA_TWO_EXISTS" 2 cur prev item:__rand_int__
+    row "$TWO_HIT" setup_two keyspace=$((WIN * 3 / 2)) ref="$PLAIN_HIT" stat=evalsha module \
+        -- EVALSHA "$SHA_TWO_EXISTS" 2 cur prev item:__rand_int__
+    row "$ZWIN" setup_zwin ref="$PLAIN" stat=evalsha -- EVALSHA "$SHA_ZWIN_ADD" 1 zs item:__rand_int__ "$ZWIN_MS"
+    row "$ZWIN_MISS" setup_zwin_read ref="$PLAIN_MISS" -- ZSCORE zs item:__rand_int__
+    row "$ZWIN_HIT" setup_zwin_read keyspace="$WIN" ref="$PLAIN_HIT" -- ZSCORE zs item:__rand_int__
+    goal "$AGED" "$PLAIN" 1.5
+    goal "$AGED_MISS" "$PLAIN_MISS" 1.5
+    goal "$AGED_HIT" "$PLAIN_HIT" 1.5
+    printf '%s\t%s\t%s\t%s\n' plain "$PLAIN" "$PLAIN_MISS" "$PLAIN_HIT" aging "$AGED" "$AGED_MISS" "$AGED_HIT" \
+        two "$PLAIN" "$TWO_MISS" "$TWO_HIT" zset "$ZWIN" "$ZWIN_MISS" "$ZWIN_HIT" >"$TMP/window_rows.tsv"
 fi
 
 # Rate limiters, each call on a fresh key. The seed's Lua token bucket keeps
@@ -769,6 +1032,15 @@ if [[ $NO_MODULE == 0 ]]; then
         echo
         helper bloom "$PORT" "${BENCH_BLOOM_ITEMS:-1000000}" 100000 "$([[ -n $REDISBLOOM ]] && echo 1 || echo 0)"
     } >>"$OUT_DIR/results.md" || die "the Bloom filter table failed"
+fi
+if [[ $NO_MODULE == 0 && $WINDOW == 1 ]]; then
+    log "measuring memory for 1M items per window (aging filter, two filters, sorted set)"
+    {
+        echo
+        echo "## Seen in the last window: memory for 1M items per window"
+        echo
+        helper window "$PORT" "$WIN" "$RESULTS" "$TMP/window_rows.tsv" "${BENCH_AGE_STEADY_MS:-4000}"
+    } >>"$OUT_DIR/results.md" || die "the window memory table failed"
 fi
 cat "$OUT_DIR/results.md"
 log "written to $OUT_DIR/results.md"
