@@ -8,7 +8,11 @@
 //!
 //! An aging filter's add depends on the clock (which block takes the item,
 //! which blocks retire), so it replicates as `BF._ADDATX key unix_ms items`:
-//! the items that changed the filter, applied as of the master's time.
+//! the items that changed the filter, applied as of the master's time. Most
+//! adds change only the newest block (no block retired or opened, no item
+//! refused): those replicate as they were sent, and a replica or the AOF
+//! replays an aging filter's `BF.ADDX` / `BF.MADDX` as "set the items in the
+//! newest block", without a clock.
 
 use std::ffi::{c_long, CStr};
 
@@ -263,11 +267,24 @@ fn add_items(
         }
     };
     let size_before = filter.size();
-    let now = at.unwrap_or_else(|| clock_for(filter));
+    let shape_before = filter.aging_shape();
+    // An aging filter's add that reached a replica or the AOF as it was sent
+    // changed only the master's newest block (see below): it replays as that.
+    let to_newest = shape_before.is_some() && at.is_none() && host::is_replay(ctx);
+    let now = match to_newest {
+        true => 0,
+        false => at.unwrap_or_else(|| clock_for(filter)),
+    };
     // Items that changed nothing; usually none, so usually no allocation.
     let mut not_added: Vec<usize> = Vec::new();
+    let mut failed = false;
     for i in first..args.len() {
-        let outcome = filter.add(ItemHash::of(args.bytes(i)), now, max_bytes);
+        let h = ItemHash::of(args.bytes(i));
+        let outcome = match to_newest {
+            true => filter.add_to_newest(h),
+            false => filter.add(h, now, max_bytes),
+        };
+        failed |= outcome.is_err();
         if !matches!(outcome, Ok(Added::New | Added::Refreshed)) {
             not_added.push(i);
         }
@@ -275,7 +292,8 @@ fn add_items(
     }
     let size_after = filter.size();
     let added_any = not_added.len() < args.len() - first;
-    let aging = filter.aging().is_some();
+    let aging = shape_before.is_some();
+    let newest_only = !failed && filter.aging_shape() == shape_before;
     match created {
         Some(f) => {
             replicate_reserve(ctx, name, &f);
@@ -289,7 +307,12 @@ fn add_items(
         None => {
             bloom_type::track_growth(size_before, size_after);
             if aging {
-                if added_any {
+                if added_any && newest_only && effect == AddEffect::VerbatimWhenAllNew {
+                    // Clock-free on replay: no block retired or opened and no
+                    // item failed, so every item was set in the newest block
+                    // or was there already, which `add_to_newest` repeats.
+                    host::replicate_verbatim(ctx);
+                } else if added_any {
                     replicate_added_at(ctx, args, (first, now), &not_added);
                 }
             } else if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {

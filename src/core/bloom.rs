@@ -242,11 +242,46 @@ impl ItemHash {
     /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2)
     /// mapped onto [0, bits) by multiply-shift.
     fn probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
-        (0..u64::from(hashes)).map(move |i| {
-            let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
-            ((u128::from(x) * u128::from(bits)) >> 64) as u64
-        })
+        (0..u64::from(hashes)).map(move |i| self.probe(bits, i))
     }
+
+    /// Bit position `i` in a layer of `bits` bits.
+    fn probe(self, bits: u64, i: u64) -> u64 {
+        let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
+        ((u128::from(x) * u128::from(bits)) >> 64) as u64
+    }
+}
+
+/// Whether any of `layers` (at most 64) may hold the item. Probe i of every
+/// layer still in the running is read before probe i + 1 of any, so the
+/// layers' cache misses overlap instead of queueing one layer after another.
+fn any_contains(layers: &[Layer], h: ItemHash) -> bool {
+    debug_assert!(layers.len() <= 64);
+    let mut running: u64 = if layers.len() >= 64 {
+        u64::MAX
+    } else {
+        (1 << layers.len()) - 1
+    };
+    let most = layers.iter().map(|l| l.hashes).max().unwrap_or(0);
+    for i in 0..u64::from(most) {
+        let mut left = running;
+        while left != 0 {
+            let at = left.trailing_zeros() as usize;
+            left &= left - 1;
+            let l = &layers[at];
+            if i >= u64::from(l.hashes) {
+                return true;
+            }
+            let b = h.probe(l.bits(), i);
+            if l.words[(b >> 6) as usize] & (1 << (b & 63)) == 0 {
+                running &= !(1 << at);
+            }
+        }
+        if running == 0 {
+            return false;
+        }
+    }
+    running != 0
 }
 
 /// One layer: a fixed-size bit array.
@@ -622,7 +657,36 @@ impl BloomFilter {
     /// Whether the item may have been added (for an aging filter: in a block
     /// still live at `now`, Unix ms; other filters ignore `now`).
     pub fn contains(&self, h: ItemHash, now: u64) -> bool {
-        self.live_layers(now).iter().rev().any(|l| l.contains(h))
+        match self.aging {
+            Some(_) => any_contains(self.live_layers(now), h),
+            None => self.layers.iter().rev().any(|l| l.contains(h)),
+        }
+    }
+
+    /// What an aging filter's adds may change without a clock: `(blocks,
+    /// first opening)`. Adds that leave it as it was changed the newest block
+    /// only (no block retired or opened), so they replay as
+    /// `add_to_newest`. `None` for other filters.
+    pub fn aging_shape(&self) -> Option<(usize, u64)> {
+        let a = self.aging.as_deref()?;
+        Some((a.opened().len(), a.opened().first().copied().unwrap_or(0)))
+    }
+
+    /// An aging filter's add replayed without a clock (from a master or the
+    /// AOF, for an add that changed only the newest block): the item's bits
+    /// set in the newest block.
+    pub fn add_to_newest(&mut self, h: ItemHash) -> Result<Added, WardenError> {
+        if self.aging.is_none() {
+            return Err(WardenError::InvalidState("not an aging filter"));
+        }
+        let newest = self
+            .layers
+            .last_mut()
+            .ok_or(WardenError::InvalidState("aging filter without blocks"))?;
+        Ok(match newest.insert(h) {
+            true => Added::New,
+            false => Added::Present,
+        })
     }
 
     /// Adds an item at `now` (Unix ms, used by aging filters only), growing a
@@ -658,10 +722,10 @@ impl BloomFilter {
             return Err(WardenError::Internal);
         };
         let live = aging.first_live(now);
-        let present = self.layers[live..].iter().any(|l| l.contains(h));
-        // In a block whose slot has not ended, the item lives a window from now.
-        let kept =
-            (live..self.layers.len()).any(|i| aging.in_slot(i, now) && self.layers[i].contains(h));
+        let present = any_contains(&self.layers[live..], h);
+        // In the newest block, still in its slot: it lives a window from now.
+        let newest = self.layers.len().wrapping_sub(1);
+        let kept = present && aging.in_slot(newest, now) && self.layers[newest].contains(h);
         if kept && live == 0 {
             return Ok(Added::Present);
         }
