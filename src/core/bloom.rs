@@ -252,38 +252,6 @@ impl ItemHash {
     }
 }
 
-/// Whether any of `layers` (at most 64) may hold the item. Probe i of every
-/// layer still in the running is read before probe i + 1 of any, so the
-/// layers' cache misses overlap instead of queueing one layer after another.
-fn any_contains(layers: &[Layer], h: ItemHash) -> bool {
-    debug_assert!(layers.len() <= 64);
-    let mut running: u64 = if layers.len() >= 64 {
-        u64::MAX
-    } else {
-        (1 << layers.len()) - 1
-    };
-    let most = layers.iter().map(|l| l.hashes).max().unwrap_or(0);
-    for i in 0..u64::from(most) {
-        let mut left = running;
-        while left != 0 {
-            let at = left.trailing_zeros() as usize;
-            left &= left - 1;
-            let l = &layers[at];
-            if i >= u64::from(l.hashes) {
-                return true;
-            }
-            let b = h.probe(l.bits(), i);
-            if l.words[(b >> 6) as usize] & (1 << (b & 63)) == 0 {
-                running &= !(1 << at);
-            }
-        }
-        if running == 0 {
-            return false;
-        }
-    }
-    running != 0
-}
-
 /// One layer: a fixed-size bit array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
@@ -657,10 +625,7 @@ impl BloomFilter {
     /// Whether the item may have been added (for an aging filter: in a block
     /// still live at `now`, Unix ms; other filters ignore `now`).
     pub fn contains(&self, h: ItemHash, now: u64) -> bool {
-        match self.aging {
-            Some(_) => any_contains(self.live_layers(now), h),
-            None => self.layers.iter().rev().any(|l| l.contains(h)),
-        }
+        self.live_layers(now).iter().rev().any(|l| l.contains(h))
     }
 
     /// What an aging filter's adds may change without a clock: `(blocks,
@@ -722,7 +687,7 @@ impl BloomFilter {
             return Err(WardenError::Internal);
         };
         let live = aging.first_live(now);
-        let present = any_contains(&self.layers[live..], h);
+        let present = self.layers[live..].iter().rev().any(|l| l.contains(h));
         // In the newest block, still in its slot: it lives a window from now.
         let newest = self.layers.len().wrapping_sub(1);
         let kept = present && aging.in_slot(newest, now) && self.layers[newest].contains(h);
