@@ -687,9 +687,24 @@ impl BloomFilter {
             return Err(WardenError::Internal);
         };
         let live = aging.first_live(now);
+        let newest = self.layers.len().wrapping_sub(1);
+        let open = live == 0
+            && aging.in_slot(newest, now)
+            && self.layers.last().is_some_and(|l| l.items < l.capacity);
+        if open {
+            // The common add: nothing retires and the newest block takes it.
+            // One pass sets its bits and tells whether it held the item.
+            let (older, last) = self.layers.split_at_mut(newest);
+            if !last[0].insert(h) {
+                return Ok(Added::Present);
+            }
+            return Ok(match older.iter().rev().any(|l| l.contains(h)) {
+                true => Added::Refreshed,
+                false => Added::New,
+            });
+        }
         let present = self.layers[live..].iter().rev().any(|l| l.contains(h));
         // In the newest block, still in its slot: it lives a window from now.
-        let newest = self.layers.len().wrapping_sub(1);
         let kept = present && aging.in_slot(newest, now) && self.layers[newest].contains(h);
         if kept && live == 0 {
             return Ok(Added::Present);
