@@ -298,7 +298,7 @@ fn add_items(
         Some(f) => {
             replicate_reserve(ctx, name, &f);
             if added_any {
-                replicate_new_items(ctx, args, first, &not_added);
+                replicate_changed(ctx, args, (first, None), &not_added);
             }
             bloom_type::track_new(&f);
             key.set_value(f);
@@ -313,13 +313,13 @@ fn add_items(
                     // or was there already, which `add_to_newest` repeats.
                     host::replicate_verbatim(ctx);
                 } else if added_any {
-                    replicate_added_at(ctx, args, (first, now), &not_added);
+                    replicate_changed(ctx, args, (first, Some(now)), &not_added);
                 }
             } else if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {
                 // Time-independent: the same items set the same bits.
                 host::replicate_verbatim(ctx);
             } else if added_any {
-                replicate_new_items(ctx, args, first, &not_added);
+                replicate_changed(ctx, args, (first, None), &not_added);
             }
             if added_any {
                 host::notify(ctx, event, name);
@@ -329,45 +329,42 @@ fn add_items(
     Ok(())
 }
 
-/// The argument strings of `args[first..]` but for those at `not_added`.
-fn changed_items(args: &Args, first: usize, not_added: &[usize]) -> Vec<*mut RString> {
-    (first..args.len())
+/// Replicates the items of `args[first..]` that changed the filter (all but
+/// those at `not_added`): as `BF._ADDATX key at items` for an aging filter's
+/// add at `at` (the replica adds them as of the master's time), else as
+/// `BF.MADDX key items`.
+fn replicate_changed(
+    ctx: *mut Ctx,
+    args: &Args,
+    (first, at): (usize, Option<u64>),
+    not_added: &[usize],
+) {
+    let items: Vec<*mut RString> = (first..args.len())
         .filter(|i| !not_added.contains(i))
         .map(|i| args.raw(i))
-        .collect()
-}
-
-/// Replicates `BF._ADDATX key now` with the items of `args[first..]` that
-/// changed an aging filter: the replica adds them as of the master's time.
-fn replicate_added_at(ctx: *mut Ctx, args: &Args, (first, now): (usize, u64), not_added: &[usize]) {
-    let items = changed_items(args, first, not_added);
+        .collect();
+    let replicate = api!(RedisModule_Replicate);
     // SAFETY: a live command context; `items` holds live argument strings, as many as given.
     unsafe {
-        api!(RedisModule_Replicate)(
-            ctx,
-            c"BF._ADDATX".as_ptr(),
-            c"slv".as_ptr(),
-            args.raw(1),
-            now as i64,
-            items.as_ptr(),
-            items.len(),
-        )
-    };
-}
-
-/// Replicates `BF.MADDX key` with the items of `args[first..]` that were added.
-fn replicate_new_items(ctx: *mut Ctx, args: &Args, first: usize, not_added: &[usize]) {
-    let items = changed_items(args, first, not_added);
-    // SAFETY: a live command context; `items` holds live argument strings, as many as given.
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx,
-            c"BF.MADDX".as_ptr(),
-            c"sv".as_ptr(),
-            args.raw(1),
-            items.as_ptr(),
-            items.len(),
-        )
+        match at {
+            Some(at) => replicate(
+                ctx,
+                c"BF._ADDATX".as_ptr(),
+                c"slv".as_ptr(),
+                args.raw(1),
+                at as i64,
+                items.as_ptr(),
+                items.len(),
+            ),
+            None => replicate(
+                ctx,
+                c"BF.MADDX".as_ptr(),
+                c"sv".as_ptr(),
+                args.raw(1),
+                items.as_ptr(),
+                items.len(),
+            ),
+        }
     };
 }
 
