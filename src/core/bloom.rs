@@ -445,7 +445,8 @@ pub enum Added {
     Refreshed,
 }
 
-/// A scalable Bloom filter.
+/// A scalable (or non-scaling) Bloom filter, or an aging one whose layers are
+/// the blocks of `core::aging`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BloomFilter {
     /// A boxed slice (layers change rarely), so the filter stays as small as
