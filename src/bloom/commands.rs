@@ -156,47 +156,39 @@ impl CreateOptions {
 fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
     let rate = float_text(f.error_rate());
     let replicate = api!(RedisModule_Replicate);
-    if let Some(a) = f.aging() {
-        // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
-        unsafe {
-            replicate(
+    // The option that shapes the filter, with its value: AGE, EXPANSION, or
+    // NONSCALING alone.
+    let (capacity, option) = match f.aging() {
+        Some(a) => (a.capacity(), Some((c"AGE", a.window_ms() as i64))),
+        None if f.expansion() == 0 => (f.layers()[0].capacity(), None),
+        None => (
+            f.layers()[0].capacity(),
+            Some((c"EXPANSION", i64::from(f.expansion()))),
+        ),
+    };
+    // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
+    unsafe {
+        match option {
+            Some((word, value)) => replicate(
                 ctx,
                 c"BF.RESERVEX".as_ptr(),
                 c"sclcl".as_ptr(),
                 key,
                 rate.as_ptr(),
-                a.capacity() as i64,
-                c"AGE".as_ptr(),
-                a.window_ms() as i64,
-            );
-        }
-        return;
-    }
-    let capacity = f.layers()[0].capacity() as i64;
-    // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
-    unsafe {
-        if f.expansion() == 0 {
-            replicate(
+                capacity as i64,
+                word.as_ptr(),
+                value,
+            ),
+            None => replicate(
                 ctx,
                 c"BF.RESERVEX".as_ptr(),
                 c"sclc".as_ptr(),
                 key,
                 rate.as_ptr(),
-                capacity,
+                capacity as i64,
                 c"NONSCALING".as_ptr(),
-            );
-        } else {
-            replicate(
-                ctx,
-                c"BF.RESERVEX".as_ptr(),
-                c"sclcl".as_ptr(),
-                key,
-                rate.as_ptr(),
-                capacity,
-                c"EXPANSION".as_ptr(),
-                i64::from(f.expansion()),
-            );
-        }
+            ),
+        };
     }
 }
 
