@@ -355,6 +355,41 @@ mod tests {
     }
 
     #[test]
+    fn agrees_with_std_at_every_length() {
+        // Against the standard parse, on values of every length and at the
+        // 18/19-digit boundary where overflow becomes possible.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut values = vec![
+            i64::MAX,
+            i64::MIN,
+            999_999_999_999_999_999,
+            -999_999_999_999_999_999,
+        ];
+        for len in 1..=19u32 {
+            for _ in 0..200 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = (x % 10u64.pow(len)) as i64;
+                values.extend([v, -v]);
+            }
+        }
+        for v in values {
+            let text = v.to_string();
+            assert_eq!(parse_i64(text.as_bytes()), Some(v), "{text}");
+            if v == 0 {
+                continue; // "00" has a leading zero, refused as Redis does
+            }
+            let padded = format!("{text}0");
+            assert_eq!(
+                parse_i64(padded.as_bytes()),
+                padded.parse().ok(),
+                "{padded}"
+            );
+        }
+    }
+
+    #[test]
     fn rejects_everything_else() {
         for bad in [
             &b""[..],
