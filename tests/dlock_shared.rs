@@ -501,7 +501,10 @@ fn owners_of(con: &mut Connection, key: &str) -> Vec<String> {
 /// second waiter waited for its own owner's lease to end, blocking the queue.)
 #[test]
 fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
-    let server = Server::start();
+    let mut server = Server::start();
+    // The repeat grant replicates the renewed lease (`DLOCK._SET` for a plain
+    // lock, the set for a semaphore): a replica must hold the same.
+    let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     for (key, kind) in [("sem", &["LIMIT", "1"][..]), ("plain", &[][..])] {
         acquire(&mut con, key, "x", 30_000, kind).unwrap().unwrap();
@@ -535,12 +538,14 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
                 .map(|h| (h.0.clone().into_bytes(), h.2)),
         };
         assert_eq!(holds, Some((b"a".to_vec(), 2)), "{key}: a holds twice");
+        assert_same_dataset(&server, &replica, &[key], "an owner served twice");
         assert_eq!(release(&mut con, key, "a"), 1);
         assert_eq!(release(&mut con, key, "a"), 1);
         let (tb, _) = granted(b, "b");
         assert!(tb > t1);
         assert_eq!(release(&mut con, key, "b"), 1);
     }
+    assert_same_dataset(&server, &replica, &["sem", "plain"], "after the releases");
 }
 
 /// The oldest waiter's kind decides only for a free key: a key that holds a
