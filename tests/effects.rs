@@ -277,8 +277,18 @@ fn clients_cannot_send_the_replicated_form() {
 
 #[test]
 fn the_aof_replays_effects_without_reading_the_clock() {
+    // `appendfsync always`: the file is written before each reply. With
+    // `everysec` a slow fsync (a busy disk when suites run in parallel) lets
+    // the server postpone the write, and the file read below missed lines.
     let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--appendfsync",
+            "always",
+        ],
         &[],
     );
     let mut con = server.conn();
