@@ -6,7 +6,7 @@
 
 mod common;
 use common::dlock::*;
-use common::server_ops::assert_same_dataset;
+use common::server_ops::{assert_same_dataset, RawConn, Reply};
 use common::*;
 
 use redis::{cmd, Connection, Value};
@@ -404,7 +404,7 @@ fn readers_behind_a_departed_writer_are_granted() {
         "r2 waited {after:?} more"
     );
     // The same when the writer disconnects.
-    let mut raw = common::server_ops::RawConn::open(server.port);
+    let mut raw = RawConn::open(server.port);
     raw.send(&["DLOCK.ACQUIRE", "rw", "w", "30000", "WAIT", "0"]);
     wait_waiting(&mut con, 1);
     let reader = spawn_set_waiter(&server, "rw", "r3", 5_000, &["SHARED"]);
@@ -451,6 +451,65 @@ fn pexpire_bounds_every_holder_past_the_next_change() {
     assert!(err_text(&e.unwrap_err()).starts_with("FENCED"));
 }
 
+/// Inside MULTI the server judges a key by the time the transaction began, so
+/// a key whose `PEXPIRE` passed during it can still be read. Its holders are
+/// over all the same, as a plain lock's: GUARD answers `FENCED` and another
+/// owner gets the key. (Red team: a shared holder could still write.)
+#[test]
+fn a_key_past_its_expiry_inside_multi_has_no_holder() {
+    let server = Server::start();
+    let replica = server.start_streaming_replica();
+    let mut con = conn_t(&server);
+    let kinds: [(&str, &[&str]); 3] = [
+        ("plain", &[]),
+        ("rw", &["SHARED"]),
+        ("sem", &["LIMIT", "2"]),
+    ];
+    let mut tokens = Vec::new();
+    for (key, kind) in kinds {
+        tokens.push(acquire(&mut con, key, "a", 100_000, kind).unwrap().unwrap());
+        let _: i64 = cmd("PEXPIRE").arg(key).arg(100).query(&mut con).unwrap();
+    }
+    let mut raw = RawConn::open(server.port);
+    raw.call(&["MULTI"]);
+    raw.call(&["DEBUG", "SLEEP", "0.3"]);
+    for ((key, _), token) in kinds.iter().zip(&tokens) {
+        let (data, token) = (format!("{key}:data"), token.to_string());
+        raw.call(&["DLOCK.GUARD", key, "a", &token, "SET", &data, "late"]);
+    }
+    for (key, kind) in kinds {
+        let mut args = vec!["DLOCK.ACQUIRE", key, "b", "30000"];
+        args.extend_from_slice(kind);
+        raw.call(&args);
+    }
+    let Reply::Array(replies) = raw.call(&["EXEC"]) else {
+        panic!("EXEC did not answer an array");
+    };
+    for (i, (key, _)) in kinds.iter().enumerate() {
+        match &replies[1 + i] {
+            Reply::Error(e) => assert!(e.starts_with("FENCED"), "{key}: {e}"),
+            other => panic!("{key}: GUARD after the key's expiry answered {other:?}"),
+        }
+        assert!(
+            matches!(replies[4 + i], Reply::Int(t) if t > tokens[i]),
+            "{key}: b gets the key: {:?}",
+            replies[4 + i]
+        );
+        assert!(
+            !exists(&mut con, format!("{key}:data")),
+            "{key}: no late write"
+        );
+    }
+    assert_eq!(owners_of(&mut con, "rw"), ["b"]);
+    assert_eq!(owners_of(&mut con, "sem"), ["b"]);
+    assert_same_dataset(
+        &server,
+        &replica,
+        &["plain", "rw", "sem"],
+        "after the MULTI",
+    );
+}
+
 /// A request of another kind on a free key with waiters queued is refused
 /// before anything is handed over: inside MULTI the transaction replicates
 /// only its DEL, and the grant to the waiter comes after it, not in the
@@ -466,7 +525,7 @@ fn a_request_of_another_kind_changes_nothing() {
     let w = spawn_set_waiter(&server, "sem", "w", 0, &["LIMIT", "1"]);
     wait_waiting(&mut con, 1);
     let mut tap = server.replication_tap();
-    let mut raw = common::server_ops::RawConn::open(server.port);
+    let mut raw = RawConn::open(server.port);
     raw.call(&["MULTI"]);
     raw.call(&["DEL", "sem"]);
     raw.call(&["DLOCK.ACQUIRE", "sem", "y", "1000", "SHARED"]);
@@ -501,7 +560,7 @@ fn owners_of(con: &mut Connection, key: &str) -> Vec<String> {
 /// second waiter waited for its own owner's lease to end, blocking the queue.)
 #[test]
 fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
-    let mut server = Server::start();
+    let server = Server::start();
     // The repeat grant replicates the renewed lease (`DLOCK._SET` for a plain
     // lock, the set for a semaphore): a replica must hold the same.
     let replica = server.start_streaming_replica();

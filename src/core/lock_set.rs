@@ -136,9 +136,17 @@ impl LockSet {
         }
     }
 
+    /// Whether `h`'s lease runs at `now`: its own deadline and the key's
+    /// expiry both lie ahead. (Inside MULTI or a script the server judges the
+    /// key by the time the transaction began, so a key past its expiry can
+    /// still be read: its holders are over all the same.)
+    fn runs(&self, h: &LockState, now: i64) -> bool {
+        now < self.expiry_bound && h.is_live(now)
+    }
+
     /// Holders whose lease runs at `now`.
     pub fn live(&self, now: i64) -> impl Iterator<Item = &LockState> {
-        self.holders.iter().filter(move |h| h.is_live(now))
+        self.holders.iter().filter(move |h| self.runs(h, now))
     }
 
     /// How many holders' leases run at `now`.
@@ -149,7 +157,8 @@ impl LockSet {
     /// Drops holders whose lease ended; true when one was dropped.
     pub fn prune(&mut self, now: i64) -> bool {
         let before = self.holders.len();
-        self.holders.retain(|h| h.is_live(now));
+        let bound = self.expiry_bound;
+        self.holders.retain(|h| now < bound && h.is_live(now));
         self.holders.len() != before
     }
 
@@ -399,6 +408,25 @@ mod tests {
         let deadlines: Vec<i64> = set.holders.iter().map(|h| h.deadline_ms).collect();
         assert_eq!(deadlines, [500, 500]);
         assert_eq!(set.latest_deadline(), Some(500));
+    }
+
+    #[test]
+    fn no_holder_runs_past_the_key_expiry() {
+        // The key read past its expiry (in MULTI or a script): its holders
+        // are over, however long their own leases.
+        let mut fence = FenceClock::default();
+        let mut set = LockSet::new(SetKind::Shared, 1);
+        set.grant(b"a", 10_000, 0, &mut fence).unwrap();
+        set.expiry_bound = 500;
+        assert_eq!(set.live_count(499), 1);
+        assert_eq!(set.live_count(500), 0);
+        assert_eq!(admit(Holding::Set(&set), Want::Exclusive, 600), Admit::Now);
+        assert_eq!(
+            admit(Holding::Set(&set), Want::Exclusive, 400),
+            Admit::Later
+        );
+        assert!(set.prune(600));
+        assert!(set.holders.is_empty());
     }
 
     #[test]
