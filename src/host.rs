@@ -452,13 +452,16 @@ pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
     };
 }
 
-/// Whether this call may block the client (not inside MULTI, Lua or RM_Call).
+/// Whether this call may block the client: not inside MULTI, Lua or
+/// RM_Call, and not on a (writable) replica, where no hand-off can ever
+/// serve it (the module writes only on a master).
 pub fn may_block(ctx: *mut Ctx) -> bool {
     // SAFETY: `ctx` is the live context of the current call.
     let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
     let deny = raw::REDISMODULE_CTX_FLAGS_MULTI
         | raw::REDISMODULE_CTX_FLAGS_LUA
-        | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING;
+        | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING
+        | raw::REDISMODULE_CTX_FLAGS_SLAVE;
     flags & deny == 0
 }
 

@@ -301,3 +301,36 @@ fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
         "the lease passed to the cache waiter at its end"
     );
 }
+
+/// A command of another type that overwrites the key (`SET`, a set store)
+/// ends the entry and its lease: the waiters are answered within warden's
+/// once-a-second look, not at the end of the old lease. (Red team: they
+/// waited out a lease that can be ten years long; Redis 7.0 sends such
+/// overwrites an event of the writing command's own class only.)
+#[test]
+fn a_key_overwritten_by_another_command_answers_its_waiters() {
+    let s = Server::start();
+    let mut con = s.conn();
+    for (key, overwrite) in [
+        ("by:set", vec!["SET", "by:set", "text"]),
+        ("by:store", vec!["SUNIONSTORE", "by:store", "members"]),
+    ] {
+        let _: i64 = cmd("SADD").arg("members").arg("m").query(&mut con).unwrap();
+        get_lease(&mut con, key, 600_000, &[]);
+        let w = spawn_waiter(&s, key, 5_000, 0);
+        wait_for_waiters(&mut con, key, 1);
+        let at = Instant::now();
+        let _: Value = cmd(overwrite[0])
+            .arg(&overwrite[1..])
+            .query(&mut con)
+            .unwrap();
+        let (answer, answered) = w.join().unwrap();
+        let e = answer.expect_err("a string or set is not a cache entry");
+        assert!(err_text(&e).starts_with("WRONGTYPE"), "{key}: {e:?}");
+        let after = answered.saturating_duration_since(at);
+        assert!(
+            after < Duration::from_secs(3),
+            "{key}: answered after {after:?}"
+        );
+    }
+}

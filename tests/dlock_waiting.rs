@@ -615,3 +615,23 @@ fn a_failed_hand_off_answers_the_waiter_it_took() {
     }
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 }
+
+/// A lock key overwritten by another command (`SET`) answers its waiters
+/// within warden's once-a-second look, not when the old lease would have
+/// ended (Redis 7.0 sends the overwrite as a string event only).
+#[test]
+fn a_lock_overwritten_by_another_command_answers_its_waiters() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "ow", "holder", 600_000).expect("granted");
+    let (_, w) = spawn_waiter(&server, b"ow", b"w", 10_000, 0);
+    wait_waiting(&mut con, 1);
+    let at = Instant::now();
+    let _: () = cmd("SET").arg("ow").arg("text").query(&mut con).unwrap();
+    let (r, answered) = w.join().unwrap();
+    let e = r.expect_err("a string is not a lock");
+    assert!(err_text(&e).starts_with("WRONGTYPE"), "{e:?}");
+    let after = answered.saturating_duration_since(at);
+    assert!(after < Duration::from_secs(3), "answered after {after:?}");
+    wait_waiting(&mut con, 0);
+}

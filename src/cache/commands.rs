@@ -493,7 +493,9 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
         }
         Ok(_) => {}
         Err(e) => {
-            waiting::fail_all(db, key_bytes, &e.to_string());
+            // Another command overwrote the key: its cache waiters get the
+            // error a request would get now (WRONGTYPE).
+            waiting::fail_front::<CacheWaiter>(ctx, db, key_bytes, &e.to_string());
             return;
         }
     }

@@ -806,8 +806,14 @@ fn hand_over(
 ) -> (bool, bool) {
     let (mut served, mut set_changed) = (false, false);
     loop {
-        let Ok(lock) = lock_of(key) else {
-            return (served, set_changed);
+        let lock = match lock_of(key) {
+            Ok(lock) => lock,
+            Err(e) => {
+                // Another command overwrote the key: its lock waiters get
+                // the error a request would get now (WRONGTYPE).
+                waiting::fail_front::<LockWaiter>(ctx, db, key_bytes, &e.to_string());
+                return (served, set_changed);
+            }
         };
         let head = waiting::front::<LockWaiter, _>(db, key_bytes, |w| {
             (w.want, holds_as(&lock, &w.owner, w.want, now))
