@@ -367,3 +367,70 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
         "{what}: the paused BF.ADDX reached the replica"
     );
 }
+
+/// The server's CPU time so far, in clock ticks (`utime + stime` of
+/// `/proc/<pid>/stat`; Linux counts them at 100 a second).
+fn server_cpu_ticks(con: &mut redis::Connection) -> u64 {
+    let info: String = cmd("INFO").arg("server").query(con).unwrap();
+    let pid = info
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which ends with the last ')'.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// A write pause with many keys' waiters queued keeps the server idle: the
+/// once-a-second look at each key with waiters keeps its pace while writes
+/// wait. (Red team: each key re-armed a 5 ms timer for as long as the pause
+/// lasted, 69% of a CPU for 2,000 keys.)
+#[test]
+fn a_write_pause_with_many_waited_keys_keeps_the_server_idle() {
+    const KEYS: usize = 400;
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let mut pipe = redis::pipe();
+    for i in 0..KEYS {
+        pipe.cmd("DLOCK.ACQUIRE")
+            .arg(format!("k{i}"))
+            .arg("h")
+            .arg(600_000);
+    }
+    let _: Vec<i64> = pipe.query(&mut con).unwrap();
+    let waiters: Vec<RawConn> = (0..KEYS)
+        .map(|i| {
+            let mut raw = RawConn::open(server.port);
+            raw.send(&[
+                "DLOCK.ACQUIRE",
+                &format!("k{i}"),
+                "w",
+                "600000",
+                "WAIT",
+                "0",
+            ]);
+            raw
+        })
+        .collect();
+    premise(
+        wait_until(Duration::from_secs(10), || {
+            warden_stat(&mut con, "locks_waiting") == KEYS as i64
+        }),
+        "every waiter queued",
+    );
+    client_pause(&mut con, 4_000, "WRITE");
+    thread::sleep(Duration::from_millis(1_200)); // every key's look has come due
+    let before = server_cpu_ticks(&mut con);
+    thread::sleep(Duration::from_secs(2));
+    let used = server_cpu_ticks(&mut con) - before;
+    let _: () = cmd("CLIENT").arg("UNPAUSE").query(&mut con).unwrap();
+    assert!(
+        used <= 20,
+        "the paused server used {used} of 200 clock ticks with {KEYS} waited keys"
+    );
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), KEYS as i64);
+    drop(waiters);
+}

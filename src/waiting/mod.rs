@@ -554,8 +554,14 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
         let (db, key) = split_queue_id(&id);
         if !host::writes_allowed(ctx.ctx) {
             // Paused, failing over, loading or no longer a master: a write
-            // now would crash a paused Redis 7.0 or diverge a replica.
-            schedule(ctx.ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS);
+            // now would crash a paused Redis 7.0 or diverge a replica. What
+            // was due is retried soon; the periodic look had nothing due and
+            // keeps its pace (else every key with waiters would spin a 5 ms
+            // timer for as long as a pause lasts).
+            match alarm.why {
+                Wake::Recheck => schedule(ctx.ctx, db, key, Wake::Recheck, RECHECK_MS),
+                _ => schedule(ctx.ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS),
+            }
             return;
         }
         if !host::select_db(ctx.ctx, db) {
