@@ -103,6 +103,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_CallReplyLength,
         RedisModule_CallReplyArrayElement,
         RedisModule_CallReplyStringPtr,
+        RedisModule_CallReplyInteger,
         RedisModule_FreeCallReply,
         RedisModule_ReplyWithCallReply,
         RedisModule_IsKeysPositionRequest,
@@ -710,6 +711,15 @@ impl<'a> ReplyNode<'a> {
         // non-array replies return NULL.
         let e = unsafe { api!(RedisModule_CallReplyArrayElement)(self.0, i) };
         (!e.is_null()).then_some(ReplyNode(e, std::marker::PhantomData))
+    }
+
+    /// The value of an integer reply; `None` for other types.
+    pub fn integer(self) -> Option<i64> {
+        // SAFETY: the node is part of a live reply.
+        let kind = unsafe { api!(RedisModule_CallReplyType)(self.0) };
+        // SAFETY: as above; the reply is an integer.
+        (kind == raw::REDISMODULE_REPLY_INTEGER as c_int)
+            .then(|| unsafe { api!(RedisModule_CallReplyInteger)(self.0) })
     }
 
     /// Whether an array reply has no elements (a string reply no bytes).

@@ -181,7 +181,15 @@ fn bad_input_and_refused_commands_change_nothing() {
             &["CONFIG", "SET", "maxmemory", "1"],
             "it is an administrative command",
         ),
-        (&["FLUSHALL"], "ok"),
+        // No key: they reach the whole database or server, past the lock's slot.
+        (&["FLUSHALL"], "it names no key"),
+        (&["FLUSHDB", "ASYNC"], "it names no key"),
+        (&["SWAPDB", "0", "1"], "it names no key"),
+        (&["KEYS", "*"], "it names no key"),
+        (&["SCAN", "0"], "it names no key"),
+        (&["RANDOMKEY"], "it names no key"),
+        (&["DBSIZE"], "it names no key"),
+        (&["PUBLISH", "ch", "m"], "it names no key"),
         (&["DEBUG", "SLEEP", "0"], "it is an administrative command"),
         (&["SHUTDOWN"], "it is an administrative command"),
         (
@@ -211,9 +219,6 @@ fn bad_input_and_refused_commands_change_nothing() {
     ];
     let mut cases = cases;
     for (words, why) in refused {
-        if *why == "ok" {
-            continue; // FLUSHALL is a plain write: it runs (see below)
-        }
         let mut args = vec!["lk", "w1", ts.as_str()];
         args.extend_from_slice(words);
         let name = words[0].to_lowercase();
@@ -476,6 +481,55 @@ fn effects_replicate_as_the_command_alone() {
     let mut con = server.conn();
     assert_eq!(db_digest(&mut con), digest, "AOF replay");
     assert_eq!(counter(&mut con), Some(1));
+}
+
+/// Commands whose keys move (their first key is 0 in `COMMAND INFO`) and
+/// subcommands with a key run guarded; an unknown subcommand gets the
+/// server's own error, not a refusal.
+#[test]
+fn commands_with_movable_keys_and_keyed_subcommands_run() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
+    let _: i64 = cmd("RPUSH")
+        .arg("list")
+        .arg("a")
+        .arg("b")
+        .query(&mut con)
+        .unwrap();
+    let popped: Value = guarded(
+        &mut con,
+        &guard("lk", "w1", t, &["LMPOP", "1", "list", "LEFT"]),
+    )
+    .expect("LMPOP runs guarded");
+    assert_eq!(
+        popped,
+        Value::Array(vec![
+            Value::BulkString(b"list".to_vec()),
+            Value::Array(vec![Value::BulkString(b"a".to_vec())]),
+        ])
+    );
+    let encoding: String = guard("lk", "w1", t, &["OBJECT", "ENCODING", "list"])
+        .query(&mut con)
+        .expect("OBJECT ENCODING runs guarded");
+    let direct: String = cmd("OBJECT")
+        .arg("ENCODING")
+        .arg("list")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(encoding, direct);
+    let e = error_of(
+        &mut con,
+        &guard("lk", "w1", t, &["OBJECT", "NOSUCH", "list"]),
+        "OBJECT NOSUCH",
+    );
+    assert!(e.starts_with("ERR unknown subcommand"), "{e}");
+    let e = error_of(
+        &mut con,
+        &guard("lk", "w1", t, &["CLIENT", "LIST"]),
+        "CLIENT LIST",
+    );
+    assert!(e.starts_with("ERR DLOCK.GUARD cannot run 'client'"), "{e}");
 }
 
 /// GUARD inside MULTI: the check and the command still run together.

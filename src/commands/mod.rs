@@ -154,7 +154,7 @@ pub const COMMANDS: &[Command] = &[
             summary: "Creates an empty Bloom filter sized for capacity items at error_rate; with AGE, an aging filter that forgets items after window_ms (capacity is then per window).",
             complexity: "O(1)",
             arity: -4,
-            args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), option("EXPANSION", "expansion", Kind::Int), flag("NONSCALING"), option("AGE", "window_ms", Kind::Int)],
+            args: &[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), one_of("shape", &[chosen(option("EXPANSION", "expansion", Kind::Int)), chosen(flag("NONSCALING")), chosen(option("AGE", "window_ms", Kind::Int))])],
             since: "0.1.0",
         },
     },
@@ -231,7 +231,7 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(bloom::info),
         flags: "readonly fast",
         doc: Doc {
-            summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate and Error rate of a filter.",
+            summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate, Error rate and (aging filters) Window of a filter.",
             complexity: "O(1)",
             arity: -2,
             args: &[key(), ArgDoc { name: "field", kind: Kind::Str, token: None, optional: true, multiple: false }],
@@ -347,8 +347,7 @@ pub const COMMANDS: &[Command] = &[
                 arg("max_burst", Kind::Int),
                 arg("count", Kind::Int),
                 arg("period_s", Kind::Int),
-                ArgDoc { name: "quantity", kind: Kind::Int, token: None, optional: true, multiple: false },
-                option("QUANTITY", "quantity", Kind::Int),
+                one_of("quantity", &[chosen(arg("quantity", Kind::Int)), chosen(option("QUANTITY", "quantity", Kind::Int))]),
             ],
             since: "0.1.0",
         },
@@ -382,7 +381,7 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(cache::get),
         flags: "write blocking",
         doc: Doc {
-            summary: "The value when fresh (and at least MINVERSION), else nil. HOT keeps a often-read key fresh. LEASE turns a miss into one refresh: [value, 0] when fresh, [stale value or nil, token] for the caller who refreshes, [stale value or nil, 0] while another does; WAIT blocks for the refreshed value instead of nil.",
+            summary: "The value when fresh (and at least MINVERSION), else nil. HOT keeps an often-read key fresh. LEASE turns a miss into one refresh: [value, 0] when fresh, [stale value or nil, token] for the caller who refreshes, [stale value or nil, 0] while another does; WAIT blocks for the refreshed value instead of nil.",
             complexity: "O(1)",
             arity: -2,
             args: &[

@@ -22,7 +22,8 @@ pub enum WardenError {
     UnknownSubcommand(String),
     /// The guarded command touches what this cluster node does not serve.
     NotServedHere,
-    /// The user may not run the named command on these keys (DLOCK.GUARD).
+    /// The user may not run the named command, or not on these keys
+    /// (DLOCK.GUARD: Redis 7.0 does not tell a module which one it was).
     NoPermission(String),
     /// `maxmemory` is reached and the guarded command may use more.
     OutOfMemory,
@@ -129,7 +130,7 @@ impl fmt::Display for WardenError {
             }
             WardenError::NoPermission(cmd) => write!(
                 f,
-                "NOPERM this user has no permissions to run the '{cmd}' command on these keys"
+                "NOPERM this user has no permissions to run the '{cmd}' command or to access one of its keys"
             ),
             WardenError::OutOfMemory => {
                 f.write_str("OOM command not allowed when used memory > 'maxmemory'.")

@@ -1,7 +1,9 @@
 //! Which commands `DLOCK.GUARD` runs, decided from the flags `COMMAND INFO`
 //! gives them: a guarded command runs inside another command, so it must not
 //! block, administer the server, open a transaction, subscription or script,
-//! or be a module's internal command.
+//! or be a module's internal command. It must also name a key: a command
+//! without one (`FLUSHALL`, `SWAPDB`, `KEYS`, `PUBLISH`) reaches the whole
+//! database or server, past the lock's slot, which no fence can cover.
 //!
 //! Scripts (`EVAL`, `FCALL`, flagged `noscript`) are refused too: run from a
 //! module they crash the server when the module itself was called from a
@@ -15,8 +17,13 @@
 const SHARD_CHANNEL_COMMANDS: &[&[u8]] = &[b"spublish"];
 
 /// Why the command `name` (lower case; `container|sub` for a subcommand) with
-/// the `COMMAND INFO` flags `flags` cannot run guarded; `None` when it can.
-pub fn refusal<'a>(name: &[u8], flags: impl IntoIterator<Item = &'a [u8]>) -> Option<&'static str> {
+/// the `COMMAND INFO` flags `flags` and first key position `first_key` (0:
+/// none, unless its keys move) cannot run guarded; `None` when it can.
+pub fn refusal<'a>(
+    name: &[u8],
+    flags: impl IntoIterator<Item = &'a [u8]>,
+    first_key: i64,
+) -> Option<&'static str> {
     let last = name.rsplit(|&b| b == b'|').next().unwrap_or(name);
     if last.windows(2).any(|w| w == b"._") {
         return Some("it is a module's internal command");
@@ -24,12 +31,13 @@ pub fn refusal<'a>(name: &[u8], flags: impl IntoIterator<Item = &'a [u8]>) -> Op
     if SHARD_CHANNEL_COMMANDS.contains(&name) {
         return Some("its shard channel is not declared as a key");
     }
-    let (mut blocking, mut admin, mut nested) = (false, false, false);
+    let (mut blocking, mut admin, mut nested, mut movable) = (false, false, false, false);
     for flag in flags {
         match flag {
             b"blocking" => blocking = true,
             b"admin" => admin = true,
             b"noscript" | b"no_multi" => nested = true,
+            b"movablekeys" => movable = true,
             _ => {}
         }
     }
@@ -39,6 +47,8 @@ pub fn refusal<'a>(name: &[u8], flags: impl IntoIterator<Item = &'a [u8]>) -> Op
         Some("it is an administrative command")
     } else if nested {
         Some("it cannot run inside another command")
+    } else if first_key == 0 && !movable {
+        Some("it names no key")
     } else {
         None
     }
@@ -48,18 +58,26 @@ pub fn refusal<'a>(name: &[u8], flags: impl IntoIterator<Item = &'a [u8]>) -> Op
 mod tests {
     use super::*;
 
+    /// The verdict on a command whose first key is argument 1.
     fn verdict(name: &str, flags: &[&str]) -> Option<&'static str> {
-        refusal(name.as_bytes(), flags.iter().map(|f| f.as_bytes()))
+        keyed_at(name, flags, 1)
+    }
+
+    fn keyed_at(name: &str, flags: &[&str], first_key: i64) -> Option<&'static str> {
+        refusal(
+            name.as_bytes(),
+            flags.iter().map(|f| f.as_bytes()),
+            first_key,
+        )
     }
 
     #[test]
     fn plain_reads_and_writes_run() {
         assert_eq!(verdict("incr", &["write", "denyoom", "fast"]), None);
         assert_eq!(verdict("get", &["readonly", "fast"]), None);
-        assert_eq!(
-            verdict("publish", &["pubsub", "loading", "stale", "fast"]),
-            None
-        );
+        assert_eq!(verdict("object|encoding", &["readonly"]), None);
+        // LMPOP numkeys key … LEFT: its keys move, so its first key is 0.
+        assert_eq!(keyed_at("lmpop", &["write", "movablekeys"], 0), None);
         assert_eq!(verdict("rl.token", &["write", "denyoom", "module"]), None);
         assert_eq!(verdict("dlock.release", &["write", "module"]), None);
     }
@@ -100,6 +118,23 @@ mod tests {
                 Some("it is a module's internal command"),
                 "{name}"
             );
+        }
+    }
+
+    #[test]
+    fn commands_that_name_no_key_are_refused() {
+        for (name, flags) in [
+            ("flushall", &["write"][..]),
+            ("flushdb", &["write"]),
+            ("swapdb", &["write", "fast"]),
+            ("keys", &["readonly"]),
+            ("scan", &["readonly"]),
+            ("randomkey", &["readonly"]),
+            ("dbsize", &["readonly", "fast"]),
+            ("publish", &["pubsub", "loading", "stale", "fast"]),
+            ("ping", &["fast"]),
+        ] {
+            assert_eq!(keyed_at(name, flags, 0), Some("it names no key"), "{name}");
         }
     }
 }

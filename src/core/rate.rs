@@ -374,12 +374,17 @@ fn parse_period_ns(text: &[u8]) -> Option<u128> {
     let k: u128 = if k.is_empty() {
         1
     } else {
-        if k.len() > 12 || k[0] == b'0' {
+        // 38 digits always fit in a u128; a longer period is out of range
+        // (saturated below), not a malformed rate.
+        if k[0] == b'0' {
             return None;
         }
-        std::str::from_utf8(k).ok()?.parse().ok()?
+        match k.len() {
+            0..=38 => std::str::from_utf8(k).ok()?.parse().ok()?,
+            _ => u128::MAX,
+        }
     };
-    k.checked_mul(unit_ns(unit)?)
+    Some(k.saturating_mul(unit_ns(unit)?))
 }
 
 /// Most limits one key holds (`RL.TOKEN k 10/s 10 1000/h 1000 …`).
@@ -732,6 +737,9 @@ mod tests {
             b"1e16",
             b"1/999999999999d",
             b"1e-13/ms",
+            b"1/1000000000001ms",
+            b"1/99999999999999999999999999999999999999d",
+            b"1/9999999999999999999999999999999999999999999ms",
         ] {
             assert_eq!(
                 Rate::parse(far),
@@ -740,6 +748,12 @@ mod tests {
             );
         }
         assert!(Rate::parse(b"1000000000000/ms").is_ok(), "the largest rate");
+        // The longest period, however it is written.
+        assert_eq!(
+            Rate::parse(b"1/1000000000000ms"),
+            Rate::parse(b"1/1000000000s")
+        );
+        assert!(Rate::parse(b"1/1000000000s").is_ok());
         assert!(
             Rate::parse(b"0.000000000001/ms").is_ok(),
             "the smallest rate"

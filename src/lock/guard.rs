@@ -188,8 +188,11 @@ fn check_runnable(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         let mut full = name.to_vec();
         full.push(b'|');
         full.extend(args.bytes(COMMAND_AT + 1).to_ascii_lowercase());
-        // An unknown subcommand is left to the server's own error.
-        verdict = verdict_of(ctx, &full).unwrap_or(verdict);
+        match verdict_of(ctx, &full) {
+            Some(sub) => verdict = sub,
+            // An unknown subcommand is left to the server's own error.
+            None => return Ok(()),
+        }
     }
     match verdict.refusal {
         Some(why) => Err(WardenError::NotGuardable(command_name(args), why)),
@@ -206,10 +209,14 @@ fn verdict_of(ctx: *mut Ctx, name: &[u8]) -> Option<Verdict> {
     let info = host::command_info(ctx, name)?;
     let entry = info.node().element(0).filter(|e| !e.is_null())?;
     let flags = entry.element(2)?;
+    // A reply without a first key position (no server has sent one) counts
+    // as keyless: refused.
+    let first_key = entry.element(3).and_then(|n| n.integer()).unwrap_or(0);
     let verdict = Verdict {
         refusal: refusal(
             name,
             (0..flags.len()).filter_map(|i| Some(flags.element(i)?.bytes())),
+            first_key,
         ),
         container: entry.element(9).is_some_and(|subs| !subs.is_empty()),
     };
