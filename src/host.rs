@@ -636,6 +636,20 @@ pub fn reply_null(ctx: *mut Ctx) {
     unsafe { api!(RedisModule_ReplyWithNull)(ctx) };
 }
 
+/// Replies with a decimal: a double in RESP3, and in RESP2 a bulk string of
+/// the shortest text that reads back as `v` (`0.1`, where the server's own
+/// `%.17g` would send `0.10000000000000001`).
+pub fn reply_decimal(ctx: *mut Ctx, v: f64) {
+    // SAFETY: a live command context.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    if flags & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0 {
+        // SAFETY: as above.
+        unsafe { api!(RedisModule_ReplyWithDouble)(ctx, v) };
+    } else {
+        reply_bulk(ctx, v.to_string().as_bytes());
+    }
+}
+
 /// Replies with a binary-safe bulk string.
 pub fn reply_bulk(ctx: *mut Ctx, v: &[u8]) {
     // SAFETY: as above; `v` is readable for its length and copied by Redis.

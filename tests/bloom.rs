@@ -211,6 +211,25 @@ fn infox_fields_and_resp3() {
     assert_eq!(int(&info_field_only(&mut con, "sc", "EXPANSION")), 3);
     assert_eq!(float_of(&info_field_only(&mut con, "sc", "ERROR")), 0.01);
 
+    // RESP2: the error rate as the shortest text that reads back as it, not
+    // the server's `%.17g` ("0.10000000000000001").
+    for (key, rate) in [
+        ("r1", "0.1"),
+        ("r2", "0.05"),
+        ("r3", "0.3"),
+        ("r4", "1e-10"),
+    ] {
+        let _: () = cmd("BF.RESERVEX")
+            .arg(key)
+            .arg(rate)
+            .arg(100)
+            .query(&mut con)
+            .unwrap();
+        let got = info_field_only(&mut con, key, "ERROR");
+        let want = rate.parse::<f64>().unwrap().to_string();
+        assert_eq!(got, Value::BulkString(want.into_bytes()), "{rate}");
+    }
+
     reserve(&mut con, "ns", 0.001, 10, &["NONSCALING"]);
     assert_eq!(info_field_only(&mut con, "ns", "EXPANSION"), Value::Nil);
     assert_eq!(bf_info(&mut con, "ns").expansion, None);

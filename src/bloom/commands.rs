@@ -537,10 +537,7 @@ fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize, now: u64) {
         3 => host::reply_integer(ctx, f.items(now) as i64),
         4 if f.expansion() == 0 => host::reply_null(ctx),
         4 => host::reply_integer(ctx, i64::from(f.expansion())),
-        5 => {
-            // SAFETY: `ctx` is the live context of a call that owes a reply.
-            unsafe { api!(RedisModule_ReplyWithDouble)(ctx, f.error_rate()) };
-        }
+        5 => host::reply_decimal(ctx, f.error_rate()),
         _ => match f.aging() {
             Some(a) => host::reply_integer(ctx, a.window_ms() as i64),
             None => host::reply_null(ctx),
