@@ -272,6 +272,44 @@ fn tokens_increase_across_replica_promotion() {
     assert!(t > held);
 }
 
+/// A lock's DUMP is the same on master and replica after reads on the master
+/// alone: a read brings the value's cached deadline up to the key's expiry
+/// (after `PERSIST`, `PEXPIRE`, `RESTORE … 0`), which is not replicated, so
+/// the saved bytes must not carry it (red team: they did).
+#[test]
+fn dump_of_a_lock_is_the_same_on_master_and_replica_after_reads() {
+    let master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut m = conn_t(&master);
+    let mut r = conn_t(&replica);
+    try_acquire(&mut m, "persisted", "alice", 60_000).unwrap();
+    try_acquire(&mut m, "moved", "alice", 60_000).unwrap();
+    let _: i64 = cmd("PERSIST").arg("persisted").query(&mut m).unwrap();
+    let _: i64 = cmd("PEXPIRE")
+        .arg("moved")
+        .arg(500_000)
+        .query(&mut m)
+        .unwrap();
+    let payload = dump(&mut m, "persisted");
+    let _: () = cmd("RESTORE")
+        .arg("restored")
+        .arg(0)
+        .arg(payload)
+        .query(&mut m)
+        .unwrap();
+    master.sync_replicas(1);
+    for key in ["persisted", "moved", "restored"] {
+        assert!(lock_info(&mut m, key).is_some(), "{key}");
+        // A refused acquire reads the lock too; it replicates nothing.
+        assert_eq!(try_acquire(&mut m, key, "bob", 1_000), None, "{key}");
+    }
+    master.sync_replicas(1);
+    for key in ["persisted", "moved", "restored"] {
+        assert_eq!(dump(&mut m, key), dump(&mut r, key), "DUMP {key}");
+        assert_eq!(digest(&mut m, key), digest(&mut r, key), "digest {key}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // 8. Replication: same state on the replica; only absolute times in the stream
 // ---------------------------------------------------------------------------------------

@@ -5,9 +5,12 @@
 //! load because RESTORE feeds this code bytes from clients.
 //!
 //! The lease is the key's expiry: the stored deadline is only what it was at
-//! the last lock command (the command glue reads the expiry). So digest and
-//! AOF rewrite leave it out: Redis digests the expiry itself, and writes a
-//! `PEXPIREAT` after the `DLOCK._SET … NO_DEADLINE` the rewrite emits.
+//! the last lock command (the command glue reads the expiry). So digest, AOF
+//! rewrite and RDB leave it out: Redis digests and saves the expiry itself,
+//! and writes a `PEXPIREAT` after the `DLOCK._SET … NO_DEADLINE` the rewrite
+//! emits. RDB and `DUMP` save `NO_DEADLINE` in its place, so a read that
+//! brought the cached deadline up to date (after `PERSIST`, say) on the master
+//! only leaves the same bytes as on a replica.
 
 use std::ffi::{c_int, c_void};
 
@@ -82,16 +85,18 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     shield((), || {
         // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
         let state = unsafe { &*value.cast::<LockState>() };
-        save_state(rdb, state);
+        save_state(rdb, state, NO_DEADLINE);
     })
 }
 
-/// Saves one lock state in the layout `load_state` reads.
-pub(super) fn save_state(rdb: *mut raw::RedisModuleIO, state: &LockState) {
+/// Saves one lock state in the layout `load_state` reads, with the deadline
+/// `deadline_ms` (a set holder's own; `NO_DEADLINE` for a plain lock, whose
+/// lease is the key's expiry).
+pub(super) fn save_state(rdb: *mut raw::RedisModuleIO, state: &LockState, deadline_ms: i64) {
     raw::save_slice(rdb, &state.owner);
     raw::save_signed(rdb, state.token);
     raw::save_signed(rdb, state.holds);
-    raw::save_signed(rdb, state.deadline_ms);
+    raw::save_signed(rdb, deadline_ms);
 }
 
 unsafe extern "C" fn aof_rewrite(

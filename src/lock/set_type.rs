@@ -95,7 +95,7 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
         raw::save_signed(rdb, set.floor);
         raw::save_unsigned(rdb, set.holders.len() as u64);
         for h in &set.holders {
-            save_state(rdb, h);
+            save_state(rdb, h, h.deadline_ms);
         }
     })
 }
