@@ -637,8 +637,9 @@ pub fn reply_null(ctx: *mut Ctx) {
 }
 
 /// Replies with a decimal: a double in RESP3, and in RESP2 a bulk string of
-/// the shortest text that reads back as `v` (`0.1`, where the server's own
-/// `%.17g` would send `0.10000000000000001`).
+/// the fewest digits that read back as `v`, with an exponent below 10^-4 as
+/// `%g` writes them (`0.1` where the server's own `%.17g` would send
+/// `0.10000000000000001`; `0.001`; `1e-10`).
 pub fn reply_decimal(ctx: *mut Ctx, v: f64) {
     // SAFETY: a live command context.
     let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
@@ -646,7 +647,12 @@ pub fn reply_decimal(ctx: *mut Ctx, v: f64) {
         // SAFETY: as above.
         unsafe { api!(RedisModule_ReplyWithDouble)(ctx, v) };
     } else {
-        reply_bulk(ctx, v.to_string().as_bytes());
+        let text = if v != 0.0 && v.abs() < 1e-4 {
+            format!("{v:e}")
+        } else {
+            v.to_string()
+        };
+        reply_bulk(ctx, text.as_bytes());
     }
 }
 

@@ -211,13 +211,19 @@ fn infox_fields_and_resp3() {
     assert_eq!(int(&info_field_only(&mut con, "sc", "EXPANSION")), 3);
     assert_eq!(float_of(&info_field_only(&mut con, "sc", "ERROR")), 0.01);
 
-    // RESP2: the error rate as the shortest text that reads back as it, not
-    // the server's `%.17g` ("0.10000000000000001").
+    // RESP2: the error rate in the fewest digits that read back as it, not
+    // the server's `%.17g` ("0.10000000000000001"), with an exponent below
+    // 10^-4 as `%g` writes them.
     for (key, rate) in [
         ("r1", "0.1"),
         ("r2", "0.05"),
         ("r3", "0.3"),
         ("r4", "1e-10"),
+        ("r5", "1e-300"),
+        ("r6", "0.001"),
+        ("r7", "0.999999"),
+        ("r8", "0.0001"),
+        ("r9", "2.5e-5"),
     ] {
         let _: () = cmd("BF.RESERVEX")
             .arg(key)
@@ -226,8 +232,7 @@ fn infox_fields_and_resp3() {
             .query(&mut con)
             .unwrap();
         let got = info_field_only(&mut con, key, "ERROR");
-        let want = rate.parse::<f64>().unwrap().to_string();
-        assert_eq!(got, Value::BulkString(want.into_bytes()), "{rate}");
+        assert_eq!(got, Value::BulkString(rate.as_bytes().to_vec()), "{rate}");
     }
 
     reserve(&mut con, "ns", 0.001, 10, &["NONSCALING"]);

@@ -144,7 +144,7 @@ impl Rate {
     fn whole_per_period(text: &[u8]) -> Option<Rate> {
         let (count, period_ns) = match text.iter().position(|b| *b == b'/') {
             None => (text, 1_000_000_000),
-            Some(at) => (&text[..at], parse_period_ns(&text[at + 1..])?),
+            Some(at) => (&text[..at], parse_period_ns(&text[at + 1..]).ok()?),
         };
         if count.is_empty() || count.len() > 12 || !count.iter().all(u8::is_ascii_digit) {
             return None;
@@ -216,7 +216,7 @@ impl Rate {
         let (digits, exp10) = parse_decimal(count).ok_or(WardenError::BadRate)?;
         let period_ns = match period {
             None => 1_000_000_000,
-            Some(p) => parse_period_ns(p).ok_or(WardenError::BadRate)?,
+            Some(p) => parse_period_ns(p)?,
         };
         if period_ns == 0 {
             return Err(WardenError::BadRate);
@@ -367,24 +367,31 @@ fn parse_decimal(text: &[u8]) -> Option<(u128, i32)> {
     Some((value, exp10))
 }
 
-/// `[k]unit` with unit ms, s, m, h or d, in nanoseconds.
-fn parse_period_ns(text: &[u8]) -> Option<u128> {
-    let split = text.iter().position(|b| !b.is_ascii_digit())?;
+/// `[k]unit` with unit ms, s, m, h or d, in nanoseconds: `BadRate` when it
+/// is malformed, out of range when it is well formed but longer than
+/// `MAX_PERIOD_NS` (10^9 s), whatever the count.
+fn parse_period_ns(text: &[u8]) -> Result<u128, WardenError> {
+    let split = text
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .ok_or(WardenError::BadRate)?;
     let (k, unit) = text.split_at(split);
-    let k: u128 = if k.is_empty() {
-        1
-    } else {
-        // 38 digits always fit in a u128; a longer period is out of range
-        // (saturated below), not a malformed rate.
-        if k[0] == b'0' {
-            return None;
-        }
-        match k.len() {
-            0..=38 => std::str::from_utf8(k).ok()?.parse().ok()?,
-            _ => u128::MAX,
-        }
+    let unit = unit_ns(unit).ok_or(WardenError::BadRate)?;
+    if k.first() == Some(&b'0') {
+        return Err(WardenError::BadRate);
+    }
+    let k: u128 = match k.len() {
+        0 => 1,
+        // 38 digits always fit in a u128.
+        1..=38 => std::str::from_utf8(k)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or(WardenError::BadRate)?,
+        _ => return Err(WardenError::OutOfRange(RATE)),
     };
-    Some(k.saturating_mul(unit_ns(unit)?))
+    k.checked_mul(unit)
+        .filter(|ns| *ns <= MAX_PERIOD_NS)
+        .ok_or(WardenError::OutOfRange(RATE))
 }
 
 /// Most limits one key holds (`RL.TOKEN k 10/s 10 1000/h 1000 …`).
@@ -740,6 +747,12 @@ mod tests {
             b"1/1000000000001ms",
             b"1/99999999999999999999999999999999999999d",
             b"1/9999999999999999999999999999999999999999999ms",
+            // Periods past 2^128 ns (red team: a period saturated at 2^128
+            // let these through as one event per 341 ms).
+            b"1e30/100000000000000000000000000000000000000000000ms",
+            b"1e30/99999999999999999999999999999999999999ms",
+            b"1e30/1100000000000000000000000000000000000000000000h",
+            b"1e30/10000000000000000000000000d",
         ] {
             assert_eq!(
                 Rate::parse(far),
@@ -754,6 +767,15 @@ mod tests {
             Rate::parse(b"1/1000000000s")
         );
         assert!(Rate::parse(b"1/1000000000s").is_ok());
+        // A period past 10^9 s is out of range even with a count that
+        // brings the rate into it (README's number ranges).
+        for long in [&b"1e20/10000000000000000000000ms"[..], b"2/1000000000001ms"] {
+            assert_eq!(
+                Rate::parse(long),
+                Err(WardenError::OutOfRange("rate")),
+                "{long:?}"
+            );
+        }
         assert!(
             Rate::parse(b"0.000000000001/ms").is_ok(),
             "the smallest rate"
