@@ -150,7 +150,9 @@ impl Rate {
             return None;
         }
         let count = count.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
-        if count == 0 || period_ns == 0 || period_ns > MAX_PERIOD_NS {
+        // `parse_period_ns` keeps the period within 10^6..=MAX_PERIOD_NS;
+        // checked again here because the cast below relies on it.
+        if count == 0 || period_ns > MAX_PERIOD_NS {
             return None;
         }
         // count × 10^6 ticks per ms against period_ns per token, reduced:
@@ -218,9 +220,6 @@ impl Rate {
             None => 1_000_000_000,
             Some(p) => parse_period_ns(p)?,
         };
-        if period_ns == 0 {
-            return Err(WardenError::BadRate);
-        }
         if digits == 0 {
             return Rate::per_period(0, period_ns);
         }
@@ -367,9 +366,9 @@ fn parse_decimal(text: &[u8]) -> Option<(u128, i32)> {
     Some((value, exp10))
 }
 
-/// `[k]unit` with unit ms, s, m, h or d, in nanoseconds: `BadRate` when it
-/// is malformed, out of range when it is well formed but longer than
-/// `MAX_PERIOD_NS` (10^9 s), whatever the count.
+/// `[k]unit` with unit ms, s, m, h or d, in nanoseconds (never 0: `k` has
+/// no leading zero): `BadRate` when it is malformed, out of range when it is
+/// well formed but longer than `MAX_PERIOD_NS` (10^9 s), whatever the count.
 fn parse_period_ns(text: &[u8]) -> Result<u128, WardenError> {
     let split = text
         .iter()
@@ -734,6 +733,9 @@ mod tests {
             b"0x10",
             b"1 ",
             b"1e999999",
+            b"1/0ms",
+            b"1/05s",
+            b"1/",
         ] {
             assert_eq!(Rate::parse(bad), Err(WardenError::BadRate), "{bad:?}");
         }
