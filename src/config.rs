@@ -79,8 +79,17 @@ pub static CACHE_MAX_VALUE_BYTES: IntConfig =
 /// run a warden without the in-place form.
 pub static FAST_REPLICATION: IntConfig = IntConfig::new("fast-replication", 1, 0, 1, false);
 
-const INT_CONFIGS: [&IntConfig; 7] = [
+/// Replicas a master must see (online, within `dlock-min-replicas-max-lag`)
+/// to grant a lock, extend one or run DLOCK.GUARD; 0: no such rule.
+pub static DLOCK_MIN_REPLICAS: IntConfig = IntConfig::new("dlock-min-replicas", 0, 0, 1000, false);
+/// Largest replication lag, in seconds, of a replica `dlock-min-replicas` counts.
+pub static DLOCK_MIN_REPLICAS_MAX_LAG: IntConfig =
+    IntConfig::new("dlock-min-replicas-max-lag", 10, 0, 86_400, false);
+
+const INT_CONFIGS: [&IntConfig; 9] = [
     &DLOCK_MAX_WAITERS,
+    &DLOCK_MIN_REPLICAS,
+    &DLOCK_MIN_REPLICAS_MAX_LAG,
     &CACHE_MAX_WAITERS,
     &CACHE_MAX_VALUE_BYTES,
     &BF_INITIAL_CAPACITY,

@@ -51,6 +51,19 @@ pub const fn methods(callbacks: Callbacks) -> raw::RedisModuleTypeMethods {
     }
 }
 
+/// `table` with RDB aux data saved before the keys by `save` and read by
+/// `load` (one type carries the module's own state this way).
+pub const fn with_aux(
+    mut table: raw::RedisModuleTypeMethods,
+    load: raw::RedisModuleTypeAuxLoadFunc,
+    save: raw::RedisModuleTypeAuxSaveFunc,
+) -> raw::RedisModuleTypeMethods {
+    table.aux_load = load;
+    table.aux_save = save;
+    table.aux_save_triggers = raw::REDISMODULE_AUX_BEFORE_RDB as i32;
+    table
+}
+
 /// `free` for a type whose values are boxed `T`s with nothing else to undo.
 ///
 /// # Safety

@@ -109,6 +109,10 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_IsKeysPositionRequest,
         RedisModule_KeyAtPosWithFlags,
         RedisModule_GetCommandKeysWithFlags,
+        RedisModule_GetServerInfo,
+        RedisModule_FreeServerInfo,
+        RedisModule_ServerInfoGetFieldC,
+        RedisModule_ServerInfoGetFieldSigned,
         RedisModule_Free
     );
     Ok(())
@@ -437,6 +441,46 @@ pub fn writes_allowed(ctx: *mut Ctx) -> bool {
         | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING
         | raw::REDISMODULE_CTX_FLAGS_SLAVE;
     flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
+}
+
+/// Whether this node is a master (whatever else holds writes back).
+pub fn is_master(ctx: *mut Ctx) -> bool {
+    // SAFETY: `ctx` is the live context of the current callback.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
+}
+
+/// The `slave<i>` fields of `INFO replication` (`ip=…,port=…,state=…,
+/// offset=…,lag=…`), one per connected replica. It formats the whole
+/// section: call it rarely.
+pub fn replica_fields(ctx: *mut Ctx) -> Vec<Vec<u8>> {
+    // SAFETY: `ctx` is a live context; the data is freed below, and the
+    // field texts are copied out before that.
+    unsafe {
+        let data = api!(RedisModule_GetServerInfo)(ctx, c"replication".as_ptr());
+        if data.is_null() {
+            return Vec::new();
+        }
+        let mut err: c_int = 0;
+        let count = api!(RedisModule_ServerInfoGetFieldSigned)(
+            data,
+            c"connected_slaves".as_ptr(),
+            &mut err,
+        );
+        let count = if err == 0 { count.clamp(0, 100_000) } else { 0 };
+        let mut fields = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            let Ok(name) = std::ffi::CString::new(format!("slave{i}")) else {
+                continue;
+            };
+            let text = api!(RedisModule_ServerInfoGetFieldC)(data, name.as_ptr());
+            if !text.is_null() {
+                fields.push(CStr::from_ptr(text).to_bytes().to_vec());
+            }
+        }
+        api!(RedisModule_FreeServerInfo)(ctx, data);
+        fields
+    }
 }
 
 /// Announces a write to `key`: signals it modified (WATCH, client-side

@@ -48,6 +48,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !waiting::subscribe_database_events(ctx.ctx) {
         return Err("cannot subscribe to flush and swapdb events".to_string());
     }
+    if !fence::subscribe_role_changes(ctx.ctx) {
+        return Err("cannot subscribe to replication role changes".to_string());
+    }
     let features = host::detect_server();
     host::set_module_options(ctx.ctx, features);
     Ok(())

@@ -181,6 +181,13 @@ pub struct Doc {
     pub since: &'static str,
 }
 
+impl Doc {
+    /// Whether the command takes a key: its first argument is documented as one.
+    pub fn has_key(&self) -> bool {
+        matches!(self.args.first(), Some(a) if matches!(a.kind, Kind::Key))
+    }
+}
+
 /// Registers the documentation of each command given as (name, whether it
 /// writes its key, whether it carries another command whose keys it declares
 /// through `getkeys-api`, doc); the commands must exist.
@@ -208,25 +215,29 @@ pub fn register<'a>(
         } else {
             raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS
         };
-        // One key at argument 1; for a command that carries another, a spec
+        // One key at argument 1 (none for a keyless command); for a command that carries another, a spec
         // of unknown shape (INCOMPLETE, VARIABLE_FLAGS) so the server asks
         // the command for that one's keys; then the terminating zeroed entry.
-        let mut key_specs = vec![raw::RedisModuleCommandKeySpec {
-            notes: std::ptr::null(),
-            flags: u64::from(access),
-            begin_search_type: raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
-            bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
-                index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
-            },
-            find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
-            fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
-                range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
-                    lastkey: 0,
-                    keystep: 1,
-                    limit: 0,
+        let mut key_specs = Vec::with_capacity(3);
+        if doc.has_key() {
+            key_specs.push(raw::RedisModuleCommandKeySpec {
+                notes: std::ptr::null(),
+                flags: u64::from(access),
+                begin_search_type:
+                    raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
+                bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+                    index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 },
                 },
-            },
-        }];
+                find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE,
+                fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                    range: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+                        lastkey: 0,
+                        keystep: 1,
+                        limit: 0,
+                    },
+                },
+            });
+        }
         if carries_command {
             // SAFETY: all-zero is a valid key spec (plain data, no references);
             // the fields that matter are set next.

@@ -15,6 +15,7 @@ use crate::bloom::commands as bloom;
 use crate::bloom::dump as bloom_dump;
 use crate::cache::commands as cache;
 use crate::core::error::WardenError;
+use crate::fence;
 use crate::host::{self, api, Ctx, RString};
 use crate::lock::commands as lock;
 use crate::lock::guard as lock_guard;
@@ -81,10 +82,16 @@ impl Command {
     pub fn writes(&self) -> bool {
         self.flags.split(' ').any(|f| f == "write")
     }
+
+    /// Whether the command takes a key (at argument 1).
+    pub fn has_key(&self) -> bool {
+        self.doc.has_key()
+    }
 }
 
 /// Every warden command: one row each, from which registration, `COMMAND DOCS`
-/// and the ACL categories are made. Each takes exactly one key, at argument 1.
+/// and the ACL categories are made. Each takes exactly one key, at argument 1,
+/// but `DLOCK._FENCE`, which takes none (its first argument is not a key).
 pub const COMMANDS: &[Command] = &[
     Command {
         name: "dlock.acquire",
@@ -453,6 +460,18 @@ pub const COMMANDS: &[Command] = &[
             since: "0.1.0",
         },
     },
+    Command {
+        name: "dlock._fence",
+        func: command_fn!(fence::set_floor),
+        flags: "write",
+        doc: Doc {
+            summary: "Internal: raises the fencing-token floor to that of a master's failover epoch (replication and AOF). Takes no key.",
+            complexity: "O(1)",
+            arity: 2,
+            args: &[arg("floor", Kind::Int)],
+            since: "0.3.0",
+        },
+    },
 ];
 
 /// Registers the command table with Redis.
@@ -460,6 +479,7 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
     for spec in COMMANDS {
         let name = CString::new(spec.name).map_err(|e| e.to_string())?;
         let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
+        let key = c_int::from(spec.has_key());
         // SAFETY: called from OnLoad with the load context; `name` and `flags` are C strings and `spec.func` a command entry point.
         let status = unsafe {
             api!(RedisModule_CreateCommand)(
@@ -467,9 +487,9 @@ pub fn register(ctx: *mut Ctx) -> Result<(), String> {
                 name.as_ptr(),
                 Some(spec.func),
                 flags.as_ptr(),
-                1,
-                1,
-                1,
+                key,
+                key,
+                key,
             )
         };
         if status != raw::REDISMODULE_OK as c_int {

@@ -51,6 +51,16 @@ pub enum WardenError {
     TokensExhausted,
     /// The per-key waiter cap (`dlock-max-waiters`, `cache-max-waiters`) is reached.
     TooManyWaiters,
+    /// `dlock-min-replicas`: a lock grant or GUARD needs `needed` replicas
+    /// with lag at most `max_lag_s` seconds; this master sees `seen`.
+    NotEnoughReplicas {
+        /// `dlock-min-replicas`.
+        needed: i64,
+        /// `dlock-min-replicas-max-lag`.
+        max_lag_s: i64,
+        /// Replicas online within that lag.
+        seen: i64,
+    },
     /// A `CACHE.SET` value above `cache-max-value-bytes`.
     ValueTooLarge,
     /// `CACHE.GET … WAIT` without `LEASE` (only a lease can be waited for).
@@ -153,6 +163,14 @@ impl fmt::Display for WardenError {
                 f.write_str("ERR fencing tokens are exhausted on this server (a restored token was too large)")
             }
             WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this key"),
+            WardenError::NotEnoughReplicas {
+                needed,
+                max_lag_s,
+                seen,
+            } => write!(
+                f,
+                "NOREPLICAS lock grants need {needed} replicas with lag <= {max_lag_s} s (dlock-min-replicas); this master sees {seen}"
+            ),
             WardenError::ValueTooLarge => {
                 f.write_str("ERR value is larger than cache-max-value-bytes")
             }

@@ -19,6 +19,7 @@ use crate::core::parse::is_keyword;
 use crate::effect;
 use crate::fence::{observe_token, with_fence};
 use crate::host::{self, emit, Ctx, Either, Key, RString, Sink};
+use crate::lock::replicas;
 use crate::lock::set_wire::SetLocks;
 use crate::lock::wire::SetLock;
 use crate::stats;
@@ -239,6 +240,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let options = AcquireOptions::parse(args)?;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
+    replicas::require(ctx, now)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if options.want != Want::Exclusive {
@@ -606,6 +608,7 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let token = token_option(args, 4)?;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
+    replicas::require(ctx, now)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let current = match lock_of(&mut key)? {
@@ -842,6 +845,12 @@ fn hand_over(
                 waiting::fail_all(db, key_bytes, &error);
                 return (false, false);
             }
+        }
+        if let Err(e) = replicas::require(ctx, now) {
+            // Too few replicas for a grant: the waiters learn it now and
+            // can look for a master that has them.
+            waiting::fail_all(db, key_bytes, &e.to_string());
+            return (served, set_changed);
         }
         let Some(waiter) = waiting::pop_front::<LockWaiter>(db, key_bytes) else {
             return (served, set_changed);

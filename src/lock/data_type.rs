@@ -3,6 +3,8 @@
 //! RDB layout, encoding version 1: owner (string buffer), token (signed),
 //! holds (signed), deadline in Unix ms (signed). Every field is validated on
 //! load because RESTORE feeds this code bytes from clients.
+//! The type also carries the module's fencing floor as RDB aux data
+//! (`fence::aux_save`): one signed integer before the keys.
 //!
 //! The lease is the key's expiry: the stored deadline is only what it was at
 //! the last lock command (the command glue reads the expiry). So digest, AOF
@@ -20,8 +22,8 @@ use redis_module::raw;
 
 use crate::core::compact_bytes::CompactBytes;
 use crate::core::lock::{LockState, NO_DEADLINE};
-use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
-use crate::fence::observe_token;
+use crate::data_type::{copy_boxed, free_boxed, methods, with_aux, Callbacks};
+use crate::fence::{self, observe_token};
 use crate::host::{api, shield, ModuleValue, Sink};
 use crate::lock::wire::SetLock;
 
@@ -36,15 +38,19 @@ const MAX_STORED_OWNER_BYTES: usize = 512 * 1024 * 1024;
 pub static LOCK_TYPE: RedisType = RedisType::new(
     "warden-lk",
     LOCK_ENCODING_VERSION,
-    methods(Callbacks {
-        rdb_load: Some(rdb_load),
-        rdb_save: Some(rdb_save),
-        aof_rewrite: Some(aof_rewrite),
-        mem_usage: Some(mem_usage),
-        digest: Some(digest),
-        free: Some(free_boxed::<LockState>),
-        copy: Some(copy_boxed::<LockState>),
-    }),
+    with_aux(
+        methods(Callbacks {
+            rdb_load: Some(rdb_load),
+            rdb_save: Some(rdb_save),
+            aof_rewrite: Some(aof_rewrite),
+            mem_usage: Some(mem_usage),
+            digest: Some(digest),
+            free: Some(free_boxed::<LockState>),
+            copy: Some(copy_boxed::<LockState>),
+        }),
+        Some(fence::aux_load),
+        Some(fence::aux_save),
+    ),
 );
 
 /// Loads one lock state (owner, token, holds, deadline): a plain lock's value

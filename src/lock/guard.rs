@@ -21,6 +21,7 @@ use crate::core::guard::refusal;
 use crate::core::lock::TOKEN;
 use crate::host::{self, Ctx, Key};
 use crate::lock::commands::{lock_of, owner_arg, Lock};
+use crate::lock::replicas;
 
 /// Position of the guarded command's name in DLOCK.GUARD's arguments.
 const COMMAND_AT: usize = 4;
@@ -91,6 +92,7 @@ pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let token = TOKEN.parse(args.bytes(3))?;
     check_runnable(ctx, args)?;
     let now = host::now_ms();
+    replicas::require(ctx, now)?;
     let held = {
         let mut key = Key::readable(ctx, args.raw(1));
         match lock_of(&mut key)? {

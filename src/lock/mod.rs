@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod data_type;
 pub mod guard;
+pub mod replicas;
 pub mod set_type;
 pub mod set_wire;
 pub mod wire;

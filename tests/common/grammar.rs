@@ -551,6 +551,7 @@ pub const COMMANDS: &[&str] = &[
     "DLOCK.GUARD",
     "DLOCK._SET",
     "DLOCK._SETS",
+    "DLOCK._FENCE",
     "BF.RESERVEX",
     "BF.ADDX",
     "BF.MADDX",
@@ -632,6 +633,12 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
             }));
             let holders = format!("1:a{}:1:{};", g.now * 1000, g.now + 60_000);
             a.push(g.val(rng, |_| holders.clone().into_bytes()));
+        }
+        "DLOCK._FENCE" => {
+            let floor = g.now * 1000;
+            a.push(g.val(rng, |r| {
+                (floor + r.below(1000) as i64).to_string().into_bytes()
+            }));
         }
         "DLOCK._SET" => {
             a.push(g.key(rng, LOCK_KEYS));
