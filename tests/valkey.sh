@@ -28,19 +28,9 @@ CARGO=${CARGO:-cargo}
 THREADS=${TEST_THREADS:-4}
 VERSIONS=${VALKEY_VERSIONS:-8.1 9.1}
 
-# python3 -m venv, installing Debian's python3-venv first if it is missing (as root).
-make_venv() {
-    rm -rf "$1"
-    python3 -m venv "$1" >/dev/null 2>&1 && return 0
-    rm -rf "$1"
-    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-        echo "valkey.sh: installing python3-venv"
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; } || return 1
-        python3 -m venv "$1"
-    else
-        return 1
-    fi
-}
+say() { echo "valkey.sh: $*"; }
+die() { echo "valkey.sh: $*" >&2; exit 1; }
+. tests/venv.sh
 
 # The binary inside an installed package, asked of the package itself; empty if
 # the package is missing or keeps it elsewhere.

@@ -35,33 +35,13 @@ REDIGO=$GOPATH_DEB/src/github.com/gomodule/redigo/redis
 say() { echo "examples: $*"; }
 die() { echo "examples: $*" >&2; exit 1; }
 
-# python3 -m venv, installing Debian's python3-venv first if it is missing (as root).
-make_venv() {
-    rm -rf "$1"
-    python3 -m venv "$1" >/dev/null 2>&1 && return 0
-    rm -rf "$1"
-    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-        echo "examples: installing python3-venv"
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; } || return 1
-        python3 -m venv "$1"
-    else
-        return 1
-    fi
-}
+. "$ROOT/tests/venv.sh"
 
 # --- what the examples need -------------------------------------------------------
 [ -f "$MODULE" ] || die "$MODULE is missing: run \`make build\` first"
 command -v "$SERVER_BIN" >/dev/null 2>&1 || die "$SERVER_BIN not found (apt-get install redis-server)"
 
-if ! "$VENV/bin/python" -c "import redis" >/dev/null 2>&1; then
-    command -v python3 >/dev/null 2>&1 || die "python3 is missing (apt-get install python3 python3-venv)"
-    say "installing redis-py into $VENV"
-    if [ ! -x "$VENV/bin/python" ]; then
-        make_venv "$VENV" || die "python3 -m venv failed (apt-get install python3-venv)"
-    fi
-    "$VENV/bin/pip" install -q --disable-pip-version-check redis || die "pip install redis failed"
-    "$VENV/bin/python" -c "import redis" || die "redis-py does not import after install"
-fi
+ensure_redis_py "$VENV"
 
 missing=""
 command -v go >/dev/null 2>&1 || missing="$missing golang-go"

@@ -1,0 +1,586 @@
+"""One run of the partition suite, inside the client namespace (see run.sh).
+
+Nodes run redis-server with the module, one per network namespace, with a
+Sentinel beside each; four workers contend for `lock:r` through redis-py's
+Sentinel client (default settings), write to an in-process fencing resource and
+increment a counter with DLOCK.GUARD; a nemesis isolates the master, kills it
+with -9 and restarts it. The table counts what went wrong; the asserts fail the
+run (unless PARTITION_REPORT_ONLY=1).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from redis.sentinel import Sentinel
+
+MASTER_NAME = "wm"
+PORT = 6379
+SENTINEL_PORT = 26379
+LOCK = "lock:r"
+COUNTER = "counter"
+WORKERS = 4
+LEASE_MS = 1500
+WAIT_MS = 1000
+ISOLATION_S = 6.0
+RESTART_AFTER_S = 3.0
+PROBES = 5
+STABLE_TIMEOUT_S = 30.0
+TAIL_S = 3.0
+MONITOR_EVERY_S = 0.05
+
+
+def node_ip(i):
+    """Address of node i (1-based) inside its namespace."""
+    return f"10.77.0.{10 + i}"
+
+
+def log(msg):
+    """A progress line."""
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Cluster:
+    """The nodes and Sentinels of one run: configs, processes, addresses."""
+
+    def __init__(self, args):
+        self.args = args
+        self.n = args.nodes
+        self.pids = {}
+
+    def ns(self, i):
+        """Namespace of node i."""
+        return f"{self.args.ns_prefix}n{i}"
+
+    def record_pid(self, path):
+        """Reads a pidfile (waiting for it) and appends the pid to RUN_DIR/pids."""
+        for _ in range(100):
+            try:
+                with open(path) as f:
+                    pid = int(f.read().strip())
+                with open(os.path.join(self.args.dir, "pids"), "a") as f:
+                    f.write(f"{pid}\n")
+                return pid
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        raise RuntimeError(f"no pid in {path}")
+
+    def node_conf(self, i, extra):
+        """Writes node i's redis.conf and returns its path."""
+        d = os.path.join(self.args.dir, f"n{i}")
+        os.makedirs(d, exist_ok=True)
+        lines = [
+            f"port {PORT}",
+            f"bind {node_ip(i)} 127.0.0.1",
+            "protected-mode no",
+            "daemonize yes",
+            f"pidfile {d}/redis.pid",
+            f"logfile {d}/redis.log",
+            f"dir {d}",
+            "appendonly yes",
+            'save ""',
+            "repl-diskless-sync-delay 0",
+            f"loadmodule {self.args.module}",
+        ]
+        if i > 1:
+            lines.append(f"replicaof {node_ip(1)} {PORT}")
+        lines += extra
+        path = os.path.join(d, "redis.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def start_node(self, i):
+        """Starts (or restarts) node i from its config."""
+        d = os.path.join(self.args.dir, f"n{i}")
+        pidfile = f"{d}/redis.pid"
+        if os.path.exists(pidfile):
+            os.remove(pidfile)
+        subprocess.run(
+            ["ip", "netns", "exec", self.ns(i), self.args.server, f"{d}/redis.conf"],
+            check=True,
+        )
+        self.pids[i] = self.record_pid(pidfile)
+
+    def start_sentinel(self, i):
+        """Starts node i's Sentinel."""
+        d = os.path.join(self.args.dir, f"s{i}")
+        os.makedirs(d, exist_ok=True)
+        conf = os.path.join(d, "sentinel.conf")
+        with open(conf, "w") as f:
+            f.write(
+                "\n".join(
+                    [
+                        f"port {SENTINEL_PORT}",
+                        f"bind {node_ip(i)}",
+                        "protected-mode no",
+                        "daemonize yes",
+                        f"pidfile {d}/sentinel.pid",
+                        f"logfile {d}/sentinel.log",
+                        f"dir {d}",
+                        f"sentinel monitor {MASTER_NAME} {node_ip(1)} {PORT} 2",
+                        f"sentinel down-after-milliseconds {MASTER_NAME} 1000",
+                        f"sentinel failover-timeout {MASTER_NAME} 5000",
+                        f"sentinel parallel-syncs {MASTER_NAME} 1",
+                    ]
+                )
+                + "\n"
+            )
+        subprocess.run(
+            ["ip", "netns", "exec", self.ns(i), self.args.server, conf, "--sentinel"],
+            check=True,
+        )
+        self.record_pid(f"{d}/sentinel.pid")
+
+    def direct(self, i, timeout=0.3):
+        """A plain client of node i."""
+        return redis.Redis(host=node_ip(i), port=PORT, socket_timeout=timeout,
+                           socket_connect_timeout=timeout)
+
+    def index_of(self, host):
+        """Node index of an address."""
+        return int(host.rsplit(".", 1)[1]) - 10
+
+
+class Epochs:
+    """Replication epochs: each `master_replid` in the order first seen on a master."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.order = {}
+        self.last_master_replid = {}
+
+    def index(self, replid):
+        """Order of an epoch, assigning the next one to a new replid."""
+        with self.lock:
+            if replid not in self.order:
+                self.order[replid] = len(self.order)
+            return self.order[replid]
+
+    def saw(self, node, role, replid):
+        """Records what the monitor read from a node."""
+        if role == "master":
+            self.index(replid)
+            with self.lock:
+                self.last_master_replid[node] = replid
+
+    def last_of(self, node):
+        """The replid node last had as a master."""
+        with self.lock:
+            return self.last_master_replid.get(node)
+
+
+def parse_info(text):
+    """INFO (as redis-py parsed it, or raw text) as a dict."""
+    if isinstance(text, dict):
+        return text
+    if isinstance(text, bytes):
+        text = text.decode()
+    out = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+class Resource:
+    """The external fencing resource: accepts a write iff its token is at least the
+    highest accepted so far."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.highest = 0
+        self.highest_epoch = -1
+        self.accepted = 0
+        self.rejected = 0
+        self.older_epoch = 0
+        self.overlapping = 0
+        self.live = {}
+
+    def write(self, token, epoch, worker):
+        """One write carrying `token` from a grant of `epoch`."""
+        with self.lock:
+            if token < self.highest:
+                self.rejected += 1
+                return False
+            self.highest = token
+            self.accepted += 1
+            if epoch < self.highest_epoch:
+                self.older_epoch += 1
+            self.highest_epoch = max(self.highest_epoch, epoch)
+            if any(w != worker for w in self.live):
+                self.overlapping += 1
+            return True
+
+    def hold(self, worker, on):
+        """Marks a worker as holding a grant it believes live (for overlaps)."""
+        with self.lock:
+            if on:
+                self.live[worker] = True
+            else:
+                self.live.pop(worker, None)
+
+
+class Run:
+    """State shared by workers, monitor and nemesis."""
+
+    def __init__(self, args, safe_wait):
+        self.args = args
+        self.stop = threading.Event()
+        self.epochs = Epochs()
+        self.resource = Resource()
+        self.lock = threading.Lock()
+        self.grants = []
+        self.errors = {}
+        self.acked = 0
+        self.safe_wait = safe_wait
+
+    def error(self, kind):
+        """Counts an error reply or exception by kind."""
+        with self.lock:
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+def classify(exc):
+    """A short name for an error."""
+    text = str(exc)
+    for prefix in ("NOREPLICAS", "READONLY", "FENCED", "UNBLOCKED", "LOADING", "MASTERDOWN"):
+        if text.startswith(prefix) or prefix in text[:40]:
+            return prefix
+    return type(exc).__name__
+
+
+def monitor(cluster, run):
+    """Polls every node's INFO replication to learn the epochs."""
+    clients = {i: cluster.direct(i, 0.2) for i in range(1, cluster.n + 1)}
+    while not run.stop.is_set():
+        for i, c in clients.items():
+            try:
+                info = parse_info(c.execute_command("INFO", "replication"))
+                run.epochs.saw(i, info.get("role"), info.get("master_replid"))
+            except redis.RedisError:
+                pass
+        time.sleep(MONITOR_EVERY_S)
+
+
+def worker(cluster, run, n, sentinels):
+    """Acquire, write to the resource, GUARD INCR, release: over and over."""
+    # Even workers: redis-py's default settings, as most applications run them
+    # (no socket timeouts: a connection to a master that was cut off resumes
+    # when the link heals). Odd workers: 0.5 s timeouts, no retries on the
+    # Sentinel connections and their own order of Sentinels, so they find the
+    # new master during the partition. Both masters then grant.
+    if n % 2 == 0:
+        sentinel = Sentinel(sentinels)
+        master = sentinel.master_for(MASTER_NAME)
+    else:
+        fast = {"socket_timeout": 0.5, "retry": Retry(NoBackoff(), 0)}
+        order = sentinels[n % len(sentinels):] + sentinels[:n % len(sentinels)]
+        sentinel = Sentinel(order, sentinel_kwargs=fast, socket_timeout=0.5)
+        master = sentinel.master_for(MASTER_NAME, socket_timeout=0.5)
+    pool = master.connection_pool
+    while not run.stop.is_set():
+        owner = f"w{n}-{uuid.uuid4().hex[:8]}"
+        conn = None
+        try:
+            conn = pool.get_connection("DLOCK.ACQUIRE")
+            started = time.monotonic()
+            conn.send_command("DLOCK.ACQUIRE", LOCK, owner, LEASE_MS, "WAIT", WAIT_MS)
+            token = conn.read_response()
+            if token is None:
+                continue
+            received = time.monotonic()
+            node = cluster.index_of(conn.host)
+            conn.send_command("INFO", "replication")
+            info = parse_info(conn.read_response())
+            # The node was master when the grant was made unless it was demoted
+            # since; a demoted node's grant belongs to the epoch it last led.
+            replid = info.get("master_replid") if info.get("role") == "master" else None
+            replid = replid or run.epochs.last_of(node)
+            epoch = run.epochs.index(replid) if replid else -1
+            with run.lock:
+                run.grants.append((started, received, token, epoch, node))
+            run.resource.hold(n, True)
+            for _ in range(2):
+                run.resource.write(token, epoch, n)
+                time.sleep(0.003)
+            conn.send_command("DLOCK.GUARD", LOCK, owner, token, "INCR", COUNTER)
+            conn.read_response()
+            acked = True
+            if run.safe_wait:
+                k, ms = run.safe_wait
+                conn.send_command("WAIT", k, ms)
+                acked = conn.read_response() >= k
+            if acked:
+                with run.lock:
+                    run.acked += 1
+            run.resource.hold(n, False)
+            conn.send_command("DLOCK.RELEASE", LOCK, owner, "TOKEN", token)
+            conn.read_response()
+        except (redis.RedisError, OSError) as e:
+            run.resource.hold(n, False)
+            run.error(classify(e))
+            if conn is not None:
+                conn.disconnect()
+            time.sleep(0.05)
+        finally:
+            if conn is not None:
+                pool.release(conn)
+
+
+def current_master(cluster, sentinels):
+    """(index, agreed) for the master the reachable Sentinels name."""
+    seen = set()
+    for host, port in sentinels:
+        try:
+            s = redis.Redis(host=host, port=port, socket_timeout=0.3)
+            addr = s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME)
+            if addr:
+                seen.add(addr[0].decode())
+        except redis.RedisError:
+            seen.add(None)
+    if len(seen) != 1 or None in seen:
+        return None
+    return cluster.index_of(seen.pop())
+
+
+def wait_stable(cluster, sentinels):
+    """Waits until every Sentinel names one master and it has all replicas online."""
+    deadline = time.monotonic() + STABLE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        m = current_master(cluster, sentinels)
+        if m is not None:
+            try:
+                info = parse_info(cluster.direct(m).execute_command("INFO", "replication"))
+                online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in str(v))
+                if info.get("role") == "master" and online == cluster.n - 1:
+                    return m
+            except redis.RedisError:
+                pass
+        time.sleep(0.1)
+    raise RuntimeError("the nodes did not settle on one master with all replicas")
+
+
+def take_probes(cluster, m, tag):
+    """Probe locks on master m, each kept only if WAIT 1 says a replica has it."""
+    kept = {}
+    c = cluster.direct(m, 2.0)
+    for k in range(PROBES):
+        key = f"lock:probe:{tag}:{k}"
+        token = c.execute_command("DLOCK.ACQUIRE", key, "prober", 60000)
+        if token is not None and c.execute_command("WAIT", 1, 1000) >= 1:
+            kept[key] = token
+    return kept
+
+
+def nemesis(cluster, run, sentinels, events):
+    """Runs the events; returns [(name, start, end)] and the probe results."""
+    done = []
+    probes_taken = probes_kept = 0
+    for name in events:
+        m = wait_stable(cluster, sentinels)
+        time.sleep(1.0)
+        start = time.monotonic()
+        if name == "isolate":
+            log(f"isolate node {m}")
+            subprocess.run(["ip", "link", "set", f"vb{m}", "down"], check=True)
+            time.sleep(ISOLATION_S)
+            subprocess.run(["ip", "link", "set", f"vb{m}", "up"], check=True)
+        elif name == "kill":
+            probes = take_probes(cluster, m, len(done))
+            probes_taken += len(probes)
+            log(f"kill -9 node {m} ({len(probes)} probe locks)")
+            os.kill(cluster.pids[m], 9)
+            time.sleep(RESTART_AFTER_S)
+            cluster.start_node(m)
+            new = wait_stable(cluster, sentinels)
+            c = cluster.direct(new, 2.0)
+            for key, token in probes.items():
+                reply = c.execute_command("DLOCK.INFO", key)
+                if isinstance(reply, list):
+                    reply = dict(zip(reply[::2], reply[1::2]))
+                fields = {(k.decode() if isinstance(k, bytes) else k): v for k, v in (reply or {}).items()}
+                if fields.get("token") == token:
+                    probes_kept += 1
+        else:
+            raise ValueError(name)
+        done.append((name, start, time.monotonic()))
+    wait_stable(cluster, sentinels)
+    return done, probes_taken, probes_kept
+
+
+def regressions(grants):
+    """Grants g2 that started after g1 was received, from the same or a newer epoch,
+    with a token not above g1's."""
+    by_received = sorted(grants, key=lambda g: g[1])
+    by_started = sorted(grants, key=lambda g: g[0])
+    best = {}
+    count = 0
+    i = 0
+    for g2 in by_started:
+        while i < len(by_received) and by_received[i][1] < g2[0]:
+            g1 = by_received[i]
+            best[g1[3]] = max(best.get(g1[3], 0), g1[2])
+            i += 1
+        floor = max((t for e, t in best.items() if e <= g2[3]), default=0)
+        if g2[2] <= floor:
+            count += 1
+    return count
+
+
+def unavailability(grants, events):
+    """Per event: the longest gap between grants that overlaps the event."""
+    times = sorted(g[1] for g in grants)
+    out = []
+    for _, start, end in events:
+        gap = 0.0
+        for a, b in zip(times, times[1:]):
+            if b >= start and a <= end:
+                gap = max(gap, b - a)
+        out.append(round(gap, 1))
+    return out
+
+
+def jumps(grants):
+    """First token of each epoch minus the highest token granted before it."""
+    out = []
+    ordered = sorted(grants, key=lambda g: g[1])
+    highest = 0
+    seen = set()
+    for g in ordered:
+        if g[3] not in seen and highest:
+            out.append(g[2] - highest)
+        seen.add(g[3])
+        highest = max(highest, g[2])
+    return out
+
+
+def scan_logs(args):
+    """Lines that show a crash or a warden warning."""
+    bad = []
+    for root, _, files in os.walk(args.dir):
+        for f in files:
+            if f.endswith(".log"):
+                with open(os.path.join(root, f), errors="replace") as fh:
+                    for line in fh:
+                        warning = "# <warden>" in line and "defrag" not in line
+                        if "crashed by signal" in line or "panicked" in line or warning:
+                            bad.append(f"{f}: {line.strip()}")
+    return bad
+
+
+def main():
+    """Runs one run and prints its table; exit 1 when an assert fails."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--run", required=True)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--module", required=True)
+    p.add_argument("--server", required=True)
+    p.add_argument("--ns-prefix", required=True)
+    p.add_argument("--nodes", type=int, required=True)
+    args = p.parse_args()
+    if args.run == "cluster":
+        print("partition: the cluster run is not implemented yet", flush=True)
+        return 2
+    report_only = os.environ.get("PARTITION_REPORT_ONLY") == "1"
+    events = os.environ.get("PARTITION_EVENTS", "isolate kill isolate").split()
+    safe = args.run == "sentinel-safe"
+    lag = int(os.environ.get("PARTITION_SAFE_LAG", "2"))
+    k, ms = os.environ.get("PARTITION_SAFE_WAIT", "1 500").split()
+    cluster = Cluster(args)
+    for i in range(1, cluster.n + 1):
+        cluster.node_conf(i, [])
+        cluster.start_node(i)
+    rule = "none"
+    if safe:
+        c = cluster.direct(1, 2.0)
+        has_switch = bool(c.execute_command("CONFIG", "GET", "warden.dlock-min-replicas"))
+        use_switch = has_switch and os.environ.get("PARTITION_SAFE_CONFIG", "1") != "0"
+        settings = (
+            [("warden.dlock-min-replicas", 1), ("warden.dlock-min-replicas-max-lag", lag)]
+            if use_switch
+            else [("min-replicas-to-write", 1), ("min-replicas-max-lag", lag)]
+        )
+        rule = ", ".join(f"{n} {v}" for n, v in settings) + f", WAIT {k} {ms}"
+        for i in range(1, cluster.n + 1):
+            d = cluster.direct(i, 2.0)
+            for name, value in settings:
+                d.execute_command("CONFIG", "SET", name, value)
+            d.execute_command("CONFIG", "REWRITE")
+    sentinels = [(node_ip(i), SENTINEL_PORT) for i in range(1, cluster.n + 1)]
+    for i in range(1, cluster.n + 1):
+        cluster.start_sentinel(i)
+    log(f"{args.run}: {cluster.n} nodes, rule: {rule}")
+    wait_stable(cluster, sentinels)
+    run = Run(args, (int(k), int(ms)) if safe else None)
+    threads = [threading.Thread(target=monitor, args=(cluster, run), daemon=True)]
+    threads += [
+        threading.Thread(target=worker, args=(cluster, run, n, sentinels), daemon=True)
+        for n in range(WORKERS)
+    ]
+    for t in threads:
+        t.start()
+    done, probes_taken, probes_kept = nemesis(cluster, run, sentinels, events)
+    time.sleep(TAIL_S)
+    run.stop.set()
+    for t in threads:
+        t.join(timeout=5)
+    m = wait_stable(cluster, sentinels)
+    final = int(cluster.direct(m, 2.0).execute_command("GET", COUNTER) or 0)
+    grants = list(run.grants)
+    after_each = [sum(1 for g in grants if g[1] > end) > 0 for _, _, end in done]
+    result = {
+        "run": args.run,
+        "rule": rule,
+        "events": [e[0] for e in done],
+        "grants": len(grants),
+        "epochs": len(run.epochs.order),
+        "writes accepted": run.resource.accepted,
+        "writes rejected": run.resource.rejected,
+        "accepted from an older epoch": run.resource.older_epoch,
+        "accepted while another grant was live": run.resource.overlapping,
+        "token regressions": regressions(grants),
+        "acknowledged GUARD increments": run.acked,
+        "final counter": final,
+        "lost increments": max(0, run.acked - final),
+        "probe locks kept / taken": f"{probes_kept} / {probes_taken}",
+        "unavailability per event (s)": unavailability(grants, done),
+        "token jump at each new epoch": jumps(grants),
+        "errors": run.errors,
+        "log problems": scan_logs(args),
+    }
+    with open(os.path.join(args.dir, "result.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    for key, value in result.items():
+        print(f"  {key:<40} {value}", flush=True)
+    failures = []
+    if result["accepted from an older epoch"]:
+        failures.append("writes accepted from an older epoch")
+    if result["token regressions"]:
+        failures.append("token regressions")
+    if probes_kept != probes_taken:
+        failures.append("probe locks lost after kill -9")
+    if len(done) < 3:
+        failures.append("fewer than 3 events")
+    if not all(after_each):
+        failures.append("no grant after an event")
+    if safe and result["lost increments"]:
+        failures.append("acknowledged GUARD increments lost")
+    if result["log problems"]:
+        failures.append("crash or warden warning in a log")
+    for f in failures:
+        print(f"partition: {args.run}: FAILED: {f}", flush=True)
+    return 0 if report_only or not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
