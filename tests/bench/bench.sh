@@ -115,7 +115,13 @@ fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-bench.XXXXXX")
 SERVER_PID=""
 PORT=""
+REPLICA_PID=""
+REPLICA_PORT=""
 cleanup() {
+    if [[ -n $REPLICA_PID ]]; then
+        kill -9 "$REPLICA_PID" 2>/dev/null || true
+        wait "$REPLICA_PID" 2>/dev/null || true
+    fi
     if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill "$SERVER_PID" 2>/dev/null || true
         for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
@@ -539,6 +545,40 @@ start_server() {
 $(tail -15 "$TMP/redis.log" 2>/dev/null)"
 }
 
+# A replica of the bench server for the rows that need one (started on first use,
+# attached by replica_attach, detached before every other row by replica_detach).
+replica_online() { rcli INFO replication | tr -d '\r' | grep -c '^slave[0-9]*:.*state=online' || true; }
+replica_attach() {
+    if [[ -z $REPLICA_PID ]]; then
+        REPLICA_PORT=$(helper port)
+        mkdir -p "$TMP/replica"
+        redis-server --port "$REPLICA_PORT" --bind 127.0.0.1 --dir "$TMP/replica" --save "" \
+            --appendonly no --daemonize no --logfile "$TMP/replica/redis.log" \
+            --loadmodule "$ROOT/$MODULE" &
+        REPLICA_PID=$!
+        for _ in $(seq 100); do
+            [[ $(redis-cli -p "$REPLICA_PORT" PING 2>/dev/null) == PONG ]] && break
+            sleep 0.1
+        done
+    fi
+    redis-cli -p "$REPLICA_PORT" REPLICAOF 127.0.0.1 "$PORT" >/dev/null
+    for _ in $(seq 200); do
+        [[ $(replica_online) == 1 ]] && return 0
+        sleep 0.05
+    done
+    die "the replica on port $REPLICA_PORT did not come online; log: $(tail -5 "$TMP/replica/redis.log")"
+}
+replica_detach() {
+    [[ -n $REPLICA_PID ]] || return 0
+    [[ $(replica_online) == 0 ]] && return 0
+    redis-cli -p "$REPLICA_PORT" REPLICAOF NO ONE >/dev/null
+    for _ in $(seq 200); do
+        [[ $(replica_online) == 0 ]] && return 0
+        sleep 0.05
+    done
+    die "the replica on port $REPLICA_PORT did not detach"
+}
+
 server_alive() {
     kill -0 "$SERVER_PID" 2>/dev/null \
         || die "redis-server died; last lines of its log:
@@ -644,6 +684,18 @@ goal "DLOCK.RELEASE" "DEL" 1.2
 goal "DLOCK.ACQUIRE" "Lua acquire" 0.5
 goal "DLOCK.RELEASE" "Lua release" 0.5
 goal_rps "DLOCK.ACQUIRE" "SET NX PX" 0.9
+
+# The replica switch (warden.dlock-min-replicas): the same ACQUIRE on a master with
+# one replica, with the switch off and on (1 replica within the default lag). The
+# switch compares a replica count the module refreshes at most every 100 ms.
+setup_replica() { replica_attach; }
+setup_replica_switch() { replica_attach; rcli CONFIG SET warden.dlock-min-replicas 1 >/dev/null; }
+row "DLOCK.ACQUIRE, 1 replica" setup_replica module \
+    -- DLOCK.ACQUIRE lock:__rand_int__ owner 30000
+row "DLOCK.ACQUIRE, 1 replica, dlock-min-replicas 1" setup_replica_switch \
+    ref="DLOCK.ACQUIRE, 1 replica" stat=dlock.acquire module \
+    -- DLOCK.ACQUIRE lock:__rand_int__ owner 30000
+goal "DLOCK.ACQUIRE, 1 replica, dlock-min-replicas 1" "DLOCK.ACQUIRE, 1 replica" 1.1
 
 # Fenced writes: INCR of a counter only while the lock is held with this token.
 # The Lua way keeps owner:token as the lock's value and compares it; DLOCK.GUARD
@@ -927,6 +979,8 @@ log "server pid $SERVER_PID port $PORT; ${#ROW_NAMES[@]} rows x ${#PIPELINES[@]}
 
 measure() {   # measure ROUND ROW_INDEX PIPELINE
     local rnd=$1 i=$2 pipe=$3 name=${ROW_NAMES[$2]}
+    replica_detach
+    [[ $NO_MODULE == 1 ]] || rcli CONFIG SET warden.dlock-min-replicas 0 >/dev/null
     rcli FLUSHALL SYNC >/dev/null
     rcli CONFIG RESETSTAT >/dev/null
     SETUP_TOKEN=""

@@ -32,8 +32,10 @@ fetch_redisbloom "$PWD"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/warden-instr.XXXXXX")
 VPID=""
+REPLICA_PORT=""
 cleanup() {
     [[ -n $VPID ]] && kill "$VPID" 2>/dev/null && wait "$VPID" 2>/dev/null
+    [[ -n $REPLICA_PORT ]] && redis-cli -p "$REPLICA_PORT" SHUTDOWN NOSAVE >/dev/null 2>&1
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -109,6 +111,25 @@ FENCED_SHA=$(rcli SCRIPT LOAD "$LUA_FENCED_INCR")
 measure "Lua fenced INCR" "$FRESH" EVALSHA "$FENCED_SHA" 2 guard:lock guard:counter owner:42
 GUARD_TOKEN=$(rcli DLOCK.ACQUIRE guard:dlock owner 600000)
 measure "DLOCK.GUARD INCR" "$FRESH" DLOCK.GUARD guard:dlock owner "$GUARD_TOKEN" INCR guard:counter
+# The replica switch: ACQUIRE on a master with one replica (a plain redis-server,
+# not under valgrind), with warden.dlock-min-replicas off and on.
+REPLICA_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/replica"
+redis-server --port "$REPLICA_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/replica" \
+    --daemonize yes --logfile "$TMP/replica/redis.log" --loadmodule "$MODULE" \
+    --replicaof 127.0.0.1 "$PORT" >/dev/null
+rcli FLUSHALL >/dev/null
+for _ in $(seq 120); do
+    rcli INFO replication | grep -q 'state=online' && break
+    sleep 0.5
+done
+rcli INFO replication | grep -q 'state=online' || die "the replica did not come online"
+measure "DLOCK.ACQUIRE, 1 replica" "$FRESH" DLOCK.ACQUIRE lock:__rand_int__ owner 30000
+rcli CONFIG SET warden.dlock-min-replicas 1 >/dev/null
+measure "DLOCK.ACQUIRE, 1 replica, dlock-min-replicas 1" "$FRESH" DLOCK.ACQUIRE lock:__rand_int__ owner 30000
+rcli CONFIG SET warden.dlock-min-replicas 0 >/dev/null
+redis-cli -p "$REPLICA_PORT" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+REPLICA_PORT=""
 rcli FLUSHALL >/dev/null; measure "SET PX" "$FRESH" SET ch:__rand_int__ value-0123456789abcdef012345678 PX 60000
 rcli FLUSHALL >/dev/null; measure "CACHE.SET" "$FRESH" CACHE.SET ch:__rand_int__ value-0123456789abcdef012345678 60000
 kill "$VPID"; wait "$VPID" 2>/dev/null || true; VPID=""

@@ -1,11 +1,12 @@
 """One run of the partition suite, inside the client namespace (see run.sh).
 
-Nodes run redis-server with the module, one per network namespace, with a
-Sentinel beside each; four workers contend for `lock:r` through redis-py's
-Sentinel client (default settings), write to an in-process fencing resource and
-increment a counter with DLOCK.GUARD; a nemesis isolates the master, kills it
-with -9 and restarts it. The table counts what went wrong; the asserts fail the
-run (unless PARTITION_REPORT_ONLY=1).
+Nodes run redis-server with the module, one per network namespace: 3 nodes with
+a Sentinel beside each (runs `sentinel-*`), or 6 nodes forming a Redis Cluster of
+3 masters and 3 replicas (run `cluster`). Four workers contend for one lock
+through redis-py's Sentinel or cluster client, write to an in-process fencing
+resource and increment a counter with DLOCK.GUARD; a nemesis isolates the node
+serving the lock, kills it with -9 and restarts it. The table counts what went
+wrong; the asserts fail the run (unless PARTITION_REPORT_ONLY=1).
 """
 
 import argparse
@@ -19,14 +20,17 @@ import uuid
 
 import redis
 from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode, RedisCluster
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 MASTER_NAME = "wm"
 PORT = 6379
 SENTINEL_PORT = 26379
-LOCK = "lock:r"
-COUNTER = "counter"
+# One hash tag: in a cluster the lock, the counter and the probes share a slot.
+LOCK = "lock:{r}"
+COUNTER = "counter:{r}"
+CLUSTER_NODE_TIMEOUT_MS = 1000
 WORKERS = 4
 LEASE_MS = 1500
 WAIT_MS = 1000
@@ -48,8 +52,8 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-class Cluster:
-    """The nodes and Sentinels of one run: configs, processes, addresses."""
+class Nodes:
+    """The nodes (and Sentinels) of one run: configs, processes, addresses."""
 
     def __init__(self, args):
         self.args = args
@@ -90,7 +94,13 @@ class Cluster:
             "repl-diskless-sync-delay 0",
             f"loadmodule {self.args.module}",
         ]
-        if i > 1:
+        if self.args.run.startswith("cluster"):
+            lines += [
+                "cluster-enabled yes",
+                f"cluster-config-file {d}/nodes.conf",
+                f"cluster-node-timeout {CLUSTER_NODE_TIMEOUT_MS}",
+            ]
+        elif i > 1:
             lines.append(f"replicaof {node_ip(1)} {PORT}")
         lines += extra
         path = os.path.join(d, "redis.conf")
@@ -139,6 +149,17 @@ class Cluster:
             check=True,
         )
         self.record_pid(f"{d}/sentinel.pid")
+
+    def wait_up(self, i):
+        """Waits until node i answers PING (it has loaded its data)."""
+        deadline = time.monotonic() + STABLE_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                if self.direct(i).ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.05)
+        raise RuntimeError(f"node {i} does not answer")
 
     def direct(self, i, timeout=0.3):
         """A plain client of node i."""
@@ -253,55 +274,150 @@ class Run:
 def classify(exc):
     """A short name for an error."""
     text = str(exc)
-    for prefix in ("NOREPLICAS", "READONLY", "FENCED", "UNBLOCKED", "LOADING", "MASTERDOWN"):
+    for prefix in ("NOREPLICAS", "READONLY", "FENCED", "UNBLOCKED", "LOADING", "MASTERDOWN",
+                   "CLUSTERDOWN"):
         if text.startswith(prefix) or prefix in text[:40]:
             return prefix
     return type(exc).__name__
 
 
-def monitor(cluster, run):
+CLIENT_ERRORS = (redis.RedisError, redis.exceptions.RedisClusterException, OSError)
+
+
+def take(pool):
+    """A connection from a redis-py pool (redis-py before 5.3 wants a command name)."""
+    try:
+        return pool.get_connection()
+    except TypeError:
+        return pool.get_connection("PING")
+
+
+def raw(client, *args):
+    """A command's reply as the server sent it (no redis-py response callback)."""
+    conn = take(client.connection_pool)
+    try:
+        conn.send_command(*args)
+        return conn.read_response()
+    except BaseException:
+        conn.disconnect()
+        raise
+    finally:
+        client.connection_pool.release(conn)
+
+
+def monitor(nodes, run):
     """Polls every node's INFO replication to learn the epochs."""
-    clients = {i: cluster.direct(i, 0.2) for i in range(1, cluster.n + 1)}
+    clients = {i: nodes.direct(i, 0.2) for i in range(1, nodes.n + 1)}
     while not run.stop.is_set():
         for i, c in clients.items():
             try:
-                info = parse_info(c.execute_command("INFO", "replication"))
+                info = parse_info(raw(c, "INFO", "replication"))
                 run.epochs.saw(i, info.get("role"), info.get("master_replid"))
-            except redis.RedisError:
+            except CLIENT_ERRORS:
                 pass
         time.sleep(MONITOR_EVERY_S)
 
 
-def worker(cluster, run, n, sentinels):
+class SentinelSession:
+    """One worker's way to the master through redis-py's Sentinel client: one
+    connection from the master pool per cycle, so every command of a cycle goes to
+    the node that granted."""
+
+    def __init__(self, nodes, n, sentinels):
+        # Even workers: redis-py's default settings, as most applications run them
+        # (no socket timeouts: a connection to a master that was cut off resumes
+        # when the link heals). Odd workers: 0.5 s timeouts, no retries on the
+        # Sentinel connections and their own order of Sentinels, so they find the
+        # new master during the partition. Both masters then grant.
+        self.nodes = nodes
+        if n % 2 == 0:
+            sentinel = Sentinel(sentinels)
+            master = sentinel.master_for(MASTER_NAME)
+        else:
+            fast = {"socket_timeout": 0.5, "retry": Retry(NoBackoff(), 0)}
+            order = sentinels[n % len(sentinels):] + sentinels[:n % len(sentinels)]
+            sentinel = Sentinel(order, sentinel_kwargs=fast, socket_timeout=0.5)
+            master = sentinel.master_for(MASTER_NAME, socket_timeout=0.5)
+        self.pool = master.connection_pool
+        self.conn = None
+
+    def begin(self):
+        """Takes the connection of this cycle."""
+        self.conn = take(self.pool)
+
+    def keyed(self, *args):
+        """A command on the lock's key."""
+        self.conn.send_command(*args)
+        return self.conn.read_response()
+
+    def on_node(self, *args):
+        """A keyless command on the node that served the last keyed one."""
+        return self.keyed(*args)
+
+    def node(self):
+        """Index of the node that served the last keyed command."""
+        return self.nodes.index_of(self.conn.host)
+
+    def end(self, failed):
+        """Gives the connection back (dropped after an error)."""
+        if self.conn is not None:
+            if failed:
+                self.conn.disconnect()
+            self.pool.release(self.conn)
+        self.conn = None
+
+
+class ClusterSession:
+    """One worker's way to the lock's slot through redis-py's cluster client, which
+    follows MOVED and re-reads the slot map after connection errors. Even workers
+    keep the default socket timeout (none); odd workers use 0.5 s. Both connect with
+    a 1 s timeout: the default (none) leaves a worker in SYN retries for two minutes
+    when its cached node is cut off."""
+
+    def __init__(self, nodes, n):
+        self.nodes = nodes
+        self.kwargs = {"socket_connect_timeout": 1.0}
+        if n % 2 == 1:
+            self.kwargs["socket_timeout"] = 0.5
+        self.rc = None
+
+    def begin(self):
+        """Makes the client (it reads the slot map) if there is none yet."""
+        if self.rc is None:
+            startup = [ClusterNode(node_ip(i), PORT) for i in range(1, self.nodes.n + 1)]
+            self.rc = RedisCluster(startup_nodes=startup, **self.kwargs)
+
+    def keyed(self, *args):
+        """A command routed by its key's slot."""
+        return self.rc.execute_command(*args)
+
+    def on_node(self, *args):
+        """A keyless command on the node the client routes the lock's slot to."""
+        return self.rc.execute_command(*args, target_nodes=self.rc.get_node_from_key(LOCK))
+
+    def node(self):
+        """Index of the node the client routes the lock's slot to (the one that
+        answered the last keyed command: each worker has its own client)."""
+        return self.nodes.index_of(self.rc.get_node_from_key(LOCK).host)
+
+    def end(self, failed):
+        """Nothing to give back: the client keeps its connections."""
+
+
+def worker(nodes, run, n, session):
     """Acquire, write to the resource, GUARD INCR, release: over and over."""
-    # Even workers: redis-py's default settings, as most applications run them
-    # (no socket timeouts: a connection to a master that was cut off resumes
-    # when the link heals). Odd workers: 0.5 s timeouts, no retries on the
-    # Sentinel connections and their own order of Sentinels, so they find the
-    # new master during the partition. Both masters then grant.
-    if n % 2 == 0:
-        sentinel = Sentinel(sentinels)
-        master = sentinel.master_for(MASTER_NAME)
-    else:
-        fast = {"socket_timeout": 0.5, "retry": Retry(NoBackoff(), 0)}
-        order = sentinels[n % len(sentinels):] + sentinels[:n % len(sentinels)]
-        sentinel = Sentinel(order, sentinel_kwargs=fast, socket_timeout=0.5)
-        master = sentinel.master_for(MASTER_NAME, socket_timeout=0.5)
-    pool = master.connection_pool
     while not run.stop.is_set():
         owner = f"w{n}-{uuid.uuid4().hex[:8]}"
-        conn = None
+        failed = False
         try:
-            conn = pool.get_connection("DLOCK.ACQUIRE")
+            session.begin()
             started = time.monotonic()
-            conn.send_command("DLOCK.ACQUIRE", LOCK, owner, LEASE_MS, "WAIT", WAIT_MS)
-            token = conn.read_response()
+            token = session.keyed("DLOCK.ACQUIRE", LOCK, owner, LEASE_MS, "WAIT", WAIT_MS)
             if token is None:
                 continue
             received = time.monotonic()
-            node = cluster.index_of(conn.host)
-            conn.send_command("INFO", "replication")
-            info = parse_info(conn.read_response())
+            node = session.node()
+            info = parse_info(session.on_node("INFO", "replication"))
             # The node was master when the grant was made unless it was demoted
             # since; a demoted node's grant belongs to the epoch it last led.
             replid = info.get("master_replid") if info.get("role") == "master" else None
@@ -313,81 +429,160 @@ def worker(cluster, run, n, sentinels):
             for _ in range(2):
                 run.resource.write(token, epoch, n)
                 time.sleep(0.003)
-            conn.send_command("DLOCK.GUARD", LOCK, owner, token, "INCR", COUNTER)
-            conn.read_response()
+            session.keyed("DLOCK.GUARD", LOCK, owner, token, "INCR", COUNTER)
             acked = True
             if run.safe_wait:
                 k, ms = run.safe_wait
-                conn.send_command("WAIT", k, ms)
-                acked = conn.read_response() >= k
+                acked = session.on_node("WAIT", k, ms) >= k
             if acked:
                 with run.lock:
                     run.acked += 1
             run.resource.hold(n, False)
-            conn.send_command("DLOCK.RELEASE", LOCK, owner, "TOKEN", token)
-            conn.read_response()
-        except (redis.RedisError, OSError) as e:
+            session.keyed("DLOCK.RELEASE", LOCK, owner, "TOKEN", token)
+        except CLIENT_ERRORS as e:
+            failed = True
             run.resource.hold(n, False)
             run.error(classify(e))
-            if conn is not None:
-                conn.disconnect()
             time.sleep(0.05)
         finally:
-            if conn is not None:
-                pool.release(conn)
+            session.end(failed)
 
 
-def current_master(cluster, sentinels):
-    """(index, agreed) for the master the reachable Sentinels name."""
-    seen = set()
-    for host, port in sentinels:
-        try:
-            s = redis.Redis(host=host, port=port, socket_timeout=0.3)
-            addr = s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME)
-            if addr:
-                seen.add(addr[0].decode())
-        except redis.RedisError:
-            seen.add(None)
-    if len(seen) != 1 or None in seen:
-        return None
-    return cluster.index_of(seen.pop())
+class SentinelTopology:
+    """3 nodes, node 1 the first master, a Sentinel beside each (quorum 2)."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.sentinels = [(node_ip(i), SENTINEL_PORT) for i in range(1, nodes.n + 1)]
+
+    def form(self):
+        """Starts the Sentinels."""
+        for i in range(1, self.nodes.n + 1):
+            self.nodes.start_sentinel(i)
+
+    def session(self, n):
+        """Worker n's client."""
+        return SentinelSession(self.nodes, n, self.sentinels)
+
+    def serving(self):
+        """The node serving the lock once stable (every Sentinel names it, it is
+        master with all replicas online), else None."""
+        seen = set()
+        for host, port in self.sentinels:
+            try:
+                s = redis.Redis(host=host, port=port, socket_timeout=0.3)
+                addr = s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME)
+                seen.add(addr[0].decode() if addr else None)
+            except CLIENT_ERRORS:
+                seen.add(None)
+        if len(seen) != 1 or None in seen:
+            return None
+        m = self.nodes.index_of(seen.pop())
+        info = parse_info(raw(self.nodes.direct(m), "INFO", "replication"))
+        online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in v)
+        return m if info.get("role") == "master" and online == self.nodes.n - 1 else None
 
 
-def wait_stable(cluster, sentinels):
-    """Waits until every Sentinel names one master and it has all replicas online."""
+def cluster_nodes(text):
+    """CLUSTER NODES as [(address ip, flags, slot ranges)]."""
+    if isinstance(text, bytes):
+        text = text.decode()
+    out = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 8:
+            continue
+        ranges = []
+        for r in f[8:]:
+            if r.startswith("["):
+                continue
+            lo, _, hi = r.partition("-")
+            ranges.append((int(lo), int(hi or lo)))
+        out.append((f[1].split(":")[0], f[2].split(","), ranges))
+    return out
+
+
+class ClusterTopology:
+    """6 nodes in a Redis Cluster: 3 masters, 3 replicas (`redis-cli --cluster
+    create --cluster-replicas 1`), node timeout 1 s, automatic failover."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.slot = redis.crc.key_slot(LOCK.encode())
+
+    def form(self):
+        """Creates the cluster."""
+        addrs = [f"{node_ip(i)}:{PORT}" for i in range(1, self.nodes.n + 1)]
+        for i in range(1, self.nodes.n + 1):
+            self.nodes.wait_up(i)
+        out = subprocess.run(
+            ["redis-cli", "--cluster", "create", *addrs, "--cluster-replicas", "1", "--cluster-yes"],
+            capture_output=True, text=True,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(f"redis-cli --cluster create failed:\n{out.stdout}{out.stderr}")
+
+    def session(self, n):
+        """Worker n's client."""
+        return ClusterSession(self.nodes, n)
+
+    def serving(self):
+        """The master of the lock's slot once stable (every node answers with
+        cluster_state:ok, flags no node as failing and names the same owner, which
+        has an online replica), else None."""
+        owners = set()
+        for i in range(1, self.nodes.n + 1):
+            try:
+                c = self.nodes.direct(i)
+                if "cluster_state:ok" not in raw(c, "CLUSTER", "INFO").decode():
+                    return None
+                view = cluster_nodes(raw(c, "CLUSTER", "NODES"))
+            except CLIENT_ERRORS:
+                return None
+            if any("fail" in flags or "fail?" in flags for _, flags, _ in view):
+                return None
+            owners |= {ip for ip, flags, ranges in view
+                       if "master" in flags and any(lo <= self.slot <= hi for lo, hi in ranges)}
+        if len(owners) != 1:
+            return None
+        m = self.nodes.index_of(owners.pop())
+        info = parse_info(raw(self.nodes.direct(m), "INFO", "replication"))
+        online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in v)
+        return m if info.get("role") == "master" and online >= 1 else None
+
+
+def wait_stable(topology):
+    """Waits for a stable topology; returns the node serving the lock."""
     deadline = time.monotonic() + STABLE_TIMEOUT_S
     while time.monotonic() < deadline:
-        m = current_master(cluster, sentinels)
+        try:
+            m = topology.serving()
+        except CLIENT_ERRORS:
+            m = None
         if m is not None:
-            try:
-                info = parse_info(cluster.direct(m).execute_command("INFO", "replication"))
-                online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in str(v))
-                if info.get("role") == "master" and online == cluster.n - 1:
-                    return m
-            except redis.RedisError:
-                pass
+            return m
         time.sleep(0.1)
-    raise RuntimeError("the nodes did not settle on one master with all replicas")
+    raise RuntimeError("the nodes did not settle on one master with its replicas")
 
 
-def take_probes(cluster, m, tag):
+def take_probes(nodes, m, tag):
     """Probe locks on master m, each kept only if WAIT 1 says a replica has it."""
     kept = {}
-    c = cluster.direct(m, 2.0)
+    c = nodes.direct(m, 2.0)
     for k in range(PROBES):
-        key = f"lock:probe:{tag}:{k}"
+        key = f"lock:probe:{{r}}:{tag}:{k}"
         token = c.execute_command("DLOCK.ACQUIRE", key, "prober", 60000)
         if token is not None and c.execute_command("WAIT", 1, 1000) >= 1:
             kept[key] = token
     return kept
 
 
-def nemesis(cluster, run, sentinels, events):
+def nemesis(nodes, topology, events):
     """Runs the events; returns [(name, start, end)] and the probe results."""
     done = []
     probes_taken = probes_kept = 0
     for name in events:
-        m = wait_stable(cluster, sentinels)
+        m = wait_stable(topology)
         time.sleep(1.0)
         start = time.monotonic()
         if name == "isolate":
@@ -396,14 +591,14 @@ def nemesis(cluster, run, sentinels, events):
             time.sleep(ISOLATION_S)
             subprocess.run(["ip", "link", "set", f"vb{m}", "up"], check=True)
         elif name == "kill":
-            probes = take_probes(cluster, m, len(done))
+            probes = take_probes(nodes, m, len(done))
             probes_taken += len(probes)
             log(f"kill -9 node {m} ({len(probes)} probe locks)")
-            os.kill(cluster.pids[m], 9)
+            os.kill(nodes.pids[m], 9)
             time.sleep(RESTART_AFTER_S)
-            cluster.start_node(m)
-            new = wait_stable(cluster, sentinels)
-            c = cluster.direct(new, 2.0)
+            nodes.start_node(m)
+            new = wait_stable(topology)
+            c = nodes.direct(new, 2.0)
             for key, token in probes.items():
                 reply = c.execute_command("DLOCK.INFO", key)
                 if isinstance(reply, list):
@@ -414,7 +609,7 @@ def nemesis(cluster, run, sentinels, events):
         else:
             raise ValueError(name)
         done.append((name, start, time.monotonic()))
-    wait_stable(cluster, sentinels)
+    wait_stable(topology)
     return done, probes_taken, probes_kept
 
 
@@ -488,21 +683,18 @@ def main():
     p.add_argument("--ns-prefix", required=True)
     p.add_argument("--nodes", type=int, required=True)
     args = p.parse_args()
-    if args.run == "cluster":
-        print("partition: the cluster run is not implemented yet", flush=True)
-        return 2
     report_only = os.environ.get("PARTITION_REPORT_ONLY") == "1"
     events = os.environ.get("PARTITION_EVENTS", "isolate kill isolate").split()
-    safe = args.run == "sentinel-safe"
+    safe = args.run.endswith("-safe")
     lag = int(os.environ.get("PARTITION_SAFE_LAG", "2"))
     k, ms = os.environ.get("PARTITION_SAFE_WAIT", "1 500").split()
-    cluster = Cluster(args)
-    for i in range(1, cluster.n + 1):
-        cluster.node_conf(i, [])
-        cluster.start_node(i)
+    nodes = Nodes(args)
+    for i in range(1, nodes.n + 1):
+        nodes.node_conf(i, [])
+        nodes.start_node(i)
     rule = "none"
     if safe:
-        c = cluster.direct(1, 2.0)
+        c = nodes.direct(1, 2.0)
         has_switch = bool(c.execute_command("CONFIG", "GET", "warden.dlock-min-replicas"))
         use_switch = has_switch and os.environ.get("PARTITION_SAFE_CONFIG", "1") != "0"
         settings = (
@@ -511,31 +703,30 @@ def main():
             else [("min-replicas-to-write", 1), ("min-replicas-max-lag", lag)]
         )
         rule = ", ".join(f"{n} {v}" for n, v in settings) + f", WAIT {k} {ms}"
-        for i in range(1, cluster.n + 1):
-            d = cluster.direct(i, 2.0)
+        for i in range(1, nodes.n + 1):
+            d = nodes.direct(i, 2.0)
             for name, value in settings:
                 d.execute_command("CONFIG", "SET", name, value)
             d.execute_command("CONFIG", "REWRITE")
-    sentinels = [(node_ip(i), SENTINEL_PORT) for i in range(1, cluster.n + 1)]
-    for i in range(1, cluster.n + 1):
-        cluster.start_sentinel(i)
-    log(f"{args.run}: {cluster.n} nodes, rule: {rule}")
-    wait_stable(cluster, sentinels)
+    topology = ClusterTopology(nodes) if args.run.startswith("cluster") else SentinelTopology(nodes)
+    topology.form()
+    log(f"{args.run}: {nodes.n} nodes, rule: {rule}")
+    wait_stable(topology)
     run = Run(args, (int(k), int(ms)) if safe else None)
-    threads = [threading.Thread(target=monitor, args=(cluster, run), daemon=True)]
+    threads = [threading.Thread(target=monitor, args=(nodes, run), daemon=True)]
     threads += [
-        threading.Thread(target=worker, args=(cluster, run, n, sentinels), daemon=True)
+        threading.Thread(target=worker, args=(nodes, run, n, topology.session(n)), daemon=True)
         for n in range(WORKERS)
     ]
     for t in threads:
         t.start()
-    done, probes_taken, probes_kept = nemesis(cluster, run, sentinels, events)
+    done, probes_taken, probes_kept = nemesis(nodes, topology, events)
     time.sleep(TAIL_S)
     run.stop.set()
     for t in threads:
         t.join(timeout=5)
-    m = wait_stable(cluster, sentinels)
-    final = int(cluster.direct(m, 2.0).execute_command("GET", COUNTER) or 0)
+    m = wait_stable(topology)
+    final = int(nodes.direct(m, 2.0).execute_command("GET", COUNTER) or 0)
     grants = list(run.grants)
     after_each = [sum(1 for g in grants if g[1] > end) > 0 for _, _, end in done]
     result = {
@@ -543,7 +734,7 @@ def main():
         "rule": rule,
         "events": [e[0] for e in done],
         "grants": len(grants),
-        "epochs": len(run.epochs.order),
+        "epochs": len({g[3] for g in grants}),
         "writes accepted": run.resource.accepted,
         "writes rejected": run.resource.rejected,
         "accepted from an older epoch": run.resource.older_epoch,

@@ -6,12 +6,15 @@
 #   sentinel-default  3 nodes + 3 Sentinels, default replication settings
 #   sentinel-safe     the same with warden.dlock-min-replicas (or plain
 #                     min-replicas-to-write) and WAIT after every guarded write
-#   cluster           Redis Cluster, 3 masters + 3 replicas (not written yet: fails)
+#   cluster-safe      Redis Cluster, 3 masters + 3 replicas, automatic failover,
+#                     with the settings of sentinel-safe
+#   cluster-default   the same with default replication settings (not in the
+#                     default runs)
 #
 # Environment:
 #   WARDEN_MODULE          module to load (default target/release/libwarden.so; copied)
 #   REDIS_SERVER           server binary (default redis-server)
-#   PARTITION_RUNS         runs to do (default: sentinel-default sentinel-safe; cluster is not written yet)
+#   PARTITION_RUNS         runs to do (default: sentinel-default sentinel-safe cluster-safe)
 #   PARTITION_REPORT_ONLY  1: print the tables, assert nothing
 #   PARTITION_SAFE_CONFIG  0: the safe run uses plain min-replicas-to-write even
 #                          where the module has warden.dlock-min-replicas
@@ -29,7 +32,7 @@ ROOT=$PWD
 VENV=${EXAMPLES_VENV:-$ROOT/target/examples-venv}
 SERVER_BIN=${REDIS_SERVER:-redis-server}
 MODULE=${WARDEN_MODULE:-$ROOT/target/release/libwarden.so}
-RUNS=${PARTITION_RUNS:-sentinel-default sentinel-safe}
+RUNS=${PARTITION_RUNS:-sentinel-default sentinel-safe cluster-safe}
 OUT=${PARTITION_DIR:-$ROOT/target/partition}
 RUN_TIMEOUT=${PARTITION_RUN_TIMEOUT:-150}
 
@@ -44,7 +47,7 @@ ip netns list >/dev/null 2>&1 || die "\`ip netns\` is not available here"
 command -v "$SERVER_BIN" >/dev/null 2>&1 || die "$SERVER_BIN not found (apt-get install redis-server)"
 command -v redis-cli >/dev/null 2>&1 || die "redis-cli not found (apt-get install redis-tools)"
 for run in $RUNS; do
-    case "$run" in sentinel-default|sentinel-safe|cluster) ;; *) die "unknown run $run" ;; esac
+    case "$run" in sentinel-default|sentinel-safe|cluster-default|cluster-safe) ;; *) die "unknown run $run" ;; esac
 done
 
 . "$ROOT/tests/venv.sh"
@@ -128,7 +131,7 @@ for run in $RUNS; do
     rm -rf "$RUN_DIR"
     mkdir -p "$RUN_DIR"
     cp "$MODULE" "$RUN_DIR/libwarden.so" || die "cannot copy $MODULE"
-    case "$run" in cluster) nodes=6 ;; *) nodes=3 ;; esac
+    case "$run" in cluster-*) nodes=6 ;; *) nodes=3 ;; esac
     echo "=== $run"
     start=$(date +%s.%N)
     if ! make_net "$nodes"; then
