@@ -105,6 +105,7 @@ pub fn set_floor(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         _ => return Err(WardenError::InvalidState("fencing floor")),
     };
     observe_token(floor);
+    // Time-independent: the floor is an absolute token.
     host::replicate_verbatim(ctx);
     host::reply_status(ctx, c"OK");
     Ok(())

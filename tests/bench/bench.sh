@@ -693,7 +693,7 @@ setup_replica_switch() { replica_attach; rcli CONFIG SET warden.dlock-min-replic
 row "DLOCK.ACQUIRE, 1 replica" setup_replica module \
     -- DLOCK.ACQUIRE lock:__rand_int__ owner 30000
 row "DLOCK.ACQUIRE, 1 replica, dlock-min-replicas 1" setup_replica_switch \
-    ref="DLOCK.ACQUIRE, 1 replica" stat=dlock.acquire module \
+    ref="DLOCK.ACQUIRE, 1 replica" module \
     -- DLOCK.ACQUIRE lock:__rand_int__ owner 30000
 goal "DLOCK.ACQUIRE, 1 replica, dlock-min-replicas 1" "DLOCK.ACQUIRE, 1 replica" 1.1
 

@@ -40,7 +40,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+PORT=$(free_port)
 valgrind --tool=callgrind --dump-instr=no --collect-jumps=no \
     --callgrind-out-file="$TMP/cg.out" \
     redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
@@ -113,7 +114,7 @@ GUARD_TOKEN=$(rcli DLOCK.ACQUIRE guard:dlock owner 600000)
 measure "DLOCK.GUARD INCR" "$FRESH" DLOCK.GUARD guard:dlock owner "$GUARD_TOKEN" INCR guard:counter
 # The replica switch: ACQUIRE on a master with one replica (a plain redis-server,
 # not under valgrind), with warden.dlock-min-replicas off and on.
-REPLICA_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+REPLICA_PORT=$(free_port)
 mkdir -p "$TMP/replica"
 redis-server --port "$REPLICA_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP/replica" \
     --daemonize yes --logfile "$TMP/replica/redis.log" --loadmodule "$MODULE" \

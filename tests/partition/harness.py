@@ -478,9 +478,7 @@ class SentinelTopology:
         if len(seen) != 1 or None in seen:
             return None
         m = self.nodes.index_of(seen.pop())
-        info = parse_info(raw(self.nodes.direct(m), "INFO", "replication"))
-        online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in v)
-        return m if info.get("role") == "master" and online == self.nodes.n - 1 else None
+        return m if is_master_with_replicas(self.nodes, m, self.nodes.n - 1) else None
 
 
 def cluster_nodes(text):
@@ -546,9 +544,14 @@ class ClusterTopology:
         if len(owners) != 1:
             return None
         m = self.nodes.index_of(owners.pop())
-        info = parse_info(raw(self.nodes.direct(m), "INFO", "replication"))
-        online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in v)
-        return m if info.get("role") == "master" and online >= 1 else None
+        return m if is_master_with_replicas(self.nodes, m, 1) else None
+
+
+def is_master_with_replicas(nodes, m, wanted):
+    """Whether node m is a master with at least `wanted` replicas online."""
+    info = parse_info(raw(nodes.direct(m), "INFO", "replication"))
+    online = sum(1 for k, v in info.items() if k.startswith("slave") and "online" in v)
+    return info.get("role") == "master" and online >= wanted
 
 
 def wait_stable(topology):
