@@ -1,9 +1,8 @@
 //! warden: distributed locks, Bloom filters, rate limiters and cache reads as
 //! native Redis commands. This file holds the module table. A family is a
-//! folder (`lock`, `bloom`, `rate`, `cache`: commands, data type, internal
-//! wire format) on top of
-//! `core` (pure algorithms), `waiting` (clients blocked until a key changes),
-//! `commands` (the command table and its guard) and `host` (the Redis API).
+//! folder (`lock`, `bloom`, `rate`, `cache`) holding its pure core (`core`)
+//! beside its glue (commands, data types, wire formats); `common` is the pure
+//! code the families share and `glue` the Redis-facing code they share.
 
 // Glue functions take the raw pointers Redis hands to module callbacks
 // (contexts, strings, keys); they are valid for the duration of the call.
@@ -11,24 +10,16 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod alloc;
-pub mod args;
 pub mod bloom;
 pub mod cache;
-pub mod commands;
-pub mod config;
-pub mod core;
-pub mod data_type;
-pub mod effect;
-pub mod fence;
-pub mod host;
-pub mod info;
+pub mod common;
+pub mod glue;
 pub mod lock;
 pub mod rate;
-pub mod stats;
-pub mod waiting;
 
 use redis_module::{redis_module, Context, RedisString, Status};
+
+use crate::glue::{commands, config, fence, host, info, waiting};
 
 use crate::bloom::data_type::BLOOM_TYPE;
 use crate::bloom::loading_type::LOADING_TYPE;
@@ -37,11 +28,21 @@ use crate::lock::data_type::LOCK_TYPE;
 use crate::lock::set_type::LOCK_SET_TYPE;
 use crate::rate::data_type::LIMITER_TYPE;
 
+/// Every warden command, family by family: registration, `COMMAND DOCS` and
+/// the ACL categories are made from these rows. Each takes exactly one key, at
+/// argument 1, but `DLOCK._FENCE`, which takes none.
+static COMMANDS: [&[commands::Command]; 4] = [
+    lock::table::COMMANDS,
+    bloom::table::COMMANDS,
+    rate::table::COMMANDS,
+    cache::table::COMMANDS,
+];
+
 /// Registers everything warden adds to the server, stopping at the first failure.
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     host::check_api().map_err(|missing| format!("this server lacks {missing}"))?;
     config::register(ctx.ctx, args).map_err(|e| e.to_string())?;
-    commands::register(ctx.ctx)?;
+    commands::register(ctx.ctx, &COMMANDS)?;
     if !info::register(ctx.ctx) {
         return Err("cannot register the INFO section".to_string());
     }
@@ -67,12 +68,12 @@ fn init(ctx: &Context, args: &[RedisString]) -> Status {
 }
 
 #[cfg(not(test))]
-type Allocator = alloc::WardenAlloc;
+type Allocator = glue::alloc::WardenAlloc;
 #[cfg(test)]
 type Allocator = std::alloc::System;
 
 #[cfg(not(test))]
-const ALLOCATOR: Allocator = alloc::WardenAlloc;
+const ALLOCATOR: Allocator = glue::alloc::WardenAlloc;
 #[cfg(test)]
 const ALLOCATOR: Allocator = std::alloc::System;
 

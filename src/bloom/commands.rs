@@ -16,18 +16,18 @@
 
 use std::ffi::{c_long, CStr};
 
-use crate::args::{internal_only, Args};
-use crate::bloom::data_type::{self as bloom_type, words_from_le};
-use crate::bloom::wire::{float_text, LoadFilter};
-use crate::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
-use crate::core::aging::{validate_window, Aging, WINDOW};
-use crate::core::bloom::{
+use crate::bloom::core::aging::{validate_window, Aging, WINDOW};
+use crate::bloom::core::dump::LoadingFilter;
+use crate::bloom::core::filter::{
     validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, CAPACITY, MAX_EXPANSION,
 };
-use crate::core::bloom_dump::LoadingFilter;
-use crate::core::error::WardenError;
-use crate::core::parse::{is_keyword, parse_f64, parse_i64};
-use crate::host::{self, api, Ctx, Key, RString, Sink};
+use crate::bloom::data_type::{self as bloom_type, words_from_le};
+use crate::bloom::wire::{float_text, LoadFilter};
+use crate::common::error::WardenError;
+use crate::common::parse::{is_keyword, parse_f64, parse_i64};
+use crate::glue::args::{internal_only, Args};
+use crate::glue::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
+use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, and never more than the
 /// machine's physical memory (a filter that large would get the server killed

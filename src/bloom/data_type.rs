@@ -10,17 +10,18 @@
 
 use std::borrow::Cow;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use crate::bloom::core::aging::Aging;
+use crate::bloom::core::filter::{BloomFilter, FilterParts, Layer};
 use crate::bloom::wire::LoadFilter;
-use crate::core::aging::Aging;
-use crate::core::bloom::{BloomFilter, FilterParts, Layer};
-use crate::data_type::{methods, Callbacks};
-use crate::host::{api, shield, ModuleValue, Sink};
+use crate::glue::data_type::{methods, Callbacks};
+use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::glue::stats::{BF_BYTES, BF_FILTERS};
 
 /// Current RDB encoding version of filter values (2 added the window).
 pub const BLOOM_ENCODING_VERSION: i32 = 2;
@@ -31,20 +32,15 @@ const WINDOW_ENCODING_VERSION: i32 = 2;
 /// Bytes of bit array per `BF._LOADX … BITS` command in a rewritten AOF.
 pub const AOF_CHUNK_BYTES: usize = 4 << 20;
 
-/// Live filters in this server (INFO).
-pub static FILTERS: AtomicI64 = AtomicI64::new(0);
-/// Bytes of all live filters (INFO).
-pub static FILTER_BYTES: AtomicI64 = AtomicI64::new(0);
-
 /// Accounts a filter that starts to live in the keyspace.
 pub fn track_new(f: &BloomFilter) {
-    FILTERS.fetch_add(1, Ordering::Relaxed);
-    FILTER_BYTES.fetch_add(f.size() as i64, Ordering::Relaxed);
+    BF_FILTERS.fetch_add(1, Ordering::Relaxed);
+    BF_BYTES.fetch_add(f.size() as i64, Ordering::Relaxed);
 }
 
 /// Accounts a change of a live filter's size.
 pub fn track_growth(before: u64, after: u64) {
-    FILTER_BYTES.fetch_add(after as i64 - before as i64, Ordering::Relaxed);
+    BF_BYTES.fetch_add(after as i64 - before as i64, Ordering::Relaxed);
 }
 
 /// The Redis data type of filter keys.
@@ -289,8 +285,8 @@ unsafe extern "C" fn free(value: *mut c_void) {
     }
     // SAFETY: Redis frees a value it stored for this type, once.
     let f = unsafe { Box::from_raw(value.cast::<BloomFilter>()) };
-    FILTERS.fetch_sub(1, Ordering::Relaxed);
-    FILTER_BYTES.fetch_sub(f.size() as i64, Ordering::Relaxed);
+    BF_FILTERS.fetch_sub(1, Ordering::Relaxed);
+    BF_BYTES.fetch_sub(f.size() as i64, Ordering::Relaxed);
 }
 
 unsafe extern "C" fn copy(

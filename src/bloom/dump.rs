@@ -9,15 +9,15 @@
 
 use std::ffi::c_long;
 
-use crate::args::Args;
 use crate::bloom::commands::{filter_in, max_bytes};
-use crate::bloom::data_type::{self as bloom_type, words_to_le};
-use crate::core::bloom::{BloomFilter, Layer};
-use crate::core::bloom_dump::{
+use crate::bloom::core::dump::{
     chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR, LOAD_ITERATOR, SCAN_ITERATOR,
 };
-use crate::core::error::WardenError;
-use crate::host::{self, api, Ctx, Key};
+use crate::bloom::core::filter::{BloomFilter, Layer};
+use crate::bloom::data_type::{self as bloom_type, words_to_le};
+use crate::common::error::WardenError;
+use crate::glue::args::Args;
+use crate::glue::host::{self, api, Ctx, Key};
 
 /// Replies `[iterator, data]`.
 fn reply_chunk(ctx: *mut Ctx, iterator: u64, data: &[u8]) {

@@ -18,11 +18,11 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use crate::bloom::core::dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::data_type::{digest_parts, load_filter, save_parts, words_to_le};
 use crate::bloom::wire::LoadChunk;
-use crate::core::bloom_dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
-use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
-use crate::host::{api, shield, ModuleValue, Sink};
+use crate::glue::data_type::{copy_boxed, free_boxed, methods, Callbacks};
+use crate::glue::host::{api, shield, ModuleValue, Sink};
 
 /// Current RDB encoding version of values being loaded (as `warden-bf`'s).
 pub const LOADING_ENCODING_VERSION: i32 = 2;

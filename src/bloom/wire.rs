@@ -15,10 +15,10 @@
 
 use std::ffi::{CStr, CString};
 
-use crate::args::Args;
-use crate::core::error::WardenError;
-use crate::core::parse::{is_keyword, parse_f64, parse_i64};
-use crate::host::{emit, RString, Sink};
+use crate::common::error::WardenError;
+use crate::common::parse::{is_keyword, parse_f64, parse_i64};
+use crate::glue::args::Args;
+use crate::glue::host::{emit, RString, Sink};
 
 /// The command's name.
 pub const LOAD_FILTER: &CStr = c"BF._LOADX";

@@ -1,5 +1,5 @@
 //! CACHE.* commands: glue between the arguments, the cache key and
-//! `core::cache`. A SET replicates its entry with absolute times in the call
+//! `cache::core`. A SET replicates its entry with absolute times in the call
 //! itself (`ttl@meta`, see `effect`) or as `CACHE._SET`; a lease taken or a
 //! hot key extended replicates as `CACHE._META`; reads that change nothing
 //! replicate nothing (HOT read counts stay on the master).
@@ -8,20 +8,20 @@ use std::ffi::c_int;
 use std::rc::Rc;
 use std::sync::atomic::AtomicI64;
 
-use crate::args::{internal_only, Args};
-use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
-use crate::config;
-use crate::core::cache::{
+use crate::cache::core::{
     new_lease, CacheEntry, Hot, Lease, Meta, Read, SetRequest, HOT_EXTEND_MS, HOT_READS,
     HOT_WINDOW_MS, LEASE_MS, LEASE_TOKEN, STALE_MS, TTL_MS, VERSION, WAIT_TIMEOUT_MS,
 };
-use crate::core::error::WardenError;
-use crate::core::parse::is_keyword;
-use crate::effect;
-use crate::fence::{observe_token, with_fence};
-use crate::host::{self, Ctx, Key, RString, Sink};
-use crate::stats;
-use crate::waiting::{self, Answer, Family, WaitRequest};
+use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
+use crate::common::error::WardenError;
+use crate::common::parse::is_keyword;
+use crate::glue::args::{internal_only, Args};
+use crate::glue::config;
+use crate::glue::effect;
+use crate::glue::fence::{observe_token, with_fence};
+use crate::glue::host::{self, Ctx, Key, RString, Sink};
+use crate::glue::stats;
+use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 
 /// The options of `CACHE.SET` after `ttl_ms`.
 fn set_request(args: &Args, ttl_ms: i64) -> Result<SetRequest, WardenError> {

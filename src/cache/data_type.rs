@@ -14,12 +14,12 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use crate::cache::core::{CacheEntry, Lease, Meta};
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
-use crate::core::cache::{CacheEntry, Lease, Meta};
-use crate::core::thin_bytes::ThinBytes;
-use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
-use crate::fence::observe_token;
-use crate::host::{api, shield, ModuleValue, Sink};
+use crate::common::thin_bytes::ThinBytes;
+use crate::glue::data_type::{copy_boxed, free_boxed, methods, Callbacks};
+use crate::glue::fence::observe_token;
+use crate::glue::host::{api, shield, ModuleValue, Sink};
 
 /// Current RDB encoding version of cache values.
 pub const CACHE_ENCODING_VERSION: i32 = 1;

@@ -10,10 +10,10 @@
 
 use std::ffi::CStr;
 
-use crate::core::cache::{Lease, Meta};
-use crate::core::error::WardenError;
-use crate::core::parse::{parse_some_fields, FieldText};
-use crate::host::{emit, RString, Sink};
+use crate::cache::core::{Lease, Meta};
+use crate::common::error::WardenError;
+use crate::common::parse::{parse_some_fields, FieldText};
+use crate::glue::host::{emit, RString, Sink};
 
 /// The whole-entry command's name.
 pub const SET_ENTRY: &CStr = c"CACHE._SET";

@@ -7,23 +7,22 @@
 use std::ffi::c_int;
 use std::sync::atomic::AtomicI64;
 
-use crate::args::{internal_only, Args};
-use crate::config;
-use crate::core::error::WardenError;
-use crate::core::lock::{
-    self as core_lock, Acquire, LockState, Release, LIMIT, NO_DEADLINE, TOKEN, TTL_MS,
-    WAIT_TIMEOUT_MS,
+use crate::common::error::WardenError;
+use crate::common::parse::is_keyword;
+use crate::glue::args::{internal_only, Args};
+use crate::glue::config;
+use crate::glue::effect;
+use crate::glue::fence::{observe_token, with_fence};
+use crate::glue::host::{self, emit, Ctx, Either, Key, RString, Sink};
+use crate::glue::stats;
+use crate::glue::waiting::{self, Answer, Family, WaitRequest};
+use crate::lock::core::plain::{
+    self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TOKEN, TTL_MS, WAIT_TIMEOUT_MS,
 };
-use crate::core::lock_set::{admit, Admit, Holding, LockSet, SetKind, Want};
-use crate::core::parse::is_keyword;
-use crate::effect;
-use crate::fence::{observe_token, with_fence};
-use crate::host::{self, emit, Ctx, Either, Key, RString, Sink};
+use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want, LIMIT};
 use crate::lock::replicas;
 use crate::lock::set_wire::SetLocks;
 use crate::lock::wire::SetLock;
-use crate::stats;
-use crate::waiting::{self, Answer, Family, WaitRequest};
 
 /// The lock in a key: `Ok(None)` when the key is empty. Its deadline is the
 /// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
@@ -336,7 +335,7 @@ fn wait_or_nil(
 
 /// `DLOCK.ACQUIRE … SHARED | LIMIT n`, and a plain ACQUIRE on a key that
 /// holds a set: re-entry by a holder, else first come, first served, then
-/// the grant rule (`core::lock_set::admit`).
+/// the grant rule (`lock::core::set::admit`).
 #[allow(clippy::too_many_arguments)]
 fn acquire_in_set(
     ctx: *mut Ctx,
@@ -636,84 +635,6 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     }
     host::reply_integer(ctx, i64::from(extended));
     Ok(())
-}
-
-/// `DLOCK.INFO key`
-pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.info", args.len() == 2)?;
-    let now = host::now_ms();
-    let mut key = Key::readable(ctx, args.raw(1));
-    let pttl = key
-        .abs_expire()
-        .map_or(-1, |at| at.saturating_sub(now).max(0));
-    let current = match lock_of(&mut key)? {
-        Lock::Set(set) => {
-            let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
-            info_set(ctx, set, waiters, pttl, now);
-            return Ok(());
-        }
-        Lock::One(state) => Some(state),
-        Lock::Free => None,
-    };
-    match current {
-        Some(state) if state.is_live(now) => {
-            let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
-            host::reply_map(ctx, 5);
-            reply_grant(ctx, state, state.ttl_ms(now));
-            host::reply_bulk(ctx, b"waiters");
-            host::reply_integer(ctx, waiters as i64);
-        }
-        _ => host::reply_null(ctx),
-    }
-    Ok(())
-}
-
-/// DLOCK.INFO of a set: the fields of a plain lock for the holder whose lease
-/// ends last (`ttl_ms` is the key's PTTL), then `mode` (`shared` or
-/// `limit`), `limit` for a semaphore, and `holders`, each with its own
-/// owner, token, ttl_ms and holds; nil when no lease runs.
-fn info_set(ctx: *mut Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
-    let Some(last) = set.live(now).max_by_key(|h| h.deadline_ms) else {
-        host::reply_null(ctx);
-        return;
-    };
-    let limit = match set.kind {
-        SetKind::Shared => None,
-        SetKind::Limit(n) => Some(i64::from(n)),
-    };
-    host::reply_map(ctx, 7 + usize::from(limit.is_some()));
-    reply_grant(ctx, last, pttl);
-    host::reply_bulk(ctx, b"waiters");
-    host::reply_integer(ctx, waiters as i64);
-    host::reply_bulk(ctx, b"mode");
-    host::reply_bulk(ctx, if limit.is_some() { b"limit" } else { b"shared" });
-    if let Some(n) = limit {
-        host::reply_bulk(ctx, b"limit");
-        host::reply_integer(ctx, n);
-    }
-    host::reply_bulk(ctx, b"holders");
-    host::reply_array(ctx, set.live_count(now));
-    for h in set.live(now) {
-        let ttl = match pttl {
-            -1 => h.ttl_ms(now),
-            bound => h.ttl_ms(now).min(bound),
-        };
-        host::reply_map(ctx, 4);
-        reply_grant(ctx, h, ttl);
-    }
-}
-
-/// The `owner`, `token`, `ttl_ms` and `holds` fields of one grant in a
-/// DLOCK.INFO map.
-fn reply_grant(ctx: *mut Ctx, grant: &LockState, ttl_ms: i64) {
-    host::reply_bulk(ctx, b"owner");
-    host::reply_bulk(ctx, &grant.owner);
-    host::reply_bulk(ctx, b"token");
-    host::reply_integer(ctx, grant.token);
-    host::reply_bulk(ctx, b"ttl_ms");
-    host::reply_integer(ctx, ttl_ms);
-    host::reply_bulk(ctx, b"holds");
-    host::reply_integer(ctx, grant.holds);
 }
 
 /// `DLOCK._SETS key limit:floor:expiry holders`: the replication and AOF form of a

@@ -20,11 +20,11 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::compact_bytes::CompactBytes;
-use crate::core::lock::{LockState, NO_DEADLINE};
-use crate::data_type::{copy_boxed, free_boxed, methods, with_aux, Callbacks};
-use crate::fence::{self, observe_token};
-use crate::host::{api, shield, ModuleValue, Sink};
+use crate::common::compact_bytes::CompactBytes;
+use crate::glue::data_type::{copy_boxed, free_boxed, methods, with_aux, Callbacks};
+use crate::glue::fence::{self, observe_token};
+use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::wire::SetLock;
 
 /// Current RDB encoding version of lock values.

@@ -15,12 +15,12 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use redis_module::raw;
 
-use crate::args::Args;
-use crate::core::error::WardenError;
-use crate::core::guard::refusal;
-use crate::core::lock::TOKEN;
-use crate::host::{self, Ctx, Key};
+use crate::common::error::WardenError;
+use crate::glue::args::Args;
+use crate::glue::host::{self, Ctx, Key};
 use crate::lock::commands::{lock_of, owner_arg, Lock};
+use crate::lock::core::guard::refusal;
+use crate::lock::core::plain::TOKEN;
 use crate::lock::replicas;
 
 /// Position of the guarded command's name in DLOCK.GUARD's arguments.
@@ -36,7 +36,7 @@ const SHORT_NAME: usize = 32;
 /// What `COMMAND INFO` told of one command name.
 #[derive(Clone, Copy)]
 struct Verdict {
-    /// Why it cannot run guarded (`core::guard::refusal`); `None`: it can.
+    /// Why it cannot run guarded (`lock::core::guard::refusal`); `None`: it can.
     refusal: Option<&'static str>,
     /// Whether it has subcommands (whose own flags then decide).
     container: bool,
@@ -165,7 +165,7 @@ fn command_name(args: &Args) -> String {
     String::from_utf8_lossy(args.bytes(COMMAND_AT)).to_lowercase()
 }
 
-/// Refuses a command DLOCK.GUARD must not run (see `core::guard`), or one
+/// Refuses a command DLOCK.GUARD must not run (see `lock::core::guard`), or one
 /// the server does not know.
 fn check_runnable(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     let mut buffer = [0u8; SHORT_NAME];

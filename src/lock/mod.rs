@@ -1,11 +1,15 @@
-//! Distributed locks (`DLOCK.*`): the commands, the `warden-lk` data type,
-//! and the `DLOCK._SET` wire format. The state machine itself is
-//! `core::lock`; tokens come from `fence`; waiting for a lock is `waiting`.
+//! Distributed locks (`DLOCK.*`): the pure core (`core`: the state machine,
+//! lock sets, the guard's rule), the commands, the `warden-lk` and
+//! `warden-ls` data types and the `DLOCK._SET` wire format. Tokens come from
+//! `glue::fence`; waiting for a lock is `glue::waiting`.
 
 pub mod commands;
+pub mod core;
 pub mod data_type;
 pub mod guard;
+pub mod info;
 pub mod replicas;
 pub mod set_type;
 pub mod set_wire;
+pub mod table;
 pub mod wire;

@@ -6,9 +6,9 @@
 
 use std::cell::Cell;
 
-use crate::config::{DLOCK_MIN_REPLICAS, DLOCK_MIN_REPLICAS_MAX_LAG};
-use crate::core::error::WardenError;
-use crate::host::{self, Ctx};
+use crate::common::error::WardenError;
+use crate::glue::config::{DLOCK_MIN_REPLICAS, DLOCK_MIN_REPLICAS_MAX_LAG};
+use crate::glue::host::{self, Ctx};
 
 /// How long a count of good replicas is reused (Redis itself recounts its
 /// `min-replicas-to-write` replicas once a second).

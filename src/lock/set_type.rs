@@ -16,11 +16,11 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::lock::LockState;
-use crate::core::lock_set::{LockSet, SetKind, MAX_LIMIT};
-use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
-use crate::fence::observe_token;
-use crate::host::{api, shield, ModuleValue, Sink};
+use crate::glue::data_type::{copy_boxed, free_boxed, methods, Callbacks};
+use crate::glue::fence::observe_token;
+use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::lock::core::plain::LockState;
+use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::{load_state, save_state};
 use crate::lock::set_wire::SetLocks;
 

@@ -8,12 +8,12 @@
 
 use std::ffi::CStr;
 
-use crate::core::compact_bytes::CompactBytes;
-use crate::core::error::WardenError;
-use crate::core::lock::LockState;
-use crate::core::lock_set::{LockSet, SetKind, MAX_LIMIT};
-use crate::core::parse::{parse_fields, FieldText};
-use crate::host::{emit, RString, Sink};
+use crate::common::compact_bytes::CompactBytes;
+use crate::common::error::WardenError;
+use crate::common::parse::{parse_fields, FieldText};
+use crate::glue::host::{emit, RString, Sink};
+use crate::lock::core::plain::LockState;
+use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
 
 /// The command's name.
 pub const SET_LOCKS: &CStr = c"DLOCK._SETS";
@@ -111,7 +111,7 @@ impl SetLocks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::lock::FenceClock;
+    use crate::common::fence_clock::FenceClock;
 
     fn sample() -> LockSet {
         let mut fence = FenceClock::default();

@@ -5,11 +5,11 @@
 
 use std::ffi::CStr;
 
-use crate::core::compact_bytes::CompactBytes;
-use crate::core::error::WardenError;
-use crate::core::lock::LockState;
-use crate::core::parse::{parse_fields, FieldText};
-use crate::host::{emit, RString, Sink};
+use crate::common::compact_bytes::CompactBytes;
+use crate::common::error::WardenError;
+use crate::common::parse::{parse_fields, FieldText};
+use crate::glue::host::{emit, RString, Sink};
+use crate::lock::core::plain::LockState;
 
 /// The command's name.
 pub const SET_LOCK: &CStr = c"DLOCK._SET";

@@ -9,17 +9,17 @@
 
 use std::ffi::{c_long, CStr};
 
-use crate::args::{internal_only, Args};
-use crate::core::bucket::{self, BucketLimit};
-use crate::core::error::WardenError;
-use crate::core::parse::{cell_integer, is_keyword, IntArg};
-use crate::core::rate::{self, BucketState, Decided, Decision, GcraReply, Rate, MAX_LIMITS};
-use crate::core::window::{self, WindowLimit, WindowState};
-use crate::effect::{self, MARK};
-use crate::host::{self, api, Ctx, Key, RString, Sink};
+use crate::common::error::WardenError;
+use crate::common::parse::{cell_integer, is_keyword, IntArg};
+use crate::glue::args::{internal_only, Args};
+use crate::glue::effect::{self, MARK};
+use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
+use crate::glue::stats;
+use crate::rate::core::bucket::{self, BucketLimit};
+use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, Rate, MAX_LIMITS};
+use crate::rate::core::window::{self, WindowLimit, WindowState};
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
 use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT};
-use crate::stats;
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
 fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {

@@ -15,10 +15,10 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::core::rate::{BucketState, MAX_LIMITS};
-use crate::core::window::WindowState;
-use crate::data_type::{copy_boxed, free_boxed, methods, Callbacks};
-use crate::host::{api, shield, ModuleValue, Sink};
+use crate::glue::data_type::{copy_boxed, free_boxed, methods, Callbacks};
+use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::rate::core::rate::{BucketState, MAX_LIMITS};
+use crate::rate::core::window::WindowState;
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
 use crate::rate::wire::{SetLimiter, STATE_TEXT};
 

@@ -1,10 +1,10 @@
 //! The value of a `warden-rl` key: which limiter it is and the state of each
 //! of its limits, with the checks every stored or received state passes.
 
-use crate::core::error::WardenError;
-use crate::core::parse::MAX_EVENTS;
-use crate::core::rate::{BucketState, MAX_LIMITS, UNKNOWN_BURST};
-use crate::core::window::WindowState;
+use crate::common::error::WardenError;
+use crate::common::parse::MAX_EVENTS;
+use crate::rate::core::rate::{BucketState, MAX_LIMITS, UNKNOWN_BURST};
+use crate::rate::core::window::WindowState;
 
 /// Which command owns a limiter key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

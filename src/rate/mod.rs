@@ -1,7 +1,9 @@
 //! Rate limiters (`RL.*`): the commands, the `warden-rl` data type and the
-//! `RL._SET` wire format. The algorithms are `core::rate`.
+//! `RL._SET` wire format. The algorithms are `rate::core::rate`.
 
 pub mod commands;
+pub mod core;
 pub mod data_type;
 pub mod limiter;
+pub mod table;
 pub mod wire;

@@ -16,10 +16,10 @@
 
 use std::ffi::CStr;
 
-use crate::core::error::WardenError;
-use crate::core::parse::{parse_some_fields, Fields};
-use crate::core::rate::MAX_LIMITS;
-use crate::host::{emit, RString, Sink};
+use crate::common::error::WardenError;
+use crate::common::parse::{parse_some_fields, Fields};
+use crate::glue::host::{emit, RString, Sink};
+use crate::rate::core::rate::MAX_LIMITS;
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
 
 /// The command's name.
@@ -75,13 +75,13 @@ impl SetLimiter {
         }
         let limits = f[2..count - 1].chunks_exact(per);
         let limiter = if kind == LimiterKind::Window {
-            let mut states = [crate::core::window::WindowState::NONE; MAX_LIMITS];
+            let mut states = [crate::rate::core::window::WindowState::NONE; MAX_LIMITS];
             for (s, l) in states.iter_mut().zip(limits) {
                 *s = Limiter::window_limit([l[0], l[1], l[2], l[3]])?;
             }
             LimiterRef::Window(&states[..n]).to_limiter()
         } else {
-            let mut states = [crate::core::rate::BucketState::default(); MAX_LIMITS];
+            let mut states = [crate::rate::core::rate::BucketState::default(); MAX_LIMITS];
             for (s, l) in states.iter_mut().zip(limits) {
                 *s = Limiter::bucket_limit(kind, [l[0], l[1], l[2], l[3], l[4]])?;
             }
@@ -139,8 +139,8 @@ impl SetLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::rate::BucketState;
-    use crate::core::window::WindowState;
+    use crate::rate::core::rate::BucketState;
+    use crate::rate::core::window::WindowState;
 
     /// The longest bucket limit a state can hold.
     const WIDEST: BucketState = BucketState {

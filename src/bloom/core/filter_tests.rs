@@ -1,0 +1,314 @@
+//! Unit tests of `filter` (its `tests` module), kept apart so the code reads on its own.
+
+use super::*;
+
+const NO_CAP: u64 = u64::MAX;
+
+fn filter(p: f64, capacity: u64, expansion: u32) -> BloomFilter {
+    BloomFilter::new(
+        BloomParams {
+            error_rate: p,
+            capacity,
+            expansion,
+        },
+        NO_CAP,
+    )
+    .expect("filter")
+}
+
+fn item(i: u64) -> ItemHash {
+    ItemHash::of(format!("item:{i}").as_bytes())
+}
+
+fn absent(i: u64) -> ItemHash {
+    ItemHash::of(format!("absent:{i}").as_bytes())
+}
+
+#[test]
+fn geometry_matches_theory() {
+    let g = geometry(1_000_000, 0.01, Sizing::Nominal).expect("geometry");
+    assert_eq!(g.bits % 64, 0);
+    assert!(g.bits >= 9_585_059 && g.bits < 9_585_059 + 64, "{}", g.bits);
+    assert_eq!(g.hashes, 7);
+    let g = geometry(1_000_000, 0.005, Sizing::Nominal).expect("geometry");
+    assert_eq!(g.bits / 8, 1_378_472, "RedisBloom's bit array for 0.005");
+    assert_eq!(g.hashes, 8);
+    let strict = geometry(1_000_000, 0.01, Sizing::Guaranteed).expect("geometry");
+    assert!(
+        strict.bits > 9_585_059 && strict.bits < 9_600_000,
+        "{}",
+        strict.bits
+    );
+    assert!(expected_fpr(strict.bits, strict.hashes, 1_000_000) <= 0.01);
+}
+
+#[test]
+fn nonscaling_filters_take_any_error_rate() {
+    for p in [
+        0.999_999,
+        1e-6,
+        1.1e-20,
+        1e-100,
+        1e-300,
+        f64::MIN_POSITIVE,
+        4.9e-324,
+    ] {
+        let g = geometry(100, p, Sizing::Guaranteed).expect("sized");
+        let nominal = geometry(100, p, Sizing::Nominal).expect("sized");
+        assert!(
+            g.bits >= nominal.bits && g.bits <= 2 * nominal.bits + 128,
+            "{p}: {g:?}"
+        );
+        assert!(expected_fpr(g.bits, g.hashes, 100) <= p, "{p}: {g:?}");
+        assert!((1..=MAX_HASHES).contains(&g.hashes), "{p}: {g:?}");
+    }
+    // RedisBloom gives about 18 KB to 100 items at 1e-300.
+    let g = geometry(100, 1e-300, Sizing::Guaranteed).expect("sized");
+    assert!(g.bits / 8 <= 20_000, "{g:?}");
+}
+
+#[test]
+fn nonscaling_size_is_near_the_theoretical_bound() {
+    let f = filter(0.01, 1_000_000, 0);
+    assert!(f.size() as f64 <= 1.05 * 1_198_132.0, "{}", f.size());
+}
+
+#[test]
+fn scaling_size_is_not_above_redisbloom() {
+    let mut f = filter(0.01, 1_000_000, 2);
+    for i in 0..1_000_000 {
+        f.add(item(i), 0, NO_CAP).expect("add");
+    }
+    assert_eq!(f.layers().len(), 1);
+    assert!(f.size() <= 1_378_568, "{}", f.size());
+}
+
+#[test]
+fn guaranteed_sizing_keeps_the_expected_rate_at_or_below_p() {
+    for p in [0.5, 0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 1e-6, 1e-12] {
+        for n in [1, 7, 100, 12_345, 1_000_000, 50_000_000] {
+            let nominal = geometry(n, p, Sizing::Nominal).expect("geometry");
+            let g = geometry(n, p, Sizing::Guaranteed).expect("geometry");
+            let fpr = expected_fpr(g.bits, g.hashes, n);
+            assert!(fpr <= p, "p={p} n={n} fpr={fpr} k={}", g.hashes);
+            // Whole hashes cost little over the continuous optimum.
+            assert!(
+                g.bits as f64 <= nominal.bits as f64 * 1.02 + 128.0,
+                "p={p} n={n}"
+            );
+            // Nominal sizing stays within about 1% of the rate.
+            let nominal_fpr = expected_fpr(nominal.bits, nominal.hashes, n);
+            assert!(nominal_fpr <= p * 1.01, "p={p} n={n} fpr={nominal_fpr}");
+        }
+    }
+}
+
+#[test]
+fn bad_parameters_are_refused() {
+    for p in [0.0, 1.0, -0.1, 1.5, f64::NAN, f64::INFINITY] {
+        assert_eq!(
+            geometry(100, p, Sizing::Nominal),
+            Err(WardenError::BadErrorRate),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        geometry(0, 0.01, Sizing::Nominal),
+        Err(WardenError::NotPositive("capacity"))
+    );
+    let huge = geometry(u64::MAX, 0.01, Sizing::Guaranteed);
+    assert_eq!(huge, Err(WardenError::FilterTooLarge));
+    let p = BloomParams {
+        error_rate: 0.01,
+        capacity: 10,
+        expansion: MAX_EXPANSION + 1,
+    };
+    assert_eq!(p.validate(), Err(WardenError::BadExpansion));
+}
+
+#[test]
+fn size_cap_is_checked_before_allocating() {
+    let params = BloomParams {
+        error_rate: 0.01,
+        capacity: 100_000_000_000,
+        expansion: 2,
+    };
+    assert_eq!(
+        BloomFilter::new(params, 128 << 20),
+        Err(WardenError::FilterTooLarge)
+    );
+}
+
+#[test]
+fn no_false_negatives_and_measured_rate_within_target() {
+    let mut f = filter(0.01, 100_000, 0);
+    for i in 0..100_000 {
+        f.add(item(i), 0, NO_CAP).expect("add");
+    }
+    assert!((0..100_000).all(|i| f.contains(item(i), 0)));
+    let fp = (0..100_000).filter(|i| f.contains(absent(*i), 0)).count();
+    // Expected about 1000 (1%); allow sampling noise of several sigma.
+    assert!(fp < 1_150, "false positives: {fp}");
+}
+
+#[test]
+fn scaling_filter_grows_and_keeps_compound_rate() {
+    let mut f = filter(0.01, 1_000, 2);
+    for i in 0..20_000 {
+        f.add(item(i), 0, NO_CAP).expect("add");
+    }
+    assert!(f.layers().len() >= 4);
+    for w in f.layers().windows(2) {
+        assert_eq!(w[1].capacity(), w[0].capacity() * 2);
+        assert!((w[1].error_rate() - w[0].error_rate() / 2.0).abs() < 1e-15);
+    }
+    assert!((0..20_000).all(|i| f.contains(item(i), 0)));
+    let fp = (0..100_000).filter(|i| f.contains(absent(*i), 0)).count();
+    assert!(fp <= 1_000, "false positives: {fp}");
+    assert!(f.items(0) <= 20_000 && f.items(0) > 19_800);
+}
+
+#[test]
+fn nonscaling_filter_full_changes_nothing() {
+    let mut f = filter(0.01, 10, 0);
+    let mut added = 0;
+    let mut i = 0;
+    while added < 10 {
+        if f.add(item(i), 0, NO_CAP) == Ok(Added::New) {
+            added += 1;
+        }
+        i += 1;
+    }
+    let before = f.clone();
+    let newcomer = (i..)
+        .map(item)
+        .find(|h| !f.contains(*h, 0))
+        .expect("an absent item");
+    assert_eq!(f.add(newcomer, 0, NO_CAP), Err(WardenError::FilterFull));
+    assert_eq!(f, before);
+    // Present items still answer 0, not an error.
+    assert_eq!(f.add(item(0), 0, NO_CAP), Ok(Added::Present));
+}
+
+#[test]
+fn growth_past_the_cap_is_refused_and_changes_nothing() {
+    let params = BloomParams {
+        error_rate: 0.01,
+        capacity: 100,
+        expansion: 2,
+    };
+    let cap = BloomFilter::new(params, NO_CAP).expect("filter").size() + 100;
+    let mut f = BloomFilter::new(params, cap).expect("filter fits");
+    let mut i = 0;
+    let err = loop {
+        match f.add(item(i), 0, cap) {
+            Ok(_) => i += 1,
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err, WardenError::FilterTooLarge);
+    assert_eq!(f.layers().len(), 1);
+}
+
+#[test]
+fn hashing_is_stable() {
+    // murmur3 x64-128 of "hello", seed 0 (reference value of the algorithm).
+    assert_eq!(
+        murmur3_x64_128(b"hello", 0),
+        (0xcbd8_a7b3_41bd_9b02, 0x5b1e_906a_48ae_1d19)
+    );
+    let h = ItemHash::of(b"hello");
+    assert_eq!(h.h1, 0xcbd8_a7b3_41bd_9b02);
+    assert_eq!(h.h2, 0x5b1e_906a_48ae_1d19);
+}
+
+/// The slice implementation equals the `murmur3` crate (the reference)
+/// for every length around the 16-byte block and 8-byte tail edges, on
+/// pseudo-random bytes and seeds.
+#[test]
+fn slice_murmur_equals_the_reference_crate() {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for len in 0..200 {
+        for _ in 0..20 {
+            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let seed = if next() % 4 == 0 { next() as u32 } else { 0 };
+            let want =
+                murmur3::murmur3_x64_128(&mut std::io::Cursor::new(&data), seed).expect("read");
+            let (h1, h2) = murmur3_x64_128(&data, seed);
+            assert_eq!((u128::from(h2) << 64) | u128::from(h1), want, "len {len}");
+        }
+    }
+}
+
+#[test]
+fn stored_layers_are_validated() {
+    let f = filter(0.01, 100, 2);
+    let l = &f.layers()[0];
+    let (cap, rate, k) = (l.capacity(), l.error_rate(), l.hashes());
+    let words = || l.words().to_vec();
+    assert!(Layer::from_parts(cap, rate, k, 0, words()).is_ok());
+    let bad = Err(WardenError::BadFilterData);
+    assert_eq!(Layer::from_parts(cap, rate, 0, 0, words()), bad);
+    assert_eq!(
+        Layer::from_parts(cap, rate, MAX_HASHES + 1, 0, words()),
+        bad
+    );
+    assert_eq!(Layer::from_parts(cap, rate, k, 0, vec![]), bad);
+    assert_eq!(Layer::from_parts(cap, 1.5, k, 0, words()), bad);
+    assert_eq!(Layer::from_parts(0, rate, k, 0, words()), bad);
+    assert_eq!(Layer::from_parts(100, rate, k, 101, words()), bad);
+    assert_eq!(
+        Layer::zeroed(cap, rate, k, 0, 100, u64::MAX),
+        bad,
+        "not whole words"
+    );
+    let huge = Layer::zeroed(cap, rate, k, 0, 1 << 40, 1 << 20);
+    assert_eq!(
+        huge,
+        Err(WardenError::FilterTooLarge),
+        "checked before allocating"
+    );
+    let empty = BloomFilter::from_parts(0.01, 0, vec![], None);
+    assert_eq!(empty, Err(WardenError::BadFilterData));
+}
+
+#[test]
+fn stored_filter_fields_are_checked_before_the_layers() {
+    let bad = Err(WardenError::BadFilterData);
+    assert_eq!(BloomFilter::check_parts(0.01, 2, 3, false), Ok((2, 3)));
+    assert_eq!(BloomFilter::check_parts(0.01, 0, 1, false), Ok((0, 1)));
+    assert_eq!(
+        BloomFilter::check_parts(0.01, u64::from(MAX_EXPANSION), MAX_LAYERS as u64, false),
+        Ok((MAX_EXPANSION, MAX_LAYERS))
+    );
+    for (rate, expansion, count) in [
+        (0.01, 2, 0),
+        (0.01, 2, MAX_LAYERS as u64 + 1),
+        (0.01, 2, u64::MAX),
+        (0.01, u64::from(MAX_EXPANSION) + 1, 1),
+        (0.01, u64::from(u32::MAX) + 2, 1),
+        (0.01, 0, 2),
+        (0.0, 2, 1),
+        (1.0, 2, 1),
+        (f64::NAN, 2, 1),
+        (-0.5, 2, 1),
+    ] {
+        assert_eq!(
+            BloomFilter::check_parts(rate, expansion, count, false),
+            bad,
+            "{rate} {expansion} {count}"
+        );
+    }
+    let f = filter(0.01, 100, 3);
+    let (rate, expansion, layers, _) = f.clone().into_parts();
+    assert_eq!(
+        BloomFilter::from_parts(rate, u64::from(expansion), layers, None),
+        Ok(f)
+    );
+}

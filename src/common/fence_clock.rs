@@ -1,0 +1,248 @@
+//! The fencing clock: tokens that strictly increase across grants, restarts
+//! and failovers (the clock part), and the failover epochs that keep a
+//! promoted replica's tokens above its old master's. Shared by lock grants
+//! and cache leases; times are passed in by the caller.
+
+use crate::common::error::WardenError;
+
+/// Largest token accepted from storage or a master: far above any clock-based
+/// token (now_ms × 1000 is about 2^61 in the year 2100), and far enough below
+/// i64::MAX that tokens can never run out.
+pub const MAX_TOKEN: i64 = 1 << 62;
+
+/// Tokens per millisecond of clock in `FenceClock`: the clock part of a token
+/// is `now_ms × TOKENS_PER_MS`, leaving room for this many grants per ms
+/// before the counter runs ahead of the clock.
+pub const TOKENS_PER_MS: i64 = 1000;
+
+/// How far ahead of `now_ms × 1000` a token seen in storage may be and still
+/// raise the server-wide floor (2^58, about 9 years of clock): a real token
+/// runs ahead of the clock while grants outpace 1000 per ms and after each
+/// failover (`EPOCH_JUMP`; 2^58 holds over 1.6 × 10^6 promotions back to
+/// back). A larger one (forged `RESTORE` data) raises only its own key's
+/// floor, so it cannot exhaust the tokens of other keys.
+pub const MAX_TOKEN_LEAD: i64 = 1 << 58;
+
+/// How long (ms) a master cut off by a partition may go on granting after a
+/// replica replaced it and still issue only tokens below the new master's
+/// (24 h, counted from when the replica stopped hearing from it): the `D` of
+/// the README's failover section.
+pub const EPOCH_HORIZON_MS: i64 = 24 * 3_600_000;
+
+/// How far (ms) the clock of the node a replica replaces may run ahead of the
+/// replica's own and keep `EPOCH_HORIZON_MS` whole (1 h): the `S` of the
+/// README's failover section.
+pub const MAX_CLOCK_SKEW_MS: i64 = 3_600_000;
+
+/// How far a promotion raises the token floor above both the largest token
+/// the node has seen and its clock. A token is at most the largest clock
+/// reading so far plus the grants since (each `next` adds at most one), so a
+/// cut-off master, its clock up to `MAX_CLOCK_SKEW_MS` ahead, granting for
+/// `EPOCH_HORIZON_MS` at 1000 per ms on average, stays below
+/// `(2 × EPOCH_HORIZON_MS + MAX_CLOCK_SKEW_MS) × 1000` above what the
+/// replica had seen when it lost the master (about 1.8 × 10^11).
+pub const EPOCH_JUMP: i64 = (2 * EPOCH_HORIZON_MS + MAX_CLOCK_SKEW_MS) * TOKENS_PER_MS;
+
+/// Issues fencing tokens as `max(last + 1, now_ms * 1000)`.
+///
+/// The counter part makes tokens strictly increase while the process lives;
+/// the clock part keeps them increasing after the record or the whole process
+/// is gone (DEL, FLUSHALL, restart, failover), provided the clock does not step
+/// back and fewer than 1000 grants per millisecond were issued on average.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FenceClock {
+    last: i64,
+}
+
+impl FenceClock {
+    /// A clock whose largest token so far is `last`.
+    pub fn starting_at(last: i64) -> FenceClock {
+        FenceClock { last }
+    }
+
+    /// The next token; an error instead of a token above `MAX_TOKEN` (only
+    /// reachable when forged data raised the floor), so tokens never repeat.
+    pub fn next(&mut self, now_ms: i64) -> Result<i64, WardenError> {
+        self.next_above(0, now_ms)
+    }
+
+    /// The next token, also above `floor` (one key's own last token).
+    pub fn next_above(&mut self, floor: i64, now_ms: i64) -> Result<i64, WardenError> {
+        let token = self
+            .last
+            .max(floor)
+            .saturating_add(1)
+            .max(now_ms.saturating_mul(TOKENS_PER_MS));
+        if token > MAX_TOKEN {
+            return Err(WardenError::TokensExhausted);
+        }
+        self.observe(token, now_ms);
+        Ok(token)
+    }
+
+    /// Records a token seen in storage or from a master, so later tokens
+    /// exceed it — unless it runs more than `MAX_TOKEN_LEAD` ahead of the
+    /// clock, which only forged data does (its key keeps it as its floor).
+    pub fn observe(&mut self, token: i64, now_ms: i64) {
+        let plausible = now_ms
+            .saturating_mul(TOKENS_PER_MS)
+            .saturating_add(MAX_TOKEN_LEAD);
+        if token <= plausible {
+            self.last = self.last.max(token);
+        }
+    }
+
+    /// Starts a failover epoch when this node becomes master: every token
+    /// from now on is above `max(last, now_ms × 1000) + EPOCH_JUMP`, hence
+    /// above every token the master it replaced (whose tokens this node had
+    /// seen up to `last`) can issue within `EPOCH_HORIZON_MS` at up to 1000
+    /// grants per ms with a clock up to `MAX_CLOCK_SKEW_MS` ahead. Returns
+    /// the new floor (capped at `MAX_TOKEN`).
+    pub fn promote(&mut self, now_ms: i64) -> i64 {
+        self.last = self
+            .last
+            .max(now_ms.saturating_mul(TOKENS_PER_MS))
+            .saturating_add(EPOCH_JUMP)
+            .min(MAX_TOKEN);
+        self.last
+    }
+
+    /// The largest token issued or seen.
+    pub fn last(&self) -> i64 {
+        self.last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_strictly_increase_within_one_millisecond() {
+        let mut fence = FenceClock::default();
+        let tokens: Vec<i64> = (0..5_000).map(|_| fence.next(42).expect("token")).collect();
+        assert!(tokens.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(tokens[0], 42_000);
+    }
+
+    #[test]
+    fn tokens_survive_a_lost_counter_when_time_moves_on() {
+        let mut fence = FenceClock::default();
+        let before: Vec<i64> = (0..900)
+            .map(|_| fence.next(1_000).expect("token"))
+            .collect();
+        // Process restarted: the counter is gone, the clock has moved on by 1 ms.
+        let mut fresh = FenceClock::default();
+        assert!(fresh.next(1_001).expect("token") > *before.last().expect("tokens"));
+    }
+
+    #[test]
+    fn clock_stepping_back_never_lowers_tokens() {
+        let mut fence = FenceClock::default();
+        let a = fence.next(10_000).expect("token");
+        let b = fence.next(5_000).expect("token");
+        assert!(b > a);
+    }
+
+    #[test]
+    fn observed_tokens_raise_the_floor() {
+        let mut fence = FenceClock::default();
+        let now = MAX_TOKEN / 1000;
+        fence.observe(MAX_TOKEN - 1, now);
+        assert_eq!(fence.next(now), Ok(MAX_TOKEN));
+        assert_eq!(
+            fence.next(now),
+            Err(WardenError::TokensExhausted),
+            "never repeats"
+        );
+        fence.observe(3, now);
+        assert_eq!(fence.last(), MAX_TOKEN);
+    }
+
+    /// The tokens `n` grants issued in one millisecond end at (the last of them).
+    fn burst(fence: &mut FenceClock, n: i64, now_ms: i64) -> i64 {
+        let floor = fence.last().max(now_ms * TOKENS_PER_MS - 1) + n - 1;
+        *fence = FenceClock::starting_at(floor);
+        fence.next(now_ms).expect("token")
+    }
+
+    #[test]
+    fn a_promoted_replica_outranks_its_old_master_for_the_horizon() {
+        // Random partitions: the old master goes on granting for up to
+        // EPOCH_HORIZON_MS at up to 1000 grants per ms (counted from the
+        // moment replication stopped), its clock up to MAX_CLOCK_SKEW_MS off.
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rand = move |n: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 11) % n
+        };
+        for _ in 0..2_000 {
+            let cut_ms = 1_700_000_000_000 + rand(1 << 40) as i64;
+            let lead = if rand(2) == 0 {
+                0
+            } else {
+                rand(1 << 50) as i64
+            };
+            let seen = cut_ms * TOKENS_PER_MS + lead;
+            let mut old = FenceClock::starting_at(seen);
+            let mut new = FenceClock::starting_at(seen);
+            new.promote(cut_ms + rand(10_000) as i64);
+            let first_new = new.next(cut_ms).expect("token");
+            let skew = rand(2 * MAX_CLOCK_SKEW_MS as u64 + 1) as i64 - MAX_CLOCK_SKEW_MS;
+            let mut elapsed = 0;
+            let mut issued = 0;
+            let mut highest_old = 0;
+            while elapsed < EPOCH_HORIZON_MS {
+                elapsed =
+                    (elapsed + 1 + rand(EPOCH_HORIZON_MS as u64 / 8) as i64).min(EPOCH_HORIZON_MS);
+                // As many grants as the rate allows since the cut, all now.
+                let n = (elapsed * TOKENS_PER_MS - issued).max(1);
+                issued += n;
+                highest_old = burst(&mut old, n, cut_ms + elapsed + skew);
+            }
+            assert!(
+                highest_old < first_new,
+                "old {highest_old} reached new {first_new} (skew {skew}, lead {lead})"
+            );
+        }
+    }
+
+    #[test]
+    fn past_the_horizon_the_skew_or_the_rate_the_old_master_catches_up() {
+        // The bound is tight: the documented assumptions are what it rests on.
+        let cut_ms = 1_800_000_000_000;
+        let seen = cut_ms * TOKENS_PER_MS;
+        let mut new = FenceClock::starting_at(seen);
+        new.promote(cut_ms);
+        let first_new = new.next(cut_ms).expect("token");
+        let at_horizon = cut_ms + EPOCH_HORIZON_MS;
+        let allowed = EPOCH_HORIZON_MS * TOKENS_PER_MS;
+        let mut within = FenceClock::starting_at(seen);
+        assert!(burst(&mut within, allowed, at_horizon + MAX_CLOCK_SKEW_MS) < first_new);
+        let mut skewed = FenceClock::starting_at(seen);
+        assert!(burst(&mut skewed, allowed, at_horizon + MAX_CLOCK_SKEW_MS + 1) >= first_new);
+        let mut busy = FenceClock::starting_at(seen);
+        assert!(burst(&mut busy, allowed + 2, at_horizon + MAX_CLOCK_SKEW_MS) >= first_new);
+    }
+
+    #[test]
+    fn promotions_keep_tokens_rising_with_room_for_a_million() {
+        let now = 4_102_444_800_000; // 2100-01-01
+        let mut fence = FenceClock::default();
+        let mut last = fence.next(now).expect("token");
+        for _ in 0..1_000_000 {
+            let floor = fence.promote(now);
+            assert!(floor >= last + EPOCH_JUMP);
+            last = fence.next(now).expect("room for a million promotions");
+        }
+        assert!(last < MAX_TOKEN / 16, "{last}");
+        // A replica of the millionth master still takes its floor as real.
+        let mut replica = FenceClock::default();
+        replica.observe(last, now);
+        assert_eq!(replica.last(), last);
+        // At the very top, promotion stops at MAX_TOKEN instead of wrapping.
+        let mut top = FenceClock::starting_at(MAX_TOKEN - 5);
+        assert_eq!(top.promote(now), MAX_TOKEN);
+        assert_eq!(top.promote(now), MAX_TOKEN);
+    }
+}

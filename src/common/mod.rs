@@ -1,0 +1,11 @@
+//! Pure code the families share: no Redis types, no clock reads. The error
+//! type, argument parsing, the fencing clock, compact byte strings, the
+//! cluster's key slots and the waiters' queue.
+
+pub mod cluster;
+pub mod compact_bytes;
+pub mod error;
+pub mod fence_clock;
+pub mod parse;
+pub mod thin_bytes;
+pub mod wait_queue;

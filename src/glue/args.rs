@@ -1,0 +1,69 @@
+//! The arguments of a command call, and the rule for internal commands.
+
+use crate::common::error::WardenError;
+use crate::common::parse::parse_i64;
+use crate::glue::host::{self, Ctx, RString};
+
+/// The arguments of one call, borrowed from Redis (no copies).
+pub struct Args<'a> {
+    argv: &'a [*mut RString],
+}
+
+impl<'a> Args<'a> {
+    /// The arguments Redis passed to a command.
+    pub fn new(argv: &'a [*mut RString]) -> Args<'a> {
+        Args { argv }
+    }
+
+    /// Number of arguments including the command name.
+    pub fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// Whether there are no arguments at all.
+    pub fn is_empty(&self) -> bool {
+        self.argv.is_empty()
+    }
+
+    /// The raw string at position `i` (for keys and zero-copy replication).
+    pub fn raw(&self, i: usize) -> *mut RString {
+        self.argv[i]
+    }
+
+    /// The raw strings from position `i` on (a command carried inside this one).
+    pub fn raw_from(&self, i: usize) -> &'a [*mut RString] {
+        &self.argv[i.min(self.argv.len())..]
+    }
+
+    /// The bytes at position `i`.
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        // SAFETY: Redis keeps the arguments alive and unchanged for the whole
+        // call, which `'a` (the borrow of argv) does not outlive.
+        unsafe { host::bytes(self.argv[i]) }
+    }
+
+    /// The integer at position `i`, or `err` when it is not one.
+    pub fn int(&self, i: usize, err: WardenError) -> Result<i64, WardenError> {
+        parse_i64(self.bytes(i)).ok_or(err)
+    }
+
+    /// Errors with the arity message of `cmd` unless `ok` holds.
+    pub fn arity(&self, cmd: &'static str, ok: bool) -> Result<(), WardenError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(WardenError::WrongArity(cmd.into()))
+        }
+    }
+}
+
+/// Refuses an internal command (`name`, lower case) unless it comes from the
+/// master link or the AOF being loaded: a client could otherwise forge any
+/// lock's owner and token or any limiter's state.
+pub fn internal_only(ctx: *mut Ctx, name: &'static str) -> Result<(), WardenError> {
+    if host::is_replay(ctx) {
+        Ok(())
+    } else {
+        Err(WardenError::InternalCommand(name))
+    }
+}

@@ -1,0 +1,149 @@
+//! The module's fencing clock: the largest token issued or seen, shared by
+//! every lock key and cache lease (only the main thread touches it), and its
+//! failover epochs: a node that becomes master raises it by `EPOCH_JUMP`,
+//! tells its replicas (`DLOCK._FENCE`) and keeps it in the RDB (aux data).
+
+use std::ffi::{c_int, c_longlong, c_void};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use redis_module::{raw, Context};
+
+use crate::common::error::WardenError;
+use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
+use crate::common::parse::parse_i64;
+use crate::glue::args::{internal_only, Args};
+use crate::glue::host::{self, api, emit, shield, Ctx, Sink};
+
+/// The state of the module's `FenceClock`.
+static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
+
+/// How soon a promoted master tries again to tell its replicas its floor
+/// while it does not accept writes (paused clients, loading).
+const FENCE_RETRY_MS: u64 = 50;
+
+/// Runs `op` on the module's fencing clock.
+pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
+    let mut fence = FenceClock::starting_at(FENCE_LAST.load(Ordering::Relaxed));
+    let out = op(&mut fence);
+    FENCE_LAST.store(fence.last(), Ordering::Relaxed);
+    out
+}
+
+/// Raises the token floor to a token seen in storage or from a master
+/// (unless it is implausibly far ahead of the clock: see `MAX_TOKEN_LEAD`).
+pub fn observe_token(token: i64) {
+    let now = host::now_ms();
+    with_fence(|fence| fence.observe(token, now));
+}
+
+/// Role-change hook: on becoming master, starts a failover epoch and
+/// schedules telling the replicas.
+unsafe extern "C" fn on_role_changed(
+    ctx: *mut Ctx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    shield((), || {
+        if subevent != raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER {
+            return;
+        }
+        let now = host::now_ms();
+        let floor = with_fence(|fence| fence.promote(now));
+        redis_module::Context::new(ctx).log_notice(&format!(
+            "warden: became master; fencing tokens now start above {floor} (failover epoch)"
+        ));
+        announce_later(ctx, 0);
+    })
+}
+
+/// Schedules `announce_floor` in `delay_ms`.
+fn announce_later(ctx: *mut Ctx, delay_ms: u64) {
+    Context::new(ctx).create_timer(
+        std::time::Duration::from_millis(delay_ms),
+        announce_floor,
+        (),
+    );
+}
+
+/// Timer: replicates `DLOCK._FENCE <floor>` so replicas (and the AOF) keep
+/// the epoch even before any grant; waits while writes are held back, and
+/// gives up if the node is no longer master.
+fn announce_floor(ctx: &Context, _: ()) {
+    shield((), || {
+        if !host::writes_allowed(ctx.ctx) {
+            if host::is_master(ctx.ctx) {
+                announce_later(ctx.ctx, FENCE_RETRY_MS);
+            }
+            return;
+        }
+        let floor = FENCE_LAST.load(Ordering::Relaxed) as c_longlong;
+        emit!(Sink::Replication(ctx.ctx), c"dlock._fence", c"l", floor);
+    })
+}
+
+/// Subscribes the role-change hook.
+pub fn subscribe_role_changes(ctx: *mut Ctx) -> bool {
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+        dataver: 1,
+    };
+    // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
+    unsafe {
+        api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_role_changed))
+            == raw::REDISMODULE_OK as c_int
+    }
+}
+
+/// `DLOCK._FENCE floor`: raises the token floor to `floor` (the epoch of the
+/// master that sent it). Internal: only from the master link or the AOF.
+pub fn set_floor(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "dlock._fence")?;
+    args.arity("dlock._fence", args.len() == 2)?;
+    let floor = match parse_i64(args.bytes(1)) {
+        Some(t) if (0..=MAX_TOKEN).contains(&t) => t,
+        _ => return Err(WardenError::InvalidState("fencing floor")),
+    };
+    observe_token(floor);
+    // Time-independent: the floor is an absolute token.
+    host::replicate_verbatim(ctx);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// RDB aux data (before the keys): the fencing floor, so a restart or a full
+/// resync keeps a failover epoch even when no lock key carries it.
+///
+/// # Safety
+/// Called by Redis with the live RDB IO of a save.
+pub unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
+    shield((), || {
+        if when == raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+            raw::save_signed(rdb, FENCE_LAST.load(Ordering::Relaxed));
+        }
+    })
+}
+
+/// Loads what `aux_save` wrote: a floor from 0 to `MAX_TOKEN`, observed like
+/// a token read from a key.
+///
+/// # Safety
+/// Called by Redis with the live RDB IO of a load.
+pub unsafe extern "C" fn aux_load(
+    rdb: *mut raw::RedisModuleIO,
+    encver: c_int,
+    when: c_int,
+) -> c_int {
+    shield(raw::REDISMODULE_ERR as c_int, || {
+        if encver < 1 || when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
+            return raw::REDISMODULE_ERR as c_int;
+        }
+        match raw::load_signed(rdb) {
+            Ok(floor) if (0..=MAX_TOKEN).contains(&floor) => {
+                observe_token(floor);
+                raw::REDISMODULE_OK as c_int
+            }
+            _ => raw::REDISMODULE_ERR as c_int,
+        }
+    })
+}

@@ -1,0 +1,207 @@
+//! Calling other commands from a module (`RedisModule_Call`), their
+//! replies, and the keys of a command.
+
+use std::ffi::{c_int, CStr};
+
+use redis_module::raw;
+
+use crate::glue::host::{api, Ctx, RString};
+
+/// A reply of `RedisModule_Call`, freed when dropped.
+pub struct CallReply(*mut raw::RedisModuleCallReply);
+
+impl CallReply {
+    /// Passes the reply on to the client of `ctx` as it is.
+    pub fn forward(&self, ctx: *mut Ctx) {
+        // SAFETY: `ctx` is the live context of the running command and the reply is live.
+        unsafe { api!(RedisModule_ReplyWithCallReply)(ctx, self.0) };
+    }
+
+    /// The reply as a borrowed node, to read it.
+    pub fn node(&self) -> ReplyNode<'_> {
+        ReplyNode(self.0, std::marker::PhantomData)
+    }
+}
+
+impl Drop for CallReply {
+    fn drop(&mut self) {
+        // SAFETY: the reply came from RedisModule_Call and is freed once, here.
+        unsafe { api!(RedisModule_FreeCallReply)(self.0) };
+    }
+}
+
+/// A node of a `CallReply` (the reply itself or an element of it), valid while
+/// the reply lives.
+#[derive(Clone, Copy)]
+pub struct ReplyNode<'a>(
+    *mut raw::RedisModuleCallReply,
+    std::marker::PhantomData<&'a CallReply>,
+);
+
+impl<'a> ReplyNode<'a> {
+    /// Element `i` of an array reply; `None` past its end or for another type.
+    pub fn element(self, i: usize) -> Option<ReplyNode<'a>> {
+        // SAFETY: the node is part of a live reply; out-of-range indexes and
+        // non-array replies return NULL.
+        let e = unsafe { api!(RedisModule_CallReplyArrayElement)(self.0, i) };
+        (!e.is_null()).then_some(ReplyNode(e, std::marker::PhantomData))
+    }
+
+    /// The value of an integer reply; `None` for other types.
+    pub fn integer(self) -> Option<i64> {
+        // SAFETY: the node is part of a live reply.
+        let kind = unsafe { api!(RedisModule_CallReplyType)(self.0) };
+        // SAFETY: as above; the reply is an integer.
+        (kind == raw::REDISMODULE_REPLY_INTEGER as c_int)
+            .then(|| unsafe { api!(RedisModule_CallReplyInteger)(self.0) })
+    }
+
+    /// Whether an array reply has no elements (a string reply no bytes).
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of elements of an array (or bytes of a string) reply.
+    pub fn len(self) -> usize {
+        // SAFETY: the node is part of a live reply.
+        unsafe { api!(RedisModule_CallReplyLength)(self.0) }
+    }
+
+    /// The bytes of a string, status or error reply; empty for other types.
+    pub fn bytes(self) -> &'a [u8] {
+        let mut len = 0;
+        // SAFETY: the node is part of a live reply; the bytes live as long as it.
+        unsafe {
+            let p = api!(RedisModule_CallReplyStringPtr)(self.0, &mut len);
+            if p.is_null() {
+                return &[];
+            }
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        }
+    }
+
+    /// Whether the reply is nil (a null bulk string or array).
+    pub fn is_null(self) -> bool {
+        // SAFETY: the node is part of a live reply.
+        let kind = unsafe { api!(RedisModule_CallReplyType)(self.0) };
+        kind == raw::REDISMODULE_REPLY_NULL as c_int
+    }
+}
+
+thread_local! {
+    /// Whether a command warden runs through `call` is running.
+    static IN_CALL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this code runs inside a command warden started with `call` (the
+/// command of a DLOCK.GUARD): its arguments are shared with the caller's, and
+/// the server propagates what it does with the caller's execution unit.
+pub fn in_call() -> bool {
+    IN_CALL.with(|c| c.get())
+}
+
+/// Clears `IN_CALL` when the call returns, also on a panic.
+struct CallScope;
+
+impl Drop for CallScope {
+    fn drop(&mut self) {
+        IN_CALL.with(|c| c.set(false));
+    }
+}
+
+/// Runs `argv` (the command name first) with `RedisModule_Call` and the
+/// format `format`, which must start with `v` (the argv form), e.g.
+/// `c"v!CM0"`. `Err(errno)` when Redis refused to run it.
+pub fn call(ctx: *mut Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallReply, c_int> {
+    let Some((&name, rest)) = argv.split_first() else {
+        return Err(libc::EINVAL);
+    };
+    if format.to_bytes().first() != Some(&b'v') {
+        return Err(libc::EINVAL);
+    }
+    IN_CALL.with(|c| c.set(true));
+    let _scope = CallScope;
+    // SAFETY: `name` is a live string; its bytes are NUL-terminated (an sds).
+    // The `v` format takes an argv pointer and a count, which `rest` provides
+    // for the duration of the call; Redis takes its own references.
+    let reply = unsafe {
+        let name = api!(RedisModule_StringPtrLen)(name, std::ptr::null_mut());
+        *libc::__errno_location() = 0;
+        api!(RedisModule_Call)(ctx, name, format.as_ptr(), rest.as_ptr(), rest.len())
+    };
+    if reply.is_null() {
+        // SAFETY: reading this thread's errno, which RedisModule_Call set.
+        return Err(unsafe { *libc::__errno_location() });
+    }
+    Ok(CallReply(reply))
+}
+
+/// `COMMAND INFO <name>`, or `None` when the server cannot answer it.
+pub fn command_info(ctx: *mut Ctx, name: &[u8]) -> Option<CallReply> {
+    // SAFETY: `ctx` is live; the `cb` format takes a C string and a buffer
+    // with its length, both readable during the call.
+    let reply = unsafe {
+        api!(RedisModule_Call)(
+            ctx,
+            c"COMMAND".as_ptr(),
+            c"cb".as_ptr(),
+            c"INFO".as_ptr(),
+            name.as_ptr(),
+            name.len(),
+        )
+    };
+    (!reply.is_null()).then_some(CallReply(reply))
+}
+
+/// Whether the running call only asks which arguments are keys (a command
+/// registered with `getkeys-api`).
+pub fn is_keys_position_request(ctx: *mut Ctx) -> bool {
+    // SAFETY: `ctx` is the live context of the current call.
+    unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx) != 0 }
+}
+
+/// Declares argument `pos` of the running call a key with the access flags
+/// `flags` (`REDISMODULE_CMD_KEY_*`), in a keys request.
+pub fn key_at(ctx: *mut Ctx, pos: usize, flags: c_int) {
+    // SAFETY: as above; Redis ignores positions outside the arguments.
+    unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx, pos as c_int, flags) };
+}
+
+/// The positions of the keys in `argv` (the command name first), each with its
+/// access flags, as the server finds them for that command; empty for an
+/// unknown command or a wrong number of arguments.
+pub fn command_keys(ctx: *mut Ctx, argv: &[*mut RString]) -> Vec<(usize, c_int)> {
+    let mut count: c_int = 0;
+    let mut flags: *mut c_int = std::ptr::null_mut();
+    // SAFETY: `argv` holds live strings for the duration of the call; Redis
+    // only reads them (the pointer is `*mut` in the C signature alone).
+    let positions = unsafe {
+        api!(RedisModule_GetCommandKeysWithFlags)(
+            ctx,
+            argv.as_ptr().cast_mut(),
+            argv.len() as c_int,
+            &mut count,
+            &mut flags,
+        )
+    };
+    if positions.is_null() {
+        return Vec::new();
+    }
+    let count = count.max(0) as usize;
+    // SAFETY: Redis returned `count` positions and as many flags, allocated
+    // with its allocator; they are copied, then each array is freed once.
+    unsafe {
+        let found = (0..count)
+            .filter_map(|i| {
+                let pos = usize::try_from(*positions.add(i)).ok()?;
+                let key_flags = if flags.is_null() { 0 } else { *flags.add(i) };
+                Some((pos, key_flags))
+            })
+            .collect();
+        api!(RedisModule_Free)(positions.cast());
+        if !flags.is_null() {
+            api!(RedisModule_Free)(flags.cast());
+        }
+        found
+    }
+}

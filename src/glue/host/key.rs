@@ -1,0 +1,287 @@
+//! Keys and strings: open keys and their typed values, expiry, keyspace
+//! notifications, argument bytes and owned strings.
+
+use std::ffi::{c_int, c_void, CStr};
+
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use crate::common::error::WardenError;
+use crate::glue::host::{api, Ctx, RString};
+
+/// The bytes of a Redis string, borrowed without copying.
+///
+/// # Safety
+/// `s` must be a live Redis string that is neither freed nor changed while
+/// the returned slice (of the caller's lifetime `'a`) is used: an argument of
+/// the running command, or a string the caller owns.
+pub unsafe fn bytes<'a>(s: *const RString) -> &'a [u8] {
+    let mut len = 0usize;
+    // SAFETY: `s` is a live string (the caller's contract); Redis writes its length.
+    let ptr = unsafe { api!(RedisModule_StringPtrLen)(s, &mut len) };
+    if ptr.is_null() || len == 0 {
+        return &[];
+    }
+    // SAFETY: Redis returned `len` readable bytes at `ptr`, alive as long as `s` is.
+    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
+}
+
+/// An owned Redis string created from bytes (freed on drop).
+pub struct OwnedString(*mut RString);
+
+impl OwnedString {
+    /// Copies `data` into a new Redis string.
+    pub fn new(ctx: *mut Ctx, data: &[u8]) -> OwnedString {
+        // SAFETY: `data` is readable for its length; Redis copies it (a null context: the string is ours to free).
+        OwnedString(unsafe {
+            api!(RedisModule_CreateString)(ctx, data.as_ptr().cast(), data.len())
+        })
+    }
+
+    /// The raw string, valid while `self` lives.
+    pub fn as_ptr(&self) -> *mut RString {
+        self.0
+    }
+}
+
+impl Drop for OwnedString {
+    fn drop(&mut self) {
+        // SAFETY: the string was created by `new` and is freed once, here.
+        unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), self.0) }
+    }
+}
+
+/// A Rust type stored as the values of one Redis module type: the binding
+/// that lets `Key::value` hand out typed references and nothing else.
+pub trait ModuleValue: Sized + 'static {
+    /// The Redis type whose values are `Self` (and only `Self`).
+    fn redis_type() -> &'static RedisType;
+}
+
+/// What `Key::either` found.
+pub enum Either<'a, T, U> {
+    /// An empty key.
+    Empty,
+    /// A `T`.
+    First(&'a mut T),
+    /// A `U`.
+    Second(&'a mut U),
+}
+
+/// An open key, closed on drop.
+pub struct Key {
+    ptr: *mut raw::RedisModuleKey,
+}
+
+impl Key {
+    /// Opens `name` for reading and writing.
+    pub fn writable(ctx: *mut Ctx, name: *mut RString) -> Key {
+        let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
+        Key {
+            // SAFETY: `ctx` is the live context of the call and `name` a live string; Redis returns null or a key we close on drop.
+            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode) },
+        }
+    }
+
+    /// Opens `name` for reading only.
+    pub fn readable(ctx: *mut Ctx, name: *mut RString) -> Key {
+        Key {
+            // SAFETY: as in `writable`.
+            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, raw::REDISMODULE_READ as c_int) },
+        }
+    }
+
+    /// Whether the key holds nothing (cheap: no lookup).
+    pub fn is_empty(&self) -> bool {
+        // SAFETY: a key this struct opened and has not closed (checked non-null first).
+        self.ptr.is_null()
+            || unsafe { api!(RedisModule_KeyType)(self.ptr) }
+                == raw::REDISMODULE_KEYTYPE_EMPTY as c_int
+    }
+
+    /// The key's value if it holds a `T`: `Ok(None)` for an empty key,
+    /// `WRONGTYPE` for a value of any other type. The reference lives as long
+    /// as this borrow of the open key.
+    pub fn value<T: ModuleValue>(&mut self) -> Result<Option<&mut T>, WardenError> {
+        self.value_unless::<T, T>(WardenError::WrongType)
+    }
+
+    /// Like `value`, but a key holding a `U` answers `instead` (not WRONGTYPE).
+    pub fn value_unless<T: ModuleValue, U: ModuleValue>(
+        &mut self,
+        instead: WardenError,
+    ) -> Result<Option<&mut T>, WardenError> {
+        if self.ptr.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
+        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+            return Ok(None);
+        }
+        let ours = *T::redis_type().raw_type.borrow();
+        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+            return Err(WardenError::WrongType);
+        }
+        // SAFETY: an open key holding a module value.
+        let held = unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) };
+        if held != ours {
+            let other = *U::redis_type().raw_type.borrow();
+            return Err(if held == other {
+                instead
+            } else {
+                WardenError::WrongType
+            });
+        }
+        // SAFETY: values of `ours` are always a boxed `T` (`ModuleValue`), owned
+        // by Redis while the key stays open; `&mut self` keeps it so.
+        Ok(unsafe {
+            api!(RedisModule_ModuleTypeGetValue)(self.ptr)
+                .cast::<T>()
+                .as_mut()
+        })
+    }
+
+    /// The key's value if it holds a `T` (`Ok(Either::First)`) or a `U`
+    /// (`Ok(Either::Second)`), with one type check; `WRONGTYPE` for any other.
+    pub fn either<T: ModuleValue, U: ModuleValue>(
+        &mut self,
+    ) -> Result<Either<'_, T, U>, WardenError> {
+        if self.ptr.is_null() {
+            return Ok(Either::Empty);
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
+        if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
+            return Ok(Either::Empty);
+        }
+        if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
+            return Err(WardenError::WrongType);
+        }
+        // SAFETY: an open key holding a module value.
+        let held = unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) };
+        // SAFETY: as above; the value is owned by Redis while the key stays
+        // open, and `&mut self` keeps it so.
+        let value = unsafe { api!(RedisModule_ModuleTypeGetValue)(self.ptr) };
+        if held == *T::redis_type().raw_type.borrow() {
+            // SAFETY: values of `T`'s type are always a boxed `T` (`ModuleValue`).
+            return Ok(unsafe { value.cast::<T>().as_mut() }.map_or(Either::Empty, Either::First));
+        }
+        if held == *U::redis_type().raw_type.borrow() {
+            // SAFETY: values of `U`'s type are always a boxed `U` (`ModuleValue`).
+            return Ok(unsafe { value.cast::<U>().as_mut() }.map_or(Either::Empty, Either::Second));
+        }
+        Err(WardenError::WrongType)
+    }
+
+    /// Whether the key holds a `T`.
+    pub fn holds<T: ModuleValue>(&self) -> bool {
+        if self.ptr.is_null() {
+            return false;
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
+        // SAFETY: as above; asked only of a key holding a module value.
+        kind == raw::REDISMODULE_KEYTYPE_MODULE as c_int
+            && unsafe { api!(RedisModule_ModuleTypeGetType)(self.ptr) }
+                == *T::redis_type().raw_type.borrow()
+    }
+
+    /// Stores `value` in the key (replacing what was there; drops the key's TTL).
+    pub fn set_value<T: ModuleValue>(&self, value: Box<T>) {
+        if self.ptr.is_null() {
+            return; // only a key opened for reading can be null: nothing to store
+        }
+        let ours = *T::redis_type().raw_type.borrow();
+        let raw_value = Box::into_raw(value).cast::<c_void>();
+        // SAFETY: an open key; on success Redis owns the box and frees it with
+        // the type's `free` callback, which drops a `T`.
+        let status = unsafe { api!(RedisModule_ModuleTypeSetValue)(self.ptr, ours, raw_value) };
+        if status != raw::REDISMODULE_OK as c_int {
+            // SAFETY: not stored, so the box is still ours: take it back to free it.
+            drop(unsafe { Box::from_raw(raw_value.cast::<T>()) });
+        }
+    }
+
+    /// The key's expiry as an absolute Unix time in ms, `None` when it has none.
+    pub fn abs_expire(&self) -> Option<i64> {
+        if self.ptr.is_null() {
+            return None; // a missing key opened for reading
+        }
+        // SAFETY: `ptr` is a key this struct opened and has not closed.
+        let at = unsafe { api!(RedisModule_GetAbsExpire)(self.ptr) };
+        (at >= 0).then_some(at)
+    }
+
+    /// Sets the key's expiry to an absolute Unix time in ms.
+    pub fn set_abs_expire(&self, at_ms: i64) {
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: a key this struct opened and has not closed.
+        unsafe { api!(RedisModule_SetAbsExpire)(self.ptr, at_ms) };
+    }
+
+    /// Sets the key's absolute expiry, or removes it (`None`: never expires).
+    pub fn set_abs_expire_or_persist(&self, at_ms: Option<i64>) {
+        self.set_abs_expire(at_ms.unwrap_or(raw::REDISMODULE_NO_EXPIRE as i64));
+    }
+
+    /// Deletes the key.
+    pub fn delete(&self) {
+        if self.ptr.is_null() {
+            return;
+        }
+        // SAFETY: a key this struct opened and has not closed.
+        unsafe { api!(RedisModule_DeleteKey)(self.ptr) };
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: a key this struct opened, closed exactly once.
+            unsafe { api!(RedisModule_CloseKey)(self.ptr) }
+        }
+    }
+}
+
+/// The database the context works on.
+pub fn selected_db(ctx: *mut Ctx) -> c_int {
+    // SAFETY: `ctx` is the live context of the current call.
+    unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
+}
+
+/// Switches the context to database `db`.
+pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
+    // SAFETY: as above.
+    unsafe { api!(RedisModule_SelectDb)(ctx, db) == raw::REDISMODULE_OK as c_int }
+}
+
+/// Announces a write to `key`: signals it modified (WATCH, client-side
+/// caching) and emits the keyspace event `event` (module class, `d` in
+/// `notify-keyspace-events`). Every write calls this; a call that changes
+/// nothing does not (the module option `NO_IMPLICIT_SIGNAL_MODIFIED` stops
+/// Redis from signalling every key opened for writing).
+pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
+    let class = raw::REDISMODULE_NOTIFY_MODULE;
+    // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.
+    unsafe {
+        api!(RedisModule_SignalModifiedKey)(ctx, key);
+        api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key)
+    };
+}
+
+/// Appends `tail` to `s`, an argument of the running command, in place
+/// (`RedisModule_StringAppendBuffer`). False when Redis refuses: the string
+/// is referenced more than once.
+///
+/// # Safety
+/// `s` is a live argument of the call on `ctx`, and no slice of its bytes
+/// (`bytes`) is used afterwards: appending may move them.
+pub unsafe fn append_to_argument(ctx: *mut Ctx, s: *mut RString, tail: &[u8]) -> bool {
+    // SAFETY: per the contract; `tail` is readable for its length and copied.
+    let status =
+        unsafe { api!(RedisModule_StringAppendBuffer)(ctx, s, tail.as_ptr().cast(), tail.len()) };
+    status == raw::REDISMODULE_OK as c_int
+}

@@ -1,0 +1,223 @@
+//! The server's state as a module write needs it: role, pauses, loading,
+//! replicas, cluster mode, where the running call comes from, and what the
+//! server offers (Redis or Valkey, atomic slot migration).
+
+use std::ffi::{c_int, c_void, CStr};
+
+use redis_module::raw;
+
+use crate::glue::host::{api, in_call, Ctx};
+
+/// Whether the server accepts a write the module starts by itself (a timer,
+/// a hand-off): not while clients are paused (`CLIENT PAUSE`, `FAILOVER`),
+/// on a replica, or while loading. Writing then crashes Redis 7.0 (a paused
+/// server keeps expired keys it reports as missing) or diverges a replica.
+pub fn writes_allowed(ctx: *mut Ctx) -> bool {
+    // SAFETY: plain query of server state, from the main thread.
+    if unsafe { api!(RedisModule_AvoidReplicaTraffic)() } != 0 {
+        return false;
+    }
+    // SAFETY: `ctx` is the live context of the current callback.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let blocked = raw::REDISMODULE_CTX_FLAGS_LOADING
+        | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING
+        | raw::REDISMODULE_CTX_FLAGS_SLAVE;
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
+}
+
+/// Whether this node is a master (whatever else holds writes back).
+pub fn is_master(ctx: *mut Ctx) -> bool {
+    // SAFETY: `ctx` is the live context of the current callback.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
+}
+
+/// The `slave<i>` fields of `INFO replication` (`ip=…,port=…,state=…,
+/// offset=…,lag=…`), one per connected replica. It formats the whole
+/// section: call it rarely.
+pub fn replica_fields(ctx: *mut Ctx) -> Vec<Vec<u8>> {
+    // SAFETY: `ctx` is a live context; the data is freed below, and the
+    // field texts are copied out before that.
+    unsafe {
+        let data = api!(RedisModule_GetServerInfo)(ctx, c"replication".as_ptr());
+        if data.is_null() {
+            return Vec::new();
+        }
+        let mut err: c_int = 0;
+        let count = api!(RedisModule_ServerInfoGetFieldSigned)(
+            data,
+            c"connected_slaves".as_ptr(),
+            &mut err,
+        );
+        let count = if err == 0 { count.clamp(0, 100_000) } else { 0 };
+        let mut fields = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            let Ok(name) = std::ffi::CString::new(format!("slave{i}")) else {
+                continue;
+            };
+            let text = api!(RedisModule_ServerInfoGetFieldC)(data, name.as_ptr());
+            if !text.is_null() {
+                fields.push(CStr::from_ptr(text).to_bytes().to_vec());
+            }
+        }
+        api!(RedisModule_FreeServerInfo)(ctx, data);
+        fields
+    }
+}
+
+/// Whether this call may block the client: not inside MULTI, Lua or
+/// RM_Call, and not on a (writable) replica, where no hand-off can ever
+/// serve it (the module writes only on a master).
+pub fn may_block(ctx: *mut Ctx) -> bool {
+    // SAFETY: `ctx` is the live context of the current call.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let deny = raw::REDISMODULE_CTX_FLAGS_MULTI
+        | raw::REDISMODULE_CTX_FLAGS_LUA
+        | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING
+        | raw::REDISMODULE_CTX_FLAGS_SLAVE;
+    flags & deny == 0
+}
+
+/// Whether the server runs in cluster mode.
+pub fn is_cluster(ctx: *mut Ctx) -> bool {
+    // SAFETY: as above.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0
+}
+
+/// `CLUSTER NODES` as this node sees it (rare paths only: it formats text).
+pub fn cluster_nodes(ctx: *mut Ctx) -> Option<String> {
+    match redis_module::Context::new(ctx).call("CLUSTER", &["NODES"]) {
+        Ok(redis_module::RedisValue::SimpleString(s))
+        | Ok(redis_module::RedisValue::BulkString(s)) => Some(s),
+        Ok(redis_module::RedisValue::StringBuffer(b)) => {
+            Some(String::from_utf8_lossy(&b).into_owned())
+        }
+        Ok(redis_module::RedisValue::BulkRedisString(s)) => {
+            Some(String::from_utf8_lossy(s.as_slice()).into_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Valkey 9's module option declaring that the module handles atomic slot
+/// migration; without it `CLUSTER MIGRATESLOTS` refuses to run while the
+/// module is loaded. Redis has no option with this bit.
+const VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION: c_int = 1 << 5;
+
+/// Valkey 9's context flag of the client that applies a slot import (the
+/// target's end of `CLUSTER MIGRATESLOTS`). Only used to recognise Valkey 9:
+/// that client also carries `REPLICATED` (checked on 9.1.2: flags
+/// `PRIMARY|CLUSTER|REPLICATED|SLOT_IMPORT_CLIENT`), so `is_replay` accepts
+/// the slots' keys it applies in AOF form (`DLOCK._SET`, `RL._SET`,
+/// `BF._LOADX`) like the master link's. Redis gives this bit another meaning
+/// (`DEBUG_ENABLED`).
+const VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT: u32 = 1 << 25;
+
+/// Whether the server is Valkey: it exports its module API under the
+/// `ValkeyModule_` names as well (Valkey 8+; it reports a Redis version).
+fn is_valkey() -> bool {
+    // SAFETY: reading a function pointer the server filled in at load.
+    let Some(get_api) = (unsafe { raw::RedisModule_GetApi }) else {
+        return false;
+    };
+    let mut found: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `get_api` writes one function pointer into `found` when it
+    // knows the name; the name is a C string.
+    let status = unsafe {
+        get_api(
+            c"ValkeyModule_GetContextFlags".as_ptr(),
+            (&mut found as *mut *mut c_void).cast(),
+        )
+    };
+    status == raw::REDISMODULE_OK as c_int && !found.is_null()
+}
+
+/// What the server offers beyond Redis 7.0, read once at load.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerFeatures {
+    /// Valkey (8+).
+    pub valkey: bool,
+    /// Valkey 9+: atomic slot migration (`CLUSTER MIGRATESLOTS`).
+    pub atomic_slot_migration: bool,
+}
+
+/// Reads what the server offers. Call from `OnLoad`.
+pub fn detect_server() -> ServerFeatures {
+    let valkey = is_valkey();
+    // SAFETY: reading function pointers the server filled in at load; both
+    // functions only return constants.
+    let (flags_all, options_all) = unsafe {
+        (
+            raw::RedisModule_GetContextFlagsAll.map_or(0, |f| f()) as u32,
+            raw::RedisModule_GetModuleOptionsAll.map_or(0, |f| f()),
+        )
+    };
+    let atomic_slot_migration = valkey
+        && flags_all & VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT != 0
+        && options_all & VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION != 0;
+    ServerFeatures {
+        valkey,
+        atomic_slot_migration,
+    }
+}
+
+/// Sets the module options: I/O errors are handled (a truncated RESTORE is
+/// refused, not fatal), keys are signalled modified only by `notify` (a read
+/// or a refused write leaves WATCH and client-side caching alone) and, on
+/// Valkey 9+, atomic slot migration is supported.
+pub fn set_module_options(ctx: *mut Ctx, features: ServerFeatures) {
+    let mut options = (raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
+        | raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED) as c_int;
+    if features.atomic_slot_migration {
+        options |= VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION;
+    }
+    // SAFETY: called from OnLoad with the load context; the server supports
+    // every option bit set here (checked in `detect_server`).
+    unsafe { api!(RedisModule_SetModuleOptions)(ctx, options) };
+}
+
+/// Whether this call is applied from a master (on Valkey 9 also a slot
+/// import, whose client is flagged as replicated) or replayed from the AOF,
+/// where outcomes must not depend on this server's clock.
+pub fn is_replay(ctx: *mut Ctx) -> bool {
+    // SAFETY: as above.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
+}
+
+/// Replicates the current command as it is. Only for commands whose effect
+/// does not depend on time when applied with `is_replay` (never mixed with
+/// other replication calls in one command).
+pub fn replicate_verbatim(ctx: *mut Ctx) {
+    // SAFETY: `ctx` is the live context of the running command.
+    unsafe { api!(RedisModule_ReplicateVerbatim)(ctx) };
+}
+
+/// Where the running call comes from, as far as replicating it goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CallSource {
+    /// A client's own command.
+    Client,
+    /// A command inside MULTI/EXEC, a script (EVAL, FCALL) or DLOCK.GUARD,
+    /// which the server propagates as a unit.
+    Unit,
+    /// Applied from the master link (or a Valkey 9 slot import) or
+    /// replayed from the AOF.
+    Replay,
+}
+
+/// Where the running call comes from (one `RedisModule_GetContextFlags`).
+pub fn call_source(ctx: *mut Ctx) -> CallSource {
+    // SAFETY: `ctx` is the live context of the current call.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let replay = raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING;
+    let unit = raw::REDISMODULE_CTX_FLAGS_MULTI | raw::REDISMODULE_CTX_FLAGS_LUA;
+    if flags & replay != 0 {
+        CallSource::Replay
+    } else if flags & unit != 0 || in_call() {
+        CallSource::Unit
+    } else {
+        CallSource::Client
+    }
+}

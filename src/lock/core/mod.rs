@@ -1,0 +1,7 @@
+//! The lock family's pure core: the plain lock's state machine (`plain`),
+//! locks with several holders (`set`) and which commands `DLOCK.GUARD` may
+//! run (`guard`). Times are passed in by the caller.
+
+pub mod guard;
+pub mod plain;
+pub mod set;

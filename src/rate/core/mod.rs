@@ -1,0 +1,7 @@
+//! The rate family's pure core: rates and GCRA (`rate`), token and leaky
+//! buckets (`bucket`) and sliding windows (`window`). Times are passed in
+//! by the caller.
+
+pub mod bucket;
+pub mod rate;
+pub mod window;
