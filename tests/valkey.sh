@@ -17,7 +17,7 @@
 #   VALKEY_VENV      venv of Valkey 8.1 (default target/valkey-venv)
 #   VALKEY9_VENV     venv of Valkey 9.1 (default target/valkey9-venv)
 #   CARGO            cargo binary (default cargo)
-#   extra arguments are passed to `cargo test` before `--` (e.g. `--test dlock`)
+#   extra arguments are passed to `cargo test` before `--` (e.g. `--test it`, or `--lib`)
 #
 # Runs every test binary on every server even when one fails (--no-fail-fast), then
 # prints one line per server (ok / FAIL); exits non-zero if any server's run failed.

@@ -1,0 +1,288 @@
+//! `DLOCK.*` helpers shared by the lock tests (`tests/it/dlock.rs`,
+//! `tests/it/dlock_persistence.rs`): acquire/release/extend wrappers, DLOCK.INFO parsing,
+//! and clients blocking in `DLOCK.ACQUIRE ... WAIT` on their own threads.
+
+use super::*;
+
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// A connection whose reads time out, so a module that blocks when it must not makes the
+/// test fail instead of hanging forever.
+pub fn conn_t(server: &Server) -> Connection {
+    timed(server.conn(), Duration::from_secs(30))
+}
+
+pub fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+) -> Option<i64> {
+    cmd("DLOCK.ACQUIRE")
+        .arg(key)
+        .arg(owner)
+        .arg(ttl)
+        .query(con)
+        .expect("DLOCK.ACQUIRE")
+}
+
+/// `DLOCK.ACQUIRE key owner ttl REENTRANT`: a holder's repeat adds a hold.
+pub fn reenter<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+) -> Option<i64> {
+    cmd("DLOCK.ACQUIRE")
+        .arg(key)
+        .arg(owner)
+        .arg(ttl)
+        .arg("REENTRANT")
+        .query(con)
+        .expect("DLOCK.ACQUIRE REENTRANT")
+}
+
+pub fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+    wait: i64,
+) -> redis::RedisResult<Option<i64>> {
+    cmd("DLOCK.ACQUIRE")
+        .arg(key)
+        .arg(owner)
+        .arg(ttl)
+        .arg("WAIT")
+        .arg(wait)
+        .query(con)
+}
+
+pub fn release<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+) -> i64 {
+    cmd("DLOCK.RELEASE")
+        .arg(key)
+        .arg(owner)
+        .query(con)
+        .expect("DLOCK.RELEASE")
+}
+
+pub fn extend<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+) -> i64 {
+    cmd("DLOCK.EXTEND")
+        .arg(key)
+        .arg(owner)
+        .arg(ttl)
+        .query(con)
+        .expect("DLOCK.EXTEND")
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LockInfo {
+    pub owner: Vec<u8>,
+    pub token: i64,
+    pub ttl_ms: i64,
+    pub holds: i64,
+    pub waiters: i64,
+}
+
+pub fn value_bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::BulkString(b) => Some(b.clone()),
+        Value::SimpleString(s) => Some(s.as_bytes().to_vec()),
+        Value::VerbatimString { text, .. } => Some(text.as_bytes().to_vec()),
+        _ => None,
+    }
+}
+
+/// Parses a DLOCK.INFO reply (RESP2 flat array or RESP3 map); None for nil.
+pub fn parse_info(v: &Value) -> Option<LockInfo> {
+    let pairs: Vec<(Value, Value)> = match v {
+        Value::Nil => return None,
+        Value::Array(items) => {
+            assert_eq!(
+                items.len(),
+                10,
+                "DLOCK.INFO must have 5 field/value pairs: {v:?}"
+            );
+            items
+                .chunks(2)
+                .map(|c| (c[0].clone(), c[1].clone()))
+                .collect()
+        }
+        Value::Map(pairs) => {
+            assert_eq!(pairs.len(), 5, "DLOCK.INFO must have 5 fields: {v:?}");
+            pairs.clone()
+        }
+        other => panic!("unexpected DLOCK.INFO reply: {other:?}"),
+    };
+    let mut owner = None;
+    let (mut token, mut ttl_ms, mut holds, mut waiters) = (None, None, None, None);
+    for (k, val) in &pairs {
+        let name = value_bytes(k).unwrap_or_else(|| panic!("field name is not a string: {v:?}"));
+        let int = || match val {
+            Value::Int(i) => *i,
+            other => panic!(
+                "field {:?} is not an integer: {other:?}",
+                String::from_utf8_lossy(&name)
+            ),
+        };
+        match name.as_slice() {
+            b"owner" => owner = Some(value_bytes(val).expect("owner is a string")),
+            b"token" => token = Some(int()),
+            b"ttl_ms" => ttl_ms = Some(int()),
+            b"holds" => holds = Some(int()),
+            b"waiters" => waiters = Some(int()),
+            other => panic!(
+                "unknown DLOCK.INFO field {:?}",
+                String::from_utf8_lossy(other)
+            ),
+        }
+    }
+    Some(LockInfo {
+        owner: owner.expect("owner field"),
+        token: token.expect("token field"),
+        ttl_ms: ttl_ms.expect("ttl_ms field"),
+        holds: holds.expect("holds field"),
+        waiters: waiters.expect("waiters field"),
+    })
+}
+
+pub fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<LockInfo> {
+    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    parse_info(&v)
+}
+
+/// One holder of a lock set as DLOCK.INFO lists it: owner, token, holds.
+pub type Holder = (String, i64, i64);
+
+/// DLOCK.INFO of a lock set (SHARED or LIMIT n): its fields but `holders`, and its
+/// holders in grant order.
+pub type SetInfo = (Vec<(String, Value)>, Vec<Holder>);
+
+/// DLOCK.INFO of a lock set as field → value, with `holders` apart; None when free.
+pub fn set_info(con: &mut Connection, key: &str) -> Option<SetInfo> {
+    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let Value::Array(flat) = v else {
+        return None;
+    };
+    let text = |v: &Value| {
+        String::from_utf8_lossy(&value_bytes(v).unwrap_or_else(|| panic!("not text: {v:?}")))
+            .into_owned()
+    };
+    let mut fields = Vec::new();
+    let mut holders = Vec::new();
+    for pair in flat.chunks(2) {
+        let name = text(&pair[0]);
+        if name != "holders" {
+            fields.push((name, pair[1].clone()));
+            continue;
+        }
+        let Value::Array(hs) = &pair[1] else {
+            panic!("holders: {pair:?}")
+        };
+        for h in hs {
+            let Value::Array(hf) = h else {
+                panic!("holder: {h:?}")
+            };
+            let get = |k: &str| {
+                hf.chunks(2)
+                    .find(|p| text(&p[0]) == k)
+                    .map(|p| p[1].clone())
+                    .unwrap_or_else(|| panic!("holder without {k}: {h:?}"))
+            };
+            let int = |v: Value| match v {
+                Value::Int(i) => i,
+                other => panic!("not an integer: {other:?}"),
+            };
+            holders.push((text(&get("owner")), int(get("token")), int(get("holds"))));
+        }
+    }
+    Some((fields, holders))
+}
+
+/// The holders of a lock set (empty when the key is free).
+pub fn set_holders(con: &mut Connection, key: &str) -> Vec<Holder> {
+    set_info(con, key).map_or_else(Vec::new, |(_, h)| h)
+}
+
+/// The number of clients waiting for a lock (INFO warden `locks_waiting`).
+pub fn waiting(con: &mut Connection) -> i64 {
+    warden_stat(con, "locks_waiting")
+}
+
+/// Waits up to 5 s until `n` clients wait for a lock.
+pub fn wait_waiting(con: &mut Connection, n: i64) {
+    wait_waiting_for(con, n, "waiters");
+}
+
+/// `wait_waiting`, with `what` naming the step in the failure.
+pub fn wait_waiting_for(con: &mut Connection, n: i64, what: &str) {
+    let ok = wait_until(Duration::from_secs(5), || waiting(con) == n);
+    let now = waiting(con);
+    assert!(ok, "{what}: locks_waiting never reached {n} (it is {now})");
+}
+
+pub type WaitResult = (redis::RedisResult<Option<i64>>, Instant);
+
+/// Starts a client (own connection) running `f` in a thread; returns its CLIENT ID.
+pub fn spawn_client<T: Send + 'static>(
+    server: &Server,
+    f: impl FnOnce(&mut Connection) -> T + Send + 'static,
+) -> (i64, JoinHandle<T>) {
+    let mut con = conn_t(server);
+    let id: i64 = cmd("CLIENT").arg("ID").query(&mut con).expect("CLIENT ID");
+    (id, thread::spawn(move || f(&mut con)))
+}
+
+/// A client blocking in `DLOCK.ACQUIRE key owner ttl WAIT wait`; the thread returns the
+/// reply and when it arrived.
+pub fn spawn_waiter(
+    server: &Server,
+    key: &[u8],
+    owner: &[u8],
+    ttl: i64,
+    wait: i64,
+) -> (i64, JoinHandle<WaitResult>) {
+    let (key, owner) = (key.to_vec(), owner.to_vec());
+    spawn_client(server, move |con| {
+        let r = acquire_wait(con, key, owner, ttl, wait);
+        (r, Instant::now())
+    })
+}
+
+pub fn granted(h: JoinHandle<WaitResult>, what: &str) -> (i64, Instant) {
+    let (r, at) = h.join().expect("waiter thread panicked");
+    match r {
+        Ok(Some(t)) => (t, at),
+        Ok(None) => panic!("{what}: waiter got nil instead of the lock"),
+        Err(e) => panic!("{what}: waiter got an error: {}", err_text(&e)),
+    }
+}
+
+pub fn assert_strictly_increasing(tokens: &[i64], what: &str) {
+    for w in tokens.windows(2) {
+        assert!(
+            w[0] < w[1],
+            "{what}: tokens not strictly increasing: {} then {} (all: {tokens:?})",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+/// The error text of a reply that must be an error.
+pub fn expect_err<T: std::fmt::Debug>(r: redis::RedisResult<T>, what: &str) -> String {
+    match r {
+        Ok(v) => panic!("{what}: expected an error reply, got {v:?}"),
+        Err(e) => err_text(&e),
+    }
+}

@@ -1,0 +1,437 @@
+//! Forgeries of each warden type's payloads (`payload_types`): odd values of the
+//! same kind, other opcodes, other types' fields and structural forgeries per type.
+
+use super::payload::*;
+use super::payload_types::*;
+use super::*;
+
+// ---------------------------------------------------------------------------------------
+// Forgeries
+// ---------------------------------------------------------------------------------------
+
+/// A value of the same kind but odd.
+pub fn odd_same(rng: &mut Rng, f: &Field) -> Field {
+    match f {
+        Field::I(v) => Field::I(odd_int(rng, *v)),
+        // Signed fields are stored as UINT too: odd signed values as well.
+        Field::U(v) if rng.chance(1, 2) => Field::U(odd_int(rng, *v as i64) as u64),
+        Field::U(v) => Field::U(odd_uint(rng, *v)),
+        Field::F(x) => Field::F(odd_double(rng, f64::from(*x)) as f32),
+        Field::D(x) => Field::D(odd_double(rng, *x)),
+        Field::S(s) => Field::S(odd_string(rng, s)),
+        Field::Raw(r) => Field::Raw(r.clone()),
+    }
+}
+
+/// Lock-specific forgeries: owner, token, holds, deadline.
+pub fn forge_lock(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    if d.fields.len() != 4 {
+        return;
+    }
+    match rng.below(5) {
+        0 => {
+            d.fields[0] = Field::S(match rng.below(5) {
+                0 => Vec::new(),
+                1 => vec![0],
+                2 => vec![b'o'; 64 * 1024],
+                3 => rng.some_bytes(1, 40),
+                _ => b"\xff".to_vec(),
+            })
+        }
+        1 => {
+            d.fields[1] = sig(rng.pick(&[
+                0,
+                -1,
+                1,
+                i64::MIN,
+                i64::MAX,
+                i64::MAX - 1,
+                now * 1000,
+                now * 1000 + 1_000_000_000,
+            ]))
+        }
+        2 => d.fields[2] = sig(rng.pick(&[0, -1, 1, 2, i64::MAX, i64::MIN, 1 << 40])),
+        3 => {
+            d.fields[3] = sig(rng.pick(&[
+                0,
+                -1,
+                1,
+                now - 1_000,
+                now + 10,
+                now + 1_000_000_000,
+                i64::MAX,
+                i64::MIN,
+            ]))
+        }
+        _ => {
+            // A signed number written with the SINT opcode (RedisModule_SaveSigned
+            // writes UINT; the loader must not take SINT for it).
+            let i = 1 + rng.below(3);
+            if let Field::U(v) = d.fields[i] {
+                d.fields[i] = Field::I(v as i64);
+            }
+        }
+    }
+}
+
+/// Filter-specific forgeries: layer counts, capacities, hashes, items, error rates,
+/// expansion and plausible multi-layer filters.
+pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
+    let layers = layer_count(d);
+    if layers == 0 || !(d.fields.len() - FILTER_FIELDS).is_multiple_of(5) {
+        return;
+    }
+    match rng.below(7) {
+        0 => {
+            d.fields[2] = Field::U(rng.pick(&[
+                0,
+                layers as u64 + 1,
+                layers as u64 - 1,
+                64,
+                65,
+                1000,
+                1 << 32,
+                u64::MAX,
+            ]))
+        }
+        1 => {
+            let l = rng.below(layers);
+            let c = rng.pick(&[0, 1, 1 << 32, 1 << 40, 1 << 62, i64::MAX as u64, u64::MAX]);
+            d.fields[layer_field(l, 0)] = Field::U(c);
+            if rng.chance(1, 2) {
+                d.fields[layer_field(l, 3)] = Field::U(c);
+            }
+        }
+        2 => {
+            let l = rng.below(layers);
+            let f = rng.pick(&[2usize, 3]);
+            if let Field::U(v) = d.fields[layer_field(l, f)] {
+                d.fields[layer_field(l, f)] = Field::U(odd_uint(rng, v));
+            }
+        }
+        3 => {
+            let i = if rng.chance(1, 2) {
+                0
+            } else {
+                layer_field(rng.below(layers), 1)
+            };
+            if let Field::D(x) = d.fields[i] {
+                d.fields[i] = Field::D(odd_double(rng, x));
+            }
+        }
+        4 => {
+            d.fields[1] =
+                Field::U(rng.pick(&[0, 1, 2, 32_768, 32_769, u64::from(u32::MAX), u64::MAX]))
+        }
+        5 => {
+            // Bits of one layer moved to another (sizes no longer match).
+            if layers >= 2 {
+                let (a, b) = (rng.below(layers), rng.below(layers));
+                d.fields.swap(layer_field(a, 4), layer_field(b, 4));
+            } else if let Field::S(s) = &mut d.fields[layer_field(0, 4)] {
+                s.truncate(s.len() / 2);
+            }
+        }
+        _ => {
+            // Plausible filters of many (copied) layers, full or not.
+            let want = rng.pick(&[2usize, 3, 10, 63, 64]);
+            let mut fields = d.fields[..FILTER_FIELDS].to_vec();
+            for k in 0..want {
+                let src = k % layers;
+                let mut layer = d.fields[layer_field(src, 0)..layer_field(src, 0) + 5].to_vec();
+                if rng.chance(1, 2) {
+                    layer[3] = layer[0].clone();
+                }
+                fields.extend(layer);
+            }
+            fields[2] = Field::U(want as u64);
+            fields[1] = Field::U(rng.pick(&[0u64, 1, 2, 32_768, u64::from(u32::MAX)]));
+            d.fields = fields;
+        }
+    }
+}
+
+/// Bytes of all bit arrays of a filter payload (being loaded or not).
+pub fn bit_bytes(d: &Dump) -> u64 {
+    d.fields
+        .iter()
+        .map(|f| match f {
+            Field::S(s) => s.len() as u64,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Forgeries of a filter being loaded: the bytes loaded so far (inside a chunk, at or
+/// past the end, odd values), or the filter's own fields.
+pub fn forge_loading(rng: &mut Rng, d: &mut Dump) {
+    let Some(Field::U(loaded)) = d.fields.last().cloned() else {
+        return;
+    };
+    if rng.chance(1, 2) {
+        let total = bit_bytes(d);
+        let odd = odd_uint(rng, loaded);
+        let v = rng.pick(&[
+            loaded + 8,
+            loaded + 1,
+            loaded.wrapping_sub(8),
+            total,
+            total + 8,
+            u64::MAX,
+            odd,
+        ]);
+        *d.fields.last_mut().expect("a field") = Field::U(v);
+    } else {
+        d.fields.pop();
+        forge_filter(rng, d);
+        d.fields.push(Field::U(loaded));
+    }
+}
+
+/// Limiter-specific forgeries: kinds, counts, clock, deficit, tick rates,
+/// bursts, window fields, the layout of the other encoding version.
+pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    if d.fields.len() < 2 {
+        return;
+    }
+    let window = d.fields[0] == Field::U(4);
+    let per = if window { 4 } else { 6 };
+    let Field::U(n) = d.fields[1] else {
+        d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
+        return;
+    };
+    let layout = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_mul(per))
+        .and_then(|f| f.checked_add(2));
+    if layout != Some(d.fields.len()) || n == 0 {
+        // Not a limiter layout (another type's fields): only the kind.
+        d.fields[0] = Field::U(rng.pick(&[1, 2, 3, 4]));
+        return;
+    }
+    let limit = rng.below(n as usize);
+    let at = 2 + per * limit;
+    match rng.below(9) {
+        0 => d.fields[0] = Field::U(rng.pick(&[0, 1, 2, 3, 4, 5, 255, 1 << 32, u64::MAX])),
+        1 => d.fields[1] = Field::U(rng.pick(&[0, n - 1, n + 1, 8, 9, 1 << 32, u64::MAX])),
+        2 => {
+            // Limits added or removed without the count, or with it.
+            if rng.chance(1, 2) {
+                let l = d.fields[at..at + per].to_vec();
+                d.fields.extend(l);
+            } else {
+                d.fields.truncate(d.fields.len() - per);
+            }
+            if rng.chance(1, 2) {
+                d.fields[1] = Field::U((d.fields.len() as u64 - 2) / per as u64);
+            }
+        }
+        3 => d.fields[at] = sig(rng.pick(&[-1, 0, 1, now + 1_000_000_000, i64::MAX, i64::MIN])),
+        4 if !window => {
+            // Deficit high / low words.
+            let i = at + rng.pick(&[1usize, 2]);
+            let r = rng.next();
+            d.fields[i] = Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, u64::MAX - 1, r]));
+        }
+        5 if !window => {
+            // Ticks per token / per ms: 0 per token is a rate of inf (its
+            // deficit's ticks per token then in the per-ms field), 0 per ms a
+            // rate of 0.
+            let i = at + rng.pick(&[3usize, 4]);
+            d.fields[i] = Field::U(rng.pick(&[0, 1, 2, 1 << 32, 1 << 63, u64::MAX]));
+        }
+        6 if !window => {
+            // The burst: RL.TOKEN's, unknown (u64::MAX), or any on the others.
+            let b = rng.pick(&[
+                0,
+                1,
+                1_000_000_000_000_000,
+                1_000_000_000_000_001,
+                u64::MAX - 1,
+                u64::MAX,
+            ]);
+            d.fields[at + 5] = Field::U(b);
+        }
+        7 => {
+            // The layout of the other encoding version under this one's id.
+            if rng.chance(1, 2) {
+                *d = limiter_v1(d);
+                d.module_id = (d.module_id & !1023) | 2;
+            } else {
+                d.module_id = (d.module_id & !1023) | 1;
+            }
+        }
+        _ if window => {
+            let i = at + 1 + rng.below(3);
+            d.fields[i] = if i == at + 1 {
+                sig(rng.pick(&[0, -1, 1, i64::MAX, i64::MIN]))
+            } else {
+                Field::U(rng.pick(&[0, 1, 1 << 63, u64::MAX, i64::MAX as u64]))
+            };
+        }
+        _ => {
+            let i = 1 + rng.below(d.fields.len() - 1);
+            d.fields[i] = odd_same(rng, &d.fields[i]);
+        }
+    }
+}
+
+/// Lock sets: a limit, floor or holder count out of line with the holders; a holder's
+/// owner, token, holds or deadline out of range.
+pub fn forge_lock_set(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    if d.fields.len() < 3 {
+        return;
+    }
+    let holders = (d.fields.len() - 3) / 4;
+    match rng.below(4) {
+        0 => d.fields[0] = Field::U(rng.pick(&[0, 1, 2, 1 << 20, (1 << 20) + 1, u64::MAX])),
+        1 => d.fields[1] = sig(rng.pick(&[0, -1, 1, i64::MAX, now * 1000 - 1])),
+        2 => d.fields[2] = Field::U(rng.pick(&[0, holders as u64 + 1, 1 << 40, u64::MAX])),
+        _ if holders > 0 => {
+            let at = 3 + 4 * rng.below(holders);
+            match rng.below(4) {
+                0 => {
+                    d.fields[at] = Field::S(rng.pick(&[Vec::new(), b"r1".to_vec(), b"a".to_vec()]))
+                }
+                1 => {
+                    d.fields[at + 1] =
+                        sig(rng.pick(&[0, -1, i64::MAX, now * 1000 + 1_000_000_000_000]))
+                }
+                2 => d.fields[at + 2] = sig(rng.pick(&[0, -1, i64::MAX])),
+                _ => d.fields[at + 3] = sig(rng.pick(&[0, -1, 1, now - 1, i64::MAX])),
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The forgeries of type `ty`.
+pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
+    match ty {
+        Ty::Lock => forge_lock(rng, d),
+        Ty::LockSet => forge_lock_set(rng, d),
+        Ty::Filter => forge_filter(rng, d),
+        Ty::Loading => forge_loading(rng, d),
+        Ty::Limiter => forge_limiter(rng, d),
+        Ty::Cache => forge_cache(rng, d),
+    }
+}
+
+/// The field-level forgeries every type shares, on `d` (kinds 3 to 5 of
+/// `make_payload`): 3, one field gets an odd value of its kind; 4, another
+/// kind; 5, a field missing, repeated or extra, the EOF missing, or junk after.
+pub fn forge_fields(rng: &mut Rng, d: &mut Dump, kind: usize) {
+    let n = d.fields.len();
+    match kind {
+        3 => {
+            let i = rng.below(n);
+            d.fields[i] = odd_same(rng, &d.fields[i]);
+        }
+        4 => {
+            let i = rng.below(n);
+            d.fields[i] = other_kind(rng, &d.fields[i]);
+        }
+        _ => match rng.below(5) {
+            0 => {
+                d.fields.remove(rng.below(n));
+            }
+            1 => {
+                let i = rng.below(n);
+                let f = d.fields[i].clone();
+                d.fields.insert(i, f);
+            }
+            2 => {
+                let f = rng.pick(&[
+                    Field::U(7),
+                    Field::I(-7),
+                    Field::D(0.5),
+                    Field::F(0.5),
+                    Field::S(vec![0; 8]),
+                ]);
+                d.fields.insert(rng.below(n + 1), f);
+            }
+            3 => d.eof = false,
+            _ => {
+                let junk = rng.some_bytes(1, 16);
+                d.fields.push(Field::Raw(junk));
+            }
+        },
+    }
+}
+
+/// The kinds of payload `make_payload` makes.
+pub const KINDS: usize = 12;
+
+/// One corrupt or forged payload of kind `kind` from `b`. `others` are bases of the
+/// other types (for type confusion).
+pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usize) -> Vec<u8> {
+    let mut d = b.dump.clone();
+    let n = d.fields.len();
+    match kind {
+        0..=2 => return corrupt_bytes(rng, &b.payload, kind),
+        3..=5 => forge_fields(rng, &mut d, kind),
+        6 => {
+            // Unknown opcodes.
+            let mut r = Vec::new();
+            enc_len(&mut r, rng.pick(&[6u64, 7, 8, 63, 64, 1000, u64::MAX]));
+            r.extend_from_slice(&rng.some_bytes(0, 9));
+            d.fields.insert(rng.below(n + 1), Field::Raw(r));
+        }
+        7 => match rng.below(5) {
+            0 => d.module_id = (d.module_id & !1023) | rng.pick(&[0u64, 2, 3, 1023]),
+            1 => d.module_id ^= 1 << (10 + rng.below(54)),
+            2 => d.type_byte = rng.pick(&[0u8, 2, 5, 6, 8, 14, 18, 21, 255]),
+            3 => {
+                // Another warden type's id on these fields.
+                d.module_id = rng.pick(others).dump.module_id;
+            }
+            _ => {
+                let v = u16::from_le_bytes(d.ver);
+                let nv = rng.pick(&[0u16, 1, v.wrapping_sub(1), v + 1, 0xffff]);
+                d.ver = nv.to_le_bytes();
+            }
+        },
+        8 => {
+            // String framing.
+            let strings: Vec<usize> = (0..n)
+                .filter(|i| matches!(d.fields[*i], Field::S(_)))
+                .collect();
+            if strings.is_empty() {
+                // Limiters have no strings: a string where a number belongs.
+                let i = rng.below(n);
+                let data = rng.some_bytes(0, 40);
+                d.fields[i] = Field::Raw(forged_string_header(rng, &data));
+            } else {
+                let i = rng.pick(&strings);
+                let Field::S(s) = &d.fields[i] else {
+                    unreachable!()
+                };
+                let s = s.clone();
+                d.fields[i] = Field::Raw(forged_string_header(rng, &s));
+            }
+        }
+        9 => forge_typed(rng, ty, &mut d),
+        10 => {
+            // Another type's fields under this type's id.
+            let o = rng.pick(others);
+            d.fields = o.dump.fields.clone();
+            if rng.chance(1, 2) {
+                forge_typed(rng, ty, &mut d);
+            }
+        }
+        _ => {
+            for _ in 0..2 + rng.below(2) {
+                if rng.chance(1, 2) {
+                    forge_typed(rng, ty, &mut d);
+                } else if !d.fields.is_empty() {
+                    let i = rng.below(d.fields.len());
+                    d.fields[i] = odd_same(rng, &d.fields[i]);
+                }
+            }
+        }
+    }
+    encode(&d)
+}

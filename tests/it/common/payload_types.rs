@@ -1,0 +1,550 @@
+//! Each warden type's payloads for the corrupt-payload tests (`tests/it/payload_fuzz.rs`,
+//! `tests/it/payload_forged.rs`): real DUMPs of several shapes per type (locks, filters,
+//! limiters) and their forgeries — odd values, other opcodes, other types' fields,
+//! type-specific structural forgeries — sealed with a valid CRC64 so that Redis hands
+//! them to the module's `rdb_load`. Parsing, encoding and the odd-value generators are
+//! in `tests/it/common/payload.rs`.
+
+use super::payload::*;
+use super::payload_forgeries::odd_same;
+use super::*;
+
+use std::time::Duration;
+
+/// Reads without a reply after this long fail the test.
+pub const PAYLOAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
+pub const LONG_TTL_MS: i64 = 3_600_000;
+
+/// The warden types: locks, filters, filters being loaded (BF.LOADCHUNKX), limiters,
+/// cache entries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ty {
+    Lock,
+    LockSet,
+    Filter,
+    Loading,
+    Limiter,
+    Cache,
+}
+
+impl Ty {
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Lock => "warden-lk",
+            Ty::LockSet => "warden-ls",
+            Ty::Filter => "warden-bf",
+            Ty::Loading => "warden-bl",
+            Ty::Limiter => "warden-rl",
+            Ty::Cache => "warden-ch",
+        }
+    }
+
+    /// The type of a value whose TYPE is `name`, if a warden type.
+    pub fn of(name: &str) -> Option<Ty> {
+        [
+            Ty::Lock,
+            Ty::LockSet,
+            Ty::Filter,
+            Ty::Loading,
+            Ty::Limiter,
+            Ty::Cache,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
+
+    /// The encoding version the module writes for this type.
+    pub fn encver(self) -> u64 {
+        match self {
+            Ty::Lock | Ty::LockSet | Ty::Cache => 1,
+            Ty::Limiter | Ty::Filter | Ty::Loading => 2,
+        }
+    }
+}
+
+/// A real DUMP to start from.
+#[derive(Clone)]
+pub struct Base {
+    pub key: String,
+    pub payload: Vec<u8>,
+    pub dump: Dump,
+}
+
+/// Sends `c`, which must not answer an error; returns the reply.
+pub fn must(con: &mut Connection, c: &redis::Cmd) -> Value {
+    let v = raw(con, c);
+    assert!(err_of(&v).is_none(), "{}: {v:?}", show(c));
+    v
+}
+
+/// RESTORE of `payload` into `dst` with the same absolute expiry as `src` (the expiry
+/// is part of a key's digest).
+pub fn restore_like(con: &mut Connection, src: &str, dst: &str, payload: &[u8]) -> redis::Cmd {
+    let at: i64 = cmd("PEXPIRETIME").arg(src).query(con).expect("PEXPIRETIME");
+    let mut c = cmd("RESTORE");
+    c.arg(dst).arg(at.max(0)).arg(payload).arg("REPLACE");
+    if at > 0 {
+        c.arg("ABSTTL");
+    }
+    c
+}
+
+/// `DEBUG DIGEST-VALUE key` as sent (an error stays a value).
+pub fn digest_value(con: &mut Connection, key: &[u8]) -> Value {
+    raw(con, cmd("DEBUG").arg("DIGEST-VALUE").arg(key))
+}
+
+/// The DUMP of `key`, which must be a value of type `ty`, parsed.
+pub fn base(con: &mut Connection, key: &str, ty: Ty) -> Base {
+    let payload = dump(con, key);
+    let dump = parse_dump(&payload);
+    assert_eq!(
+        dump.type_name(),
+        ty.name(),
+        "{key}: module id {:#x}",
+        dump.module_id
+    );
+    assert_eq!(dump.encver(), ty.encver(), "{key}: encoding version");
+    Base {
+        key: key.to_string(),
+        payload,
+        dump,
+    }
+}
+
+/// Locks: short, long compressible, long random and binary owners, several holds.
+pub fn lock_bases(con: &mut Connection) -> Vec<Base> {
+    let long_owner = "worker-host-17:pid-4242:thread-".repeat(10);
+    let random_owner: Vec<u8> = Rng(7).bytes(200);
+    let owners: Vec<(&str, Vec<u8>)> = vec![
+        ("lb:short", b"a".to_vec()),
+        ("lb:long", long_owner.into_bytes()),
+        ("lb:random", random_owner),
+        ("lb:binary", b"\x00\xff\r\n\x00".to_vec()),
+        ("lb:holds", b"re-entrant".to_vec()),
+    ];
+    for (key, owner) in &owners {
+        let n = if *key == "lb:holds" { 3 } else { 1 };
+        for _ in 0..n {
+            must(
+                con,
+                cmd("DLOCK.ACQUIRE").arg(*key).arg(owner).arg(LONG_TTL_MS),
+            );
+        }
+    }
+    let bases: Vec<Base> = owners.iter().map(|(k, _)| base(con, k, Ty::Lock)).collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        assert_eq!(kinds, ["S", "U", "U", "U"], "{}: lock layout", b.key);
+    }
+    bases
+}
+
+/// Lock sets: shared holders (one re-entered), a full semaphore of three with a
+/// binary owner, a semaphore of one.
+pub fn lock_set_bases(con: &mut Connection) -> Vec<Base> {
+    let grants: [(&str, &[u8], &[&str]); 7] = [
+        ("lsb:shared", b"r1", &["SHARED"]),
+        ("lsb:shared", b"r2", &["SHARED", "REENTRANT"]),
+        ("lsb:shared", b"r2", &["SHARED", "REENTRANT"]),
+        ("lsb:limit", b"a", &["LIMIT", "3"]),
+        ("lsb:limit", b"\x00\xff\r\n", &["LIMIT", "3"]),
+        ("lsb:limit", b"c", &["LIMIT", "3"]),
+        ("lsb:one", b"only", &["LIMIT", "1"]),
+    ];
+    for (key, owner, opts) in grants {
+        must(
+            con,
+            cmd("DLOCK.ACQUIRE")
+                .arg(key)
+                .arg(owner)
+                .arg(LONG_TTL_MS)
+                .arg(opts),
+        );
+    }
+    let bases: Vec<Base> = ["lsb:shared", "lsb:limit", "lsb:one"]
+        .iter()
+        .map(|k| base(con, k, Ty::LockSet))
+        .collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        assert_eq!(kinds[..3], ["U", "U", "U"], "{}: lock set layout", b.key);
+        assert!(
+            kinds[3..].chunks(4).all(|h| h == ["S", "U", "U", "U"]),
+            "{}: {kinds:?}",
+            b.key
+        );
+    }
+    bases
+}
+
+/// Filters: one layer, two layers, sparse (LZF), non-scaling and full, expansion 1.
+pub fn filter_bases(con: &mut Connection) -> Vec<Base> {
+    let add = |con: &mut Connection, key: &str, n: usize| {
+        let mut c = cmd("BF.MADDX");
+        c.arg(key);
+        for i in 0..n {
+            c.arg(format!("{key}:{i}"));
+        }
+        must(con, &c);
+    };
+    must(con, cmd("BF.RESERVEX").arg("fb:small").arg(0.01).arg(10));
+    add(con, "fb:small", 5);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:two")
+            .arg(0.01)
+            .arg(20)
+            .arg("EXPANSION")
+            .arg(2),
+    );
+    add(con, "fb:two", 30);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:sparse")
+            .arg(0.01)
+            .arg(1000)
+            .arg("NONSCALING"),
+    );
+    add(con, "fb:sparse", 3);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:full")
+            .arg(0.1)
+            .arg(8)
+            .arg("NONSCALING"),
+    );
+    add(con, "fb:full", 8);
+    must(
+        con,
+        cmd("BF.RESERVEX")
+            .arg("fb:three")
+            .arg(0.05)
+            .arg(4)
+            .arg("EXPANSION")
+            .arg(1),
+    );
+    add(con, "fb:three", 12);
+    let bases: Vec<Base> = ["fb:small", "fb:two", "fb:sparse", "fb:full", "fb:three"]
+        .iter()
+        .map(|k| base(con, k, Ty::Filter))
+        .collect();
+    for b in &bases {
+        let f = &b.dump.fields;
+        assert!(
+            matches!(f[..4], [Field::D(_), Field::U(_), Field::U(_), Field::U(0)])
+                && (f.len() - FILTER_FIELDS).is_multiple_of(5),
+            "{}: filter layout {:?}",
+            b.key,
+            f.iter().map(field_kind).collect::<Vec<_>>()
+        );
+    }
+    assert!(layer_count(&bases[1].dump) >= 2 && layer_count(&bases[4].dump) >= 3);
+    bases
+}
+
+/// Filters being loaded: a header only (one layer; a sparse non-scaling one), one of
+/// two layers loaded, two of three. Their layout is a filter's, then the bytes loaded.
+pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
+    // Key, rate, capacity, reserve options, items, chunks sent (the header first).
+    type Shape = (&'static str, f64, u64, &'static [&'static str], u64, usize);
+    let shapes: [Shape; 4] = [
+        ("lb:header", 0.01, 10, &[], 5, 1),
+        ("lb:sparse", 0.01, 1000, &["NONSCALING"], 3, 1),
+        ("lb:two", 0.01, 20, &[], 30, 2),
+        ("lb:three", 0.05, 4, &["EXPANSION", "1"], 12, 3),
+    ];
+    let mut bases = Vec::new();
+    for (key, rate, capacity, extra, items, sent) in shapes {
+        let src = format!("{key}:src");
+        must(
+            con,
+            cmd("BF.RESERVEX")
+                .arg(&src)
+                .arg(rate)
+                .arg(capacity)
+                .arg(extra),
+        );
+        let mut c = cmd("BF.MADDX");
+        c.arg(&src);
+        for i in 0..items {
+            c.arg(format!("{key}:{i}"));
+        }
+        must(con, &c);
+        let chunks = super::bloom::scandump(con, src.as_str());
+        assert!(chunks.len() > sent, "{src}: {} chunks", chunks.len());
+        super::bloom::loadchunks(con, key, &chunks[..sent]);
+        let b = base(con, key, Ty::Loading);
+        let f = &b.dump.fields;
+        assert!(
+            matches!(f[..4], [Field::D(_), Field::U(_), Field::U(_), Field::U(0)])
+                && (f.len() - FILTER_FIELDS - 1).is_multiple_of(5)
+                && matches!(f[f.len() - 1], Field::U(_)),
+            "{key}: layout {:?}",
+            f.iter().map(field_kind).collect::<Vec<_>>()
+        );
+        bases.push(b);
+    }
+    bases
+}
+
+/// Limiters: every kind, a token bucket in debt, a window with history.
+pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:token")
+            .arg("1/h")
+            .arg(10)
+            .arg("COST")
+            .arg(3),
+    );
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:debt")
+            .arg("1/h")
+            .arg(5)
+            .arg("COST")
+            .arg(5),
+    );
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:debt")
+            .arg("1/h")
+            .arg(5)
+            .arg("COST")
+            .arg(2)
+            .arg("MAXWAIT")
+            .arg(LONG_TTL_MS * 3),
+    );
+    must(
+        con,
+        cmd("RL.LEAKY")
+            .arg("rb:leaky")
+            .arg("1/h")
+            .arg(10)
+            .arg("COST")
+            .arg(4),
+    );
+    for _ in 0..3 {
+        must(
+            con,
+            cmd("RL.WINDOW").arg("rb:window").arg(100).arg(LONG_TTL_MS),
+        );
+    }
+    must(
+        con,
+        cmd("RL.GCRA")
+            .arg("rb:gcra")
+            .arg(10)
+            .arg(1)
+            .arg(3600)
+            .arg("QUANTITY")
+            .arg(4),
+    );
+    // Several limits in one key.
+    must(
+        con,
+        cmd("RL.TOKEN")
+            .arg("rb:limits")
+            .arg("1/h")
+            .arg(10)
+            .arg("inf")
+            .arg(3)
+            .arg("0")
+            .arg(4)
+            .arg("COST")
+            .arg(2),
+    );
+    must(
+        con,
+        cmd("RL.WINDOW")
+            .arg("rb:windows")
+            .arg(100)
+            .arg(LONG_TTL_MS)
+            .arg(5)
+            .arg(60_000)
+            .arg("COST")
+            .arg(2),
+    );
+    let bases: Vec<Base> = LIMITER_BASES
+        .iter()
+        .map(|k| base(con, k, Ty::Limiter))
+        .collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        let n = match b.key.as_str() {
+            "rb:limits" => 3,
+            "rb:windows" => 2,
+            _ => 1,
+        };
+        let per = if b.key.contains("window") { 4 } else { 6 };
+        assert_eq!(kinds, vec!["U"; 2 + per * n], "{}: limiter layout", b.key);
+        assert_eq!(b.dump.fields[1], Field::U(n as u64), "{}: count", b.key);
+    }
+    bases
+}
+
+/// Cache entries: fresh with a version, stale with a lease, lease-only (a miss),
+/// binary and empty values, a long compressible value.
+pub fn cache_bases(con: &mut Connection) -> Vec<Base> {
+    let ttl = LONG_TTL_MS.to_string();
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:fresh")
+            .arg("v")
+            .arg(&ttl)
+            .arg("STALE")
+            .arg(1000)
+            .arg("VERSION")
+            .arg(7),
+    );
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:stale")
+            .arg("old")
+            .arg(1)
+            .arg("STALE")
+            .arg(&ttl),
+    );
+    std::thread::sleep(Duration::from_millis(5));
+    must(con, cmd("CACHE.GET").arg("cb:stale").arg("LEASE").arg(&ttl));
+    must(con, cmd("CACHE.GET").arg("cb:miss").arg("LEASE").arg(&ttl));
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:binary")
+            .arg(&b"\x00\xff\r\n"[..])
+            .arg(&ttl),
+    );
+    must(con, cmd("CACHE.SET").arg("cb:empty").arg("").arg(&ttl));
+    must(
+        con,
+        cmd("CACHE.SET")
+            .arg("cb:long")
+            .arg("cached ".repeat(200))
+            .arg(&ttl),
+    );
+    let bases: Vec<Base> = CACHE_BASES
+        .iter()
+        .map(|k| base(con, k, Ty::Cache))
+        .collect();
+    for b in &bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        let want: &[&str] = if b.key == "cb:miss" {
+            &["U", "U", "U", "U", "U", "U"]
+        } else {
+            &["U", "S", "U", "U", "U", "U", "U"]
+        };
+        assert_eq!(kinds, want, "{}: cache layout", b.key);
+    }
+    bases
+}
+
+/// The cache bases, in the order `cache_bases` returns them.
+pub const CACHE_BASES: [&str; 6] = [
+    "cb:fresh",
+    "cb:stale",
+    "cb:miss",
+    "cb:binary",
+    "cb:empty",
+    "cb:long",
+];
+
+/// Cache-specific forgeries: the has-value flag, the value, the version,
+/// fresh and stale ends out of order, lease tokens and ends.
+pub fn forge_cache(rng: &mut Rng, d: &mut Dump) {
+    let now = now_ms();
+    let Some(Field::U(flag)) = d.fields.first().cloned() else {
+        return;
+    };
+    let at = if flag == 1 { 2 } else { 1 };
+    if d.fields.len() != at + 5 {
+        d.fields[0] = Field::U(rng.pick(&[0, 1, 2, u64::MAX]));
+        return;
+    }
+    match rng.below(7) {
+        0 => {
+            // The flag without its value, or a value without the flag.
+            if flag == 1 {
+                d.fields[0] = Field::U(rng.pick(&[0, 2, u64::MAX]));
+            } else {
+                d.fields[0] = Field::U(1);
+                if rng.chance(1, 2) {
+                    d.fields.insert(1, Field::S(b"v".to_vec()));
+                }
+            }
+        }
+        1 if flag == 1 => {
+            d.fields[1] = Field::S(match rng.below(3) {
+                0 => Vec::new(),
+                1 => vec![b'x'; 64 * 1024],
+                _ => rng.some_bytes(1, 40),
+            })
+        }
+        2 => d.fields[at] = sig(rng.pick(&[-1, 0, 1, i64::MAX, i64::MIN])),
+        3 => {
+            let i = at + 1 + rng.below(2);
+            d.fields[i] = sig(rng.pick(&[-1, 0, 1, now, now + LONG_TTL_MS, i64::MAX, i64::MIN]));
+        }
+        4 => {
+            d.fields[at + 3] =
+                sig(rng.pick(&[0, -1, 1, now * 1000, 1 << 62, (1 << 62) + 1, i64::MAX]))
+        }
+        5 => d.fields[at + 4] = sig(rng.pick(&[0, -1, 1, now, now + LONG_TTL_MS, i64::MAX])),
+        _ => {
+            let i = rng.below(d.fields.len());
+            d.fields[i] = odd_same(rng, &d.fields[i]);
+        }
+    }
+}
+
+/// The limiter bases, in the order `limiter_bases` returns them.
+pub const LIMITER_BASES: [&str; 7] = [
+    "rb:token",
+    "rb:debt",
+    "rb:leaky",
+    "rb:window",
+    "rb:gcra",
+    "rb:limits",
+    "rb:windows",
+];
+
+/// A one-limit limiter dump in the layout of encoding version 1 (no count,
+/// no burst), as an earlier warden wrote it.
+pub fn limiter_v1(d: &Dump) -> Dump {
+    let mut old = d.clone();
+    let window = d.fields[0] == Field::U(4);
+    old.fields = if window {
+        [&d.fields[..1], &d.fields[2..6]].concat()
+    } else {
+        [&d.fields[..1], &d.fields[2..7]].concat()
+    };
+    old.module_id = (old.module_id & !1023) | 1;
+    old
+}
+
+/// A signed field as `RedisModule_SaveSigned` writes it: the UINT opcode with the
+/// two's-complement bits.
+pub fn sig(v: i64) -> Field {
+    Field::U(v as u64)
+}
+
+/// The opcode of a field, as a letter (I, U, F, D, S; R for raw bytes).
+pub fn field_kind(f: &Field) -> &'static str {
+    match f {
+        Field::I(_) => "I",
+        Field::U(_) => "U",
+        Field::F(_) => "F",
+        Field::D(_) => "D",
+        Field::S(_) => "S",
+        Field::Raw(_) => "R",
+    }
+}

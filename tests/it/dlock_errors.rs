@@ -1,0 +1,395 @@
+//! Integration tests for bad input to `DLOCK.*`: every malformed call is refused with a
+//! clear error and changes nothing; the WAIT option is case-insensitive; binary keys and
+//! owners work.
+
+use crate::common::dlock::*;
+use crate::common::*;
+
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+const TTL_ERR: &str = "ERR ttl must be a positive integer";
+
+const OWNER_ERR: &str = "ERR owner must not be empty";
+
+const TIMEOUT_ERR: &str = "ERR timeout must be a non-negative integer";
+
+const TTL_RANGE_ERR: &str = "ERR ttl is out of range";
+
+const TIMEOUT_RANGE_ERR: &str = "ERR timeout is out of range";
+
+const SYNTAX_ERR: &str = "ERR syntax error";
+
+const TOKEN_ERR: &str = "ERR token must be a positive integer";
+
+const TOKEN_RANGE_ERR: &str = "ERR token is out of range";
+
+fn arity_err(cmd_name: &str) -> String {
+    format!("ERR wrong number of arguments for '{cmd_name}' command")
+}
+
+// ---------------------------------------------------------------------------------------
+// 9. Bad input
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    let mut server = Server::start();
+    let mut con = conn_t(&server);
+    con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let t = try_acquire(&mut con, "k", "a", 30_000).expect("granted");
+    assert_eq!(reenter(&mut con, "k", "a", 30_000), Some(t));
+    let _: () = cmd("SET").arg("s").arg("v").query(&mut con).unwrap();
+    let _: () = cmd("RPUSH")
+        .arg("l")
+        .arg("x")
+        .arg("y")
+        .query(&mut con)
+        .unwrap();
+    let before = lock_info(&mut con, "k").unwrap();
+    assert_eq!(before.holds, 2);
+    let g0 = warden_stat(&mut con, "locks_granted");
+    let c0 = warden_stat(&mut con, "locks_contended");
+    let h0 = warden_stat(&mut con, "locks_handed_off");
+    let mut tap = server.replication_tap();
+
+    let bad_ttls = ["0", "-5", "-1", "abc", "1.5", "", "1e3"];
+    let out_of_range_ttls = [
+        "315360000001",
+        "18445000000000000",
+        "9223372036854775807",
+        "99999999999999999999",
+    ];
+    let mut cases: Vec<(&str, Vec<&str>, String)> = vec![
+        ("DLOCK.ACQUIRE", vec![], arity_err("dlock.acquire")),
+        ("DLOCK.ACQUIRE", vec!["k"], arity_err("dlock.acquire")),
+        ("DLOCK.ACQUIRE", vec!["k", "a"], arity_err("dlock.acquire")),
+        ("DLOCK.RELEASE", vec![], arity_err("dlock.release")),
+        ("DLOCK.RELEASE", vec!["k"], arity_err("dlock.release")),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "extra"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "1", "TOKEN", "1"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "0"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "-3"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "1.5"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", ""],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["k", "a", "TOKEN", "99999999999999999999"],
+            TOKEN_RANGE_ERR.to_string(),
+        ),
+        (
+            "DLOCK.RELEASE",
+            vec!["s", "a", "TOKEN", "0"],
+            TOKEN_ERR.to_string(),
+        ),
+        ("DLOCK.EXTEND", vec![], arity_err("dlock.extend")),
+        ("DLOCK.EXTEND", vec!["k"], arity_err("dlock.extend")),
+        ("DLOCK.EXTEND", vec!["k", "a"], arity_err("dlock.extend")),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "extra"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "TOKEN"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "TOKEN", "x"],
+            TOKEN_ERR.to_string(),
+        ),
+        (
+            "DLOCK.EXTEND",
+            vec!["k", "a", "100", "TOKEN", "0"],
+            TOKEN_ERR.to_string(),
+        ),
+        ("DLOCK.INFO", vec![], arity_err("dlock.info")),
+        ("DLOCK.INFO", vec!["k", "extra"], arity_err("dlock.info")),
+        ("DLOCK.ACQUIRE", vec!["k", "", "100"], OWNER_ERR.to_string()),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["free", "", "100"],
+            OWNER_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["free", "", "100", "WAIT", "100"],
+            OWNER_ERR.to_string(),
+        ),
+        ("DLOCK.RELEASE", vec!["k", ""], OWNER_ERR.to_string()),
+        ("DLOCK.EXTEND", vec!["k", "", "100"], OWNER_ERR.to_string()),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "a", "100", "WAIT", "-1"],
+            TIMEOUT_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "WAIT", "-1"],
+            TIMEOUT_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "WAIT", "abc"],
+            TIMEOUT_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "WAIT", "1.5"],
+            TIMEOUT_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "WAIT", ""],
+            TIMEOUT_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "WAIT", "99999999999999999999"],
+            TIMEOUT_RANGE_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["free", "a", "100", "WAIT", "-1"],
+            TIMEOUT_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "WAIT"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["free", "a", "100", "WAIT"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "b", "100", "NOWAIT"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["free", "a", "100", "BOGUS", "1"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["k", "a", "100", "WAIT", "10", "extra"],
+            SYNTAX_ERR.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["s", "a", "100"],
+            WRONGTYPE.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["l", "a", "100"],
+            WRONGTYPE.to_string(),
+        ),
+        (
+            "DLOCK.ACQUIRE",
+            vec!["s", "a", "100", "WAIT", "100"],
+            WRONGTYPE.to_string(),
+        ),
+        ("DLOCK.RELEASE", vec!["s", "a"], WRONGTYPE.to_string()),
+        ("DLOCK.RELEASE", vec!["l", "a"], WRONGTYPE.to_string()),
+        ("DLOCK.EXTEND", vec!["s", "a", "100"], WRONGTYPE.to_string()),
+        ("DLOCK.EXTEND", vec!["l", "a", "100"], WRONGTYPE.to_string()),
+        ("DLOCK.INFO", vec!["s"], WRONGTYPE.to_string()),
+        ("DLOCK.INFO", vec!["l"], WRONGTYPE.to_string()),
+    ];
+    for ttl in bad_ttls {
+        cases.push(("DLOCK.ACQUIRE", vec!["k", "a", ttl], TTL_ERR.to_string()));
+        cases.push(("DLOCK.ACQUIRE", vec!["k", "b", ttl], TTL_ERR.to_string()));
+        cases.push(("DLOCK.ACQUIRE", vec!["free", "a", ttl], TTL_ERR.to_string()));
+        cases.push((
+            "DLOCK.ACQUIRE",
+            vec!["free", "a", ttl, "WAIT", "100"],
+            TTL_ERR.to_string(),
+        ));
+        cases.push(("DLOCK.EXTEND", vec!["k", "a", ttl], TTL_ERR.to_string()));
+        cases.push(("DLOCK.EXTEND", vec!["free", "a", ttl], TTL_ERR.to_string()));
+    }
+    for ttl in out_of_range_ttls {
+        for (name, args) in [
+            ("DLOCK.ACQUIRE", vec!["k", "a", ttl]),
+            ("DLOCK.ACQUIRE", vec!["free", "a", ttl, "WAIT", "100"]),
+            ("DLOCK.ACQUIRE", vec!["k", "b", "100", "WAIT", ttl]),
+            ("DLOCK.EXTEND", vec!["k", "a", ttl]),
+        ] {
+            let want = if args.get(3) == Some(&"WAIT") && args[4] == ttl {
+                TIMEOUT_RANGE_ERR
+            } else {
+                TTL_RANGE_ERR
+            };
+            cases.push((name, args, want.to_string()));
+        }
+    }
+
+    let start = Instant::now();
+    for (name, args, want) in &cases {
+        let mut c = cmd(name);
+        for a in args {
+            c.arg(*a);
+        }
+        let what = format!("{name} {args:?}");
+        let got = expect_err(c.query::<Value>(&mut con), &what);
+        assert_eq!(&got, want, "{what}");
+        server.assert_alive();
+
+        let now = lock_info(&mut con, "k").unwrap_or_else(|| panic!("{what} deleted the lock"));
+        assert_eq!(
+            (&now.owner, now.token, now.holds, now.waiters),
+            (&before.owner, before.token, before.holds, before.waiters),
+            "{what} changed the lock"
+        );
+        let slack = start.elapsed().as_millis() as i64 + 1_000;
+        assert!(
+            now.ttl_ms <= before.ttl_ms && now.ttl_ms >= before.ttl_ms - slack,
+            "{what} changed the TTL: {} -> {}",
+            before.ttl_ms,
+            now.ttl_ms
+        );
+        assert!(!exists(&mut con, "free"), "{what} created a key");
+        let s: String = cmd("GET").arg("s").query(&mut con).unwrap();
+        assert_eq!(s, "v", "{what}");
+        assert_eq!(pttl(&mut con, "s"), -1, "{what}");
+        let l: Vec<String> = cmd("LRANGE")
+            .arg("l")
+            .arg(0)
+            .arg(-1)
+            .query(&mut con)
+            .unwrap();
+        assert_eq!(l, ["x", "y"], "{what}");
+        let n: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+        assert_eq!(n, 3, "{what}");
+    }
+    assert_eq!(
+        warden_stat(&mut con, "locks_granted"),
+        g0,
+        "errors are no grants"
+    );
+    assert_eq!(
+        warden_stat(&mut con, "locks_contended"),
+        c0,
+        "errors are no contention"
+    );
+    assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0);
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+
+    // Nothing reached the replication stream.
+    let seen = without_multi_exec(tap.until_marker(&mut con, "__mark__", "end"));
+    assert!(seen.is_empty(), "refused commands propagated: {seen:?}");
+
+    // The lock still works normally.
+    assert_eq!(release(&mut con, "k", "a"), 1);
+    assert_eq!(release(&mut con, "k", "a"), 1);
+    assert!(!exists(&mut con, "k"));
+    server.assert_alive();
+}
+
+#[test]
+fn wait_option_is_case_insensitive() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "ci", "holder", 30_000).unwrap();
+    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
+        .arg("ci")
+        .arg("b")
+        .arg(1_000)
+        .arg("wait")
+        .arg(50)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(r, None);
+    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
+        .arg("ci2")
+        .arg("b")
+        .arg(1_000)
+        .arg("Wait")
+        .arg(50)
+        .query(&mut con)
+        .unwrap();
+    assert!(r.is_some());
+}
+
+#[test]
+fn binary_keys_and_owners() {
+    let mut server = Server::start();
+    let mut con = conn_t(&server);
+    let key: &[u8] = b"\xff\x00lock\xfe";
+    let owner: &[u8] = b"\x80\x81\x00own\xc3";
+    let t = try_acquire(&mut con, key, owner, 30_000).expect("granted");
+    let i = lock_info(&mut con, key).unwrap();
+    assert_eq!(i.owner, owner, "owner bytes round-trip exactly");
+    assert_eq!(key_type(&mut con, key), "warden-lk");
+    assert_eq!(
+        reenter(&mut con, key, owner, 30_000),
+        Some(t),
+        "re-entry with the same bytes"
+    );
+    assert_eq!(
+        try_acquire(&mut con, key, &b"\x80\x81"[..], 30_000),
+        None,
+        "prefix before NUL is another owner"
+    );
+    assert_eq!(
+        try_acquire(&mut con, key, &b"\x80\x81\x00own\xc4"[..], 30_000),
+        None
+    );
+    assert_eq!(release(&mut con, key, &b"\x80\x81"[..]), 0);
+    assert_eq!(release(&mut con, key, &b"\x80\x81\x00own"[..]), 0);
+    assert_eq!(extend(&mut con, key, &b"\x80\x81"[..], 60_000), 0);
+    // Keys differing only after a NUL are different locks.
+    let ta = try_acquire(&mut con, &b"a\x00b"[..], &b"x"[..], 30_000).expect("granted");
+    let tb = try_acquire(&mut con, &b"a\x00c"[..], &b"y"[..], 30_000).expect("another key, free");
+    assert!(ta > 0 && tb > 0);
+    assert_eq!(lock_info(&mut con, &b"a\x00b"[..]).unwrap().owner, b"x");
+    assert_eq!(lock_info(&mut con, &b"a\x00c"[..]).unwrap().owner, b"y");
+    assert_eq!(lock_info(&mut con, "a").map(|i| i.owner), None);
+
+    assert_eq!(extend(&mut con, key, owner, 60_000), 1);
+    assert_eq!(release(&mut con, key, owner), 1);
+    assert_eq!(lock_info(&mut con, key).unwrap().holds, 1);
+    assert_eq!(release(&mut con, key, owner), 1);
+    assert!(!exists(&mut con, key));
+    server.assert_alive();
+}

@@ -1,0 +1,68 @@
+//! A writable replica (`replica-read-only no`) never hands anything over: the
+//! module writes only on a master. So a request with `WAIT` there is answered
+//! at once as without `WAIT` (nothing could ever serve it: red team, a cache
+//! waiter hung forever), and a release the replica applies from its master
+//! grants nothing.
+
+use crate::common::cache::{get_lease, get_wait};
+use crate::common::*;
+
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_writable_replica_queues_no_waiter_and_grants_nothing() {
+    let master = Server::start();
+    let replica = master.start_replica(&["--replica-read-only", "no"], &[]);
+    let mut m = master.conn();
+    let _: i64 = cmd("DLOCK.ACQUIRE")
+        .arg("hw")
+        .arg("a")
+        .arg(100_000)
+        .query(&mut m)
+        .unwrap();
+    master.sync_replicas(1);
+    let mut r = timed(replica.conn(), Duration::from_secs(10));
+
+    // A lock held (from the master): WAIT 0 would wait forever.
+    let asked = Instant::now();
+    let got: Option<i64> = cmd("DLOCK.ACQUIRE")
+        .arg("hw")
+        .arg("x")
+        .arg(100_000)
+        .arg("WAIT")
+        .arg(0)
+        .query(&mut r)
+        .unwrap();
+    assert_eq!(got, None, "nothing to grant on a replica");
+    // A cache key refreshed by a lease taken on the replica itself.
+    assert!(get_lease(&mut r, "local", 200, &[]).1 > 0);
+    assert_eq!(
+        get_wait(&mut r, "local", 5_000, 0).unwrap(),
+        (None, 0),
+        "answered as without WAIT"
+    );
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "the replica made its clients wait ({:?})",
+        asked.elapsed()
+    );
+    assert_eq!(warden_stat(&mut r, "locks_waiting"), 0);
+    assert_eq!(warden_stat(&mut r, "cache_waiting"), 0);
+    let _: i64 = cmd("DEL").arg("local").query(&mut r).unwrap();
+
+    // A release applied from the master hands the lock to nobody.
+    let released: i64 = cmd("DLOCK.RELEASE")
+        .arg("hw")
+        .arg("a")
+        .query(&mut m)
+        .unwrap();
+    assert_eq!(released, 1);
+    master.sync_replicas(1);
+    let info: Value = cmd("DLOCK.INFO").arg("hw").query(&mut r).unwrap();
+    assert_eq!(
+        info,
+        Value::Nil,
+        "the replica granted a lock the master did not"
+    );
+    assert_eq!(db_digest(&mut r), db_digest(&mut m));
+}

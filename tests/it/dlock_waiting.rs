@@ -1,0 +1,636 @@
+//! Integration tests for waiting on `DLOCK.*` locks: a lease's expiry handing the lock
+//! to a waiter, `DLOCK.ACQUIRE … WAIT` (FIFO order, timeout, disconnect, DEL, FLUSHALL,
+//! MULTI, scripts), the limit `dlock-max-waiters`, the fuzzer's regression of a waiter
+//! whose timeout passed in the turn its holder's lease ended, and a hand-off that cannot
+//! issue a token (a forged RESTORE) answering every waiter.
+
+use crate::common::dlock::*;
+use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::*;
+
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// 4. Expiry
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn unreleased_lock_is_free_after_its_ttl() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t0 = Instant::now();
+    let t = try_acquire(&mut con, "lease", "crashed-client", 200).expect("granted");
+    assert_eq!(
+        try_acquire(&mut con, "lease", "bob", 10_000),
+        None,
+        "busy before the TTL"
+    );
+    let mut t2 = None;
+    assert!(
+        wait_until(Duration::from_secs(5), || {
+            t2 = try_acquire(&mut con, "lease", "bob", 10_000);
+            t2.is_some()
+        }),
+        "lock never became free after its TTL"
+    );
+    let elapsed = t0.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(195),
+        "lock was free before its TTL: {elapsed:?}"
+    );
+    assert!(t2.unwrap() > t);
+    let i = lock_info(&mut con, "lease").unwrap();
+    assert_eq!(i.owner, b"bob");
+}
+
+/// A holder never releases (TTL 300 ms); a waiter with WAIT 5000 must get the lock after
+/// the deadline and long before its own timeout.
+fn expiry_hands_lock_to_waiter(setup: impl FnOnce(&mut Connection)) {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    setup(&mut con);
+    let c0 = warden_stat(&mut con, "locks_contended");
+    // Connect the waiter first so that it surely arrives while the lock is held.
+    let mut wcon = conn_t(&server);
+    let t0 = Instant::now();
+    let t = try_acquire(&mut con, "lease", "crashed-client", 300).expect("granted");
+    let w = thread::spawn(move || {
+        let r = acquire_wait(&mut wcon, "lease", "waiter", 30_000, 5_000);
+        (r, Instant::now())
+    });
+    let (tw, at) = granted(w, "waiter on an expiring lock");
+    let waited = at.duration_since(t0);
+    assert!(
+        waited >= Duration::from_millis(295),
+        "granted before the holder's TTL: {waited:?}"
+    );
+    assert!(
+        waited < Duration::from_millis(2_000),
+        "waiter was not woken at the lease deadline (granted after {waited:?})"
+    );
+    assert_eq!(
+        warden_stat(&mut con, "locks_contended"),
+        c0 + 1,
+        "the waiter found the lock busy and blocked"
+    );
+    assert!(tw > t, "token after expiry {tw} must exceed {t}");
+    let i = lock_info(&mut con, "lease").expect("held by the waiter");
+    assert_eq!(
+        (i.owner.as_slice(), i.token, i.holds, i.waiters),
+        (&b"waiter"[..], tw, 1, 0)
+    );
+    assert!(i.ttl_ms > 20_000, "waiter's own TTL applies: {i:?}");
+    wait_waiting(&mut con, 0);
+}
+
+#[test]
+fn expiry_wakes_waiter() {
+    expiry_hands_lock_to_waiter(|_| {});
+}
+
+#[test]
+fn expiry_wakes_waiter_without_active_expire() {
+    expiry_hands_lock_to_waiter(|con| {
+        let _: () = cmd("DEBUG")
+            .arg("SET-ACTIVE-EXPIRE")
+            .arg(0)
+            .query(con)
+            .unwrap();
+    });
+}
+
+#[test]
+fn expiry_wakes_waiter_among_20000_volatile_keys() {
+    expiry_hands_lock_to_waiter(|con| {
+        let mut p = redis::pipe();
+        for i in 0..20_000 {
+            p.cmd("SET")
+                .arg(format!("volatile:{i}"))
+                .arg("x")
+                .arg("PX")
+                .arg(600_000 + i)
+                .ignore();
+        }
+        let _: () = p.query(con).unwrap();
+        let n: i64 = cmd("DBSIZE").query(con).unwrap();
+        assert_eq!(n, 20_000);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. WAIT: FIFO, timeout, disconnect, DEL, FLUSHALL, MULTI, scripts
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn ten_waiters_are_served_in_arrival_order() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t0 = try_acquire(&mut con, "fifo", "holder", 30_000).expect("granted");
+    let h0 = warden_stat(&mut con, "locks_handed_off");
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut handles = Vec::new();
+    for i in 0..10i64 {
+        let order = order.clone();
+        let (_, h) = spawn_client(&server, move |con| {
+            let owner = format!("w{i}");
+            let t = acquire_wait(con, "fifo", &owner, 30_000, 20_000)
+                .expect("DLOCK.ACQUIRE")
+                .expect("granted before the WAIT timeout");
+            order.lock().unwrap().push((i, t));
+            assert_eq!(release(con, "fifo", &owner), 1);
+        });
+        handles.push(h);
+        wait_waiting(&mut con, i + 1);
+        assert_eq!(lock_info(&mut con, "fifo").unwrap().waiters, i + 1);
+    }
+    assert_eq!(release(&mut con, "fifo", "holder"), 1);
+    for h in handles {
+        h.join().expect("waiter panicked");
+    }
+    let order = order.lock().unwrap();
+    let idx: Vec<i64> = order.iter().map(|x| x.0).collect();
+    assert_eq!(
+        idx,
+        (0..10).collect::<Vec<_>>(),
+        "waiters served out of arrival order"
+    );
+    let mut tokens = vec![t0];
+    tokens.extend(order.iter().map(|x| x.1));
+    assert_strictly_increasing(&tokens, "FIFO hand-offs");
+    assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0 + 10);
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+    assert!(!exists(&mut con, "fifo"));
+}
+
+#[test]
+fn release_hands_lock_straight_to_oldest_waiter() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "direct", "holder", 30_000).expect("granted");
+    let (_, w1) = spawn_waiter(&server, b"direct", b"w1", 25_000, 10_000);
+    wait_waiting(&mut con, 1);
+    let (_, w2) = spawn_waiter(&server, b"direct", b"w2", 25_000, 10_000);
+    wait_waiting(&mut con, 2);
+    // An intruder pipelined right behind the RELEASE must not get the lock.
+    let (r, intruder): (i64, Option<i64>) = redis::pipe()
+        .cmd("DLOCK.RELEASE")
+        .arg("direct")
+        .arg("holder")
+        .cmd("DLOCK.ACQUIRE")
+        .arg("direct")
+        .arg("intruder")
+        .arg(1_000)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(r, 1);
+    assert_eq!(
+        intruder, None,
+        "the lock went to an intruder instead of the oldest waiter"
+    );
+    let i = lock_info(&mut con, "direct").expect("handed off, not free");
+    assert_eq!((i.owner.as_slice(), i.holds, i.waiters), (&b"w1"[..], 1, 1));
+    assert!(
+        i.ttl_ms > 20_000 && i.ttl_ms <= 25_000,
+        "the waiter's ttl applies: {i:?}"
+    );
+    let (t1, _) = granted(w1, "w1");
+    assert_eq!(i.token, t1, "DLOCK.INFO token equals the token w1 received");
+    assert!(t1 > t);
+    // Any connection may release on behalf of the owner.
+    assert_eq!(release(&mut con, "direct", "w1"), 1);
+    let (t2, _) = granted(w2, "w2");
+    assert!(t2 > t1);
+    let i = lock_info(&mut con, "direct").unwrap();
+    assert_eq!(
+        (i.owner.as_slice(), i.token, i.waiters),
+        (&b"w2"[..], t2, 0)
+    );
+    assert_eq!(release(&mut con, "direct", "w2"), 1);
+    assert!(!exists(&mut con, "direct"));
+}
+
+#[test]
+fn wait_timeout_answers_nil_and_leaves_no_trace() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "tmo", "holder", 30_000).expect("granted");
+    let start = Instant::now();
+    let (_, w) = spawn_waiter(&server, b"tmo", b"late", 10_000, 200);
+    let (r, at) = w.join().unwrap();
+    assert_eq!(
+        r.expect("no error on timeout"),
+        None,
+        "WAIT timeout answers nil"
+    );
+    assert!(
+        at.duration_since(start) >= Duration::from_millis(195),
+        "did not wait: {:?}",
+        at.duration_since(start)
+    );
+    wait_waiting(&mut con, 0);
+    let i = lock_info(&mut con, "tmo").unwrap();
+    assert_eq!(
+        (i.owner.as_slice(), i.token, i.holds, i.waiters),
+        (&b"holder"[..], t, 1, 0)
+    );
+    assert_eq!(release(&mut con, "tmo", "holder"), 1);
+    assert!(
+        !exists(&mut con, "tmo"),
+        "nobody got the lock after the timed-out waiter left"
+    );
+    assert_eq!(warden_stat(&mut con, "locks_handed_off"), 0);
+}
+
+#[test]
+fn killed_waiter_is_skipped() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "kill", "holder", 30_000).expect("granted");
+    let (id_a, a) = spawn_waiter(&server, b"kill", b"doomed", 30_000, 20_000);
+    wait_waiting(&mut con, 1);
+    let (_, b) = spawn_waiter(&server, b"kill", b"survivor", 30_000, 20_000);
+    wait_waiting(&mut con, 2);
+    let killed: i64 = cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id_a)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(killed, 1);
+    let (ra, _) = a.join().unwrap();
+    assert!(
+        ra.is_err(),
+        "killed waiter's connection must be gone, got {ra:?}"
+    );
+    wait_waiting(&mut con, 1);
+    assert_eq!(lock_info(&mut con, "kill").unwrap().waiters, 1);
+    assert_eq!(release(&mut con, "kill", "holder"), 1);
+    let (tb, _) = granted(b, "survivor");
+    assert!(tb > t);
+    let i = lock_info(&mut con, "kill").unwrap();
+    assert_eq!(
+        (i.owner.as_slice(), i.token, i.waiters),
+        (&b"survivor"[..], tb, 0)
+    );
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+
+    // The only waiter killed: the next release frees the lock.
+    let (id_c, c) = spawn_waiter(&server, b"kill", b"doomed2", 30_000, 20_000);
+    wait_waiting(&mut con, 1);
+    let killed: i64 = cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id_c)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(killed, 1);
+    assert!(c.join().unwrap().0.is_err());
+    wait_waiting(&mut con, 0);
+    assert_eq!(release(&mut con, "kill", "survivor"), 1);
+    assert!(
+        !exists(&mut con, "kill"),
+        "a killed waiter must not receive the lock"
+    );
+    assert_eq!(lock_info(&mut con, "kill"), None);
+}
+
+#[test]
+fn del_of_lock_key_hands_it_to_next_waiter() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "del", "holder", 30_000).expect("granted");
+    let (_, w) = spawn_waiter(&server, b"del", b"next", 25_000, 10_000);
+    wait_waiting(&mut con, 1);
+    let n: i64 = cmd("DEL").arg("del").query(&mut con).unwrap();
+    assert_eq!(n, 1);
+    let (tw, _) = granted(w, "waiter after DEL");
+    assert!(tw > t);
+    let i = lock_info(&mut con, "del").expect("handed to the waiter");
+    assert_eq!(
+        (i.owner.as_slice(), i.token, i.holds),
+        (&b"next"[..], tw, 1)
+    );
+    assert_eq!(key_type(&mut con, "del"), "warden-lk");
+    assert_eq!(
+        release(&mut con, "del", "holder"),
+        0,
+        "the deleted holder no longer owns it"
+    );
+    wait_waiting(&mut con, 0);
+}
+
+#[test]
+fn flushall_hands_lock_to_next_waiter() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let t = try_acquire(&mut con, "fl", "holder", 30_000).expect("granted");
+    let _: () = cmd("SET").arg("other").arg("x").query(&mut con).unwrap();
+    let (_, w) = spawn_waiter(&server, b"fl", b"next", 25_000, 10_000);
+    wait_waiting(&mut con, 1);
+    let _: () = cmd("FLUSHALL").query(&mut con).unwrap();
+    let (tw, _) = granted(w, "waiter after FLUSHALL");
+    assert!(tw > t);
+    let i = lock_info(&mut con, "fl").expect("handed to the waiter");
+    assert_eq!(
+        (i.owner.as_slice(), i.token, i.holds),
+        (&b"next"[..], tw, 1)
+    );
+    assert!(!exists(&mut con, "other"));
+    wait_waiting(&mut con, 0);
+}
+
+#[test]
+fn acquire_inside_multi_is_one_non_blocking_attempt() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let t = try_acquire(&mut con, "tx", "holder", 30_000).expect("granted");
+    let (busy,): (Option<i64>,) = redis::pipe()
+        .atomic()
+        .cmd("DLOCK.ACQUIRE")
+        .arg("tx")
+        .arg("other")
+        .arg(5_000)
+        .arg("WAIT")
+        .arg(0)
+        .query(&mut con)
+        .expect("EXEC must not block");
+    assert_eq!(busy, None, "busy lock inside MULTI answers nil");
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+    assert_eq!(lock_info(&mut con, "tx").unwrap().waiters, 0);
+    assert_eq!(release(&mut con, "tx", "holder"), 1);
+    let (free,): (Option<i64>,) = redis::pipe()
+        .atomic()
+        .cmd("DLOCK.ACQUIRE")
+        .arg("tx")
+        .arg("other")
+        .arg(5_000)
+        .arg("WAIT")
+        .arg(1_000)
+        .query(&mut con)
+        .unwrap();
+    let t2 = free.expect("free lock inside MULTI is granted");
+    assert!(t2 > t);
+    let i = lock_info(&mut con, "tx").unwrap();
+    assert_eq!((i.owner.as_slice(), i.token), (&b"other"[..], t2));
+}
+
+#[test]
+fn acquire_inside_script_is_one_non_blocking_attempt() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    try_acquire(&mut con, "lua", "holder", 30_000).expect("granted");
+    let script = "return redis.call('DLOCK.ACQUIRE', KEYS[1], ARGV[1], 5000, 'WAIT', 0)";
+    let r: Option<i64> = cmd("EVAL")
+        .arg(script)
+        .arg(1)
+        .arg("lua")
+        .arg("other")
+        .query(&mut con)
+        .expect("EVAL");
+    assert_eq!(r, None);
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+    assert_eq!(release(&mut con, "lua", "holder"), 1);
+    let r: Option<i64> = cmd("EVAL")
+        .arg(script)
+        .arg(1)
+        .arg("lua")
+        .arg("other")
+        .query(&mut con)
+        .expect("EVAL");
+    assert!(r.is_some());
+    assert_eq!(lock_info(&mut con, "lua").unwrap().owner, b"other");
+}
+
+// ---------------------------------------------------------------------------------------
+// 10. dlock-max-waiters
+// ---------------------------------------------------------------------------------------
+
+const TOO_MANY: &str = "ERR too many waiters for this key";
+
+#[test]
+fn max_waiters_from_module_argument() {
+    let server = Server::start_with(&[], &["dlock-max-waiters", "2"]);
+    let mut con = conn_t(&server);
+    let cfg: Vec<String> = cmd("CONFIG")
+        .arg("GET")
+        .arg("warden.dlock-max-waiters")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(cfg, ["warden.dlock-max-waiters", "2"]);
+    let t = try_acquire(&mut con, "mw", "holder", 30_000).unwrap();
+    let (_, w1) = spawn_waiter(&server, b"mw", b"w1", 30_000, 10_000);
+    wait_waiting(&mut con, 1);
+    let (_, w2) = spawn_waiter(&server, b"mw", b"w2", 30_000, 10_000);
+    wait_waiting(&mut con, 2);
+    let e = expect_err(
+        acquire_wait(&mut con, "mw", "w3", 30_000, 10_000),
+        "third waiter",
+    );
+    assert_eq!(e, TOO_MANY);
+    let e = expect_err(
+        acquire_wait(&mut con, "mw", "w3", 30_000, 0),
+        "third waiter, WAIT 0",
+    );
+    assert_eq!(e, TOO_MANY);
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 2);
+    assert_eq!(lock_info(&mut con, "mw").unwrap().waiters, 2);
+    // A non-blocking attempt is still an ordinary nil.
+    assert_eq!(try_acquire(&mut con, "mw", "w3", 30_000), None);
+    // The limit is per key.
+    try_acquire(&mut con, "mw-other", "holder", 30_000).unwrap();
+    let (_, o1) = spawn_waiter(&server, b"mw-other", b"o1", 30_000, 10_000);
+    wait_waiting(&mut con, 3);
+
+    assert_eq!(release(&mut con, "mw", "holder"), 1);
+    let (t1, _) = granted(w1, "w1");
+    assert!(t1 > t);
+    // One slot free again: a new waiter is accepted.
+    let (_, w3) = spawn_waiter(&server, b"mw", b"w3", 30_000, 10_000);
+    wait_waiting(&mut con, 3);
+    assert_eq!(release(&mut con, "mw", "w1"), 1);
+    let (t2, _) = granted(w2, "w2");
+    assert_eq!(release(&mut con, "mw", "w2"), 1);
+    let (t3, _) = granted(w3, "w3");
+    assert!(t1 < t2 && t2 < t3);
+    assert_eq!(release(&mut con, "mw-other", "holder"), 1);
+    granted(o1, "o1");
+    wait_waiting(&mut con, 0);
+}
+
+#[test]
+fn max_waiters_via_config_set() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("warden.dlock-max-waiters")
+        .arg(1)
+        .query(&mut con)
+        .unwrap();
+    let cfg: Vec<String> = cmd("CONFIG")
+        .arg("GET")
+        .arg("warden.dlock-max-waiters")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(cfg, ["warden.dlock-max-waiters", "1"]);
+    let bad: redis::RedisResult<()> = cmd("CONFIG")
+        .arg("SET")
+        .arg("warden.dlock-max-waiters")
+        .arg("abc")
+        .query(&mut con);
+    assert!(bad.is_err(), "non-numeric config value is refused");
+    try_acquire(&mut con, "cs", "holder", 30_000).unwrap();
+    let (_, w1) = spawn_waiter(&server, b"cs", b"w1", 30_000, 10_000);
+    wait_waiting(&mut con, 1);
+    let e = expect_err(
+        acquire_wait(&mut con, "cs", "w2", 30_000, 10_000),
+        "second waiter",
+    );
+    assert_eq!(e, TOO_MANY);
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 1);
+
+    let _: () = cmd("CONFIG")
+        .arg("SET")
+        .arg("warden.dlock-max-waiters")
+        .arg(2)
+        .query(&mut con)
+        .unwrap();
+    let (_, w2) = spawn_waiter(&server, b"cs", b"w2", 30_000, 10_000);
+    wait_waiting(&mut con, 2);
+    let e = expect_err(
+        acquire_wait(&mut con, "cs", "w3", 30_000, 10_000),
+        "third waiter",
+    );
+    assert_eq!(e, TOO_MANY);
+
+    assert_eq!(release(&mut con, "cs", "holder"), 1);
+    granted(w1, "w1");
+    assert_eq!(release(&mut con, "cs", "w1"), 1);
+    granted(w2, "w2");
+    assert_eq!(release(&mut con, "cs", "w2"), 1);
+    wait_waiting(&mut con, 0);
+    assert!(!exists(&mut con, "cs"));
+}
+
+/// The case the fuzzer found: a holder's lease ends (its timer hands the lock to the
+/// oldest waiter) in the same event-loop turn in which Redis processes that waiter's
+/// own, already passed, WAIT timeout. Every blocked acquire must still get a reply —
+/// its token or nil — and never hang.
+#[test]
+fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
+    let mut s = Server::start();
+    let mut con = timed(s.conn(), Duration::from_secs(10));
+    let mut lost = Vec::new();
+    for trial in 0..5 {
+        let key = format!("race:{trial}");
+        let token: Value = cmd("DLOCK.ACQUIRE")
+            .arg(&key)
+            .arg("holder")
+            .arg(56)
+            .query(&mut con)
+            .expect("ACQUIRE");
+        assert!(matches!(token, Value::Int(_)), "{token:?}");
+        let mut waiters: Vec<Connection> = (0..3).map(|_| s.conn()).collect();
+        for (i, (w, timeout)) in waiters.iter_mut().zip([9, 15, 42]).enumerate() {
+            let c = cmd("DLOCK.ACQUIRE")
+                .arg(&key)
+                .arg(format!("w{i}"))
+                .arg(600)
+                .arg("WAIT")
+                .arg(timeout)
+                .get_packed_command();
+            w.send_packed_command(&c).expect("send");
+        }
+        let started = Instant::now();
+        for (i, w) in waiters.iter_mut().enumerate() {
+            let left = Duration::from_millis(1_500).saturating_sub(started.elapsed());
+            w.set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .expect("timeout");
+            match w.recv_response() {
+                Ok(v) => assert!(
+                    matches!(v, Value::Nil | Value::Int(_)),
+                    "trial {trial} waiter {i}: {v:?}"
+                ),
+                Err(e) => {
+                    let info: Value = cmd("DLOCK.INFO").arg(&key).query(&mut con).expect("INFO");
+                    lost.push(format!(
+                        "trial {trial}: DLOCK.ACQUIRE {key} w{i} 600 WAIT {} — no reply after 1.5 s ({e}); DLOCK.INFO {key}: {info:?}",
+                        [9, 15, 42][i]
+                    ));
+                }
+            }
+        }
+    }
+    s.assert_alive();
+    assert!(
+        lost.is_empty(),
+        "blocked acquires that never got a reply (holder lease 56 ms, waiters WAIT 9/15/42 ms):\n{}\nhanded off: {}",
+        lost.join("\n"),
+        warden_stat(&mut con, "locks_handed_off")
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A hand-off that cannot issue a token
+// ---------------------------------------------------------------------------------------
+
+/// A hand-off that cannot issue a token (the key's record carries the largest
+/// token, from a forged RESTORE) answers the waiter it took from the queue
+/// with the error, as it does every other waiter: none is left blocked.
+///
+/// (A red-team regression of issue #10's fixes.)
+#[test]
+fn a_failed_hand_off_answers_the_waiter_it_took() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "model", "x", 100_000).expect("granted");
+    let dump: Vec<u8> = cmd("DUMP").arg("model").query(&mut con).unwrap();
+    let mut forged = parse_dump(&dump);
+    forged.fields[1] = Field::U(1 << 62);
+    let _: () = cmd("RESTORE")
+        .arg("k")
+        .arg(0)
+        .arg(encode(&forged))
+        .query(&mut con)
+        .expect("restore");
+    let (_, first) = spawn_waiter(&server, b"k", b"w1", 1_000, 0);
+    let (_, second) = spawn_waiter(&server, b"k", b"w2", 1_000, 0);
+    wait_waiting(&mut con, 2);
+    assert_eq!(release(&mut con, "k", "x"), 1);
+    for (name, h) in [("w1", first), ("w2", second)] {
+        let (reply, _) = h.join().expect("waiter thread");
+        match reply {
+            Err(e) => assert!(
+                err_text(&e).contains("exhausted"),
+                "{name}: {}",
+                err_text(&e)
+            ),
+            Ok(t) => panic!("{name}: {t:?} instead of the exhausted-tokens error"),
+        }
+    }
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+}
+
+/// A lock key overwritten by another command (`SET`) answers its waiters
+/// within warden's once-a-second look, not when the old lease would have
+/// ended (Redis 7.0 sends the overwrite as a string event only).
+#[test]
+fn a_lock_overwritten_by_another_command_answers_its_waiters() {
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    try_acquire(&mut con, "ow", "holder", 600_000).expect("granted");
+    let (_, w) = spawn_waiter(&server, b"ow", b"w", 10_000, 0);
+    wait_waiting(&mut con, 1);
+    let at = Instant::now();
+    let _: () = cmd("SET").arg("ow").arg("text").query(&mut con).unwrap();
+    let (r, answered) = w.join().unwrap();
+    let e = r.expect_err("a string is not a lock");
+    assert!(err_text(&e).starts_with("WRONGTYPE"), "{e:?}");
+    let after = answered.saturating_duration_since(at);
+    assert!(after < Duration::from_secs(3), "answered after {after:?}");
+    wait_waiting(&mut con, 0);
+}

@@ -1,0 +1,435 @@
+//! The server's own operations as inputs (issue #10, SPEC "Rules every command keeps"):
+//! `CLIENT PAUSE WRITE|ALL` and `CLIENT UNPAUSE` while clients wait in
+//! `DLOCK.ACQUIRE … WAIT` — a lease ending during the pause (one lock, thirty locks),
+//! an early UNPAUSE, a key-event hand-off racing a pause — and RL / BF calls waiting
+//! out a write pause.
+//!
+//! Every test checks that the server survives (it answers PING and its log has no
+//! assertion or crash report), that every blocked waiter gets exactly one answer (read
+//! on its own raw connection, with a read timeout, and nothing more arrives after it),
+//! and, where a replica or the AOF is involved, that they hold exactly the master's
+//! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
+
+use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
+use crate::common::server_ops::*;
+use crate::common::*;
+
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// CLIENT PAUSE / UNPAUSE
+// ---------------------------------------------------------------------------------------
+
+const PAUSE: Duration = Duration::from_millis(1500);
+const PAUSE_HOLDER_TTL: Duration = Duration::from_millis(500);
+
+/// CLIENT PAUSE 1500 `mode` while a holder's 500 ms lease ends, with a replica and
+/// the AOF on: the server survives; the first waiter, whose WAIT (800 ms) passes
+/// during the pause, gets nil (once, not before its timeout) and is skipped; the
+/// second (WAIT 10000) is granted exactly once, not before the pause ends and
+/// promptly after it, with a token above the holder's; the replica holds the master's
+/// dataset, and an AOF restart gives the same digest.
+fn pause_while_lease_ends(mode: &str) {
+    let what = format!("CLIENT PAUSE {} {mode}", PAUSE.as_millis());
+    let mut master = Server::start_with(&["--appendonly", "yes"], &[]);
+    let mut replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    let held_at = Instant::now();
+    let ttl = PAUSE_HOLDER_TTL.as_millis() as i64;
+    let t0 = try_acquire(&mut con, "pause:k", "holder", ttl).expect("holder gets the lock");
+    let w = queue(
+        &master,
+        &mut con,
+        &[
+            ("pause:k", "w-800ms", 10_000, 800),
+            ("pause:k", "waiter", 10_000, 10_000),
+        ],
+    );
+    let paused_at = Instant::now();
+    client_pause(&mut con, PAUSE.as_millis() as u64, mode);
+    before_lease_end(held_at, PAUSE_HOLDER_TTL, "CLIENT PAUSE");
+    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let listing = show_answers(&answers, paused_at);
+    assert_eq!(
+        answers[0].reply,
+        Reply::Nil,
+        "{what}: the waiter whose WAIT passed during the pause; all:\n{listing}\n{}",
+        crash_cause(&master)
+    );
+    let timed_out = answers[0].at.saturating_duration_since(held_at);
+    assert!(
+        timed_out + EARLY >= Duration::from_millis(800),
+        "{what}: WAIT 800 answered nil after {timed_out:?}"
+    );
+    let token = token_of(&answers[1], &master, &what);
+    assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
+    let after = answers[1].at.saturating_duration_since(paused_at);
+    assert!(
+        after + EARLY >= PAUSE,
+        "{what}: the waiter was granted {after:?} after the pause began: the hand-off did not wait for the pause to end"
+    );
+    assert!(
+        after <= PAUSE + PROMPT,
+        "{what}: the waiter was granted only {after:?} after the pause began (pause {PAUSE:?})"
+    );
+    assert_no_second_reply(&mut answers, &what);
+    assert_healthy(&mut master, &what);
+    let info = lock_info(&mut con, "pause:k").expect("the waiter holds the lock");
+    assert_eq!((info.owner.as_slice(), info.token), (&b"waiter"[..], token));
+    assert_same_dataset(&master, &replica, &["pause:k"], &what);
+    assert_healthy(&mut replica, &what);
+
+    let before = db_digest(&mut con);
+    master.restart("NOSAVE");
+    let mut con = master.conn();
+    assert_eq!(
+        db_digest(&mut con),
+        before,
+        "{what}: the dataset replayed from the AOF differs"
+    );
+    let info = lock_info(&mut con, "pause:k").expect("the waiter holds the lock after AOF replay");
+    assert_eq!((info.owner.as_slice(), info.token), (&b"waiter"[..], token));
+    assert_healthy(&mut master, &what);
+}
+
+#[test]
+fn pause_write_while_lease_ends_hands_off_after_the_pause() {
+    pause_while_lease_ends("WRITE");
+}
+
+#[test]
+fn pause_all_while_lease_ends_hands_off_after_the_pause() {
+    pause_while_lease_ends("ALL");
+}
+
+/// CLIENT PAUSE 1500 WRITE while the 1000 ms leases of 30 locks end, each with a
+/// waiter: every waiter is granted exactly once, none before the pause ends and all
+/// promptly after it, each key then held by its own waiter with a larger token; the
+/// replica holds the master's dataset.
+#[test]
+fn pause_while_thirty_leases_end() {
+    let what = "CLIENT PAUSE WRITE over 30 lease ends";
+    let n = 30;
+    let mut master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    let keys: Vec<String> = (0..n).map(|i| format!("thirty:{i}")).collect();
+    let owners: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+    let held_at = Instant::now();
+    let tokens: Vec<i64> = keys
+        .iter()
+        .map(|k| try_acquire(&mut con, k, "holder", 1000).expect("holder"))
+        .collect();
+    let specs: Vec<(&str, &str, i64, i64)> = keys
+        .iter()
+        .zip(&owners)
+        .map(|(k, o)| (k.as_str(), o.as_str(), 5000, 10_000))
+        .collect();
+    let w = queue(&master, &mut con, &specs);
+    let paused_at = Instant::now();
+    client_pause(&mut con, PAUSE.as_millis() as u64, "WRITE");
+    before_lease_end(held_at, Duration::from_millis(1000), "CLIENT PAUSE");
+    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let listing = show_answers(&answers, paused_at);
+    for (i, a) in answers.iter().enumerate() {
+        let token = token_of(a, &master, what);
+        assert!(
+            token > tokens[i],
+            "{what}: {} token {token} <= {}",
+            a.owner,
+            tokens[i]
+        );
+        let after = a.at.saturating_duration_since(paused_at);
+        assert!(
+            after + EARLY >= PAUSE && after <= PAUSE + PROMPT,
+            "{what}: {} granted {after:?} after a {PAUSE:?} pause began; all:\n{listing}",
+            a.owner
+        );
+    }
+    assert_no_second_reply(&mut answers, what);
+    assert_healthy(&mut master, what);
+    for (k, o) in keys.iter().zip(&owners) {
+        let info = lock_info(&mut con, k).unwrap_or_else(|| panic!("{what}: {k} is free"));
+        assert_eq!(info.owner, o.as_bytes(), "{what}: holder of {k}");
+    }
+    let key_refs: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+    assert_same_dataset(&master, &replica, &key_refs, what);
+}
+
+/// CLIENT PAUSE 10000 WRITE, the holder's 500 ms lease ends (the key reads as
+/// expired), then CLIENT UNPAUSE early: nothing is handed off while paused (the waiter
+/// has no answer, and a DLOCK.ACQUIRE of another key sent during the pause is held
+/// back); after UNPAUSE the waiter is granted promptly, exactly once, the held-back
+/// ACQUIRE is granted, and the replica holds the master's dataset.
+#[test]
+fn unpause_early_serves_the_waiter_promptly() {
+    let what = "CLIENT UNPAUSE";
+    let mut master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    let held_at = Instant::now();
+    let t0 = try_acquire(&mut con, "unpause:k", "holder", 500).expect("holder gets the lock");
+    let mut w = queue(
+        &master,
+        &mut con,
+        &[("unpause:k", "waiter", 10_000, 10_000)],
+    );
+    client_pause(&mut con, 10_000, "WRITE");
+    before_lease_end(held_at, Duration::from_millis(500), "CLIENT PAUSE");
+    let mut held_back = RawConn::open(master.port);
+    held_back.send(&["DLOCK.ACQUIRE", "unpause:other", "x", "5000"]);
+    let lease_over = wait_until(Duration::from_secs(3), || {
+        !master.is_alive() || cmd("PTTL").arg("unpause:k").query::<i64>(&mut con).ok() == Some(-2)
+    });
+    assert_healthy(&mut master, what);
+    assert!(lease_over, "{what}: the 500 ms lease never ended");
+    // Give a module that does not defer time to (wrongly) hand the lock off.
+    thread::sleep(Duration::from_millis(300));
+    assert_healthy(&mut master, what);
+    assert!(
+        !w[0].handle.is_finished(),
+        "{what}: the waiter was answered while writes were paused"
+    );
+    assert_eq!(
+        held_back.read(Duration::from_millis(1)),
+        Reply::Silent,
+        "{what}: a write command ran while writes were paused"
+    );
+    let unpaused_at = Instant::now();
+    let _: () = cmd("CLIENT")
+        .arg("UNPAUSE")
+        .query(&mut con)
+        .expect("CLIENT UNPAUSE");
+    let mut answers = vec![join(w.remove(0))];
+    let token = token_of(&answers[0], &master, what);
+    assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
+    let after = answers[0].at.saturating_duration_since(unpaused_at);
+    assert!(
+        after <= PROMPT,
+        "{what}: the waiter was granted {after:?} after UNPAUSE"
+    );
+    assert!(
+        matches!(held_back.read(READ_TIMEOUT), Reply::Int(_)),
+        "{what}: the ACQUIRE held back by the pause was not granted after it"
+    );
+    assert_no_second_reply(&mut answers, what);
+    assert_healthy(&mut master, what);
+    assert_same_dataset(&master, &replica, &["unpause:k", "unpause:other"], what);
+}
+
+/// A hand-off started by a keyspace change just before a pause: `DEL` (then
+/// `FLUSHALL`) of a held lock and `CLIENT PAUSE 1000 WRITE` arrive in one pipeline, so
+/// the hand-off the key event schedules comes due while writes are paused. The waiter
+/// is granted after the pause ends (not during it) and promptly after, exactly once,
+/// with a larger token; the replica holds the master's dataset.
+#[test]
+fn key_event_hand_off_waits_for_a_pause() {
+    let pause = Duration::from_millis(1000);
+    let mut master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    for op in [vec!["DEL", "ev:k"], vec!["FLUSHALL"]] {
+        let what = format!("{} then CLIENT PAUSE WRITE", op[0]);
+        let what = what.as_str();
+        let t0 = try_acquire(&mut con, "ev:k", "holder", 60_000).expect("ev:k");
+        let owner = format!("w-{}", op[0]);
+        let w = queue(&master, &mut con, &[("ev:k", &owner, 5000, 10_000)]);
+        let mut p = redis::pipe();
+        p.cmd(op[0]).arg(&op[1..]).ignore();
+        p.cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(pause.as_millis() as u64)
+            .arg("WRITE")
+            .ignore();
+        let paused_at = Instant::now();
+        let sent: redis::RedisResult<()> = p.query(&mut con);
+        if let Err(e) = sent {
+            panic!("{what}: {e}; {}", crash_cause(&master));
+        }
+        let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+        let token = token_of(&answers[0], &master, what);
+        assert!(token > t0, "{what}: token {token} <= {t0}");
+        let after = answers[0].at.saturating_duration_since(paused_at);
+        assert!(
+            after + EARLY >= pause,
+            "{what}: the waiter was granted {after:?} into a {pause:?} write pause"
+        );
+        assert!(
+            after <= pause + PROMPT,
+            "{what}: the waiter was granted only {after:?} after a {pause:?} pause began"
+        );
+        assert_no_second_reply(&mut answers, what);
+        assert_healthy(&mut master, what);
+        let info = lock_info(&mut con, "ev:k").expect("the waiter holds ev:k");
+        assert_eq!(
+            (info.owner, info.token),
+            (owner.clone().into_bytes(), token)
+        );
+        assert_same_dataset(&master, &replica, &["ev:k"], what);
+        assert_eq!(release(&mut con, "ev:k", &owner), 1);
+    }
+}
+
+/// RL.TOKEN, BF.ADDX, BF.RESERVEX and DLOCK.ACQUIRE sent during CLIENT PAUSE 800
+/// WRITE wait out the pause like any write command, then complete with their normal
+/// replies (exactly one each); BF.EXISTSX and DLOCK.INFO (read-only) answer during
+/// the pause; the replica then holds the master's dataset.
+#[test]
+fn limiter_and_filter_calls_wait_out_a_write_pause() {
+    let what = "RL/BF during CLIENT PAUSE WRITE";
+    let pause = Duration::from_millis(800);
+    let mut master = Server::start();
+    let replica = master.start_replica(&[], &[]);
+    let mut con = conn_t(&master);
+    let added: i64 = cmd("BF.ADDX")
+        .arg("ops:f")
+        .arg("a")
+        .query(&mut con)
+        .expect("BF.ADDX");
+    assert_eq!(added, 1);
+    let first: Vec<i64> = cmd("RL.TOKEN")
+        .arg("ops:r")
+        .arg(10)
+        .arg(5)
+        .query(&mut con)
+        .expect("RL.TOKEN");
+    assert_eq!(first[0], 1, "RL.TOKEN on a new key is allowed");
+
+    let paused_at = Instant::now();
+    client_pause(&mut con, pause.as_millis() as u64, "WRITE");
+    let writes: Vec<(&str, Vec<&str>)> = vec![
+        ("BF.ADDX", vec!["BF.ADDX", "ops:f", "b"]),
+        ("RL.TOKEN", vec!["RL.TOKEN", "ops:r", "10", "5"]),
+        ("BF.RESERVEX", vec!["BF.RESERVEX", "ops:g", "0.01", "100"]),
+        ("DLOCK.ACQUIRE", vec!["DLOCK.ACQUIRE", "ops:l", "x", "5000"]),
+    ];
+    let handles: Vec<JoinHandle<Answer>> = writes
+        .iter()
+        .map(|(name, args)| spawn_call(master.port, name, args))
+        .collect();
+    // Reads are not paused.
+    let mut reader = RawConn::open(master.port);
+    let seen = reader.call(&["BF.EXISTSX", "ops:f", "a"]);
+    let info = reader.call(&["DLOCK.INFO", "ops:l"]);
+    let read_at = Instant::now();
+    assert_eq!(seen, Reply::Int(1), "{what}: BF.EXISTSX during the pause");
+    assert_eq!(info, Reply::Nil, "{what}: DLOCK.INFO during the pause");
+    assert!(
+        read_at < paused_at + pause - Duration::from_millis(100),
+        "{what}: read-only commands waited for the write pause ({:?})",
+        read_at - paused_at
+    );
+
+    for h in handles {
+        let Answer {
+            owner: name,
+            reply,
+            at,
+            conn: mut c,
+        } = h.join().expect("writer thread");
+        let after = at.saturating_duration_since(paused_at);
+        assert!(
+            after + EARLY >= pause,
+            "{what}: {name} answered {reply:?} {after:?} into a {pause:?} write pause"
+        );
+        assert!(
+            after <= pause + PROMPT,
+            "{what}: {name} answered only {after:?} after a {pause:?} pause"
+        );
+        let ok = match name.as_str() {
+            "BF.ADDX" => reply == Reply::Int(1),
+            "RL.TOKEN" => {
+                matches!(&reply, Reply::Array(v) if v.len() == 4 && v[0] == Reply::Int(1))
+            }
+            "BF.RESERVEX" => reply == Reply::Status("OK".into()),
+            _ => matches!(reply, Reply::Int(_)),
+        };
+        assert!(ok, "{what}: unexpected reply to {name}: {reply:?}");
+        thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            c.read(Duration::from_millis(1)),
+            Reply::Silent,
+            "{what}: {name} got a second reply"
+        );
+    }
+    assert_healthy(&mut master, what);
+    assert_same_dataset(&master, &replica, &[], what);
+    let mut rc = replica.conn();
+    let on_replica: i64 = cmd("BF.EXISTSX")
+        .arg("ops:f")
+        .arg("b")
+        .query(&mut rc)
+        .expect("BF.EXISTSX on the replica");
+    assert_eq!(
+        on_replica, 1,
+        "{what}: the paused BF.ADDX reached the replica"
+    );
+}
+
+/// The server's CPU time so far, in clock ticks (`utime + stime` of
+/// `/proc/<pid>/stat`; Linux counts them at 100 a second).
+fn server_cpu_ticks(con: &mut redis::Connection) -> u64 {
+    let info: String = cmd("INFO").arg("server").query(con).unwrap();
+    let pid = info
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .unwrap()
+        .trim()
+        .to_owned();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which ends with the last ')'.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// A write pause with many keys' waiters queued keeps the server idle: the
+/// once-a-second look at each key with waiters keeps its pace while writes
+/// wait. (Red team: each key re-armed a 5 ms timer for as long as the pause
+/// lasted, 69% of a CPU for 2,000 keys.)
+#[test]
+fn a_write_pause_with_many_waited_keys_keeps_the_server_idle() {
+    const KEYS: usize = 400;
+    let server = Server::start();
+    let mut con = conn_t(&server);
+    let mut pipe = redis::pipe();
+    for i in 0..KEYS {
+        pipe.cmd("DLOCK.ACQUIRE")
+            .arg(format!("k{i}"))
+            .arg("h")
+            .arg(600_000);
+    }
+    let _: Vec<i64> = pipe.query(&mut con).unwrap();
+    let waiters: Vec<RawConn> = (0..KEYS)
+        .map(|i| {
+            let mut raw = RawConn::open(server.port);
+            raw.send(&[
+                "DLOCK.ACQUIRE",
+                &format!("k{i}"),
+                "w",
+                "600000",
+                "WAIT",
+                "0",
+            ]);
+            raw
+        })
+        .collect();
+    premise(
+        wait_until(Duration::from_secs(10), || {
+            warden_stat(&mut con, "locks_waiting") == KEYS as i64
+        }),
+        "every waiter queued",
+    );
+    client_pause(&mut con, 4_000, "WRITE");
+    thread::sleep(Duration::from_millis(1_200)); // every key's look has come due
+    let before = server_cpu_ticks(&mut con);
+    thread::sleep(Duration::from_secs(2));
+    let used = server_cpu_ticks(&mut con) - before;
+    let _: () = cmd("CLIENT").arg("UNPAUSE").query(&mut con).unwrap();
+    assert!(
+        used <= 20,
+        "the paused server used {used} of 200 clock ticks with {KEYS} waited keys"
+    );
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), KEYS as i64);
+    drop(waiters);
+}
