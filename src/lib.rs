@@ -105,3 +105,62 @@ redis_module! {
     data_types: [LOCK_TYPE, LOCK_SET_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE, CACHE_TYPE],
     init: init,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::COMMANDS;
+
+    /// Every command's arity as it was declared by hand before grammars gave
+    /// it (Redis enforces it, so it must not change).
+    const ARITIES: &[(&str, i32)] = &[
+        ("dlock.acquire", -4),
+        ("dlock.release", -3),
+        ("dlock.extend", -4),
+        ("dlock.guard", -5),
+        ("dlock.info", 2),
+        ("dlock._sets", 4),
+        ("dlock._set", 4),
+        ("dlock._fence", 2),
+        ("bf.reservex", -4),
+        ("bf.addx", 3),
+        ("bf.maddx", -3),
+        ("bf.insertx", -4),
+        ("bf.existsx", 3),
+        ("bf.mexistsx", -3),
+        ("bf.infox", -2),
+        ("bf.cardx", 2),
+        ("bf.scandumpx", 3),
+        ("bf.loadchunkx", 4),
+        ("bf._addatx", -4),
+        ("bf._loadx", -6),
+        ("rl.token", -4),
+        ("rl.leaky", -4),
+        ("rl.window", -4),
+        ("rl.gcra", -5),
+        ("rl._set", 3),
+        ("cache.set", -4),
+        ("cache.get", -2),
+        ("cache.info", 2),
+        ("cache._set", 4),
+        ("cache._meta", 3),
+    ];
+
+    #[test]
+    fn every_grammar_gives_the_arity_the_command_always_had() {
+        let rows: Vec<_> = COMMANDS.iter().flat_map(|f| f.iter()).collect();
+        assert_eq!(
+            rows.len(),
+            ARITIES.len(),
+            "a command without its arity here"
+        );
+        for row in rows {
+            let want = ARITIES.iter().find(|(n, _)| *n == row.name);
+            assert_eq!(
+                want.map(|w| w.1),
+                Some(row.doc.grammar.arity()),
+                "{}",
+                row.name
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod compact_bytes;
 pub mod error;
 pub mod fence_clock;
+pub mod grammar;
 pub mod parse;
 pub mod thin_bytes;
 pub mod wait_queue;

@@ -1,6 +1,7 @@
 //! The arguments of a command call, and the rule for internal commands.
 
 use crate::common::error::WardenError;
+use crate::common::grammar::{self, Refused, Request, Words};
 use crate::common::parse::parse_i64;
 use crate::glue::host::{self, Ctx, RString};
 
@@ -54,6 +55,21 @@ impl<'a> Args<'a> {
         } else {
             Err(WardenError::WrongArity(cmd.into()))
         }
+    }
+
+    /// The call read into the command's typed request `R` by its grammar.
+    pub fn parse<R: Request<'a>>(&self) -> Result<R, Refused> {
+        grammar::parse(self)
+    }
+}
+
+impl<'a> Words<'a> for Args<'a> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn word(&self, i: usize) -> &'a [u8] {
+        self.bytes(i)
     }
 }
 

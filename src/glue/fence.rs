@@ -10,6 +10,7 @@ use redis_module::{raw, Context};
 
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
+use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::host::{self, api, emit, shield, Ctx, Sink};
@@ -95,12 +96,32 @@ pub fn subscribe_role_changes(ctx: *mut Ctx) -> bool {
     }
 }
 
+/// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.
+pub struct Fence<'a> {
+    /// The floor, unparsed.
+    pub floor: &'a [u8],
+}
+
+impl<'a> Request<'a> for Fence<'a> {
+    const NAME: &'static str = "dlock._fence";
+    const GRAMMAR: Grammar = Grammar::new(&[arg("floor", Kind::Int)]);
+
+    fn empty() -> Self {
+        Fence { floor: &[] }
+    }
+
+    fn take(&mut self, _: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        self.floor = word;
+        Ok(())
+    }
+}
+
 /// `DLOCK._FENCE floor`: raises the token floor to `floor` (the epoch of the
 /// master that sent it). Internal: only from the master link or the AOF.
 pub fn set_floor(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._fence")?;
-    args.arity("dlock._fence", args.len() == 2)?;
-    let floor = match parse_i64(args.bytes(1)) {
+    let request = args.parse::<Fence>()?;
+    let floor = match parse_i64(request.floor) {
         Some(t) if (0..=MAX_TOKEN).contains(&t) => t,
         _ => return Err(WardenError::InvalidState("fencing floor")),
     };

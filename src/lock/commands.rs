@@ -8,7 +8,6 @@ use std::ffi::c_int;
 use std::sync::atomic::AtomicI64;
 
 use crate::common::error::WardenError;
-use crate::common::parse::is_keyword;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
@@ -16,11 +15,10 @@ use crate::glue::fence::{observe_token, with_fence};
 use crate::glue::host::{self, emit, Ctx, Either, Key, RString, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
-use crate::lock::core::plain::{
-    self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TOKEN, TTL_MS, WAIT_TIMEOUT_MS,
-};
-use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want, LIMIT};
+use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
+use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
 use crate::lock::replicas;
+use crate::lock::requests as req;
 use crate::lock::set_wire::SetLocks;
 use crate::lock::wire::SetLock;
 
@@ -101,25 +99,6 @@ pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
     })
 }
 
-/// The owner argument, which must not be empty.
-pub(super) fn owner_arg<'a>(args: &Args<'a>, i: usize) -> Result<&'a [u8], WardenError> {
-    let owner = args.bytes(i);
-    if owner.is_empty() {
-        return Err(WardenError::OwnerEmpty);
-    }
-    Ok(owner)
-}
-
-/// The optional `TOKEN t` that ends a RELEASE (at `args[3]`) or an EXTEND
-/// (at `args[4]`): `Ok(None)` when absent; anything else there is a syntax error.
-fn token_option(args: &Args, at: usize) -> Result<Option<i64>, WardenError> {
-    match args.len() - at {
-        0 => Ok(None),
-        2 if is_keyword(args.bytes(at), "TOKEN") => TOKEN.parse(args.bytes(at + 1)).map(Some),
-        _ => Err(WardenError::Syntax),
-    }
-}
-
 /// Replicates a lock's whole state with its absolute deadline as
 /// `DLOCK._SET`. `owner_arg` is the client's owner argument when it is the
 /// owner (shared, not copied).
@@ -170,7 +149,8 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
     let Some(text) = effect::replayed(ctx, args.bytes(3)) else {
         return Err(e);
     };
-    let state = SetLock::parse(owner_arg(args, 2)?, text)?;
+    // The owner was checked before the ttl.
+    let state = SetLock::parse(args.bytes(2), text)?;
     let token = state.token;
     // Verbatim is safe here: this argv already carries the absolute state.
     apply_state(ctx, args.raw(1), state, |_| host::replicate_verbatim(ctx))?;
@@ -185,58 +165,14 @@ fn store(key: &Key, state: LockState) {
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
-/// The options of `DLOCK.ACQUIRE` after `ttl_ms`.
-struct AcquireOptions {
-    /// `WAIT timeout_ms`: block until granted (0 = forever).
-    wait_ms: Option<i64>,
-    /// `REENTRANT`: a holder's repeat adds a hold.
-    reentrant: bool,
-    /// Exclusive, `SHARED` or `LIMIT n`.
-    want: Want,
-}
-
-impl AcquireOptions {
-    fn parse(args: &Args) -> Result<AcquireOptions, WardenError> {
-        let mut options = AcquireOptions {
-            wait_ms: None,
-            reentrant: false,
-            want: Want::Exclusive,
-        };
-        let mut i = 4;
-        while i < args.len() {
-            let word = args.bytes(i);
-            if is_keyword(word, "WAIT") && i + 1 < args.len() && options.wait_ms.is_none() {
-                options.wait_ms = Some(WAIT_TIMEOUT_MS.parse(args.bytes(i + 1))?);
-                i += 2;
-            } else if is_keyword(word, "REENTRANT") && !options.reentrant {
-                options.reentrant = true;
-                i += 1;
-            } else if is_keyword(word, "SHARED") && options.want == Want::Exclusive {
-                options.want = Want::Shared;
-                i += 1;
-            } else if is_keyword(word, "LIMIT")
-                && i + 1 < args.len()
-                && options.want == Want::Exclusive
-            {
-                options.want = Want::Limit(LIMIT.parse(args.bytes(i + 1))? as u32);
-                i += 2;
-            } else {
-                return Err(WardenError::Syntax);
-            }
-        }
-        Ok(options)
-    }
-}
-
-/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT]`
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n]`
 pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.acquire", args.len() >= 4)?;
-    let owner = owner_arg(args, 2)?;
-    let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
-        Ok(ttl_ms) => ttl_ms,
-        Err(e) => return apply_replayed(ctx, args, e),
+    let options = match args.parse::<req::Acquire>() {
+        Ok(request) => request,
+        Err(r) if r.at == req::TTL_AT => return apply_replayed(ctx, args, r.error),
+        Err(r) => return Err(r.error),
     };
-    let options = AcquireOptions::parse(args)?;
+    let (owner, ttl_ms, options) = (options.owner, options.ttl_ms, &options);
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     replicas::require(ctx, now)?;
@@ -305,7 +241,7 @@ fn wait_or_nil(
     args: &Args,
     owner: &[u8],
     ttl_ms: i64,
-    options: &AcquireOptions,
+    options: &req::Acquire,
     look_at: i64,
     now: i64,
 ) -> Result<(), WardenError> {
@@ -344,7 +280,7 @@ fn acquire_in_set(
     owner: &[u8],
     ttl_ms: i64,
     deadline: i64,
-    options: &AcquireOptions,
+    options: &req::Acquire,
     now: i64,
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
@@ -485,9 +421,8 @@ fn store_set_changes(ctx: *mut Ctx, key: &mut Key, name: *mut RString, now: i64)
 /// clock nor the key's expiry is read. A release that hands the lock to a
 /// waiter replicates the new state instead.
 pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.release", args.len() >= 3)?;
-    let owner = owner_arg(args, 2)?;
-    let token = token_option(args, 3)?;
+    let request = args.parse::<req::Release>()?;
+    let (owner, token) = (request.owner, request.token);
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let state = match key.either::<LockState, LockSet>()? {
@@ -598,13 +533,12 @@ fn extend_in_set(
 
 /// `DLOCK.EXTEND key owner ttl_ms [TOKEN t]`
 pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.extend", args.len() >= 4)?;
-    let owner = owner_arg(args, 2)?;
-    let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
-        Ok(ttl_ms) => ttl_ms,
-        Err(e) => return apply_replayed(ctx, args, e),
+    let request = match args.parse::<req::Extend>() {
+        Ok(request) => request,
+        Err(r) if r.at == req::TTL_AT => return apply_replayed(ctx, args, r.error),
+        Err(r) => return Err(r.error),
     };
-    let token = token_option(args, 4)?;
+    let (owner, ttl_ms, token) = (request.owner, request.ttl_ms, request.token);
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     replicas::require(ctx, now)?;
@@ -642,8 +576,8 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// link or the AOF.
 pub fn set_states(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._sets")?;
-    args.arity("dlock._sets", args.len() == 4)?;
-    let (set, expiry) = SetLocks::parse(args.bytes(2), args.bytes(3))?;
+    let request = args.parse::<req::SetStates>()?;
+    let (set, expiry) = SetLocks::parse(request.head, request.holders)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     lock_of(&mut key)?;
@@ -665,8 +599,8 @@ pub fn set_states(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// key gets no expiry). Internal: only from the master link or the AOF.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._set")?;
-    args.arity("dlock._set", args.len() == 4)?;
-    let state = SetLock::parse(owner_arg(args, 2)?, args.bytes(3))?;
+    let request = args.parse::<req::SetState>()?;
+    let state = SetLock::parse(request.owner, request.state)?;
     apply_state(ctx, args.raw(1), state, |state| {
         replicate_state(ctx, args.raw(1), Some(args.raw(2)), state)
     })?;

@@ -18,13 +18,12 @@ use redis_module::raw;
 use crate::common::error::WardenError;
 use crate::glue::args::Args;
 use crate::glue::host::{self, Ctx, Key};
-use crate::lock::commands::{lock_of, owner_arg, Lock};
+use crate::lock::commands::{lock_of, Lock};
 use crate::lock::core::guard::refusal;
-use crate::lock::core::plain::TOKEN;
 use crate::lock::replicas;
+use crate::lock::requests::{Guard, COMMAND_AT};
 
 /// Position of the guarded command's name in DLOCK.GUARD's arguments.
-const COMMAND_AT: usize = 4;
 
 /// The most verdicts kept; past it the cache starts over (only names the
 /// server knows are kept, so this bounds nothing a client could grow).
@@ -79,7 +78,7 @@ pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         declare_keys(ctx, args);
         return Ok(());
     }
-    args.arity("dlock.guard", args.len() > COMMAND_AT)?;
+    let request = args.parse::<Guard>()?;
     if host::in_call() {
         // Reached from a guarded command (directly or through a script): no
         // chain of calls may grow deep enough to exhaust the server's stack.
@@ -88,8 +87,7 @@ pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             "DLOCK.GUARD does not nest",
         ));
     }
-    let owner = owner_arg(args, 2)?;
-    let token = TOKEN.parse(args.bytes(3))?;
+    let (owner, token) = request.checked()?;
     check_runnable(ctx, args)?;
     let now = host::now_ms();
     replicas::require(ctx, now)?;

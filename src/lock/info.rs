@@ -7,10 +7,11 @@ use crate::glue::waiting;
 use crate::lock::commands::{lock_of, Lock};
 use crate::lock::core::plain::LockState;
 use crate::lock::core::set::{LockSet, SetKind};
+use crate::lock::requests::Info;
 
 /// `DLOCK.INFO key`
 pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("dlock.info", args.len() == 2)?;
+    args.parse::<Info>()?;
     let now = host::now_ms();
     let mut key = Key::readable(ctx, args.raw(1));
     let pttl = key

@@ -9,6 +9,7 @@ pub mod data_type;
 pub mod guard;
 pub mod info;
 pub mod replicas;
+pub mod requests;
 pub mod set_type;
 pub mod set_wire;
 pub mod table;

@@ -1,121 +1,15 @@
 //! Command documentation registered with `RedisModule_SetCommandInfo`, so
 //! `COMMAND DOCS`, `COMMAND INFO` and redis-cli's hints describe every warden
 //! command: summary, arity, arguments and the key spec (one key at argument 1).
+//! Arity and arguments come from the command's grammar (`common::grammar`),
+//! the one the command's calls are parsed by.
 
 use std::ffi::{c_char, c_int, CString};
 
 use redis_module::raw;
 
+use crate::common::grammar::{Arg, Grammar, Kind};
 use crate::glue::host::{api, Ctx};
-
-/// The kind of one argument.
-#[derive(Clone, Copy)]
-pub enum Kind {
-    /// The key (always argument 1).
-    Key,
-    /// A string.
-    Str,
-    /// An integer.
-    Int,
-    /// A floating-point number.
-    Double,
-    /// A bare keyword such as `NONSCALING`.
-    Flag,
-    /// Arguments that go together (`rate burst`), listed in order.
-    Block(&'static [ArgDoc]),
-    /// Exactly one of these (`SHARED | LIMIT n`).
-    OneOf(&'static [ArgDoc]),
-}
-
-/// One documented argument.
-pub struct ArgDoc {
-    /// Name shown in hints.
-    pub name: &'static str,
-    /// Its kind.
-    pub kind: Kind,
-    /// The keyword before it (`WAIT`, `COST`), if any.
-    pub token: Option<&'static str>,
-    /// Whether it may be left out.
-    pub optional: bool,
-    /// Whether it may repeat (`item [item ...]`).
-    pub multiple: bool,
-}
-
-pub const fn arg(name: &'static str, kind: Kind) -> ArgDoc {
-    ArgDoc {
-        name,
-        kind,
-        token: None,
-        optional: false,
-        multiple: false,
-    }
-}
-
-pub const fn key() -> ArgDoc {
-    arg("key", Kind::Key)
-}
-
-pub const fn option(token: &'static str, name: &'static str, kind: Kind) -> ArgDoc {
-    ArgDoc {
-        name,
-        kind,
-        token: Some(token),
-        optional: true,
-        multiple: false,
-    }
-}
-
-pub const fn flag(token: &'static str) -> ArgDoc {
-    ArgDoc {
-        name: token,
-        kind: Kind::Flag,
-        token: Some(token),
-        optional: true,
-        multiple: false,
-    }
-}
-
-/// Arguments that go together and repeat: `name [name ...]`, each `name`
-/// being `parts` in order (`rate burst [rate burst ...]`).
-pub const fn pairs(name: &'static str, parts: &'static [ArgDoc]) -> ArgDoc {
-    ArgDoc {
-        name,
-        kind: Kind::Block(parts),
-        token: None,
-        optional: false,
-        multiple: true,
-    }
-}
-
-/// An optional choice of exactly one of `parts` (`[SHARED | LIMIT n]`); each
-/// part is made with `chosen`.
-pub const fn one_of(name: &'static str, parts: &'static [ArgDoc]) -> ArgDoc {
-    ArgDoc {
-        name,
-        kind: Kind::OneOf(parts),
-        token: None,
-        optional: true,
-        multiple: false,
-    }
-}
-
-/// A part of a `one_of`: not optional on its own (the choice is).
-pub const fn chosen(part: ArgDoc) -> ArgDoc {
-    ArgDoc {
-        optional: false,
-        ..part
-    }
-}
-
-pub const fn items(name: &'static str) -> ArgDoc {
-    ArgDoc {
-        name,
-        kind: Kind::Str,
-        token: None,
-        optional: false,
-        multiple: true,
-    }
-}
 
 /// Keeps a string alive for the server's lifetime and returns its pointer.
 fn leak(text: &str) -> *const c_char {
@@ -124,7 +18,7 @@ fn leak(text: &str) -> *const c_char {
         .unwrap_or(std::ptr::null())
 }
 
-fn c_arg(a: &ArgDoc) -> raw::RedisModuleCommandArg {
+fn c_arg(a: &Arg) -> raw::RedisModuleCommandArg {
     let type_ = match a.kind {
         Kind::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
         Kind::Str => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
@@ -160,7 +54,7 @@ fn c_arg(a: &ArgDoc) -> raw::RedisModuleCommandArg {
 }
 
 /// The arguments of `docs` in Redis's form, ending with the zeroed terminator.
-fn c_args(docs: &[ArgDoc]) -> Vec<raw::RedisModuleCommandArg> {
+fn c_args(docs: &[Arg]) -> Vec<raw::RedisModuleCommandArg> {
     let mut args: Vec<raw::RedisModuleCommandArg> = docs.iter().map(c_arg).collect();
     // SAFETY: an all-zero argument is the terminator Redis expects (plain data, no references).
     args.push(unsafe { std::mem::zeroed() });
@@ -173,10 +67,9 @@ pub struct Doc {
     pub summary: &'static str,
     /// Time complexity.
     pub complexity: &'static str,
-    /// Redis arity: exact count, or the negative of the minimum.
-    pub arity: c_int,
-    /// Arguments after the command name.
-    pub args: &'static [ArgDoc],
+    /// The arguments after the command name, which also give the arity and
+    /// parse calls (the command's typed request's grammar).
+    pub grammar: Grammar,
     /// The warden version that added the command (`COMMAND DOCS` "since").
     pub since: &'static str,
 }
@@ -184,7 +77,7 @@ pub struct Doc {
 impl Doc {
     /// Whether the command takes a key: its first argument is documented as one.
     pub fn has_key(&self) -> bool {
-        matches!(self.args.first(), Some(a) if matches!(a.kind, Kind::Key))
+        self.grammar.has_key()
     }
 }
 
@@ -258,7 +151,7 @@ pub fn register<'a>(
         // SAFETY: an all-zero key spec is the terminator Redis expects (plain data, no references).
         key_specs.push(unsafe { std::mem::zeroed() });
         let key_specs = key_specs.leak();
-        let args = c_args(doc.args);
+        let args = c_args(doc.grammar.args);
         let info = raw::RedisModuleCommandInfo {
             version,
             summary: leak(doc.summary),
@@ -266,7 +159,7 @@ pub fn register<'a>(
             since: leak(doc.since),
             history: std::ptr::null_mut(),
             tips: std::ptr::null(),
-            arity: doc.arity,
+            arity: doc.grammar.arity(),
             key_specs: key_specs.as_mut_ptr(),
             args: args.leak().as_mut_ptr(),
         };

@@ -1,0 +1,636 @@
+//! A command's argument grammar, declared once: it is what `COMMAND DOCS`
+//! shows (`glue::commands::docs`), it gives the arity Redis enforces
+//! (`arity`), and `parse` reads a call by it, handing each argument to the
+//! command's typed request (`Request`) in the order the words come.
+//!
+//! How a call is read:
+//! - The leading arguments without a token are positional, in order. A
+//!   repeated one (`item [item ...]`, `rate burst [rate burst ...]`) takes
+//!   every word to the end, or, when options follow it, every group up to a
+//!   word that starts options (a letter first, and not the rate `inf`). An
+//!   optional positional (`BF.INFOX key [field]`) takes the next word if any.
+//! - The rest are options, in any order, each at most once, matched by their
+//!   token in any case: a pure token (`REENTRANT`), a token and its value
+//!   (`WAIT timeout_ms`), a token and a block with inner tokens
+//!   (`HOT reads window_ms EXTEND ttl_ms`), a token that takes every word
+//!   after it (`ITEMS item ...`), or a one-of of such (`SHARED | LIMIT n`;
+//!   one part may have no token: `quantity | QUANTITY n`). An unknown word,
+//!   a repeat, a missing value or a mismatched inner token is a syntax
+//!   error.
+//! - Words left over where the grammar has no options are the wrong number
+//!   of arguments, as are missing positionals and a required `ITEMS` with
+//!   nothing after it.
+//! - Values are handed to the request as they are read, so an earlier bad
+//!   value is reported before a later syntax error, as a hand-written loop
+//!   would. A grammar whose options are `Tail::Exact` is checked whole first:
+//!   its words after the positionals must form exactly one of its options
+//!   before any value is read.
+
+use crate::common::error::WardenError;
+use crate::common::parse::is_keyword;
+
+/// The kind of one argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The key (always argument 1).
+    Key,
+    /// A string.
+    Str,
+    /// An integer.
+    Int,
+    /// A floating-point number.
+    Double,
+    /// A bare keyword such as `NONSCALING`.
+    Flag,
+    /// Arguments that go together (`rate burst`), listed in order.
+    Block(&'static [Arg]),
+    /// Exactly one of these (`SHARED | LIMIT n`).
+    OneOf(&'static [Arg]),
+}
+
+/// One declared argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arg {
+    /// Its name: shown in hints, and how a request tells its arguments apart
+    /// (unique within a command).
+    pub name: &'static str,
+    /// Its kind.
+    pub kind: Kind,
+    /// The keyword before it (`WAIT`, `COST`), if any.
+    pub token: Option<&'static str>,
+    /// Whether it may be left out.
+    pub optional: bool,
+    /// Whether it may repeat (`item [item ...]`).
+    pub multiple: bool,
+}
+
+/// A required positional argument.
+pub const fn arg(name: &'static str, kind: Kind) -> Arg {
+    Arg {
+        name,
+        kind,
+        token: None,
+        optional: false,
+        multiple: false,
+    }
+}
+
+/// The key, at argument 1.
+pub const fn key() -> Arg {
+    arg("key", Kind::Key)
+}
+
+/// An optional `TOKEN value`.
+pub const fn option(token: &'static str, name: &'static str, kind: Kind) -> Arg {
+    Arg {
+        name,
+        kind,
+        token: Some(token),
+        optional: true,
+        multiple: false,
+    }
+}
+
+/// An optional pure token (`NONSCALING`), named after itself.
+pub const fn flag(token: &'static str) -> Arg {
+    Arg {
+        name: token,
+        kind: Kind::Flag,
+        token: Some(token),
+        optional: true,
+        multiple: false,
+    }
+}
+
+/// Arguments that go together and repeat: `name [name ...]`, each `name`
+/// being `parts` in order (`rate burst [rate burst ...]`).
+pub const fn pairs(name: &'static str, parts: &'static [Arg]) -> Arg {
+    Arg {
+        name,
+        kind: Kind::Block(parts),
+        token: None,
+        optional: false,
+        multiple: true,
+    }
+}
+
+/// An optional choice of exactly one of `parts` (`[SHARED | LIMIT n]`); each
+/// part is made with `chosen`.
+pub const fn one_of(name: &'static str, parts: &'static [Arg]) -> Arg {
+    Arg {
+        name,
+        kind: Kind::OneOf(parts),
+        token: None,
+        optional: true,
+        multiple: false,
+    }
+}
+
+/// A part of a `one_of`: not optional on its own (the choice is).
+pub const fn chosen(part: Arg) -> Arg {
+    Arg {
+        optional: false,
+        ..part
+    }
+}
+
+/// Strings that repeat to the end: `name [name ...]`.
+pub const fn items(name: &'static str) -> Arg {
+    Arg {
+        name,
+        kind: Kind::Str,
+        token: None,
+        optional: false,
+        multiple: true,
+    }
+}
+
+/// `Arg` with `optional` set: an optional positional or an optional repeat.
+pub const fn optional(a: Arg) -> Arg {
+    Arg {
+        optional: true,
+        ..a
+    }
+}
+
+/// `Arg` with `optional` cleared: a required option (`ITEMS item ...`).
+pub const fn required(a: Arg) -> Arg {
+    Arg {
+        optional: false,
+        ..a
+    }
+}
+
+/// How the words after the positional arguments are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// Option by option, each value handed over as it is read.
+    Options,
+    /// The words must form exactly one option (or none) before any value is
+    /// read (a trailing `[TOKEN t]`: `TOKEN` with a bad value and a word after
+    /// it is a syntax error, not a bad token).
+    Exact,
+}
+
+/// A command's whole grammar: its arguments after the name, and how its
+/// options are read.
+#[derive(Clone, Copy, Debug)]
+pub struct Grammar {
+    /// The arguments after the command name.
+    pub args: &'static [Arg],
+    /// How the options are read.
+    pub tail: Tail,
+    /// Whether a second part of a one-of is a syntax error (the parser's
+    /// rule); false: each part is read as an option of its own and the
+    /// request refuses a combination with an error that names it.
+    pub exclusive: bool,
+}
+
+impl Grammar {
+    /// A grammar whose options are read one by one.
+    pub const fn new(args: &'static [Arg]) -> Grammar {
+        Grammar {
+            args,
+            tail: Tail::Options,
+            exclusive: true,
+        }
+    }
+
+    /// A grammar whose trailing option is checked whole first (`Tail::Exact`).
+    pub const fn exact(args: &'static [Arg]) -> Grammar {
+        Grammar {
+            tail: Tail::Exact,
+            ..Grammar::new(args)
+        }
+    }
+
+    /// A grammar whose one-ofs the request checks (`exclusive` false).
+    pub const fn choices_checked_by_request(args: &'static [Arg]) -> Grammar {
+        Grammar {
+            exclusive: false,
+            ..Grammar::new(args)
+        }
+    }
+
+    /// Redis's arity: the count of words (the name included) when every
+    /// call has the same, else the negative of the fewest a call can have.
+    pub const fn arity(&self) -> i32 {
+        let (mut fewest, mut fixed, mut i) = (1i32, true, 0);
+        while i < self.args.len() {
+            let a = &self.args[i];
+            if a.optional || a.multiple || varies(a) {
+                fixed = false;
+            }
+            if !a.optional {
+                fewest += words_of(a);
+            }
+            i += 1;
+        }
+        if fixed {
+            fewest
+        } else {
+            -fewest
+        }
+    }
+
+    /// Whether the first argument is the key.
+    pub const fn has_key(&self) -> bool {
+        matches!(self.args.first(), Some(a) if matches!(a.kind, Kind::Key))
+    }
+}
+
+/// Whether occurrences of `a` differ in length: a one-of whose choices do,
+/// or a block with an optional part.
+const fn varies(a: &Arg) -> bool {
+    let parts = match a.kind {
+        Kind::Block(parts) | Kind::OneOf(parts) => parts,
+        _ => return false,
+    };
+    let mut i = 0;
+    while i < parts.len() {
+        let p = &parts[i];
+        let differs = matches!(a.kind, Kind::OneOf(_)) && words_of(p) != words_of(&parts[0]);
+        if differs || p.optional || p.multiple || varies(p) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Words one occurrence of `a` takes: its token, then its value or block.
+const fn words_of(a: &Arg) -> i32 {
+    let token = if a.token.is_some() { 1 } else { 0 };
+    let value = match a.kind {
+        Kind::Flag => 0,
+        Kind::Block(parts) => {
+            let (mut n, mut i) = (0, 0);
+            while i < parts.len() {
+                if !parts[i].optional {
+                    n += words_of(&parts[i]);
+                }
+                i += 1;
+            }
+            n
+        }
+        Kind::OneOf(parts) => {
+            // The shortest choice.
+            let (mut n, mut i) = (i32::MAX, 0);
+            while i < parts.len() {
+                let w = words_of(&parts[i]);
+                if w < n {
+                    n = w;
+                }
+                i += 1;
+            }
+            if n == i32::MAX {
+                0
+            } else {
+                n
+            }
+        }
+        _ => 1,
+    };
+    token + value
+}
+
+/// The words of a call (argv, the command name first), read without copying.
+pub trait Words<'a> {
+    /// How many words, the command name included.
+    fn count(&self) -> usize;
+    /// Word `i` (`i < count()`).
+    fn word(&self, i: usize) -> &'a [u8];
+}
+
+impl<'a> Words<'a> for [&'a [u8]] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn word(&self, i: usize) -> &'a [u8] {
+        self[i]
+    }
+}
+
+/// A command's typed request: filled from a call's words by `parse`, one
+/// argument at a time.
+pub trait Request<'a>: Sized {
+    /// The command's grammar (its one declaration).
+    const GRAMMAR: Grammar;
+    /// The command's name in error messages (lower case).
+    const NAME: &'static str;
+
+    /// The request before any argument is read (what absent options mean).
+    fn empty() -> Self;
+
+    /// Takes the value `word` of the argument `arg` (for a pure token, the
+    /// token itself; for the key, the key); an error stops the parse.
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError>;
+
+    /// Checks the request once every word is read (rules across arguments).
+    fn finish(self) -> Result<Self, WardenError> {
+        Ok(self)
+    }
+}
+
+/// Why a call was refused: the error, and the word it was about (0 when it
+/// is about the call as a whole), so a command can treat a word specially
+/// (a replicated effect carried in its first parameter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// Index of the word in the call (the command name is 0).
+    pub at: usize,
+    /// The error the client gets.
+    pub error: WardenError,
+}
+
+impl From<Refused> for WardenError {
+    fn from(r: Refused) -> WardenError {
+        r.error
+    }
+}
+
+/// Reads a call (`words`, the command name first) into `R` by `R::GRAMMAR`.
+pub fn parse<'a, R: Request<'a>, W: Words<'a> + ?Sized>(words: &W) -> Result<R, Refused> {
+    let mut reader = Reader {
+        words,
+        at: 1,
+        request: R::empty(),
+        name: R::NAME,
+        lifetime: std::marker::PhantomData,
+    };
+    let grammar = R::GRAMMAR;
+    let first_option = reader.positionals(grammar.args)?;
+    let options = &grammar.args[first_option..];
+    if options.is_empty() {
+        if reader.at < words.count() {
+            return Err(reader.arity());
+        }
+    } else {
+        if grammar.tail == Tail::Exact {
+            reader.check_exact(options)?;
+        }
+        reader.options(options, grammar.exclusive)?;
+    }
+    reader
+        .request
+        .finish()
+        .map_err(|error| Refused { at: 0, error })
+}
+
+/// Whether a word after a repeated positional starts the options: a word
+/// that begins with a letter (`COST`, or an unknown one, a syntax error) and
+/// is not the rate `inf`.
+pub fn starts_options(word: &[u8]) -> bool {
+    word.first().is_some_and(u8::is_ascii_alphabetic) && !word.eq_ignore_ascii_case(b"inf")
+}
+
+/// Whether `a` is read as a positional argument (no token, not a choice).
+const fn is_positional(a: &Arg) -> bool {
+    a.token.is_none() && !matches!(a.kind, Kind::OneOf(_))
+}
+
+/// The state of one parse.
+struct Reader<'w, 'a, R, W: ?Sized> {
+    words: &'w W,
+    /// The next word to read.
+    at: usize,
+    request: R,
+    name: &'static str,
+    /// The words' lifetime, which the request's values carry.
+    lifetime: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
+    fn arity(&self) -> Refused {
+        Refused {
+            at: 0,
+            error: WardenError::WrongArity(self.name.into()),
+        }
+    }
+
+    fn syntax(&self) -> Refused {
+        Refused {
+            at: self.at,
+            error: WardenError::Syntax,
+        }
+    }
+
+    fn left(&self) -> usize {
+        self.words.count().saturating_sub(self.at)
+    }
+
+    /// Hands word `i` to the request as the value of `arg`.
+    fn take(&mut self, arg: &'static Arg, i: usize) -> Result<(), Refused> {
+        let word = self.words.word(i);
+        self.request
+            .take(arg, word)
+            .map_err(|error| Refused { at: i, error })
+    }
+
+    /// Reads the leading positional arguments; returns the index of the
+    /// first option in `args`.
+    fn positionals(&mut self, args: &'static [Arg]) -> Result<usize, Refused> {
+        for (n, arg) in args.iter().enumerate() {
+            if !is_positional(arg) {
+                return Ok(n);
+            }
+            let options_follow = args[n + 1..].iter().any(|a| !is_positional(a));
+            if arg.multiple {
+                self.repeated(arg, options_follow)?;
+            } else if arg.optional {
+                if self.left() > 0 {
+                    self.value(arg)?;
+                }
+            } else if self.left() < words_of(arg) as usize {
+                return Err(self.arity());
+            } else {
+                self.value(arg)?;
+            }
+        }
+        Ok(args.len())
+    }
+
+    /// Reads a repeated positional: to the end, or group by group up to a
+    /// word that starts options.
+    fn repeated(&mut self, arg: &'static Arg, options_follow: bool) -> Result<(), Refused> {
+        let size = words_of(arg) as usize;
+        let mut groups = 0;
+        while self.left() > 0 && !(options_follow && groups > 0 && starts_options(self.word())) {
+            if self.left() < size {
+                // A group cut short: the first of a pair without its second.
+                return Err(if groups == 0 {
+                    self.arity()
+                } else {
+                    self.syntax()
+                });
+            }
+            self.value(arg)?;
+            groups += 1;
+        }
+        if groups == 0 && !arg.optional {
+            return Err(self.arity());
+        }
+        Ok(())
+    }
+
+    fn word(&self) -> &'a [u8] {
+        self.words.word(self.at)
+    }
+
+    /// Reads one value of `arg` (a single word, or a block's parts in order)
+    /// at the current word, which the caller checked is there.
+    fn value(&mut self, arg: &'static Arg) -> Result<(), Refused> {
+        match arg.kind {
+            Kind::Block(parts) => {
+                for part in parts {
+                    if part.token.is_some() {
+                        self.at += 1; // an inner token, checked by `fits`
+                    }
+                    self.take(part, self.at)?;
+                    self.at += 1;
+                }
+            }
+            _ => {
+                self.take(arg, self.at)?;
+                self.at += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the words from the current one on can hold one occurrence of
+    /// the option `arg`, whose token is the current word: enough words and
+    /// the inner tokens of its block in place.
+    fn fits(&self, arg: &Arg) -> bool {
+        let after = self.at + 1;
+        match arg.kind {
+            Kind::Flag => true,
+            Kind::Block(parts) => {
+                if self.left() < words_of(arg) as usize {
+                    return false;
+                }
+                let mut i = after;
+                parts.iter().all(|p| {
+                    let ok = p.token.is_none_or(|t| is_keyword(self.words.word(i), t));
+                    i += words_of(p) as usize;
+                    ok
+                })
+            }
+            _ => self.left() >= 2,
+        }
+    }
+
+    /// The option in `options` whose token `word` is and that is not `taken`
+    /// yet, with the bit that marks it taken: its top-level option's, or
+    /// with `exclusive` false its own part's (bit 8·n + 1 + part).
+    fn find(
+        options: &'static [Arg],
+        taken: u128,
+        exclusive: bool,
+        word: &[u8],
+    ) -> Option<(u128, &'static Arg)> {
+        Self::choices(options, exclusive)
+            .find(|&(bit, a)| taken & bit == 0 && a.token.is_some_and(|t| is_keyword(word, t)))
+    }
+
+    /// The part of a one-of in `options` without a token (a bare
+    /// `quantity`), if it is not `taken` yet.
+    fn untokened(
+        options: &'static [Arg],
+        taken: u128,
+        exclusive: bool,
+    ) -> Option<(u128, &'static Arg)> {
+        Self::choices(options, exclusive).find(|&(bit, a)| taken & bit == 0 && a.token.is_none())
+    }
+
+    /// Every option a word can pick, with the bit that marks it taken: a
+    /// one-of stands for its parts.
+    fn choices(
+        options: &'static [Arg],
+        exclusive: bool,
+    ) -> impl Iterator<Item = (u128, &'static Arg)> {
+        options.iter().enumerate().flat_map(move |(n, o)| {
+            let own = 1u128 << (8 * n);
+            let parts: &'static [Arg] = match o.kind {
+                Kind::OneOf(parts) => parts,
+                _ => std::slice::from_ref(o),
+            };
+            parts.iter().enumerate().map(move |(k, p)| {
+                let bit = if exclusive || parts.len() == 1 {
+                    own
+                } else {
+                    own << (1 + k)
+                };
+                (bit, p)
+            })
+        })
+    }
+
+    /// `Tail::Exact`: the words left must be one option (or none).
+    fn check_exact(&self, options: &'static [Arg]) -> Result<(), Refused> {
+        let left = self.left();
+        if left == 0 {
+            return Ok(());
+        }
+        let fits = match Self::find(options, 0, true, self.word()) {
+            Some((_, o)) => words_of(o) as usize == left && self.fits(o),
+            None => {
+                Self::untokened(options, 0, true).is_some_and(|(_, p)| words_of(p) as usize == left)
+            }
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(self.syntax())
+        }
+    }
+
+    /// Reads the options to the end of the call.
+    fn options(&mut self, options: &'static [Arg], exclusive: bool) -> Result<(), Refused> {
+        let mut taken = 0u128;
+        while self.left() > 0 {
+            let word = self.word();
+            if let Some((bit, o)) = Self::find(options, taken, exclusive, word) {
+                taken |= bit;
+                if o.multiple {
+                    // `ITEMS item ...`: every word after it.
+                    self.at += 1;
+                    if self.left() == 0 {
+                        return Err(self.arity());
+                    }
+                    while self.left() > 0 {
+                        self.take(o, self.at)?;
+                        self.at += 1;
+                    }
+                } else if !self.fits(o) {
+                    return Err(self.syntax());
+                } else if o.kind == Kind::Flag {
+                    self.take(o, self.at)?;
+                    self.at += 1;
+                } else {
+                    self.at += 1;
+                    self.value(o)?;
+                }
+            } else if let Some((bit, p)) = Self::untokened(options, taken, exclusive) {
+                taken |= bit;
+                self.value(p)?;
+            } else {
+                return Err(self.syntax());
+            }
+        }
+        // A required option (`ITEMS`) that never came.
+        let missing = options
+            .iter()
+            .enumerate()
+            .any(|(n, o)| !o.optional && taken & (1u128 << (8 * n)) == 0);
+        if missing {
+            return Err(self.arity());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "grammar_tests.rs"]
+mod tests;
