@@ -9,7 +9,6 @@
 //! clients. AOF rewrite emits `BF._LOADX` commands, the bits in chunks.
 
 use std::borrow::Cow;
-use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use redis_module::error::Error;
@@ -19,8 +18,8 @@ use redis_module::raw;
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{BloomFilter, FilterParts, Layer};
 use crate::bloom::wire::LoadFilter;
-use crate::glue::data_type::{methods, Callbacks};
-use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::glue::data_type::{methods, Digest, StoredValue};
+use crate::glue::host::{RString, Sink};
 use crate::glue::stats::{BF_BYTES, BF_FILTERS};
 
 /// Current RDB encoding version of filter values (2 added the window).
@@ -38,6 +37,12 @@ pub fn track_new(f: &BloomFilter) {
     BF_BYTES.fetch_add(f.size() as i64, Ordering::Relaxed);
 }
 
+/// Accounts a filter that leaves the keyspace (freed).
+fn track_freed(f: &BloomFilter) {
+    BF_FILTERS.fetch_sub(1, Ordering::Relaxed);
+    BF_BYTES.fetch_sub(f.size() as i64, Ordering::Relaxed);
+}
+
 /// Accounts a change of a live filter's size.
 pub fn track_growth(before: u64, after: u64) {
     BF_BYTES.fetch_add(after as i64 - before as i64, Ordering::Relaxed);
@@ -47,15 +52,7 @@ pub fn track_growth(before: u64, after: u64) {
 pub static BLOOM_TYPE: RedisType = RedisType::new(
     "warden-bf",
     BLOOM_ENCODING_VERSION,
-    methods(Callbacks {
-        rdb_load: Some(rdb_load),
-        rdb_save: Some(rdb_save),
-        aof_rewrite: Some(aof_rewrite),
-        mem_usage: Some(mem_usage),
-        digest: Some(digest),
-        free: Some(free),
-        copy: Some(copy),
-    }),
+    methods::<BloomFilter>(),
 );
 
 /// Converts stored little-endian bytes into words; `None` unless whole words.
@@ -164,88 +161,66 @@ pub fn save_parts(rdb: *mut raw::RedisModuleIO, f: FilterParts) {
     }
 }
 
-/// Feeds a filter's fields to DEBUG DIGEST (the caller ends the sequence).
-///
-/// # Safety
-/// `md` is the live digest Redis passed to a `digest` callback.
-pub unsafe fn digest_parts(md: *mut raw::RedisModuleDigest, f: FilterParts) {
-    let add_int = api!(RedisModule_DigestAddLongLong);
-    let add_bytes = api!(RedisModule_DigestAddStringBuffer);
-    // SAFETY: `md` is live (the caller's contract); the bytes outlive each call.
-    unsafe {
-        add_int(md, f.error_rate.to_bits() as i64);
-        add_int(md, i64::from(f.expansion));
-        if let Some(a) = f.aging {
-            add_int(md, a.window_ms() as i64);
-            add_int(md, a.capacity() as i64);
-            for &opened in a.opened() {
-                add_int(md, opened as i64);
-            }
+/// Feeds a filter's fields to DEBUG DIGEST (the callback ends the sequence).
+pub fn digest_parts(md: &mut Digest, f: FilterParts) {
+    md.add_int(f.error_rate.to_bits() as i64);
+    md.add_int(i64::from(f.expansion));
+    if let Some(a) = f.aging {
+        md.add_int(a.window_ms() as i64);
+        md.add_int(a.capacity() as i64);
+        for &opened in a.opened() {
+            md.add_int(opened as i64);
         }
-        for layer in f.layers {
-            add_int(md, layer.capacity() as i64);
-            add_int(md, layer.error_rate().to_bits() as i64);
-            add_int(md, i64::from(layer.hashes()));
-            add_int(md, layer.items() as i64);
-            let bytes = words_to_le(layer.words());
-            add_bytes(md, bytes.as_ptr().cast(), bytes.len());
-        }
+    }
+    for layer in f.layers {
+        md.add_int(layer.capacity() as i64);
+        md.add_int(layer.error_rate().to_bits() as i64);
+        md.add_int(i64::from(layer.hashes()));
+        md.add_int(layer.items() as i64);
+        md.add_bytes(&words_to_le(layer.words()));
     }
 }
 
-unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        if !(1..=BLOOM_ENCODING_VERSION).contains(&encver) {
-            return std::ptr::null_mut();
-        }
-        match load_filter(rdb, encver) {
-            Ok(Some(f)) => {
-                track_new(&f);
-                Box::into_raw(Box::new(f)).cast::<c_void>()
-            }
-            _ => std::ptr::null_mut(),
-        }
-    })
-}
+impl StoredValue for BloomFilter {
+    const ENCODING_VERSION: i32 = BLOOM_ENCODING_VERSION;
+    const OLDEST_ENCODING_VERSION: i32 = 1;
 
-unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
-        let f = unsafe { &*value.cast::<BloomFilter>() };
-        save_parts(rdb, f.parts());
-    })
-}
+    fn redis_type() -> &'static RedisType {
+        &BLOOM_TYPE
+    }
 
-unsafe extern "C" fn aof_rewrite(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    value: *mut c_void,
-) {
-    shield((), || {
-        // SAFETY: Redis passes the value it stored for this type.
-        let f = unsafe { &*value.cast::<BloomFilter>() };
-        let sink = Sink::AofRewrite(aof);
-        if let Some(a) = f.aging() {
+    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self> {
+        let f = load_filter(rdb, encver).ok().flatten()?;
+        track_new(&f);
+        Some(f)
+    }
+
+    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+        save_parts(rdb, self.parts());
+    }
+
+    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+        if let Some(a) = self.aging() {
             LoadFilter::Age {
-                error_rate: f.error_rate(),
+                error_rate: self.error_rate(),
                 capacity: a.capacity(),
                 window_ms: a.window_ms(),
             }
-            .emit(sink, key);
+            .emit(aof, key);
         }
-        for (index, layer) in f.layers().iter().enumerate() {
+        for (index, layer) in self.layers().iter().enumerate() {
             LoadFilter::Layer {
-                error_rate: f.error_rate(),
-                expansion: f.expansion(),
+                error_rate: self.error_rate(),
+                expansion: self.expansion(),
                 index,
                 capacity: layer.capacity(),
                 layer_rate: layer.error_rate(),
                 hashes: layer.hashes(),
                 items: layer.items(),
                 bits: (layer.words().len() * 64) as u64,
-                opened: f.aging().map(|a| a.opened()[index]),
+                opened: self.aging().map(|a| a.opened()[index]),
             }
-            .emit(sink, key);
+            .emit(aof, key);
             let words_per_chunk = AOF_CHUNK_BYTES / 8;
             for (n, chunk) in layer.words().chunks(words_per_chunk).enumerate() {
                 let bytes = words_to_le(chunk);
@@ -254,56 +229,26 @@ unsafe extern "C" fn aof_rewrite(
                     word_offset: n * words_per_chunk,
                     bytes: &bytes,
                 }
-                .emit(sink, key);
+                .emit(aof, key);
             }
         }
-    })
-}
-
-unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
-    shield(0, || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
-        unsafe { &*value.cast::<BloomFilter>() }.size() as usize
-    })
-}
-
-unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
-        let f = unsafe { &*value.cast::<BloomFilter>() };
-        // SAFETY: `md` is the digest Redis passed to this callback.
-        unsafe {
-            digest_parts(md, f.parts());
-            api!(RedisModule_DigestEndSequence)(md);
-        }
-    })
-}
-
-unsafe extern "C" fn free(value: *mut c_void) {
-    if value.is_null() {
-        return;
     }
-    // SAFETY: Redis frees a value it stored for this type, once.
-    let f = unsafe { Box::from_raw(value.cast::<BloomFilter>()) };
-    BF_FILTERS.fetch_sub(1, Ordering::Relaxed);
-    BF_BYTES.fetch_sub(f.size() as i64, Ordering::Relaxed);
-}
 
-unsafe extern "C" fn copy(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `BloomFilter`.
-        let f = unsafe { &*value.cast::<BloomFilter>() }.clone();
+    fn mem_usage(&self) -> usize {
+        self.size() as usize
+    }
+
+    fn digest(&self, md: &mut Digest) {
+        digest_parts(md, self.parts());
+    }
+
+    fn copy(&self) -> Self {
+        let f = self.clone();
         track_new(&f);
-        Box::into_raw(Box::new(f)).cast::<c_void>()
-    })
-}
+        f
+    }
 
-impl ModuleValue for BloomFilter {
-    fn redis_type() -> &'static RedisType {
-        &BLOOM_TYPE
+    fn on_free(&self) {
+        track_freed(self);
     }
 }

@@ -1,48 +1,103 @@
 //! Module data types: persistence (RDB, AOF rewrite), digest, copy, memory.
+//!
+//! A type implements `StoredValue` in safe code; the callbacks Redis calls
+//! are the generic ones here, and `methods::<T>()` puts them in a table.
+//! Adding a callback (`defrag`, say) takes a trait method with a default, a
+//! generic callback beside the others and its line in `methods`.
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 
+use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::glue::host::shield;
+use crate::glue::host::{api, shield, ModuleValue, RString, Sink};
 
-/// The callbacks every warden type implements: all of them, because Redis
+/// A Rust type stored as the values of one Redis module type, and everything
+/// Redis asks of such a value. Every warden type implements all of it: Redis
 /// 7.0 calls `aof_rewrite` unchecked, `digest` makes DEBUG DIGEST meaningful
 /// and `copy` makes COPY work.
-pub struct Callbacks {
-    /// Loads a value, validating every field (null on bad data).
-    pub rdb_load: raw::RedisModuleTypeLoadFunc,
-    /// Saves a value.
-    pub rdb_save: raw::RedisModuleTypeSaveFunc,
-    /// Emits the commands that rebuild a value.
-    pub aof_rewrite: raw::RedisModuleTypeRewriteFunc,
-    /// Bytes a value uses.
-    pub mem_usage: raw::RedisModuleTypeMemUsageFunc,
-    /// Feeds a value to DEBUG DIGEST.
-    pub digest: raw::RedisModuleTypeDigestFunc,
-    /// Frees a value.
-    pub free: raw::RedisModuleTypeFreeFunc,
-    /// Copies a value for COPY.
-    pub copy: raw::RedisModuleTypeCopyFunc,
+pub trait StoredValue: Sized + Clone + 'static {
+    /// The RDB encoding version values are saved with.
+    const ENCODING_VERSION: i32;
+    /// The oldest encoding version still loaded; a payload may claim any
+    /// version, and those outside this range are refused before `load`.
+    const OLDEST_ENCODING_VERSION: i32 = Self::ENCODING_VERSION;
+
+    /// The Redis type whose values are `Self` (and only `Self`): its methods
+    /// must be `methods::<Self>()`. `Key::value` relies on it (`ModuleValue`).
+    fn redis_type() -> &'static RedisType;
+
+    /// Reads a value saved with encoding version `encver` (within the range
+    /// above), validating every field, since RESTORE feeds this bytes from
+    /// clients: `None` on bad data.
+    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self>;
+
+    /// Saves the value in the layout `load` reads.
+    fn save(&self, rdb: *mut raw::RedisModuleIO);
+
+    /// Emits the commands that rebuild the value at `key` to `aof` (an AOF
+    /// rewrite's `Sink::AofRewrite`); Redis writes the key's expiry after them.
+    fn aof_rewrite(&self, aof: Sink, key: *mut RString);
+
+    /// Bytes the value uses (MEMORY USAGE).
+    fn mem_usage(&self) -> usize;
+
+    /// Feeds the value to DEBUG DIGEST (the callback ends the sequence).
+    fn digest(&self, md: &mut Digest);
+
+    /// The value COPY stores at the destination: a clone by default.
+    fn copy(&self) -> Self {
+        self.clone()
+    }
+
+    /// Undoes what a value living in the keyspace counts (gauges); runs once,
+    /// just before Redis's `free` drops it.
+    fn on_free(&self) {}
 }
 
-/// The type-method table for `callbacks`.
-pub const fn methods(callbacks: Callbacks) -> raw::RedisModuleTypeMethods {
+impl<T: StoredValue> ModuleValue for T {
+    fn redis_type() -> &'static RedisType {
+        <T as StoredValue>::redis_type()
+    }
+}
+
+/// The digest of a `digest` callback, for `StoredValue::digest` to feed.
+pub struct Digest(*mut raw::RedisModuleDigest);
+
+impl Digest {
+    /// Adds an integer.
+    pub fn add_int(&mut self, value: i64) {
+        // SAFETY: only the `digest` callback makes a `Digest`, from the live
+        // digest Redis passed it, and lends it for the callback's duration.
+        unsafe { api!(RedisModule_DigestAddLongLong)(self.0, value) };
+    }
+
+    /// Adds a byte string.
+    pub fn add_bytes(&mut self, bytes: &[u8]) {
+        // SAFETY: as in `add_int`; Redis reads `bytes` (readable for its length) during the call.
+        unsafe {
+            api!(RedisModule_DigestAddStringBuffer)(self.0, bytes.as_ptr().cast(), bytes.len())
+        };
+    }
+}
+
+/// The method table of `T`'s type: the generic callbacks below, for `T`.
+pub const fn methods<T: StoredValue>() -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
-        rdb_load: callbacks.rdb_load,
-        rdb_save: callbacks.rdb_save,
-        aof_rewrite: callbacks.aof_rewrite,
-        mem_usage: callbacks.mem_usage,
-        digest: callbacks.digest,
-        free: callbacks.free,
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: Some(digest::<T>),
+        free: Some(free::<T>),
         aux_load: None,
         aux_save: None,
         aux_save2: None,
         aux_save_triggers: 0,
         free_effort: None,
         unlink: None,
-        copy: callbacks.copy,
+        copy: Some(copy::<T>),
         defrag: None,
         copy2: None,
         free_effort2: None,
@@ -64,29 +119,103 @@ pub const fn with_aux(
     table
 }
 
-/// `free` for a type whose values are boxed `T`s with nothing else to undo.
+/// The `T` behind a value Redis passed to a callback of `T`'s type.
 ///
 /// # Safety
-/// Called by Redis with a value it stored for a type whose values are boxed `T`s.
-pub unsafe extern "C" fn free_boxed<T>(value: *mut c_void) {
-    if !value.is_null() {
-        // SAFETY: per this function's contract, once.
-        drop(unsafe { Box::from_raw(value.cast::<T>()) });
-    }
+/// `value` is null or a value Redis stored for `T`'s type, which `methods`
+/// and `Key::set_value` make a boxed `T`, alive while the callback runs.
+unsafe fn stored<'a, T: StoredValue>(value: *const c_void) -> Option<&'a T> {
+    // SAFETY: per this function's contract.
+    unsafe { value.cast::<T>().as_ref() }
 }
 
-/// `copy` (COPY) for a type whose values are boxed `T`s: a clone.
-///
-/// # Safety
-/// As `free_boxed`.
-pub unsafe extern "C" fn copy_boxed<T: Clone>(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
+/// A new value handed to Redis (freed by `free::<T>`).
+fn into_raw<T: StoredValue>(value: T) -> *mut c_void {
+    Box::into_raw(Box::new(value)).cast::<c_void>()
+}
+
+/// `rdb_load`: a boxed `T`, or null (Redis answers `Bad data format`) for
+/// an unknown encoding version or bad data.
+unsafe extern "C" fn rdb_load<T: StoredValue>(
+    rdb: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
+    shield(std::ptr::null_mut(), || {
+        if !(T::OLDEST_ENCODING_VERSION..=T::ENCODING_VERSION).contains(&encver) {
+            return std::ptr::null_mut();
+        }
+        T::load(rdb, encver).map_or(std::ptr::null_mut(), into_raw)
+    })
+}
+
+/// `rdb_save`. Safety: Redis passes a value of `T`'s type and a live IO.
+unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    shield((), || {
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        if let Some(value) = unsafe { stored::<T>(value) } {
+            value.save(rdb);
+        }
+    })
+}
+
+/// `aof_rewrite`. Safety: as `rdb_save`, and `key` is the value's live key name.
+unsafe extern "C" fn aof_rewrite<T: StoredValue>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut RString,
+    value: *mut c_void,
+) {
+    shield((), || {
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        if let Some(value) = unsafe { stored::<T>(value) } {
+            value.aof_rewrite(Sink::AofRewrite(aof), key);
+        }
+    })
+}
+
+/// `mem_usage`. Safety: Redis passes a value of `T`'s type.
+unsafe extern "C" fn mem_usage<T: StoredValue>(value: *const c_void) -> usize {
+    shield(0, || {
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        unsafe { stored::<T>(value) }.map_or(0, T::mem_usage)
+    })
+}
+
+/// `digest`: the value's fields, then the end of its sequence. Safety: Redis
+/// passes a value of `T`'s type and a live digest.
+unsafe extern "C" fn digest<T: StoredValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    shield((), || {
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        let Some(value) = (unsafe { stored::<T>(value) }) else {
+            return;
+        };
+        value.digest(&mut Digest(md));
+        // SAFETY: `md` is the live digest Redis passed to this callback.
+        unsafe { api!(RedisModule_DigestEndSequence)(md) };
+    })
+}
+
+/// `free`: runs `on_free`, then drops the value. Safety: Redis frees a value
+/// of `T`'s type, once.
+unsafe extern "C" fn free<T: StoredValue>(value: *mut c_void) {
+    if value.is_null() {
+        return;
+    }
+    shield((), || {
+        // SAFETY: Redis frees a value it stored for `T`'s type (a boxed `T`), once.
+        let value = unsafe { Box::from_raw(value.cast::<T>()) };
+        value.on_free();
+    })
+}
+
+/// `copy` (COPY): a boxed `StoredValue::copy`. Safety: Redis passes a value
+/// of `T`'s type.
+unsafe extern "C" fn copy<T: StoredValue>(
+    _from: *mut RString,
+    _to: *mut RString,
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
-        // SAFETY: per this function's contract.
-        let copy = unsafe { &*value.cast::<T>() }.clone();
-        Box::into_raw(Box::new(copy)).cast::<c_void>()
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        unsafe { stored::<T>(value) }.map_or(std::ptr::null_mut(), |v| into_raw(v.copy()))
     })
 }

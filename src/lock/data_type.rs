@@ -14,16 +14,14 @@
 //! brought the cached deadline up to date (after `PERSIST`, say) on the master
 //! only leaves the same bytes as on a replica.
 
-use std::ffi::{c_int, c_void};
-
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::common::compact_bytes::CompactBytes;
-use crate::glue::data_type::{copy_boxed, free_boxed, methods, with_aux, Callbacks};
+use crate::glue::data_type::{methods, with_aux, Digest, StoredValue};
 use crate::glue::fence::{self, observe_token};
-use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::glue::host::{RString, Sink};
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::wire::SetLock;
 
@@ -39,15 +37,7 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
     "warden-lk",
     LOCK_ENCODING_VERSION,
     with_aux(
-        methods(Callbacks {
-            rdb_load: Some(rdb_load),
-            rdb_save: Some(rdb_save),
-            aof_rewrite: Some(aof_rewrite),
-            mem_usage: Some(mem_usage),
-            digest: Some(digest),
-            free: Some(free_boxed::<LockState>),
-            copy: Some(copy_boxed::<LockState>),
-        }),
+        methods::<LockState>(),
         Some(fence::aux_load),
         Some(fence::aux_save),
     ),
@@ -72,29 +62,6 @@ pub(super) fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Erro
     })
 }
 
-unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        if encver != LOCK_ENCODING_VERSION {
-            return std::ptr::null_mut();
-        }
-        match load_state(rdb) {
-            Ok(state) if state.validate().is_ok() => {
-                observe_token(state.token);
-                Box::into_raw(Box::new(state)).cast::<c_void>()
-            }
-            _ => std::ptr::null_mut(),
-        }
-    })
-}
-
-unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
-        let state = unsafe { &*value.cast::<LockState>() };
-        save_state(rdb, state, NO_DEADLINE);
-    })
-}
-
 /// Saves one lock state in the layout `load_state` reads, with the deadline
 /// `deadline_ms` (a set holder's own; `NO_DEADLINE` for a plain lock, whose
 /// lease is the key's expiry).
@@ -105,50 +72,38 @@ pub(super) fn save_state(rdb: *mut raw::RedisModuleIO, state: &LockState, deadli
     raw::save_signed(rdb, deadline_ms);
 }
 
-unsafe extern "C" fn aof_rewrite(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    value: *mut c_void,
-) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
-        let stored = unsafe { &*value.cast::<LockState>() };
-        let state = LockState {
-            deadline_ms: NO_DEADLINE,
-            ..stored.clone()
-        };
-        SetLock::emit(&state, Sink::AofRewrite(aof), key, None);
-    })
-}
+impl StoredValue for LockState {
+    const ENCODING_VERSION: i32 = LOCK_ENCODING_VERSION;
 
-unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
-    shield(0, || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
-        let state = unsafe { &*value.cast::<LockState>() };
-        std::mem::size_of::<LockState>() + state.owner.heap_bytes()
-    })
-}
-
-unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockState`.
-        let state = unsafe { &*value.cast::<LockState>() };
-        // SAFETY: `md` is the digest Redis passed; the owner bytes outlive the call.
-        unsafe {
-            api!(RedisModule_DigestAddStringBuffer)(
-                md,
-                state.owner.as_ptr().cast(),
-                state.owner.len(),
-            );
-            api!(RedisModule_DigestAddLongLong)(md, state.token);
-            api!(RedisModule_DigestAddLongLong)(md, state.holds);
-            api!(RedisModule_DigestEndSequence)(md);
-        }
-    })
-}
-
-impl ModuleValue for LockState {
     fn redis_type() -> &'static RedisType {
         &LOCK_TYPE
+    }
+
+    fn load(rdb: *mut raw::RedisModuleIO, _encver: i32) -> Option<Self> {
+        let state = load_state(rdb).ok().filter(|s| s.validate().is_ok())?;
+        observe_token(state.token);
+        Some(state)
+    }
+
+    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+        save_state(rdb, self, NO_DEADLINE);
+    }
+
+    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+        let state = LockState {
+            deadline_ms: NO_DEADLINE,
+            ..self.clone()
+        };
+        SetLock::emit(&state, aof, key, None);
+    }
+
+    fn mem_usage(&self) -> usize {
+        std::mem::size_of::<LockState>() + self.owner.heap_bytes()
+    }
+
+    fn digest(&self, md: &mut Digest) {
+        md.add_bytes(&self.owner);
+        md.add_int(self.token);
+        md.add_int(self.holds);
     }
 }

@@ -10,15 +10,13 @@
 //! Unlike a plain lock, each holder's deadline is data (the key's expiry is
 //! the last of them), so digest and AOF rewrite include the deadlines.
 
-use std::ffi::{c_int, c_void};
-
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::glue::data_type::{copy_boxed, free_boxed, methods, Callbacks};
+use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
-use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::glue::host::{RString, Sink};
 use crate::lock::core::plain::LockState;
 use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::{load_state, save_state};
@@ -31,19 +29,8 @@ pub const LOCK_SET_ENCODING_VERSION: i32 = 1;
 const MAX_STORED_HOLDERS: u64 = MAX_LIMIT as u64;
 
 /// The Redis data type of lock keys with several holders.
-pub static LOCK_SET_TYPE: RedisType = RedisType::new(
-    "warden-ls",
-    LOCK_SET_ENCODING_VERSION,
-    methods(Callbacks {
-        rdb_load: Some(rdb_load),
-        rdb_save: Some(rdb_save),
-        aof_rewrite: Some(aof_rewrite),
-        mem_usage: Some(mem_usage),
-        digest: Some(digest),
-        free: Some(free_boxed::<LockSet>),
-        copy: Some(copy_boxed::<LockSet>),
-    }),
-);
+pub static LOCK_SET_TYPE: RedisType =
+    RedisType::new("warden-ls", LOCK_SET_ENCODING_VERSION, methods::<LockSet>());
 
 fn load_set(rdb: *mut raw::RedisModuleIO) -> Result<LockSet, Error> {
     let limit = raw::load_unsigned(rdb)?;
@@ -68,90 +55,59 @@ fn load_set(rdb: *mut raw::RedisModuleIO) -> Result<LockSet, Error> {
     Ok(set)
 }
 
-unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        if encver != LOCK_SET_ENCODING_VERSION {
-            return std::ptr::null_mut();
-        }
-        match load_set(rdb) {
-            Ok(set) if set.validate().is_ok() => {
-                observe_token(set.floor);
-                Box::into_raw(Box::new(set)).cast::<c_void>()
-            }
-            _ => std::ptr::null_mut(),
-        }
-    })
+/// The stored form of a set's kind: its limit, 0 for a shared lock.
+fn limit_code(kind: SetKind) -> u32 {
+    match kind {
+        SetKind::Shared => 0,
+        SetKind::Limit(n) => n,
+    }
 }
 
-unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockSet`.
-        let set = unsafe { &*value.cast::<LockSet>() };
-        let limit = match set.kind {
-            SetKind::Shared => 0,
-            SetKind::Limit(n) => u64::from(n),
-        };
-        raw::save_unsigned(rdb, limit);
-        raw::save_signed(rdb, set.floor);
-        raw::save_unsigned(rdb, set.holders.len() as u64);
-        for h in &set.holders {
+impl StoredValue for LockSet {
+    const ENCODING_VERSION: i32 = LOCK_SET_ENCODING_VERSION;
+
+    fn redis_type() -> &'static RedisType {
+        &LOCK_SET_TYPE
+    }
+
+    fn load(rdb: *mut raw::RedisModuleIO, _encver: i32) -> Option<Self> {
+        let set = load_set(rdb).ok().filter(|s| s.validate().is_ok())?;
+        observe_token(set.floor);
+        Some(set)
+    }
+
+    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+        raw::save_unsigned(rdb, u64::from(limit_code(self.kind)));
+        raw::save_signed(rdb, self.floor);
+        raw::save_unsigned(rdb, self.holders.len() as u64);
+        for h in &self.holders {
             save_state(rdb, h, h.deadline_ms);
         }
-    })
-}
+    }
 
-unsafe extern "C" fn aof_rewrite(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    value: *mut c_void,
-) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockSet`.
-        let set = unsafe { &*value.cast::<LockSet>() };
+    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
         // The rewrite leaves the expiry to the PEXPIREAT Redis writes after it.
-        SetLocks::emit(set, None, Sink::AofRewrite(aof), key);
-    })
-}
+        SetLocks::emit(self, None, aof, key);
+    }
 
-unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
-    shield(0, || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockSet`.
-        let set = unsafe { &*value.cast::<LockSet>() };
+    fn mem_usage(&self) -> usize {
         std::mem::size_of::<LockSet>()
-            + set.holders.capacity() * std::mem::size_of::<LockState>()
-            + set
+            + self.holders.capacity() * std::mem::size_of::<LockState>()
+            + self
                 .holders
                 .iter()
                 .map(|h| h.owner.heap_bytes())
                 .sum::<usize>()
-    })
-}
+    }
 
-unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `LockSet`.
-        let set = unsafe { &*value.cast::<LockSet>() };
-        let limit = match set.kind {
-            SetKind::Shared => 0,
-            SetKind::Limit(n) => i64::from(n),
-        };
-        // SAFETY: `md` is the digest Redis passed; the owner bytes outlive the call.
-        unsafe {
-            api!(RedisModule_DigestAddLongLong)(md, limit);
-            api!(RedisModule_DigestAddLongLong)(md, set.floor);
-            for h in &set.holders {
-                api!(RedisModule_DigestAddStringBuffer)(md, h.owner.as_ptr().cast(), h.owner.len());
-                api!(RedisModule_DigestAddLongLong)(md, h.token);
-                api!(RedisModule_DigestAddLongLong)(md, h.holds);
-                api!(RedisModule_DigestAddLongLong)(md, h.deadline_ms);
-            }
-            api!(RedisModule_DigestEndSequence)(md);
+    fn digest(&self, md: &mut Digest) {
+        md.add_int(i64::from(limit_code(self.kind)));
+        md.add_int(self.floor);
+        for h in &self.holders {
+            md.add_bytes(&h.owner);
+            md.add_int(h.token);
+            md.add_int(h.holds);
+            md.add_int(h.deadline_ms);
         }
-    })
-}
-
-impl ModuleValue for LockSet {
-    fn redis_type() -> &'static RedisType {
-        &LOCK_SET_TYPE
     }
 }

@@ -9,14 +9,12 @@
 //! the burst of the next call, as version 1 did. Validated on load. AOF
 //! rewrite emits `RL._SET`, the same command replication uses.
 
-use std::ffi::{c_int, c_void};
-
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::glue::data_type::{copy_boxed, free_boxed, methods, Callbacks};
-use crate::glue::host::{api, shield, ModuleValue, Sink};
+use crate::glue::data_type::{methods, Digest, StoredValue};
+use crate::glue::host::{RString, Sink};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS};
 use crate::rate::core::window::WindowState;
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
@@ -26,19 +24,8 @@ use crate::rate::wire::{SetLimiter, STATE_TEXT};
 pub const LIMITER_ENCODING_VERSION: i32 = 2;
 
 /// The Redis data type of limiter keys.
-pub static LIMITER_TYPE: RedisType = RedisType::new(
-    "warden-rl",
-    LIMITER_ENCODING_VERSION,
-    methods(Callbacks {
-        rdb_load: Some(rdb_load),
-        rdb_save: Some(rdb_save),
-        aof_rewrite: Some(aof_rewrite),
-        mem_usage: Some(mem_usage),
-        digest: Some(digest),
-        free: Some(free_boxed::<Limiter>),
-        copy: Some(copy_boxed::<Limiter>),
-    }),
-);
+pub static LIMITER_TYPE: RedisType =
+    RedisType::new("warden-rl", LIMITER_ENCODING_VERSION, methods::<Limiter>());
 
 /// The four fields of a window limit.
 fn load_window(rdb: *mut raw::RedisModuleIO) -> Result<[i128; 4], Error> {
@@ -65,7 +52,7 @@ fn load_bucket(rdb: *mut raw::RedisModuleIO) -> Result<[i128; 4], Error> {
     ])
 }
 
-fn load_limiter(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Option<Limiter>, Error> {
+fn load_limiter(rdb: *mut raw::RedisModuleIO, encver: i32) -> Result<Option<Limiter>, Error> {
     let kind = raw::load_unsigned(rdb)?;
     let Some(kind) = i64::try_from(kind).ok().and_then(LimiterKind::from_code) else {
         return Ok(None);
@@ -103,23 +90,20 @@ fn load_limiter(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Option<Li
     Ok(Some(LimiterRef::Bucket(kind, &states[..n]).to_limiter()))
 }
 
-unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    shield(std::ptr::null_mut(), || {
-        if !(1..=LIMITER_ENCODING_VERSION).contains(&encver) {
-            return std::ptr::null_mut();
-        }
-        match load_limiter(rdb, encver) {
-            Ok(Some(l)) => Box::into_raw(Box::new(l)).cast::<c_void>(),
-            _ => std::ptr::null_mut(),
-        }
-    })
-}
+impl StoredValue for Limiter {
+    const ENCODING_VERSION: i32 = LIMITER_ENCODING_VERSION;
+    const OLDEST_ENCODING_VERSION: i32 = 1;
 
-unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
-        let limiter = unsafe { &*value.cast::<Limiter>() };
-        let view = limiter.view();
+    fn redis_type() -> &'static RedisType {
+        &LIMITER_TYPE
+    }
+
+    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self> {
+        load_limiter(rdb, encver).ok().flatten()
+    }
+
+    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+        let view = self.view();
         raw::save_unsigned(rdb, view.kind() as u64);
         raw::save_unsigned(rdb, view.count() as u64);
         match view {
@@ -142,45 +126,19 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
                 }
             }
         }
-    })
-}
+    }
 
-unsafe extern "C" fn aof_rewrite(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    value: *mut c_void,
-) {
-    shield((), || {
-        // SAFETY: Redis passes the value it stored for this type.
-        let limiter = unsafe { &*value.cast::<Limiter>() };
+    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
         // The key's expiry follows as its own PEXPIREAT.
-        SetLimiter::emit(limiter.view(), None, Sink::AofRewrite(aof), key);
-    })
-}
+        SetLimiter::emit(self.view(), None, aof, key);
+    }
 
-unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
-    shield(0, || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
-        unsafe { &*value.cast::<Limiter>() }.mem_usage()
-    })
-}
+    fn mem_usage(&self) -> usize {
+        Limiter::mem_usage(self)
+    }
 
-unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    shield((), || {
-        // SAFETY: Redis passes a value it stored for this type: a boxed `Limiter`.
-        let limiter = unsafe { &*value.cast::<Limiter>() };
-        let state = SetLimiter::state_text::<STATE_TEXT>(limiter.view(), None, None);
-        let state = state.as_bytes();
-        // SAFETY: `md` is the digest Redis passed; the bytes outlive the call.
-        unsafe {
-            api!(RedisModule_DigestAddStringBuffer)(md, state.as_ptr().cast(), state.len());
-            api!(RedisModule_DigestEndSequence)(md);
-        }
-    })
-}
-
-impl ModuleValue for Limiter {
-    fn redis_type() -> &'static RedisType {
-        &LIMITER_TYPE
+    fn digest(&self, md: &mut Digest) {
+        let state = SetLimiter::state_text::<STATE_TEXT>(self.view(), None, None);
+        md.add_bytes(state.as_bytes());
     }
 }

@@ -53,6 +53,8 @@ impl Drop for OwnedString {
 
 /// A Rust type stored as the values of one Redis module type: the binding
 /// that lets `Key::value` hand out typed references and nothing else.
+/// Implemented for every `data_type::StoredValue`, whose type's callbacks
+/// are `data_type::methods::<Self>()`.
 pub trait ModuleValue: Sized + 'static {
     /// The Redis type whose values are `Self` (and only `Self`).
     fn redis_type() -> &'static RedisType;
