@@ -16,6 +16,7 @@ use crate::glue::fence::{observe_token, with_fence};
 use crate::glue::host::{self, emit, Ctx, Either, Key, RString, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
+use crate::lock::core::handover::{self, holds_as, Head, Verdict};
 use crate::lock::core::plain::{
     self as core_lock, Acquire, LockState, Release, NO_DEADLINE, TOKEN, TTL_MS, WAIT_TIMEOUT_MS,
 };
@@ -350,7 +351,7 @@ fn acquire_in_set(
     let name = args.raw(1);
     let db = host::selected_db(ctx);
     let lock = lock_of(key)?;
-    if matches!(lock, Lock::Set(_)) && holds_as(&lock, owner, options.want, now) {
+    if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.acquire", name);
@@ -718,8 +719,10 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
     served
 }
 
-/// The grants of `serve_waiters`: whether a waiter got the lock, and
-/// whether a set changed (its state is not replicated yet).
+/// The grants of `serve_waiters`: applies the hand-over plan's verdicts
+/// (`lock::core::handover`) to the head of the queue until it says stop.
+/// Returns whether a waiter got the lock, and whether a set changed (its
+/// state is not replicated yet).
 fn hand_over(
     ctx: *mut Ctx,
     key: &mut Key,
@@ -729,6 +732,9 @@ fn hand_over(
     now: i64,
 ) -> (bool, bool) {
     let (mut served, mut set_changed) = (false, false);
+    // The head's owner, copied out of the queue: the plan may ask the
+    // cluster (`CLUSTER NODES`), which is not done while the queue is borrowed.
+    let mut owner = Vec::new();
     loop {
         let lock = match lock_of(key) {
             Ok(lock) => lock,
@@ -739,34 +745,38 @@ fn hand_over(
                 return (served, set_changed);
             }
         };
-        let head = waiting::front::<LockWaiter, _>(db, key_bytes, |w| {
-            (w.want, holds_as(&lock, &w.owner, w.want, now))
+        let front = waiting::front::<LockWaiter, _>(db, key_bytes, |w| {
+            owner.clear();
+            owner.extend_from_slice(&w.owner);
+            w.want
         });
-        let Some((want, repeat)) = head else {
-            if waiting::count(db, key_bytes) == 0 {
-                return (served, set_changed);
-            }
-            // Another family's waiter at the head: answered with an error.
-            waiting::pop_front::<LockWaiter>(db, key_bytes);
-            continue;
+        let head = match front {
+            Some(want) => Head::Waiter {
+                want,
+                owner: &owner,
+            },
+            None if waiting::count(db, key_bytes) == 0 => Head::Empty,
+            None => Head::Other,
         };
-        if !repeat && admit(lock.holding(), want, now) != Admit::Now {
-            return (served, set_changed);
-        }
-        // A key that vanished may have left with its slot; a released one has not.
-        let key_gone = matches!(lock, Lock::Free);
-        if !served {
-            if let Some(error) = key_gone
-                .then(|| waiting::moved_error(ctx, key_bytes))
-                .flatten()
-            {
-                // The slot left this node (MIGRATE, resharding): granting here
-                // would write a key this node no longer serves. Send the
-                // waiters there.
+        // A key that vanished may have left with its slot (MIGRATE,
+        // resharding): granting here would write a key this node no longer
+        // serves.
+        let moved = || waiting::moved_error(ctx, key_bytes);
+        let repeat = match handover::decide(lock.holding(), head, now, served, moved) {
+            Verdict::Stop => return (served, set_changed),
+            Verdict::Drop => {
+                // Another family's waiter at the head: answered with an error.
+                waiting::pop_front::<LockWaiter>(db, key_bytes);
+                continue;
+            }
+            Verdict::SendAway(error) => {
+                // Send the waiters to the node that serves the slot now.
                 waiting::fail_all(db, key_bytes, &error);
                 return (false, false);
             }
-        }
+            Verdict::Grant => false,
+            Verdict::Renew => true,
+        };
         if let Err(e) = replicas::require(ctx, now) {
             // Too few replicas for a grant: the waiters learn it now and
             // can look for a master that has them.
@@ -777,7 +787,7 @@ fn hand_over(
             return (served, set_changed);
         };
         let asked = &waiter.payload;
-        let deadline = now.saturating_add(asked.ttl_ms);
+        let (want, deadline) = (asked.want, now.saturating_add(asked.ttl_ms));
         let granted = if repeat {
             renew_grant(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
         } else {
@@ -802,18 +812,6 @@ fn hand_over(
         }
         // After an exclusive grant the next waiter finds the lock held (only a
         // repeat of the same owner goes on).
-    }
-}
-
-/// Whether `owner` holds `lock` as `want` asks: its request is a repeat of
-/// its grant, not a new one.
-fn holds_as(lock: &Lock, owner: &[u8], want: Want, now: i64) -> bool {
-    match lock {
-        Lock::Free => false,
-        Lock::One(state) => want == Want::Exclusive && state.is_held_by(owner, None, now),
-        Lock::Set(set) => {
-            set.kind.want() == want && set.live(now).any(|h| h.is_held_by(owner, None, now))
-        }
     }
 }
 
