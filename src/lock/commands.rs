@@ -53,30 +53,13 @@ pub(super) enum Lock<'a> {
 }
 
 impl Lock<'_> {
-    /// The view the grant rule takes.
+    /// The core's view of the lock (`lock::core::set::Holding`): the grant
+    /// rule, the hand-over, floors and lease ends are all read through it.
     pub(super) fn holding(&self) -> Holding<'_> {
         match self {
             Lock::Free => Holding::Free,
             Lock::One(s) => Holding::Exclusive(s),
             Lock::Set(set) => Holding::Set(set),
-        }
-    }
-
-    /// The largest token granted on the key (0 for none).
-    fn floor(&self) -> i64 {
-        match self {
-            Lock::Free => 0,
-            Lock::One(s) => s.token,
-            Lock::Set(set) => set.floor,
-        }
-    }
-
-    /// When the next lease of a live holder ends (a waiter may then get in).
-    fn next_deadline(&self, now: i64) -> Option<i64> {
-        match self {
-            Lock::Free => None,
-            Lock::One(s) => s.is_live(now).then_some(s.deadline_ms),
-            Lock::Set(set) => set.next_deadline(now),
         }
     }
 }
@@ -363,7 +346,7 @@ fn acquire_in_set(
         return Err(WardenError::LockKindMismatch);
     }
     if waiting::count(db, args.bytes(1)) > 0 {
-        if lock_of(key)?.next_deadline(now).is_none() {
+        if lock_of(key)?.holding().next_deadline(now).is_none() {
             queued_kind_allows(db, args.bytes(1), options.want)?;
         }
         // First come, first served: queued waiters go before this caller.
@@ -371,7 +354,7 @@ fn acquire_in_set(
     }
     let lock = lock_of(key)?;
     let admitted = admit(lock.holding(), options.want, now);
-    let look_at = lock.next_deadline(now).unwrap_or(now);
+    let look_at = lock.holding().next_deadline(now).unwrap_or(now);
     if admitted != Admit::Now || waiting::count(db, args.bytes(1)) > 0 {
         if admitted == Admit::OtherKind {
             return Err(WardenError::LockKindMismatch);
@@ -404,7 +387,7 @@ fn look_again(ctx: *mut Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i6
     if waiting::count(db, key_bytes) == 0 {
         return;
     }
-    if let Ok(Some(next)) = lock_of(key).map(|l| l.next_deadline(now)) {
+    if let Ok(Some(next)) = lock_of(key).map(|l| l.holding().next_deadline(now)) {
         waiting::look_at(ctx, db, key_bytes, next, now);
     }
 }
@@ -424,7 +407,7 @@ fn grant_to(
     now: i64,
 ) -> Result<i64, WardenError> {
     let lock = lock_of(key)?;
-    let floor = lock.floor();
+    let floor = lock.holding().floor();
     let same_set = match &lock {
         Lock::Set(set) => Some(set.kind.want()) == Some(want) && set.live_count(now) > 0,
         _ => false,
