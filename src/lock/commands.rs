@@ -15,6 +15,7 @@ use crate::glue::fence::{observe_token, with_fence};
 use crate::glue::host::{self, emit, Ctx, Either, Key, RString, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
+use crate::lock::core::handover::{self, holds_as, Head, Verdict};
 use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
 use crate::lock::replicas;
@@ -50,30 +51,13 @@ pub(super) enum Lock<'a> {
 }
 
 impl Lock<'_> {
-    /// The view the grant rule takes.
+    /// The core's view of the lock (`lock::core::set::Holding`): the grant
+    /// rule, the hand-over, floors and lease ends are all read through it.
     pub(super) fn holding(&self) -> Holding<'_> {
         match self {
             Lock::Free => Holding::Free,
             Lock::One(s) => Holding::Exclusive(s),
             Lock::Set(set) => Holding::Set(set),
-        }
-    }
-
-    /// The largest token granted on the key (0 for none).
-    fn floor(&self) -> i64 {
-        match self {
-            Lock::Free => 0,
-            Lock::One(s) => s.token,
-            Lock::Set(set) => set.floor,
-        }
-    }
-
-    /// When the next lease of a live holder ends (a waiter may then get in).
-    fn next_deadline(&self, now: i64) -> Option<i64> {
-        match self {
-            Lock::Free => None,
-            Lock::One(s) => s.is_live(now).then_some(s.deadline_ms),
-            Lock::Set(set) => set.next_deadline(now),
         }
     }
 }
@@ -286,7 +270,7 @@ fn acquire_in_set(
     let name = args.raw(1);
     let db = host::selected_db(ctx);
     let lock = lock_of(key)?;
-    if matches!(lock, Lock::Set(_)) && holds_as(&lock, owner, options.want, now) {
+    if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.acquire", name);
@@ -298,7 +282,7 @@ fn acquire_in_set(
         return Err(WardenError::LockKindMismatch);
     }
     if waiting::count(db, args.bytes(1)) > 0 {
-        if lock_of(key)?.next_deadline(now).is_none() {
+        if lock_of(key)?.holding().next_deadline(now).is_none() {
             queued_kind_allows(db, args.bytes(1), options.want)?;
         }
         // First come, first served: queued waiters go before this caller.
@@ -306,7 +290,7 @@ fn acquire_in_set(
     }
     let lock = lock_of(key)?;
     let admitted = admit(lock.holding(), options.want, now);
-    let look_at = lock.next_deadline(now).unwrap_or(now);
+    let look_at = lock.holding().next_deadline(now).unwrap_or(now);
     if admitted != Admit::Now || waiting::count(db, args.bytes(1)) > 0 {
         if admitted == Admit::OtherKind {
             return Err(WardenError::LockKindMismatch);
@@ -339,7 +323,7 @@ fn look_again(ctx: *mut Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i6
     if waiting::count(db, key_bytes) == 0 {
         return;
     }
-    if let Ok(Some(next)) = lock_of(key).map(|l| l.next_deadline(now)) {
+    if let Ok(Some(next)) = lock_of(key).map(|l| l.holding().next_deadline(now)) {
         waiting::look_at(ctx, db, key_bytes, next, now);
     }
 }
@@ -359,7 +343,7 @@ fn grant_to(
     now: i64,
 ) -> Result<i64, WardenError> {
     let lock = lock_of(key)?;
-    let floor = lock.floor();
+    let floor = lock.holding().floor();
     let same_set = match &lock {
         Lock::Set(set) => Some(set.kind.want()) == Some(want) && set.live_count(now) > 0,
         _ => false,
@@ -652,8 +636,10 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
     served
 }
 
-/// The grants of `serve_waiters`: whether a waiter got the lock, and
-/// whether a set changed (its state is not replicated yet).
+/// The grants of `serve_waiters`: applies the hand-over plan's verdicts
+/// (`lock::core::handover`) to the head of the queue until it says stop.
+/// Returns whether a waiter got the lock, and whether a set changed (its
+/// state is not replicated yet).
 fn hand_over(
     ctx: *mut Ctx,
     key: &mut Key,
@@ -663,6 +649,9 @@ fn hand_over(
     now: i64,
 ) -> (bool, bool) {
     let (mut served, mut set_changed) = (false, false);
+    // The head's owner, copied out of the queue: the plan may ask the
+    // cluster (`CLUSTER NODES`), which is not done while the queue is borrowed.
+    let mut owner = Vec::new();
     loop {
         let lock = match lock_of(key) {
             Ok(lock) => lock,
@@ -673,34 +662,38 @@ fn hand_over(
                 return (served, set_changed);
             }
         };
-        let head = waiting::front::<LockWaiter, _>(db, key_bytes, |w| {
-            (w.want, holds_as(&lock, &w.owner, w.want, now))
+        let front = waiting::front::<LockWaiter, _>(db, key_bytes, |w| {
+            owner.clear();
+            owner.extend_from_slice(&w.owner);
+            w.want
         });
-        let Some((want, repeat)) = head else {
-            if waiting::count(db, key_bytes) == 0 {
-                return (served, set_changed);
-            }
-            // Another family's waiter at the head: answered with an error.
-            waiting::pop_front::<LockWaiter>(db, key_bytes);
-            continue;
+        let head = match front {
+            Some(want) => Head::Waiter {
+                want,
+                owner: &owner,
+            },
+            None if waiting::count(db, key_bytes) == 0 => Head::Empty,
+            None => Head::Other,
         };
-        if !repeat && admit(lock.holding(), want, now) != Admit::Now {
-            return (served, set_changed);
-        }
-        // A key that vanished may have left with its slot; a released one has not.
-        let key_gone = matches!(lock, Lock::Free);
-        if !served {
-            if let Some(error) = key_gone
-                .then(|| waiting::moved_error(ctx, key_bytes))
-                .flatten()
-            {
-                // The slot left this node (MIGRATE, resharding): granting here
-                // would write a key this node no longer serves. Send the
-                // waiters there.
+        // A key that vanished may have left with its slot (MIGRATE,
+        // resharding): granting here would write a key this node no longer
+        // serves.
+        let moved = || waiting::moved_error(ctx, key_bytes);
+        let repeat = match handover::decide(lock.holding(), head, now, served, moved) {
+            Verdict::Stop => return (served, set_changed),
+            Verdict::Drop => {
+                // Another family's waiter at the head: answered with an error.
+                waiting::pop_front::<LockWaiter>(db, key_bytes);
+                continue;
+            }
+            Verdict::SendAway(error) => {
+                // Send the waiters to the node that serves the slot now.
                 waiting::fail_all(db, key_bytes, &error);
                 return (false, false);
             }
-        }
+            Verdict::Grant => false,
+            Verdict::Renew => true,
+        };
         if let Err(e) = replicas::require(ctx, now) {
             // Too few replicas for a grant: the waiters learn it now and
             // can look for a master that has them.
@@ -711,7 +704,7 @@ fn hand_over(
             return (served, set_changed);
         };
         let asked = &waiter.payload;
-        let deadline = now.saturating_add(asked.ttl_ms);
+        let (want, deadline) = (asked.want, now.saturating_add(asked.ttl_ms));
         let granted = if repeat {
             renew_grant(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
         } else {
@@ -736,18 +729,6 @@ fn hand_over(
         }
         // After an exclusive grant the next waiter finds the lock held (only a
         // repeat of the same owner goes on).
-    }
-}
-
-/// Whether `owner` holds `lock` as `want` asks: its request is a repeat of
-/// its grant, not a new one.
-fn holds_as(lock: &Lock, owner: &[u8], want: Want, now: i64) -> bool {
-    match lock {
-        Lock::Free => false,
-        Lock::One(state) => want == Want::Exclusive && state.is_held_by(owner, None, now),
-        Lock::Set(set) => {
-            set.kind.want() == want && set.live(now).any(|h| h.is_held_by(owner, None, now))
-        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! The lock family's pure core: the plain lock's state machine (`plain`),
-//! locks with several holders (`set`) and which commands `DLOCK.GUARD` may
-//! run (`guard`). Times are passed in by the caller.
+//! locks with several holders (`set`), who gets a freed lock among its
+//! waiters (`handover`) and which commands `DLOCK.GUARD` may run (`guard`).
+//! Times are passed in by the caller.
 
 pub mod guard;
+pub mod handover;
 pub mod plain;
 pub mod set;

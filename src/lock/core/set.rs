@@ -91,12 +91,34 @@ pub struct LockSet {
 /// What a key holds, as the rule for grants sees it.
 #[derive(Debug, Clone, Copy)]
 pub enum Holding<'a> {
-    /// No live holder.
+    /// An empty key: no lock at all (the hand-over reads it as a key that is
+    /// gone, which may have left with its cluster slot).
     Free,
     /// A plain lock's holder.
     Exclusive(&'a LockState),
     /// Shared holders or a semaphore's.
     Set(&'a LockSet),
+}
+
+impl Holding<'_> {
+    /// The largest token granted on the key (0 for none): a new grant's
+    /// token must exceed it.
+    pub fn floor(&self) -> i64 {
+        match self {
+            Holding::Free => 0,
+            Holding::Exclusive(s) => s.token,
+            Holding::Set(set) => set.floor,
+        }
+    }
+
+    /// When the next lease of a live holder ends (a waiter may then get in).
+    pub fn next_deadline(&self, now: i64) -> Option<i64> {
+        match self {
+            Holding::Free => None,
+            Holding::Exclusive(s) => s.is_live(now).then_some(s.deadline_ms),
+            Holding::Set(set) => set.next_deadline(now),
+        }
+    }
 }
 
 /// Whether a request can be granted now.
@@ -378,6 +400,27 @@ mod tests {
             admit(Holding::Exclusive(&x), Want::Limit(2), 500),
             Admit::Now
         );
+    }
+
+    #[test]
+    fn a_holding_tells_its_floor_and_next_lease_end() {
+        let mut fence = FenceClock::default();
+        assert_eq!(
+            (Holding::Free.floor(), Holding::Free.next_deadline(0)),
+            (0, None)
+        );
+        let x = crate::lock::core::plain::grant(b"x", 500, 0, 0, &mut fence).unwrap();
+        let held = Holding::Exclusive(&x);
+        assert_eq!((held.floor(), held.next_deadline(10)), (x.token, Some(500)));
+        assert_eq!(held.next_deadline(500), None, "lease ended");
+        let mut set = LockSet::new(SetKind::Shared, x.token);
+        set.grant(b"a", 300, 0, &mut fence).unwrap();
+        set.grant(b"b", 200, 0, &mut fence).unwrap();
+        let shared = Holding::Set(&set);
+        assert_eq!(shared.floor(), set.floor);
+        assert!(shared.floor() > x.token);
+        assert_eq!(shared.next_deadline(10), Some(200));
+        assert_eq!(shared.next_deadline(250), Some(300));
     }
 
     #[test]
