@@ -16,17 +16,18 @@
 
 use std::ffi::{c_long, CStr};
 
-use crate::bloom::core::aging::{validate_window, Aging, WINDOW};
+use crate::bloom::core::aging::Aging;
 use crate::bloom::core::dump::LoadingFilter;
-use crate::bloom::core::filter::{
-    validate_error_rate, Added, BloomFilter, BloomParams, ItemHash, Layer, CAPACITY, MAX_EXPANSION,
-};
+use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, ItemHash, Layer};
 use crate::bloom::data_type::{self as bloom_type, words_from_le};
+use crate::bloom::requests::{
+    Add, AddAt, Card, CreateOptions, Exists, Info, Insert, MultiAdd, MultiExists, Reserve,
+    INFO_FIELDS,
+};
 use crate::bloom::wire::{float_text, LoadFilter};
 use crate::common::error::WardenError;
-use crate::common::parse::{is_keyword, parse_f64, parse_i64};
 use crate::glue::args::{internal_only, Args};
-use crate::glue::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
+use crate::glue::config::{self};
 use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, and never more than the
@@ -48,107 +49,12 @@ pub fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError>
     key.value_unless::<BloomFilter, LoadingFilter>(WardenError::FilterLoading)
 }
 
-fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {
-    let p = parse_f64(bytes).ok_or(WardenError::BadErrorRate)?;
-    validate_error_rate(p)?;
-    Ok(p)
-}
-
-fn capacity_arg(bytes: &[u8]) -> Result<u64, WardenError> {
-    CAPACITY.parse(bytes).map(|c| c as u64)
-}
-
-fn expansion_arg(bytes: &[u8]) -> Result<u32, WardenError> {
-    match parse_i64(bytes) {
-        Some(e) if (1..=i64::from(MAX_EXPANSION)).contains(&e) => Ok(e as u32),
-        _ => Err(WardenError::BadExpansion),
-    }
-}
-
 /// The server clock for a command on filter `f`: read (once) only for an
 /// aging filter, which is the only kind that uses it.
 fn clock_for(f: &BloomFilter) -> u64 {
     match f.aging() {
         Some(_) => host::now_ms().max(0) as u64,
         None => 0,
-    }
-}
-
-/// Creation options shared by BF.RESERVEX and BF.INSERTX.
-#[derive(Default)]
-struct CreateOptions {
-    error_rate: Option<f64>,
-    capacity: Option<u64>,
-    expansion: Option<u32>,
-    nonscaling: bool,
-    nocreate: bool,
-    /// `AGE window_ms` (BF.RESERVEX only).
-    age: Option<u64>,
-}
-
-impl CreateOptions {
-    /// Parameters of a new filter, with module defaults for what is missing.
-    fn params(&self) -> Result<BloomParams, WardenError> {
-        if self.age.is_some() && (self.nonscaling || self.expansion.is_some()) {
-            return Err(WardenError::AgeWithScaling);
-        }
-        if self.nonscaling && self.expansion.is_some() {
-            return Err(WardenError::NonScalingExpansion);
-        }
-        let expansion = if self.nonscaling {
-            0
-        } else {
-            self.expansion.unwrap_or(BF_EXPANSION.get() as u32)
-        };
-        let params = BloomParams {
-            error_rate: self.error_rate.unwrap_or_else(config::bf_error_rate),
-            capacity: self.capacity.unwrap_or(BF_INITIAL_CAPACITY.get() as u64),
-            expansion,
-        };
-        params.validate()?;
-        Ok(params)
-    }
-
-    /// Parses options from `args[from..]` up to the end or, when `items_follow`,
-    /// up to `ITEMS`; returns the index after the last option word.
-    fn parse(
-        &mut self,
-        args: &Args,
-        from: usize,
-        items_follow: bool,
-    ) -> Result<usize, WardenError> {
-        let argc = args.len();
-        let mut i = from;
-        while i < argc {
-            let word = args.bytes(i);
-            let value = |what| (i + 1 < argc).then(|| args.bytes(i + 1)).ok_or(what);
-            if is_keyword(word, "EXPANSION") && self.expansion.is_none() {
-                self.expansion = Some(expansion_arg(value(WardenError::Syntax)?)?);
-                i += 2;
-            } else if is_keyword(word, "NONSCALING") && !self.nonscaling {
-                self.nonscaling = true;
-                i += 1;
-            } else if !items_follow && is_keyword(word, "AGE") && self.age.is_none() {
-                let window = WINDOW.parse(value(WardenError::Syntax)?)? as u64;
-                validate_window(window)?;
-                self.age = Some(window);
-                i += 2;
-            } else if items_follow && is_keyword(word, "CAPACITY") && self.capacity.is_none() {
-                self.capacity = Some(capacity_arg(value(WardenError::Syntax)?)?);
-                i += 2;
-            } else if items_follow && is_keyword(word, "ERROR") && self.error_rate.is_none() {
-                self.error_rate = Some(error_rate_arg(value(WardenError::Syntax)?)?);
-                i += 2;
-            } else if items_follow && is_keyword(word, "NOCREATE") && !self.nocreate {
-                self.nocreate = true;
-                i += 1;
-            } else if items_follow && is_keyword(word, "ITEMS") {
-                return Ok(i + 1);
-            } else {
-                return Err(WardenError::Syntax);
-            }
-        }
-        Ok(i)
     }
 }
 
@@ -194,13 +100,7 @@ fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
 
 /// `BF.RESERVEX key error_rate capacity [EXPANSION n] [NONSCALING] [AGE window_ms]`
 pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.reservex", args.len() >= 4)?;
-    let mut options = CreateOptions {
-        error_rate: Some(error_rate_arg(args.bytes(2))?),
-        capacity: Some(capacity_arg(args.bytes(3))?),
-        ..CreateOptions::default()
-    };
-    options.parse(args, 4, false)?;
+    let Reserve(options) = args.parse::<Reserve>()?;
     let params = options.params()?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
@@ -391,7 +291,7 @@ impl ItemReplies {
 
 /// `BF.ADDX key item`
 pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.addx", args.len() == 3)?;
+    args.parse::<Add>()?;
     let params = CreateOptions::default().params()?;
     let mut outcome = Err(WardenError::Internal);
     add_items(
@@ -408,7 +308,7 @@ pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `BF.MADDX key item [item ...]`
 pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.maddx", args.len() >= 3)?;
+    args.parse::<MultiAdd>()?;
     let params = CreateOptions::default().params()?;
     let mut replies = ItemReplies::new(ctx, args.len() - 2);
     add_items(
@@ -425,10 +325,7 @@ pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// master's time (the replication and AOF form of its adds). Internal.
 pub fn add_at(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "bf._addatx")?;
-    args.arity("bf._addatx", args.len() >= 4)?;
-    let at = parse_i64(args.bytes(2))
-        .and_then(|ms| u64::try_from(ms).ok())
-        .ok_or(WardenError::InvalidState("time"))?;
+    let at = args.parse::<AddAt>()?.at;
     {
         let mut key = Key::readable(ctx, args.raw(1));
         let aging = filter_in(&mut key)?.is_some_and(|f| f.aging().is_some());
@@ -449,12 +346,8 @@ pub fn add_at(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `BF.INSERTX key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
 pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.insertx", args.len() >= 4)?;
-    let mut options = CreateOptions::default();
-    let first = options.parse(args, 2, true)?;
-    if first >= args.len() || !is_keyword(args.bytes(first - 1), "ITEMS") {
-        return Err(WardenError::WrongArity("bf.insertx".into()));
-    }
+    let Insert { options, items } = args.parse::<Insert>()?;
+    let first = args.len() - items;
     let params = options.params()?;
     let create = (!options.nocreate).then_some(params);
     let mut replies = ItemReplies::new(ctx, args.len() - first);
@@ -480,7 +373,7 @@ fn read_filter<R>(
 
 /// `BF.EXISTSX key item`
 pub fn exists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.existsx", args.len() == 3)?;
+    args.parse::<Exists>()?;
     let found = read_filter(ctx, args, |f| {
         f.contains(ItemHash::of(args.bytes(2)), clock_for(f))
     })?;
@@ -490,7 +383,7 @@ pub fn exists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `BF.MEXISTSX key item [item ...]`
 pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.mexistsx", args.len() >= 3)?;
+    args.parse::<MultiExists>()?;
     let items = 2..args.len();
     let found = read_filter(ctx, args, |f| {
         let now = clock_for(f);
@@ -510,23 +403,11 @@ pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `BF.CARDX key`
 pub fn card(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.cardx", args.len() == 2)?;
+    args.parse::<Card>()?;
     let items = read_filter(ctx, args, |f| f.items(clock_for(f)))?;
     host::reply_integer(ctx, items.unwrap_or(0) as i64);
     Ok(())
 }
-
-/// The fields of BF.INFOX, in order, with the word that selects each alone;
-/// the last, the window, only for an aging filter.
-const INFO_FIELDS: [(&str, &str); 7] = [
-    ("CAPACITY", "Capacity"),
-    ("SIZE", "Size"),
-    ("FILTERS", "Number of filters"),
-    ("ITEMS", "Number of items inserted"),
-    ("EXPANSION", "Expansion rate"),
-    ("ERROR", "Error rate"),
-    ("WINDOW", "Window"),
-];
 
 fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize, now: u64) {
     let live_blocks = |a: &Aging| f.layers().len() - a.first_live(now);
@@ -547,14 +428,7 @@ fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize, now: u64) {
 
 /// `BF.INFOX key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|ERROR]`
 pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.infox", args.len() == 2 || args.len() == 3)?;
-    let only = if args.len() == 3 {
-        let word = args.bytes(2);
-        let at = INFO_FIELDS.iter().position(|(w, _)| is_keyword(word, w));
-        Some(at.ok_or(WardenError::Syntax)?)
-    } else {
-        None
-    };
+    let only = args.parse::<Info>()?.only;
     let mut key = Key::readable(ctx, args.raw(1));
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
     let now = clock_for(f);

@@ -10,11 +10,10 @@
 use std::ffi::c_long;
 
 use crate::bloom::commands::{filter_in, max_bytes};
-use crate::bloom::core::dump::{
-    chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR, LOAD_ITERATOR, SCAN_ITERATOR,
-};
+use crate::bloom::core::dump::{chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::core::filter::{BloomFilter, Layer};
 use crate::bloom::data_type::{self as bloom_type, words_to_le};
+use crate::bloom::requests::{LoadChunk, ScanDump};
 use crate::common::error::WardenError;
 use crate::glue::args::Args;
 use crate::glue::host::{self, api, Ctx, Key};
@@ -30,8 +29,7 @@ fn reply_chunk(ctx: *mut Ctx, iterator: u64, data: &[u8]) {
 /// `BF.SCANDUMPX key iterator`: `[1, header]` for iterator 0, then
 /// `[next, bits]` for each chunk, and `[0, ""]` after the last.
 pub fn scandump(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.scandumpx", args.len() == 3)?;
-    let iterator = SCAN_ITERATOR.parse(args.bytes(2))? as u64;
+    let iterator = args.parse::<ScanDump>()?.iterator;
     let mut key = Key::readable(ctx, args.raw(1));
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
     match chunk_at(f.layers().iter().map(Layer::bytes), iterator)? {
@@ -54,9 +52,7 @@ pub fn scandump(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// as a filter being loaded; each chunk must be the next one, of its exact
 /// length; after the last one the key holds the filter (its TTL kept).
 pub fn loadchunk(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("bf.loadchunkx", args.len() == 4)?;
-    let iterator = LOAD_ITERATOR.parse(args.bytes(2))? as u64;
-    let data = args.bytes(3);
+    let LoadChunk { iterator, data } = args.parse::<LoadChunk>()?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if key.holds::<BloomFilter>() {

@@ -8,5 +8,6 @@ pub mod core;
 pub mod data_type;
 pub mod dump;
 pub mod loading_type;
+pub mod requests;
 pub mod table;
 pub mod wire;

@@ -4,188 +4,142 @@
 
 use crate::bloom::commands as bloom;
 use crate::bloom::dump as bloom_dump;
-use crate::common::grammar::{
-    arg, chosen, flag, items, key, one_of, option, optional, required, Arg, Grammar, Kind,
-};
+use crate::bloom::requests as req;
+use crate::common::grammar::Request;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
 
 /// `BF.*X`: every command of the family, internal ones included.
 pub const COMMANDS: &[Command] = &[
     Command {
-        name: "bf.reservex",
+        name: <req::Reserve as Request>::NAME,
         func: command_fn!(bloom::reserve),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Creates an empty Bloom filter sized for capacity items at error_rate; with AGE, an aging filter that forgets items after window_ms (capacity is then per window).",
             complexity: "O(1)",
-            grammar: Grammar::new(&[key(), arg("error_rate", Kind::Double), arg("capacity", Kind::Int), one_of("shape", &[chosen(option("EXPANSION", "expansion", Kind::Int)), chosen(flag("NONSCALING")), chosen(option("AGE", "window_ms", Kind::Int))])]),
+            grammar: <req::Reserve as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.addx",
+        name: <req::Add as Request>::NAME,
         func: command_fn!(bloom::add),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Adds an item to a Bloom filter (created with the defaults if missing): 1 if new, 0 if it may have been present.",
             complexity: "O(k)",
-            grammar: Grammar::new(&[key(), arg("item", Kind::Str)]),
+            grammar: <req::Add as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.maddx",
+        name: <req::MultiAdd as Request>::NAME,
         func: command_fn!(bloom::madd),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Adds items to a Bloom filter: one 1/0 (or error) per item.",
             complexity: "O(k * n)",
-            grammar: Grammar::new(&[key(), items("item")]),
+            grammar: <req::MultiAdd as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.insertx",
+        name: <req::Insert as Request>::NAME,
         func: command_fn!(bloom::insert),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Adds items to a Bloom filter, creating it with the given parameters unless NOCREATE.",
             complexity: "O(k * n)",
-            grammar: Grammar::new(&[
-                key(),
-                option("CAPACITY", "capacity", Kind::Int),
-                option("ERROR", "error_rate", Kind::Double),
-                option("EXPANSION", "expansion", Kind::Int),
-                flag("NOCREATE"),
-                flag("NONSCALING"),
-                Arg { name: "item", kind: Kind::Str, token: Some("ITEMS"), optional: false, multiple: true },
-            ]),
+            grammar: <req::Insert as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.existsx",
+        name: <req::Exists as Request>::NAME,
         func: command_fn!(bloom::exists),
         flags: "readonly fast",
         doc: Doc {
             summary: "1 if the item may be in the filter, 0 if it certainly is not (0 for a missing key).",
             complexity: "O(k)",
-            grammar: Grammar::new(&[key(), arg("item", Kind::Str)]),
+            grammar: <req::Exists as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.mexistsx",
+        name: <req::MultiExists as Request>::NAME,
         func: command_fn!(bloom::mexists),
         flags: "readonly fast",
         doc: Doc {
             summary: "For each item, 1 if it may be in the filter, 0 if it certainly is not.",
             complexity: "O(k * n)",
-            grammar: Grammar::new(&[key(), items("item")]),
+            grammar: <req::MultiExists as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.infox",
+        name: <req::Info as Request>::NAME,
         func: command_fn!(bloom::info),
         flags: "readonly fast",
         doc: Doc {
             summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate, Error rate and (aging filters) Window of a filter.",
             complexity: "O(1)",
-            grammar: Grammar::new(&[key(), Arg { name: "field", kind: Kind::Str, token: None, optional: true, multiple: false }]),
+            grammar: <req::Info as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.cardx",
+        name: <req::Card as Request>::NAME,
         func: command_fn!(bloom::card),
         flags: "readonly fast",
         doc: Doc {
             summary: "Number of items added to a filter as new (0 for a missing key).",
             complexity: "O(1)",
-            grammar: Grammar::new(&[key()]),
+            grammar: <req::Card as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },
     Command {
-        name: "bf.scandumpx",
+        name: <req::ScanDump as Request>::NAME,
         func: command_fn!(bloom_dump::scandump),
         flags: "readonly",
         doc: Doc {
             summary: "Reads a filter in chunks, as RedisBloom's BF.SCANDUMP: iterator 0 gives [1, header], each returned iterator [next, up to 16 MiB of bits], and the end [0, \"\"].",
             complexity: "O(n) where n is the size of the chunk",
-            grammar: Grammar::new(&[key(), arg("iterator", Kind::Int)]),
+            grammar: <req::ScanDump as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },
     Command {
-        name: "bf.loadchunkx",
+        name: <req::LoadChunk as Request>::NAME,
         func: command_fn!(bloom_dump::loadchunk),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Rebuilds a filter from BF.SCANDUMPX's chunks, in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
             complexity: "O(n) where n is the size of the chunk",
-            grammar: Grammar::new(&[key(), arg("iterator", Kind::Int), arg("data", Kind::Str)]),
+            grammar: <req::LoadChunk as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },
     Command {
-        name: "bf._addatx",
+        name: <req::AddAt as Request>::NAME,
         func: command_fn!(bloom::add_at),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Internal: adds items to an aging filter as of a master's Unix ms (replication and AOF of its adds).",
             complexity: "O(k) per item",
-            grammar: Grammar::new(&[key(), arg("unix_ms", Kind::Int), items("item")]),
+            grammar: <req::AddAt as Request>::GRAMMAR,
             since: "0.3.0",
         },
     },
     Command {
-        name: "bf._loadx",
+        name: <req::Load as Request>::NAME,
         func: command_fn!(bloom::load),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Internal: rebuilds a filter layer by layer, its bits in chunks (AOF).",
             complexity: "O(n)",
-            grammar: Grammar::new(&[
-                key(),
-                required(one_of(
-                    "chunk",
-                    &[
-                        chosen(Arg {
-                            kind: Kind::Block(&[
-                                arg("error_rate", Kind::Double),
-                                arg("expansion", Kind::Int),
-                                arg("index", Kind::Int),
-                                arg("capacity", Kind::Int),
-                                arg("layer_error", Kind::Double),
-                                arg("hashes", Kind::Int),
-                                arg("items", Kind::Int),
-                                arg("bits", Kind::Int),
-                                optional(arg("opened", Kind::Int)),
-                            ]),
-                            ..option("LAYER", "layer", Kind::Int)
-                        }),
-                        chosen(Arg {
-                            kind: Kind::Block(&[
-                                arg("index", Kind::Int),
-                                arg("word_offset", Kind::Int),
-                                arg("bytes", Kind::Str),
-                            ]),
-                            ..option("BITS", "bits", Kind::Int)
-                        }),
-                        chosen(Arg {
-                            kind: Kind::Block(&[
-                                arg("error_rate", Kind::Double),
-                                arg("capacity", Kind::Int),
-                                arg("window_ms", Kind::Int),
-                            ]),
-                            ..option("AGE", "age", Kind::Int)
-                        }),
-                    ],
-                )),
-            ]),
+            grammar: <req::Load as Request>::GRAMMAR,
             since: "0.1.0",
         },
     },

@@ -8,13 +8,10 @@ use std::ffi::c_int;
 use std::rc::Rc;
 use std::sync::atomic::AtomicI64;
 
-use crate::cache::core::{
-    new_lease, CacheEntry, Hot, Lease, Meta, Read, SetRequest, HOT_EXTEND_MS, HOT_READS,
-    HOT_WINDOW_MS, LEASE_MS, LEASE_TOKEN, STALE_MS, TTL_MS, VERSION, WAIT_TIMEOUT_MS,
-};
+use crate::cache::core::{new_lease, CacheEntry, Lease, Meta, Read};
+use crate::cache::requests::{Get, Info, Set, SetMeta, SetWhole, TTL_AT};
 use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
 use crate::common::error::WardenError;
-use crate::common::parse::is_keyword;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
@@ -23,46 +20,13 @@ use crate::glue::host::{self, Ctx, Key, RString, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 
-/// The options of `CACHE.SET` after `ttl_ms`.
-fn set_request(args: &Args, ttl_ms: i64) -> Result<SetRequest, WardenError> {
-    let mut stale = None;
-    let mut version = None;
-    let mut lease = None;
-    let mut i = 4;
-    while i < args.len() {
-        let word = args.bytes(i);
-        let value = (i + 1 < args.len()).then(|| args.bytes(i + 1));
-        match value {
-            Some(v) if is_keyword(word, "STALE") && stale.is_none() => {
-                stale = Some(STALE_MS.parse(v)?)
-            }
-            Some(v) if is_keyword(word, "VERSION") && version.is_none() => {
-                version = Some(VERSION.parse(v)?)
-            }
-            Some(v) if is_keyword(word, "LEASE") && lease.is_none() => {
-                lease = Some(LEASE_TOKEN.parse(v)?)
-            }
-            _ => return Err(WardenError::Syntax),
-        }
-        i += 2;
-    }
-    Ok(SetRequest {
-        ttl_ms,
-        stale_ms: stale.unwrap_or(0),
-        version: version.unwrap_or(0),
-        lease,
-    })
-}
-
 /// `CACHE.SET key value ttl_ms [STALE stale_ms] [VERSION v] [LEASE token]`
 pub fn set(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("cache.set", args.len() >= 4)?;
-    let ttl_ms = match TTL_MS.parse(args.bytes(3)) {
-        Ok(ttl_ms) => ttl_ms,
-        Err(e) => return apply_replayed_set(ctx, args, e),
+    let Set { value, request } = match args.parse::<Set>() {
+        Ok(set) => set,
+        Err(r) if r.at == TTL_AT => return apply_replayed_set(ctx, args, r.error),
+        Err(r) => return Err(r.error),
     };
-    let request = set_request(args, ttl_ms)?;
-    let value = args.bytes(2);
     if value.len() > config::cache_max_value_bytes() {
         return Err(WardenError::ValueTooLarge);
     }
@@ -177,12 +141,12 @@ fn apply(
 /// Internal: only from the master link or the AOF.
 pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "cache._set")?;
-    args.arity("cache._set", args.len() == 4)?;
-    let parsed = parse_meta(args.bytes(3))?;
+    let request = args.parse::<SetWhole>()?;
+    let parsed = parse_meta(request.meta)?;
     apply(
         ctx,
         args.raw(1),
-        Some(args.bytes(2)),
+        Some(request.value),
         parsed,
         |meta, expiry| {
             let sink = Sink::Replication(ctx);
@@ -197,70 +161,12 @@ pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// times. Internal: only from the master link or the AOF.
 pub fn set_meta(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "cache._meta")?;
-    args.arity("cache._meta", args.len() == 3)?;
-    let parsed = parse_meta(args.bytes(2))?;
+    let parsed = parse_meta(args.parse::<SetMeta>()?.meta)?;
     apply(ctx, args.raw(1), None, parsed, |meta, expiry| {
         emit_meta(Sink::Replication(ctx), args.raw(1), meta, expiry)
     })?;
     host::reply_status(ctx, c"OK");
     Ok(())
-}
-
-/// The options of `CACHE.GET`.
-struct GetOptions {
-    /// `MINVERSION v` (0 without).
-    min_version: i64,
-    /// `HOT reads window_ms EXTEND ttl_ms`.
-    hot: Option<Hot>,
-    /// `LEASE lease_ms`.
-    lease_ms: Option<i64>,
-    /// `WAIT timeout_ms` (only with LEASE).
-    wait_ms: Option<i64>,
-}
-
-impl GetOptions {
-    fn parse(args: &Args) -> Result<GetOptions, WardenError> {
-        let mut options = GetOptions {
-            min_version: 0,
-            hot: None,
-            lease_ms: None,
-            wait_ms: None,
-        };
-        let mut seen_min = false;
-        let mut i = 2;
-        while i < args.len() {
-            let word = args.bytes(i);
-            let left = args.len() - i - 1;
-            if is_keyword(word, "MINVERSION") && left >= 1 && !seen_min {
-                options.min_version = VERSION.parse(args.bytes(i + 1))?;
-                seen_min = true;
-                i += 2;
-            } else if is_keyword(word, "HOT")
-                && left >= 4
-                && options.hot.is_none()
-                && is_keyword(args.bytes(i + 3), "EXTEND")
-            {
-                options.hot = Some(Hot {
-                    reads: HOT_READS.parse(args.bytes(i + 1))? as u32,
-                    window_ms: HOT_WINDOW_MS.parse(args.bytes(i + 2))?,
-                    extend_ms: HOT_EXTEND_MS.parse(args.bytes(i + 4))?,
-                });
-                i += 5;
-            } else if is_keyword(word, "LEASE") && left >= 1 && options.lease_ms.is_none() {
-                options.lease_ms = Some(LEASE_MS.parse(args.bytes(i + 1))?);
-                i += 2;
-            } else if is_keyword(word, "WAIT") && left >= 1 && options.wait_ms.is_none() {
-                options.wait_ms = Some(WAIT_TIMEOUT_MS.parse(args.bytes(i + 1))?);
-                i += 2;
-            } else {
-                return Err(WardenError::Syntax);
-            }
-        }
-        if options.wait_ms.is_some() && options.lease_ms.is_none() {
-            return Err(WardenError::WaitWithoutLease);
-        }
-        Ok(options)
-    }
 }
 
 /// Replies `[value or nil, lease token or 0]`: a `CACHE.GET … LEASE`.
@@ -292,8 +198,7 @@ fn lease_on_missing(ctx: *mut Ctx, key: &Key, name: *mut RString, lease: Lease, 
 
 /// `CACHE.GET key [MINVERSION v] [HOT reads window_ms EXTEND ttl_ms] [LEASE lease_ms [WAIT timeout_ms]]`
 pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("cache.get", args.len() >= 2)?;
-    let options = GetOptions::parse(args)?;
+    let options = args.parse::<Get>()?;
     let now = host::now_ms();
     let name = args.raw(1);
     let Some(lease_ms) = options.lease_ms else {
@@ -378,7 +283,7 @@ pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 fn plain_get(
     ctx: *mut Ctx,
     name: *mut RString,
-    options: &GetOptions,
+    options: &Get,
     now: i64,
 ) -> Result<(), WardenError> {
     let mut key = Key::readable(ctx, name);
@@ -408,7 +313,7 @@ fn plain_get(
 
 /// `CACHE.INFO key`
 pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("cache.info", args.len() == 2)?;
+    args.parse::<Info>()?;
     let now = host::now_ms();
     let mut key = Key::readable(ctx, args.raw(1));
     let Some(entry) = key.value::<CacheEntry>()? else {

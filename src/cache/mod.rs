@@ -6,5 +6,6 @@
 pub mod commands;
 pub mod core;
 pub mod data_type;
+pub mod requests;
 pub mod table;
 pub mod wire;

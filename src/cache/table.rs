@@ -3,69 +3,65 @@
 //! arity and arguments and reads calls (`common::grammar`).
 
 use crate::cache::commands as cache;
-use crate::common::grammar::{arg, key, option, Arg, Grammar, Kind};
+use crate::cache::requests as req;
+use crate::common::grammar::Request;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
 
 /// `CACHE.*`: every command of the family, internal ones included.
 pub const COMMANDS: &[Command] = &[
     Command {
-        name: "cache.set",
+        name: <req::Set as Request>::NAME,
         func: command_fn!(cache::set),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Caches a value, fresh for ttl_ms then served stale for STALE ms: 1, or 0 when refused (an older VERSION than the stored one, or a LEASE token that is no longer current). Hands the value to clients waiting for a refresh.",
             complexity: "O(N) where N is the value's length",
-            grammar: Grammar::new(&[key(), arg("value", Kind::Str), arg("ttl_ms", Kind::Int), option("STALE", "stale_ms", Kind::Int), option("VERSION", "version", Kind::Int), option("LEASE", "token", Kind::Int)]),
+            grammar: <req::Set as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },
     Command {
-        name: "cache.get",
+        name: <req::Get as Request>::NAME,
         func: command_fn!(cache::get),
         flags: "write blocking",
         doc: Doc {
             summary: "The value when fresh (and at least MINVERSION), else nil. HOT keeps an often-read key fresh. LEASE turns a miss into one refresh: [value, 0] when fresh, [stale value or nil, token] for the caller who refreshes, [stale value or nil, 0] while another does; WAIT blocks for the refreshed value instead of nil.",
             complexity: "O(1)",
-            grammar: Grammar::new(&[
-                key(),
-                option("MINVERSION", "version", Kind::Int),
-                Arg { name: "hot", kind: Kind::Block(&[arg("reads", Kind::Int), arg("window_ms", Kind::Int), Arg { name: "ttl_ms", kind: Kind::Int, token: Some("EXTEND"), optional: false, multiple: false }]), token: Some("HOT"), optional: true, multiple: false },
-                Arg { name: "lease", kind: Kind::Block(&[arg("lease_ms", Kind::Int), option("WAIT", "timeout_ms", Kind::Int)]), token: Some("LEASE"), optional: true, multiple: false },
-            ]),
+            grammar: <req::Get as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },
     Command {
-        name: "cache.info",
+        name: <req::Info as Request>::NAME,
         func: command_fn!(cache::info),
         flags: "readonly fast",
         doc: Doc {
             summary: "version, fresh_ms (negative once stale), stale_ms (until the value is dropped), reads in the current HOT window, the live lease token (0 if none) and waiters of a cache key; nil when it is missing.",
             complexity: "O(1)",
-            grammar: Grammar::new(&[key()]),
+            grammar: <req::Info as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },
     Command {
-        name: "cache._set",
+        name: <req::SetWhole as Request>::NAME,
         func: command_fn!(cache::set_entry),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Internal: sets a cache entry (value and version:fresh_until:stale_until:lease:lease_until) with absolute times (replication and AOF).",
             complexity: "O(N) where N is the value's length",
-            grammar: Grammar::new(&[key(), arg("value", Kind::Str), arg("state", Kind::Str)]),
+            grammar: <req::SetWhole as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },
     Command {
-        name: "cache._meta",
+        name: <req::SetMeta as Request>::NAME,
         func: command_fn!(cache::set_meta),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Internal: sets a cache entry's state but its value (version:fresh_until:stale_until:lease:lease_until) with absolute times (replication and AOF).",
             complexity: "O(1)",
-            grammar: Grammar::new(&[key(), arg("state", Kind::Str)]),
+            grammar: <req::SetMeta as Request>::GRAMMAR,
             since: "0.2.0",
         },
     },

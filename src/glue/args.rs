@@ -48,15 +48,6 @@ impl<'a> Args<'a> {
         parse_i64(self.bytes(i)).ok_or(err)
     }
 
-    /// Errors with the arity message of `cmd` unless `ok` holds.
-    pub fn arity(&self, cmd: &'static str, ok: bool) -> Result<(), WardenError> {
-        if ok {
-            Ok(())
-        } else {
-            Err(WardenError::WrongArity(cmd.into()))
-        }
-    }
-
     /// The call read into the command's typed request `R` by its grammar.
     pub fn parse<R: Request<'a>>(&self) -> Result<R, Refused> {
         grammar::parse(self)

@@ -151,23 +151,23 @@ fn store(key: &Key, state: LockState) {
 
 /// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n]`
 pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let options = match args.parse::<req::Acquire>() {
+    let request = match args.parse::<req::Acquire>() {
         Ok(request) => request,
         Err(r) if r.at == req::TTL_AT => return apply_replayed(ctx, args, r.error),
         Err(r) => return Err(r.error),
     };
-    let (owner, ttl_ms, options) = (options.owner, options.ttl_ms, &options);
+    let (owner, ttl_ms, options) = (request.owner, request.ttl_ms, &request);
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     replicas::require(ctx, now)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if options.want != Want::Exclusive {
-        return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, &options, now);
+        return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, options, now);
     }
     let mut current = match lock_of(&mut key)? {
         Lock::Set(_) => {
-            return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, &options, now);
+            return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, options, now);
         }
         Lock::One(state) => Some(state),
         Lock::Free => None,
@@ -181,7 +181,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         current = match lock_of(&mut key)? {
             // Shared or semaphore waiters got it: this caller waits behind.
             Lock::Set(_) => {
-                return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, &options, now);
+                return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, options, now);
             }
             Lock::One(state) => Some(state),
             Lock::Free => None,
@@ -212,7 +212,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         }
         Acquire::Busy => {
             let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
-            wait_or_nil(ctx, args, owner, ttl_ms, &options, holder_deadline, now)?;
+            wait_or_nil(ctx, args, owner, ttl_ms, options, holder_deadline, now)?;
         }
     }
     Ok(())

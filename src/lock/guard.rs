@@ -23,8 +23,6 @@ use crate::lock::core::guard::refusal;
 use crate::lock::replicas;
 use crate::lock::requests::{Guard, COMMAND_AT};
 
-/// Position of the guarded command's name in DLOCK.GUARD's arguments.
-
 /// The most verdicts kept; past it the cache starts over (only names the
 /// server knows are kept, so this bounds nothing a client could grow).
 const MAX_VERDICTS: usize = 1024;

@@ -10,15 +10,16 @@
 use std::ffi::{c_long, CStr};
 
 use crate::common::error::WardenError;
-use crate::common::parse::{cell_integer, is_keyword, IntArg};
+use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
 use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
 use crate::glue::stats;
-use crate::rate::core::bucket::{self, BucketLimit};
-use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, Rate, MAX_LIMITS};
-use crate::rate::core::window::{self, WindowLimit, WindowState};
+use crate::rate::core::bucket::{self};
+use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
+use crate::rate::core::window::{self, WindowState};
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
+use crate::rate::requests::{Gcra, Leaky, SetState, Token, Window, FIRST_PARAMETER_AT};
 use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT};
 
 /// The limiter in a key: `Ok(None)` when the key is empty.
@@ -27,64 +28,6 @@ fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, 
         Some(l) if l.kind() != kind => Err(WardenError::LimiterKindMismatch),
         found => Ok(found),
     }
-}
-
-/// An integer argument in its range (never negative, so a `u64`).
-fn count_arg(bytes: &[u8], arg: IntArg) -> Result<u64, WardenError> {
-    arg.parse(bytes).map(|v| v as u64)
-}
-
-/// Parses `[NAME value]...` options from `args[from..]`; each name at most once.
-fn options<const N: usize>(
-    args: &Args,
-    from: usize,
-    names: [(&str, IntArg); N],
-) -> Result<[Option<u64>; N], WardenError> {
-    let mut values = [None; N];
-    let mut i = from;
-    while i < args.len() {
-        let word = args.bytes(i);
-        let at = names
-            .iter()
-            .position(|(n, _)| is_keyword(word, n))
-            .ok_or(WardenError::Syntax)?;
-        if values[at].is_some() || i + 1 >= args.len() {
-            return Err(WardenError::Syntax);
-        }
-        values[at] = Some(count_arg(args.bytes(i + 1), names[at].1)?);
-        i += 2;
-    }
-    Ok(values)
-}
-
-/// Whether an argument after a limit starts the options: a word that
-/// begins with a letter (`COST`, `MAXWAIT`, or an unknown one, a syntax
-/// error) and is not the rate `inf`.
-fn starts_options(word: &[u8]) -> bool {
-    word.first().is_some_and(u8::is_ascii_alphabetic) && !word.eq_ignore_ascii_case(b"inf")
-}
-
-/// Reads the limits `first second [first second ...]` from `args[3..]`
-/// (the first `first`, `args[2]`, is parsed by the caller as `head`) until
-/// an argument that starts the options; returns how many were read and the
-/// index of the options.
-fn limits<L: Copy>(
-    args: &Args,
-    head: L,
-    out: &mut [L; MAX_LIMITS],
-    parse: impl Fn(Option<L>, &[u8], &[u8]) -> Result<L, WardenError>,
-) -> Result<(usize, usize), WardenError> {
-    out[0] = parse(Some(head), &[], args.bytes(3))?;
-    let (mut n, mut i) = (1, 4);
-    while i < args.len() && !starts_options(args.bytes(i)) {
-        if i + 1 >= args.len() {
-            return Err(WardenError::Syntax); // a first without its second
-        }
-        let slot = out.get_mut(n).ok_or(WardenError::TooManyLimits)?;
-        *slot = parse(None, args.bytes(i), args.bytes(i + 1))?;
-        (n, i) = (n + 1, i + 2);
-    }
-    Ok((n, i))
 }
 
 /// Stores a limiter's new states with their absolute expiry and emits the
@@ -168,6 +111,16 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
     Ok(())
 }
 
+/// The call read into `R`; `None` when it was a replicated call carrying its
+/// effect in its first parameter, applied here (`apply_replayed`).
+fn request<'a, R: Request<'a>>(ctx: *mut Ctx, args: &Args<'a>) -> Result<Option<R>, WardenError> {
+    match args.parse::<R>() {
+        Ok(request) => Ok(Some(request)),
+        Err(r) if r.at == FIRST_PARAMETER_AT => apply_replayed(ctx, args, r.error).map(|()| None),
+        Err(r) => Err(r.error),
+    }
+}
+
 fn reply_decision(ctx: *mut Ctx, d: &Decision) {
     stats::count(if d.allowed {
         &stats::RL_ALLOWED
@@ -217,52 +170,29 @@ fn run_buckets(
     Ok(())
 }
 
-/// A `rate burst` pair of RL.TOKEN (`rate` already parsed for the first).
-fn token_limit(
-    rate: Option<BucketLimit>,
-    r: &[u8],
-    burst: &[u8],
-) -> Result<BucketLimit, WardenError> {
-    let rate = match rate {
-        Some(first) => first.rate,
-        None => Rate::parse(r)?,
-    };
-    let size = count_arg(burst, rate::BURST)?;
-    Ok(BucketLimit { rate, size })
-}
-
 /// `RL.TOKEN key rate burst [rate burst ...] [COST n] [MAXWAIT ms]`
 pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("rl.token", args.len() >= 4)?;
-    let rate = match Rate::parse(args.bytes(2)) {
-        Ok(rate) => rate,
-        Err(e) => return apply_replayed(ctx, args, e),
+    let Some(r) = request::<Token>(ctx, args)? else {
+        return Ok(());
     };
-    let mut pairs = [BucketLimit::NONE; MAX_LIMITS];
-    let head = BucketLimit { rate, size: 0 };
-    let (n, at) = limits(args, head, &mut pairs, token_limit)?;
-    let [cost, max_wait] = options(
+    let (limits, cost, max_wait) = (&r.limits[..r.count], r.cost, r.max_wait_ms);
+    run_buckets(
+        ctx,
         args,
-        at,
-        [("COST", rate::COST), ("MAXWAIT", rate::MAX_WAIT_MS)],
-    )?;
-    let (cost, max_wait) = (cost.unwrap_or(1), max_wait.unwrap_or(0));
-    run_buckets(ctx, args, LimiterKind::Token, n, |stored, now, out| {
-        bucket::token_buckets(stored, &pairs[..n], cost, max_wait, now, out)
-    })
+        LimiterKind::Token,
+        r.count,
+        |stored, now, out| bucket::token_buckets(stored, limits, cost, max_wait, now, out),
+    )
 }
 
 /// `RL.LEAKY key rate capacity [COST n]`
 pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("rl.leaky", args.len() >= 4)?;
-    let rate = match Rate::parse(args.bytes(2)) {
-        Ok(rate) => rate,
-        Err(e) => return apply_replayed(ctx, args, e),
+    let Some(r) = request::<Leaky>(ctx, args)? else {
+        return Ok(());
     };
-    let capacity = count_arg(args.bytes(3), rate::LEAKY_CAPACITY)?;
-    let [cost] = options(args, 4, [("COST", rate::COST)])?;
+    let (rate, capacity, cost) = (r.limit.rate, r.limit.size, r.cost);
     run_buckets(ctx, args, LimiterKind::Leaky, 1, |stored, now, out| {
-        let o = bucket::leaky_bucket(stored.first(), rate, capacity, cost.unwrap_or(1), now)?;
+        let o = bucket::leaky_bucket(stored.first(), rate, capacity, cost, now)?;
         if let (Some((s, _)), Some(slot)) = (o.store, out.first_mut()) {
             *slot = s;
         }
@@ -273,34 +203,11 @@ pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     })
 }
 
-/// A `limit window` pair of RL.WINDOW (`limit` already parsed for the first).
-fn window_limit(
-    limit: Option<WindowLimit>,
-    l: &[u8],
-    window: &[u8],
-) -> Result<WindowLimit, WardenError> {
-    let limit = match limit {
-        Some(first) => first.limit,
-        None => count_arg(l, rate::WINDOW_LIMIT)?,
-    };
-    let window_ms = count_arg(window, rate::WINDOW_MS)?;
-    Ok(WindowLimit { limit, window_ms })
-}
-
 /// `RL.WINDOW key limit window_ms [limit window_ms ...] [COST n]`
 pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("rl.window", args.len() >= 4)?;
-    let limit = match count_arg(args.bytes(2), rate::WINDOW_LIMIT) {
-        Ok(limit) => limit,
-        Err(e) => return apply_replayed(ctx, args, e),
+    let Some(r) = request::<Window>(ctx, args)? else {
+        return Ok(());
     };
-    let mut pairs = [WindowLimit::NONE; MAX_LIMITS];
-    let head = WindowLimit {
-        limit,
-        window_ms: 0,
-    };
-    let (n, at) = limits(args, head, &mut pairs, window_limit)?;
-    let [cost] = options(args, at, [("COST", rate::COST)])?;
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
     let stored: &[WindowState] = match limiter_in(&mut key, LimiterKind::Window)? {
@@ -308,37 +215,23 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         _ => &[],
     };
     let mut out = [WindowState::NONE; MAX_LIMITS];
-    let d = window::sliding_windows(stored, &pairs[..n], cost.unwrap_or(1), now, &mut out)?;
-    write(ctx, args, &mut key, LimiterRef::Window(&out[..n]), d.store);
+    let d = window::sliding_windows(stored, &r.limits[..r.count], r.cost, now, &mut out)?;
+    write(
+        ctx,
+        args,
+        &mut key,
+        LimiterRef::Window(&out[..r.count]),
+        d.store,
+    );
     reply_decision(ctx, &d.reply);
     Ok(())
-}
-
-/// An `RL.GCRA` integer in any form `CL.THROTTLE` takes (`+60`, `060`).
-fn gcra_arg(bytes: &[u8], arg: IntArg) -> Result<u64, WardenError> {
-    count_arg(cell_integer(bytes), arg)
 }
 
 /// `RL.GCRA key max_burst count period_s [quantity | QUANTITY n]`, replying
 /// like redis-cell's `CL.THROTTLE` and reading its arguments the same way.
 pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    args.arity("rl.gcra", args.len() >= 5)?;
-    let max_burst = match gcra_arg(args.bytes(2), rate::GCRA_MAX_BURST) {
-        Ok(max_burst) => max_burst,
-        Err(e) => return apply_replayed(ctx, args, e),
-    };
-    let count = gcra_arg(args.bytes(3), rate::GCRA_COUNT)?;
-    let period = gcra_arg(args.bytes(4), rate::GCRA_PERIOD_S)?;
-    let quantity = match args.len() {
-        5 => None,
-        // CL.THROTTLE's positional quantity.
-        6 if !is_keyword(args.bytes(5), "QUANTITY") => {
-            Some(gcra_arg(args.bytes(5), rate::GCRA_QUANTITY)?)
-        }
-        7 if is_keyword(args.bytes(5), "QUANTITY") => {
-            Some(gcra_arg(args.bytes(6), rate::GCRA_QUANTITY)?)
-        }
-        _ => return Err(WardenError::Syntax),
+    let Some(r) = request::<Gcra>(ctx, args)? else {
+        return Ok(());
     };
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
@@ -348,10 +241,10 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let out = rate::gcra(
         state.as_ref(),
-        max_burst,
-        count,
-        period,
-        quantity.unwrap_or(1),
+        r.max_burst,
+        r.count,
+        r.period_s,
+        r.quantity,
         now,
     )?;
     if let Some((s, expires)) = out.store {
@@ -384,8 +277,8 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// expiry). Internal.
 pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "rl._set")?;
-    args.arity("rl._set", args.len() == 3)?;
-    let (limiter, expires) = SetLimiter::parse(args.bytes(2))?;
+    let request = args.parse::<SetState>()?;
+    let (limiter, expires) = SetLimiter::parse(request.state)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;

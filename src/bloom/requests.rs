@@ -1,0 +1,369 @@
+//! The Bloom family's typed requests: each command's grammar (what `COMMAND
+//! DOCS` shows, its arity, and how a call is read) and the values a call
+//! carries, checked as they are read. `BF._LOADX` is read by its wire format
+//! (`wire::LoadFilter`); its grammar here is what `COMMAND DOCS` shows.
+
+use crate::bloom::core::aging::{validate_window, WINDOW};
+use crate::bloom::core::dump::{LOAD_ITERATOR, SCAN_ITERATOR};
+use crate::bloom::core::filter::{validate_error_rate, BloomParams, CAPACITY, MAX_EXPANSION};
+use crate::common::error::WardenError;
+use crate::common::grammar::{
+    arg, chosen, flag, items, key, one_of, option, optional, required, Arg, Grammar, Kind, Request,
+};
+use crate::common::parse::{is_keyword, parse_f64, parse_i64};
+use crate::glue::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
+
+/// An error rate: a number in (0, 1).
+fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {
+    let p = parse_f64(bytes).ok_or(WardenError::BadErrorRate)?;
+    validate_error_rate(p)?;
+    Ok(p)
+}
+
+/// A capacity in its range.
+fn capacity_arg(bytes: &[u8]) -> Result<u64, WardenError> {
+    CAPACITY.parse(bytes).map(|c| c as u64)
+}
+
+/// An expansion in 1..=32768.
+fn expansion_arg(bytes: &[u8]) -> Result<u32, WardenError> {
+    match parse_i64(bytes) {
+        Some(e) if (1..=i64::from(MAX_EXPANSION)).contains(&e) => Ok(e as u32),
+        _ => Err(WardenError::BadExpansion),
+    }
+}
+
+/// Creation options shared by BF.RESERVEX and BF.INSERTX (and the defaults
+/// BF.ADDX and BF.MADDX create with).
+#[derive(Default)]
+pub struct CreateOptions {
+    /// `error_rate` or `ERROR e`.
+    pub error_rate: Option<f64>,
+    /// `capacity` or `CAPACITY c`.
+    pub capacity: Option<u64>,
+    /// `EXPANSION n`.
+    pub expansion: Option<u32>,
+    /// `NONSCALING`.
+    pub nonscaling: bool,
+    /// `NOCREATE` (BF.INSERTX only).
+    pub nocreate: bool,
+    /// `AGE window_ms` (BF.RESERVEX only).
+    pub age: Option<u64>,
+}
+
+impl CreateOptions {
+    /// Parameters of a new filter, with module defaults for what is missing.
+    pub fn params(&self) -> Result<BloomParams, WardenError> {
+        if self.age.is_some() && (self.nonscaling || self.expansion.is_some()) {
+            return Err(WardenError::AgeWithScaling);
+        }
+        if self.nonscaling && self.expansion.is_some() {
+            return Err(WardenError::NonScalingExpansion);
+        }
+        let expansion = if self.nonscaling {
+            0
+        } else {
+            self.expansion.unwrap_or(BF_EXPANSION.get() as u32)
+        };
+        let params = BloomParams {
+            error_rate: self.error_rate.unwrap_or_else(config::bf_error_rate),
+            capacity: self.capacity.unwrap_or(BF_INITIAL_CAPACITY.get() as u64),
+            expansion,
+        };
+        params.validate()?;
+        Ok(params)
+    }
+}
+
+impl CreateOptions {
+    /// Takes one creation option's value.
+    fn take(&mut self, arg: &'static Arg, word: &[u8]) -> Result<(), WardenError> {
+        match arg.name {
+            "error_rate" => self.error_rate = Some(error_rate_arg(word)?),
+            "capacity" => self.capacity = Some(capacity_arg(word)?),
+            "expansion" => self.expansion = Some(expansion_arg(word)?),
+            "NONSCALING" => self.nonscaling = true,
+            "NOCREATE" => self.nocreate = true,
+            "window_ms" => {
+                let window = WINDOW.parse(word)? as u64;
+                validate_window(window)?;
+                self.age = Some(window);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// `BF.RESERVEX key error_rate capacity [EXPANSION n | NONSCALING | AGE window_ms]`:
+/// the choice is checked by `CreateOptions::params`, which names a combination.
+pub struct Reserve(pub CreateOptions);
+
+impl<'a> Request<'a> for Reserve {
+    const NAME: &'static str = "bf.reservex";
+    const GRAMMAR: Grammar = Grammar::choices_checked_by_request(&[
+        key(),
+        arg("error_rate", Kind::Double),
+        arg("capacity", Kind::Int),
+        one_of(
+            "shape",
+            &[
+                chosen(option("EXPANSION", "expansion", Kind::Int)),
+                chosen(flag("NONSCALING")),
+                chosen(option("AGE", "window_ms", Kind::Int)),
+            ],
+        ),
+    ]);
+
+    fn empty() -> Self {
+        Reserve(CreateOptions::default())
+    }
+
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        self.0.take(arg, word)
+    }
+}
+
+/// `BF.INSERTX key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
+pub struct Insert {
+    /// The options of a filter it creates.
+    pub options: CreateOptions,
+    /// How many items (the last words of the call).
+    pub items: usize,
+}
+
+impl<'a> Request<'a> for Insert {
+    const NAME: &'static str = "bf.insertx";
+    const GRAMMAR: Grammar = Grammar::new(&[
+        key(),
+        option("CAPACITY", "capacity", Kind::Int),
+        option("ERROR", "error_rate", Kind::Double),
+        option("EXPANSION", "expansion", Kind::Int),
+        flag("NOCREATE"),
+        flag("NONSCALING"),
+        required(Arg {
+            multiple: true,
+            ..option("ITEMS", "item", Kind::Str)
+        }),
+    ]);
+
+    fn empty() -> Self {
+        Insert {
+            options: CreateOptions::default(),
+            items: 0,
+        }
+    }
+
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        if arg.name == "item" {
+            self.items += 1;
+            return Ok(());
+        }
+        self.options.take(arg, word)
+    }
+}
+
+/// A command on one filter and items that are the rest of the call (read
+/// from the call by position): `BF.ADDX`, `BF.MADDX`, `BF.EXISTSX`,
+/// `BF.MEXISTSX`, `BF.CARDX`. `N` picks the command.
+pub struct Items<const N: u8>;
+
+/// `BF.ADDX key item`
+pub type Add = Items<0>;
+/// `BF.MADDX key item [item ...]`
+pub type MultiAdd = Items<1>;
+/// `BF.EXISTSX key item`
+pub type Exists = Items<2>;
+/// `BF.MEXISTSX key item [item ...]`
+pub type MultiExists = Items<3>;
+/// `BF.CARDX key`
+pub type Card = Items<4>;
+
+/// One item.
+const ONE_ITEM: &[Arg] = &[key(), arg("item", Kind::Str)];
+/// Items to the end.
+const ITEMS: &[Arg] = &[key(), items("item")];
+/// The key alone.
+const KEY_ONLY: &[Arg] = &[key()];
+
+impl<'a, const N: u8> Request<'a> for Items<N> {
+    const NAME: &'static str = match N {
+        0 => "bf.addx",
+        1 => "bf.maddx",
+        2 => "bf.existsx",
+        3 => "bf.mexistsx",
+        _ => "bf.cardx",
+    };
+    const GRAMMAR: Grammar = Grammar::new(match N {
+        0 | 2 => ONE_ITEM,
+        1 | 3 => ITEMS,
+        _ => KEY_ONLY,
+    });
+
+    fn empty() -> Self {
+        Items
+    }
+
+    fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
+        Ok(())
+    }
+}
+
+/// The fields of BF.INFOX, in order, with the word that selects each alone;
+/// the last, the window, only for an aging filter.
+pub const INFO_FIELDS: [(&str, &str); 7] = [
+    ("CAPACITY", "Capacity"),
+    ("SIZE", "Size"),
+    ("FILTERS", "Number of filters"),
+    ("ITEMS", "Number of items inserted"),
+    ("EXPANSION", "Expansion rate"),
+    ("ERROR", "Error rate"),
+    ("WINDOW", "Window"),
+];
+
+/// `BF.INFOX key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|ERROR|WINDOW]`
+pub struct Info {
+    /// The one field asked for (an index of `INFO_FIELDS`), or all.
+    pub only: Option<usize>,
+}
+
+impl<'a> Request<'a> for Info {
+    const NAME: &'static str = "bf.infox";
+    const GRAMMAR: Grammar = Grammar::new(&[key(), optional(arg("field", Kind::Str))]);
+
+    fn empty() -> Self {
+        Info { only: None }
+    }
+
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        if arg.name == "field" {
+            let at = INFO_FIELDS.iter().position(|(w, _)| is_keyword(word, w));
+            self.only = Some(at.ok_or(WardenError::Syntax)?);
+        }
+        Ok(())
+    }
+}
+
+/// `BF.SCANDUMPX key iterator` and `BF.LOADCHUNKX key iterator data`
+/// (`LOAD` picks the second).
+pub struct Chunk<'a, const LOAD: bool> {
+    /// Which chunk.
+    pub iterator: u64,
+    /// LOADCHUNKX's data.
+    pub data: &'a [u8],
+}
+
+/// The arguments of `BF.SCANDUMPX`.
+const SCAN_DUMP: &[Arg] = &[key(), arg("iterator", Kind::Int)];
+/// The arguments of `BF.LOADCHUNKX`.
+const LOAD_CHUNK: &[Arg] = &[key(), arg("iterator", Kind::Int), arg("data", Kind::Str)];
+
+/// `BF.SCANDUMPX key iterator`
+pub type ScanDump<'a> = Chunk<'a, false>;
+/// `BF.LOADCHUNKX key iterator data`
+pub type LoadChunk<'a> = Chunk<'a, true>;
+
+impl<'a, const LOAD: bool> Request<'a> for Chunk<'a, LOAD> {
+    const NAME: &'static str = if LOAD {
+        "bf.loadchunkx"
+    } else {
+        "bf.scandumpx"
+    };
+    const GRAMMAR: Grammar = Grammar::new(if LOAD { LOAD_CHUNK } else { SCAN_DUMP });
+
+    fn empty() -> Self {
+        Chunk {
+            iterator: 0,
+            data: &[],
+        }
+    }
+
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        match arg.name {
+            "iterator" if LOAD => self.iterator = LOAD_ITERATOR.parse(word)? as u64,
+            "iterator" => self.iterator = SCAN_ITERATOR.parse(word)? as u64,
+            "data" => self.data = word,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// `BF._ADDATX key unix_ms item [item ...]`: an aging filter's adds as of a
+/// master's time.
+pub struct AddAt {
+    /// The master's time.
+    pub at: u64,
+}
+
+impl<'a> Request<'a> for AddAt {
+    const NAME: &'static str = "bf._addatx";
+    const GRAMMAR: Grammar = Grammar::new(&[key(), arg("unix_ms", Kind::Int), items("item")]);
+
+    fn empty() -> Self {
+        AddAt { at: 0 }
+    }
+
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        if arg.name == "unix_ms" {
+            self.at = parse_i64(word)
+                .and_then(|ms| u64::try_from(ms).ok())
+                .ok_or(WardenError::InvalidState("time"))?;
+        }
+        Ok(())
+    }
+}
+
+/// `BF._LOADX key LAYER … | BITS … | AGE …`: the AOF form of a filter. Read
+/// by its wire format (`wire::LoadFilter`); this is its documented grammar.
+pub struct Load;
+
+impl<'a> Request<'a> for Load {
+    const NAME: &'static str = "bf._loadx";
+    const GRAMMAR: Grammar = Grammar::new(&[
+        key(),
+        required(one_of(
+            "chunk",
+            &[
+                chosen(Arg {
+                    kind: Kind::Block(&[
+                        arg("error_rate", Kind::Double),
+                        arg("expansion", Kind::Int),
+                        arg("index", Kind::Int),
+                        arg("capacity", Kind::Int),
+                        arg("layer_error", Kind::Double),
+                        arg("hashes", Kind::Int),
+                        arg("items", Kind::Int),
+                        arg("bits", Kind::Int),
+                        optional(arg("opened", Kind::Int)),
+                    ]),
+                    ..option("LAYER", "layer", Kind::Int)
+                }),
+                chosen(Arg {
+                    kind: Kind::Block(&[
+                        arg("index", Kind::Int),
+                        arg("word_offset", Kind::Int),
+                        arg("bytes", Kind::Str),
+                    ]),
+                    ..option("BITS", "bits", Kind::Int)
+                }),
+                chosen(Arg {
+                    kind: Kind::Block(&[
+                        arg("error_rate", Kind::Double),
+                        arg("capacity", Kind::Int),
+                        arg("window_ms", Kind::Int),
+                    ]),
+                    ..option("AGE", "age", Kind::Int)
+                }),
+            ],
+        )),
+    ]);
+
+    fn empty() -> Self {
+        Load
+    }
+
+    fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
+        Ok(())
+    }
+}
