@@ -204,6 +204,10 @@ impl<'a, const N: u8> Request<'a> for Items<N> {
         Items
     }
 
+    fn reads(_: &'static Arg) -> bool {
+        false
+    }
+
     fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
         Ok(())
     }
@@ -361,6 +365,10 @@ impl<'a> Request<'a> for Load {
 
     fn empty() -> Self {
         Load
+    }
+
+    fn reads(_: &'static Arg) -> bool {
+        false
     }
 
     fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {

@@ -141,6 +141,10 @@ impl<'a> Request<'a> for Info {
         Info
     }
 
+    fn reads(_: &'static Arg) -> bool {
+        false
+    }
+
     fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
         Ok(())
     }

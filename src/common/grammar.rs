@@ -184,15 +184,30 @@ pub struct Grammar {
     /// rule); false: each part is read as an option of its own and the
     /// request refuses a combination with an error that names it.
     pub exclusive: bool,
+    /// Index of the first option in `args` (the positionals come before it).
+    first_option: usize,
+    /// Whether an option must be given (`ITEMS item ...`).
+    required_option: bool,
 }
 
 impl Grammar {
     /// A grammar whose options are read one by one.
     pub const fn new(args: &'static [Arg]) -> Grammar {
+        let mut first_option = 0;
+        while first_option < args.len() && is_positional(&args[first_option]) {
+            first_option += 1;
+        }
+        let (mut required_option, mut i) = (false, first_option);
+        while i < args.len() {
+            required_option |= !args[i].optional;
+            i += 1;
+        }
         Grammar {
             args,
             tail: Tail::Options,
             exclusive: true,
+            first_option,
+            required_option,
         }
     }
 
@@ -259,6 +274,7 @@ const fn varies(a: &Arg) -> bool {
 }
 
 /// Words one occurrence of `a` takes: its token, then its value or block.
+#[inline]
 const fn words_of(a: &Arg) -> i32 {
     let token = if a.token.is_some() { 1 } else { 0 };
     let value = match a.kind {
@@ -324,8 +340,17 @@ pub trait Request<'a>: Sized {
     fn empty() -> Self;
 
     /// Takes the value `word` of the argument `arg` (for a pure token, the
-    /// token itself; for the key, the key); an error stops the parse.
+    /// token itself; never the key, which a command opens by position); an
+    /// error stops the parse.
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError>;
+
+    /// Whether the request reads the value of `arg`: the word of one it does
+    /// not read is never fetched (a command that reads its items by
+    /// position, or carries another command's arguments).
+    #[inline(always)]
+    fn reads(_arg: &'static Arg) -> bool {
+        true
+    }
 
     /// Checks the request once every word is read (rules across arguments).
     fn finish(self) -> Result<Self, WardenError> {
@@ -351,6 +376,7 @@ impl From<Refused> for WardenError {
 }
 
 /// Reads a call (`words`, the command name first) into `R` by `R::GRAMMAR`.
+#[inline(always)]
 pub fn parse<'a, R: Request<'a>, W: Words<'a> + ?Sized>(words: &W) -> Result<R, Refused> {
     let mut reader = Reader {
         words,
@@ -360,8 +386,11 @@ pub fn parse<'a, R: Request<'a>, W: Words<'a> + ?Sized>(words: &W) -> Result<R, 
         lifetime: std::marker::PhantomData,
     };
     let grammar = R::GRAMMAR;
-    let first_option = reader.positionals(grammar.args)?;
-    let options = &grammar.args[first_option..];
+    reader.positionals(
+        &grammar.args[..grammar.first_option],
+        grammar.first_option < grammar.args.len(),
+    )?;
+    let options = &grammar.args[grammar.first_option..];
     if options.is_empty() {
         if reader.at < words.count() {
             return Err(reader.arity());
@@ -370,7 +399,7 @@ pub fn parse<'a, R: Request<'a>, W: Words<'a> + ?Sized>(words: &W) -> Result<R, 
         if grammar.tail == Tail::Exact {
             reader.check_exact(options)?;
         }
-        reader.options(options, grammar.exclusive)?;
+        reader.options(options, grammar.exclusive, grammar.required_option)?;
     }
     reader
         .request
@@ -385,7 +414,30 @@ pub fn starts_options(word: &[u8]) -> bool {
     word.first().is_some_and(u8::is_ascii_alphabetic) && !word.eq_ignore_ascii_case(b"inf")
 }
 
+/// Words one occurrence of `a` takes, without a loop for a single value.
+#[inline(always)]
+fn width(a: &Arg) -> usize {
+    let token = usize::from(a.token.is_some());
+    match a.kind {
+        Kind::Flag => token,
+        Kind::Key | Kind::Str | Kind::Int | Kind::Double => token + 1,
+        Kind::Block(parts) => {
+            token
+                + parts
+                    .iter()
+                    .filter(|p| !p.optional)
+                    .map(|p| match p.kind {
+                        Kind::Block(_) | Kind::OneOf(_) => words_of(p) as usize,
+                        _ => usize::from(p.token.is_some()) + usize::from(p.kind != Kind::Flag),
+                    })
+                    .sum::<usize>()
+        }
+        Kind::OneOf(_) => words_of(a) as usize,
+    }
+}
+
 /// Whether `a` is read as a positional argument (no token, not a choice).
+#[inline(always)]
 const fn is_positional(a: &Arg) -> bool {
     a.token.is_none() && !matches!(a.kind, Kind::OneOf(_))
 }
@@ -416,45 +468,54 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
         }
     }
 
+    #[inline(always)]
     fn left(&self) -> usize {
         self.words.count().saturating_sub(self.at)
     }
 
     /// Hands word `i` to the request as the value of `arg`.
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, i: usize) -> Result<(), Refused> {
+        if !R::reads(arg) {
+            return Ok(());
+        }
         let word = self.words.word(i);
         self.request
             .take(arg, word)
             .map_err(|error| Refused { at: i, error })
     }
 
-    /// Reads the leading positional arguments; returns the index of the
-    /// first option in `args`.
-    fn positionals(&mut self, args: &'static [Arg]) -> Result<usize, Refused> {
-        for (n, arg) in args.iter().enumerate() {
-            if !is_positional(arg) {
-                return Ok(n);
-            }
-            let options_follow = args[n + 1..].iter().any(|a| !is_positional(a));
-            if arg.multiple {
+    /// Reads the leading positional arguments `args` (options follow them
+    /// when `options_follow`). The key is not handed over: a command opens it
+    /// by its position.
+    #[inline(always)]
+    fn positionals(&mut self, args: &'static [Arg], options_follow: bool) -> Result<(), Refused> {
+        for arg in args {
+            if arg.kind == Kind::Key {
+                if self.left() == 0 {
+                    return Err(self.arity());
+                }
+                self.at += 1;
+            } else if arg.multiple {
                 self.repeated(arg, options_follow)?;
             } else if arg.optional {
                 if self.left() > 0 {
                     self.value(arg)?;
                 }
-            } else if self.left() < words_of(arg) as usize {
+            } else if self.left() < width(arg) {
                 return Err(self.arity());
             } else {
                 self.value(arg)?;
             }
         }
-        Ok(args.len())
+        Ok(())
     }
 
     /// Reads a repeated positional: to the end, or group by group up to a
     /// word that starts options.
+    #[inline(always)]
     fn repeated(&mut self, arg: &'static Arg, options_follow: bool) -> Result<(), Refused> {
-        let size = words_of(arg) as usize;
+        let size = width(arg);
         let mut groups = 0;
         while self.left() > 0 && !(options_follow && groups > 0 && starts_options(self.word())) {
             if self.left() < size {
@@ -480,6 +541,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
 
     /// Reads one value of `arg` (a single word, or a block's parts in order)
     /// at the current word, which the caller checked is there.
+    #[inline(always)]
     fn value(&mut self, arg: &'static Arg) -> Result<(), Refused> {
         match arg.kind {
             Kind::Block(parts) => {
@@ -502,18 +564,19 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     /// Whether the words from the current one on can hold one occurrence of
     /// the option `arg`, whose token is the current word: enough words and
     /// the inner tokens of its block in place.
+    #[inline(always)]
     fn fits(&self, arg: &Arg) -> bool {
         let after = self.at + 1;
         match arg.kind {
             Kind::Flag => true,
             Kind::Block(parts) => {
-                if self.left() < words_of(arg) as usize {
+                if self.left() < width(arg) {
                     return false;
                 }
                 let mut i = after;
                 parts.iter().all(|p| {
                     let ok = p.token.is_none_or(|t| is_keyword(self.words.word(i), t));
-                    i += words_of(p) as usize;
+                    i += width(p);
                     ok
                 })
             }
@@ -524,6 +587,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     /// The option in `options` whose token `word` is and that is not `taken`
     /// yet, with the bit that marks it taken: its top-level option's, or
     /// with `exclusive` false its own part's (bit 8·n + 1 + part).
+    #[inline(always)]
     fn find(
         options: &'static [Arg],
         taken: u128,
@@ -536,6 +600,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
 
     /// The part of a one-of in `options` without a token (a bare
     /// `quantity`), if it is not `taken` yet.
+    #[inline(always)]
     fn untokened(
         options: &'static [Arg],
         taken: u128,
@@ -546,6 +611,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
 
     /// Every option a word can pick, with the bit that marks it taken: a
     /// one-of stands for its parts.
+    #[inline(always)]
     fn choices(
         options: &'static [Arg],
         exclusive: bool,
@@ -568,16 +634,15 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     }
 
     /// `Tail::Exact`: the words left must be one option (or none).
+    #[inline(always)]
     fn check_exact(&self, options: &'static [Arg]) -> Result<(), Refused> {
         let left = self.left();
         if left == 0 {
             return Ok(());
         }
         let fits = match Self::find(options, 0, true, self.word()) {
-            Some((_, o)) => words_of(o) as usize == left && self.fits(o),
-            None => {
-                Self::untokened(options, 0, true).is_some_and(|(_, p)| words_of(p) as usize == left)
-            }
+            Some((_, o)) => width(o) == left && self.fits(o),
+            None => Self::untokened(options, 0, true).is_some_and(|(_, p)| width(p) == left),
         };
         if fits {
             Ok(())
@@ -587,7 +652,13 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     }
 
     /// Reads the options to the end of the call.
-    fn options(&mut self, options: &'static [Arg], exclusive: bool) -> Result<(), Refused> {
+    #[inline(always)]
+    fn options(
+        &mut self,
+        options: &'static [Arg],
+        exclusive: bool,
+        required: bool,
+    ) -> Result<(), Refused> {
         let mut taken = 0u128;
         while self.left() > 0 {
             let word = self.word();
@@ -620,10 +691,11 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
             }
         }
         // A required option (`ITEMS`) that never came.
-        let missing = options
-            .iter()
-            .enumerate()
-            .any(|(n, o)| !o.optional && taken & (1u128 << (8 * n)) == 0);
+        let missing = required
+            && options
+                .iter()
+                .enumerate()
+                .any(|(n, o)| !o.optional && taken & (1u128 << (8 * n)) == 0);
         if missing {
             return Err(self.arity());
         }

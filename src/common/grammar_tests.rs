@@ -143,10 +143,10 @@ fn options_in_any_order_and_case_each_once() {
     let seen = run::<0>("k o 100 reentrant WAIT 5 limit 3").expect("parses");
     assert_eq!(
         names(&seen),
-        ["key", "owner", "ttl_ms", "REENTRANT", "timeout_ms", "n"]
+        ["owner", "ttl_ms", "REENTRANT", "timeout_ms", "n"]
     );
     assert_eq!(
-        seen[3].1, "reentrant",
+        seen[2].1, "reentrant",
         "a pure token is handed over as typed"
     );
     assert_eq!(run::<0>("k o 100 WAIT 5 WAIT 6"), syntax(6), "a repeat");
@@ -171,8 +171,8 @@ fn a_bad_value_is_reported_before_a_later_syntax_error() {
 
 #[test]
 fn an_exact_tail_is_checked_whole_before_its_value() {
-    assert_eq!(names(&run::<1>("k o").expect("parses")), ["key", "owner"]);
-    assert_eq!(names(&run::<1>("k o token 5").expect("parses"))[2], "t");
+    assert_eq!(names(&run::<1>("k o").expect("parses")), ["owner"]);
+    assert_eq!(names(&run::<1>("k o token 5").expect("parses"))[1], "t");
     assert_eq!(run::<1>("k o TOKEN bad extra"), syntax(3));
     assert_eq!(run::<1>("k o TOKEN"), syntax(3));
     assert_eq!(run::<1>("k o 5 TOKEN"), syntax(3));
@@ -188,7 +188,6 @@ fn repeated_groups_stop_at_a_word_that_starts_options() {
     assert_eq!(
         names(&seen),
         [
-            "key",
             "rate",
             "burst",
             "rate",
@@ -248,10 +247,7 @@ fn a_token_that_takes_the_rest() {
 #[test]
 fn a_block_needs_its_words_and_inner_tokens() {
     let seen = run::<5>("k HOT 1 2 extend 3 MINVERSION 4").expect("parses");
-    assert_eq!(
-        names(&seen),
-        ["key", "reads", "window_ms", "ttl_ms", "version"]
-    );
+    assert_eq!(names(&seen), ["reads", "window_ms", "ttl_ms", "version"]);
     assert_eq!(run::<5>("k HOT 1 2 FOO 3"), syntax(2));
     assert_eq!(run::<5>("k HOT 1 2 EXTEND"), syntax(2));
     assert_eq!(run::<5>("k HOT 1 bad EXTEND 3").expect_err("refused").at, 4);
@@ -259,24 +255,18 @@ fn a_block_needs_its_words_and_inner_tokens() {
 
 #[test]
 fn optional_positionals_and_leftover_words() {
-    assert_eq!(names(&run::<6>("k").expect("parses")), ["key"]);
-    assert_eq!(names(&run::<6>("k f").expect("parses")), ["key", "field"]);
+    assert_eq!(names(&run::<6>("k").expect("parses")), [] as [&str; 0]);
+    assert_eq!(names(&run::<6>("k f").expect("parses")), ["field"]);
     assert_eq!(run::<6>("k f g"), arity(), "no options: a word too many");
     let seen = run::<8>("k SET a b c").expect("parses");
-    assert_eq!(names(&seen), ["key", "command", "arg", "arg", "arg"]);
-    assert_eq!(
-        names(&run::<8>("k PING").expect("parses")),
-        ["key", "command"]
-    );
+    assert_eq!(names(&seen), ["command", "arg", "arg", "arg"]);
+    assert_eq!(names(&run::<8>("k PING").expect("parses")), ["command"]);
 }
 
 #[test]
 fn choices_checked_by_the_request_are_each_an_option() {
     let seen = run::<7>("k 0.01 EXPANSION 2 NONSCALING").expect("parses");
-    assert_eq!(
-        names(&seen),
-        ["key", "error_rate", "expansion", "NONSCALING"]
-    );
+    assert_eq!(names(&seen), ["error_rate", "expansion", "NONSCALING"]);
     assert_eq!(run::<7>("k 0.01 EXPANSION 2 EXPANSION 3"), syntax(5));
 }
 

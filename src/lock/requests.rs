@@ -178,6 +178,10 @@ impl<'a> Request<'a> for Guard<'a> {
         }
     }
 
+    fn reads(arg: &'static Arg) -> bool {
+        matches!(arg.name, "owner" | "token")
+    }
+
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "owner" => self.owner = word,
@@ -204,6 +208,10 @@ impl<'a> Request<'a> for Info {
 
     fn empty() -> Self {
         Info
+    }
+
+    fn reads(_: &'static Arg) -> bool {
+        false
     }
 
     fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {

@@ -161,7 +161,7 @@ fi
             / \?\?\?:lookupCommandByCString \[/ { l = num($1) }
             / \?\?\?:RM_OpenKey \[/ { o = num($1) }
             / \?\?\?:RM_CloseKey \[/ { k = num($1) }
-            / \?\?\?:warden::effect::replicate_(in_place|marked) \[/ { e += num($1) }
+            / \?\?\?:warden::glue::effect::replicate_(in_place|marked) \[/ { e += num($1) }
             END {
                 rep = r > 0 ? sprintf("%s (%s)", fmt(r / calls), fmt(l / calls)) : "—"
                 key = o > 0 ? fmt((o + k) / calls) : "—"

@@ -26,6 +26,7 @@ mod cache_persistence;
 mod cache_waiting;
 mod cluster;
 mod cluster_slot_migration;
+mod command_docs;
 mod command_keys;
 mod compat;
 mod dlock;

@@ -857,6 +857,7 @@ pub mod bloom;
 pub mod cache;
 pub mod cluster;
 pub mod dlock;
+pub mod docs;
 pub mod fuzz_calls;
 pub mod grammar;
 pub mod payload;

@@ -1,0 +1,177 @@
+//! Commands as `COMMAND DOCS` describes them: the argument tree a server
+//! reports for a command (warden's come from the same grammar that parses its
+//! calls), and the calls that tree allows. The docs test checks the parser
+//! against it; the fuzzer draws its calls from it.
+
+use super::*;
+
+/// One documented argument.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocArg {
+    /// Its name.
+    pub name: String,
+    /// `key`, `string`, `integer`, `double`, `pure-token`, `block` or `oneof`.
+    pub kind: String,
+    /// The keyword before it, if any.
+    pub token: Option<String>,
+    /// May be left out.
+    pub optional: bool,
+    /// May repeat.
+    pub multiple: bool,
+    /// The parts of a block or one-of.
+    pub parts: Vec<DocArg>,
+}
+
+impl DocArg {
+    /// Whether it is read as a positional argument (no token, not a choice).
+    pub fn is_positional(&self) -> bool {
+        self.token.is_none() && self.kind != "oneof"
+    }
+}
+
+/// The text of a simple or bulk string reply.
+fn text(v: &Value) -> String {
+    text_of(v).unwrap_or_default()
+}
+
+/// The entries of a RESP2 map (a flat array) or a RESP3 map as pairs.
+fn pairs_of(v: &Value) -> Vec<(String, Value)> {
+    match v {
+        Value::Array(items) => items
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|c| (text(&c[0]), c[1].clone()))
+            .collect(),
+        Value::Map(items) => items.iter().map(|(k, v)| (text(k), v.clone())).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// One argument from its `COMMAND DOCS` map.
+fn doc_arg(v: &Value) -> DocArg {
+    let mut a = DocArg {
+        name: String::new(),
+        kind: String::new(),
+        token: None,
+        optional: false,
+        multiple: false,
+        parts: Vec::new(),
+    };
+    for (field, value) in pairs_of(v) {
+        match field.as_str() {
+            "name" => a.name = text(&value),
+            "type" => a.kind = text(&value),
+            "token" => a.token = Some(text(&value)),
+            "flags" => {
+                let flags: Vec<String> = match &value {
+                    Value::Array(f) | Value::Set(f) => f.iter().map(text).collect(),
+                    _ => Vec::new(),
+                };
+                a.optional = flags.iter().any(|f| f == "optional");
+                a.multiple = flags.iter().any(|f| f == "multiple");
+            }
+            "arguments" => a.parts = args_of(&value),
+            _ => {}
+        }
+    }
+    a
+}
+
+fn args_of(v: &Value) -> Vec<DocArg> {
+    match v {
+        Value::Array(items) => items.iter().map(doc_arg).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The documented arguments of `name` (after the name), from the server.
+pub fn command_docs(con: &mut Connection, name: &str) -> Vec<DocArg> {
+    let v: Value = cmd("COMMAND")
+        .arg("DOCS")
+        .arg(name)
+        .query(con)
+        .expect("COMMAND DOCS");
+    let entries = pairs_of(&v);
+    let (_, doc) = entries
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("COMMAND DOCS knows nothing of {name}: {v:?}"));
+    pairs_of(&doc)
+        .into_iter()
+        .find(|(f, _)| f == "arguments")
+        .map(|(_, a)| args_of(&a))
+        .unwrap_or_default()
+}
+
+/// The word sequences one occurrence of `a` may take, values from `value`
+/// (every choice of a one-of; an optional part of a block with and without).
+pub fn occurrences(a: &DocArg, value: &dyn Fn(&DocArg) -> Vec<u8>) -> Vec<Vec<Vec<u8>>> {
+    let token: Vec<Vec<u8>> = a.token.iter().map(|t| t.as_bytes().to_vec()).collect();
+    let bodies: Vec<Vec<Vec<u8>>> = match a.kind.as_str() {
+        "pure-token" => vec![Vec::new()],
+        "oneof" => a.parts.iter().flat_map(|p| occurrences(p, value)).collect(),
+        "block" => a.parts.iter().fold(vec![Vec::new()], |acc, p| {
+            let mut alternatives = occurrences(p, value);
+            if p.optional {
+                alternatives.push(Vec::new());
+            }
+            product(&acc, &alternatives)
+        }),
+        _ => vec![vec![value(a)]],
+    };
+    bodies
+        .into_iter()
+        .map(|b| token.iter().cloned().chain(b).collect())
+        .collect()
+}
+
+/// Every `x ++ y` for `x` in `xs`, `y` in `ys`.
+fn product(xs: &[Vec<Vec<u8>>], ys: &[Vec<Vec<u8>>]) -> Vec<Vec<Vec<u8>>> {
+    xs.iter()
+        .flat_map(|x| ys.iter().map(move |y| x.iter().chain(y).cloned().collect()))
+        .collect()
+}
+
+/// The word sequences `a` may take in a call: its occurrences, once or twice
+/// when it repeats, and nothing when it is optional.
+pub fn alternatives(a: &DocArg, value: &dyn Fn(&DocArg) -> Vec<u8>) -> Vec<Vec<Vec<u8>>> {
+    let once = occurrences(a, value);
+    let mut all = once.clone();
+    if a.multiple {
+        all.extend(product(&once[..1], &once[..1]));
+    }
+    if a.optional {
+        all.push(Vec::new());
+    }
+    all
+}
+
+/// Documented calls of a command (arguments after the name): every
+/// combination of its arguments' alternatives, with the options also in
+/// reverse order, at most `limit` of them (spread over the combinations).
+pub fn documented_calls(
+    args: &[DocArg],
+    value: &dyn Fn(&DocArg) -> Vec<u8>,
+    limit: usize,
+) -> Vec<Vec<Vec<u8>>> {
+    let split = args
+        .iter()
+        .position(|a| !a.is_positional())
+        .unwrap_or(args.len());
+    let (positionals, options) = args.split_at(split);
+    let calls = |order: &mut dyn Iterator<Item = &DocArg>| {
+        order.fold(vec![Vec::new()], |acc, a| {
+            product(&acc, &alternatives(a, value))
+        })
+    };
+    let heads = calls(&mut positionals.iter());
+    let mut tails = calls(&mut options.iter());
+    if options.len() > 1 {
+        tails.extend(calls(&mut options.iter().rev()));
+    }
+    let all = product(&heads, &tails);
+    let step = all.len().div_ceil(limit.max(1)).max(1);
+    let mut picked: Vec<Vec<Vec<u8>>> = all.into_iter().step_by(step).collect();
+    picked.dedup();
+    picked
+}
