@@ -428,7 +428,7 @@ fn width(a: &Arg) -> usize {
                     .filter(|p| !p.optional)
                     .map(|p| match p.kind {
                         Kind::Block(_) | Kind::OneOf(_) => words_of(p) as usize,
-                        _ => usize::from(p.token.is_some()) + usize::from(p.kind != Kind::Flag),
+                        _ => usize::from(p.token.is_some()) + usize::from(!matches!(p.kind, Kind::Flag)),
                     })
                     .sum::<usize>()
         }
@@ -491,7 +491,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     #[inline(always)]
     fn positionals(&mut self, args: &'static [Arg], options_follow: bool) -> Result<(), Refused> {
         for arg in args {
-            if arg.kind == Kind::Key {
+            if matches!(arg.kind, Kind::Key) {
                 if self.left() == 0 {
                     return Err(self.arity());
                 }
@@ -676,7 +676,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
                     }
                 } else if !self.fits(o) {
                     return Err(self.syntax());
-                } else if o.kind == Kind::Flag {
+                } else if matches!(o.kind, Kind::Flag) {
                     self.take(o, self.at)?;
                     self.at += 1;
                 } else {
