@@ -428,7 +428,10 @@ fn width(a: &Arg) -> usize {
                     .filter(|p| !p.optional)
                     .map(|p| match p.kind {
                         Kind::Block(_) | Kind::OneOf(_) => words_of(p) as usize,
-                        _ => usize::from(p.token.is_some()) + usize::from(!matches!(p.kind, Kind::Flag)),
+                        _ => {
+                            usize::from(p.token.is_some())
+                                + usize::from(!matches!(p.kind, Kind::Flag))
+                        }
                     })
                     .sum::<usize>()
         }
