@@ -10,21 +10,6 @@ use crate::common::*;
 
 use std::cell::Cell;
 
-/// The public commands: internal ones (`._`) refuse every client before
-/// reading their arguments.
-fn public_commands(con: &mut Connection) -> Vec<String> {
-    let names: Vec<String> = cmd("COMMAND")
-        .arg("LIST")
-        .arg("FILTERBY")
-        .arg("MODULE")
-        .arg("warden")
-        .query(con)
-        .expect("COMMAND LIST");
-    let mut public: Vec<String> = names.into_iter().filter(|n| !n.contains("._")).collect();
-    public.sort();
-    public
-}
-
 /// A valid-looking value for an argument, by its name; keys are fresh.
 fn sample(a: &DocArg, fresh: &Cell<u32>) -> Vec<u8> {
     let v = match (a.kind.as_str(), a.name.as_str()) {
@@ -51,19 +36,6 @@ fn sample(a: &DocArg, fresh: &Cell<u32>) -> Vec<u8> {
         _ => "x",
     };
     v.as_bytes().to_vec()
-}
-
-/// The parse refused the call: a syntax error, or the wrong number of
-/// arguments for `name` itself (not for a command it carries).
-fn refused_by_grammar(name: &str, reply: &redis::RedisResult<Value>) -> bool {
-    match reply {
-        Err(e) => {
-            let text = e.to_string().to_lowercase();
-            text.contains("syntax error")
-                || text.contains(&format!("wrong number of arguments for '{name}'"))
-        }
-        Ok(_) => false,
-    }
 }
 
 fn send(con: &mut Connection, name: &str, args: &[Vec<u8>]) -> redis::RedisResult<Value> {

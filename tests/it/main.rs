@@ -39,6 +39,7 @@ mod dlock_shared;
 mod dlock_waiting;
 mod effects;
 mod fuzz;
+mod fuzz_grammar;
 mod keyspace_events;
 mod leaks;
 mod numeric_ranges_bf_rl;

@@ -175,3 +175,43 @@ pub fn documented_calls(
     picked.dedup();
     picked
 }
+
+/// The public commands: internal ones (`._`) refuse every client before
+/// reading their arguments.
+pub fn public_commands(con: &mut Connection) -> Vec<String> {
+    let names: Vec<String> = cmd("COMMAND")
+        .arg("LIST")
+        .arg("FILTERBY")
+        .arg("MODULE")
+        .arg("warden")
+        .query(con)
+        .expect("COMMAND LIST");
+    let mut public: Vec<String> = names.into_iter().filter(|n| !n.contains("._")).collect();
+    public.sort();
+    public
+}
+
+/// The parse refused the call: a syntax error, or the wrong number of
+/// arguments for `name` itself (not for a command it carries).
+pub fn refused_by_grammar(name: &str, reply: &redis::RedisResult<Value>) -> bool {
+    match reply {
+        Err(e) => {
+            let text = e.to_string().to_lowercase();
+            text.contains("syntax error")
+                || text.contains(&format!("wrong number of arguments for '{name}'"))
+        }
+        Ok(_) => false,
+    }
+}
+
+/// Every token `args` name (options, pure tokens, choices, inner tokens).
+pub fn tokens(args: &[DocArg]) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in args {
+        out.extend(a.token.iter().map(|t| t.to_uppercase()));
+        out.extend(tokens(&a.parts));
+    }
+    out.sort();
+    out.dedup();
+    out
+}

@@ -583,14 +583,15 @@ pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
             a.push(g.key(rng, LOCK_KEYS));
             a.push(g.owner(rng));
             a.push(g.ttl(rng));
-            a.extend(g.options(
-                rng,
-                &[
-                    ("WAIT", Some(g_timeout)),
-                    ("SHARED", None),
-                    ("LIMIT", Some(g_limit)),
-                ],
-            ));
+            // `[SHARED | LIMIT n]` is a choice: at most one of them.
+            let mut opts: Vec<(&str, Option<ValueGen>)> =
+                vec![("WAIT", Some(g_timeout)), ("REENTRANT", None)];
+            match rng.below(3) {
+                0 => opts.push(("SHARED", None)),
+                1 => opts.push(("LIMIT", Some(g_limit))),
+                _ => {}
+            }
+            a.extend(g.options(rng, &opts));
         }
         "DLOCK.RELEASE" => {
             a.push(g.key(rng, LOCK_KEYS));
