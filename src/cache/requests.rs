@@ -122,11 +122,11 @@ impl<'a> Request<'a> for Get {
         Ok(())
     }
 
-    fn finish(self) -> Result<Self, WardenError> {
+    fn finish(&self) -> Result<(), WardenError> {
         if self.wait_ms.is_some() && self.lease_ms.is_none() {
             return Err(WardenError::WaitWithoutLease);
         }
-        Ok(self)
+        Ok(())
     }
 }
 

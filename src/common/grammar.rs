@@ -353,8 +353,8 @@ pub trait Request<'a>: Sized {
     }
 
     /// Checks the request once every word is read (rules across arguments).
-    fn finish(self) -> Result<Self, WardenError> {
-        Ok(self)
+    fn finish(&self) -> Result<(), WardenError> {
+        Ok(())
     }
 }
 
@@ -378,10 +378,21 @@ impl From<Refused> for WardenError {
 /// Reads a call (`words`, the command name first) into `R` by `R::GRAMMAR`.
 #[inline(always)]
 pub fn parse<'a, R: Request<'a>, W: Words<'a> + ?Sized>(words: &W) -> Result<R, Refused> {
+    let mut request = R::empty();
+    parse_into(words, &mut request)?;
+    Ok(request)
+}
+
+/// `parse` into a request the caller holds (a large one is not moved).
+#[inline(always)]
+pub fn parse_into<'a, R: Request<'a>, W: Words<'a> + ?Sized>(
+    words: &W,
+    request: &mut R,
+) -> Result<(), Refused> {
     let mut reader = Reader {
         words,
         at: 1,
-        request: R::empty(),
+        request,
         name: R::NAME,
         lifetime: std::marker::PhantomData,
     };
@@ -450,7 +461,7 @@ struct Reader<'w, 'a, R, W: ?Sized> {
     words: &'w W,
     /// The next word to read.
     at: usize,
-    request: R,
+    request: &'w mut R,
     name: &'static str,
     /// The words' lifetime, which the request's values carry.
     lifetime: std::marker::PhantomData<&'a [u8]>,
@@ -587,9 +598,41 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
         }
     }
 
-    /// The option in `options` whose token `word` is and that is not `taken`
-    /// yet, with the bit that marks it taken: its top-level option's, or
-    /// with `exclusive` false its own part's (bit 8·n + 1 + part).
+    /// The option in `options` that `word` names (its token, or with
+    /// `tokened` false a choice's part without one) and that is not `taken`
+    /// yet, with the bit that marks it taken: its top-level option's, or with
+    /// `exclusive` false a one-of part's own (bit 8·n + 1 + part).
+    #[inline(always)]
+    fn pick(
+        options: &'static [Arg],
+        taken: u128,
+        exclusive: bool,
+        word: Option<&[u8]>,
+    ) -> Option<(u128, &'static Arg)> {
+        let named = |a: &Arg| match (a.token, word) {
+            (Some(t), Some(w)) => is_keyword(w, t),
+            (None, None) => true,
+            _ => false,
+        };
+        for (n, o) in options.iter().enumerate() {
+            let own = 1u128 << (8 * n);
+            match o.kind {
+                Kind::OneOf(parts) => {
+                    for (k, p) in parts.iter().enumerate() {
+                        let bit = if exclusive { own } else { own << (1 + k) };
+                        if taken & bit == 0 && named(p) {
+                            return Some((bit, p));
+                        }
+                    }
+                }
+                _ if word.is_some() && taken & own == 0 && named(o) => return Some((own, o)),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The option in `options` whose token `word` is, not `taken` yet.
     #[inline(always)]
     fn find(
         options: &'static [Arg],
@@ -597,8 +640,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
         exclusive: bool,
         word: &[u8],
     ) -> Option<(u128, &'static Arg)> {
-        Self::choices(options, exclusive)
-            .find(|&(bit, a)| taken & bit == 0 && a.token.is_some_and(|t| is_keyword(word, t)))
+        Self::pick(options, taken, exclusive, Some(word))
     }
 
     /// The part of a one-of in `options` without a token (a bare
@@ -609,31 +651,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
         taken: u128,
         exclusive: bool,
     ) -> Option<(u128, &'static Arg)> {
-        Self::choices(options, exclusive).find(|&(bit, a)| taken & bit == 0 && a.token.is_none())
-    }
-
-    /// Every option a word can pick, with the bit that marks it taken: a
-    /// one-of stands for its parts.
-    #[inline(always)]
-    fn choices(
-        options: &'static [Arg],
-        exclusive: bool,
-    ) -> impl Iterator<Item = (u128, &'static Arg)> {
-        options.iter().enumerate().flat_map(move |(n, o)| {
-            let own = 1u128 << (8 * n);
-            let parts: &'static [Arg] = match o.kind {
-                Kind::OneOf(parts) => parts,
-                _ => std::slice::from_ref(o),
-            };
-            parts.iter().enumerate().map(move |(k, p)| {
-                let bit = if exclusive || parts.len() == 1 {
-                    own
-                } else {
-                    own << (1 + k)
-                };
-                (bit, p)
-            })
-        })
+        Self::pick(options, taken, exclusive, None)
     }
 
     /// `Tail::Exact`: the words left must be one option (or none).

@@ -52,6 +52,11 @@ impl<'a> Args<'a> {
     pub fn parse<R: Request<'a>>(&self) -> Result<R, Refused> {
         grammar::parse(self)
     }
+
+    /// `parse` into a request the caller holds (a large one is not moved).
+    pub fn parse_into<R: Request<'a>>(&self, request: &mut R) -> Result<(), Refused> {
+        grammar::parse_into(self, request)
+    }
 }
 
 impl<'a> Words<'a> for Args<'a> {

@@ -111,12 +111,17 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
     Ok(())
 }
 
-/// The call read into `R`; `None` when it was a replicated call carrying its
-/// effect in its first parameter, applied here (`apply_replayed`).
-fn request<'a, R: Request<'a>>(ctx: *mut Ctx, args: &Args<'a>) -> Result<Option<R>, WardenError> {
-    match args.parse::<R>() {
-        Ok(request) => Ok(Some(request)),
-        Err(r) if r.at == FIRST_PARAMETER_AT => apply_replayed(ctx, args, r.error).map(|()| None),
+/// Reads the call into `request`; false when it was a replicated call
+/// carrying its effect in its first parameter, applied here
+/// (`apply_replayed`).
+fn read<'a, R: Request<'a>>(
+    ctx: *mut Ctx,
+    args: &Args<'a>,
+    request: &mut R,
+) -> Result<bool, WardenError> {
+    match args.parse_into(request) {
+        Ok(()) => Ok(true),
+        Err(r) if r.at == FIRST_PARAMETER_AT => apply_replayed(ctx, args, r.error).map(|()| false),
         Err(r) => Err(r.error),
     }
 }
@@ -172,9 +177,10 @@ fn run_buckets(
 
 /// `RL.TOKEN key rate burst [rate burst ...] [COST n] [MAXWAIT ms]`
 pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let Some(r) = request::<Token>(ctx, args)? else {
+    let mut r = Token::empty();
+    if !read(ctx, args, &mut r)? {
         return Ok(());
-    };
+    }
     let (limits, cost, max_wait) = (&r.limits[..r.count], r.cost, r.max_wait_ms);
     run_buckets(
         ctx,
@@ -187,9 +193,10 @@ pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `RL.LEAKY key rate capacity [COST n]`
 pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let Some(r) = request::<Leaky>(ctx, args)? else {
+    let mut r = Leaky::empty();
+    if !read(ctx, args, &mut r)? {
         return Ok(());
-    };
+    }
     let (rate, capacity, cost) = (r.limit.rate, r.limit.size, r.cost);
     run_buckets(ctx, args, LimiterKind::Leaky, 1, |stored, now, out| {
         let o = bucket::leaky_bucket(stored.first(), rate, capacity, cost, now)?;
@@ -205,9 +212,10 @@ pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `RL.WINDOW key limit window_ms [limit window_ms ...] [COST n]`
 pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let Some(r) = request::<Window>(ctx, args)? else {
+    let mut r = Window::empty();
+    if !read(ctx, args, &mut r)? {
         return Ok(());
-    };
+    }
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
     let stored: &[WindowState] = match limiter_in(&mut key, LimiterKind::Window)? {
@@ -230,9 +238,10 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `RL.GCRA key max_burst count period_s [quantity | QUANTITY n]`, replying
 /// like redis-cell's `CL.THROTTLE` and reading its arguments the same way.
 pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
-    let Some(r) = request::<Gcra>(ctx, args)? else {
+    let mut r = Gcra::empty();
+    if !read(ctx, args, &mut r)? {
         return Ok(());
-    };
+    }
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
     let state = match limiter_in(&mut key, LimiterKind::Gcra)? {
