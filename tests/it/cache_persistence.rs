@@ -4,6 +4,7 @@
 //! absolute times only (a read that changes nothing sends nothing).
 
 use crate::common::cache::*;
+use crate::common::waiter::Waiter;
 use crate::common::*;
 
 use std::thread::sleep;
@@ -331,8 +332,9 @@ fn hand_offs_reach_the_replica() {
     let replica = master.start_replica(&[], &[]);
     let mut m = master.conn();
     let (_, first) = get_lease(&mut m, "k", 200, &[]);
-    let (reply, _) = spawn_waiter(&master, "k", 60_000, 10_000).join().unwrap();
-    let (value, handed) = reply.unwrap();
+    let (value, handed) = Waiter::cache(&master, "k", "k", 0, 60_000, 10_000)
+        .join()
+        .lease();
     assert_eq!(value, None);
     assert!(handed > first, "the timer handed the lease over");
     master.sync_replicas(1);
@@ -340,17 +342,17 @@ fn hand_offs_reach_the_replica() {
     assert_eq!(cache_info(&mut r, "k").unwrap()["lease"], handed);
     assert_eq!(db_digest(&mut r), db_digest(&mut m));
 
-    let wants_v9 = spawn_min_waiter(&master, "k", 9, 60_000, 10_000);
+    let wants_v9 = Waiter::cache(&master, "wants v9", "k", 9, 60_000, 10_000);
     wait_for_waiters(&mut m, "k", 1);
-    let plain = spawn_waiter(&master, "k", 60_000, 10_000);
+    let plain = Waiter::cache(&master, "plain", "k", 0, 60_000, 10_000);
     wait_for_waiters(&mut m, "k", 2);
     let t = handed.to_string();
     assert_eq!(
         cache_set(&mut m, "k", "v3", 60_000, &["VERSION", "3", "LEASE", &t]),
         1
     );
-    assert_eq!(plain.join().unwrap().0.unwrap(), (Some("v3".into()), 0));
-    let (_, next) = wants_v9.join().unwrap().0.unwrap();
+    assert_eq!(plain.join().lease(), (Some("v3".into()), 0));
+    let (_, next) = wants_v9.join().lease();
     assert!(next > handed);
     master.sync_replicas(1);
     let info = cache_info(&mut r, "k").unwrap();

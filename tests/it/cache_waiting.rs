@@ -5,6 +5,7 @@
 //! disconnects, MULTI and scripts.
 
 use crate::common::cache::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::thread::sleep;
@@ -16,7 +17,7 @@ fn a_set_hands_the_value_to_every_waiter() {
     let mut con = s.conn();
     let (_, token) = get_lease(&mut con, "k", 10_000, &[]);
     let waiters: Vec<_> = (0..5)
-        .map(|_| spawn_waiter(&s, "k", 1_000, 10_000))
+        .map(|_| Waiter::cache(&s, "k", "k", 0, 1_000, 10_000))
         .collect();
     wait_for_waiters(&mut con, "k", 5);
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 5);
@@ -32,9 +33,9 @@ fn a_set_hands_the_value_to_every_waiter() {
         1
     );
     for w in waiters {
-        let (reply, at) = w.join().unwrap();
-        assert_eq!(reply.unwrap(), (Some("computed".into()), 0));
-        assert!(at.duration_since(t0) < Duration::from_secs(2));
+        let a = w.join();
+        assert_eq!(a.lease(), (Some("computed".into()), 0));
+        assert!(a.at.duration_since(t0) < Duration::from_secs(2));
     }
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
     assert_eq!(cache_info(&mut con, "k").unwrap()["waiters"], 0);
@@ -46,12 +47,12 @@ fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
     let mut con = s.conn();
     let t0 = Instant::now();
     let (_, first) = get_lease(&mut con, "k", 300, &[]);
-    let oldest = spawn_waiter(&s, "k", 5_000, 10_000);
+    let oldest = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "k", 1);
-    let second = spawn_waiter(&s, "k", 5_000, 10_000);
+    let second = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "k", 2);
-    let (reply, at) = oldest.join().unwrap();
-    let (value, token) = reply.unwrap();
+    let Answer { reply, at, .. } = oldest.join();
+    let (value, token) = reply.leased().expect("[value, lease]");
     assert_eq!(value, None);
     assert!(token > first, "a new lease: {token} > {first}");
     let waited = at.duration_since(t0);
@@ -66,7 +67,7 @@ fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
         cache_set(&mut con, "k", "v", 10_000, &["LEASE", &token.to_string()]),
         1
     );
-    assert_eq!(second.join().unwrap().0.unwrap(), (Some("v".into()), 0));
+    assert_eq!(second.join().lease(), (Some("v".into()), 0));
 }
 
 #[test]
@@ -74,10 +75,10 @@ fn a_del_gives_the_refresh_to_the_oldest_waiter() {
     let s = Server::start();
     let mut con = s.conn();
     let (_, first) = get_lease(&mut con, "k", 60_000, &[]);
-    let w = spawn_waiter(&s, "k", 5_000, 10_000);
+    let w = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "k", 1);
     let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
-    let (value, token) = w.join().unwrap().0.unwrap();
+    let (value, token) = w.join().lease();
     assert_eq!(value, None);
     assert!(token > first);
     assert_eq!(
@@ -92,8 +93,8 @@ fn the_timeout_answers_nil_and_no_lease() {
     let mut con = s.conn();
     get_lease(&mut con, "k", 60_000, &[]);
     let t0 = Instant::now();
-    let (reply, at) = spawn_waiter(&s, "k", 1_000, 200).join().unwrap();
-    assert_eq!(reply.unwrap(), (None, 0));
+    let Answer { reply, at, .. } = Waiter::cache(&s, "k", "k", 0, 1_000, 200).join();
+    assert_eq!(reply.leased(), Some((None, 0)));
     let waited = at.duration_since(t0);
     assert!(
         waited >= Duration::from_millis(195) && waited < Duration::from_secs(3),
@@ -107,9 +108,9 @@ fn client_unblock_answers_nil_and_no_lease() {
     let s = Server::start();
     let mut con = s.conn();
     get_lease(&mut con, "k", 60_000, &[]);
-    let mut wcon = timed(s.conn(), Duration::from_secs(30));
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut wcon).unwrap();
-    let w = std::thread::spawn(move || get_wait(&mut wcon, "k", 1_000, 0));
+    let mut wcon = RawConn::open(s.port);
+    let id = wcon.client_id();
+    let w = Waiter::send(wcon, "k", &["CACHE.GET", "k", "LEASE", "1000", "WAIT", "0"]);
     wait_for_waiters(&mut con, "k", 1);
     let n: i64 = cmd("CLIENT")
         .arg("UNBLOCK")
@@ -117,7 +118,7 @@ fn client_unblock_answers_nil_and_no_lease() {
         .query(&mut con)
         .unwrap();
     assert_eq!(n, 1);
-    assert_eq!(w.join().unwrap().unwrap(), (None, 0));
+    assert_eq!(w.join().lease(), (None, 0));
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
 }
 
@@ -144,11 +145,11 @@ fn a_waiter_that_disconnects_never_gets_the_lease() {
     let s = Server::start();
     let mut con = s.conn();
     get_lease(&mut con, "k", 300, &[]);
-    let mut gone = timed(s.conn(), Duration::from_secs(30));
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut gone).unwrap();
-    let lost = std::thread::spawn(move || get_wait(&mut gone, "k", 1_000, 0));
+    let mut gone = RawConn::open(s.port);
+    let id = gone.client_id();
+    let lost = Waiter::send(gone, "k", &["CACHE.GET", "k", "LEASE", "1000", "WAIT", "0"]);
     wait_for_waiters(&mut con, "k", 1);
-    let live = spawn_waiter(&s, "k", 5_000, 10_000);
+    let live = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "k", 2);
     let n: i64 = cmd("CLIENT")
         .arg("KILL")
@@ -158,10 +159,10 @@ fn a_waiter_that_disconnects_never_gets_the_lease() {
         .unwrap();
     assert_eq!(n, 1);
     assert!(
-        lost.join().unwrap().is_err(),
+        matches!(lost.join().reply, Reply::Closed(_)),
         "the killed client got no reply"
     );
-    let (value, token) = live.join().unwrap().0.unwrap();
+    let (value, token) = live.join().lease();
     assert_eq!(value, None);
     assert!(token > 0, "the live waiter takes the lease");
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
@@ -203,7 +204,7 @@ fn a_lease_ending_during_a_write_pause_is_handed_over_after_it() {
     let s = Server::start();
     let mut con = s.conn();
     let (_, first) = get_lease(&mut con, "k", 200, &[]);
-    let w = spawn_waiter(&s, "k", 5_000, 20_000);
+    let w = Waiter::cache(&s, "k", "k", 0, 5_000, 20_000);
     wait_for_waiters(&mut con, "k", 1);
     let _: () = cmd("CLIENT")
         .arg("PAUSE")
@@ -212,8 +213,8 @@ fn a_lease_ending_during_a_write_pause_is_handed_over_after_it() {
         .query(&mut con)
         .unwrap();
     let t0 = Instant::now();
-    let (reply, at) = w.join().unwrap();
-    let (value, token) = reply.unwrap();
+    let Answer { reply, at, .. } = w.join();
+    let (value, token) = reply.leased().expect("[value, lease]");
     assert_eq!(value, None);
     assert!(token > first);
     assert!(
@@ -232,14 +233,14 @@ fn max_waiters_is_enforced_per_key() {
     let mut con = s.conn();
     get_lease(&mut con, "k", 60_000, &[]);
     // The oldest takes a lease outlasting the other's timeout.
-    let a = spawn_waiter(&s, "k", 5_000, 5_000);
+    let a = Waiter::cache(&s, "k", "k", 0, 5_000, 5_000);
     wait_for_waiters(&mut con, "k", 1);
-    let b = spawn_waiter(&s, "k", 1_000, 1_500);
+    let b = Waiter::cache(&s, "k", "k", 0, 1_000, 1_500);
     wait_for_waiters(&mut con, "k", 2);
     let e = get_wait(&mut con, "k", 1_000, 5_000).unwrap_err();
     assert_eq!(err_text(&e), "ERR too many waiters for this key");
     let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
-    let replies: Vec<Leased> = [a, b].map(|w| w.join().unwrap().0.unwrap()).into();
+    let replies: Vec<Leased> = [a, b].map(|w| w.join().lease()).into();
     assert!(replies[0].1 > 0, "the oldest takes the lease: {replies:?}");
     assert_eq!(replies[1], (None, 0), "the other times out: {replies:?}");
 }
@@ -251,9 +252,9 @@ fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
     let s = Server::start();
     let mut con = s.conn();
     let (_, token) = get_lease(&mut con, "q", 10_000, &[]);
-    let newer = spawn_min_waiter(&s, "q", 10, 5_000, 0);
+    let newer = Waiter::cache(&s, "q", "q", 10, 5_000, 0);
     wait_for_waiters(&mut con, "q", 1);
-    let plain = spawn_waiter(&s, "q", 5_000, 10_000);
+    let plain = Waiter::cache(&s, "q", "q", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "q", 2);
     let t0 = Instant::now();
     let t = token.to_string();
@@ -261,13 +262,13 @@ fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
         cache_set(&mut con, "q", "v5", 60_000, &["VERSION", "5", "LEASE", &t]),
         1
     );
-    let (reply, at) = plain.join().unwrap();
-    assert_eq!(reply.unwrap(), (Some("v5".into()), 0));
+    let Answer { reply, at, .. } = plain.join();
+    assert_eq!(reply.leased(), Some((Some("v5".into()), 0)));
     assert!(
         at.duration_since(t0) < Duration::from_secs(2),
         "answered at the SET"
     );
-    let (value, lease) = newer.join().unwrap().0.unwrap();
+    let (value, lease) = newer.join().lease();
     assert_eq!(value, None, "v5 is older than its MINVERSION");
     assert!(lease > token, "it refreshes next");
 }
@@ -279,21 +280,19 @@ fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
     let s = Server::start();
     let mut con = s.conn();
     crate::common::dlock::try_acquire(&mut con, "y", "a", 5_000).unwrap();
-    let mut lw = timed(s.conn(), Duration::from_secs(30));
-    let lock_waiter =
-        std::thread::spawn(move || crate::common::dlock::acquire_wait(&mut lw, "y", "b", 5_000, 0));
+    let lock_waiter = Waiter::lock(&s, "y", "b", 5_000, 0);
     assert!(wait_until(Duration::from_secs(5), || warden_stat(
         &mut con,
         "locks_waiting"
     ) == 1));
     assert_eq!(crate::common::dlock::release(&mut con, "y", "a"), 1);
-    assert!(lock_waiter.join().unwrap().unwrap().is_some());
+    lock_waiter.granted("the lock waiter");
     let _: i64 = cmd("DEL").arg("y").query(&mut con).unwrap();
     cache_set(&mut con, "y", "old", 1, &["STALE", "60000", "VERSION", "1"]);
     sleep(Duration::from_millis(5));
     let (_, first) = get_lease(&mut con, "y", 300, &["MINVERSION", "5"]);
-    let cache_waiter = spawn_min_waiter(&s, "y", 5, 1_000, 0);
-    let (value, token) = cache_waiter.join().unwrap().0.unwrap();
+    let cache_waiter = Waiter::cache(&s, "y", "y", 5, 1_000, 0);
+    let (value, token) = cache_waiter.join().lease();
     assert_eq!(value, None);
     assert!(
         token > first,
@@ -316,16 +315,19 @@ fn a_key_overwritten_by_another_command_answers_its_waiters() {
     ] {
         let _: i64 = cmd("SADD").arg("members").arg("m").query(&mut con).unwrap();
         get_lease(&mut con, key, 600_000, &[]);
-        let w = spawn_waiter(&s, key, 5_000, 0);
+        let w = Waiter::cache(&s, key, key, 0, 5_000, 0);
         wait_for_waiters(&mut con, key, 1);
         let at = Instant::now();
         let _: Value = cmd(overwrite[0])
             .arg(&overwrite[1..])
             .query(&mut con)
             .unwrap();
-        let (answer, answered) = w.join().unwrap();
-        let e = answer.expect_err("a string or set is not a cache entry");
-        assert!(err_text(&e).starts_with("WRONGTYPE"), "{key}: {e:?}");
+        let Answer {
+            reply,
+            at: answered,
+            ..
+        } = w.join();
+        assert!(reply.is_error_starting("WRONGTYPE"), "{key}: {reply:?}");
         let after = answered.saturating_duration_since(at);
         assert!(
             after < Duration::from_secs(3),

@@ -11,8 +11,8 @@ use crate::common::cache::{cache_get, cache_info, cache_set, get_lease};
 use crate::common::cache::{refresh_in_progress, wait_for_waiters};
 use crate::common::cluster::*;
 use crate::common::dlock::{lock_info, parse_info, set_holders, LockInfo};
-use crate::common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
-use crate::common::server_ops::{join, spawn_cache_waiter, Answer};
+use crate::common::server_ops::assert_refresh_answers_a_waiter;
+use crate::common::waiter::{assert_no_second_reply, join_all, Answer, Waiter};
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -437,7 +437,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .into_iter()
         .enumerate()
         .map(|(i, (name, timeout))| {
-            let w = spawn_cache_waiter(&cluster.servers[src], name, &waited, 5, 5_000, timeout);
+            let w = Waiter::cache(&cluster.servers[src], name, &waited, 5, 5_000, timeout);
             wait_for_waiters(&mut s, &waited, i as i64 + 1);
             w
         })
@@ -579,7 +579,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
     // Each waiter was answered once, with a redirect to the target; the source
     // took no lease for them (it holds nothing of the slot).
     let dst_port = cluster.servers[dst].port;
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     for a in &answers {
         assert!(
             matches!(
@@ -588,7 +588,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
                     if at == slot && port == dst_port
             ),
             "cache waiter {} on the source answered {:?}, expected ASK or MOVED {slot} to port {dst_port}",
-            a.owner,
+            a.name,
             a.reply
         );
     }

@@ -23,13 +23,10 @@
 use crate::common::bloom::{cardx, madd_range, mexists_range};
 use crate::common::cache::{cache_info, refresh_in_progress, wait_for_waiters};
 use crate::common::cluster::*;
-use crate::common::dlock::{
-    acquire_wait, conn_t, lock_info, reenter, release, spawn_waiter, try_acquire,
-};
-use crate::common::dlock::{wait_waiting_for, WaitResult};
+use crate::common::dlock::{conn_t, lock_info, reenter, release, try_acquire, wait_waiting_for};
 use crate::common::rate::rl;
-use crate::common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
-use crate::common::server_ops::{join, spawn_cache_waiter};
+use crate::common::server_ops::assert_refresh_answers_a_waiter;
+use crate::common::waiter::{assert_no_second_reply, Waiter};
 use crate::common::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,13 +148,13 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     // A lock held twice (re-entered) and a client waiting for it, forever.
     let token = try_acquire(&mut s, &lock, "holder", 120_000).expect("lock granted");
     assert_eq!(reenter(&mut s, &lock, "holder", 120_000), Some(token));
-    let (_, waiter) = spawn_waiter(&cluster.servers[src], lock.as_bytes(), b"waiter", 30_000, 0);
+    let waiter = Waiter::lock(&cluster.servers[src], &lock, "waiter", 30_000, 0);
     wait_waiting_for(&mut s, 1, "the waiter on the source");
 
     // A cache entry being refreshed (a stale value of version 4, a live lease)
     // and a client waiting for the refresh (MINVERSION 5).
     let lease = refresh_in_progress(&mut s, &cache, 4, 120_000);
-    let cache_waiter = spawn_cache_waiter(&cluster.servers[src], "cache", &cache, 5, 5_000, 0);
+    let cache_waiter = Waiter::cache(&cluster.servers[src], "cache", &cache, 5, 5_000, 0);
     wait_for_waiters(&mut s, &cache, 1);
 
     // A scaling filter with a TTL, and limiters part used.
@@ -228,29 +225,23 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     let elapsed = at.elapsed().as_millis() as i64;
 
     // The waiter is answered, not left hanging: MOVED to the target.
-    let (reply, answered_at): WaitResult = waiter.join().expect("waiter thread");
-    match &reply {
-        Err(e) => assert_eq!(
-            redirect_of(e),
-            Some(Redirect::Moved {
-                slot,
-                port: dst_port
-            }),
-            "the waiter's answer: {}",
-            err_text(e)
-        ),
-        Ok(v) => panic!("the waiter on the source got {v:?}, expected MOVED to the target"),
-    }
-    let late = answered_at.saturating_duration_since(migrated_at);
-    assert!(
-        late < Duration::from_secs(3),
-        "the waiter was answered {late:?} after the move"
-    );
-    let mut answer = join(cache_waiter);
+    let answer = waiter.join();
     let moved = Redirect::Moved {
         slot,
         port: dst_port,
     };
+    assert_eq!(
+        answer.reply.redirect(),
+        Some(moved),
+        "the waiter on the source got {:?}, expected MOVED to the target",
+        answer.reply
+    );
+    let late = answer.at.saturating_duration_since(migrated_at);
+    assert!(
+        late < Duration::from_secs(3),
+        "the waiter was answered {late:?} after the move"
+    );
+    let mut answer = cache_waiter.join();
     assert_eq!(
         answer.reply.redirect(),
         Some(moved),
@@ -370,16 +361,11 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
 
     // The waiter follows MOVED and queues on the target; the holder's two
     // releases there hand it the lock, with a larger token.
-    let lock2 = lock.clone();
-    let mut w = conn_t(&cluster.servers[dst]);
-    let requeued = thread::spawn(move || acquire_wait(&mut w, lock2, "waiter", 30_000, 10_000));
+    let requeued = Waiter::lock(&cluster.servers[dst], &lock, "waiter", 30_000, 10_000);
     wait_waiting_for(&mut d, 1, "the waiter queued again on the target");
     assert_eq!(release(&mut d, &lock, "holder"), 1);
     assert_eq!(release(&mut d, &lock, "holder"), 1);
-    let granted = requeued.join().expect("re-queued waiter thread");
-    let granted = granted
-        .unwrap_or_else(|e| panic!("the re-queued waiter: {}", err_text(&e)))
-        .expect("the re-queued waiter got the lock");
+    let (granted, _) = requeued.granted("the re-queued waiter");
     assert!(granted > token, "token on the target {granted} <= {token}");
 
     // The cache waiter follows MOVED too and waits on the target; the

@@ -6,6 +6,7 @@
 
 use crate::common::dlock::*;
 use crate::common::server_ops::assert_same_dataset;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,7 +29,7 @@ fn seed_five_workers_increment_counter_without_overlap() {
     for i in 1..=5 {
         let inside = inside.clone();
         let overlaps = overlaps.clone();
-        let (_, h) = spawn_client(&server, move |con| {
+        let h = spawn_client(&server, move |con| {
             let owner = format!("worker{i}");
             let token = acquire_wait(con, "counter-lock", &owner, 10_000, 10_000)
                 .expect("DLOCK.ACQUIRE")
@@ -107,7 +108,7 @@ fn stress_50_clients_200_increments_each() {
         let tokens = tokens.clone();
         let inside = inside.clone();
         let overlaps = overlaps.clone();
-        let (_, h) = spawn_client(&server, move |con| {
+        let h = spawn_client(&server, move |con| {
             let owner = format!("client-{i}");
             for _ in 0..ROUNDS {
                 let token = acquire_wait(con, "stress-lock", &owner, 10_000, 25_000)
@@ -514,7 +515,7 @@ fn info_warden_counters() {
         "a refused acquire is no grant"
     );
 
-    let (_, w) = spawn_waiter(&server, b"cnt", b"carol", 30_000, 10_000);
+    let w = Waiter::lock(&server, "cnt", "carol", 30_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(
         warden_stat(&mut con, "locks_contended"),
@@ -524,7 +525,7 @@ fn info_warden_counters() {
     assert_eq!(lock_info(&mut con, "cnt").unwrap().waiters, 1);
 
     assert_eq!(release(&mut con, "cnt", "alice"), 1);
-    let (tc, _) = granted(w, "carol");
+    let (tc, _) = w.granted("carol");
     assert!(tc > t);
     assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0 + 1);
     wait_waiting(&mut con, 0);

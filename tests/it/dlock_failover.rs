@@ -7,6 +7,7 @@
 //! without enough replicas, changing and replicating nothing.
 
 use crate::common::dlock::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::path::Path;
@@ -439,7 +440,7 @@ fn a_hand_off_without_replicas_fails_the_waiters() {
             .query::<Option<i64>>(&mut con)
             .is_ok_and(|t| t.is_some())
     }));
-    let (_, waiter) = spawn_waiter(&master, b"lock:a", b"w", 1_000, 10_000);
+    let waiter = Waiter::lock(&master, "lock:a", "w", 1_000, 10_000);
     wait_waiting(&mut con, 1);
     drop(replica);
     // The master notices the replica is gone at once (the link closes).
@@ -449,11 +450,8 @@ fn a_hand_off_without_replicas_fails_the_waiters() {
     }));
     std::thread::sleep(Duration::from_millis(150));
     assert_eq!(release(&mut con, "lock:a", "holder"), 1);
-    let (out, _) = waiter.join().expect("waiter");
-    let text = out
-        .map_err(|e| err_text(&e))
-        .expect_err("an error, not a grant");
-    assert!(text.contains("NOREPLICAS"), "{text}");
+    let out = waiter.join();
+    assert!(out.error().contains("NOREPLICAS"), "{:?}", out.reply);
     assert!(lock_info(&mut con, "lock:a").is_none(), "nobody got it");
     assert_eq!(waiting(&mut con), 0);
 }

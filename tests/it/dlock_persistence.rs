@@ -2,6 +2,7 @@
 //! rewrites, replication (effects with absolute times) and replica promotion.
 
 use crate::common::dlock::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -459,13 +460,13 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     let cmds = step(&mut tap, &mut m, "grant-L2");
     record(&cmds);
     assert_set(&only(cmds, "grant L2"), "L2", "c", tc, 1, w);
-    let (_, waiter) = spawn_waiter(&master, b"L2", b"d", 24_680, 10_000);
+    let waiter = Waiter::lock(&master, "L2", "d", 24_680, 10_000);
     wait_waiting(&mut m, 1);
     let cmds = step(&mut tap, &mut m, "blocked");
     assert!(cmds.is_empty(), "a blocked acquire propagated {cmds:?}");
     let (td, w) = with_deadline_window(&mut m, 24_680, |c| {
         assert_eq!(release(c, "L2", "c"), 1);
-        granted(waiter, "hand-off").0
+        waiter.granted("hand-off").0
     });
     assert!(td > tc);
     let cmds = step(&mut tap, &mut m, "handoff");
@@ -512,11 +513,11 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     // Expiry with a waiter: hand-off.
     let (tf, wf) = with_deadline_window(&mut m, 150, |c| try_acquire(c, "L5", "f", 150));
     let tf = tf.expect("granted");
-    let (_, waiter) = spawn_waiter(&master, b"L5", b"h", 35_791, 5_000);
+    let waiter = Waiter::lock(&master, "L5", "h", 35_791, 5_000);
     let cmds = step(&mut tap, &mut m, "grant-L5");
     record(&cmds);
     assert_set(&only(cmds, "grant L5"), "L5", "f", tf, 1, wf);
-    let (th, _) = granted(waiter, "expiry hand-off");
+    let (th, _) = waiter.granted("expiry hand-off");
     let after = server_time_ms(&mut m);
     assert!(th > tf);
     let cmds = step(&mut tap, &mut m, "expiry-handoff");

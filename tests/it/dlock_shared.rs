@@ -5,13 +5,16 @@
 //! `holders`; every holder kept by replication, RDB, AOF and DUMP/RESTORE.
 
 use crate::common::dlock::*;
-use crate::common::server_ops::{assert_same_dataset, RawConn, Reply};
+use crate::common::server_ops::assert_same_dataset;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use redis::{cmd, Connection, Value};
 use std::time::{Duration, Instant};
 
 const KIND: &str = "ERR key holds a lock of another kind";
+const SHARED: &[&str] = &["SHARED"];
+const LIMIT2: &[&str] = &["LIMIT", "2"];
 
 fn acquire(
     con: &mut Connection,
@@ -64,7 +67,7 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     assert_eq!(set_info(&mut con, "rw").unwrap().1[0], ("r1".into(), r1, 2));
 
     // A writer waits; a reader that comes after it waits behind it (no starvation).
-    let (_, w) = spawn_waiter(&server, b"rw", b"w", 30_000, 10_000);
+    let w = Waiter::lock(&server, "rw", "w", 30_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(
         acquire(&mut con, "rw", "r3", 30_000, &["SHARED"]).unwrap(),
@@ -74,7 +77,7 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     assert_eq!(release(&mut con, "rw", "r1"), 1, "one of r1's two holds");
     assert_eq!(waiting(&mut con), 1, "r1 still holds");
     assert_eq!(release(&mut con, "rw", "r1"), 1);
-    let (tw, _) = granted(w, "the writer");
+    let (tw, _) = w.granted("the writer");
     assert!(tw > r2);
     assert_eq!(
         lock_info(&mut con, "rw").map(|i| i.owner),
@@ -91,25 +94,21 @@ fn consecutive_shared_waiters_are_granted_together() {
     let x = try_acquire(&mut con, "rw", "x", 30_000).expect("x");
     let mut readers = Vec::new();
     for i in 0..3 {
-        let mut c = conn_t(&server);
         let name = format!("r{i}");
-        readers.push(std::thread::spawn(move || {
-            acquire(&mut c, "rw", &name, 30_000, &["SHARED", "WAIT", "10000"])
-        }));
+        readers.push(Waiter::lock_kind(
+            &server, "rw", &name, 30_000, 10_000, SHARED,
+        ));
         wait_waiting(&mut con, i + 1);
     }
-    let (_, writer) = spawn_waiter(&server, b"rw", b"w", 30_000, 10_000);
+    let writer = Waiter::lock(&server, "rw", "w", 30_000, 10_000);
     wait_waiting(&mut con, 4);
-    let mut late = conn_t(&server);
-    let late_reader = std::thread::spawn(move || {
-        acquire(&mut late, "rw", "r9", 30_000, &["SHARED", "WAIT", "10000"])
-    });
+    let late_reader = Waiter::lock_kind(&server, "rw", "r9", 30_000, 10_000, SHARED);
     wait_waiting(&mut con, 5);
     let released_at = Instant::now();
     assert_eq!(release(&mut con, "rw", "x"), 1);
     let tokens: Vec<i64> = readers
         .into_iter()
-        .map(|h| h.join().unwrap().unwrap().expect("granted"))
+        .map(|h| h.granted("a reader").0)
         .collect();
     assert!(released_at.elapsed() < Duration::from_secs(2));
     assert!(
@@ -129,14 +128,10 @@ fn consecutive_shared_waiters_are_granted_together() {
     for i in 0..3 {
         assert_eq!(release(&mut con, "rw", format!("r{i}")), 1);
     }
-    let (tw, _) = granted(writer, "the writer");
+    let (tw, _) = writer.granted("the writer");
     assert!(tw > tokens[2]);
     assert_eq!(release(&mut con, "rw", "w"), 1);
-    let r9 = late_reader
-        .join()
-        .unwrap()
-        .unwrap()
-        .expect("the late reader after the writer");
+    let (r9, _) = late_reader.granted("the late reader after the writer");
     assert!(r9 > tw);
 }
 
@@ -173,13 +168,13 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
         }
     }
     report("bad LIMIT/SHARED options", bad);
-    let c = spawn_call_waiter(&server, "c");
+    let c = Waiter::lock_kind(&server, "sem", "c", 30_000, 10_000, LIMIT2);
     wait_waiting(&mut con, 1);
-    let d = spawn_call_waiter(&server, "d");
+    let d = Waiter::lock_kind(&server, "sem", "d", 30_000, 10_000, LIMIT2);
     wait_waiting(&mut con, 2);
     // b's lease is shortened: its place goes to the oldest waiter within milliseconds.
     assert_eq!(extend(&mut con, "sem", "b", 50), 1);
-    let tc = c.join().unwrap().unwrap().expect("c got b's place");
+    let (tc, _) = c.granted("c got b's place");
     assert!(tc > b && tc > a);
     assert_eq!(waiting(&mut con), 1);
     assert_eq!(
@@ -202,7 +197,7 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
             .unwrap(),
         1
     );
-    let td = d.join().unwrap().unwrap().expect("d got a's place");
+    let (td, _) = d.granted("d got a's place");
     assert!(td > tc);
     let holders: Vec<String> = set_info(&mut con, "sem")
         .unwrap()
@@ -211,24 +206,6 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
         .map(|h| h.0)
         .collect();
     assert_eq!(holders, ["c", "d"]);
-}
-
-/// A waiter for `LIMIT 2` on "sem", on its own connection.
-fn spawn_call_waiter(
-    server: &Server,
-    owner: &str,
-) -> std::thread::JoinHandle<redis::RedisResult<Option<i64>>> {
-    let mut c = conn_t(server);
-    let owner = owner.to_string();
-    std::thread::spawn(move || {
-        acquire(
-            &mut c,
-            "sem",
-            &owner,
-            30_000,
-            &["LIMIT", "2", "WAIT", "10000"],
-        )
-    })
 }
 
 /// Every holder survives replication, DEBUG RELOAD, DUMP/RESTORE and an AOF rewrite
@@ -306,25 +283,6 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
     );
 }
 
-/// The kind of waiter in `spawn_set_waiter`: `SHARED` or `LIMIT n`.
-fn spawn_set_waiter(
-    server: &Server,
-    key: &str,
-    owner: &str,
-    wait_ms: i64,
-    kind: &'static [&'static str],
-) -> std::thread::JoinHandle<(redis::RedisResult<Option<i64>>, Instant)> {
-    let mut c = conn_t(server);
-    let (key, owner) = (key.to_string(), owner.to_string());
-    std::thread::spawn(move || {
-        let mut opts = vec!["WAIT".to_string(), wait_ms.to_string()];
-        opts.extend(kind.iter().map(|s| s.to_string()));
-        let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
-        let r = acquire(&mut c, &key, &owner, 30_000, &opts);
-        (r, Instant::now())
-    })
-}
-
 /// Two waiters of one owner (a client that retried its WAIT request on a new
 /// connection) are granted together as ONE holder with one token; the set
 /// replicates, dumps, restores and reloads. (Red team: the owner was granted
@@ -336,13 +294,13 @@ fn one_owner_waiting_twice_is_one_holder() {
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     acquire(&mut con, "rw", "x", 30_000, &[]).unwrap().unwrap();
-    let first = spawn_set_waiter(&server, "rw", "a", 0, &["SHARED"]);
+    let first = Waiter::lock_kind(&server, "rw", "a", 30_000, 0, SHARED);
     wait_waiting(&mut con, 1);
-    let retry = spawn_set_waiter(&server, "rw", "a", 0, &["SHARED"]);
+    let retry = Waiter::lock_kind(&server, "rw", "a", 30_000, 0, SHARED);
     wait_waiting(&mut con, 2);
     assert_eq!(release(&mut con, "rw", "x"), 1);
-    let (t1, _) = granted(first, "a");
-    let (t2, _) = granted(retry, "a again");
+    let (t1, _) = first.granted("a");
+    let (t2, _) = retry.granted("a again");
     assert_eq!(t1, t2, "one grant per owner");
     assert_eq!(set_holders(&mut con, "rw"), [("a".into(), t1, 1)]);
     // A pipelined DEL and ACQUIRE by a waiting owner: also one holder.
@@ -352,7 +310,7 @@ fn one_owner_waiting_twice_is_one_holder() {
     acquire(&mut con, "sem", "y", 30_000, &["LIMIT", "2"])
         .unwrap()
         .unwrap();
-    let w = spawn_set_waiter(&server, "sem", "b", 0, &["LIMIT", "2"]);
+    let w = Waiter::lock_kind(&server, "sem", "b", 30_000, 0, &["LIMIT", "2"]);
     wait_waiting(&mut con, 1);
     let (_, mine): (i64, Option<i64>) = redis::pipe()
         .cmd("DEL")
@@ -365,7 +323,7 @@ fn one_owner_waiting_twice_is_one_holder() {
         .arg(2)
         .query(&mut con)
         .unwrap();
-    let (tw, _) = granted(w, "b");
+    let (tw, _) = w.granted("b");
     assert_eq!(mine, Some(tw));
     assert_eq!(set_holders(&mut con, "sem"), [("b".into(), tw, 1)]);
     assert_same_dataset(&server, &replica, &["rw", "sem"], "one holder per owner");
@@ -390,13 +348,17 @@ fn readers_behind_a_departed_writer_are_granted() {
     acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
         .unwrap()
         .unwrap();
-    let (_, writer) = spawn_waiter(&server, b"rw", b"w", 30_000, 300);
+    let writer = Waiter::lock(&server, "rw", "w", 30_000, 300);
     wait_waiting(&mut con, 1);
-    let reader = spawn_set_waiter(&server, "rw", "r2", 5_000, &["SHARED"]);
+    let reader = Waiter::lock_kind(&server, "rw", "r2", 30_000, 5_000, SHARED);
     wait_waiting(&mut con, 2);
-    let (w, writer_left) = writer.join().unwrap();
-    assert_eq!(w.unwrap(), None, "the writer's WAIT ended");
-    let (_, at) = granted(reader, "r2");
+    let Answer {
+        reply: w,
+        at: writer_left,
+        ..
+    } = writer.join();
+    assert_eq!(w, Reply::Nil, "the writer's WAIT ended");
+    let (_, at) = reader.granted("r2");
     let after = at.saturating_duration_since(writer_left);
     assert!(
         after < Duration::from_millis(1000),
@@ -406,11 +368,11 @@ fn readers_behind_a_departed_writer_are_granted() {
     let mut raw = RawConn::open(server.port);
     raw.send(&["DLOCK.ACQUIRE", "rw", "w", "30000", "WAIT", "0"]);
     wait_waiting(&mut con, 1);
-    let reader = spawn_set_waiter(&server, "rw", "r3", 5_000, &["SHARED"]);
+    let reader = Waiter::lock_kind(&server, "rw", "r3", 30_000, 5_000, SHARED);
     wait_waiting(&mut con, 2);
     let left = Instant::now();
     drop(raw);
-    let (_, at) = granted(reader, "r3");
+    let (_, at) = reader.granted("r3");
     assert!(at.saturating_duration_since(left) < Duration::from_millis(1000));
     assert_eq!(owners_of(&mut con, "rw"), ["r1", "r2", "r3"]);
 }
@@ -521,7 +483,7 @@ fn a_request_of_another_kind_changes_nothing() {
     acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "1"])
         .unwrap()
         .unwrap();
-    let w = spawn_set_waiter(&server, "sem", "w", 0, &["LIMIT", "1"]);
+    let w = Waiter::lock_kind(&server, "sem", "w", 30_000, 0, &["LIMIT", "1"]);
     wait_waiting(&mut con, 1);
     let mut tap = server.replication_tap();
     let mut raw = RawConn::open(server.port);
@@ -529,13 +491,12 @@ fn a_request_of_another_kind_changes_nothing() {
     raw.call(&["DEL", "sem"]);
     raw.call(&["DLOCK.ACQUIRE", "sem", "y", "1000", "SHARED"]);
     let exec = raw.call(&["EXEC"]);
-    use crate::common::server_ops::Reply;
     assert_eq!(
         exec,
         Reply::Array(vec![Reply::Int(1), Reply::Error(KIND.into())]),
         "EXEC"
     );
-    let (tw, _) = granted(w, "the waiter");
+    let (tw, _) = w.granted("the waiter");
     assert_eq!(set_holders(&mut con, "sem"), [("w".into(), tw, 1)]);
     let stream: Vec<String> = tap
         .drain(Duration::from_millis(300))
@@ -567,15 +528,9 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
     for (key, kind) in [("sem", &["LIMIT", "1"][..]), ("plain", &[][..])] {
         acquire(&mut con, key, "x", 30_000, kind).unwrap().unwrap();
         let waiter = |owner: &str| {
-            let mut c = conn_t(&server);
-            let (key, owner) = (key.to_string(), owner.to_string());
-            let mut opts = vec!["WAIT", "5000", "REENTRANT"];
+            let mut opts = vec!["REENTRANT"];
             opts.extend_from_slice(kind);
-            let opts: Vec<String> = opts.into_iter().map(String::from).collect();
-            std::thread::spawn(move || {
-                let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
-                (acquire(&mut c, &key, &owner, 30_000, &opts), Instant::now())
-            })
+            Waiter::lock_kind(&server, key, owner, 30_000, 5_000, &opts)
         };
         let a1 = waiter("a");
         wait_waiting(&mut con, 1);
@@ -584,8 +539,8 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
         let b = waiter("b");
         wait_waiting(&mut con, 3);
         assert_eq!(release(&mut con, key, "x"), 1);
-        let (t1, _) = granted(a1, "a");
-        let (t2, _) = granted(a2, "a again");
+        let (t1, _) = a1.granted("a");
+        let (t2, _) = a2.granted("a again");
         assert_eq!(t1, t2, "{key}: one grant per owner");
         wait_waiting(&mut con, 1);
         assert!(!b.is_finished(), "{key}: b waits behind a");
@@ -599,7 +554,7 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
         assert_same_dataset(&server, &replica, &[key], "an owner served twice");
         assert_eq!(release(&mut con, key, "a"), 1);
         assert_eq!(release(&mut con, key, "a"), 1);
-        let (tb, _) = granted(b, "b");
+        let (tb, _) = b.granted("b");
         assert!(tb > t1);
         assert_eq!(release(&mut con, key, "b"), 1);
     }
@@ -617,7 +572,7 @@ fn a_held_key_answers_by_its_own_kind() {
     acquire(&mut con, "a", "x", 30_000, &["LIMIT", "1"])
         .unwrap()
         .unwrap();
-    let w = spawn_set_waiter(&server, "a", "w", 5_000, &["LIMIT", "1"]);
+    let w = Waiter::lock_kind(&server, "a", "w", 30_000, 5_000, &["LIMIT", "1"]);
     wait_waiting(&mut con, 1);
     acquire(&mut con, "b", "r1", 400, &["SHARED"])
         .unwrap()
@@ -628,6 +583,6 @@ fn a_held_key_answers_by_its_own_kind() {
         None
     );
     // Once the reader's lease ends the key is free and the waiter gets it.
-    let (t, _) = granted(w, "the semaphore's waiter");
+    let (t, _) = w.granted("the semaphore's waiter");
     assert_eq!(set_holders(&mut con, "a"), [("w".into(), t, 1)]);
 }

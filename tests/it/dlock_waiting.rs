@@ -6,10 +6,10 @@
 
 use crate::common::dlock::*;
 use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -53,14 +53,11 @@ fn expiry_hands_lock_to_waiter(setup: impl FnOnce(&mut Connection)) {
     setup(&mut con);
     let c0 = warden_stat(&mut con, "locks_contended");
     // Connect the waiter first so that it surely arrives while the lock is held.
-    let mut wcon = conn_t(&server);
+    let wcon = RawConn::open(server.port);
     let t0 = Instant::now();
     let t = try_acquire(&mut con, "lease", "crashed-client", 300).expect("granted");
-    let w = thread::spawn(move || {
-        let r = acquire_wait(&mut wcon, "lease", "waiter", 30_000, 5_000);
-        (r, Instant::now())
-    });
-    let (tw, at) = granted(w, "waiter on an expiring lock");
+    let w = Waiter::lock_on(wcon, "lease", "waiter", 30_000, 5_000, &[]);
+    let (tw, at) = w.granted("waiter on an expiring lock");
     let waited = at.duration_since(t0);
     assert!(
         waited >= Duration::from_millis(295),
@@ -133,7 +130,7 @@ fn ten_waiters_are_served_in_arrival_order() {
     let mut handles = Vec::new();
     for i in 0..10i64 {
         let order = order.clone();
-        let (_, h) = spawn_client(&server, move |con| {
+        let h = spawn_client(&server, move |con| {
             let owner = format!("w{i}");
             let t = acquire_wait(con, "fifo", &owner, 30_000, 20_000)
                 .expect("DLOCK.ACQUIRE")
@@ -169,9 +166,9 @@ fn release_hands_lock_straight_to_oldest_waiter() {
     let server = Server::start();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "direct", "holder", 30_000).expect("granted");
-    let (_, w1) = spawn_waiter(&server, b"direct", b"w1", 25_000, 10_000);
+    let w1 = Waiter::lock(&server, "direct", "w1", 25_000, 10_000);
     wait_waiting(&mut con, 1);
-    let (_, w2) = spawn_waiter(&server, b"direct", b"w2", 25_000, 10_000);
+    let w2 = Waiter::lock(&server, "direct", "w2", 25_000, 10_000);
     wait_waiting(&mut con, 2);
     // An intruder pipelined right behind the RELEASE must not get the lock.
     let (r, intruder): (i64, Option<i64>) = redis::pipe()
@@ -195,12 +192,12 @@ fn release_hands_lock_straight_to_oldest_waiter() {
         i.ttl_ms > 20_000 && i.ttl_ms <= 25_000,
         "the waiter's ttl applies: {i:?}"
     );
-    let (t1, _) = granted(w1, "w1");
+    let (t1, _) = w1.granted("w1");
     assert_eq!(i.token, t1, "DLOCK.INFO token equals the token w1 received");
     assert!(t1 > t);
     // Any connection may release on behalf of the owner.
     assert_eq!(release(&mut con, "direct", "w1"), 1);
-    let (t2, _) = granted(w2, "w2");
+    let (t2, _) = w2.granted("w2");
     assert!(t2 > t1);
     let i = lock_info(&mut con, "direct").unwrap();
     assert_eq!(
@@ -217,13 +214,9 @@ fn wait_timeout_answers_nil_and_leaves_no_trace() {
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "tmo", "holder", 30_000).expect("granted");
     let start = Instant::now();
-    let (_, w) = spawn_waiter(&server, b"tmo", b"late", 10_000, 200);
-    let (r, at) = w.join().unwrap();
-    assert_eq!(
-        r.expect("no error on timeout"),
-        None,
-        "WAIT timeout answers nil"
-    );
+    let w = Waiter::lock(&server, "tmo", "late", 10_000, 200);
+    let Answer { reply, at, .. } = w.join();
+    assert_eq!(reply, Reply::Nil, "WAIT timeout answers nil");
     assert!(
         at.duration_since(start) >= Duration::from_millis(195),
         "did not wait: {:?}",
@@ -248,9 +241,11 @@ fn killed_waiter_is_skipped() {
     let server = Server::start();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "kill", "holder", 30_000).expect("granted");
-    let (id_a, a) = spawn_waiter(&server, b"kill", b"doomed", 30_000, 20_000);
+    let mut doomed = RawConn::open(server.port);
+    let id_a = doomed.client_id();
+    let a = Waiter::lock_on(doomed, "kill", "doomed", 30_000, 20_000, &[]);
     wait_waiting(&mut con, 1);
-    let (_, b) = spawn_waiter(&server, b"kill", b"survivor", 30_000, 20_000);
+    let b = Waiter::lock(&server, "kill", "survivor", 30_000, 20_000);
     wait_waiting(&mut con, 2);
     let killed: i64 = cmd("CLIENT")
         .arg("KILL")
@@ -259,15 +254,15 @@ fn killed_waiter_is_skipped() {
         .query(&mut con)
         .unwrap();
     assert_eq!(killed, 1);
-    let (ra, _) = a.join().unwrap();
+    let ra = a.join().reply;
     assert!(
-        ra.is_err(),
+        matches!(ra, Reply::Closed(_)),
         "killed waiter's connection must be gone, got {ra:?}"
     );
     wait_waiting(&mut con, 1);
     assert_eq!(lock_info(&mut con, "kill").unwrap().waiters, 1);
     assert_eq!(release(&mut con, "kill", "holder"), 1);
-    let (tb, _) = granted(b, "survivor");
+    let (tb, _) = b.granted("survivor");
     assert!(tb > t);
     let i = lock_info(&mut con, "kill").unwrap();
     assert_eq!(
@@ -277,7 +272,9 @@ fn killed_waiter_is_skipped() {
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 
     // The only waiter killed: the next release frees the lock.
-    let (id_c, c) = spawn_waiter(&server, b"kill", b"doomed2", 30_000, 20_000);
+    let mut doomed = RawConn::open(server.port);
+    let id_c = doomed.client_id();
+    let c = Waiter::lock_on(doomed, "kill", "doomed2", 30_000, 20_000, &[]);
     wait_waiting(&mut con, 1);
     let killed: i64 = cmd("CLIENT")
         .arg("KILL")
@@ -286,7 +283,7 @@ fn killed_waiter_is_skipped() {
         .query(&mut con)
         .unwrap();
     assert_eq!(killed, 1);
-    assert!(c.join().unwrap().0.is_err());
+    assert!(matches!(c.join().reply, Reply::Closed(_)));
     wait_waiting(&mut con, 0);
     assert_eq!(release(&mut con, "kill", "survivor"), 1);
     assert!(
@@ -301,11 +298,11 @@ fn del_of_lock_key_hands_it_to_next_waiter() {
     let server = Server::start();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "del", "holder", 30_000).expect("granted");
-    let (_, w) = spawn_waiter(&server, b"del", b"next", 25_000, 10_000);
+    let w = Waiter::lock(&server, "del", "next", 25_000, 10_000);
     wait_waiting(&mut con, 1);
     let n: i64 = cmd("DEL").arg("del").query(&mut con).unwrap();
     assert_eq!(n, 1);
-    let (tw, _) = granted(w, "waiter after DEL");
+    let (tw, _) = w.granted("waiter after DEL");
     assert!(tw > t);
     let i = lock_info(&mut con, "del").expect("handed to the waiter");
     assert_eq!(
@@ -327,10 +324,10 @@ fn flushall_hands_lock_to_next_waiter() {
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "fl", "holder", 30_000).expect("granted");
     let _: () = cmd("SET").arg("other").arg("x").query(&mut con).unwrap();
-    let (_, w) = spawn_waiter(&server, b"fl", b"next", 25_000, 10_000);
+    let w = Waiter::lock(&server, "fl", "next", 25_000, 10_000);
     wait_waiting(&mut con, 1);
     let _: () = cmd("FLUSHALL").query(&mut con).unwrap();
-    let (tw, _) = granted(w, "waiter after FLUSHALL");
+    let (tw, _) = w.granted("waiter after FLUSHALL");
     assert!(tw > t);
     let i = lock_info(&mut con, "fl").expect("handed to the waiter");
     assert_eq!(
@@ -422,9 +419,9 @@ fn max_waiters_from_module_argument() {
         .unwrap();
     assert_eq!(cfg, ["warden.dlock-max-waiters", "2"]);
     let t = try_acquire(&mut con, "mw", "holder", 30_000).unwrap();
-    let (_, w1) = spawn_waiter(&server, b"mw", b"w1", 30_000, 10_000);
+    let w1 = Waiter::lock(&server, "mw", "w1", 30_000, 10_000);
     wait_waiting(&mut con, 1);
-    let (_, w2) = spawn_waiter(&server, b"mw", b"w2", 30_000, 10_000);
+    let w2 = Waiter::lock(&server, "mw", "w2", 30_000, 10_000);
     wait_waiting(&mut con, 2);
     let e = expect_err(
         acquire_wait(&mut con, "mw", "w3", 30_000, 10_000),
@@ -442,22 +439,22 @@ fn max_waiters_from_module_argument() {
     assert_eq!(try_acquire(&mut con, "mw", "w3", 30_000), None);
     // The limit is per key.
     try_acquire(&mut con, "mw-other", "holder", 30_000).unwrap();
-    let (_, o1) = spawn_waiter(&server, b"mw-other", b"o1", 30_000, 10_000);
+    let o1 = Waiter::lock(&server, "mw-other", "o1", 30_000, 10_000);
     wait_waiting(&mut con, 3);
 
     assert_eq!(release(&mut con, "mw", "holder"), 1);
-    let (t1, _) = granted(w1, "w1");
+    let (t1, _) = w1.granted("w1");
     assert!(t1 > t);
     // One slot free again: a new waiter is accepted.
-    let (_, w3) = spawn_waiter(&server, b"mw", b"w3", 30_000, 10_000);
+    let w3 = Waiter::lock(&server, "mw", "w3", 30_000, 10_000);
     wait_waiting(&mut con, 3);
     assert_eq!(release(&mut con, "mw", "w1"), 1);
-    let (t2, _) = granted(w2, "w2");
+    let (t2, _) = w2.granted("w2");
     assert_eq!(release(&mut con, "mw", "w2"), 1);
-    let (t3, _) = granted(w3, "w3");
+    let (t3, _) = w3.granted("w3");
     assert!(t1 < t2 && t2 < t3);
     assert_eq!(release(&mut con, "mw-other", "holder"), 1);
-    granted(o1, "o1");
+    o1.granted("o1");
     wait_waiting(&mut con, 0);
 }
 
@@ -484,7 +481,7 @@ fn max_waiters_via_config_set() {
         .query(&mut con);
     assert!(bad.is_err(), "non-numeric config value is refused");
     try_acquire(&mut con, "cs", "holder", 30_000).unwrap();
-    let (_, w1) = spawn_waiter(&server, b"cs", b"w1", 30_000, 10_000);
+    let w1 = Waiter::lock(&server, "cs", "w1", 30_000, 10_000);
     wait_waiting(&mut con, 1);
     let e = expect_err(
         acquire_wait(&mut con, "cs", "w2", 30_000, 10_000),
@@ -499,7 +496,7 @@ fn max_waiters_via_config_set() {
         .arg(2)
         .query(&mut con)
         .unwrap();
-    let (_, w2) = spawn_waiter(&server, b"cs", b"w2", 30_000, 10_000);
+    let w2 = Waiter::lock(&server, "cs", "w2", 30_000, 10_000);
     wait_waiting(&mut con, 2);
     let e = expect_err(
         acquire_wait(&mut con, "cs", "w3", 30_000, 10_000),
@@ -508,9 +505,9 @@ fn max_waiters_via_config_set() {
     assert_eq!(e, TOO_MANY);
 
     assert_eq!(release(&mut con, "cs", "holder"), 1);
-    granted(w1, "w1");
+    w1.granted("w1");
     assert_eq!(release(&mut con, "cs", "w1"), 1);
-    granted(w2, "w2");
+    w2.granted("w2");
     assert_eq!(release(&mut con, "cs", "w2"), 1);
     wait_waiting(&mut con, 0);
     assert!(!exists(&mut con, "cs"));
@@ -597,19 +594,15 @@ fn a_failed_hand_off_answers_the_waiter_it_took() {
         .arg(encode(&forged))
         .query(&mut con)
         .expect("restore");
-    let (_, first) = spawn_waiter(&server, b"k", b"w1", 1_000, 0);
-    let (_, second) = spawn_waiter(&server, b"k", b"w2", 1_000, 0);
+    let first = Waiter::lock(&server, "k", "w1", 1_000, 0);
+    let second = Waiter::lock(&server, "k", "w2", 1_000, 0);
     wait_waiting(&mut con, 2);
     assert_eq!(release(&mut con, "k", "x"), 1);
-    for (name, h) in [("w1", first), ("w2", second)] {
-        let (reply, _) = h.join().expect("waiter thread");
-        match reply {
-            Err(e) => assert!(
-                err_text(&e).contains("exhausted"),
-                "{name}: {}",
-                err_text(&e)
-            ),
-            Ok(t) => panic!("{name}: {t:?} instead of the exhausted-tokens error"),
+    for h in [first, second] {
+        let a = h.join();
+        match a.reply {
+            Reply::Error(e) => assert!(e.contains("exhausted"), "{}: {e}", a.name),
+            t => panic!("{}: {t:?} instead of the exhausted-tokens error", a.name),
         }
     }
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
@@ -623,13 +616,16 @@ fn a_lock_overwritten_by_another_command_answers_its_waiters() {
     let server = Server::start();
     let mut con = conn_t(&server);
     try_acquire(&mut con, "ow", "holder", 600_000).expect("granted");
-    let (_, w) = spawn_waiter(&server, b"ow", b"w", 10_000, 0);
+    let w = Waiter::lock(&server, "ow", "w", 10_000, 0);
     wait_waiting(&mut con, 1);
     let at = Instant::now();
     let _: () = cmd("SET").arg("ow").arg("text").query(&mut con).unwrap();
-    let (r, answered) = w.join().unwrap();
-    let e = r.expect_err("a string is not a lock");
-    assert!(err_text(&e).starts_with("WRONGTYPE"), "{e:?}");
+    let Answer {
+        reply,
+        at: answered,
+        ..
+    } = w.join();
+    assert!(reply.is_error_starting("WRONGTYPE"), "{reply:?}");
     let after = answered.saturating_duration_since(at);
     assert!(after < Duration::from_secs(3), "answered after {after:?}");
     wait_waiting(&mut con, 0);

@@ -4,6 +4,7 @@
 use crate::common::bloom::{loadchunks, madd_range, scandump};
 use crate::common::cache::{cache_get, cache_set, get_lease};
 use crate::common::dlock::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::Duration;
@@ -93,10 +94,10 @@ fn a_hand_off_emits_an_acquire() {
     let mut events = Events::subscribe(&server);
     let mut con = conn_t(&server);
     try_acquire(&mut con, "h", "a", 30_000).expect("granted");
-    let (_, waiter) = spawn_waiter(&server, b"h", b"w", 10_000, 5_000);
+    let waiter = Waiter::lock(&server, "h", "w", 10_000, 5_000);
     wait_waiting(&mut con, 1);
     assert_eq!(release(&mut con, "h", "a"), 1);
-    granted(waiter, "the waiter");
+    waiter.granted("the waiter");
     assert_eq!(
         events.drain(),
         pairs(&[

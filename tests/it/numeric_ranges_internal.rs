@@ -5,6 +5,7 @@
 use crate::common::bloom::bf_info;
 use crate::common::dlock::*;
 use crate::common::ranges::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::collections::BTreeSet;
@@ -94,10 +95,10 @@ fn populate(server: &Server) {
     assert_eq!(extend(&mut con, "lock:plain", "b", 900_000), 1);
     // A hand-off: its state is written by the module, not by a client's command.
     try_acquire(&mut con, "lock:handed", "first", 600_000).expect("lock");
-    let (_, waiter) = spawn_waiter(server, b"lock:handed", b"second", 600_000, 10_000);
+    let waiter = Waiter::lock(server, "lock:handed", "second", 600_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(release(&mut con, "lock:handed", "first"), 1);
-    granted(waiter, "hand-off");
+    waiter.granted("hand-off");
     let max = MAX_COUNT.to_string();
     for c in [
         words(&["RL.TOKEN", "rl:token", "1/h", &max, "COST", "7"]),

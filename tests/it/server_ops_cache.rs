@@ -9,6 +9,7 @@
 
 use crate::common::cache::*;
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::thread::sleep;
@@ -24,10 +25,10 @@ fn replicaof_turns_cache_waiters_into_one_error_each() {
     let mut con = master.conn();
     let (_, long) = get_lease(&mut con, "long", 60_000, &[]);
     let (_, short) = get_lease(&mut con, "short", 400, &[]);
-    let mut waiters = vec![
-        raw_cache_waiter(&master, "long", 0, 5_000, 10_000),
-        raw_cache_waiter(&master, "long", 0, 5_000, 0),
-        raw_cache_waiter(&master, "short", 0, 5_000, 10_000),
+    let waiters = vec![
+        Waiter::cache(&master, "long", "long", 0, 5_000, 10_000),
+        Waiter::cache(&master, "long 0", "long", 0, 5_000, 0),
+        Waiter::cache(&master, "short", "short", 0, 5_000, 10_000),
     ];
     wait_for_waiters(&mut con, "long", 2);
     wait_for_waiters(&mut con, "short", 1);
@@ -36,13 +37,13 @@ fn replicaof_turns_cache_waiters_into_one_error_each() {
         .arg(other.port)
         .query(&mut con)
         .unwrap();
-    for w in &mut waiters {
-        let r = w.read(Duration::from_secs(10));
+    for mut a in join_all(waiters) {
+        let r = a.reply;
         assert!(
             r.is_error_starting("UNBLOCKED"),
             "{what}: a waiter answered {r:?}"
         );
-        let next = w.read(QUIET);
+        let next = a.conn.read(QUIET);
         assert!(
             matches!(next, Reply::Silent | Reply::Closed(_)),
             "{what}: a second reply {next:?}"
@@ -84,9 +85,9 @@ fn shutdown_save_with_cache_waiters_keeps_the_entry_and_its_lease() {
     sleep(Duration::from_millis(20));
     let (value, token) = get_lease(&mut con, "stale", 600_000, &["MINVERSION", "5"]);
     assert_eq!(value, None, "older than MINVERSION: not served");
-    let mut waiters = vec![
-        raw_cache_waiter(&server, "stale", 5, 5_000, 0),
-        raw_cache_waiter(&server, "stale", 5, 5_000, 10_000),
+    let waiters = vec![
+        Waiter::cache(&server, "stale 0", "stale", 5, 5_000, 0),
+        Waiter::cache(&server, "stale", "stale", 5, 5_000, 10_000),
     ];
     wait_for_waiters(&mut con, "stale", 2);
     let before = db_digest(&mut con);
@@ -99,8 +100,8 @@ fn shutdown_save_with_cache_waiters_keeps_the_entry_and_its_lease() {
         wait_until(Duration::from_secs(10), || !server.is_alive()),
         "{what}: still up"
     );
-    for w in &mut waiters {
-        let r = w.read(Duration::from_secs(5));
+    for a in join_all(waiters) {
+        let r = a.reply;
         assert!(
             matches!(r, Reply::Closed(_) | Reply::Error(_)),
             "{what}: {r:?}"
@@ -141,11 +142,11 @@ fn debug_sleep_across_a_lease_end_hands_it_over_after() {
     let mut server = Server::start();
     let mut con = server.conn();
     let (_, first) = get_lease(&mut con, "k", 200, &[]);
-    let mut w = raw_cache_waiter(&server, "k", 0, 5_000, 20_000);
+    let w = Waiter::cache(&server, "k", "k", 0, 5_000, 20_000);
     wait_for_waiters(&mut con, "k", 1);
     let _: () = cmd("DEBUG").arg("SLEEP").arg(0.5).query(&mut con).unwrap();
     let t0 = Instant::now();
-    match w.read(Duration::from_secs(10)) {
+    match w.join().reply {
         Reply::Array(a) => {
             assert_eq!(a[0], Reply::Nil);
             assert!(matches!(a[1], Reply::Int(t) if t > first), "{what}: {a:?}");
@@ -203,24 +204,6 @@ fn under_maxmemory_new_entries_are_refused_but_reads_and_refreshes_go_on() {
     assert_healthy(&mut server, what);
 }
 
-/// Queues cache waiters `(key, name, lease_ms, timeout_ms)` in order, each blocked
-/// before the next is sent.
-fn queue_cache(
-    server: &Server,
-    con: &mut Connection,
-    specs: &[(&str, &str, i64, i64)],
-) -> Vec<Waiter> {
-    specs
-        .iter()
-        .map(|&(key, name, lease_ms, timeout_ms)| {
-            let queued = cache_info(con, key).map_or(0, |i| i["waiters"]);
-            let w = spawn_cache_waiter(server, name, key, 0, lease_ms, timeout_ms);
-            wait_for_waiters(con, key, queued + 1);
-            w
-        })
-        .collect()
-}
-
 /// Sends a refresher's `CACHE.SET key value 60000 LEASE token` on a raw connection
 /// (its reply is read later: while writes are paused it is held back).
 fn send_refresh(server: &Server, key: &str, value: &str, token: i64) -> RawConn {
@@ -265,10 +248,10 @@ fn failover_with_cache_waiters(slow_replica: bool) {
         &master,
         &mut con,
         &[
-            ("fo:long", "w-long", 5000, 10_000),
-            ("fo:short", "w-short", 5000, 10_000),
-            ("fo:set", "w-set", 5000, 10_000),
-            ("fo:long", "w-1s", 5000, 1000),
+            ("fo:long", "w-long", 0, 5000, 10_000),
+            ("fo:short", "w-short", 0, 5000, 10_000),
+            ("fo:set", "w-set", 0, 5000, 10_000),
+            ("fo:long", "w-1s", 0, 5000, 1000),
         ],
     );
     // The replica has applied every write (fo:set's lease is the last) before it
@@ -280,17 +263,17 @@ fn failover_with_cache_waiters(slow_replica: bool) {
     failover(&mut con, 3000);
     let mut refresher = send_refresh(&master, "fo:set", "fresh", t_set);
     assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let listing = show_answers(&answers, failover_at);
     for a in &answers {
         let ok = a.reply.is_error_starting("UNBLOCKED")
-            || (a.owner == "w-1s" && a.reply.leased() == Some((None, 0)));
+            || (a.name == "w-1s" && a.reply.leased() == Some((None, 0)));
         assert!(
             ok,
             "{what}: waiter {} answered {:?} (expected UNBLOCKED{}); all:\n{listing}\nold master log:\n{}",
-            a.owner,
+            a.name,
             a.reply,
-            if a.owner == "w-1s" { " or [nil, 0]" } else { "" },
+            if a.name == "w-1s" { " or [nil, 0]" } else { "" },
             master.log_tail(20)
         );
     }
@@ -373,8 +356,8 @@ fn aborted_failover_hands_cache_leases_and_values_over_after_it() {
         &master,
         &mut con,
         &[
-            ("fa:lease", "w-lease", 5000, 10_000),
-            ("fa:set", "w-set", 5000, 10_000),
+            ("fa:lease", "w-lease", 0, 5000, 10_000),
+            ("fa:set", "w-set", 0, 5000, 10_000),
         ],
     );
     wait_applied(&mut rcon, "fa:set", what);
@@ -383,7 +366,7 @@ fn aborted_failover_hands_cache_leases_and_values_over_after_it() {
     failover(&mut con, 1000);
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
     let mut refresher = send_refresh(&master, "fa:set", "fresh", t_set);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let listing = show_answers(&answers, failover_at);
     let token = match answers[0].reply.leased() {
         Some((None, token)) => token,
@@ -403,12 +386,12 @@ fn aborted_failover_hands_cache_leases_and_values_over_after_it() {
         assert!(
             after + EARLY >= Duration::from_millis(1000),
             "{what}: {} was answered {after:?} after FAILOVER, before its 1000 ms timeout",
-            a.owner
+            a.name
         );
         assert!(
             after <= Duration::from_millis(2000) + PROMPT,
             "{what}: {} was answered only {after:?} after FAILOVER",
-            a.owner
+            a.name
         );
     }
     assert_eq!(refresher.read(READ_TIMEOUT), Reply::Int(1), "{what}: SET");

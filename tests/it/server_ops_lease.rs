@@ -11,6 +11,7 @@
 
 use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -53,7 +54,7 @@ fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
     );
     let released_at = Instant::now();
     assert_eq!(release(&mut con, "many:k", "a"), 1);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let listing = show_answers(&answers, released_at);
     let (t1, t2) = match (&answers[0].reply, &answers[1].reply) {
         (Reply::Int(t1), Reply::Int(t2)) => (*t1, *t2),
@@ -161,7 +162,7 @@ fn pexpire_shortening_the_lease_serves_the_waiter() {
         .expect("PEXPIRE");
     assert_eq!(n, 1);
     c.note(ttl_is_pttl(&mut con, "pxs:k").map(|_| ()));
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(w);
     let after = answers[0].at.saturating_duration_since(moved_at);
     match answers[0].reply {
         Reply::Int(token) => {
@@ -206,7 +207,7 @@ fn persist_keeps_the_lock_until_released() {
     let mut w = queue(&server, &mut con, &[("persist:k", "w", 5000, 10_000)]);
     sleep_until(held_at + Duration::from_millis(900));
     assert_healthy(&mut server, what);
-    let early = w[0].handle.is_finished();
+    let early = w[0].is_finished();
     c.check(!early, || {
         "the waiter was answered past the old deadline, while the lock has no expiry".to_string()
     });
@@ -226,7 +227,7 @@ fn persist_keeps_the_lock_until_released() {
     c.check(released == 1, || {
         format!("the owner's RELEASE answered {released}")
     });
-    let mut answers = vec![join(w.remove(0))];
+    let mut answers = vec![w.remove(0).join()];
     match answers[0].reply {
         Reply::Int(token) => {
             c.check(token > t, || format!("token {token} <= {t}"));

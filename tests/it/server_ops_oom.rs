@@ -10,6 +10,7 @@
 
 use crate::common::dlock::{conn_t, extend, lock_info, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -60,7 +61,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
         Duration::from_millis(2000),
         "running out of memory",
     );
-    let mut lease = vec![join(waiters.remove(1))];
+    let mut lease = vec![waiters.remove(1).join()];
     let t = token_of(&lease[0], &master, "OOM, lease end");
     assert!(t > t_lease, "{what}: token {t} <= {t_lease}");
     let after = lease[0].at.saturating_duration_since(lease_from);
@@ -74,7 +75,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
         1,
         "{what}: RELEASE at OOM"
     );
-    let mut held = vec![join(waiters.remove(0))];
+    let mut held = vec![waiters.remove(0).join()];
     let t = token_of(&held[0], &master, "OOM, release");
     assert!(t > t_held, "{what}: token {t} <= {t_held}");
     let after = held[0].at.saturating_duration_since(released_at);

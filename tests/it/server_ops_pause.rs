@@ -12,9 +12,10 @@
 
 use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -49,7 +50,7 @@ fn pause_while_lease_ends(mode: &str) {
     let paused_at = Instant::now();
     client_pause(&mut con, PAUSE.as_millis() as u64, mode);
     before_lease_end(held_at, PAUSE_HOLDER_TTL, "CLIENT PAUSE");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(w);
     let listing = show_answers(&answers, paused_at);
     assert_eq!(
         answers[0].reply,
@@ -130,21 +131,21 @@ fn pause_while_thirty_leases_end() {
     let paused_at = Instant::now();
     client_pause(&mut con, PAUSE.as_millis() as u64, "WRITE");
     before_lease_end(held_at, Duration::from_millis(1000), "CLIENT PAUSE");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(w);
     let listing = show_answers(&answers, paused_at);
     for (i, a) in answers.iter().enumerate() {
         let token = token_of(a, &master, what);
         assert!(
             token > tokens[i],
             "{what}: {} token {token} <= {}",
-            a.owner,
+            a.name,
             tokens[i]
         );
         let after = a.at.saturating_duration_since(paused_at);
         assert!(
             after + EARLY >= PAUSE && after <= PAUSE + PROMPT,
             "{what}: {} granted {after:?} after a {PAUSE:?} pause began; all:\n{listing}",
-            a.owner
+            a.name
         );
     }
     assert_no_second_reply(&mut answers, what);
@@ -188,7 +189,7 @@ fn unpause_early_serves_the_waiter_promptly() {
     thread::sleep(Duration::from_millis(300));
     assert_healthy(&mut master, what);
     assert!(
-        !w[0].handle.is_finished(),
+        !w[0].is_finished(),
         "{what}: the waiter was answered while writes were paused"
     );
     assert_eq!(
@@ -201,7 +202,7 @@ fn unpause_early_serves_the_waiter_promptly() {
         .arg("UNPAUSE")
         .query(&mut con)
         .expect("CLIENT UNPAUSE");
-    let mut answers = vec![join(w.remove(0))];
+    let mut answers = vec![w.remove(0).join()];
     let token = token_of(&answers[0], &master, what);
     assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
     let after = answers[0].at.saturating_duration_since(unpaused_at);
@@ -247,7 +248,7 @@ fn key_event_hand_off_waits_for_a_pause() {
         if let Err(e) = sent {
             panic!("{what}: {e}; {}", crash_cause(&master));
         }
-        let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+        let mut answers: Vec<Answer> = join_all(w);
         let token = token_of(&answers[0], &master, what);
         assert!(token > t0, "{what}: token {token} <= {t0}");
         let after = answers[0].at.saturating_duration_since(paused_at);
@@ -304,9 +305,9 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
         ("BF.RESERVEX", vec!["BF.RESERVEX", "ops:g", "0.01", "100"]),
         ("DLOCK.ACQUIRE", vec!["DLOCK.ACQUIRE", "ops:l", "x", "5000"]),
     ];
-    let handles: Vec<JoinHandle<Answer>> = writes
+    let handles: Vec<Waiter> = writes
         .iter()
-        .map(|(name, args)| spawn_call(master.port, name, args))
+        .map(|(name, args)| Waiter::call(&master, name, args))
         .collect();
     // Reads are not paused.
     let mut reader = RawConn::open(master.port);
@@ -323,11 +324,11 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
 
     for h in handles {
         let Answer {
-            owner: name,
+            name,
             reply,
             at,
             conn: mut c,
-        } = h.join().expect("writer thread");
+        } = h.join();
         let after = at.saturating_duration_since(paused_at);
         assert!(
             after + EARLY >= pause,

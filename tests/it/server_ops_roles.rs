@@ -11,6 +11,7 @@
 
 use crate::common::dlock::{conn_t, lock_info, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::thread;
@@ -60,19 +61,19 @@ fn failover_with_waiters(slow_replica: bool) {
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
     failover(&mut con, 3000);
     assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let listing = show_answers(&answers, failover_at);
     for a in &answers {
-        let ok = match a.owner.as_str() {
+        let ok = match a.name.as_str() {
             "w-1s" => a.reply == Reply::Nil || a.reply.is_error_starting("UNBLOCKED"),
             _ => a.reply.is_error_starting("UNBLOCKED"),
         };
         assert!(
             ok,
             "{what}: waiter {} answered {:?} (expected UNBLOCKED{}); all:\n{listing}\nold master log:\n{}",
-            a.owner,
+            a.name,
             a.reply,
-            if a.owner == "w-1s" { " or nil" } else { "" },
+            if a.name == "w-1s" { " or nil" } else { "" },
             master.log_tail(20)
         );
     }
@@ -135,7 +136,7 @@ fn aborted_failover_hands_off_after_it() {
     let failover_at = Instant::now();
     failover(&mut con, 1000);
     before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(w);
     let token = token_of(&answers[0], &master, what);
     assert!(token > t0, "{what}: token {token} <= {t0}");
     let after = answers[0].at.saturating_duration_since(failover_at);
@@ -199,7 +200,7 @@ fn replicaof_turns_waiters_into_one_error_each() {
         .arg(other.port)
         .query(&mut con)
         .expect("REPLICAOF");
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     assert_each_unblocked(&mut answers, turned_at, what);
     let up = master_link_up(&mut con);
     assert!(up, "{what}: the link to the new master never came up");
@@ -270,7 +271,7 @@ fn replicaof_during_a_pause_drops_the_deferred_hand_off() {
         .arg(other.port)
         .query(&mut con)
         .expect("REPLICAOF");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(w);
     assert!(
         answers[0].reply.is_error_starting("UNBLOCKED"),
         "{what}: the waiter answered {:?}, expected UNBLOCKED; {}",

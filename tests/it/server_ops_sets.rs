@@ -12,6 +12,7 @@
 
 use crate::common::dlock::{conn_t, lock_info, release, set_holders, Holder};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use redis::Connection;
@@ -38,7 +39,7 @@ fn owners(holders: &[Holder]) -> Vec<&str> {
 fn answer<'a>(answers: &'a [Answer], owner: &str) -> &'a Answer {
     answers
         .iter()
-        .find(|a| a.owner == owner)
+        .find(|a| a.name == owner)
         .unwrap_or_else(|| panic!("no waiter {owner}"))
 }
 
@@ -81,7 +82,7 @@ fn pause_write_while_set_leases_end_grants_after_the_pause() {
     let paused_at = Instant::now();
     client_pause(&mut con, PAUSE.as_millis() as u64, "WRITE");
     before_lease_end(held_at, SHORT_LEASE, "CLIENT PAUSE");
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let listing = show_answers(&answers, paused_at);
     let timed_out = answer(&answers, "c-800ms");
     assert_eq!(timed_out.reply, Reply::Nil, "{what}: all:\n{listing}");
@@ -103,7 +104,7 @@ fn pause_write_while_set_leases_end_grants_after_the_pause() {
     let t_c = token_of(answer(&answers, "c"), &master, what);
     assert_no_second_reply(&mut answers, what);
     assert!(
-        !late_reader.handle.is_finished(),
+        !late_reader.is_finished(),
         "{what}: the reader behind the writer was answered while the writer holds"
     );
     assert_eq!(
@@ -111,7 +112,7 @@ fn pause_write_while_set_leases_end_grants_after_the_pause() {
         [("b".into(), t_b, 1), ("c".into(), t_c, 1)]
     );
     assert_eq!(release(&mut con, "p:rw", "w"), 1);
-    let mut late = vec![join(late_reader)];
+    let mut late = vec![late_reader.join()];
     let t_late = token_of(&late[0], &master, what);
     assert!(t_late > t_w && t_w > t_r1 && t_c > t_a);
     assert_no_second_reply(&mut late, what);
@@ -175,20 +176,20 @@ fn debug_sleep_while_set_leases_end_fills_every_free_place_after_it() {
         Reply::Status("OK".into())
     );
     let woke_at = Instant::now();
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     for a in &answers {
         let t = token_of(a, &master, what);
-        assert!(t > t_b, "{what}: {}'s token {t} <= {t_b}", a.owner);
+        assert!(t > t_b, "{what}: {}'s token {t} <= {t_b}", a.name);
         let late = a.at.saturating_duration_since(woke_at);
         assert!(
             late <= PROMPT,
             "{what}: {} was granted {late:?} after the sleep",
-            a.owner
+            a.name
         );
     }
     assert_no_second_reply(&mut answers, what);
     assert!(
-        behind.iter().all(|w| !w.handle.is_finished()),
+        behind.iter().all(|w| !w.is_finished()),
         "{what}: a waiter behind a full set was answered"
     );
     assert_eq!(owners(&set_holders(&mut con, "s:sem")), ["c", "d"]);
@@ -199,7 +200,7 @@ fn debug_sleep_while_set_leases_end_fills_every_free_place_after_it() {
     );
     assert_eq!(release(&mut con, "s:sem", "c"), 1);
     assert_eq!(release(&mut con, "s:rw", "w"), 1);
-    let mut rest: Vec<Answer> = behind.into_iter().map(join).collect();
+    let mut rest: Vec<Answer> = join_all(behind);
     for a in &rest {
         token_of(a, &master, what);
     }
@@ -245,7 +246,7 @@ fn failover_keeps_every_holder_and_unblocks_set_waiters() {
     before_lease_end(held_at, SHORT_LEASE, "FAILOVER");
     failover(&mut con, 3000);
     assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     assert_each_unblocked(&mut answers, failover_at, what);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
     let mut rcon = conn_t(&replica);
@@ -297,7 +298,7 @@ fn replicaof_turns_set_waiters_into_one_error_each() {
         .arg(other.port)
         .query(&mut con)
         .expect("REPLICAOF");
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     assert_each_unblocked(&mut answers, turned_at, what);
     let up = master_link_up(&mut con);
     assert!(up, "{what}: the link to the new master never came up");
@@ -361,11 +362,11 @@ fn shutdown_save_with_set_waiters_keeps_every_holder() {
         wait_until(Duration::from_secs(10), || !server.is_alive()),
         "{what}: the server still runs"
     );
-    for a in waiters.into_iter().map(join) {
+    for a in join_all(waiters) {
         assert!(
             matches!(a.reply, Reply::Closed(_) | Reply::Error(_)),
             "{what}: waiter {} answered {:?}",
-            a.owner,
+            a.name,
             a.reply
         );
     }
@@ -382,7 +383,7 @@ fn shutdown_save_with_set_waiters_keeps_every_holder() {
         &[("d:sem", "after", 5000, 10_000, LIMIT2)],
     );
     assert_eq!(release(&mut con, "d:sem", "a"), 1);
-    let mut a: Vec<Answer> = w.into_iter().map(join).collect();
+    let mut a: Vec<Answer> = join_all(w);
     let t = token_of(&a[0], &server, what);
     assert!(t > t_b, "{what}: token {t} after the restart <= {t_b}");
     assert_no_second_reply(&mut a, what);
@@ -443,9 +444,9 @@ fn oom_refuses_new_sets_but_hands_off_held_ones() {
     let Ok([c, d, w]) = <[Waiter; 3]>::try_from(waiters) else {
         panic!("three waiters")
     };
-    let (c, w) = (join(c), join(w));
+    let (c, w) = (c.join(), w.join());
     before_lease_end(lease_from, Duration::from_millis(2000), "the releases");
-    let d = join(d);
+    let d = d.join();
     let d_after = d.at.saturating_duration_since(lease_from);
     assert!(
         d_after + EARLY >= Duration::from_millis(2000)
@@ -455,7 +456,7 @@ fn oom_refuses_new_sets_but_hands_off_held_ones() {
     let mut answers = vec![c, w, d];
     for a in &answers {
         let t = token_of(a, &master, what);
-        assert!(t > t_b, "{what}: {}'s token {t} <= {t_b}", a.owner);
+        assert!(t > t_b, "{what}: {}'s token {t} <= {t_b}", a.name);
     }
     assert_no_second_reply(&mut answers, what);
     assert_eq!(owners(&set_holders(&mut con, "m:sem")), ["c", "d"]);

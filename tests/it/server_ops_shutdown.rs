@@ -11,6 +11,7 @@
 
 use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -45,7 +46,7 @@ fn debug_sleep_while_a_lease_ends() {
     let slept = sleeper.call(&["DEBUG", "SLEEP", "1"]);
     let woke_at = Instant::now();
     assert_eq!(slept, Reply::Status("OK".into()));
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let token = token_of(&answers[0], &master, what);
     assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
     let late = answers[0].at.saturating_duration_since(woke_at);
@@ -97,10 +98,10 @@ fn debug_reload_keeps_the_lock_and_its_waiter() {
         (&b"holder"[..], t0, 1)
     );
     assert!(
-        !w[0].handle.is_finished() || held_at.elapsed() >= Duration::from_millis(600),
+        !w[0].is_finished() || held_at.elapsed() >= Duration::from_millis(600),
         "{what}: the waiter was answered before the lease ended"
     );
-    let mut answers = vec![join(w.remove(0))];
+    let mut answers = vec![w.remove(0).join()];
     let token = token_of(&answers[0], &server, what);
     assert!(token > t0, "{what}: token {token} <= {t0}");
     let after = answers[0].at.saturating_duration_since(held_at);
@@ -151,12 +152,12 @@ fn shutdown_with_waiters(mode: &str) {
     );
     let exited = wait_until(Duration::from_secs(10), || !server.is_alive());
     assert!(exited, "{what}: the server still runs");
-    let answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let answers: Vec<Answer> = join_all(waiters);
     for a in &answers {
         assert!(
             matches!(a.reply, Reply::Closed(_) | Reply::Error(_)),
             "{what}: waiter {} answered {:?}, expected the connection to close",
-            a.owner,
+            a.name,
             a.reply
         );
     }
@@ -188,7 +189,7 @@ fn shutdown_with_waiters(mode: &str) {
         assert_eq!((info.owner.as_slice(), info.token), (&b"holder"[..], t0));
         let w = queue(&server, &mut con, &[("down:k", "after", 5000, 10_000)]);
         assert_eq!(release(&mut con, "down:k", "holder"), 1);
-        let mut a: Vec<Answer> = w.into_iter().map(join).collect();
+        let mut a: Vec<Answer> = join_all(w);
         let t = token_of(&a[0], &server, what);
         assert!(t > t0, "{what}: token {t} after restart <= {t0}");
         assert_no_second_reply(&mut a, what);

@@ -1,11 +1,11 @@
-//! `DLOCK.*` helpers shared by the lock tests (`tests/it/dlock.rs`,
-//! `tests/it/dlock_persistence.rs`): acquire/release/extend wrappers, DLOCK.INFO parsing,
-//! and clients blocking in `DLOCK.ACQUIRE ... WAIT` on their own threads.
+//! `DLOCK.*` helpers shared by the lock tests: acquire/release/extend wrappers,
+//! DLOCK.INFO parsing, the count of waiting clients, and worker clients on their own
+//! threads. (Clients blocked in `DLOCK.ACQUIRE … WAIT` are `super::waiter::Waiter`.)
 
 use super::*;
 
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A connection whose reads time out, so a module that blocks when it must not makes the
 /// test fail instead of hanging forever.
@@ -231,41 +231,14 @@ pub fn wait_waiting_for(con: &mut Connection, n: i64, what: &str) {
     assert!(ok, "{what}: locks_waiting never reached {n} (it is {now})");
 }
 
-pub type WaitResult = (redis::RedisResult<Option<i64>>, Instant);
-
-/// Starts a client (own connection) running `f` in a thread; returns its CLIENT ID.
+/// Starts a worker client (own connection) running `f` in a thread: a client that
+/// does more than wait for one answer (acquire, work, release, in a loop).
 pub fn spawn_client<T: Send + 'static>(
     server: &Server,
     f: impl FnOnce(&mut Connection) -> T + Send + 'static,
-) -> (i64, JoinHandle<T>) {
+) -> JoinHandle<T> {
     let mut con = conn_t(server);
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut con).expect("CLIENT ID");
-    (id, thread::spawn(move || f(&mut con)))
-}
-
-/// A client blocking in `DLOCK.ACQUIRE key owner ttl WAIT wait`; the thread returns the
-/// reply and when it arrived.
-pub fn spawn_waiter(
-    server: &Server,
-    key: &[u8],
-    owner: &[u8],
-    ttl: i64,
-    wait: i64,
-) -> (i64, JoinHandle<WaitResult>) {
-    let (key, owner) = (key.to_vec(), owner.to_vec());
-    spawn_client(server, move |con| {
-        let r = acquire_wait(con, key, owner, ttl, wait);
-        (r, Instant::now())
-    })
-}
-
-pub fn granted(h: JoinHandle<WaitResult>, what: &str) -> (i64, Instant) {
-    let (r, at) = h.join().expect("waiter thread panicked");
-    match r {
-        Ok(Some(t)) => (t, at),
-        Ok(None) => panic!("{what}: waiter got nil instead of the lock"),
-        Err(e) => panic!("{what}: waiter got an error: {}", err_text(&e)),
-    }
+    thread::spawn(move || f(&mut con))
 }
 
 pub fn assert_strictly_increasing(tokens: &[i64], what: &str) {

@@ -866,3 +866,4 @@ pub mod payload_types;
 pub mod ranges;
 pub mod rate;
 pub mod server_ops;
+pub mod waiter;

@@ -1,294 +1,23 @@
-//! Helpers of the server-operations tests (`tests/server_ops_*.rs`, issue #10): raw
-//! RESP2 connections that see exactly what the server sends (a second reply, EOF),
-//! clients blocked in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET … LEASE … WAIT` on their
-//! own threads and their answers, and checks of a server (alive, a clean log, the replica's dataset equal to the
-//! master's).
+//! Helpers of the server-operations tests (`tests/it/server_ops_*.rs`, issue #10):
+//! checks of a server (alive, a clean log, the replica's dataset equal to the
+//! master's), the steps of the scenarios (a pause, a failover, a role change) and the
+//! checks of the waiters' answers. The waiters themselves are `super::waiter`.
 //!
 //! Timing bounds are functional, with wide margins for a noisy machine: "not before"
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
-use super::cache::{cache_set, wait_for_waiters, Leased};
-use super::cluster::Redirect;
-use super::dlock::{lock_info, wait_waiting};
+use super::cache::{cache_info, cache_set, wait_for_waiters};
+use super::dlock::lock_info;
+use super::waiter::*;
 use super::*;
 
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
-/// A waiter (or any raw call) without a reply after this long is hung.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// Clock slack for "not before" bounds (client monotonic clock vs. server wall clock).
 pub const EARLY: Duration = Duration::from_millis(25);
 /// "Promptly after" an event: the contract is a few tens of ms; this is the margin.
 pub const PROMPT: Duration = Duration::from_millis(1000);
-/// How long a waiter's connection is watched for a second reply.
-pub const QUIET: Duration = Duration::from_millis(200);
-
-// ---------------------------------------------------------------------------------------
-// A raw RESP2 connection: sees exactly the bytes the server sends (a second reply, EOF)
-// ---------------------------------------------------------------------------------------
-
-/// One RESP2 reply, or what happened instead.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    Int(i64),
-    Nil,
-    Status(String),
-    Bulk(Vec<u8>),
-    Array(Vec<Reply>),
-    Error(String),
-    /// The connection was closed (EOF or reset) instead of a reply.
-    Closed(String),
-    /// Nothing arrived within the read timeout.
-    Silent,
-}
-
-impl Reply {
-    pub fn is_error_starting(&self, prefix: &str) -> bool {
-        matches!(self, Reply::Error(e) if e.starts_with(prefix))
-    }
-
-    /// The `[value or nil, lease]` of a `CACHE.GET … LEASE`; None for any other reply.
-    pub fn leased(&self) -> Option<Leased> {
-        let Reply::Array(a) = self else {
-            return None;
-        };
-        let value = match a.first()? {
-            Reply::Nil => None,
-            Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
-            _ => return None,
-        };
-        match a.as_slice() {
-            [_, Reply::Int(token)] => Some((value, *token)),
-            _ => None,
-        }
-    }
-
-    /// The cluster redirect an error reply asks for (`MOVED 42 127.0.0.1:7001`,
-    /// `ASK …`); None for any other reply.
-    pub fn redirect(&self) -> Option<Redirect> {
-        let Reply::Error(e) = self else {
-            return None;
-        };
-        let f: Vec<&str> = e.split_whitespace().collect();
-        let [kind, slot, addr] = f.as_slice() else {
-            return None;
-        };
-        let slot: u16 = slot.parse().ok()?;
-        let port: u16 = addr.rsplit(':').next()?.parse().ok()?;
-        match *kind {
-            "MOVED" => Some(Redirect::Moved { slot, port }),
-            "ASK" => Some(Redirect::Ask { slot, port }),
-            _ => None,
-        }
-    }
-}
-
-/// A raw RESP2 connection: sees exactly the bytes the server sends (a second reply,
-/// EOF).
-pub struct RawConn {
-    r: BufReader<TcpStream>,
-}
-
-impl RawConn {
-    /// Connects to the server on `port`.
-    pub fn open(port: u16) -> RawConn {
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect raw");
-        s.set_nodelay(true).expect("nodelay");
-        RawConn {
-            r: BufReader::new(s),
-        }
-    }
-
-    /// Sends one command without reading its reply.
-    pub fn send(&mut self, args: &[&str]) {
-        self.r
-            .get_mut()
-            .write_all(&resp(args))
-            .expect("send command");
-    }
-
-    /// The next reply, waiting at most `timeout`.
-    pub fn read(&mut self, timeout: Duration) -> Reply {
-        self.r
-            .get_ref()
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
-            .expect("read timeout");
-        match self.read_value() {
-            Ok(v) => v,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Reply::Silent
-            }
-            Err(e) => Reply::Closed(e.to_string()),
-        }
-    }
-
-    /// Sends one command and reads its reply, waiting at most `READ_TIMEOUT`.
-    pub fn call(&mut self, args: &[&str]) -> Reply {
-        self.send(args);
-        self.read(READ_TIMEOUT)
-    }
-
-    fn read_value(&mut self) -> io::Result<Reply> {
-        let mut line = Vec::new();
-        self.r.read_until(b'\n', &mut line)?;
-        if line.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "EOF"));
-        }
-        if line.len() < 3 || !line.ends_with(b"\r\n") {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("bad reply line {:?}", escape(&line)),
-            ));
-        }
-        let body = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
-        let number = |b: &str| {
-            b.parse::<i64>()
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, b.to_string()))
-        };
-        Ok(match line[0] {
-            b'+' => Reply::Status(body),
-            b'-' => Reply::Error(body),
-            b':' => Reply::Int(number(&body)?),
-            b'$' => match number(&body)? {
-                n if n < 0 => Reply::Nil,
-                n => {
-                    let mut buf = vec![0u8; n as usize + 2];
-                    self.r.read_exact(&mut buf)?;
-                    buf.truncate(n as usize);
-                    Reply::Bulk(buf)
-                }
-            },
-            b'*' => match number(&body)? {
-                n if n < 0 => Reply::Nil,
-                n => Reply::Array(
-                    (0..n)
-                        .map(|_| self.read_value())
-                        .collect::<io::Result<_>>()?,
-                ),
-            },
-            other => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("unknown reply type {:?}", other as char),
-                ))
-            }
-        })
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Waiters
-// ---------------------------------------------------------------------------------------
-
-/// A client blocked (or about to block) in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET …
-/// WAIT` on its own raw connection; its thread reads the first reply.
-pub struct Waiter {
-    pub owner: String,
-    pub handle: JoinHandle<Answer>,
-}
-
-/// What a waiter was answered, when, and its connection (to watch for more).
-pub struct Answer {
-    pub owner: String,
-    pub reply: Reply,
-    pub at: Instant,
-    pub conn: RawConn,
-}
-
-/// Sends `args` on a new raw connection and reads the reply in a thread; `name`
-/// labels the answer.
-pub fn spawn_call(port: u16, name: &str, args: &[&str]) -> JoinHandle<Answer> {
-    let mut conn = RawConn::open(port);
-    conn.send(args);
-    read_in_thread(conn, name)
-}
-
-/// Reads the next reply of `conn` (a command already sent) in a thread; `name`
-/// labels the answer.
-pub fn read_in_thread(mut conn: RawConn, name: &str) -> JoinHandle<Answer> {
-    let owner = name.to_string();
-    thread::spawn(move || {
-        let reply = conn.read(READ_TIMEOUT);
-        Answer {
-            owner,
-            reply,
-            at: Instant::now(),
-            conn,
-        }
-    })
-}
-
-/// `DLOCK.ACQUIRE key owner ttl WAIT wait <kind…>` (`SHARED`, `LIMIT n` or nothing)
-/// on a new raw connection, read in a thread.
-pub fn spawn_kind_waiter(
-    server: &Server,
-    key: &str,
-    owner: &str,
-    ttl: i64,
-    wait: i64,
-    kind: &[&str],
-) -> Waiter {
-    let (ttl, wait) = (ttl.to_string(), wait.to_string());
-    let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "WAIT", &wait];
-    args.extend_from_slice(kind);
-    Waiter {
-        owner: owner.to_string(),
-        handle: spawn_call(server.port, owner, &args),
-    }
-}
-
-/// A raw client blocked (or about to block) in `CACHE.GET key MINVERSION min LEASE
-/// lease_ms WAIT timeout_ms`.
-pub fn raw_cache_waiter(
-    server: &Server,
-    key: &str,
-    min: i64,
-    lease_ms: i64,
-    timeout_ms: i64,
-) -> RawConn {
-    let mut c = RawConn::open(server.port);
-    let (min, lease, timeout) = (
-        min.to_string(),
-        lease_ms.to_string(),
-        timeout_ms.to_string(),
-    );
-    c.send(&[
-        "CACHE.GET",
-        key,
-        "MINVERSION",
-        &min,
-        "LEASE",
-        &lease,
-        "WAIT",
-        &timeout,
-    ]);
-    c
-}
-
-/// `raw_cache_waiter` read in a thread; `name` labels the answer.
-pub fn spawn_cache_waiter(
-    server: &Server,
-    name: &str,
-    key: &str,
-    min: i64,
-    lease_ms: i64,
-    timeout_ms: i64,
-) -> Waiter {
-    let conn = raw_cache_waiter(server, key, min, lease_ms, timeout_ms);
-    Waiter {
-        owner: name.to_string(),
-        handle: read_in_thread(conn, name),
-    }
-}
-
 /// A client that waits on `server` for the refresh of `key` (`MINVERSION min`) is
 /// answered `[value, 0]` when the refresher stores `value` (`VERSION min`) with the
 /// live lease `token`.
@@ -300,8 +29,8 @@ pub fn assert_refresh_answers_a_waiter(
     value: &str,
 ) {
     let mut con = timed(server.conn(), READ_TIMEOUT);
-    let queued = super::cache::cache_info(&mut con, key).map_or(0, |i| i["waiters"]);
-    let mut waiter = raw_cache_waiter(server, key, min, 5_000, 10_000);
+    let queued = cache_info(&mut con, key).map_or(0, |i| i["waiters"]);
+    let waiter = Waiter::cache(server, "refresh", key, min, 5_000, 10_000);
     wait_for_waiters(&mut con, key, queued + 1);
     let (min, token) = (min.to_string(), token.to_string());
     let opts = ["VERSION", min.as_str(), "LEASE", token.as_str()];
@@ -310,50 +39,12 @@ pub fn assert_refresh_answers_a_waiter(
         1,
         "the refresh of {key} with lease {token}"
     );
-    let r = waiter.read(READ_TIMEOUT);
+    let r = waiter.join().reply;
     assert_eq!(
         r.leased(),
         Some((Some(value.to_string()), 0)),
         "the waiter for the refresh of {key}: {r:?}"
     );
-}
-
-/// Queues waiters `(key, owner, ttl, wait)` in order, each blocked before the next
-/// is sent.
-pub fn queue(
-    server: &Server,
-    con: &mut Connection,
-    specs: &[(&str, &str, i64, i64)],
-) -> Vec<Waiter> {
-    let specs: Vec<KindWaiter> = specs
-        .iter()
-        .map(|&(key, owner, ttl, wait)| (key, owner, ttl, wait, &[][..]))
-        .collect();
-    queue_kinds(server, con, &specs)
-}
-
-/// A waiter of `queue_kinds`: key, owner, ttl, wait and kind (`SHARED`, `LIMIT n`).
-pub type KindWaiter<'a> = (&'a str, &'a str, i64, i64, &'a [&'a str]);
-
-/// Queues waiters of any lock kind in order, each blocked before the next is sent.
-pub fn queue_kinds(server: &Server, con: &mut Connection, specs: &[KindWaiter]) -> Vec<Waiter> {
-    let base = warden_stat(con, "locks_waiting");
-    specs
-        .iter()
-        .enumerate()
-        .map(|(i, &(key, owner, ttl, wait, kind))| {
-            let w = spawn_kind_waiter(server, key, owner, ttl, wait, kind);
-            wait_waiting(con, base + i as i64 + 1);
-            w
-        })
-        .collect()
-}
-
-/// The waiter's answer (its thread's result).
-pub fn join(w: Waiter) -> Answer {
-    w.handle
-        .join()
-        .unwrap_or_else(|_| panic!("waiter thread {} panicked", w.owner))
 }
 
 /// The token a waiter was granted; fails (with the server log) on any other answer.
@@ -362,61 +53,10 @@ pub fn token_of(a: &Answer, server: &Server, what: &str) -> i64 {
         Reply::Int(t) => *t,
         other => panic!(
             "{what}: waiter {} expected a token, got {other:?}; {}",
-            a.owner,
+            a.name,
             crash_cause(server)
         ),
     }
-}
-
-/// Every waiter was answered `-UNBLOCKED …` (its server turned replica), once:
-/// nothing more arrives after it. `since` dates the listing in a failure.
-pub fn assert_each_unblocked(answers: &mut [Answer], since: Instant, what: &str) {
-    let listing = show_answers(answers, since);
-    for a in answers.iter() {
-        assert!(
-            a.reply.is_error_starting("UNBLOCKED"),
-            "{what}: waiter {} answered {:?}, expected UNBLOCKED; all:\n{listing}",
-            a.owner,
-            a.reply
-        );
-    }
-    assert_no_second_reply(answers, what);
-}
-
-/// Every waiter got one answer (checked by the caller) and nothing after it: within
-/// `QUIET` its connection stays silent or is closed by the server.
-pub fn assert_no_second_reply(answers: &mut [Answer], what: &str) {
-    thread::sleep(QUIET);
-    for a in answers.iter_mut() {
-        assert!(
-            !matches!(a.reply, Reply::Silent),
-            "{what}: waiter {} got no reply within {READ_TIMEOUT:?}",
-            a.owner
-        );
-        match a.conn.read(Duration::from_millis(1)) {
-            Reply::Silent | Reply::Closed(_) => {}
-            more => panic!(
-                "{what}: waiter {} got a second reply {more:?} after {:?}",
-                a.owner, a.reply
-            ),
-        }
-    }
-}
-
-/// The answers, each with its time after `t0`, for failure messages.
-pub fn show_answers(answers: &[Answer], t0: Instant) -> String {
-    answers
-        .iter()
-        .map(|a| {
-            format!(
-                "  {}: {:?} at +{} ms",
-                a.owner,
-                a.reply,
-                a.at.saturating_duration_since(t0).as_millis()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 // ---------------------------------------------------------------------------------------
