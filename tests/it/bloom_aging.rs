@@ -350,11 +350,7 @@ fn persistence_and_copies_keep_the_window() {
     let payload = dump(&mut con, "f");
     ok(&mut con, cmd("RESTORE").arg("restored").arg(0).arg(payload));
     assert_eq!(digest(&mut con, "restored"), want, "RESTORE");
-    let _: i64 = cmd("COPY")
-        .arg("f")
-        .arg("copied")
-        .query(&mut con)
-        .expect("COPY");
+    let _: i64 = query!(&mut con, "COPY", "f", "copied");
     assert_eq!(digest(&mut con, "copied"), want, "COPY");
     copy_by_chunks(&mut con, "f", "chunked");
     assert_eq!(digest(&mut con, "chunked"), want, "SCANDUMPX");
@@ -558,11 +554,7 @@ fn forged_aging_headers_are_refused() {
     reserve_aging(&mut con, "one", 100, 60_000);
     assert_eq!(addx(&mut con, "one", "a"), 1);
     let header = |con: &mut Connection, key: &str| -> Vec<u8> {
-        let (it, data): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
-            .arg(key)
-            .arg(0)
-            .query(con)
-            .expect("SCANDUMPX");
+        let (it, data): (i64, Vec<u8>) = query!(con, "BF.SCANDUMPX", key, 0);
         assert_eq!(it, 1);
         data
     };

@@ -440,7 +440,7 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
     }
     assert_eq!(warden_stat(&mut con, "bf_filters"), filters_before);
     assert_eq!(warden_stat(&mut con, "bf_bytes"), bytes_before);
-    let dbsize: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let dbsize: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(dbsize, 3);
     ok(&mut con, cmd("DEBUG").arg("RELOAD"));
     s.assert_alive();
@@ -457,7 +457,7 @@ fn internal_load_command_never_crashes() {
     let mut con = s.conn();
     reserve(&mut con, b"f", "0.01", 100, &[]);
     madd_range(&mut con, b"f", "f:", 0..300);
-    let _: () = cmd("SET").arg("str").arg("v").query(&mut con).expect("SET");
+    let _: () = query!(&mut con, "SET", "str", "v");
     let mut rng = Rng(0x10ad_0000_0000_0001);
     let nums = [
         "0",

@@ -23,10 +23,7 @@ fn million_items_have_no_false_negatives_across_reload() {
 
     let before = digest(&mut con, "big");
     let info = bf_info(&mut con, "big");
-    let _: () = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut con)
-        .expect("DEBUG RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_eq!(digest(&mut con, "big"), before);
     assert_eq!(bf_info(&mut con, "big"), info);
     let found = mexists_range(&mut con, "big", "item:", 0..n);

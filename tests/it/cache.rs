@@ -149,7 +149,7 @@ fn a_del_or_a_lease_less_set_voids_the_lease() {
     let s = Server::start();
     let mut con = s.conn();
     let (_, t1) = get_lease(&mut con, "k", 5_000, &[]);
-    let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "k");
     // The refresher read the source before the invalidation: it cannot store.
     assert_eq!(
         cache_set(&mut con, "k", "old", 1_000, &["LEASE", &t1.to_string()]),
@@ -231,7 +231,7 @@ fn info_describes_an_entry() {
     assert!((1_400..=1_500).contains(&info["stale_ms"]), "{info:?}");
     assert_eq!((info["reads"], info["lease"], info["waiters"]), (0, 0, 0));
     let mut resp3 = s.conn_resp3();
-    let v: Value = cmd("CACHE.INFO").arg("k").query(&mut resp3).unwrap();
+    let v: Value = query!(&mut resp3, "CACHE.INFO", "k");
     assert!(
         matches!(v, Value::Map(ref m) if m.len() == 6),
         "a map in RESP3: {v:?}"
@@ -266,7 +266,7 @@ fn info_counts_hits_misses_leases_and_stale_reads() {
 fn the_type_is_its_own_both_ways() {
     let s = Server::start();
     let mut con = s.conn();
-    let _: () = cmd("SET").arg("str").arg("x").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "str", "x");
     for c in [
         command(&["CACHE.GET", "str"]),
         command(&["CACHE.GET", "str", "LEASE", "100"]),
@@ -418,7 +418,7 @@ fn bad_input_is_an_error_that_changes_nothing() {
         let e = c.query::<Value>(&mut con).expect_err(&show(&c));
         assert_eq!(err_text(&e), *want, "{}", show(&c));
     }
-    let n: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(n, 0, "no error created a key");
     // An error on a live entry leaves it as it was.
     cache_set(&mut con, "k", "v", 10_000, &["VERSION", "2"]);
@@ -449,12 +449,13 @@ fn values_above_the_cap_are_refused_cleanly() {
         cache_get(&mut con, "k", &[]).as_deref(),
         Some(fits.as_str())
     );
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.cache-max-value-bytes")
-        .arg("2kb")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(
+        &mut con,
+        "CONFIG",
+        "SET",
+        "warden.cache-max-value-bytes",
+        "2kb"
+    );
     assert_eq!(cache_set(&mut con, "k", &big, 1_000, &[]), 1);
 }
 
@@ -495,7 +496,7 @@ fn memory_usage_is_within_64_bytes_of_a_string() {
     };
     for len in [0usize, 1, 10, 44, 45, 100, 1000, 100_000] {
         let value = "v".repeat(len);
-        let _: () = cmd("SET").arg("str:k").arg(&value).query(&mut con).unwrap();
+        let _: () = query!(&mut con, "SET", "str:k", &value);
         cache_set(
             &mut con,
             "chx:k",
@@ -527,12 +528,7 @@ fn calls_that_change_nothing_do_not_abort_a_watch() {
     let mut other = s.conn();
     cache_set(&mut con, "wk", "v", 60_000, &["VERSION", "5"]);
     try_acquire(&mut con, "lk", "holder", 60_000).unwrap();
-    let _: Vec<i64> = cmd("RL.TOKEN")
-        .arg("rk")
-        .arg("1/h")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
+    let _: Vec<i64> = query!(&mut con, "RL.TOKEN", "rk", "1/h", 1);
     let no_ops: Vec<redis::Cmd> = vec![
         command(&["CACHE.GET", "wk"]),
         command(&["CACHE.GET", "wk", "MINVERSION", "9"]),
@@ -551,13 +547,13 @@ fn calls_that_change_nothing_do_not_abort_a_watch() {
             _ => String::new(),
         });
         let key = key.unwrap();
-        let _: () = cmd("WATCH").arg(&key).query(&mut con).unwrap();
+        let _: () = query!(&mut con, "WATCH", &key);
         let _: Value = no_op.query(&mut other).unwrap();
         let r: Option<Vec<String>> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
         assert!(r.is_some(), "{} aborted a WATCH on {key}", show(no_op));
     }
     // A write does abort it.
-    let _: () = cmd("WATCH").arg("wk").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "WATCH", "wk");
     cache_set(&mut other, "wk", "newer", 60_000, &["VERSION", "6"]);
     let r: Option<Vec<String>> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
     assert!(r.is_none(), "an accepted CACHE.SET must abort the WATCH");

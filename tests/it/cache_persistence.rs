@@ -98,7 +98,7 @@ fn debug_reload_keeps_every_entry() {
     let mut con = s.conn();
     workload(&mut con);
     let before = snapshot(&mut con);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_eq!(snapshot(&mut con), before);
 }
 
@@ -139,16 +139,10 @@ fn dump_restore_and_copy_keep_an_entry() {
         let payload = dump(&mut con, key);
         let copy = format!("{key}:restored");
         let at = pexpiretime(&mut con, key);
-        let _: () = cmd("RESTORE")
-            .arg(&copy)
-            .arg(at)
-            .arg(&payload)
-            .arg("ABSTTL")
-            .query(&mut con)
-            .unwrap();
+        let _: () = query!(&mut con, "RESTORE", &copy, at, &payload, "ABSTTL");
         assert_eq!(digest(&mut con, &copy), digest(&mut con, key), "{key}");
         let copied = format!("{key}:copied");
-        let n: i64 = cmd("COPY").arg(key).arg(&copied).query(&mut con).unwrap();
+        let n: i64 = query!(&mut con, "COPY", key, &copied);
         assert_eq!(n, 1);
         assert_eq!(digest(&mut con, &copied), digest(&mut con, key), "{key}");
         assert_eq!(
@@ -197,7 +191,7 @@ fn a_promoted_replica_still_refuses_a_voided_lease() {
     let (_, current) = get_lease(&mut m, "k", 600_000, &["MINVERSION", "4"]);
     master.sync_replicas(1);
     let mut r = replica.conn();
-    let _: () = cmd("REPLICAOF").arg("NO").arg("ONE").query(&mut r).unwrap();
+    let _: () = query!(&mut r, "REPLICAOF", "NO", "ONE");
     assert_eq!(
         cache_set(
             &mut r,
@@ -274,7 +268,7 @@ fn the_stream_carries_absolute_times_and_nothing_for_plain_reads() {
     cache_get(&mut m, "k", &["HOT", "100", "1000", "EXTEND", "60000"]);
     get_lease(&mut m, "k", 1_000, &[]);
     cache_get(&mut m, "missing", &[]);
-    let _: Value = cmd("CACHE.INFO").arg("k").query(&mut m).unwrap();
+    let _: Value = query!(&mut m, "CACHE.INFO", "k");
     assert_eq!(step(&mut tap, &mut m, "reads"), Vec::<Vec<String>>::new());
     // A lease on a miss: the lease-only entry with its absolute end.
     let (_, token) = get_lease(&mut m, "miss", 3_000, &[]);
@@ -308,7 +302,7 @@ fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
     );
     let mut con = s.conn();
     cache_set(&mut con, "persisted", "v", 30_000, &["STALE", "30000"]);
-    let _: i64 = cmd("PERSIST").arg("persisted").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "PERSIST", "persisted");
     cache_set(&mut con, "timed", "v", 30_000, &["STALE", "30000"]);
     get_lease(&mut con, "lease-only", 60_000, &[]);
     let timed_at = pexpiretime(&mut con, "timed");

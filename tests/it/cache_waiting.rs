@@ -77,7 +77,7 @@ fn a_del_gives_the_refresh_to_the_oldest_waiter() {
     let (_, first) = get_lease(&mut con, "k", 60_000, &[]);
     let w = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "k", 1);
-    let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "k");
     let (value, token) = w.join().lease();
     assert_eq!(value, None);
     assert!(token > first);
@@ -112,11 +112,7 @@ fn client_unblock_answers_nil_and_no_lease() {
     let id = wcon.client_id();
     let w = Waiter::send(wcon, "k", &["CACHE.GET", "k", "LEASE", "1000", "WAIT", "0"]);
     wait_for_waiters(&mut con, "k", 1);
-    let n: i64 = cmd("CLIENT")
-        .arg("UNBLOCK")
-        .arg(id)
-        .query(&mut con)
-        .unwrap();
+    let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", id);
     assert_eq!(n, 1);
     assert_eq!(w.join().lease(), (None, 0));
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
@@ -151,12 +147,7 @@ fn a_waiter_that_disconnects_never_gets_the_lease() {
     wait_for_waiters(&mut con, "k", 1);
     let live = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
     wait_for_waiters(&mut con, "k", 2);
-    let n: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id)
-        .query(&mut con)
-        .unwrap();
+    let n: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id);
     assert_eq!(n, 1);
     assert!(
         matches!(lost.join().reply, Reply::Closed(_)),
@@ -190,12 +181,13 @@ fn inside_multi_and_scripts_wait_does_not_block() {
             Value::Array(vec![Value::Array(vec![Value::Nil, Value::Int(0)])])
         )
     );
-    let v: Value = cmd("EVAL")
-        .arg("return redis.call('CACHE.GET', KEYS[1], 'LEASE', 100, 'WAIT', 0)")
-        .arg(1)
-        .arg("k")
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(
+        &mut con,
+        "EVAL",
+        "return redis.call('CACHE.GET', KEYS[1], 'LEASE', 100, 'WAIT', 0)",
+        1,
+        "k"
+    );
     assert!(matches!(v, Value::Array(ref a) if a.len() == 2), "{v:?}");
 }
 
@@ -206,12 +198,7 @@ fn a_lease_ending_during_a_write_pause_is_handed_over_after_it() {
     let (_, first) = get_lease(&mut con, "k", 200, &[]);
     let w = Waiter::cache(&s, "k", "k", 0, 5_000, 20_000);
     wait_for_waiters(&mut con, "k", 1);
-    let _: () = cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(1_000)
-        .arg("WRITE")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CLIENT", "PAUSE", 1_000, "WRITE");
     let t0 = Instant::now();
     let Answer { reply, at, .. } = w.join();
     let (value, token) = reply.leased().expect("[value, lease]");
@@ -239,7 +226,7 @@ fn max_waiters_is_enforced_per_key() {
     wait_for_waiters(&mut con, "k", 2);
     let e = get_wait(&mut con, "k", 1_000, 5_000).unwrap_err();
     assert_eq!(err_text(&e), "ERR too many waiters for this key");
-    let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "k");
     let replies: Vec<Leased> = [a, b].map(|w| w.join().lease()).into();
     assert!(replies[0].1 > 0, "the oldest takes the lease: {replies:?}");
     assert_eq!(replies[1], (None, 0), "the other times out: {replies:?}");
@@ -287,7 +274,7 @@ fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
     ) == 1));
     assert_eq!(crate::common::dlock::release(&mut con, "y", "a"), 1);
     lock_waiter.granted("the lock waiter");
-    let _: i64 = cmd("DEL").arg("y").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "y");
     cache_set(&mut con, "y", "old", 1, &["STALE", "60000", "VERSION", "1"]);
     sleep(Duration::from_millis(5));
     let (_, first) = get_lease(&mut con, "y", 300, &["MINVERSION", "5"]);
@@ -313,15 +300,12 @@ fn a_key_overwritten_by_another_command_answers_its_waiters() {
         ("by:set", vec!["SET", "by:set", "text"]),
         ("by:store", vec!["SUNIONSTORE", "by:store", "members"]),
     ] {
-        let _: i64 = cmd("SADD").arg("members").arg("m").query(&mut con).unwrap();
+        let _: i64 = query!(&mut con, "SADD", "members", "m");
         get_lease(&mut con, key, 600_000, &[]);
         let w = Waiter::cache(&s, key, key, 0, 5_000, 0);
         wait_for_waiters(&mut con, key, 1);
         let at = Instant::now();
-        let _: Value = cmd(overwrite[0])
-            .arg(&overwrite[1..])
-            .query(&mut con)
-            .unwrap();
+        let _: Value = query!(&mut con, overwrite[0], &overwrite[1..]);
         let Answer {
             reply,
             at: answered,

@@ -158,20 +158,11 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     wait_for_waiters(&mut s, &cache, 1);
 
     // A scaling filter with a TTL, and limiters part used.
-    let _: () = cmd("BF.RESERVEX")
-        .arg(&bf)
-        .arg(0.001)
-        .arg(1000)
-        .query(&mut s)
-        .expect("BF.RESERVEX");
+    let _: () = query!(&mut s, "BF.RESERVEX", &bf, 0.001, 1000);
     // New items: all but the filter's false positives (rate 0.001).
     let new = madd_range(&mut s, bf.as_str(), "item-", 0..ITEMS);
     assert!(new > ITEMS - 50, "{new} of {ITEMS} items were new");
-    let _: i64 = cmd("PEXPIRE")
-        .arg(&bf)
-        .arg(600_000)
-        .query(&mut s)
-        .expect("PEXPIRE");
+    let _: i64 = query!(&mut s, "PEXPIRE", &bf, 600_000);
     let token_reply = rl(&mut s, &["RL.TOKEN", &token_rl, "10", "100", "COST", "30"]);
     assert_eq!(token_reply[..2], [1, 70], "RL.TOKEN before the move");
     rl(
@@ -337,11 +328,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     // The source let the slot go; the target serves it for writes too.
     let mut s = conn_t(&cluster.servers[src]);
     let emptied = wait_until(Duration::from_secs(5), || {
-        let n: i64 = cmd("CLUSTER")
-            .arg("COUNTKEYSINSLOT")
-            .arg(slot)
-            .query(&mut s)
-            .expect("COUNTKEYSINSLOT");
+        let n: i64 = query!(&mut s, "CLUSTER", "COUNTKEYSINSLOT", slot);
         n == 0
     });
     assert!(emptied, "the source still has keys of slot {slot}");

@@ -36,11 +36,7 @@ fn command_info_declares_the_key_of_every_command() {
     let mut con = server.conn();
     let mut problems = Vec::new();
     for &(name, readonly) in COMMANDS {
-        let v: Value = cmd("COMMAND")
-            .arg("INFO")
-            .arg(name)
-            .query(&mut con)
-            .expect("COMMAND INFO");
+        let v: Value = query!(&mut con, "COMMAND", "INFO", name);
         let Value::Array(outer) = &v else {
             panic!("COMMAND INFO {name}: {v:?}");
         };

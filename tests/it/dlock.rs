@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 fn seed_five_workers_increment_counter_without_overlap() {
     let server = Server::start();
     let mut con = conn_t(&server);
-    let _: () = cmd("SET").arg("counter").arg(0).query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "counter", 0);
     let inside = Arc::new(AtomicBool::new(false));
     let overlaps = Arc::new(AtomicUsize::new(0));
     let mut handles = Vec::new();
@@ -38,9 +38,9 @@ fn seed_five_workers_increment_counter_without_overlap() {
             if inside.swap(true, Ordering::SeqCst) {
                 overlaps.fetch_add(1, Ordering::SeqCst);
             }
-            let v: i64 = cmd("GET").arg("counter").query(con).unwrap();
+            let v: i64 = query!(con, "GET", "counter");
             thread::sleep(Duration::from_millis(20));
-            let _: () = cmd("SET").arg("counter").arg(v + 1).query(con).unwrap();
+            let _: () = query!(con, "SET", "counter", v + 1);
             inside.store(false, Ordering::SeqCst);
             let released_at = Instant::now();
             assert_eq!(
@@ -56,7 +56,7 @@ fn seed_five_workers_increment_counter_without_overlap() {
         .into_iter()
         .map(|h| h.join().expect("worker panicked"))
         .collect();
-    let counter: i64 = cmd("GET").arg("counter").query(&mut con).unwrap();
+    let counter: i64 = query!(&mut con, "GET", "counter");
     assert_eq!(counter, 5);
     assert_eq!(
         overlaps.load(Ordering::SeqCst),
@@ -95,11 +95,7 @@ fn stress_50_clients_200_increments_each() {
     const ROUNDS: usize = 200;
     let server = Server::start();
     let mut con = conn_t(&server);
-    let _: () = cmd("SET")
-        .arg("stress-counter")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "SET", "stress-counter", 0);
     let tokens = Arc::new(Mutex::new(Vec::with_capacity(CLIENTS * ROUNDS)));
     let inside = Arc::new(AtomicBool::new(false));
     let overlaps = Arc::new(AtomicUsize::new(0));
@@ -118,12 +114,8 @@ fn stress_50_clients_200_increments_each() {
                     overlaps.fetch_add(1, Ordering::SeqCst);
                 }
                 tokens.lock().unwrap().push(token);
-                let v: i64 = cmd("GET").arg("stress-counter").query(con).unwrap();
-                let _: () = cmd("SET")
-                    .arg("stress-counter")
-                    .arg(v + 1)
-                    .query(con)
-                    .unwrap();
+                let v: i64 = query!(con, "GET", "stress-counter");
+                let _: () = query!(con, "SET", "stress-counter", v + 1);
                 inside.store(false, Ordering::SeqCst);
                 assert_eq!(release(con, "stress-lock", &owner), 1);
             }
@@ -133,7 +125,7 @@ fn stress_50_clients_200_increments_each() {
     for h in handles {
         h.join().expect("client thread panicked");
     }
-    let counter: i64 = cmd("GET").arg("stress-counter").query(&mut con).unwrap();
+    let counter: i64 = query!(&mut con, "GET", "stress-counter");
     assert_eq!(counter, (CLIENTS * ROUNDS) as i64);
     assert_eq!(
         overlaps.load(Ordering::SeqCst),
@@ -300,11 +292,7 @@ fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
     let server = Server::start();
     let mut con = conn_t(&server);
     // Keep the expired key physically present until something touches it.
-    let _: () = cmd("DEBUG")
-        .arg("SET-ACTIVE-EXPIRE")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
     let t = try_acquire(&mut con, "exp", "alice", 50).expect("granted");
     let acquired_ms = server_time_ms(&mut con);
     assert!(wait_until(Duration::from_secs(5), || server_time_ms(
@@ -374,15 +362,16 @@ fn reentrant_acquire_same_token_and_one_release_per_hold() {
     );
     assert!(i.ttl_ms > 0 && i.ttl_ms <= 20_000, "{i:?}");
     // Re-entry with WAIT does not block and returns the same token.
-    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("re")
-        .arg("alice")
-        .arg(30_000)
-        .arg("WAIT")
-        .arg(0)
-        .arg("REENTRANT")
-        .query(&mut con)
-        .unwrap();
+    let r: Option<i64> = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "re",
+        "alice",
+        30_000,
+        "WAIT",
+        0,
+        "REENTRANT"
+    );
     assert_eq!(r, Some(t));
     let i = lock_info(&mut con, "re").unwrap();
     assert_eq!(i.holds, 3);
@@ -419,27 +408,17 @@ fn reentrant_acquire_same_token_and_one_release_per_hold() {
 fn info_reply_shape_type_and_pttl() {
     let server = Server::start();
     let mut con = conn_t(&server);
-    let v: Value = cmd("DLOCK.INFO").arg("shape").query(&mut con).unwrap();
+    let v: Value = query!(&mut con, "DLOCK.INFO", "shape");
     assert_eq!(v, Value::Nil, "DLOCK.INFO of a free lock is nil");
-    let v: Value = cmd("DLOCK.ACQUIRE")
-        .arg("shape")
-        .arg("alice")
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(&mut con, "DLOCK.ACQUIRE", "shape", "alice", 10_000);
     let t = match v {
         Value::Int(t) => t,
         other => panic!("ACQUIRE must reply with an integer token, got {other:?}"),
     };
-    let v: Value = cmd("DLOCK.ACQUIRE")
-        .arg("shape")
-        .arg("bob")
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(&mut con, "DLOCK.ACQUIRE", "shape", "bob", 10_000);
     assert_eq!(v, Value::Nil, "busy ACQUIRE replies nil");
 
-    let v: Value = cmd("DLOCK.INFO").arg("shape").query(&mut con).unwrap();
+    let v: Value = query!(&mut con, "DLOCK.INFO", "shape");
     let items = match &v {
         Value::Array(items) => items.clone(),
         other => panic!("RESP2 DLOCK.INFO must be a flat array, got {other:?}"),
@@ -464,7 +443,7 @@ fn info_reply_shape_type_and_pttl() {
     assert_eq!(items[9], Value::Int(0));
 
     let mut con3 = server.conn_resp3();
-    let v3: Value = cmd("DLOCK.INFO").arg("shape").query(&mut con3).unwrap();
+    let v3: Value = query!(&mut con3, "DLOCK.INFO", "shape");
     assert!(
         matches!(v3, Value::Map(_)),
         "RESP3 DLOCK.INFO must be a map, got {v3:?}"
@@ -474,7 +453,7 @@ fn info_reply_shape_type_and_pttl() {
         (i3.owner.as_slice(), i3.token, i3.holds, i3.waiters),
         (&b"alice"[..], t, 1, 0)
     );
-    let nil3: Value = cmd("DLOCK.INFO").arg("free-key").query(&mut con3).unwrap();
+    let nil3: Value = query!(&mut con3, "DLOCK.INFO", "free-key");
     assert_eq!(nil3, Value::Nil);
 
     assert_eq!(key_type(&mut con, "shape"), "warden-lk");
@@ -553,7 +532,7 @@ fn tokens_increase_across_rapid_release_and_del() {
         if i % 2 == 0 {
             assert_eq!(release(&mut con, "fast", &owner), 1);
         } else {
-            let n: i64 = cmd("DEL").arg("fast").query(&mut con).unwrap();
+            let n: i64 = query!(&mut con, "DEL", "fast");
             assert_eq!(n, 1);
         }
     }
@@ -576,11 +555,11 @@ fn tokens_increase_across_release_expiry_del_and_debug_reload() {
     );
 
     tokens.push(try_acquire(&mut con, "fence", "c", 30_000).unwrap());
-    let n: i64 = cmd("DEL").arg("fence").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DEL", "fence");
     assert_eq!(n, 1);
 
     tokens.push(try_acquire(&mut con, "fence", "d", 30_000).unwrap());
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     let i = lock_info(&mut con, "fence").expect("survives DEBUG RELOAD");
     assert_eq!(
         (i.owner.as_slice(), i.token),
@@ -591,11 +570,11 @@ fn tokens_increase_across_release_expiry_del_and_debug_reload() {
 
     // Free key across DEBUG RELOAD.
     assert_eq!(release(&mut con, "fence", "e"), 1);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     tokens.push(try_acquire(&mut con, "fence", "f", 30_000).unwrap());
-    let n: i64 = cmd("DEL").arg("fence").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DEL", "fence");
     assert_eq!(n, 1);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     tokens.push(try_acquire(&mut con, "fence", "g", 30_000).unwrap());
 
     assert_strictly_increasing(&tokens, "release / expiry / DEL / DEBUG RELOAD");

@@ -44,13 +44,8 @@ fn bad_input_is_refused_and_changes_nothing() {
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t = try_acquire(&mut con, "k", "a", 30_000).expect("granted");
     assert_eq!(reenter(&mut con, "k", "a", 30_000), Some(t));
-    let _: () = cmd("SET").arg("s").arg("v").query(&mut con).unwrap();
-    let _: () = cmd("RPUSH")
-        .arg("l")
-        .arg("x")
-        .arg("y")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "SET", "s", "v");
+    let _: () = query!(&mut con, "RPUSH", "l", "x", "y");
     let before = lock_info(&mut con, "k").unwrap();
     assert_eq!(before.holds, 2);
     let g0 = warden_stat(&mut con, "locks_granted");
@@ -289,17 +284,12 @@ fn bad_input_is_refused_and_changes_nothing() {
             now.ttl_ms
         );
         assert!(!exists(&mut con, "free"), "{what} created a key");
-        let s: String = cmd("GET").arg("s").query(&mut con).unwrap();
+        let s: String = query!(&mut con, "GET", "s");
         assert_eq!(s, "v", "{what}");
         assert_eq!(pttl(&mut con, "s"), -1, "{what}");
-        let l: Vec<String> = cmd("LRANGE")
-            .arg("l")
-            .arg(0)
-            .arg(-1)
-            .query(&mut con)
-            .unwrap();
+        let l: Vec<String> = query!(&mut con, "LRANGE", "l", 0, -1);
         assert_eq!(l, ["x", "y"], "{what}");
-        let n: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+        let n: i64 = query!(&mut con, "DBSIZE");
         assert_eq!(n, 3, "{what}");
     }
     assert_eq!(
@@ -331,23 +321,9 @@ fn wait_option_is_case_insensitive() {
     let server = Server::start();
     let mut con = conn_t(&server);
     try_acquire(&mut con, "ci", "holder", 30_000).unwrap();
-    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("ci")
-        .arg("b")
-        .arg(1_000)
-        .arg("wait")
-        .arg(50)
-        .query(&mut con)
-        .unwrap();
+    let r: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "ci", "b", 1_000, "wait", 50);
     assert_eq!(r, None);
-    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("ci2")
-        .arg("b")
-        .arg(1_000)
-        .arg("Wait")
-        .arg(50)
-        .query(&mut con)
-        .unwrap();
+    let r: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "ci2", "b", 1_000, "Wait", 50);
     assert!(r.is_some());
 }
 

@@ -19,11 +19,7 @@ const EPOCH_JUMP: i64 = (2 * 24 + 1) * 3_600_000 * 1000;
 /// Turns `server` into a master and waits until it is one.
 fn promote(server: &Server) {
     let mut con = server.conn();
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .expect("REPLICAOF NO ONE");
+    let _: () = query!(&mut con, "REPLICAOF", "NO", "ONE");
     assert_eq!(
         info_field(&mut con, "replication", "role").as_deref(),
         Some("master")
@@ -33,11 +29,7 @@ fn promote(server: &Server) {
 /// Points `server` at `master` and waits for the link.
 fn follow(server: &Server, master: &Server) {
     let mut con = server.conn();
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(master.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", master.port);
     assert!(master_link_up(&mut con), "{}", server.log_tail(20));
 }
 
@@ -122,11 +114,7 @@ fn failover_command_starts_an_epoch() {
     let replica = master.start_streaming_replica();
     let before = try_acquire(&mut conn_t(&master), "lock:a", "a", 60_000).expect("free");
     master.sync_replicas(1);
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(5000)
-        .query(&mut master.conn())
-        .expect("FAILOVER");
+    let _: () = query!(&mut master.conn(), "FAILOVER", "TIMEOUT", 5000);
     let mut rcon = replica.conn();
     assert!(wait_until(Duration::from_secs(10), || {
         info_field(&mut rcon, "replication", "role").as_deref() == Some("master")
@@ -180,12 +168,12 @@ fn the_floor_survives_restarts_without_lock_keys() {
             server.bgrewriteaof();
         }
         if label == "rdb" {
-            let _: () = cmd("SAVE").query(&mut con).expect("SAVE");
+            let _: () = query!(&mut con, "SAVE");
         }
         server.restart(if label == "rdb" { "NOSAVE" } else { "SAVE" });
         let t = next_token(&server, "lock:after");
         assert!(t > floor, "{label}: {t} <= floor {floor}");
-        let size: i64 = cmd("DBSIZE").query(&mut server.conn()).expect("DBSIZE");
+        let size: i64 = query!(&mut server.conn(), "DBSIZE");
         assert_eq!(size, 1, "{label}: no key but the new lock");
     }
 }
@@ -202,12 +190,7 @@ fn dump_and_restore_carry_the_epoch_with_the_key() {
     let payload = dump(&mut con, "lock:a");
     let fresh = Server::start();
     let mut fcon = conn_t(&fresh);
-    let _: () = cmd("RESTORE")
-        .arg("lock:a")
-        .arg(0)
-        .arg(&payload)
-        .query(&mut fcon)
-        .expect("RESTORE");
+    let _: () = query!(&mut fcon, "RESTORE", "lock:a", 0, &payload);
     assert_eq!(lock_info(&mut fcon, "lock:a").map(|i| i.token), Some(t));
     assert_eq!(release(&mut fcon, "lock:a", "a"), 1);
     let next = try_acquire(&mut fcon, "lock:a", "b", 1_000).expect("free");
@@ -302,12 +285,7 @@ fn require_replicas(server: &Server, n: i64, lag_s: i64) {
         ("warden.dlock-min-replicas", n),
         ("warden.dlock-min-replicas-max-lag", lag_s),
     ] {
-        let _: () = cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(value)
-            .query(&mut con)
-            .expect("CONFIG SET");
+        let _: () = query!(&mut con, "CONFIG", "SET", name, value);
     }
 }
 
@@ -388,11 +366,7 @@ fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
     }
     assert_eq!(db_digest(&mut con), digest_before);
     assert!(pttl(&mut con, "lock:held") > 50_000);
-    let _: () = cmd("SET")
-        .arg("plain")
-        .arg(1)
-        .query(&mut con)
-        .expect("other writes go on");
+    let _: () = query!(&mut con, "SET", "plain", 1);
     let stream = tap.until_marker(&mut con, "marker", "1");
     assert_eq!(
         without_multi_exec(stream),

@@ -231,14 +231,7 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
         .unwrap()
         .unwrap();
     assert_eq!(release(&mut con, "sem", "b"), 1);
-    let v: Value = cmd("DLOCK.GUARD")
-        .arg("rw")
-        .arg("r1")
-        .arg(r1)
-        .arg("INCR")
-        .arg("n")
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(&mut con, "DLOCK.GUARD", "rw", "r1", r1, "INCR", "n");
     assert_eq!(v, Value::Int(1));
     let e: redis::RedisResult<Value> = cmd("DLOCK.GUARD")
         .arg("rw")
@@ -387,7 +380,7 @@ fn pexpire_bounds_every_holder_past_the_next_change() {
     let ta = acquire(&mut con, "sem", "a", 60_000, &["LIMIT", "3"])
         .unwrap()
         .unwrap();
-    let _: i64 = cmd("PEXPIRE").arg("sem").arg(300).query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "PEXPIRE", "sem", 300);
     let tb = acquire(&mut con, "sem", "b", 5_000, &["LIMIT", "3"])
         .unwrap()
         .unwrap();
@@ -429,7 +422,7 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
     let mut tokens = Vec::new();
     for (key, kind) in kinds {
         tokens.push(acquire(&mut con, key, "a", 100_000, kind).unwrap().unwrap());
-        let _: i64 = cmd("PEXPIRE").arg(key).arg(100).query(&mut con).unwrap();
+        let _: i64 = query!(&mut con, "PEXPIRE", key, 100);
     }
     let mut raw = RawConn::open(server.port);
     raw.call(&["MULTI"]);

@@ -90,11 +90,7 @@ fn expiry_wakes_waiter() {
 #[test]
 fn expiry_wakes_waiter_without_active_expire() {
     expiry_hands_lock_to_waiter(|con| {
-        let _: () = cmd("DEBUG")
-            .arg("SET-ACTIVE-EXPIRE")
-            .arg(0)
-            .query(con)
-            .unwrap();
+        let _: () = query!(con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
     });
 }
 
@@ -111,7 +107,7 @@ fn expiry_wakes_waiter_among_20000_volatile_keys() {
                 .ignore();
         }
         let _: () = p.query(con).unwrap();
-        let n: i64 = cmd("DBSIZE").query(con).unwrap();
+        let n: i64 = query!(con, "DBSIZE");
         assert_eq!(n, 20_000);
     });
 }
@@ -247,12 +243,7 @@ fn killed_waiter_is_skipped() {
     wait_waiting(&mut con, 1);
     let b = Waiter::lock(&server, "kill", "survivor", 30_000, 20_000);
     wait_waiting(&mut con, 2);
-    let killed: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id_a)
-        .query(&mut con)
-        .unwrap();
+    let killed: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id_a);
     assert_eq!(killed, 1);
     let ra = a.join().reply;
     assert!(
@@ -276,12 +267,7 @@ fn killed_waiter_is_skipped() {
     let id_c = doomed.client_id();
     let c = Waiter::lock_on(doomed, "kill", "doomed2", 30_000, 20_000, &[]);
     wait_waiting(&mut con, 1);
-    let killed: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id_c)
-        .query(&mut con)
-        .unwrap();
+    let killed: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id_c);
     assert_eq!(killed, 1);
     assert!(matches!(c.join().reply, Reply::Closed(_)));
     wait_waiting(&mut con, 0);
@@ -300,7 +286,7 @@ fn del_of_lock_key_hands_it_to_next_waiter() {
     let t = try_acquire(&mut con, "del", "holder", 30_000).expect("granted");
     let w = Waiter::lock(&server, "del", "next", 25_000, 10_000);
     wait_waiting(&mut con, 1);
-    let n: i64 = cmd("DEL").arg("del").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DEL", "del");
     assert_eq!(n, 1);
     let (tw, _) = w.granted("waiter after DEL");
     assert!(tw > t);
@@ -323,10 +309,10 @@ fn flushall_hands_lock_to_next_waiter() {
     let server = Server::start();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "fl", "holder", 30_000).expect("granted");
-    let _: () = cmd("SET").arg("other").arg("x").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "other", "x");
     let w = Waiter::lock(&server, "fl", "next", 25_000, 10_000);
     wait_waiting(&mut con, 1);
-    let _: () = cmd("FLUSHALL").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "FLUSHALL");
     let (tw, _) = w.granted("waiter after FLUSHALL");
     assert!(tw > t);
     let i = lock_info(&mut con, "fl").expect("handed to the waiter");
@@ -381,23 +367,11 @@ fn acquire_inside_script_is_one_non_blocking_attempt() {
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     try_acquire(&mut con, "lua", "holder", 30_000).expect("granted");
     let script = "return redis.call('DLOCK.ACQUIRE', KEYS[1], ARGV[1], 5000, 'WAIT', 0)";
-    let r: Option<i64> = cmd("EVAL")
-        .arg(script)
-        .arg(1)
-        .arg("lua")
-        .arg("other")
-        .query(&mut con)
-        .expect("EVAL");
+    let r: Option<i64> = query!(&mut con, "EVAL", script, 1, "lua", "other");
     assert_eq!(r, None);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
     assert_eq!(release(&mut con, "lua", "holder"), 1);
-    let r: Option<i64> = cmd("EVAL")
-        .arg(script)
-        .arg(1)
-        .arg("lua")
-        .arg("other")
-        .query(&mut con)
-        .expect("EVAL");
+    let r: Option<i64> = query!(&mut con, "EVAL", script, 1, "lua", "other");
     assert!(r.is_some());
     assert_eq!(lock_info(&mut con, "lua").unwrap().owner, b"other");
 }
@@ -412,11 +386,7 @@ const TOO_MANY: &str = "ERR too many waiters for this key";
 fn max_waiters_from_module_argument() {
     let server = Server::start_with(&[], &["dlock-max-waiters", "2"]);
     let mut con = conn_t(&server);
-    let cfg: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("warden.dlock-max-waiters")
-        .query(&mut con)
-        .unwrap();
+    let cfg: Vec<String> = query!(&mut con, "CONFIG", "GET", "warden.dlock-max-waiters");
     assert_eq!(cfg, ["warden.dlock-max-waiters", "2"]);
     let t = try_acquire(&mut con, "mw", "holder", 30_000).unwrap();
     let w1 = Waiter::lock(&server, "mw", "w1", 30_000, 10_000);
@@ -462,17 +432,8 @@ fn max_waiters_from_module_argument() {
 fn max_waiters_via_config_set() {
     let server = Server::start();
     let mut con = conn_t(&server);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.dlock-max-waiters")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
-    let cfg: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("warden.dlock-max-waiters")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.dlock-max-waiters", 1);
+    let cfg: Vec<String> = query!(&mut con, "CONFIG", "GET", "warden.dlock-max-waiters");
     assert_eq!(cfg, ["warden.dlock-max-waiters", "1"]);
     let bad: redis::RedisResult<()> = cmd("CONFIG")
         .arg("SET")
@@ -490,12 +451,7 @@ fn max_waiters_via_config_set() {
     assert_eq!(e, TOO_MANY);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 1);
 
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.dlock-max-waiters")
-        .arg(2)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.dlock-max-waiters", 2);
     let w2 = Waiter::lock(&server, "cs", "w2", 30_000, 10_000);
     wait_waiting(&mut con, 2);
     let e = expect_err(
@@ -524,12 +480,7 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
     let mut lost = Vec::new();
     for trial in 0..5 {
         let key = format!("race:{trial}");
-        let token: Value = cmd("DLOCK.ACQUIRE")
-            .arg(&key)
-            .arg("holder")
-            .arg(56)
-            .query(&mut con)
-            .expect("ACQUIRE");
+        let token: Value = query!(&mut con, "DLOCK.ACQUIRE", &key, "holder", 56);
         assert!(matches!(token, Value::Int(_)), "{token:?}");
         let mut waiters: Vec<Connection> = (0..3).map(|_| s.conn()).collect();
         for (i, (w, timeout)) in waiters.iter_mut().zip([9, 15, 42]).enumerate() {
@@ -553,7 +504,7 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
                     "trial {trial} waiter {i}: {v:?}"
                 ),
                 Err(e) => {
-                    let info: Value = cmd("DLOCK.INFO").arg(&key).query(&mut con).expect("INFO");
+                    let info: Value = query!(&mut con, "DLOCK.INFO", &key);
                     lost.push(format!(
                         "trial {trial}: DLOCK.ACQUIRE {key} w{i} 600 WAIT {} — no reply after 1.5 s ({e}); DLOCK.INFO {key}: {info:?}",
                         [9, 15, 42][i]
@@ -585,15 +536,10 @@ fn a_failed_hand_off_answers_the_waiter_it_took() {
     let server = Server::start();
     let mut con = conn_t(&server);
     try_acquire(&mut con, "model", "x", 100_000).expect("granted");
-    let dump: Vec<u8> = cmd("DUMP").arg("model").query(&mut con).unwrap();
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
     let mut forged = parse_dump(&dump);
     forged.fields[1] = Field::U(1 << 62);
-    let _: () = cmd("RESTORE")
-        .arg("k")
-        .arg(0)
-        .arg(encode(&forged))
-        .query(&mut con)
-        .expect("restore");
+    let _: () = query!(&mut con, "RESTORE", "k", 0, encode(&forged));
     let first = Waiter::lock(&server, "k", "w1", 1_000, 0);
     let second = Waiter::lock(&server, "k", "w2", 1_000, 0);
     wait_waiting(&mut con, 2);
@@ -619,7 +565,7 @@ fn a_lock_overwritten_by_another_command_answers_its_waiters() {
     let w = Waiter::lock(&server, "ow", "w", 10_000, 0);
     wait_waiting(&mut con, 1);
     let at = Instant::now();
-    let _: () = cmd("SET").arg("ow").arg("text").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "ow", "text");
     let Answer {
         reply,
         at: answered,

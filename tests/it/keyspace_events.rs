@@ -19,16 +19,8 @@ impl Events {
         let mut con = server.conn();
         con.set_read_timeout(Some(Duration::from_millis(300)))
             .expect("read timeout");
-        let _: () = cmd("CONFIG")
-            .arg("SET")
-            .arg("notify-keyspace-events")
-            .arg("Kd")
-            .query(&mut con)
-            .expect("enable module keyspace events");
-        let _: Value = cmd("PSUBSCRIBE")
-            .arg("__keyspace@0__:*")
-            .query(&mut con)
-            .expect("psubscribe");
+        let _: () = query!(&mut con, "CONFIG", "SET", "notify-keyspace-events", "Kd");
+        let _: Value = query!(&mut con, "PSUBSCRIBE", "__keyspace@0__:*");
         Events { con }
     }
 
@@ -115,31 +107,16 @@ fn bloom_writes_emit_events() {
     let server = Server::start();
     let mut events = Events::subscribe(&server);
     let mut con = server.conn();
-    let ok: String = cmd("BF.RESERVEX")
-        .arg("r")
-        .arg(0.01)
-        .arg(100)
-        .query(&mut con)
-        .unwrap();
+    let ok: String = query!(&mut con, "BF.RESERVEX", "r", 0.01, 100);
     assert_eq!(ok, "OK");
-    let added: i64 = cmd("BF.ADDX").arg("b").arg("x").query(&mut con).unwrap();
+    let added: i64 = query!(&mut con, "BF.ADDX", "b", "x");
     assert_eq!(added, 1);
-    let again: i64 = cmd("BF.ADDX").arg("b").arg("x").query(&mut con).unwrap();
+    let again: i64 = query!(&mut con, "BF.ADDX", "b", "x");
     assert_eq!(again, 0);
-    let _: Vec<i64> = cmd("BF.MADDX")
-        .arg("b")
-        .arg("y")
-        .arg("x")
-        .query(&mut con)
-        .unwrap();
-    let _: Vec<i64> = cmd("BF.MADDX").arg("b").arg("y").query(&mut con).unwrap();
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("i")
-        .arg("ITEMS")
-        .arg("z")
-        .query(&mut con)
-        .unwrap();
-    let _: i64 = cmd("BF.EXISTSX").arg("b").arg("x").query(&mut con).unwrap();
+    let _: Vec<i64> = query!(&mut con, "BF.MADDX", "b", "y", "x");
+    let _: Vec<i64> = query!(&mut con, "BF.MADDX", "b", "y");
+    let _: Vec<i64> = query!(&mut con, "BF.INSERTX", "i", "ITEMS", "z");
+    let _: i64 = query!(&mut con, "BF.EXISTSX", "b", "x");
     assert_eq!(
         events.drain(),
         pairs(&[
@@ -157,12 +134,7 @@ fn bloom_writes_emit_events() {
 fn every_loaded_chunk_emits_an_event() {
     let server = Server::start();
     let mut con = server.conn();
-    let ok: String = cmd("BF.RESERVEX")
-        .arg("src")
-        .arg(0.01)
-        .arg(100)
-        .query(&mut con)
-        .unwrap();
+    let ok: String = query!(&mut con, "BF.RESERVEX", "src", 0.01, 100);
     assert_eq!(ok, "OK");
     madd_range(&mut con, "src", "s:", 0..300);
     let chunks = scandump(&mut con, "src");
@@ -226,7 +198,7 @@ fn cache_writes_emit_events() {
     );
     cache_get(&mut con, "c", &[]);
     cache_get(&mut con, "missing", &[]);
-    let _: Value = cmd("CACHE.INFO").arg("c").query(&mut con).unwrap();
+    let _: Value = query!(&mut con, "CACHE.INFO", "c");
     let (_, token) = get_lease(&mut con, "m", 60_000, &[]);
     assert_eq!(get_lease(&mut con, "m", 60_000, &[]), (None, 0));
     for _ in 0..2 {
@@ -255,12 +227,7 @@ fn a_replica_emits_the_internal_forms() {
     let mut events = Events::subscribe(&replica);
     let mut con = conn_t(&server);
     try_acquire(&mut con, "l", "a", 30_000).expect("granted");
-    let _: Vec<i64> = cmd("RL.TOKEN")
-        .arg("t")
-        .arg("1/h")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
+    let _: Vec<i64> = query!(&mut con, "RL.TOKEN", "t", "1/h", 1);
     server.sync_replicas(1);
     let seen = events.drain();
     assert!(

@@ -491,10 +491,7 @@ fn memory_field(con: &mut Connection, field: &str) -> i64 {
 /// Flushes everything and measures `used_memory` with only this connection open.
 fn settle_and_measure(server: &Server) -> (i64, Connection) {
     let mut con = timed(server.conn(), READ_TIMEOUT);
-    let _: () = cmd("FLUSHALL")
-        .arg("SYNC")
-        .query(&mut con)
-        .expect("FLUSHALL");
+    let _: () = query!(&mut con, "FLUSHALL", "SYNC");
     assert!(
         wait_until(Duration::from_secs(10), || {
             memory_field(&mut con, "lazyfree_pending_objects") == 0
@@ -509,14 +506,8 @@ fn settle_and_measure(server: &Server) -> (i64, Connection) {
         }),
         "other clients are still connected"
     );
-    let _: () = cmd("SLOWLOG")
-        .arg("RESET")
-        .query(&mut con)
-        .expect("SLOWLOG");
-    let _: () = cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .expect("RESETSTAT");
+    let _: () = query!(&mut con, "SLOWLOG", "RESET");
+    let _: () = query!(&mut con, "CONFIG", "RESETSTAT");
     std::thread::sleep(Duration::from_millis(200));
     // The smallest of a few samples: INFO's own reply buffer comes and goes.
     let used = (0..5)
@@ -589,7 +580,7 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let filters = warden_stat(&mut con, "bf_filters");
     let bytes = warden_stat(&mut con, "bf_bytes");
     let waiting = warden_stat(&mut con, "locks_waiting");
-    let dbsize: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let dbsize: i64 = query!(&mut con, "DBSIZE");
     let delta = after - baseline;
     println!(
         "leaks: {done} operations ({warm_ops} warm-up), {errors} error replies, {rounds} waiter rounds ({dropped} waiters hung up while blocked), {filters_before_flush} filters before FLUSHALL; used_memory baseline {baseline}, peak {peak}, after {after} (delta {delta:+}, {:+.2}%); warm-up {:.1} s, run {:.1} s, total {:.1} s",

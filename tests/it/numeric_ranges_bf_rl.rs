@@ -460,7 +460,7 @@ fn run_rows(prefixes: &[&str]) -> Vec<String> {
                 }
                 (other, Some(want)) => {
                     failures.push(format!("{what}: expected `{want}`, got {other:?}"));
-                    let _: i64 = cmd("DEL").arg(&key).query(&mut con).expect("DEL");
+                    let _: i64 = query!(&mut con, "DEL", &key);
                 }
                 (other, None) => failures.push(format!("{what}: expected a reply, got {other:?}")),
             }

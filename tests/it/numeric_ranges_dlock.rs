@@ -213,11 +213,7 @@ impl Rig {
                 owner.map(|o| escape(&o))
             ));
         }
-        let _: i64 = cmd("DEL")
-            .arg(&handed)
-            .arg(&held)
-            .query(&mut self.con)
-            .expect("DEL");
+        let _: i64 = query!(&mut self.con, "DEL", &handed, &held);
         Ok(true)
     }
 
@@ -293,7 +289,7 @@ fn dlock_acquire_ttl_range() {
                 if let Err(e) = rig.wait_nil(&key, 100) {
                     failures.push(format!("{what} (accepted): {e}"));
                 }
-                let _: i64 = cmd("DEL").arg(&key).query(&mut rig.con).expect("DEL");
+                let _: i64 = query!(&mut rig.con, "DEL", &key);
             }
             (other, want) => failures.push(format!(
                 "{what}: expected {}, got {other:?}",
@@ -326,7 +322,7 @@ fn dlock_acquire_ttl_range() {
                 want.map_or(format!("the same token {token}"), |w| format!("`{w}`"))
             )),
         }
-        let _: i64 = cmd("DEL").arg(&held).query(&mut rig.con).expect("DEL");
+        let _: i64 = query!(&mut rig.con, "DEL", &held);
 
         rig.check_timers(&what, &mut failures);
     }
@@ -386,7 +382,7 @@ fn dlock_extend_ttl_range() {
                 want.map_or("1".to_string(), |w| format!("`{w}`"))
             )),
         }
-        let _: i64 = cmd("DEL").arg(&key).query(&mut rig.con).expect("DEL");
+        let _: i64 = query!(&mut rig.con, "DEL", &key);
         rig.check_timers(&what, &mut failures);
     }
     report("DLOCK.EXTEND ttl", failures);
@@ -551,7 +547,7 @@ fn ten_year_wait_stays_blocked_until_release() {
     let mut rig = Rig::new();
     let holder = try_acquire(&mut rig.con, "k", "holder", 60_000).expect("held");
     let mut w = timed(rig.server.conn(), Duration::from_secs(5));
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut w).expect("CLIENT ID");
+    let id: i64 = query!(&mut w, "CLIENT", "ID");
     send(
         &mut w,
         &acquire_cmd("k", "w", "1000", Some(&TEN_YEARS_MS.to_string())),
@@ -564,12 +560,7 @@ fn ten_year_wait_stays_blocked_until_release() {
     assert_eq!(waiting(&mut rig.con), 1, "locks_waiting");
     rig.probe_timers()
         .unwrap_or_else(|e| panic!("timers of other keys during a 10-year WAIT: {e}"));
-    let list: String = cmd("CLIENT")
-        .arg("LIST")
-        .arg("ID")
-        .arg(id)
-        .query(&mut rig.con)
-        .expect("CLIENT LIST");
+    let list: String = query!(&mut rig.con, "CLIENT", "LIST", "ID", id);
     assert!(
         list.contains("flags=b"),
         "the 10-year waiter is no longer blocked: {list}"

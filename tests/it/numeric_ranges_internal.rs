@@ -225,7 +225,7 @@ fn internal_commands_are_refused_from_clients() {
 
     let mut con = conn_t(&server);
     let digest_before = db_digest(&mut con);
-    let keys_before: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys_before: i64 = query!(&mut con, "DBSIZE");
     let mut failures = Vec::new();
     for f in &forms {
         let want = internal_error(f);
@@ -239,7 +239,7 @@ fn internal_commands_are_refused_from_clients() {
         }
 
         // Inside MULTI/EXEC.
-        let _: () = cmd("MULTI").query(&mut con).expect("MULTI");
+        let _: () = query!(&mut con, "MULTI");
         match raw(&mut con, &c) {
             Value::SimpleString(s) if s == "QUEUED" => {}
             Value::Okay => {}
@@ -299,7 +299,7 @@ fn internal_commands_are_refused_from_clients() {
     if exists(&mut con, "k") {
         failures.push("key k exists: a refused internal command created it".to_string());
     }
-    let keys_after: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys_after: i64 = query!(&mut con, "DBSIZE");
     if keys_after != keys_before || db_digest(&mut con) != digest_before {
         failures.push(format!(
             "the dataset changed ({keys_before} keys -> {keys_after}, digest differs: {})",
@@ -327,7 +327,7 @@ fn internal_commands_apply_on_a_replica() {
     replica.assert_alive();
     let mut m = master.conn();
     let mut r = replica.conn();
-    let keys: Vec<String> = cmd("KEYS").arg("*").query(&mut m).expect("KEYS");
+    let keys: Vec<String> = query!(&mut m, "KEYS", "*");
     let mut keys_seen = keys.clone();
     keys_seen.sort();
     assert_eq!(keys_seen, POPULATED, "keys on the master after populate");
@@ -381,22 +381,19 @@ fn internal_commands_apply_on_aof_replay() {
     let mut con = conn_t(&server);
     // Writes after the rewrite go to the incremental AOF.
     try_acquire(&mut con, "lock:after", "c", TEN_YEARS_MS as i64).expect("lock");
-    let _: Value = cmd("RL.TOKEN")
-        .arg("rl:after")
-        .arg("5/s")
-        .arg(MAX_COUNT.to_string())
-        .query(&mut con)
-        .expect("RL.TOKEN");
-    let _: Value = cmd("BF.ADDX")
-        .arg("bf:plain")
-        .arg("late")
-        .query(&mut con)
-        .expect("ADDX");
+    let _: Value = query!(
+        &mut con,
+        "RL.TOKEN",
+        "rl:after",
+        "5/s",
+        MAX_COUNT.to_string()
+    );
+    let _: Value = query!(&mut con, "BF.ADDX", "bf:plain", "late");
     let before = db_digest(&mut con);
-    let keys: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys: i64 = query!(&mut con, "DBSIZE");
     server.restart("NOSAVE");
     let mut con = conn_t(&server);
-    let keys_after: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys_after: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(keys_after, keys, "DBSIZE after the AOF restart");
     assert_eq!(
         db_digest(&mut con),

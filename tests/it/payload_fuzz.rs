@@ -171,13 +171,9 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         "INFO warden (bf_filters, bf_bytes) vs filter keys and their sizes"
     );
     for k in scan_keys(&mut con, &[]) {
-        let t: i64 = cmd("PTTL").arg(&k).query(&mut con).expect("PTTL");
+        let t: i64 = query!(&mut con, "PTTL", &k);
         if (0..LONG_TTL_MS).contains(&t) {
-            let _: i64 = cmd("PEXPIRE")
-                .arg(&k)
-                .arg(LONG_TTL_MS)
-                .query(&mut con)
-                .expect("PEXPIRE");
+            let _: i64 = query!(&mut con, "PEXPIRE", &k, LONG_TTL_MS);
         }
     }
     m.sync_replicas(1);

@@ -114,7 +114,7 @@ fn cost_zero_and_denied_calls_write_nothing() {
     let r = rl(&mut con, &["RL.GCRA", "z", "5", "1", "60", "QUANTITY", "0"]);
     assert_eq!(&r[..4], &[0, 6, 6, -1], "gcra look: {r:?}");
     assert!(!exists(&mut con, "z"), "COST 0 created a key");
-    let keys: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(keys, 0);
 
     // Exhausted limiters with long periods.

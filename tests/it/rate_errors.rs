@@ -213,12 +213,8 @@ fn bad_input_is_refused_and_changes_nothing() {
     }
 
     // Keys of other types.
-    let _: () = cmd("SET").arg("str").arg("v").query(&mut con).expect("SET");
-    let _: () = cmd("RPUSH")
-        .arg("list")
-        .arg("a")
-        .query(&mut con)
-        .expect("RPUSH");
+    let _: () = query!(&mut con, "SET", "str", "v");
+    let _: () = query!(&mut con, "RPUSH", "list", "a");
     for other in ["str", "list"] {
         for (name, rest) in [
             ("RL.TOKEN", &["1/h", "5"][..]),
@@ -240,14 +236,9 @@ fn bad_input_is_refused_and_changes_nothing() {
             assert_eq!(rl_err(&mut con, &args), WRONGTYPE_ERR, "{args:?}");
         }
     }
-    let v: String = cmd("GET").arg("str").query(&mut con).expect("GET");
+    let v: String = query!(&mut con, "GET", "str");
     assert_eq!(v, "v");
-    let l: Vec<String> = cmd("LRANGE")
-        .arg("list")
-        .arg(0)
-        .arg(-1)
-        .query(&mut con)
-        .expect("LRANGE");
+    let l: Vec<String> = query!(&mut con, "LRANGE", "list", 0, -1);
     assert_eq!(l, vec!["a"]);
 
     // A key of one limiter kind used by another command.
@@ -348,7 +339,7 @@ fn non_utf8_keys_work() {
         assert!(p > 0, "{name} PTTL {p}");
         assert_ne!(digest(&mut con, key), MISSING_DIGEST);
     }
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).expect("RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     for (_, _, key) in calls {
         assert_eq!(key_type(&mut con, key), "warden-rl");
     }

@@ -84,29 +84,12 @@ fn durations_take_units() {
     let r = call(&mut con, &["RL.TOKEN", "t", "1/m", "2", "MAXWAIT", "1m"]).unwrap();
     assert_eq!(r[0], 0, "the next one is 120 s away: {r:?}");
     // DLOCK's ttl and WAIT.
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("l")
-        .arg("o")
-        .arg("15m")
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "l", "o", "15m");
     let left = pttl(&mut con, "l");
     assert!((899_000..=900_000).contains(&left), "PTTL {left}");
-    let _: i64 = cmd("DLOCK.EXTEND")
-        .arg("l")
-        .arg("o")
-        .arg("1h")
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(&mut con, "DLOCK.EXTEND", "l", "o", "1h");
     assert!(pttl(&mut con, "l") > 3_599_000);
-    let none: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("l")
-        .arg("x")
-        .arg("1s")
-        .arg("WAIT")
-        .arg("50ms")
-        .query(&mut con)
-        .unwrap();
+    let none: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "l", "x", "1s", "WAIT", "50ms");
     assert_eq!(none, None);
     // Out of range with a unit is a range error; a bad unit is not a number.
     let e = call(&mut con, &["RL.WINDOW", "w3", "10", "3651d"]).expect_err("3651d");

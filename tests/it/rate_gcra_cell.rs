@@ -54,7 +54,7 @@ fn integer_forms_redis_cell_accepts_are_the_same_numbers() {
         gcra(&mut con, &["z", "-0", "1", "60"]).unwrap(),
         [0, 1, 0, -1, 60]
     );
-    let stored: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+    let stored: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(stored, 4);
 }
 

@@ -15,11 +15,7 @@ use std::time::Duration;
 // ---------------------------------------------------------------------------------------
 
 fn active_expire_off(con: &mut Connection) {
-    let _: () = cmd("DEBUG")
-        .arg("SET-ACTIVE-EXPIRE")
-        .arg(0)
-        .query(con)
-        .expect("DEBUG SET-ACTIVE-EXPIRE 0");
+    let _: () = query!(con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
 }
 
 /// Limiters of every kind in varied states (fresh, partly used, exhausted, in debt,
@@ -159,7 +155,7 @@ fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
     let before = snapshot(&mut con, &keys);
     let all = db_digest(&mut con);
 
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).expect("RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_same_state(&mut con, &before, "DEBUG RELOAD");
     assert_eq!(db_digest(&mut con), all, "DEBUG RELOAD: DEBUG DIGEST");
 
@@ -174,7 +170,7 @@ fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
     // key gets the original's.
     for k in &keys {
         let at = pexpiretime(&mut con, *k);
-        let payload: Vec<u8> = cmd("DUMP").arg(*k).query(&mut con).expect("DUMP");
+        let payload: Vec<u8> = query!(&mut con, "DUMP", *k);
         let restored = format!("{k}:restored");
         let mut restore = cmd("RESTORE");
         restore.arg(&restored).arg(at.max(0)).arg(&payload);
@@ -187,11 +183,7 @@ fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
         assert_eq!(pexpiretime(&mut con, &restored), at, "RESTORE {k} expiry");
 
         let copy = format!("{k}:copy");
-        let n: i64 = cmd("COPY")
-            .arg(*k)
-            .arg(&copy)
-            .query(&mut con)
-            .expect("COPY");
+        let n: i64 = query!(&mut con, "COPY", *k, &copy);
         assert_eq!(n, 1);
         assert_eq!(digest(&mut con, &copy), before[k].0, "COPY {k}");
         assert_eq!(pexpiretime(&mut con, &copy), at, "COPY {k} expiry");

@@ -32,11 +32,7 @@ fn replicaof_turns_cache_waiters_into_one_error_each() {
     ];
     wait_for_waiters(&mut con, "long", 2);
     wait_for_waiters(&mut con, "short", 1);
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", other.port);
     for mut a in join_all(waiters) {
         let r = a.reply;
         assert!(
@@ -57,11 +53,7 @@ fn replicaof_turns_cache_waiters_into_one_error_each() {
     let mut refused = RawConn::open(master.port);
     let r = refused.call(&["CACHE.GET", "x", "LEASE", "1000"]);
     assert!(r.is_error_starting("READONLY"), "{what}: {r:?}");
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "REPLICAOF", "NO", "ONE");
     let (_, t) = get_lease(&mut con, "long", 1_000, &[]);
     assert!(
         t > long.max(short),
@@ -144,7 +136,7 @@ fn debug_sleep_across_a_lease_end_hands_it_over_after() {
     let (_, first) = get_lease(&mut con, "k", 200, &[]);
     let w = Waiter::cache(&server, "k", "k", 0, 5_000, 20_000);
     wait_for_waiters(&mut con, "k", 1);
-    let _: () = cmd("DEBUG").arg("SLEEP").arg(0.5).query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "SLEEP", 0.5);
     let t0 = Instant::now();
     match w.join().reply {
         Reply::Array(a) => {
@@ -165,18 +157,8 @@ fn under_maxmemory_new_entries_are_refused_but_reads_and_refreshes_go_on() {
     cache_set(&mut con, "held", "v", 600_000, &[]);
     let (_, token) = get_lease(&mut con, "refresh", 600_000, &[]);
     let used = used_memory(&mut con);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(used / 2)
-        .query(&mut con)
-        .unwrap();
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("noeviction")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", used / 2);
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory-policy", "noeviction");
     let e = try_cache_set(&mut con, "new", "v", 1_000, &[]).unwrap_err();
     assert!(err_text(&e).starts_with("OOM"), "{what}: {e}");
     assert_eq!(
@@ -185,12 +167,7 @@ fn under_maxmemory_new_entries_are_refused_but_reads_and_refreshes_go_on() {
         "a hit allocates nothing"
     );
     assert_eq!(get_lease(&mut con, "refresh", 1_000, &[]), (None, 0));
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 0);
     assert_eq!(
         cache_set(
             &mut con,

@@ -29,18 +29,13 @@ fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
     let what = "lease end among 200k volatile keys";
     let mut server = Server::start();
     let mut con = conn_t(&server);
-    let _: () = cmd("DEBUG")
-        .arg("POPULATE")
-        .arg(200_000)
-        .arg("vol")
-        .arg(8)
-        .query(&mut con)
-        .expect("DEBUG POPULATE");
-    let _: () = cmd("EVAL")
-        .arg("for i = 0, 199999 do redis.call('PEXPIRE', 'vol:' .. i, 600000) end")
-        .arg(0)
-        .query(&mut con)
-        .expect("PEXPIRE loop");
+    let _: () = query!(&mut con, "DEBUG", "POPULATE", 200_000, "vol", 8);
+    let _: () = query!(
+        &mut con,
+        "EVAL",
+        "for i = 0, 199999 do redis.call('PEXPIRE', 'vol:' .. i, 600000) end",
+        0
+    );
     let expires = info_field(&mut con, "keyspace", "db0").unwrap_or_default();
     assert!(
         expires.contains("expires=200000"),
@@ -98,11 +93,7 @@ fn pexpire_moves_the_lease() {
     let mut c = Checks::default();
     let t = try_acquire(&mut con, "px:k", "a", 600).expect("px:k");
     let moved_at = Instant::now();
-    let n: i64 = cmd("PEXPIRE")
-        .arg("px:k")
-        .arg(2000)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let n: i64 = query!(&mut con, "PEXPIRE", "px:k", 2000);
     assert_eq!(n, 1);
     c.note(ttl_is_pttl(&mut con, "px:k").map(|_| ()));
     sleep_until(moved_at + Duration::from_millis(900));
@@ -147,19 +138,11 @@ fn pexpire_shortening_the_lease_serves_the_waiter() {
     let replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
     let mut c = Checks::default();
-    let _: () = cmd("DEBUG")
-        .arg("SET-ACTIVE-EXPIRE")
-        .arg(0)
-        .query(&mut con)
-        .expect("DEBUG SET-ACTIVE-EXPIRE");
+    let _: () = query!(&mut con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
     let t = try_acquire(&mut con, "pxs:k", "a", 30_000).expect("pxs:k");
     let w = queue(&master, &mut con, &[("pxs:k", "w", 5000, 10_000)]);
     let moved_at = Instant::now();
-    let n: i64 = cmd("PEXPIRE")
-        .arg("pxs:k")
-        .arg(500)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let n: i64 = query!(&mut con, "PEXPIRE", "pxs:k", 500);
     assert_eq!(n, 1);
     c.note(ttl_is_pttl(&mut con, "pxs:k").map(|_| ()));
     let mut answers: Vec<Answer> = join_all(w);
@@ -198,10 +181,7 @@ fn persist_keeps_the_lock_until_released() {
     let mut c = Checks::default();
     let held_at = Instant::now();
     let t = try_acquire(&mut con, "persist:k", "a", 600).expect("persist:k");
-    let n: i64 = cmd("PERSIST")
-        .arg("persist:k")
-        .query(&mut con)
-        .expect("PERSIST");
+    let n: i64 = query!(&mut con, "PERSIST", "persist:k");
     assert_eq!(n, 1);
     c.note(ttl_is_pttl(&mut con, "persist:k").map(|_| ()));
     let mut w = queue(&server, &mut con, &[("persist:k", "w", 5000, 10_000)]);
@@ -253,14 +233,9 @@ fn restore_with_a_ttl_sets_the_lease() {
     let mut con = conn_t(&server);
     let mut c = Checks::default();
     let t = try_acquire(&mut con, "rs:k", "a", 60_000).expect("rs:k");
-    let dump: Vec<u8> = cmd("DUMP").arg("rs:k").query(&mut con).expect("DUMP");
-    let _: () = cmd("DEL").arg("rs:k").query(&mut con).expect("DEL");
-    let _: () = cmd("RESTORE")
-        .arg("rs:k")
-        .arg(5000)
-        .arg(dump)
-        .query(&mut con)
-        .expect("RESTORE");
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "rs:k");
+    let _: () = query!(&mut con, "DEL", "rs:k");
+    let _: () = query!(&mut con, "RESTORE", "rs:k", 5000, dump);
     let p = pttl(&mut con, "rs:k");
     c.check((4000..=5000).contains(&p), || {
         format!("PTTL {p} after RESTORE … 5000")

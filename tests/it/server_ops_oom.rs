@@ -91,12 +91,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
         assert_eq!(info.owner, owner.as_bytes(), "{what}: holder of {key}");
     }
     assert_same_dataset(&master, &replica, &[], what);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(0)
-        .query(&mut con)
-        .expect("maxmemory 0");
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 0);
     assert!(
         try_acquire(&mut con, "oom:new", "x", 1000).is_some(),
         "{what}: a new key is not granted once memory is available"
@@ -114,18 +109,8 @@ fn extend_works_under_maxmemory() {
     let server = Server::start();
     let mut con = conn_t(&server);
     try_acquire(&mut con, "held", "a", 100_000).expect("granted");
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("noeviction")
-        .query(&mut con)
-        .unwrap();
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory-policy", "noeviction");
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 1);
     let refused = cmd("DLOCK.ACQUIRE")
         .arg("new")
         .arg("b")
@@ -140,10 +125,5 @@ fn extend_works_under_maxmemory() {
     assert_eq!(extend(&mut con, "held", "a", 200_000), 1);
     assert!(pttl(&mut con, "held") > 100_000);
     assert_eq!(release(&mut con, "held", "a"), 1);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 0);
 }

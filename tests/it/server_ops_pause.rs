@@ -198,10 +198,7 @@ fn unpause_early_serves_the_waiter_promptly() {
         "{what}: a write command ran while writes were paused"
     );
     let unpaused_at = Instant::now();
-    let _: () = cmd("CLIENT")
-        .arg("UNPAUSE")
-        .query(&mut con)
-        .expect("CLIENT UNPAUSE");
+    let _: () = query!(&mut con, "CLIENT", "UNPAUSE");
     let mut answers = vec![w.remove(0).join()];
     let token = token_of(&answers[0], &master, what);
     assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
@@ -283,18 +280,9 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
     let mut master = Server::start();
     let replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
-    let added: i64 = cmd("BF.ADDX")
-        .arg("ops:f")
-        .arg("a")
-        .query(&mut con)
-        .expect("BF.ADDX");
+    let added: i64 = query!(&mut con, "BF.ADDX", "ops:f", "a");
     assert_eq!(added, 1);
-    let first: Vec<i64> = cmd("RL.TOKEN")
-        .arg("ops:r")
-        .arg(10)
-        .arg(5)
-        .query(&mut con)
-        .expect("RL.TOKEN");
+    let first: Vec<i64> = query!(&mut con, "RL.TOKEN", "ops:r", 10, 5);
     assert_eq!(first[0], 1, "RL.TOKEN on a new key is allowed");
 
     let paused_at = Instant::now();
@@ -357,11 +345,7 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
     assert_healthy(&mut master, what);
     assert_same_dataset(&master, &replica, &[], what);
     let mut rc = replica.conn();
-    let on_replica: i64 = cmd("BF.EXISTSX")
-        .arg("ops:f")
-        .arg("b")
-        .query(&mut rc)
-        .expect("BF.EXISTSX on the replica");
+    let on_replica: i64 = query!(&mut rc, "BF.EXISTSX", "ops:f", "b");
     assert_eq!(
         on_replica, 1,
         "{what}: the paused BF.ADDX reached the replica"
@@ -371,7 +355,7 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
 /// The server's CPU time so far, in clock ticks (`utime + stime` of
 /// `/proc/<pid>/stat`; Linux counts them at 100 a second).
 fn server_cpu_ticks(con: &mut redis::Connection) -> u64 {
-    let info: String = cmd("INFO").arg("server").query(con).unwrap();
+    let info: String = query!(con, "INFO", "server");
     let pid = info
         .lines()
         .find_map(|l| l.strip_prefix("process_id:"))
@@ -426,7 +410,7 @@ fn a_write_pause_with_many_waited_keys_keeps_the_server_idle() {
     let before = server_cpu_ticks(&mut con);
     thread::sleep(Duration::from_secs(2));
     let used = server_cpu_ticks(&mut con) - before;
-    let _: () = cmd("CLIENT").arg("UNPAUSE").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "CLIENT", "UNPAUSE");
     assert!(
         used <= 20,
         "the paused server used {used} of 200 clock ticks with {KEYS} waited keys"

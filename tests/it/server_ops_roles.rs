@@ -195,11 +195,7 @@ fn replicaof_turns_waiters_into_one_error_each() {
     );
     let turned_at = Instant::now();
     before_lease_end(held_at, Duration::from_millis(600), "REPLICAOF");
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", other.port);
     let mut answers: Vec<Answer> = join_all(waiters);
     assert_each_unblocked(&mut answers, turned_at, what);
     let up = master_link_up(&mut con);
@@ -225,11 +221,7 @@ fn replicaof_turns_waiters_into_one_error_each() {
         r.is_error_starting("READONLY"),
         "{what}: ACQUIRE on a replica answered {r:?}"
     );
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .expect("REPLICAOF NO ONE");
+    let _: () = query!(&mut con, "REPLICAOF", "NO", "ONE");
     let t = try_acquire(&mut con, "ro:long", "again", 1000)
         .unwrap_or_else(|| panic!("{what}: no grant after REPLICAOF NO ONE"));
     assert!(
@@ -266,11 +258,7 @@ fn replicaof_during_a_pause_drops_the_deferred_hand_off() {
     assert!(lease_over, "{what}: the 500 ms lease never ended");
     // Let a deferred hand-off retry a few times while paused.
     thread::sleep(Duration::from_millis(100));
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", other.port);
     let mut answers: Vec<Answer> = join_all(w);
     assert!(
         answers[0].reply.is_error_starting("UNBLOCKED"),
@@ -281,10 +269,7 @@ fn replicaof_during_a_pause_drops_the_deferred_hand_off() {
     assert_no_second_reply(&mut answers, what);
     let up = master_link_up(&mut con);
     assert!(up, "{what}: the link to the new master never came up");
-    let _: () = cmd("CLIENT")
-        .arg("UNPAUSE")
-        .query(&mut con)
-        .expect("CLIENT UNPAUSE");
+    let _: () = query!(&mut con, "CLIENT", "UNPAUSE");
     // Give a module that retries deferred writes time to (wrongly) write as a replica.
     thread::sleep(Duration::from_millis(200));
     assert_healthy(&mut master, what);

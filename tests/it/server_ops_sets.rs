@@ -293,11 +293,7 @@ fn replicaof_turns_set_waiters_into_one_error_each() {
         ],
     );
     let turned_at = Instant::now();
-    let _: () = redis::cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", other.port);
     let mut answers: Vec<Answer> = join_all(waiters);
     assert_each_unblocked(&mut answers, turned_at, what);
     let up = master_link_up(&mut con);
@@ -308,11 +304,7 @@ fn replicaof_turns_set_waiters_into_one_error_each() {
         "{what}: synced from an empty master"
     );
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
-    let _: () = redis::cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .expect("REPLICAOF NO ONE");
+    let _: () = query!(&mut con, "REPLICAOF", "NO", "ONE");
     let t = take(&mut con, "o:sem", "again", 1000, LIMIT2).expect("a free semaphore");
     assert!(
         t > t_b.max(t_r1),

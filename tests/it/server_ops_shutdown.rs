@@ -86,10 +86,7 @@ fn debug_reload_keeps_the_lock_and_its_waiter() {
     let t0 = try_acquire(&mut con, "rl:k", "holder", 600).expect("rl:k");
     let mut w = queue(&server, &mut con, &[("rl:k", "waiter", 5000, 10_000)]);
     let before = db_digest(&mut con);
-    let _: () = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut con)
-        .expect("DEBUG RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     before_lease_end(held_at, Duration::from_millis(600), "DEBUG RELOAD");
     assert_eq!(db_digest(&mut con), before, "{what}: the reloaded dataset");
     let info = lock_info(&mut con, "rl:k").expect("rl:k is held after the reload");

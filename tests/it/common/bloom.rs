@@ -69,11 +69,7 @@ pub fn expect_err(con: &mut Connection, c: &redis::Cmd) -> String {
 
 /// `BF.INFOX key field`: the one value of its one-element array.
 pub fn info_field_only(con: &mut Connection, key: &str, field: &str) -> Value {
-    let v: Value = cmd("BF.INFOX")
-        .arg(key)
-        .arg(field)
-        .query(con)
-        .expect("BF.INFOX field");
+    let v: Value = query!(con, "BF.INFOX", key, field);
     match v {
         Value::Array(mut a) => {
             assert_eq!(a.len(), 1, "BF.INFOX {key} {field}: {a:?}");
@@ -233,7 +229,7 @@ pub fn info_from_pairs(pairs: &[(Value, Value)]) -> BfInfo {
 
 /// BF.INFOX over RESP2: a flat array of label, value pairs.
 pub fn bf_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> BfInfo {
-    let v: Value = cmd("BF.INFOX").arg(key).query(con).expect("BF.INFOX");
+    let v: Value = query!(con, "BF.INFOX", key);
     let Value::Array(a) = v else {
         panic!("BF.INFOX is not a flat array in RESP2: {v:?}");
     };
@@ -253,11 +249,7 @@ pub fn scandump<K: redis::ToRedisArgs + Copy>(con: &mut Connection, key: K) -> V
     let mut chunks: Vec<(i64, Vec<u8>)> = Vec::new();
     let mut it = 0i64;
     loop {
-        let (next, data): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
-            .arg(key)
-            .arg(it)
-            .query(con)
-            .expect("BF.SCANDUMPX");
+        let (next, data): (i64, Vec<u8>) = query!(con, "BF.SCANDUMPX", key, it);
         if next == 0 {
             assert!(
                 data.is_empty(),

@@ -85,7 +85,7 @@ pub fn get_wait_min(
 
 /// CACHE.INFO as field → integer; `None` for a missing key.
 pub fn cache_info(con: &mut Connection, key: &str) -> Option<HashMap<String, i64>> {
-    let v: Value = cmd("CACHE.INFO").arg(key).query(con).expect("CACHE.INFO");
+    let v: Value = query!(con, "CACHE.INFO", key);
     let items = match v {
         Value::Nil => return None,
         Value::Array(items) => items

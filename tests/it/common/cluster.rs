@@ -348,20 +348,22 @@ impl Cluster {
     /// on `from`: the first half of a manual slot move.
     pub fn begin_slot_move(&self, slot: u16, from: usize, to: usize) {
         let (from_id, to_id) = (self.node_id(from), self.node_id(to));
-        let _: () = cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg("IMPORTING")
-            .arg(&from_id)
-            .query(&mut self.conn(to))
-            .expect("SETSLOT IMPORTING");
-        let _: () = cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg("MIGRATING")
-            .arg(&to_id)
-            .query(&mut self.conn(from))
-            .expect("SETSLOT MIGRATING");
+        let _: () = query!(
+            &mut self.conn(to),
+            "CLUSTER",
+            "SETSLOT",
+            slot,
+            "IMPORTING",
+            &from_id
+        );
+        let _: () = query!(
+            &mut self.conn(from),
+            "CLUSTER",
+            "SETSLOT",
+            slot,
+            "MIGRATING",
+            &to_id
+        );
     }
 
     /// `MIGRATE` of `keys` from node `from` to node `to` (db 0, 5 s timeout).
@@ -410,12 +412,8 @@ impl Cluster {
     pub fn move_slot(&self, slot: u16, from: usize, to: usize) {
         self.begin_slot_move(slot, from, to);
         loop {
-            let keys: Vec<Vec<u8>> = cmd("CLUSTER")
-                .arg("GETKEYSINSLOT")
-                .arg(slot)
-                .arg(100)
-                .query(&mut self.conn(from))
-                .expect("GETKEYSINSLOT");
+            let keys: Vec<Vec<u8>> =
+                query!(&mut self.conn(from), "CLUSTER", "GETKEYSINSLOT", slot, 100);
             if keys.is_empty() {
                 break;
             }
@@ -450,10 +448,7 @@ impl Cluster {
     /// Valkey 9), each as its fields (`slot_ranges`, `state`, `message`, …)
     /// in text.
     pub fn slot_migrations(&self, i: usize) -> Vec<HashMap<String, String>> {
-        let v: Value = cmd("CLUSTER")
-            .arg("GETSLOTMIGRATIONS")
-            .query(&mut self.conn(i))
-            .expect("CLUSTER GETSLOTMIGRATIONS");
+        let v: Value = query!(&mut self.conn(i), "CLUSTER", "GETSLOTMIGRATIONS");
         let Value::Array(jobs) = v else {
             return Vec::new();
         };

@@ -157,7 +157,7 @@ pub fn parse_info(v: &Value) -> Option<LockInfo> {
 }
 
 pub fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<LockInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let v: Value = query!(con, "DLOCK.INFO", key);
     parse_info(&v)
 }
 
@@ -170,7 +170,7 @@ pub type SetInfo = (Vec<(String, Value)>, Vec<Holder>);
 
 /// DLOCK.INFO of a lock set as field → value, with `holders` apart; None when free.
 pub fn set_info(con: &mut Connection, key: &str) -> Option<SetInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let v: Value = query!(con, "DLOCK.INFO", key);
     let Value::Array(flat) = v else {
         return None;
     };

@@ -12,6 +12,27 @@ use std::time::{Duration, Instant};
 
 pub use redis::{cmd, Connection, Value};
 
+/// `query!(con, "NAME", arg, …)`: sends one command and parses its reply as the type
+/// the caller asks for, failing with the command's text on an error reply — one line
+/// where a `cmd(…).arg(…)….query(…).expect(…)` chain takes six.
+macro_rules! query {
+    ($con:expr, $name:expr $(, $arg:expr)* $(,)?) => {{
+        let mut c = redis::cmd($name);
+        $(c.arg($arg);)*
+        $crate::common::query_cmd(&mut c, $con)
+    }};
+}
+pub(crate) use query;
+
+/// The reply to `c` as the type the caller asks for; fails with the command's text on
+/// an error reply (the body of `query!`).
+pub fn query_cmd<T: redis::FromRedisValue>(
+    c: &mut redis::Cmd,
+    con: &mut impl redis::ConnectionLike,
+) -> T {
+    c.query(con).unwrap_or_else(|e| panic!("{}: {e}", show(c)))
+}
+
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 /// Path of the module the servers load (`WARDEN_MODULE` overrides it).
@@ -68,7 +89,7 @@ fn free_port() -> u16 {
 /// 8+ frees it in a background thread (lazy user flush), and the module's
 /// counters (`bf_filters`, `bf_bytes`) drop only then.
 pub fn debug_reload(con: &mut Connection) {
-    let _: () = cmd("DEBUG").arg("RELOAD").query(con).expect("DEBUG RELOAD");
+    let _: () = query!(con, "DEBUG", "RELOAD");
     let freed = wait_until(Duration::from_secs(10), || {
         info_field(con, "memory", "lazyfree_pending_objects").as_deref() == Some("0")
     });
@@ -231,7 +252,7 @@ impl Server {
             "server died; log tail:\n{}",
             self.log_tail(40)
         );
-        let pong: String = cmd("PING").query(&mut self.conn()).expect("PING");
+        let pong: String = query!(&mut self.conn(), "PING");
         assert_eq!(pong, "PONG");
     }
 
@@ -272,11 +293,7 @@ impl Server {
         args.extend_from_slice(extra);
         let mut r = Server::start_with(&args, module_args);
         let mut con = r.conn();
-        let _: () = cmd("REPLICAOF")
-            .arg("127.0.0.1")
-            .arg(self.port)
-            .query(&mut con)
-            .expect("replicaof");
+        let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", self.port);
         r.args.extend([
             "--replicaof".to_string(),
             "127.0.0.1".to_string(),
@@ -321,11 +338,7 @@ impl Server {
     /// once a second), so one write is waited for here.
     pub fn start_streaming_replica(&self) -> Server {
         let replica = self.start_replica(&[], &[]);
-        let _: () = cmd("SET")
-            .arg("replica:linked")
-            .arg(1)
-            .query(&mut self.conn())
-            .expect("SET");
+        let _: () = query!(&mut self.conn(), "SET", "replica:linked", 1);
         self.sync_replicas(1);
         replica
     }
@@ -356,7 +369,7 @@ impl Server {
                 .expect("INFO persistence has no aof_rewrites")
         };
         let n0 = rewrites(&mut con);
-        let _: Value = cmd("BGREWRITEAOF").query(&mut con).expect("BGREWRITEAOF");
+        let _: Value = query!(&mut con, "BGREWRITEAOF");
         assert!(
             wait_until(Duration::from_secs(60), || {
                 rewrites(&mut con) > n0 && aof_rewrite_idle(&mut con)
@@ -466,14 +479,10 @@ pub fn scan_keys(con: &mut Connection, filter: &[&str]) -> Vec<Vec<u8>> {
 pub fn filter_census(con: &mut Connection, dbs: &[i64]) -> (i64, i64) {
     let (mut n, mut bytes) = (0i64, 0i64);
     for db in dbs {
-        let _: () = cmd("SELECT").arg(db).query(con).expect("SELECT");
+        let _: () = query!(con, "SELECT", db);
         for k in scan_keys(con, &["TYPE", "warden-bf"]) {
             n += 1;
-            let size: Value = cmd("BF.INFOX")
-                .arg(&k)
-                .arg("SIZE")
-                .query(con)
-                .expect("BF.INFOX SIZE");
+            let size: Value = query!(con, "BF.INFOX", &k, "SIZE");
             bytes += match size {
                 Value::Int(n) => n,
                 Value::Array(a) if a.len() == 1 => match a[0] {
@@ -484,7 +493,7 @@ pub fn filter_census(con: &mut Connection, dbs: &[i64]) -> (i64, i64) {
             };
         }
     }
-    let _: () = cmd("SELECT").arg(0).query(con).expect("SELECT");
+    let _: () = query!(con, "SELECT", 0);
     (n, bytes)
 }
 
@@ -581,7 +590,7 @@ pub fn warden_stat(con: &mut Connection, field: &str) -> i64 {
 
 /// The server's wall clock in milliseconds (from TIME).
 pub fn server_time_ms(con: &mut Connection) -> i64 {
-    let (s, us): (i64, i64) = cmd("TIME").query(con).expect("TIME");
+    let (s, us): (i64, i64) = query!(con, "TIME");
     s * 1000 + us / 1000
 }
 
@@ -622,11 +631,7 @@ pub fn physical_memory() -> u64 {
 
 /// `DEBUG DIGEST-VALUE key`.
 pub fn digest<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
-    let v: Vec<String> = cmd("DEBUG")
-        .arg("DIGEST-VALUE")
-        .arg(key)
-        .query(con)
-        .expect("DEBUG DIGEST-VALUE");
+    let v: Vec<String> = query!(con, "DEBUG", "DIGEST-VALUE", key);
     v.into_iter().next().expect("one digest")
 }
 
@@ -640,7 +645,7 @@ pub fn pttl<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
 }
 
 pub fn exists<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> bool {
-    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
+    let n: i64 = query!(con, "EXISTS", key);
     n == 1
 }
 
@@ -740,11 +745,7 @@ impl ReplicationTap {
         key: &str,
         label: &str,
     ) -> Vec<Vec<String>> {
-        let _: () = cmd("SET")
-            .arg(key)
-            .arg(label)
-            .query(con)
-            .expect("SET marker");
+        let _: () = query!(con, "SET", key, label);
         self.until_set(key, label)
     }
 

@@ -80,7 +80,7 @@ pub fn must(con: &mut Connection, c: &redis::Cmd) -> Value {
 /// RESTORE of `payload` into `dst` with the same absolute expiry as `src` (the expiry
 /// is part of a key's digest).
 pub fn restore_like(con: &mut Connection, src: &str, dst: &str, payload: &[u8]) -> redis::Cmd {
-    let at: i64 = cmd("PEXPIRETIME").arg(src).query(con).expect("PEXPIRETIME");
+    let at: i64 = query!(con, "PEXPIRETIME", src);
     let mut c = cmd("RESTORE");
     c.arg(dst).arg(at.max(0)).arg(payload).arg("REPLACE");
     if at > 0 {

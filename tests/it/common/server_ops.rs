@@ -225,11 +225,7 @@ pub fn put_to_sleep(server: &Server, secs: &str) -> RawConn {
 
 /// `FAILOVER TIMEOUT timeout_ms`.
 pub fn failover(con: &mut Connection, timeout_ms: u64) {
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(timeout_ms)
-        .query(con)
-        .expect("FAILOVER");
+    let _: () = query!(con, "FAILOVER", "TIMEOUT", timeout_ms);
 }
 
 /// Waits (10 s) until a `FAILOVER` has made `master` (on `con`) a replica and
@@ -264,12 +260,7 @@ pub fn sleep_until(t: Instant) {
 
 /// `CLIENT PAUSE ms mode`.
 pub fn client_pause(con: &mut Connection, ms: u64, mode: &str) {
-    let _: () = cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(ms)
-        .arg(mode)
-        .query(con)
-        .expect("CLIENT PAUSE");
+    let _: () = query!(con, "CLIENT", "PAUSE", ms, mode);
 }
 
 /// Fails with a clear message when the test's own setup was too slow for its premise.
@@ -301,18 +292,14 @@ pub fn fill_past_maxmemory(con: &mut Connection) {
         ("maxmemory-policy", "noeviction".to_string()),
         ("maxmemory", (used + 256 * 1024).to_string()),
     ] {
-        let _: () = cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(value)
-            .query(con)
-            .expect("CONFIG SET");
+        let _: () = query!(con, "CONFIG", "SET", name, value);
     }
-    let _: () = cmd("EVAL")
-        .arg("for i = 1, 20000 do redis.call('SET', 'fill:' .. i, string.rep('x', 100)) end")
-        .arg(0)
-        .query(con)
-        .expect("fill past maxmemory");
+    let _: () = query!(
+        con,
+        "EVAL",
+        "for i = 1, 20000 do redis.call('SET', 'fill:' .. i, string.rep('x', 100)) end",
+        0
+    );
     let probe = cmd("SET").arg("probe").arg(1).query::<()>(con);
     premise(
         probe.is_err_and(|e| err_text(&e).starts_with("OOM")),
