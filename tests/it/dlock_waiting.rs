@@ -56,7 +56,11 @@ fn expiry_hands_lock_to_waiter(setup: impl FnOnce(&mut Connection)) {
     let wcon = RawConn::open(server.port);
     let t0 = Instant::now();
     let t = try_acquire(&mut con, "lease", "crashed-client", 300).expect("granted");
-    let w = Waiter::lock_on(wcon, "lease", "waiter", 30_000, 5_000, &[]);
+    let w = Waiter::send(
+        wcon,
+        "waiter",
+        &["DLOCK.ACQUIRE", "lease", "waiter", "30000", "WAIT", "5000"],
+    );
     let (tw, at) = w.granted("waiter on an expiring lock");
     let waited = at.duration_since(t0);
     assert!(
@@ -239,7 +243,11 @@ fn killed_waiter_is_skipped() {
     let t = try_acquire(&mut con, "kill", "holder", 30_000).expect("granted");
     let mut doomed = RawConn::open(server.port);
     let id_a = doomed.client_id();
-    let a = Waiter::lock_on(doomed, "kill", "doomed", 30_000, 20_000, &[]);
+    let a = Waiter::send(
+        doomed,
+        "doomed",
+        &["DLOCK.ACQUIRE", "kill", "doomed", "30000", "WAIT", "20000"],
+    );
     wait_waiting(&mut con, 1);
     let b = Waiter::lock(&server, "kill", "survivor", 30_000, 20_000);
     wait_waiting(&mut con, 2);
@@ -265,7 +273,11 @@ fn killed_waiter_is_skipped() {
     // The only waiter killed: the next release frees the lock.
     let mut doomed = RawConn::open(server.port);
     let id_c = doomed.client_id();
-    let c = Waiter::lock_on(doomed, "kill", "doomed2", 30_000, 20_000, &[]);
+    let c = Waiter::send(
+        doomed,
+        "doomed2",
+        &["DLOCK.ACQUIRE", "kill", "doomed2", "30000", "WAIT", "20000"],
+    );
     wait_waiting(&mut con, 1);
     let killed: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id_c);
     assert_eq!(killed, 1);

@@ -13,18 +13,14 @@ pub fn conn_t(server: &Server) -> Connection {
     timed(server.conn(), Duration::from_secs(30))
 }
 
+/// `DLOCK.ACQUIRE key owner ttl`: the token, or None when the lock is busy.
 pub fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
     con: &mut Connection,
     key: K,
     owner: O,
     ttl: i64,
 ) -> Option<i64> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .query(con)
-        .expect("DLOCK.ACQUIRE")
+    acquire_opts(con, key, owner, ttl, &[])
 }
 
 /// `DLOCK.ACQUIRE key owner ttl REENTRANT`: a holder's repeat adds a hold.
@@ -34,13 +30,19 @@ pub fn reenter<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
     owner: O,
     ttl: i64,
 ) -> Option<i64> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .arg("REENTRANT")
-        .query(con)
-        .expect("DLOCK.ACQUIRE REENTRANT")
+    acquire_opts(con, key, owner, ttl, &["REENTRANT"])
+}
+
+/// `DLOCK.ACQUIRE key owner ttl <opts…>` (`SHARED`, `LIMIT n`, `REENTRANT`) without
+/// waiting: the token, or None when the lock is busy; fails on an error reply.
+pub fn acquire_opts<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+    opts: &[&str],
+) -> Option<i64> {
+    query!(con, "DLOCK.ACQUIRE", key, owner, ttl, opts)
 }
 
 pub fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(

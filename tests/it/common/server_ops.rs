@@ -7,7 +7,7 @@
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
 use super::cache::{cache_info, cache_set, wait_for_waiters};
-use super::dlock::lock_info;
+use super::dlock::{acquire_opts, lock_info};
 use super::waiter::*;
 use super::*;
 
@@ -177,6 +177,47 @@ impl Checks {
         }
     }
 
+    /// Notes unless `key` is held by `owner` with `token` (DLOCK.INFO).
+    pub fn holder(&mut self, con: &mut Connection, key: &str, owner: &str, token: i64) {
+        let info = lock_info(con, key);
+        let seen = info.as_ref().map(|i| (i.owner.as_slice(), i.token));
+        self.check(seen == Some((owner.as_bytes(), token)), || {
+            format!("DLOCK.INFO {key}: {info:?}, expected owner {owner}, token {token}")
+        });
+    }
+
+    /// Notes unless `a` was granted a token above `prev`; whether it was granted.
+    pub fn token_above(&mut self, a: &Answer, prev: i64) -> bool {
+        match a.reply {
+            Reply::Int(t) => {
+                self.check(t > prev, || format!("{}'s token {t} <= {prev}", a.name));
+                true
+            }
+            ref other => {
+                self.check(false, || format!("{} answered {other:?}, no token", a.name));
+                false
+            }
+        }
+    }
+
+    /// Notes unless `a` came no earlier than `not_before` after `since` (less
+    /// `EARLY`) and no later than `by` after it (plus `PROMPT`).
+    pub fn came_between(&mut self, a: &Answer, since: Instant, not_before: Duration, by: Duration) {
+        let after = a.at.saturating_duration_since(since);
+        self.check(after + EARLY >= not_before, || {
+            format!(
+                "{} answered {after:?} after the event, before {not_before:?}",
+                a.name
+            )
+        });
+        self.check(after <= by + PROMPT, || {
+            format!(
+                "{} answered only {after:?} after the event (due by {by:?})",
+                a.name
+            )
+        });
+    }
+
     pub fn finish(self, what: &str) {
         assert!(
             self.0.is_empty(),
@@ -281,6 +322,19 @@ pub fn before_lease_end(held_at: Instant, lease: Duration, step: &str) {
     );
 }
 
+/// Each of `probes`, sent on a raw connection to `server`, answers an OOM error.
+pub fn assert_refused_oom(server: &Server, probes: &[&[&str]], what: &str) {
+    let mut probe = RawConn::open(server.port);
+    for args in probes {
+        let r = probe.call(args);
+        assert!(
+            r.is_error_starting("OOM"),
+            "{what}: {} answered {r:?}, expected an OOM error",
+            args.join(" ")
+        );
+    }
+}
+
 /// Sets `maxmemory` 256 kB above used_memory (noeviction) and writes past it with a
 /// script (a script checks OOM once, before it starts); fails unless a SET then
 /// answers OOM.
@@ -304,5 +358,368 @@ pub fn fill_past_maxmemory(con: &mut Connection) {
     premise(
         probe.is_err_and(|e| err_text(&e).starts_with("OOM")),
         "the server is out of memory after the fill",
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A scene: the servers of one test and the steps they take
+// ---------------------------------------------------------------------------------------
+
+/// The servers of one server-operations test: a master with a connection to it and,
+/// where the test has one, a replica; `what` names the test in every failure.
+pub struct Scene {
+    pub what: String,
+    pub master: Server,
+    pub replica: Option<Server>,
+    pub con: Connection,
+}
+
+impl Scene {
+    /// A master alone.
+    pub fn alone(what: &str) -> Scene {
+        Scene::with(what, Server::start(), false)
+    }
+
+    /// A master (started with the server options `args`) and a replica of it.
+    pub fn replicated(what: &str, args: &[&str]) -> Scene {
+        Scene::with(what, Server::start_with(args, &[]), true)
+    }
+
+    fn with(what: &str, master: Server, replicated: bool) -> Scene {
+        let replica = replicated.then(|| master.start_replica(&[], &[]));
+        let con = timed(master.conn(), ANSWER_TIMEOUT);
+        Scene {
+            what: what.to_string(),
+            master,
+            replica,
+            con,
+        }
+    }
+
+    /// The token of `DLOCK.ACQUIRE key owner ttl <kind…>`; fails if it is not granted.
+    pub fn hold(&mut self, key: &str, owner: &str, ttl: i64, kind: &[&str]) -> i64 {
+        acquire_opts(&mut self.con, key, owner, ttl, kind)
+            .unwrap_or_else(|| panic!("{}: {owner} is not granted {key}", self.what))
+    }
+
+    /// `queue` on this master.
+    pub fn queue(&mut self, specs: &[(&str, &str, i64, i64)]) -> Vec<Waiter> {
+        queue(&self.master, &mut self.con, specs)
+    }
+
+    /// `queue_kinds` on this master.
+    pub fn queue_kinds(&mut self, specs: &[KindWaiter]) -> Vec<Waiter> {
+        queue_kinds(&self.master, &mut self.con, specs)
+    }
+
+    /// The token a waiter was granted (see `token_of`).
+    pub fn token(&self, a: &Answer) -> i64 {
+        token_of(a, &self.master, &self.what)
+    }
+
+    /// The token a waiter was granted, above `prev`, and answered no earlier than
+    /// `not_before` after `since` and no later than `by` after it.
+    pub fn granted_between(
+        &self,
+        a: &Answer,
+        prev: i64,
+        since: Instant,
+        not_before: Duration,
+        by: Duration,
+    ) -> i64 {
+        let t = self.token(a);
+        assert!(t > prev, "{}: {}'s token {t} <= {prev}", self.what, a.name);
+        assert_came_between(a, since, not_before, by, &self.what);
+        t
+    }
+
+    /// `key` is held by `owner` with `token` (DLOCK.INFO).
+    pub fn assert_holder(&mut self, key: &str, owner: &str, token: i64) {
+        let info = lock_info(&mut self.con, key);
+        let seen = info.as_ref().map(|i| (i.owner.as_slice(), i.token));
+        assert_eq!(
+            seen,
+            Some((owner.as_bytes(), token)),
+            "{}: the holder of {key}",
+            self.what
+        );
+    }
+
+    /// The master is alive with a clean log; the replica, if any, holds its dataset
+    /// (`keys` read on the master first, see `assert_same_dataset`) and is alive too.
+    pub fn assert_end(&mut self, keys: &[&str]) {
+        assert_healthy(&mut self.master, &self.what);
+        if let Some(replica) = self.replica.as_mut() {
+            assert_same_dataset(&self.master, replica, keys, &self.what);
+            assert_healthy(replica, &self.what);
+        }
+    }
+
+    /// Restarts the master (`SHUTDOWN NOSAVE`) so that it replays its AOF, and checks
+    /// that the replayed dataset has the digest it had before.
+    pub fn replay_aof(&mut self) {
+        let before = db_digest(&mut self.con);
+        self.master.restart("NOSAVE");
+        self.con = timed(self.master.conn(), ANSWER_TIMEOUT);
+        assert_eq!(
+            db_digest(&mut self.con),
+            before,
+            "{}: the dataset replayed from the AOF differs",
+            self.what
+        );
+    }
+
+    /// `DEBUG SLEEP secs` on the master, sent at least 100 ms before the end of a
+    /// `lease` taken at `held_at` (a premise); returns when the master woke.
+    pub fn debug_sleep(&mut self, held_at: Instant, lease: Duration, secs: &str) -> Instant {
+        let mut sleeper = RawConn::open(self.master.port);
+        before_lease_end(held_at, lease, "DEBUG SLEEP");
+        let slept = sleeper.call(&["DEBUG", "SLEEP", secs]);
+        let woke_at = Instant::now();
+        assert_eq!(slept, Reply::Status("OK".into()), "{}", self.what);
+        woke_at
+    }
+
+    /// `CLIENT PAUSE ms mode`, sent at least 100 ms before the end of a `lease` taken
+    /// at `held_at` (a premise); returns when the pause began.
+    pub fn pause(&mut self, ms: u64, mode: &str, held_at: Instant, lease: Duration) -> Instant {
+        let paused_at = Instant::now();
+        client_pause(&mut self.con, ms, mode);
+        before_lease_end(held_at, lease, "CLIENT PAUSE");
+        paused_at
+    }
+
+    /// Waits (3 s) until the lease of `key` has ended (the key reads as expired);
+    /// the master must stay up.
+    pub fn wait_lease_over(&mut self, key: &str) {
+        let lease_over = wait_until(Duration::from_secs(3), || {
+            !self.master.is_alive() || pttl(&mut self.con, key) == -2
+        });
+        assert_healthy(&mut self.master, &self.what);
+        assert!(lease_over, "{}: the lease of {key} never ended", self.what);
+    }
+
+    /// `SHUTDOWN mode` from a raw connection: the caller sees its connection close,
+    /// the process exits, every waiter's connection closes (or it gets an error), and
+    /// the log has no crash report. Returns the log.
+    pub fn shut_down(&mut self, mode: &str, waiters: Vec<Waiter>) -> String {
+        let what = &self.what;
+        let mut caller = RawConn::open(self.master.port);
+        let r = caller.call(&["SHUTDOWN", mode]);
+        assert!(
+            matches!(r, Reply::Closed(_)),
+            "{what}: SHUTDOWN answered {r:?}; log:\n{}",
+            self.master.log_tail(20)
+        );
+        let exited = wait_until(Duration::from_secs(10), || !self.master.is_alive());
+        assert!(exited, "{what}: the server still runs");
+        for a in join_all(waiters) {
+            assert!(
+                matches!(a.reply, Reply::Closed(_) | Reply::Error(_)),
+                "{what}: waiter {} answered {:?}, expected the connection to close",
+                a.name,
+                a.reply
+            );
+        }
+        assert_clean_log(&self.master, what);
+        self.master.log_tail(1_000_000)
+    }
+
+    /// Starts the master again after `shut_down` (the process has exited) in its own
+    /// directory, so that it loads what it saved.
+    pub fn start_again(&mut self) {
+        self.master.crash_and_restart();
+        self.con = timed(self.master.conn(), ANSWER_TIMEOUT);
+    }
+}
+
+/// Fails unless `a` came no earlier than `not_before` after `since` (less `EARLY`)
+/// and no later than `by` after it (plus `PROMPT`).
+pub fn assert_came_between(
+    a: &Answer,
+    since: Instant,
+    not_before: Duration,
+    by: Duration,
+    what: &str,
+) {
+    assert_not_before(a, since, not_before, what);
+    let after = a.at.saturating_duration_since(since);
+    assert!(
+        after <= by + PROMPT,
+        "{what}: {} answered {:?} only {after:?} after the event (due by {by:?})",
+        a.name,
+        a.reply
+    );
+}
+
+/// Fails if `a` came earlier than `not_before` after `since` (less `EARLY`).
+pub fn assert_not_before(a: &Answer, since: Instant, not_before: Duration, what: &str) {
+    let after = a.at.saturating_duration_since(since);
+    assert!(
+        after + EARLY >= not_before,
+        "{what}: {} answered {:?} {after:?} after the event, before {not_before:?}",
+        a.name,
+        a.reply
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Role changes: FAILOVER, REPLICAOF
+// ---------------------------------------------------------------------------------------
+
+/// A master and its streaming replica, with a connection to each: the setting of
+/// the `FAILOVER` scenarios of every family.
+pub struct Failover {
+    pub what: String,
+    pub master: Server,
+    pub replica: Server,
+    pub con: Connection,
+    pub rcon: Connection,
+    /// When the setup began: its short lease (500 ms) is no older.
+    pub held_at: Instant,
+    /// When `FAILOVER` was sent.
+    pub at: Instant,
+    sleeper: Option<RawConn>,
+}
+
+/// The setup's short lease, which ends during the failover.
+pub const FAILOVER_LEASE: Duration = Duration::from_millis(500);
+
+impl Failover {
+    /// A master and its streaming replica; the setup begins now.
+    pub fn start(what: &str) -> Failover {
+        let master = Server::start();
+        let replica = master.start_streaming_replica();
+        let con = timed(master.conn(), ANSWER_TIMEOUT);
+        let rcon = timed(replica.conn(), ANSWER_TIMEOUT);
+        Failover {
+            what: what.to_string(),
+            master,
+            replica,
+            con,
+            rcon,
+            held_at: Instant::now(),
+            at: Instant::now(),
+            sleeper: None,
+        }
+    }
+
+    /// `FAILOVER TIMEOUT timeout_ms`, sent once the replica has applied the setup
+    /// (`last_key` is its last write: the replica acknowledges its offset once a
+    /// second, so one ACK after a sleep must find it caught up) and at least 100 ms
+    /// before the setup's short lease ends; with `sleeping_replica` the replica is in
+    /// `DEBUG SLEEP 2` meanwhile.
+    pub fn run(&mut self, last_key: &str, sleeping_replica: bool, timeout_ms: u64) {
+        wait_applied(&mut self.rcon, last_key, &self.what);
+        self.sleeper = sleeping_replica.then(|| put_to_sleep(&self.replica, "2"));
+        self.at = Instant::now();
+        before_lease_end(self.held_at, FAILOVER_LEASE, "FAILOVER");
+        failover(&mut self.con, timeout_ms);
+    }
+
+    /// After `run`: the roles swap and every waiter gets exactly one answer,
+    /// `UNBLOCKED …` (or, for the waiter `also.0`, a reply `also.2` accepts, named
+    /// `also.1`); the replica wakes, both servers are healthy, nobody is left queued
+    /// on the old master (INFO warden `waiting_stat`), and the new master holds the
+    /// old one's dataset.
+    pub fn assert_swapped(
+        &mut self,
+        waiters: Vec<Waiter>,
+        also: (&str, &str, fn(&Reply) -> bool),
+        waiting_stat: &str,
+        keys: &[&str],
+    ) {
+        let what = self.what.clone();
+        let (master, replica) = (&mut self.master, &mut self.replica);
+        assert_roles_swap(master, replica, &mut self.con, &mut self.rcon, &what);
+        let mut answers = join_all(waiters);
+        let listing = show_answers(&answers, self.at);
+        for a in &answers {
+            let alt = a.name == also.0;
+            let ok = a.reply.is_error_starting("UNBLOCKED") || (alt && (also.2)(&a.reply));
+            assert!(
+                ok,
+                "{what}: waiter {} answered {:?} (expected UNBLOCKED{}); all:\n{listing}\nold master log:\n{}",
+                a.name,
+                a.reply,
+                if alt { also.1 } else { "" },
+                self.master.log_tail(20)
+            );
+        }
+        assert_no_second_reply(&mut answers, &what);
+        self.replica_woke();
+        self.assert_healthy();
+        assert_eq!(
+            warden_stat(&mut self.con, waiting_stat),
+            0,
+            "{what}: waiters left queued on the old master"
+        );
+        assert_same_dataset(&self.replica, &self.master, keys, &what);
+    }
+
+    /// After `run` with a replica too slow for the failover to go through: the
+    /// waiters got one answer each (checked by the caller) and nothing more; the
+    /// master is healthy and still master, its log says the failover was aborted, and
+    /// the replica, once awake, holds its dataset.
+    pub fn assert_aborted(&mut self, answers: &mut [Answer], keys: &[&str]) {
+        let what = self.what.clone();
+        assert_no_second_reply(answers, &what);
+        assert_healthy(&mut self.master, &what);
+        assert_eq!(role(&mut self.con), "master", "{what}: the master's role");
+        let log = self.master.log_tail(1_000_000);
+        premise(
+            log.contains("FAILOVER to any replica aborted"),
+            "the failover was aborted",
+        );
+        self.replica_woke();
+        assert_same_dataset(&self.master, &self.replica, keys, &what);
+        assert_healthy(&mut self.replica, &what);
+    }
+
+    /// The replica's `DEBUG SLEEP`, if any, has ended with `OK`.
+    fn replica_woke(&mut self) {
+        if let Some(c) = self.sleeper.as_mut() {
+            assert_eq!(c.read(READ_TIMEOUT), Reply::Status("OK".into()));
+        }
+    }
+
+    /// Both servers are alive with clean logs.
+    pub fn assert_healthy(&mut self) {
+        assert_healthy(&mut self.master, &self.what);
+        assert_healthy(&mut self.replica, &self.what);
+    }
+}
+
+/// `REPLICAOF` `other` on `con`, a master with `waiters` queued: each waiter gets
+/// exactly one `UNBLOCKED` error, and the link to the new master comes up.
+pub fn turn_replica_of(con: &mut Connection, other: &Server, waiters: Vec<Waiter>, what: &str) {
+    let turned_at = Instant::now();
+    let _: () = query!(con, "REPLICAOF", "127.0.0.1", other.port);
+    let mut answers = join_all(waiters);
+    assert_each_unblocked(&mut answers, turned_at, what);
+    let up = master_link_up(con);
+    assert!(up, "{what}: the link to the new master never came up");
+}
+
+/// `REPLICAOF NO ONE`.
+pub fn promote(con: &mut Connection) {
+    let _: () = query!(con, "REPLICAOF", "NO", "ONE");
+}
+
+/// On a server that turned replica: `refused` (a write) answers READONLY and nobody
+/// waits (INFO warden `waiting_stat`).
+pub fn assert_replica_refuses(
+    server: &Server,
+    con: &mut Connection,
+    refused: &[&str],
+    waiting_stat: &str,
+    what: &str,
+) {
+    assert_eq!(warden_stat(con, waiting_stat), 0, "{what}: waiting");
+    let r = RawConn::open(server.port).call(refused);
+    assert!(
+        r.is_error_starting("READONLY"),
+        "{what}: {} on a replica answered {r:?}",
+        refused.join(" ")
     );
 }

@@ -250,22 +250,10 @@ impl Waiter {
         wait: i64,
         kind: &[&str],
     ) -> Waiter {
-        Waiter::lock_on(RawConn::open(server.port), key, owner, ttl, wait, kind)
-    }
-
-    /// `Waiter::lock_kind` on a connection opened beforehand.
-    pub fn lock_on(
-        conn: RawConn,
-        key: &str,
-        owner: &str,
-        ttl: i64,
-        wait: i64,
-        kind: &[&str],
-    ) -> Waiter {
         let (ttl, wait) = (ttl.to_string(), wait.to_string());
         let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "WAIT", &wait];
         args.extend_from_slice(kind);
-        Waiter::send(conn, owner, &args)
+        Waiter::call(server, owner, &args)
     }
 
     /// `CACHE.GET key [MINVERSION min] LEASE lease_ms WAIT timeout_ms` (no MINVERSION
