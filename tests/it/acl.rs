@@ -95,8 +95,7 @@ fn the_readme_recipe_keeps_clients_off_internal_commands() {
 /// (Redis 7.0) the module loads and registers none.
 #[test]
 fn each_family_has_an_acl_category_where_the_server_has_them() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (_server, mut con) = Server::start_conn();
     let all = categories(&mut con);
     if !has_module_categories(&mut con) {
         for family in ["dlock", "bloom", "ratelimit"] {

@@ -249,8 +249,7 @@ fn client_kill(con: &mut Connection, id: i64) {
 /// then served, oldest first, each releasing in turn.
 #[test]
 fn flush_serves_every_waiter_in_order() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     for flush in [
         &["FLUSHALL"][..],
         &["FLUSHALL", "ASYNC"],
@@ -294,8 +293,7 @@ fn flush_serves_every_waiter_in_order() {
 /// its lock in db 1.
 #[test]
 fn swapdb_answers_every_waiter() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let key = "swap:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "swapdb");
     let swapped_at = Instant::now();
@@ -325,8 +323,7 @@ fn swapdb_answers_every_waiter() {
 /// served in order when the holder releases.
 #[test]
 fn client_unblock_answers_the_waiter() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let key = "unblock:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "unblock");
     let (w1, w3) = (waiters[1].id, waiters[3].id);
@@ -365,8 +362,7 @@ fn client_unblock_answers_the_waiter() {
 /// a released lock free.
 #[test]
 fn client_kill_of_waiters() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let key = "kill:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "kill");
     client_kill(&mut con, waiters[0].id);

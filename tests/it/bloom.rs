@@ -32,8 +32,7 @@ fn fill_to_capacity(con: &mut Connection, key: &str, capacity: i64) {
 
 #[test]
 fn seed_scenario() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(existsx(&mut con, "bf-test", "test1"), 0);
     assert_eq!(addx(&mut con, "bf-test", "test1"), 1);
     assert_eq!(existsx(&mut con, "bf-test", "test1"), 1);
@@ -42,8 +41,7 @@ fn seed_scenario() {
 
 #[test]
 fn add_exists_card_and_type_replies() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
 
     // Missing key: reads answer 0 and create nothing.
     assert_eq!(existsx(&mut con, "k", "a"), 0);
@@ -157,8 +155,7 @@ fn add_exists_card_and_type_replies() {
 
 #[test]
 fn infox_fields_and_resp3() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     reserve(&mut con, "sc", 0.01, 10, &["EXPANSION", "3"]);
     // Grow into more layers: 10 + 30 + 90.
     let new = madd_range(&mut con, "sc", "i", 0..100);
@@ -222,8 +219,7 @@ fn infox_fields_and_resp3() {
 
 #[test]
 fn full_nonscaling_filter_refuses_new_items_and_changes_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve(&mut con, "full", 0.01, 100, &["NONSCALING"]);
     fill_to_capacity(&mut con, "full", 100);
     let before = digest(&mut con, "full");
@@ -325,8 +321,7 @@ fn total_size(con: &mut Connection, keys: &[&str]) -> i64 {
 
 #[test]
 fn info_counters_follow_live_filters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(warden_stat(&mut con, "bf_filters"), 0);
     assert_eq!(warden_stat(&mut con, "bf_bytes"), 0);
 
@@ -396,8 +391,7 @@ fn info_counters_follow_live_filters() {
 
 #[test]
 fn expire_and_memory_usage_work_on_filters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "e", 0.01, 10_000, &[]);
     let mem: i64 = query!(&mut con, "MEMORY", "USAGE", "e");
     let size = bf_info(&mut con, "e").size;
@@ -419,8 +413,7 @@ fn expire_and_memory_usage_work_on_filters() {
 
 #[test]
 fn commands_declare_their_key_and_flags() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let reads = ["bf.existsx", "bf.mexistsx", "bf.infox", "bf.cardx"];
     let writes = ["bf.reservex", "bf.addx", "bf.maddx", "bf.insertx"];
     for name in reads.iter().chain(&writes) {

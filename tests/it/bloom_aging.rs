@@ -47,8 +47,7 @@ fn add_spread(con: &mut Connection, key: &str, prefix: &str, count: u64, span: D
 
 #[test]
 fn items_stay_for_the_window_and_go_after_its_slack() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "seen", 1000, WINDOW);
     let t0 = server_time_ms(&mut con);
     assert_eq!(addx(&mut con, "seen", "page:1"), 1);
@@ -74,8 +73,7 @@ fn items_stay_for_the_window_and_go_after_its_slack() {
 
 #[test]
 fn an_item_added_again_starts_its_window_again() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "seen", 1000, WINDOW);
     let t0 = server_time_ms(&mut con);
     assert_eq!(addx(&mut con, "seen", "a"), 1);
@@ -97,8 +95,7 @@ fn an_item_added_again_starts_its_window_again() {
 
 #[test]
 fn every_bf_command_works_on_an_aging_filter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let mut con3 = s.conn_resp3();
     reserve_aging(&mut con, "f", 100, 60_000);
     let v = raw(
@@ -153,8 +150,7 @@ fn every_bf_command_works_on_an_aging_filter() {
 
 #[test]
 fn bad_aging_options_are_errors_that_change_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let cases: &[(&[&str], &str)] = &[
         (
             &["AGE", "1000", "NONSCALING"],
@@ -206,8 +202,7 @@ fn bad_aging_options_are_errors_that_change_nothing() {
 
 #[test]
 fn more_than_capacity_in_a_window_is_refused_per_item() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let mut tap = s.replication_tap();
     reserve_aging(&mut con, "f", 8, 60_000);
     // 13 blocks of 2 items fit; the 27th new item does not.
@@ -334,8 +329,7 @@ fn replica_and_aof_replay_reach_the_masters_state() {
 /// window, the blocks and their openings (digest-equal), and the copies keep aging.
 #[test]
 fn persistence_and_copies_keep_the_window() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "f", 1000, 60_000);
     reserve_aging(&mut con, "empty", 1000, 60_000);
     madd_range(&mut con, "f", "i:", 0..300);
@@ -413,8 +407,7 @@ fn bf_max_bytes_covers_the_largest_aging_filter() {
 /// rate, as `MEMORY USAGE` reports it: within the documented 1.9×.
 #[test]
 fn memory_at_steady_arrivals_is_within_the_documented_multiple() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let capacity = 20_000u64;
     reserve(&mut con, "plain", "0.01", capacity, &["NONSCALING"]);
     reserve_aging(&mut con, "aging", capacity, 2_000);
@@ -446,8 +439,7 @@ fn memory_at_steady_arrivals_is_within_the_documented_multiple() {
 /// Forged aging payloads are refused field by field, and leak nothing.
 #[test]
 fn forged_aging_payloads_are_refused() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "two", 8, 60_000);
     madd_range(&mut con, "two", "t:", 0..3);
     let base = parse_dump(&dump(&mut con, "two"));
@@ -548,8 +540,7 @@ fn forged_aging_payloads_are_refused() {
 /// half-built key that no RDB load would take back.)
 #[test]
 fn forged_aging_headers_are_refused() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "empty", 100, 1_000);
     reserve_aging(&mut con, "one", 100, 60_000);
     assert_eq!(addx(&mut con, "one", "a"), 1);

@@ -84,8 +84,7 @@ fn module_arguments_set_the_defaults() {
 
 #[test]
 fn config_set_changes_defaults_and_refuses_bad_values() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     assert_eq!(
         config_get(&mut con, "warden.bf-error-rate").parse::<f64>(),
         Ok(0.01)

@@ -36,8 +36,7 @@ fn arity(name: &str) -> String {
 
 #[test]
 fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
 
     let bf_rx = |args: &[&str]| {
         let mut v = vec!["BF.RESERVEX", "nokey"];

@@ -3,7 +3,7 @@
 //! limit, no filter larger than the machine's memory is allocated.
 
 use crate::common::bloom::*;
-use crate::common::dlock::conn_t;
+use crate::common::dlock::lock_server;
 use crate::common::*;
 
 // ---------------------------------------------------------------------------------------
@@ -113,8 +113,7 @@ fn aof_restart_with_a_smaller_bf_max_bytes_keeps_filters_no_preamble() {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn a_filter_larger_than_the_machine_is_refused() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let _: () = query!(
         &mut con,
         "CONFIG",

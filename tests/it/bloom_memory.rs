@@ -19,8 +19,7 @@ fn rss_bytes(con: &mut Connection) -> u64 {
 
 #[test]
 fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let (rss0, used0) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
     let _: () = query!(
         &mut con,

@@ -147,8 +147,7 @@ fn crc64_matches_redis() {
     // The check value from Redis's crc64.c.
     assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
     // And the trailer Redis writes after a filter's DUMP (RDB version included).
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, b"f", "0.01", 100, &[]);
     madd_range(&mut con, b"f", "f:", 0..50);
     let p = dump(&mut con, b"f");
@@ -160,8 +159,7 @@ fn crc64_matches_redis() {
 /// must catch are refused (so forged payloads really reach the module's rdb_load).
 #[test]
 fn forged_payloads_reach_the_module_loader() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let bases = base_payloads(&mut con);
     let (small_payload, small) = &bases[0];
     let (_, two) = &bases[1];
@@ -356,8 +354,7 @@ fn forged_payloads_reach_the_module_loader() {
 
 #[test]
 fn thousand_corrupt_restore_payloads_never_crash_the_server() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let bases = base_payloads(&mut con);
     let base_keys = ["base:small", "base:two", "base:sparse"];
     let base_digests: Vec<String> = base_keys
@@ -453,8 +450,7 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
 #[test]
 fn internal_load_command_never_crashes() {
     // BF._LOADX is what a rewritten AOF holds; clients can send it too.
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve(&mut con, b"f", "0.01", 100, &[]);
     madd_range(&mut con, b"f", "f:", 0..300);
     let _: () = query!(&mut con, "SET", "str", "v");

@@ -139,8 +139,7 @@ fn check_same(con: &mut Connection, keys: &[Vec<u8>], before: &[Snap], what: &st
 
 #[test]
 fn debug_reload_keeps_filters_bit_for_bit() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let db = db_digest(&mut con);
@@ -157,8 +156,7 @@ fn debug_reload_keeps_filters_bit_for_bit() {
 
 #[test]
 fn rdb_save_and_restart_keeps_filters() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let db = db_digest(&mut con);
@@ -291,8 +289,7 @@ fn big_filter_aof_round_trip(preamble: &str) {
 
 #[test]
 fn dump_restore_keeps_filters_bit_for_bit() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let other = Server::start_with(&[], &["bf-error-rate", "0.2", "bf-initial-capacity", "7"]);
@@ -360,8 +357,7 @@ fn dump_restore_keeps_filters_bit_for_bit() {
 
 #[test]
 fn copy_is_a_deep_copy() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     for snap in &before {

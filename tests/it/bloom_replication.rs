@@ -32,8 +32,7 @@ fn assert_madd(c: &[String], key: &str, items: &[&str]) {
 
 #[test]
 fn replication_stream_carries_effects_only() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let mut tap = s.replication_tap();
 
     // Implicit creation: an explicit reserve with the parameters used, then the items.

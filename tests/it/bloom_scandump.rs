@@ -162,8 +162,7 @@ fn every_shape_round_trips() {
 
 #[test]
 fn the_replies_follow_redisbloom_protocol() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     reserve(&mut con, "f", "0.01", 100, &[]);
     madd_range(&mut con, "f", "f:", 0..250);
     let chunks = scandump(&mut con, "f");
@@ -256,8 +255,7 @@ fn refused(con: &mut Connection, key: &str, it: &str, data: &[u8], want: &str) {
 
 #[test]
 fn wrong_chunks_change_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..800);
     let chunks = scandump(&mut con, "src");
@@ -321,8 +319,7 @@ fn wrong_chunks_change_nothing() {
 
 #[test]
 fn forged_headers_are_refused_and_create_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..250);
     let h = scandump(&mut con, "src").remove(0).1;
@@ -427,8 +424,7 @@ fn forged_headers_are_refused_and_create_nothing() {
 
 #[test]
 fn a_key_being_loaded_is_never_a_filter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..250);
     let chunks = scandump(&mut con, "src");
@@ -504,8 +500,7 @@ fn a_key_being_loaded_is_never_a_filter() {
 
 #[test]
 fn keyspace_commands_act_on_a_key_being_loaded() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..800);
     let chunks = scandump(&mut con, "src");
@@ -658,8 +653,7 @@ fn redisbloom_and_warden_give_the_same_iterators() {
 #[test]
 fn the_fuzzers_chunks_load() {
     use crate::common::grammar::{dump_chunk, dump_header, DUMP_SHAPES};
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     for (i, (_, _, layers)) in DUMP_SHAPES.iter().enumerate() {
         let key = format!("fz:{i}");
         ok(

@@ -92,8 +92,7 @@ fn measured_fpr_scaling_10k_grown_to_1m_at_1_percent() {
 
 #[test]
 fn nonscaling_million_at_1_percent_size_is_near_optimal() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "m", 0.01, 1_000_000, &["NONSCALING"]);
     let info = bf_info(&mut con, "m");
     assert!(

@@ -9,8 +9,7 @@ fn size(con: &mut Connection, key: &str) -> i64 {
 
 #[test]
 fn tiny_error_rates_fit_in_small_filters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     for (rate, max_bytes) in [("1.1e-20", 2_000), ("1e-100", 8_000), ("1e-300", 20_000)] {
         let key = format!("b{rate}");
         let ok: String = cmd("BF.RESERVEX")

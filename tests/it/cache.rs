@@ -12,8 +12,7 @@ use std::time::Duration;
 
 #[test]
 fn a_value_is_fresh_then_stale_then_gone() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(cache_set(&mut con, "k", "v1", 200, &["STALE", "300"]), 1);
     assert_eq!(cache_get(&mut con, "k", &[]).as_deref(), Some("v1"));
     let ttl = pttl(&mut con, "k");
@@ -42,8 +41,7 @@ fn a_value_is_fresh_then_stale_then_gone() {
 
 #[test]
 fn the_key_expires_when_fresh_and_stale_periods_have_passed() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     cache_set(&mut con, "k", "v", 100, &["STALE", "100"]);
     assert!(wait_until(Duration::from_secs(3), || !exists(
         &mut con, "k"
@@ -53,8 +51,7 @@ fn the_key_expires_when_fresh_and_stale_periods_have_passed() {
 
 #[test]
 fn an_older_version_never_overwrites_newer_data() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(
         cache_set(&mut con, "row", "v5", 10_000, &["VERSION", "5"]),
         1
@@ -101,8 +98,7 @@ fn an_older_version_never_overwrites_newer_data() {
 
 #[test]
 fn one_lease_per_miss_and_only_its_token_may_set() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let lock = try_acquire(&mut con, "some-lock", "o", 10_000).unwrap();
     let (value, token) = get_lease(&mut con, "miss", 5_000, &[]);
     assert_eq!(value, None);
@@ -146,8 +142,7 @@ fn one_lease_per_miss_and_only_its_token_may_set() {
 
 #[test]
 fn a_del_or_a_lease_less_set_voids_the_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let (_, t1) = get_lease(&mut con, "k", 5_000, &[]);
     let _: i64 = query!(&mut con, "DEL", "k");
     // The refresher read the source before the invalidation: it cannot store.
@@ -168,8 +163,7 @@ fn a_del_or_a_lease_less_set_voids_the_lease() {
 
 #[test]
 fn a_lease_that_ended_is_not_current() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let (_, t1) = get_lease(&mut con, "k", 100, &[]);
     sleep(Duration::from_millis(150));
     assert_eq!(
@@ -182,8 +176,7 @@ fn a_lease_that_ended_is_not_current() {
 
 #[test]
 fn hot_reads_keep_a_key_fresh() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     cache_set(&mut con, "hot", "v", 300, &["STALE", "100"]);
     let hot = ["HOT", "3", "1000", "EXTEND", "5000"];
     for _ in 0..2 {
@@ -221,8 +214,7 @@ fn hot_reads_keep_a_key_fresh() {
 
 #[test]
 fn info_describes_an_entry() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     assert_eq!(cache_info(&mut con, "none"), None);
     cache_set(&mut con, "k", "v", 1_000, &["STALE", "500", "VERSION", "3"]);
     let info = cache_info(&mut con, "k").unwrap();
@@ -240,8 +232,7 @@ fn info_describes_an_entry() {
 
 #[test]
 fn info_counts_hits_misses_leases_and_stale_reads() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let stat = |con: &mut Connection| {
         [
             "cache_hits",
@@ -264,8 +255,7 @@ fn info_counts_hits_misses_leases_and_stale_reads() {
 
 #[test]
 fn the_type_is_its_own_both_ways() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let _: () = query!(&mut con, "SET", "str", "x");
     for c in [
         command(&["CACHE.GET", "str"]),
@@ -296,8 +286,7 @@ fn try_acquire_err(con: &mut Connection, key: &str) -> String {
 
 #[test]
 fn bad_input_is_an_error_that_changes_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let cases: &[(&[&str], &str)] = &[
         (
             &["CACHE.SET", "k", "v"],
@@ -487,8 +476,7 @@ fn a_value_of_512_mb_is_refused_without_harm() {
 /// 40 bytes wider (measured on 8.1 and 9.1; README "Cache reference").
 #[test]
 fn memory_usage_is_within_64_bytes_of_a_string() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let bound = if server_version().0 == "valkey" {
         64 + 40
     } else {
@@ -523,8 +511,7 @@ fn memory_usage_is_within_64_bytes_of_a_string() {
 /// key modified only when it writes it), for every family.
 #[test]
 fn calls_that_change_nothing_do_not_abort_a_watch() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let mut other = s.conn();
     cache_set(&mut con, "wk", "v", 60_000, &["VERSION", "5"]);
     try_acquire(&mut con, "lk", "holder", 60_000).unwrap();

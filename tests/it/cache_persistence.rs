@@ -56,8 +56,7 @@ fn snapshot(con: &mut Connection) -> Vec<String> {
 
 #[test]
 fn rdb_restart_keeps_every_entry() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let (stale_lease, miss_lease) = workload(&mut con);
     let before = snapshot(&mut con);
     let digest_before = db_digest(&mut con);
@@ -94,8 +93,7 @@ fn rdb_restart_keeps_every_entry() {
 
 #[test]
 fn debug_reload_keeps_every_entry() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     workload(&mut con);
     let before = snapshot(&mut con);
     let _: () = query!(&mut con, "DEBUG", "RELOAD");
@@ -132,8 +130,7 @@ fn aof_rewrite_and_replay_keep_every_entry_with_absolute_times() {
 
 #[test]
 fn dump_restore_and_copy_keep_an_entry() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     workload(&mut con);
     for key in ["fresh", "stale", "miss", "binary"] {
         let payload = dump(&mut con, key);

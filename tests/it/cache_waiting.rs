@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn a_set_hands_the_value_to_every_waiter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, token) = get_lease(&mut con, "k", 10_000, &[]);
     let waiters: Vec<_> = (0..5)
         .map(|_| Waiter::cache(&s, "k", "k", 0, 1_000, 10_000))
@@ -43,14 +42,11 @@ fn a_set_hands_the_value_to_every_waiter() {
 
 #[test]
 fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let t0 = Instant::now();
     let (_, first) = get_lease(&mut con, "k", 300, &[]);
-    let oldest = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let second = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 2);
+    let oldest = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
+    let second = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
     let Answer { reply, at, .. } = oldest.join();
     let (value, token) = reply.leased().expect("[value, lease]");
     assert_eq!(value, None);
@@ -72,11 +68,9 @@ fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
 
 #[test]
 fn a_del_gives_the_refresh_to_the_oldest_waiter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, first) = get_lease(&mut con, "k", 60_000, &[]);
-    let w = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 1);
+    let w = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
     let _: i64 = query!(&mut con, "DEL", "k");
     let (value, token) = w.join().lease();
     assert_eq!(value, None);
@@ -89,8 +83,7 @@ fn a_del_gives_the_refresh_to_the_oldest_waiter() {
 
 #[test]
 fn the_timeout_answers_nil_and_no_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
     let t0 = Instant::now();
     let Answer { reply, at, .. } = Waiter::cache(&s, "k", "k", 0, 1_000, 200).join();
@@ -105,12 +98,9 @@ fn the_timeout_answers_nil_and_no_lease() {
 
 #[test]
 fn client_unblock_answers_nil_and_no_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
-    let mut wcon = RawConn::open(s.port);
-    let id = wcon.client_id();
-    let w = Waiter::send(wcon, "k", &["CACHE.GET", "k", "LEASE", "1000", "WAIT", "0"]);
+    let (id, w) = Waiter::with_id(&s, "k", &cache_args("k", 0, 1_000, 0));
     wait_for_waiters(&mut con, "k", 1);
     let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", id);
     assert_eq!(n, 1);
@@ -120,8 +110,7 @@ fn client_unblock_answers_nil_and_no_lease() {
 
 #[test]
 fn a_stale_value_is_served_at_once_even_with_wait() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     cache_set(&mut con, "k", "old", 50, &["STALE", "60000"]);
     sleep(Duration::from_millis(80));
     let (value, token) = get_lease(&mut con, "k", 60_000, &[]);
@@ -138,15 +127,11 @@ fn a_stale_value_is_served_at_once_even_with_wait() {
 
 #[test]
 fn a_waiter_that_disconnects_never_gets_the_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 300, &[]);
-    let mut gone = RawConn::open(s.port);
-    let id = gone.client_id();
-    let lost = Waiter::send(gone, "k", &["CACHE.GET", "k", "LEASE", "1000", "WAIT", "0"]);
+    let (id, lost) = Waiter::with_id(&s, "k", &cache_args("k", 0, 1_000, 0));
     wait_for_waiters(&mut con, "k", 1);
-    let live = Waiter::cache(&s, "k", "k", 0, 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 2);
+    let live = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
     let n: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id);
     assert_eq!(n, 1);
     assert!(
@@ -161,8 +146,7 @@ fn a_waiter_that_disconnects_never_gets_the_lease() {
 
 #[test]
 fn inside_multi_and_scripts_wait_does_not_block() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
     let v: Value = redis::pipe()
         .atomic()
@@ -193,11 +177,9 @@ fn inside_multi_and_scripts_wait_does_not_block() {
 
 #[test]
 fn a_lease_ending_during_a_write_pause_is_handed_over_after_it() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, first) = get_lease(&mut con, "k", 200, &[]);
-    let w = Waiter::cache(&s, "k", "k", 0, 5_000, 20_000);
-    wait_for_waiters(&mut con, "k", 1);
+    let w = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 20_000));
     let _: () = query!(&mut con, "CLIENT", "PAUSE", 1_000, "WRITE");
     let t0 = Instant::now();
     let Answer { reply, at, .. } = w.join();
@@ -220,10 +202,8 @@ fn max_waiters_is_enforced_per_key() {
     let mut con = s.conn();
     get_lease(&mut con, "k", 60_000, &[]);
     // The oldest takes a lease outlasting the other's timeout.
-    let a = Waiter::cache(&s, "k", "k", 0, 5_000, 5_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let b = Waiter::cache(&s, "k", "k", 0, 1_000, 1_500);
-    wait_for_waiters(&mut con, "k", 2);
+    let a = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 5_000));
+    let b = cache_queued(&s, &mut con, ("k", "k"), 0, (1_000, 1_500));
     let e = get_wait(&mut con, "k", 1_000, 5_000).unwrap_err();
     assert_eq!(err_text(&e), "ERR too many waiters for this key");
     let _: i64 = query!(&mut con, "DEL", "k");
@@ -236,13 +216,10 @@ fn max_waiters_is_enforced_per_key() {
 /// older one asks for a higher MINVERSION (that one takes the next lease).
 #[test]
 fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, token) = get_lease(&mut con, "q", 10_000, &[]);
-    let newer = Waiter::cache(&s, "q", "q", 10, 5_000, 0);
-    wait_for_waiters(&mut con, "q", 1);
-    let plain = Waiter::cache(&s, "q", "q", 0, 5_000, 10_000);
-    wait_for_waiters(&mut con, "q", 2);
+    let newer = cache_queued(&s, &mut con, ("q", "q"), 10, (5_000, 0));
+    let plain = cache_queued(&s, &mut con, ("q", "q"), 0, (5_000, 10_000));
     let t0 = Instant::now();
     let t = token.to_string();
     assert_eq!(
@@ -264,8 +241,7 @@ fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
 /// served by the cache (each waiter names its own family).
 #[test]
 fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     crate::common::dlock::try_acquire(&mut con, "y", "a", 5_000).unwrap();
     let lock_waiter = Waiter::lock(&s, "y", "b", 5_000, 0);
     assert!(wait_until(Duration::from_secs(5), || warden_stat(
@@ -294,25 +270,23 @@ fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
 /// overwrites an event of the writing command's own class only.)
 #[test]
 fn a_key_overwritten_by_another_command_answers_its_waiters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     for (key, overwrite) in [
         ("by:set", vec!["SET", "by:set", "text"]),
         ("by:store", vec!["SUNIONSTORE", "by:store", "members"]),
     ] {
         let _: i64 = query!(&mut con, "SADD", "members", "m");
         get_lease(&mut con, key, 600_000, &[]);
-        let w = Waiter::cache(&s, key, key, 0, 5_000, 0);
-        wait_for_waiters(&mut con, key, 1);
+        let w = cache_queued(&s, &mut con, (key, key), 0, (5_000, 0));
         let at = Instant::now();
         let _: Value = query!(&mut con, overwrite[0], &overwrite[1..]);
-        let Answer {
-            reply,
-            at: answered,
-            ..
-        } = w.join();
-        assert!(reply.is_error_starting("WRONGTYPE"), "{key}: {reply:?}");
-        let after = answered.saturating_duration_since(at);
+        let a = w.join();
+        assert!(
+            a.reply.is_error_starting("WRONGTYPE"),
+            "{key}: {:?}",
+            a.reply
+        );
+        let after = a.at.saturating_duration_since(at);
         assert!(
             after < Duration::from_secs(3),
             "{key}: answered after {after:?}"

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn seed_five_workers_increment_counter_without_overlap() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let _: () = query!(&mut con, "SET", "counter", 0);
     let inside = Arc::new(AtomicBool::new(false));
     let overlaps = Arc::new(AtomicUsize::new(0));
@@ -31,9 +30,7 @@ fn seed_five_workers_increment_counter_without_overlap() {
         let overlaps = overlaps.clone();
         let h = spawn_client(&server, move |con| {
             let owner = format!("worker{i}");
-            let token = acquire_wait(con, "counter-lock", &owner, 10_000, 10_000)
-                .expect("DLOCK.ACQUIRE")
-                .expect("lock granted before the WAIT timeout");
+            let token = wait_granted(con, "counter-lock", &owner, (10_000, 10_000));
             let granted_at = Instant::now();
             if inside.swap(true, Ordering::SeqCst) {
                 overlaps.fetch_add(1, Ordering::SeqCst);
@@ -93,8 +90,7 @@ fn seed_five_workers_increment_counter_without_overlap() {
 fn stress_50_clients_200_increments_each() {
     const CLIENTS: usize = 50;
     const ROUNDS: usize = 200;
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let _: () = query!(&mut con, "SET", "stress-counter", 0);
     let tokens = Arc::new(Mutex::new(Vec::with_capacity(CLIENTS * ROUNDS)));
     let inside = Arc::new(AtomicBool::new(false));
@@ -107,9 +103,7 @@ fn stress_50_clients_200_increments_each() {
         let h = spawn_client(&server, move |con| {
             let owner = format!("client-{i}");
             for _ in 0..ROUNDS {
-                let token = acquire_wait(con, "stress-lock", &owner, 10_000, 25_000)
-                    .expect("DLOCK.ACQUIRE")
-                    .expect("lock granted before the WAIT timeout");
+                let token = wait_granted(con, "stress-lock", &owner, (10_000, 25_000));
                 if inside.swap(true, Ordering::SeqCst) {
                     overlaps.fetch_add(1, Ordering::SeqCst);
                 }
@@ -145,23 +139,21 @@ fn stress_50_clients_200_increments_each() {
 
 #[test]
 fn only_the_owner_releases_or_extends() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "own", "alice", 10_000).expect("free lock is granted");
     let before = lock_info(&mut con, "own").expect("held");
     assert_eq!(before.owner, b"alice");
     assert_eq!(before.token, t);
     assert_eq!(before.holds, 1);
 
-    assert_eq!(
+    let (r, e) = (
         release(&mut con, "own", "bob"),
-        0,
-        "another owner cannot release"
+        extend(&mut con, "own", "bob", 50_000),
     );
     assert_eq!(
-        extend(&mut con, "own", "bob", 50_000),
-        0,
-        "another owner cannot extend"
+        (r, e),
+        (0, 0),
+        "another owner can neither release nor extend"
     );
     assert_eq!(
         try_acquire(&mut con, "own", "bob", 10_000),
@@ -204,15 +196,14 @@ fn only_the_owner_releases_or_extends() {
     assert_eq!(release(&mut con, "own", "alice"), 1);
     assert!(!exists(&mut con, "own"), "free lock has no key");
     assert_eq!(lock_info(&mut con, "own"), None);
-    assert_eq!(
+    let (r, e) = (
         release(&mut con, "own", "alice"),
-        0,
-        "releasing a free lock"
+        extend(&mut con, "own", "alice", 1_000),
     );
     assert_eq!(
-        extend(&mut con, "own", "alice", 1_000),
-        0,
-        "extending a free lock"
+        (r, e),
+        (0, 0),
+        "a free lock can neither be released nor extended"
     );
     assert!(!exists(&mut con, "own"), "EXTEND never creates the key");
     assert_eq!(extend(&mut con, "never", "alice", 1_000), 0);
@@ -289,8 +280,7 @@ fn a_token_from_an_older_grant_neither_releases_nor_extends_the_newer_one() {
 
 #[test]
 fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     // Keep the expired key physically present until something touches it.
     let _: () = query!(&mut con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
     let t = try_acquire(&mut con, "exp", "alice", 50).expect("granted");
@@ -325,8 +315,7 @@ fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
 /// one hold: the one RELEASE frees the lock for the next owner.
 #[test]
 fn a_repeated_acquire_is_idempotent() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "retry", "worker", 30_000).expect("granted");
     for _ in 0..3 {
         assert_eq!(try_acquire(&mut con, "retry", "worker", 20_000), Some(t));
@@ -345,8 +334,7 @@ fn a_repeated_acquire_is_idempotent() {
 
 #[test]
 fn reentrant_acquire_same_token_and_one_release_per_hold() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "re", "alice", 50_000).expect("granted");
     assert_eq!(
         reenter(&mut con, "re", "alice", 20_000),
@@ -406,8 +394,7 @@ fn reentrant_acquire_same_token_and_one_release_per_hold() {
 
 #[test]
 fn info_reply_shape_type_and_pttl() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let v: Value = query!(&mut con, "DLOCK.INFO", "shape");
     assert_eq!(v, Value::Nil, "DLOCK.INFO of a free lock is nil");
     let v: Value = query!(&mut con, "DLOCK.ACQUIRE", "shape", "alice", 10_000);
@@ -476,8 +463,7 @@ fn info_reply_shape_type_and_pttl() {
 
 #[test]
 fn info_warden_counters() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let g0 = warden_stat(&mut con, "locks_granted");
     let c0 = warden_stat(&mut con, "locks_contended");
     let h0 = warden_stat(&mut con, "locks_handed_off");
@@ -523,8 +509,7 @@ fn info_warden_counters() {
 
 #[test]
 fn tokens_increase_across_rapid_release_and_del() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut tokens = Vec::new();
     for i in 0..200 {
         let owner = format!("o{}", i % 3);
@@ -541,8 +526,7 @@ fn tokens_increase_across_rapid_release_and_del() {
 
 #[test]
 fn tokens_increase_across_release_expiry_del_and_debug_reload() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut tokens = Vec::new();
 
     tokens.push(try_acquire(&mut con, "fence", "a", 30_000).unwrap());
@@ -582,8 +566,7 @@ fn tokens_increase_across_release_expiry_del_and_debug_reload() {
 
 #[test]
 fn tokens_increase_across_rapid_expiry() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut tokens = vec![try_acquire(&mut con, "blink", "o0", 1).unwrap()];
     for i in 1..30 {
         let owner = format!("o{i}");

@@ -39,8 +39,7 @@ fn arity_err(cmd_name: &str) -> String {
 
 #[test]
 fn bad_input_is_refused_and_changes_nothing() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t = try_acquire(&mut con, "k", "a", 30_000).expect("granted");
     assert_eq!(reenter(&mut con, "k", "a", 30_000), Some(t));
@@ -318,8 +317,7 @@ fn bad_input_is_refused_and_changes_nothing() {
 
 #[test]
 fn wait_option_is_case_insensitive() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     try_acquire(&mut con, "ci", "holder", 30_000).unwrap();
     let r: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "ci", "b", 1_000, "wait", 50);
     assert_eq!(r, None);
@@ -329,8 +327,7 @@ fn wait_option_is_case_insensitive() {
 
 #[test]
 fn binary_keys_and_owners() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let key: &[u8] = b"\xff\x00lock\xfe";
     let owner: &[u8] = b"\x80\x81\x00own\xc3";
     let t = try_acquire(&mut con, key, owner, 30_000).expect("granted");

@@ -294,8 +294,7 @@ fn require_replicas(server: &Server, n: i64, lag_s: i64) {
 /// writes and RELEASE go on. With the replica back, grants resume.
 #[test]
 fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
-    let master = Server::start();
-    let mut con = conn_t(&master);
+    let (master, mut con) = lock_server();
     let held = try_acquire(&mut con, "lock:held", "a", 60_000).expect("free");
     // The tap below is a replica too: one more is needed.
     let mut tap = master.replication_tap();

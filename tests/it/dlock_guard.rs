@@ -40,8 +40,7 @@ const FENCED: &str = "FENCED lk is not held by this owner with this token";
 
 #[test]
 fn the_command_runs_only_for_the_current_holder_and_token() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let v = guarded(&mut con, &guard("lk", "w1", t, &["INCR", "counter"])).unwrap();
     assert_eq!(v, Value::Int(1));
@@ -105,8 +104,7 @@ fn the_command_runs_only_for_the_current_holder_and_token() {
 /// cannot write, while the next holder can.
 #[test]
 fn a_holder_paused_past_its_lease_cannot_write() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "slow", 3).expect("granted");
     std::thread::sleep(Duration::from_millis(20));
     let t2 = try_acquire(&mut con, "lk", "fast", 30_000).expect("the lease ended");
@@ -133,8 +131,7 @@ fn a_holder_paused_past_its_lease_cannot_write() {
 
 #[test]
 fn bad_input_and_refused_commands_change_nothing() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let _: () = query!(&mut con, "SET", "str", "v");
     let ts = t.to_string();
@@ -270,8 +267,7 @@ fn bad_input_and_refused_commands_change_nothing() {
 /// bounded.
 #[test]
 fn scripts_are_refused_and_nesting_cannot_exhaust_the_stack() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let script = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
     let sha: String = query!(&mut con, "SCRIPT", "LOAD", script);
@@ -375,8 +371,7 @@ fn the_callers_acl_applies_to_the_command_and_its_keys() {
 
 #[test]
 fn out_of_memory_refuses_writes_but_not_reads() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 60_000).expect("granted");
     let _: () = query!(&mut con, "SET", "counter", "1");
     let used = used_memory(&mut con);
@@ -473,8 +468,7 @@ fn effects_replicate_as_the_command_alone() {
 /// server's own error, not a refusal.
 #[test]
 fn commands_with_movable_keys_and_keyed_subcommands_run() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let _: i64 = query!(&mut con, "RPUSH", "list", "a", "b");
     let popped: Value = guarded(
@@ -511,8 +505,7 @@ fn commands_with_movable_keys_and_keyed_subcommands_run() {
 /// GUARD inside MULTI: the check and the command still run together.
 #[test]
 fn guard_inside_a_transaction() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let (a, b): (i64, i64) = redis::pipe()
         .atomic()

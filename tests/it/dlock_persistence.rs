@@ -63,8 +63,7 @@ fn assert_kept(con: &mut Connection, s: &Snapshot, what: &str) {
 
 #[test]
 fn debug_reload_keeps_owner_holds_token_and_ttl() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let owner: &[u8] = b"host:1234:\x00\xfe";
     let t = try_acquire(&mut con, "reload", owner, 60_000).unwrap();
     assert_eq!(reenter(&mut con, "reload", owner, 60_000), Some(t));
@@ -92,8 +91,7 @@ fn debug_reload_keeps_owner_holds_token_and_ttl() {
 
 #[test]
 fn rdb_save_and_restart_keeps_lock_state() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let t = try_acquire(&mut con, "rdb", "alice", 60_000).unwrap();
     reenter(&mut con, "rdb", "alice", 60_000).unwrap();
     let s = snapshot(&mut con, b"rdb");
@@ -615,8 +613,7 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
 /// once the forged lease is over its key is an ordinary one again.
 #[test]
 fn a_forged_token_cannot_stop_grants_on_other_keys() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let before = try_acquire(&mut con, "model", "m", 60_000).expect("granted");
     let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
     let mut forged = crate::common::payload::parse_dump(&dump);

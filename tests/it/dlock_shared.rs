@@ -33,8 +33,7 @@ fn acquire(
 
 #[test]
 fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let r1 = acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
         .unwrap()
         .expect("r1");
@@ -89,8 +88,7 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
 
 #[test]
 fn consecutive_shared_waiters_are_granted_together() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let x = try_acquire(&mut con, "rw", "x", 30_000).expect("x");
     let mut readers = Vec::new();
     for i in 0..3 {
@@ -137,8 +135,7 @@ fn consecutive_shared_waiters_are_granted_together() {
 
 #[test]
 fn a_semaphore_admits_n_owners_in_fifo_order() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let a = acquire(&mut con, "sem", "a", 30_000, &["LIMIT", "2"])
         .unwrap()
         .expect("a");
@@ -336,8 +333,7 @@ fn one_owner_waiting_twice_is_one_holder() {
 /// by readers. (Red team: they stayed parked until another command came.)
 #[test]
 fn readers_behind_a_departed_writer_are_granted() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
         .unwrap()
         .unwrap();
@@ -375,8 +371,7 @@ fn readers_behind_a_departed_writer_are_granted() {
 /// (Red team: the next grant moved the key's expiry back to the old lease.)
 #[test]
 fn pexpire_bounds_every_holder_past_the_next_change() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let ta = acquire(&mut con, "sem", "a", 60_000, &["LIMIT", "3"])
         .unwrap()
         .unwrap();
@@ -471,8 +466,7 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
 /// (Red team: the ACQUIRE that errored had granted the waiter first.)
 #[test]
 fn a_request_of_another_kind_changes_nothing() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "1"])
         .unwrap()
         .unwrap();
@@ -560,8 +554,7 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
 /// an error. (Red team, after the fix above.)
 #[test]
 fn a_held_key_answers_by_its_own_kind() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     acquire(&mut con, "a", "x", 30_000, &["LIMIT", "1"])
         .unwrap()
         .unwrap();

@@ -189,8 +189,7 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
 
 #[test]
 fn clients_cannot_send_the_replicated_form() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let far = server_time_ms(&mut con) + 86_400_000;
     let forged = [
         vec![

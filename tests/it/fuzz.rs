@@ -811,8 +811,7 @@ fn grammar_fuzz_against_master_and_replica() {
 /// takes none).
 #[test]
 fn the_fuzzer_covers_every_registered_command() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let mut registered: Vec<String> =
         query!(&mut con, "COMMAND", "LIST", "FILTERBY", "MODULE", "warden");
     registered.sort();

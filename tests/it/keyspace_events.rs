@@ -132,8 +132,7 @@ fn bloom_writes_emit_events() {
 /// last one included; a refused chunk and BF.SCANDUMPX emit nothing.
 #[test]
 fn every_loaded_chunk_emits_an_event() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let ok: String = query!(&mut con, "BF.RESERVEX", "src", 0.01, 100);
     assert_eq!(ok, "OK");
     madd_range(&mut con, "src", "s:", 0..300);

@@ -421,8 +421,7 @@ fn rows() -> Vec<Row> {
 
 /// Runs every value of every row whose name starts with one of `prefixes`.
 fn run_rows(prefixes: &[&str]) -> Vec<String> {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut failures = Vec::new();
     let mut k = 0;
     for row in rows()
@@ -549,8 +548,7 @@ fn window_and_gcra_argument_ranges() {
 #[test]
 fn rate_limiters_take_every_maximum_at_once() {
     const OVERFLOW: &str = "ERR rate limiter arithmetic would overflow";
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let max = MAX_COUNT.to_string();
     let count = GCRA_MAX_COUNT.to_string();
     let ten_years = TEN_YEARS_MS.to_string();
@@ -698,8 +696,7 @@ fn n(v: &str) -> u128 {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn minus_zero_is_not_a_number() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     try_acquire(&mut con, "held", "a", 100_000).expect("granted");
     for (args, want) in [
         (

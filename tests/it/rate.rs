@@ -15,8 +15,7 @@ use std::time::Duration;
 
 #[test]
 fn gcra_matches_redis_cell_example() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let call: &[&str] = &["RL.GCRA", "user123", "15", "30", "60"];
     let r = rl_pipe(&mut con, &[call, call, call]);
     assert_eq!(r[0], vec![0, 16, 15, -1, 2]);
@@ -60,8 +59,7 @@ fn gcra_matches_redis_cell_example() {
 
 #[test]
 fn idle_limiter_keys_expire_when_full_again() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let calls: &[(&[&str], i64)] = &[
         (&["RL.TOKEN", "it", "10/s", "5"], 100),
         (&["RL.LEAKY", "il", "10/s", "5"], 100),
@@ -97,8 +95,7 @@ fn idle_limiter_keys_expire_when_full_again() {
 
 #[test]
 fn cost_zero_and_denied_calls_write_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // COST 0 / QUANTITY 0 on missing keys: a look at a full limiter, no key.
     let r = rl(&mut con, &["RL.TOKEN", "z", "1", "5", "COST", "0"]);
     assert_eq!(r, vec![1, 5, 0, 0], "token look");
@@ -175,8 +172,7 @@ fn cost_zero_and_denied_calls_write_nothing() {
 
 #[test]
 fn partial_refill_waits_are_exact() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let r = rl_pipe(
         &mut con,
         &[
@@ -253,8 +249,7 @@ fn partial_refill_waits_are_exact() {
 
 #[test]
 fn info_counts_allowed_and_denied_calls() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let a0 = warden_stat(&mut con, "rl_allowed");
     let d0 = warden_stat(&mut con, "rl_denied");
     let calls: &[&[&str]] = &[

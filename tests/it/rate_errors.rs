@@ -48,8 +48,7 @@ const KIND_ERR: &str = "ERR key holds a different kind of rate limiter";
 
 #[test]
 fn bad_input_is_refused_and_changes_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // A live limiter of each kind, long periods.
     let setup: &[&[&str]] = &[
         &["RL.TOKEN", "tk", "1/h", "5"],
@@ -292,8 +291,7 @@ fn bad_input_is_refused_and_changes_nothing() {
 fn window_beyond_ten_years_is_out_of_range() {
     // Two windows of ~2^62 ms past now would not fit in a 64-bit ms clock; the
     // range (at most ten years) keeps every expiry representable.
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     for window in ["9223372036854775807", "4611686018427387904", "315360000001"] {
         let args = ["RL.WINDOW", "huge", "5", window];
         let got = command(&args).query::<Vec<i64>>(&mut con);
@@ -312,8 +310,7 @@ fn window_beyond_ten_years_is_out_of_range() {
 
 #[test]
 fn non_utf8_keys_work() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let calls: [(&str, &[&str], &[u8]); 4] = [
         ("RL.TOKEN", &["1/h", "5"], b"t\xff\xfe\x00\x80"),
         ("RL.LEAKY", &["1/h", "5"], b"l\xff\xfe\x00\x80"),

@@ -6,8 +6,7 @@ use crate::common::*;
 
 #[test]
 fn printed_floats_are_rates() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     // Python's str(2/3), Go's FormatFloat(r, 'f', -1, 64), %g and %e forms.
     for (rate, same_as) in [
         ("0.6666666666666666", None),
@@ -52,8 +51,7 @@ fn printed_floats_are_rates() {
 
 #[test]
 fn rates_out_of_range_get_a_range_error() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     for rate in ["1e400", "1e-400", "1e16", "2000000000000/ms", "1e-13/ms"] {
         let e = call(&mut con, &["RL.TOKEN", "k", rate, "5"]).expect_err(rate);
         assert_eq!(err_text(&e), "ERR rate is out of range", "{rate}");
@@ -67,8 +65,7 @@ fn rates_out_of_range_get_a_range_error() {
 
 #[test]
 fn durations_take_units() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     // RL.WINDOW's window and RL.TOKEN's MAXWAIT.
     let a = call(&mut con, &["RL.WINDOW", "w1", "10", "1m"]).unwrap();
     let b = call(&mut con, &["RL.WINDOW", "w2", "10", "60000"]).unwrap();

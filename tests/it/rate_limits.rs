@@ -13,8 +13,7 @@ const TOO_MANY_ERR: &str = "ERR too many limits: a key holds at most 8";
 
 #[test]
 fn a_changed_burst_keeps_the_tokens_that_were_used() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // The example: x/time/rate gives 9, 2, 1, 0 (raising the burst hands
     // out no tokens; it used to give 9, 1, 0, 96).
     let r = rl_pipe(
@@ -51,8 +50,7 @@ fn a_changed_burst_keeps_the_tokens_that_were_used() {
 
 #[test]
 fn several_limits_decide_together_and_reply_with_the_tightest() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let call: &[&str] = &["RL.TOKEN", "k", "10/s", "10", "1000/h", "3"];
     let r = rl_pipe(&mut con, &[call, call, call, call]);
     for (i, d) in r[..3].iter().enumerate() {
@@ -102,8 +100,7 @@ fn several_limits_decide_together_and_reply_with_the_tightest() {
 
 #[test]
 fn limits_are_added_full_and_dropped_by_position() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     rl(&mut con, &["RL.TOKEN", "k", "1/h", "5", "COST", "4"]);
     // A second limit starts full; the first keeps its one token.
     let r = rl(&mut con, &["RL.TOKEN", "k", "1/h", "5", "1/m", "10"]);
@@ -133,8 +130,7 @@ fn limits_are_added_full_and_dropped_by_position() {
 
 #[test]
 fn the_limit_list_and_the_options_never_mix_up() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let ok: &[&[&str]] = &[
         &["RL.TOKEN", "a", "10", "5", "inf", "0", "COST", "2"],
         &[
@@ -205,8 +201,7 @@ fn the_limit_list_and_the_options_never_mix_up() {
 
 #[test]
 fn every_family_keeps_what_was_used_when_its_parameters_change() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // Leaky: the level stays; a lower capacity forgives nothing.
     let r = rl_pipe(
         &mut con,

@@ -148,8 +148,7 @@ fn assert_populated_decisions(con: &mut Connection, when: &str) {
 
 #[test]
 fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     active_expire_off(&mut con);
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);

@@ -9,7 +9,7 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
+use crate::common::dlock::{lock_info, lock_server, release, try_acquire};
 use crate::common::server_ops::*;
 use crate::common::waiter::*;
 use crate::common::*;
@@ -27,8 +27,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
     let what = "lease end among 200k volatile keys";
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let _: () = query!(&mut con, "DEBUG", "POPULATE", 200_000, "vol", 8);
     let _: () = query!(
         &mut con,
@@ -194,8 +193,7 @@ fn persist_keeps_the_lock_until_released() {
 #[test]
 fn restore_with_a_ttl_sets_the_lease() {
     let what = "RESTORE key 5000 <60 s lock>";
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let mut c = Checks::default();
     let t = try_acquire(&mut con, "rs:k", "a", 60_000).expect("rs:k");
     let dump: Vec<u8> = query!(&mut con, "DUMP", "rs:k");

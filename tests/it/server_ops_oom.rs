@@ -8,7 +8,7 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, extend, lock_info, release, try_acquire};
+use crate::common::dlock::{extend, lock_info, lock_server, release, try_acquire};
 use crate::common::server_ops::*;
 use crate::common::waiter::*;
 use crate::common::*;
@@ -78,8 +78,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn extend_works_under_maxmemory() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     try_acquire(&mut con, "held", "a", 100_000).expect("granted");
     let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory-policy", "noeviction");
     let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 1);

@@ -10,7 +10,7 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, release};
+use crate::common::dlock::{conn_t, lock_server, release};
 use crate::common::server_ops::*;
 use crate::common::waiter::*;
 use crate::common::*;
@@ -282,8 +282,7 @@ fn server_cpu_ticks(con: &mut redis::Connection) -> u64 {
 #[test]
 fn a_write_pause_with_many_waited_keys_keeps_the_server_idle() {
     const KEYS: usize = 400;
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let mut pipe = redis::pipe();
     for i in 0..KEYS {
         pipe.cmd("DLOCK.ACQUIRE")

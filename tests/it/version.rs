@@ -14,8 +14,7 @@ fn parts(v: &str) -> (i64, i64, i64) {
 
 #[test]
 fn module_list_info_and_command_docs_agree_with_cargo() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let package = env!("CARGO_PKG_VERSION");
     let (major, minor, patch) = parts(package);
 

@@ -65,8 +65,7 @@ fn client_base(con: &mut Connection) -> f64 {
 /// keeps released temporary clients for reuse, so a second round on the same
 /// server would not pay for them), and the size of one client object there.
 fn fresh_server_cost(command: impl Fn(usize) -> Vec<u8>) -> (f64, f64) {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "held", "holder", 600_000);
     let cost = per_blocked_client(&server, &mut con, command);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);

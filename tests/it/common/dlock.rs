@@ -2,6 +2,7 @@
 //! DLOCK.INFO parsing, the count of waiting clients, and worker clients on their own
 //! threads. (Clients blocked in `DLOCK.ACQUIRE … WAIT` are `super::waiter::Waiter`.)
 
+use super::waiter::Waiter;
 use super::*;
 
 use std::thread::{self, JoinHandle};
@@ -11,6 +12,21 @@ use std::time::Duration;
 /// test fail instead of hanging forever.
 pub fn conn_t(server: &Server) -> Connection {
     timed(server.conn(), Duration::from_secs(30))
+}
+
+/// A new server and a connection to it whose reads time out (`conn_t`).
+pub fn lock_server() -> (Server, Connection) {
+    let server = Server::start();
+    let con = conn_t(&server);
+    (server, con)
+}
+
+/// A new server on which `holder` holds `key` for `ttl` ms: the server, a
+/// connection to it and the holder's token.
+pub fn held(key: &str, ttl: i64) -> (Server, Connection, i64) {
+    let (server, mut con) = lock_server();
+    let t = try_acquire(&mut con, key, "holder", ttl).expect("granted");
+    (server, con, t)
 }
 
 /// `DLOCK.ACQUIRE key owner ttl`: the token, or None when the lock is busy.
@@ -59,6 +75,14 @@ pub fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
         .arg("WAIT")
         .arg(wait)
         .query(con)
+}
+
+/// `DLOCK.ACQUIRE key owner ttl WAIT wait` (`(ttl, wait)`) on `con` (a worker's own
+/// connection): the token; fails on an error or on nil (the WAIT timed out).
+pub fn wait_granted(con: &mut Connection, key: &str, owner: &str, (ttl, wait): (i64, i64)) -> i64 {
+    acquire_wait(con, key, owner, ttl, wait)
+        .unwrap_or_else(|e| panic!("DLOCK.ACQUIRE {key} {owner}: {e}"))
+        .unwrap_or_else(|| panic!("{owner} not granted {key} before the WAIT timeout"))
 }
 
 pub fn release<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
@@ -158,6 +182,14 @@ pub fn parse_info(v: &Value) -> Option<LockInfo> {
     })
 }
 
+/// DLOCK.INFO of a plain lock as (owner, token, holds, waiters); None when free.
+pub fn lock_view(con: &mut Connection, key: &str) -> Option<(String, i64, i64, i64)> {
+    lock_info(con, key).map(|i| {
+        let owner = String::from_utf8_lossy(&i.owner).into_owned();
+        (owner, i.token, i.holds, i.waiters)
+    })
+}
+
 pub fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<LockInfo> {
     let v: Value = query!(con, "DLOCK.INFO", key);
     parse_info(&v)
@@ -231,6 +263,21 @@ pub fn wait_waiting_for(con: &mut Connection, n: i64, what: &str) {
     let ok = wait_until(Duration::from_secs(5), || waiting(con) == n);
     let now = waiting(con);
     assert!(ok, "{what}: locks_waiting never reached {n} (it is {now})");
+}
+
+/// A client blocked in `DLOCK.ACQUIRE key owner ttl WAIT wait`, queued: it returns
+/// once the count of waiting clients has grown by one.
+pub fn queued(
+    server: &Server,
+    con: &mut Connection,
+    key: &str,
+    owner: &str,
+    (ttl, wait): (i64, i64),
+) -> Waiter {
+    let before = waiting(con);
+    let w = Waiter::lock(server, key, owner, ttl, wait);
+    wait_waiting(con, before + 1);
+    w
 }
 
 /// Starts a worker client (own connection) running `f` in a thread: a client that

@@ -125,6 +125,13 @@ impl Server {
         Server::start_with(&[], &[])
     }
 
+    /// Starts a server with default options and opens a connection to it.
+    pub fn start_conn() -> (Server, Connection) {
+        let server = Server::start();
+        let con = server.conn();
+        (server, con)
+    }
+
     /// Starts a server with extra server options (`["--appendonly", "yes"]`)
     /// and module arguments (`["dlock-max-waiters", "5"]`).
     pub fn start_with(args: &[&str], module_args: &[&str]) -> Server {

@@ -212,8 +212,9 @@ pub struct Answer {
 impl Waiter {
     /// Sends `args` on `conn` (opened beforehand, e.g. to know its CLIENT ID) and
     /// reads the reply in a thread.
-    pub fn send(mut conn: RawConn, name: &str, args: &[&str]) -> Waiter {
-        conn.send(args);
+    pub fn send<S: AsRef<str>>(mut conn: RawConn, name: &str, args: &[S]) -> Waiter {
+        let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+        conn.send(&args);
         let owner = name.to_string();
         let handle = thread::spawn(move || {
             let reply = conn.read(ANSWER_TIMEOUT);
@@ -231,8 +232,14 @@ impl Waiter {
     }
 
     /// Sends `args` on a new raw connection to `server`, read in a thread.
-    pub fn call(server: &Server, name: &str, args: &[&str]) -> Waiter {
+    pub fn call<S: AsRef<str>>(server: &Server, name: &str, args: &[S]) -> Waiter {
         Waiter::send(RawConn::open(server.port), name, args)
+    }
+
+    /// `Waiter::call`, and the CLIENT ID of its connection (to kill or unblock it).
+    pub fn with_id<S: AsRef<str>>(server: &Server, name: &str, args: &[S]) -> (i64, Waiter) {
+        let mut conn = RawConn::open(server.port);
+        (conn.client_id(), Waiter::send(conn, name, args))
     }
 
     /// `DLOCK.ACQUIRE key owner ttl WAIT wait`.
@@ -250,10 +257,7 @@ impl Waiter {
         wait: i64,
         kind: &[&str],
     ) -> Waiter {
-        let (ttl, wait) = (ttl.to_string(), wait.to_string());
-        let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "WAIT", &wait];
-        args.extend_from_slice(kind);
-        Waiter::call(server, owner, &args)
+        Waiter::call(server, owner, &lock_args(key, owner, ttl, wait, kind))
     }
 
     /// `CACHE.GET key [MINVERSION min] LEASE lease_ms WAIT timeout_ms` (no MINVERSION
@@ -266,17 +270,7 @@ impl Waiter {
         lease_ms: i64,
         timeout_ms: i64,
     ) -> Waiter {
-        let (min, lease, timeout) = (
-            min.to_string(),
-            lease_ms.to_string(),
-            timeout_ms.to_string(),
-        );
-        let mut args = vec!["CACHE.GET", key];
-        if min != "0" {
-            args.extend(["MINVERSION", &min]);
-        }
-        args.extend(["LEASE", &lease, "WAIT", &timeout]);
-        Waiter::call(server, name, &args)
+        Waiter::call(server, name, &cache_args(key, min, lease_ms, timeout_ms))
     }
 
     /// The waiter's answer (its thread's result).
@@ -296,6 +290,26 @@ impl Waiter {
         let a = self.join();
         (a.token(what), a.at)
     }
+}
+
+/// The words of `DLOCK.ACQUIRE key owner ttl WAIT wait <kind…>`.
+pub fn lock_args(key: &str, owner: &str, ttl: i64, wait: i64, kind: &[&str]) -> Vec<String> {
+    let mut args = words(&["DLOCK.ACQUIRE", key, owner]);
+    args.extend([ttl.to_string(), "WAIT".into(), wait.to_string()]);
+    args.extend(words(kind));
+    args
+}
+
+/// The words of `CACHE.GET key [MINVERSION min] LEASE lease_ms WAIT timeout_ms` (no
+/// MINVERSION when `min` is 0, its default).
+pub fn cache_args(key: &str, min: i64, lease_ms: i64, timeout_ms: i64) -> Vec<String> {
+    let mut args = words(&["CACHE.GET", key]);
+    if min != 0 {
+        args.extend(["MINVERSION".into(), min.to_string()]);
+    }
+    args.extend(["LEASE".into(), lease_ms.to_string()]);
+    args.extend(["WAIT".into(), timeout_ms.to_string()]);
+    args
 }
 
 impl Answer {
@@ -372,12 +386,24 @@ pub fn queue_cache(
     specs
         .iter()
         .map(|&(key, name, min, lease_ms, timeout_ms)| {
-            let queued = cache_info(con, key).map_or(0, |i| i["waiters"]);
-            let w = Waiter::cache(server, name, key, min, lease_ms, timeout_ms);
-            wait_for_waiters(con, key, queued + 1);
-            w
+            cache_queued(server, con, (key, name), min, (lease_ms, timeout_ms))
         })
         .collect()
+}
+
+/// `Waiter::cache`, returned once it waits (CACHE.INFO `waiters` of `key` grew by
+/// one).
+pub fn cache_queued(
+    server: &Server,
+    con: &mut Connection,
+    (key, name): (&str, &str),
+    min: i64,
+    (lease_ms, timeout_ms): (i64, i64),
+) -> Waiter {
+    let queued = cache_info(con, key).map_or(0, |i| i["waiters"]);
+    let w = Waiter::cache(server, name, key, min, lease_ms, timeout_ms);
+    wait_for_waiters(con, key, queued + 1);
+    w
 }
 
 /// Every waiter was answered `-UNBLOCKED …` (its server turned replica), once:
