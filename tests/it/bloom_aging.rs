@@ -151,33 +151,23 @@ fn every_bf_command_works_on_an_aging_filter() {
 #[test]
 fn bad_aging_options_are_errors_that_change_nothing() {
     let (_s, mut con) = Server::start_conn();
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["AGE", "1000", "NONSCALING"],
-            "ERR AGE cannot be used with EXPANSION or NONSCALING",
-        ),
-        (
-            &["EXPANSION", "2", "AGE", "1000"],
-            "ERR AGE cannot be used with EXPANSION or NONSCALING",
-        ),
-        (
-            &["AGE", "99"],
-            "ERR window must be from 100 ms to 10 years (3650 days)",
-        ),
-        (&["AGE", "315360000001"], "ERR window_ms is out of range"),
-        (&["AGE", "3651d"], "ERR window_ms is out of range"),
-        (&["AGE", "0"], "ERR window_ms must be a positive integer"),
-        (&["AGE", "-5"], "ERR window_ms must be a positive integer"),
-        (&["AGE", "soon"], "ERR window_ms must be a positive integer"),
-        (&["AGE"], "ERR syntax error"),
-        (&["AGE", "1000", "AGE", "1000"], "ERR syntax error"),
-    ];
+    let cases = &refusals(
+        r#"
+        AGE 1000 NONSCALING  => ERR AGE cannot be used with EXPANSION or NONSCALING
+        EXPANSION 2 AGE 1000 => ERR AGE cannot be used with EXPANSION or NONSCALING
+        AGE 99               => ERR window must be from 100 ms to 10 years (3650 days)
+        AGE 315360000001     => ERR window_ms is out of range
+        AGE 3651d            => ERR window_ms is out of range
+        AGE 0                => ERR window_ms must be a positive integer
+        AGE -5               => ERR window_ms must be a positive integer
+        AGE soon             => ERR window_ms must be a positive integer
+        AGE                  => ERR syntax error
+        AGE 1000 AGE 1000    => ERR syntax error
+        "#,
+    );
     for (extra, want) in cases {
         let mut c = cmd("BF.RESERVEX");
-        c.arg("k").arg("0.01").arg(100);
-        for e in *extra {
-            c.arg(*e);
-        }
+        c.arg("k").arg("0.01").arg(100).arg(extra);
         assert_eq!(expect_err(&mut con, &c), *want, "{extra:?}");
         assert!(!exists(&mut con, "k"), "{extra:?} created the key");
     }
@@ -245,10 +235,7 @@ fn more_than_capacity_in_a_window_is_refused_per_item() {
 /// replicate nothing, and replica, AOF replay and rewritten AOF end digest-equal.
 #[test]
 fn replica_and_aof_replay_reach_the_masters_state() {
-    let mut s = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut s = Server::start_plain_aof();
     let r = s.start_replica(&[], &[]);
     let mut con = s.conn();
     let mut tap = s.replication_tap();

@@ -191,10 +191,7 @@ fn restart_in_the_middle_of_a_load(how: Restart) {
         );
     }
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         filter_census(&mut con, &[0]),
         "{how:?}"
     );

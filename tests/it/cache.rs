@@ -287,121 +287,40 @@ fn try_acquire_err(con: &mut Connection, key: &str) -> String {
 #[test]
 fn bad_input_is_an_error_that_changes_nothing() {
     let (_s, mut con) = Server::start_conn();
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["CACHE.SET", "k", "v"],
-            "ERR wrong number of arguments for 'cache.set' command",
-        ),
-        (
-            &["CACHE.GET"],
-            "ERR wrong number of arguments for 'cache.get' command",
-        ),
-        (
-            &["CACHE.INFO", "k", "x"],
-            "ERR wrong number of arguments for 'cache.info' command",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "0"],
-            "ERR ttl must be a positive integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "-5"],
-            "ERR ttl must be a positive integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "abc"],
-            "ERR ttl must be a positive integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "99999999999999999999"],
-            "ERR ttl is out of range",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "315360000001"],
-            "ERR ttl is out of range",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "STALE", "-1"],
-            "ERR stale must be a non-negative integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "VERSION", "-1"],
-            "ERR version must be a non-negative integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "VERSION", "1.5"],
-            "ERR version must be a non-negative integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "LEASE", "0"],
-            "ERR lease must be a positive integer",
-        ),
-        (&["CACHE.SET", "k", "v", "100", "LEASE"], "ERR syntax error"),
-        (
-            &["CACHE.SET", "k", "v", "100", "STALE", "1", "STALE", "2"],
-            "ERR syntax error",
-        ),
-        (&["CACHE.SET", "k", "v", "100", "NX"], "ERR syntax error"),
-        (
-            &["CACHE.SET", "k", "v", "100@1:2:3:0:0"],
-            "ERR ttl must be a positive integer",
-        ),
-        (&["CACHE.GET", "k", "LEASE"], "ERR syntax error"),
-        (
-            &["CACHE.GET", "k", "LEASE", "0"],
-            "ERR lease must be a positive integer",
-        ),
-        (
-            &["CACHE.GET", "k", "LEASE", "100", "LEASE", "100"],
-            "ERR syntax error",
-        ),
-        (&["CACHE.GET", "k", "WAIT", "100"], "ERR WAIT needs LEASE"),
-        (
-            &["CACHE.GET", "k", "LEASE", "100", "WAIT", "-1"],
-            "ERR timeout must be a non-negative integer",
-        ),
-        (
-            &["CACHE.GET", "k", "MINVERSION", "-1"],
-            "ERR version must be a non-negative integer",
-        ),
-        (&["CACHE.GET", "k", "HOT", "3", "1000"], "ERR syntax error"),
-        (
-            &["CACHE.GET", "k", "HOT", "3", "1000", "FOR", "10"],
-            "ERR syntax error",
-        ),
-        (
-            &["CACHE.GET", "k", "HOT", "0", "1000", "EXTEND", "10"],
-            "ERR reads must be a positive integer",
-        ),
-        (
-            &[
-                "CACHE.GET",
-                "k",
-                "HOT",
-                "4294967296",
-                "1000",
-                "EXTEND",
-                "10",
-            ],
-            "ERR reads is out of range",
-        ),
-        (
-            &["CACHE.GET", "k", "HOT", "3", "0", "EXTEND", "10"],
-            "ERR window must be a positive integer",
-        ),
-        (
-            &["CACHE.GET", "k", "HOT", "3", "10", "EXTEND", "0"],
-            "ERR extend must be a positive integer",
-        ),
-        (
-            &["CACHE._SET", "k", "v", "1:2:3:0:0"],
-            "ERR cache._set is an internal command",
-        ),
-        (
-            &["CACHE._META", "k", "0:2:3:5:9"],
-            "ERR cache._meta is an internal command",
-        ),
-    ];
+    let cases = &refusals(
+        r#"
+        CACHE.SET k v                             => ERR wrong number of arguments for 'cache.set' command
+        CACHE.GET                                 => ERR wrong number of arguments for 'cache.get' command
+        CACHE.INFO k x                            => ERR wrong number of arguments for 'cache.info' command
+        CACHE.SET k v 0                           => ERR ttl must be a positive integer
+        CACHE.SET k v -5                          => ERR ttl must be a positive integer
+        CACHE.SET k v abc                         => ERR ttl must be a positive integer
+        CACHE.SET k v 99999999999999999999        => ERR ttl is out of range
+        CACHE.SET k v 315360000001                => ERR ttl is out of range
+        CACHE.SET k v 100 STALE -1                => ERR stale must be a non-negative integer
+        CACHE.SET k v 100 VERSION -1              => ERR version must be a non-negative integer
+        CACHE.SET k v 100 VERSION 1.5             => ERR version must be a non-negative integer
+        CACHE.SET k v 100 LEASE 0                 => ERR lease must be a positive integer
+        CACHE.SET k v 100 LEASE                   => ERR syntax error
+        CACHE.SET k v 100 STALE 1 STALE 2         => ERR syntax error
+        CACHE.SET k v 100 NX                      => ERR syntax error
+        CACHE.SET k v 100@1:2:3:0:0               => ERR ttl must be a positive integer
+        CACHE.GET k LEASE                         => ERR syntax error
+        CACHE.GET k LEASE 0                       => ERR lease must be a positive integer
+        CACHE.GET k LEASE 100 LEASE 100           => ERR syntax error
+        CACHE.GET k WAIT 100                      => ERR WAIT needs LEASE
+        CACHE.GET k LEASE 100 WAIT -1             => ERR timeout must be a non-negative integer
+        CACHE.GET k MINVERSION -1                 => ERR version must be a non-negative integer
+        CACHE.GET k HOT 3 1000                    => ERR syntax error
+        CACHE.GET k HOT 3 1000 FOR 10             => ERR syntax error
+        CACHE.GET k HOT 0 1000 EXTEND 10          => ERR reads must be a positive integer
+        CACHE.GET k HOT 4294967296 1000 EXTEND 10 => ERR reads is out of range
+        CACHE.GET k HOT 3 0 EXTEND 10             => ERR window must be a positive integer
+        CACHE.GET k HOT 3 10 EXTEND 0             => ERR extend must be a positive integer
+        CACHE._SET k v 1:2:3:0:0                  => ERR cache._set is an internal command
+        CACHE._META k 0:2:3:5:9                   => ERR cache._meta is an internal command
+        "#,
+    );
     for (words, want) in cases {
         let c = command(words);
         let e = c.query::<Value>(&mut con).expect_err(&show(&c));

@@ -293,10 +293,7 @@ fn the_stream_carries_absolute_times_and_nothing_for_plain_reads() {
 /// TTL without one (the rewrite form leaves the expiry to Redis's PEXPIREAT).
 #[test]
 fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
-    let mut s = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut s = Server::start_plain_aof();
     let mut con = s.conn();
     cache_set(&mut con, "persisted", "v", 30_000, &["STALE", "30000"]);
     let _: i64 = query!(&mut con, "PERSIST", "persisted");

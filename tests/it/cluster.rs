@@ -10,7 +10,7 @@
 use crate::common::cache::{cache_get, cache_info, cache_set, get_lease};
 use crate::common::cache::{refresh_in_progress, wait_for_waiters};
 use crate::common::cluster::*;
-use crate::common::dlock::{lock_info, parse_info, set_holders, LockInfo};
+use crate::common::dlock::{lock_info, parse_info, same_holder, set_holders, LockInfo};
 use crate::common::server_ops::assert_refresh_answers_a_waiter;
 use crate::common::waiter::{assert_no_second_reply, join_all, Answer, Waiter};
 use crate::common::*;
@@ -482,10 +482,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
         waited.clone(),
     ];
     keys.extend(limiters.iter().map(|l| l.0.clone()));
-    let before: Vec<(String, i64)> = keys
-        .iter()
-        .map(|k| (digest(&mut s, k), pttl(&mut s, k)))
-        .collect();
+    let before = digests_and_ttls(&mut s, &keys);
     let info_before = lock_info(&mut s, &lock).expect("lock held");
     let at = Instant::now();
     for (k, (_, t)) in keys.iter().zip(&before) {
@@ -503,33 +500,11 @@ fn migrate_keeps_state(cluster: &Cluster) {
         0,
         "MIGRATE moved every key"
     );
-    for (i, r) in cluster.assign_slot(slot, dst) {
-        r.unwrap_or_else(|e| panic!("SETSLOT {slot} NODE on node {i}: {e}"));
-    }
-    assert!(
-        cluster.wait_slot_owner(slot, dst, Duration::from_secs(10)),
-        "slot {slot} never moved:\n{}",
-        cluster.describe()
-    );
+    cluster.finish_slot_move(slot, dst);
     let elapsed = at.elapsed().as_millis() as i64;
 
     let mut d = cluster.conn(dst);
-    for (k, (dig, ttl)) in keys.iter().zip(&before) {
-        assert_eq!(
-            &digest(&mut d, k),
-            dig,
-            "DEBUG DIGEST-VALUE of {k} after MIGRATE"
-        );
-        let now = pttl(&mut d, k);
-        if *ttl < 0 {
-            assert_eq!(now, *ttl, "{k} had no TTL and must have none");
-        } else {
-            assert!(
-                now <= *ttl + 2 && now >= *ttl - elapsed - 1000,
-                "PTTL of {k}: {ttl} before, {now} after ({elapsed} ms later)"
-            );
-        }
-    }
+    assert_keys_intact(&mut d, &keys, &before, (elapsed, 2), "after MIGRATE");
     // Each waiter was answered once, with a redirect to the target; the source
     // took no lease for them (it holds nothing of the slot).
     let dst_port = cluster.servers[dst].port;
@@ -680,22 +655,14 @@ fn failover_keeps_locks(cluster: &Cluster) {
     let mut r = cluster.conn(replica);
     for (k, b) in keys.iter().zip(&before) {
         let after = lock_info(&mut r, k);
-        match (b, &after) {
-            (None, None) => {}
-            (Some(b), Some(a)) => {
-                assert_eq!(
-                    (&a.owner, a.token, a.holds),
-                    (&b.owner, b.token, b.holds),
-                    "DLOCK.INFO {k} on the promoted node"
-                );
-                assert!(
-                    a.ttl_ms <= b.ttl_ms && a.ttl_ms >= b.ttl_ms - elapsed - 1000,
-                    "TTL of {k}: {} before, {} after, {elapsed} ms later",
-                    b.ttl_ms,
-                    a.ttl_ms
-                );
-            }
-            _ => panic!("DLOCK.INFO {k}: {b:?} before the failover, {after:?} after"),
+        let what = format!("DLOCK.INFO {k} before the failover and on the promoted node");
+        if let Some((b, a)) = same_holder(b, &after, &what) {
+            assert!(
+                a.ttl_ms <= b.ttl_ms && a.ttl_ms >= b.ttl_ms - elapsed - 1000,
+                "TTL of {k}: {} before, {} after, {elapsed} ms later",
+                b.ttl_ms,
+                a.ttl_ms
+            );
         }
     }
     assert_eq!(

@@ -176,10 +176,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     assert_eq!(gcra_before[0], 0, "RL.GCRA not limited");
 
     let keys = [&lock, &cache, &bf, &token_rl, &window_rl, &gcra];
-    let before: Vec<(String, i64)> = keys
-        .iter()
-        .map(|k| (digest(&mut s, k), pttl(&mut s, k)))
-        .collect();
+    let before = digests_and_ttls(&mut s, &keys);
     let info_before = lock_info(&mut s, &lock).expect("lock held");
     assert_eq!((info_before.holds, info_before.waiters), (2, 1));
     let cardinality = cardx(&mut s, bf.as_str());
@@ -261,18 +258,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
 
     // Every value arrived intact on the target, with its TTL.
     let mut d = conn_t(&cluster.servers[dst]);
-    for (k, (dig, ttl)) in keys.iter().zip(&before) {
-        assert_eq!(
-            &digest(&mut d, k),
-            dig,
-            "DEBUG DIGEST-VALUE of {k} on the target"
-        );
-        let now = pttl(&mut d, k);
-        assert!(
-            now <= *ttl && now >= *ttl - elapsed - 1000,
-            "PTTL of {k}: {ttl} before, {now} on the target ({elapsed} ms later)"
-        );
-    }
+    assert_keys_intact(&mut d, &keys, &before, (elapsed, 0), "on the target");
     let info = lock_info(&mut d, &lock).expect("the lock on the target");
     assert_eq!(
         (&info.owner, info.token, info.holds, info.waiters),

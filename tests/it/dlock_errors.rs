@@ -291,16 +291,10 @@ fn bad_input_is_refused_and_changes_nothing() {
         let n: i64 = query!(&mut con, "DBSIZE");
         assert_eq!(n, 3, "{what}");
     }
-    assert_eq!(
-        warden_stat(&mut con, "locks_granted"),
-        g0,
-        "errors are no grants"
-    );
-    assert_eq!(
-        warden_stat(&mut con, "locks_contended"),
-        c0,
-        "errors are no contention"
-    );
+    let granted = warden_stat(&mut con, "locks_granted");
+    assert_eq!(granted, g0, "errors are no grants");
+    let contended = warden_stat(&mut con, "locks_contended");
+    assert_eq!(contended, c0, "errors are no contention");
     assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 

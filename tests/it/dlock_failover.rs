@@ -374,14 +374,9 @@ fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
     );
     // With a replica, grants resume (the count is refreshed within 100 ms).
     let replica = master.start_streaming_replica();
-    assert!(wait_until(Duration::from_secs(5), || {
-        cmd("DLOCK.ACQUIRE")
-            .arg("lock:new")
-            .arg("a")
-            .arg(1000)
-            .query::<Option<i64>>(&mut con)
-            .is_ok()
-    }));
+    let acquire = command(&["DLOCK.ACQUIRE", "lock:new", "a", "1000"]);
+    let allowed = |con: &mut Connection| acquire.query::<Option<i64>>(con).is_ok();
+    assert!(wait_until(Duration::from_secs(5), || allowed(&mut con)));
     // Three replicas needed, two seen: refused again.
     require_replicas(&master, 3, 10);
     assert!(wait_until(Duration::from_secs(2), || {
@@ -405,14 +400,10 @@ fn a_hand_off_without_replicas_fails_the_waiters() {
     let replica = master.start_streaming_replica();
     require_replicas(&master, 1, 10);
     let mut con = conn_t(&master);
-    assert!(wait_until(Duration::from_secs(5), || {
-        cmd("DLOCK.ACQUIRE")
-            .arg("lock:a")
-            .arg("holder")
-            .arg(60_000)
-            .query::<Option<i64>>(&mut con)
-            .is_ok_and(|t| t.is_some())
-    }));
+    let acquire = command(&["DLOCK.ACQUIRE", "lock:a", "holder", "60000"]);
+    let granted =
+        |con: &mut Connection| acquire.query::<Option<i64>>(con).is_ok_and(|t| t.is_some());
+    assert!(wait_until(Duration::from_secs(5), || granted(&mut con)));
     let waiter = Waiter::lock(&master, "lock:a", "w", 1_000, 10_000);
     wait_waiting(&mut con, 1);
     drop(replica);

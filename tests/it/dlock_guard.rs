@@ -399,10 +399,7 @@ fn out_of_memory_refuses_writes_but_not_reads() {
 /// replay end with the master's dataset.
 #[test]
 fn effects_replicate_as_the_command_alone() {
-    let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut server = Server::start_plain_aof();
     let mut replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "lk", "w1", 600_000).expect("granted");

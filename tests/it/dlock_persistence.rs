@@ -544,27 +544,18 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     for key in ["L1", "L2", "L3", "L4", "L5"] {
         let mi = lock_info(&mut m, key);
         let ri = lock_info(&mut r, key);
-        match (&mi, &ri) {
-            (None, None) => {}
-            (Some(a), Some(b)) => {
-                assert_eq!(
-                    (&a.owner, a.token, a.holds),
-                    (&b.owner, b.token, b.holds),
-                    "{key} differs"
-                );
-                assert!(
-                    b.ttl_ms <= a.ttl_ms + 20 && b.ttl_ms >= a.ttl_ms - 1_000,
-                    "{key} ttl {a:?} / {b:?}"
-                );
-                let mp = pttl(&mut m, key);
-                let rp = pttl(&mut r, key);
-                assert!(
-                    (mp - rp).abs() <= 1_000,
-                    "{key} PTTL master {mp} replica {rp}"
-                );
-                assert_eq!(key_type(&mut r, key), "warden-lk");
-            }
-            _ => panic!("{key}: master {mi:?} replica {ri:?}"),
+        if let Some((a, b)) = same_holder(&mi, &ri, &format!("{key} on master and replica")) {
+            assert!(
+                b.ttl_ms <= a.ttl_ms + 20 && b.ttl_ms >= a.ttl_ms - 1_000,
+                "{key} ttl {a:?} / {b:?}"
+            );
+            let mp = pttl(&mut m, key);
+            let rp = pttl(&mut r, key);
+            assert!(
+                (mp - rp).abs() <= 1_000,
+                "{key} PTTL master {mp} replica {rp}"
+            );
+            assert_eq!(key_type(&mut r, key), "warden-lk");
         }
     }
     let l2 = lock_info(&mut r, "L2").expect("L2 on the replica");

@@ -209,10 +209,7 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
 /// and replay; GUARD checks a set's holders.
 #[test]
 fn every_holder_survives_replicas_reloads_and_the_aof() {
-    let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut server = Server::start_plain_aof();
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     let r1 = acquire(&mut con, "rw", "r1", 600_000, &["SHARED"])

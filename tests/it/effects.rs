@@ -299,10 +299,7 @@ fn the_aof_replays_effects_without_reading_the_clock() {
 fn a_replayed_call_without_its_effect_is_counted() {
     // An AOF whose ACQUIRE lacks the effect (as if a master's rewrite were
     // lost): applied on the loading server's clock, and counted.
-    let server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let server = Server::start_plain_aof();
     let mut con = server.conn();
     let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "seed", "o", 600_000);
     let dir = server.dir.join("appendonlydir");

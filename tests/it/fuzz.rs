@@ -737,10 +737,7 @@ fn grammar_fuzz_against_master_and_replica() {
     }
     let (n, bytes) = filter_census(&mut con, &[0, 1]);
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         (n, bytes),
         "after DEBUG RELOAD: INFO warden vs filter keys"
     );

@@ -172,10 +172,7 @@ fn internal_error(c: &[Vec<u8>]) -> String {
 /// granted.
 #[test]
 fn internal_commands_are_refused_from_clients() {
-    let server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let server = Server::start_plain_aof();
     populate(&server);
     server.bgrewriteaof();
     let from_aof: Vec<Vec<Vec<u8>>> = base_aof_commands(&server)
@@ -360,10 +357,7 @@ fn internal_commands_apply_on_a_replica() {
 /// same DBSIZE and `DEBUG DIGEST` (absolute lease and limiter times included).
 #[test]
 fn internal_commands_apply_on_aof_replay() {
-    let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut server = Server::start_plain_aof();
     populate(&server);
     server.bgrewriteaof();
     let names: BTreeSet<String> = base_aof_commands(&server)

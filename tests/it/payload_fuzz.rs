@@ -163,10 +163,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     // expires while they are compared), then DEBUG RELOAD keeps everything.
     let (n, bytes) = filter_census(&mut con, &[0]);
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         (n, bytes),
         "INFO warden (bf_filters, bf_bytes) vs filter keys and their sizes"
     );
@@ -196,10 +193,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         filter_census(&mut con, &[0]),
         "after DEBUG RELOAD: INFO warden vs filter keys"
     );

@@ -8,7 +8,6 @@
 use crate::common::rate::*;
 use crate::common::*;
 
-const SYNTAX_ERR: &str = "ERR syntax error";
 const TOO_MANY_ERR: &str = "ERR too many limits: a key holds at most 8";
 
 #[test]
@@ -142,56 +141,28 @@ fn the_limit_list_and_the_options_never_mix_up() {
     for args in ok {
         rl(&mut con, args);
     }
-    let refused: &[(&[&str], &str)] = &[
-        // A rate without its burst, a limit without its window.
-        (&["RL.TOKEN", "x", "10", "5", "20"], SYNTAX_ERR),
-        (
-            &["RL.TOKEN", "x", "10", "5", "20", "COST", "1"],
-            "ERR burst must be a non-negative integer",
-        ),
-        (&["RL.WINDOW", "x", "5", "1000", "7"], SYNTAX_ERR),
-        // Limits after the options, unknown words, options twice.
-        (
-            &["RL.TOKEN", "x", "10", "5", "COST", "1", "20", "5"],
-            SYNTAX_ERR,
-        ),
-        (&["RL.TOKEN", "x", "10", "5", "FOO", "5"], SYNTAX_ERR),
-        (
-            &["RL.TOKEN", "x", "10", "5", "COST", "1", "COST", "1"],
-            SYNTAX_ERR,
-        ),
-        (
-            &["RL.WINDOW", "x", "5", "1000", "COST", "1", "5", "1000"],
-            SYNTAX_ERR,
-        ),
-        (&["RL.WINDOW", "x", "5", "1000", "MAXWAIT", "5"], SYNTAX_ERR),
-        // A later limit is checked like the first.
-        (
-            &["RL.TOKEN", "x", "10", "5", "-1", "5"],
-            "ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m",
-        ),
-        (
-            &["RL.TOKEN", "x", "10", "5", "1e400", "5"],
-            "ERR rate is out of range",
-        ),
-        (
-            &["RL.TOKEN", "x", "10", "5", "10", "-5"],
-            "ERR burst must be a non-negative integer",
-        ),
-        (
-            &["RL.WINDOW", "x", "5", "1000", "0", "1000"],
-            "ERR limit must be a positive integer",
-        ),
-        (
-            &["RL.WINDOW", "x", "5", "1000", "5", "0"],
-            "ERR window must be a positive integer",
-        ),
-        // A burst position holding a keyword is a burst.
-        (
-            &["RL.TOKEN", "x", "10", "COST", "1"],
-            "ERR burst must be a non-negative integer",
-        ),
-    ];
+    let refused = &refusals(
+        r#"
+        # A rate without its burst, a limit without its window.
+        RL.TOKEN x 10 5 20               => ERR syntax error
+        RL.TOKEN x 10 5 20 COST 1        => ERR burst must be a non-negative integer
+        RL.WINDOW x 5 1000 7             => ERR syntax error
+        # Limits after the options, unknown words, options twice.
+        RL.TOKEN x 10 5 COST 1 20 5      => ERR syntax error
+        RL.TOKEN x 10 5 FOO 5            => ERR syntax error
+        RL.TOKEN x 10 5 COST 1 COST 1    => ERR syntax error
+        RL.WINDOW x 5 1000 COST 1 5 1000 => ERR syntax error
+        RL.WINDOW x 5 1000 MAXWAIT 5     => ERR syntax error
+        # A later limit is checked like the first.
+        RL.TOKEN x 10 5 -1 5             => ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m
+        RL.TOKEN x 10 5 1e400 5          => ERR rate is out of range
+        RL.TOKEN x 10 5 10 -5            => ERR burst must be a non-negative integer
+        RL.WINDOW x 5 1000 0 1000        => ERR limit must be a positive integer
+        RL.WINDOW x 5 1000 5 0           => ERR window must be a positive integer
+        # A burst position holding a keyword is a burst.
+        RL.TOKEN x 10 COST 1             => ERR burst must be a non-negative integer
+        "#,
+    );
     for (args, want) in refused {
         assert_eq!(rl_err(&mut con, args), *want, "{args:?}");
     }

@@ -263,10 +263,7 @@ fn persistence_aof_rewrite_without_rdb_preamble() {
 
 #[test]
 fn aof_load_does_not_replay_on_a_later_clock() {
-    let mut s = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut s = Server::start_plain_aof();
     let mut con = s.conn();
     active_expire_off(&mut con);
     s.wait_aof_rewrite_idle();

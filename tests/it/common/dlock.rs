@@ -182,6 +182,25 @@ pub fn parse_info(v: &Value) -> Option<LockInfo> {
     })
 }
 
+/// Two DLOCK.INFO replies of one key (`before` and `after` a step, or master and
+/// replica): both free, or the same holder (owner, token, holds); the pair when held,
+/// for the caller's checks of the leases.
+pub fn same_holder<'a>(
+    before: &'a Option<LockInfo>,
+    after: &'a Option<LockInfo>,
+    what: &str,
+) -> Option<(&'a LockInfo, &'a LockInfo)> {
+    match (before, after) {
+        (None, None) => None,
+        (Some(b), Some(a)) => {
+            let holder = |i: &'a LockInfo| (&i.owner, i.token, i.holds);
+            assert_eq!(holder(a), holder(b), "{what}");
+            Some((b, a))
+        }
+        _ => panic!("{what}: {before:?}, then {after:?}"),
+    }
+}
+
 /// DLOCK.INFO of a plain lock as (owner, token, holds, waiters); None when free.
 pub fn lock_view(con: &mut Connection, key: &str) -> Option<(String, i64, i64, i64)> {
     lock_info(con, key).map(|i| {

@@ -3,8 +3,7 @@
 //! Every `Server` runs on its own free loopback port in its own directory and is
 //! killed when dropped, also while a failing test unwinds.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -123,6 +122,15 @@ impl Server {
     /// Starts a server with default options.
     pub fn start() -> Server {
         Server::start_with(&[], &[])
+    }
+
+    /// Starts a server with an AOF of plain commands (no RDB preamble): what it
+    /// replays on a restart is the commands' text.
+    pub fn start_plain_aof() -> Server {
+        Server::start_with(
+            &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+            &[],
+        )
     }
 
     /// Starts a server with default options and opens a connection to it.
@@ -481,6 +489,12 @@ pub fn scan_keys(con: &mut Connection, filter: &[&str]) -> Vec<Vec<u8>> {
     keys
 }
 
+/// INFO warden's `bf_filters` and `bf_bytes`: the filters the module counts and
+/// their bytes (to compare with `filter_census`).
+pub fn filter_stats(con: &mut Connection) -> (i64, i64) {
+    (warden_stat(con, "bf_filters"), warden_stat(con, "bf_bytes"))
+}
+
 /// The filter keys of databases `dbs` and the sum of their sizes (BF.INFOX SIZE), by
 /// SCAN; leaves the connection in database 0.
 pub fn filter_census(con: &mut Connection, dbs: &[i64]) -> (i64, i64) {
@@ -546,6 +560,24 @@ pub fn ok(con: &mut Connection, c: &redis::Cmd) {
 /// `DUMP key`.
 pub fn dump<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Vec<u8> {
     cmd("DUMP").arg(key).query(con).expect("DUMP")
+}
+
+/// A table of calls and the errors they must answer, one a line: the call's words
+/// (split at white space), `=>`, the error's text. Blank lines and lines starting
+/// with `#` (comments) are passed over. One line a case, where a slice of tuples
+/// takes four.
+pub fn refusals(table: &'static str) -> Vec<(Vec<&'static str>, &'static str)> {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (call, error) = l
+                .split_once("=>")
+                .unwrap_or_else(|| panic!("no `=>` in the case {l:?}"));
+            (call.split_whitespace().collect(), error.trim())
+        })
+        .collect()
 }
 
 /// Fails the test with every collected failure.
@@ -660,157 +692,6 @@ pub fn key_type<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
     cmd("TYPE").arg(key).query(con).expect("TYPE")
 }
 
-/// A raw replication link to a master: reads the commands it propagates.
-pub struct ReplicationTap {
-    reader: BufReader<TcpStream>,
-}
-
-impl ReplicationTap {
-    fn connect(port: u16) -> ReplicationTap {
-        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect tap");
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
-        s.write_all(b"*1\r\n$4\r\nSYNC\r\n").expect("send SYNC");
-        let mut reader = BufReader::new(s);
-        // Skip newlines the master sends while preparing the RDB, then read the payload.
-        let mut line = String::new();
-        loop {
-            line.clear();
-            reader.read_line(&mut line).expect("read sync header");
-            if line.starts_with('$') {
-                break;
-            }
-        }
-        let header = line.trim_end();
-        if let Some(mark) = header.strip_prefix("$EOF:") {
-            let mark = mark.as_bytes().to_vec();
-            let mut tail: Vec<u8> = Vec::new();
-            let mut byte = [0u8; 1];
-            while !tail.ends_with(&mark) {
-                reader.read_exact(&mut byte).expect("read rdb");
-                tail.push(byte[0]);
-                if tail.len() > 4096 {
-                    tail.drain(..2048);
-                }
-            }
-        } else {
-            let len: usize = header[1..].parse().expect("rdb length");
-            let mut buf = vec![0u8; len];
-            reader.read_exact(&mut buf).expect("read rdb");
-        }
-        ReplicationTap { reader }
-    }
-
-    /// Next propagated command, skipping PING and SELECT; None on timeout.
-    pub fn next_command(&mut self, timeout: Duration) -> Option<Vec<String>> {
-        self.reader.get_mut().set_read_timeout(Some(timeout)).ok()?;
-        loop {
-            let cmd = self.read_command()?;
-            let name = cmd[0].to_ascii_uppercase();
-            if name == "PING" || name == "SELECT" || name == "REPLCONF" {
-                continue;
-            }
-            return Some(cmd);
-        }
-    }
-
-    /// Every command propagated within `window` (MULTI/EXEC included).
-    pub fn drain(&mut self, window: Duration) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        let deadline = Instant::now() + window;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.next_command(left.max(Duration::from_millis(1))) {
-                Some(c) => out.push(c),
-                None => break,
-            }
-        }
-        out
-    }
-
-    /// Every command propagated before `SET key value` (MULTI/EXEC included), each
-    /// waited for up to 10 s; fails if that `SET` never comes.
-    pub fn until_set(&mut self, key: &str, value: &str) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        loop {
-            let c = self
-                .next_command(Duration::from_secs(10))
-                .unwrap_or_else(|| {
-                    panic!("SET {key} {value} never reached the stream; before it: {out:?}")
-                });
-            if c.len() == 3 && c[0].eq_ignore_ascii_case("SET") && c[1] == key && c[2] == value {
-                return out;
-            }
-            out.push(c);
-        }
-    }
-
-    /// Writes the marker `SET key label` on `con` (a connection to the tapped master)
-    /// and returns every command propagated before it (MULTI/EXEC included).
-    pub fn until_marker(
-        &mut self,
-        con: &mut Connection,
-        key: &str,
-        label: &str,
-    ) -> Vec<Vec<String>> {
-        let _: () = query!(con, "SET", key, label);
-        self.until_set(key, label)
-    }
-
-    fn read_command(&mut self) -> Option<Vec<String>> {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).ok()?;
-            if line.is_empty() {
-                return None;
-            }
-            if line.trim().is_empty() {
-                continue;
-            }
-            break;
-        }
-        let n: usize = line.trim_end().strip_prefix('*')?.parse().ok()?;
-        let mut parts = Vec::with_capacity(n);
-        for _ in 0..n {
-            line.clear();
-            self.reader.read_line(&mut line).ok()?;
-            let len: usize = line.trim_end().strip_prefix('$')?.parse().ok()?;
-            let mut buf = vec![0u8; len + 2];
-            self.reader.read_exact(&mut buf).ok()?;
-            buf.truncate(len);
-            parts.push(String::from_utf8_lossy(&buf).into_owned());
-        }
-        Some(parts)
-    }
-}
-/// Appends one command in RESP (an array of bulk strings) to `buf`.
-pub fn pack(buf: &mut Vec<u8>, args: &[&[u8]]) {
-    buf.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        buf.extend_from_slice(a);
-        buf.extend_from_slice(b"\r\n");
-    }
-}
-
-/// One command in RESP, for a bare socket.
-pub fn resp(args: &[&str]) -> Vec<u8> {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let mut out = Vec::new();
-    pack(&mut out, &args);
-    out
-}
-
-/// Whether a propagated command is a transaction's MULTI or EXEC.
-pub fn is_multi_exec(c: &[String]) -> bool {
-    c[0].eq_ignore_ascii_case("MULTI") || c[0].eq_ignore_ascii_case("EXEC")
-}
-
-/// Propagated commands without MULTI/EXEC.
-pub fn without_multi_exec(cmds: Vec<Vec<String>>) -> Vec<Vec<String>> {
-    cmds.into_iter().filter(|c| !is_multi_exec(c)).collect()
-}
-
 /// Bytes as text for failure messages: printable ASCII as is, the rest as `\xNN`.
 pub fn escape(b: &[u8]) -> String {
     let mut s = String::new();
@@ -874,4 +755,6 @@ pub mod payload_types;
 pub mod ranges;
 pub mod rate;
 pub mod server_ops;
+mod tap;
+pub use tap::*;
 pub mod waiter;
