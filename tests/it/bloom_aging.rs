@@ -45,11 +45,17 @@ fn add_spread(con: &mut Connection, key: &str, prefix: &str, count: u64, span: D
     }
 }
 
+/// An aging filter "seen" (capacity 1000, window `WINDOW`): the server's time when
+/// it was made.
+fn seen_filter(con: &mut Connection) -> i64 {
+    reserve_aging(con, "seen", 1000, WINDOW);
+    server_time_ms(con)
+}
+
 #[test]
 fn items_stay_for_the_window_and_go_after_its_slack() {
     let (_s, mut con) = Server::start_conn();
-    reserve_aging(&mut con, "seen", 1000, WINDOW);
-    let t0 = server_time_ms(&mut con);
+    let t0 = seen_filter(&mut con);
     assert_eq!(addx(&mut con, "seen", "page:1"), 1);
     assert_eq!(addx(&mut con, "seen", "page:1"), 0, "present again");
     let checked = server_time_ms(&mut con);
@@ -74,8 +80,7 @@ fn items_stay_for_the_window_and_go_after_its_slack() {
 #[test]
 fn an_item_added_again_starts_its_window_again() {
     let (_s, mut con) = Server::start_conn();
-    reserve_aging(&mut con, "seen", 1000, WINDOW);
-    let t0 = server_time_ms(&mut con);
+    let t0 = seen_filter(&mut con);
     assert_eq!(addx(&mut con, "seen", "a"), 1);
     // After the first block's slot, adding it again puts it in a newer block.
     sleep_until_server(&mut con, t0 + (WINDOW / 2) as i64 + 50);

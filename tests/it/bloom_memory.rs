@@ -17,6 +17,27 @@ fn rss_bytes(con: &mut Connection) -> u64 {
     kib * 1024
 }
 
+/// After `step` (RSS and used_memory were `before`): used_memory counts a filter of
+/// `size` bytes, but less than 1% of it is resident. Returns (RSS, used_memory).
+fn counted_not_resident(
+    con: &mut Connection,
+    (rss0, used0): (u64, u64),
+    size: u64,
+    step: &str,
+) -> (u64, u64) {
+    let (rss1, used1) = (rss_bytes(con), used_memory(con) as u64);
+    assert!(
+        used1 >= used0 + size * 99 / 100,
+        "{step}: used_memory must count the filter: {used0} -> {used1} for {size}"
+    );
+    assert!(
+        rss1 < rss0 + size / 100,
+        "{step} made {} of {size} bytes resident",
+        rss1.saturating_sub(rss0)
+    );
+    (rss1, used1)
+}
+
 #[test]
 fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
     let (_s, mut con) = Server::start_conn();
@@ -34,16 +55,7 @@ fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
         size > 110 << 20,
         "a 1e8 filter at 1% holds ~115 MiB of bits: {size}"
     );
-    let (rss1, used1) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
-    assert!(
-        used1 >= used0 + size * 99 / 100,
-        "used_memory must count the filter: {used0} -> {used1} for {size}"
-    );
-    assert!(
-        rss1 < rss0 + size / 100,
-        "reserve made {} of {size} bytes resident",
-        rss1.saturating_sub(rss0)
-    );
+    let (rss1, used1) = counted_not_resident(&mut con, (rss0, used0), size, "reserve");
     // Lookups of an untouched filter read the shared zero page.
     for i in 0..2000 {
         let found: i64 = query!(&mut con, "BF.EXISTSX", "big", i);
@@ -79,16 +91,7 @@ fn a_header_allocates_zeroed_and_loads_give_everything_back() {
     let size: u64 = query!(&mut con, "MEMORY", "USAGE", "big");
     let (rss0, used0) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
     let _: () = query!(&mut con, "BF.LOADCHUNKX", "part", 1, &header[..]);
-    let (rss1, used1) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
-    assert!(
-        used1 >= used0 + size * 99 / 100,
-        "used_memory must count the filter being loaded: {used0} -> {used1} for {size}"
-    );
-    assert!(
-        rss1 < rss0 + size / 100,
-        "the header made {} of {size} bytes resident",
-        rss1.saturating_sub(rss0)
-    );
+    let (_, used1) = counted_not_resident(&mut con, (rss0, used0), size, "the header");
     let _: i64 = query!(&mut con, "DEL", "part");
     assert!(
         (used_memory(&mut con) as u64) < used1 - size * 99 / 100,

@@ -32,10 +32,7 @@ fn a_value_is_fresh_then_stale_then_gone() {
     // Past the stale period the value is gone (the key lives on for the lease).
     sleep(Duration::from_millis(300));
     assert_eq!(get_lease(&mut con, "k", 5_000, &[]), (None, 0));
-    assert_eq!(
-        cache_set(&mut con, "k", "v2", 1_000, &["LEASE", &token.to_string()]),
-        1
-    );
+    assert_eq!(refresh(&mut con, "k", "v2", 1_000, token), 1);
     assert_eq!(cache_get(&mut con, "k", &[]).as_deref(), Some("v2"));
 }
 
@@ -146,18 +143,12 @@ fn a_del_or_a_lease_less_set_voids_the_lease() {
     let (_, t1) = get_lease(&mut con, "k", 5_000, &[]);
     let _: i64 = query!(&mut con, "DEL", "k");
     // The refresher read the source before the invalidation: it cannot store.
-    assert_eq!(
-        cache_set(&mut con, "k", "old", 1_000, &["LEASE", &t1.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "old", 1_000, t1), 0);
     assert!(!exists(&mut con, "k"));
     let (_, t2) = get_lease(&mut con, "k", 5_000, &[]);
     assert!(t2 > t1);
     assert_eq!(cache_set(&mut con, "k", "writer", 1_000, &[]), 1);
-    assert_eq!(
-        cache_set(&mut con, "k", "late", 1_000, &["LEASE", &t2.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "late", 1_000, t2), 0);
     assert_eq!(cache_get(&mut con, "k", &[]).as_deref(), Some("writer"));
 }
 
@@ -166,10 +157,7 @@ fn a_lease_that_ended_is_not_current() {
     let (_s, mut con) = Server::start_conn();
     let (_, t1) = get_lease(&mut con, "k", 100, &[]);
     sleep(Duration::from_millis(150));
-    assert_eq!(
-        cache_set(&mut con, "k", "late", 1_000, &["LEASE", &t1.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "late", 1_000, t1), 0);
     let (_, t2) = get_lease(&mut con, "k", 100, &[]);
     assert!(t2 > t1, "the next miss takes a new lease");
 }

@@ -76,16 +76,7 @@ fn rdb_restart_keeps_every_entry() {
         ),
         0
     );
-    assert_eq!(
-        cache_set(
-            &mut con,
-            "miss",
-            "x",
-            1_000,
-            &["LEASE", &miss_lease.to_string()]
-        ),
-        1
-    );
+    assert_eq!(refresh(&mut con, "miss", "x", 1_000, miss_lease), 1);
     // The fencing clock moved past the loaded tokens.
     let (_, next) = get_lease(&mut con, "new", 1_000, &[]);
     assert!(next > stale_lease.max(miss_lease));
@@ -189,16 +180,7 @@ fn a_promoted_replica_still_refuses_a_voided_lease() {
     master.sync_replicas(1);
     let mut r = replica.conn();
     let _: () = query!(&mut r, "REPLICAOF", "NO", "ONE");
-    assert_eq!(
-        cache_set(
-            &mut r,
-            "k",
-            "stale write",
-            1_000,
-            &["LEASE", &old.to_string()]
-        ),
-        0
-    );
+    assert_eq!(refresh(&mut r, "k", "stale write", 1_000, old), 0);
     assert_eq!(
         cache_set(
             &mut r,

@@ -21,16 +21,7 @@ fn a_set_hands_the_value_to_every_waiter() {
     wait_for_waiters(&mut con, "k", 5);
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 5);
     let t0 = Instant::now();
-    assert_eq!(
-        cache_set(
-            &mut con,
-            "k",
-            "computed",
-            10_000,
-            &["LEASE", &token.to_string()]
-        ),
-        1
-    );
+    assert_eq!(refresh(&mut con, "k", "computed", 10_000, token), 1);
     for w in waiters {
         let a = w.join();
         assert_eq!(a.lease(), (Some("computed".into()), 0));
@@ -59,10 +50,7 @@ fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
     assert!(waited < Duration::from_secs(3), "late: {waited:?}");
     assert_eq!(cache_info(&mut con, "k").unwrap()["lease"], token);
     // The new refresher stores: the second waiter gets the value.
-    assert_eq!(
-        cache_set(&mut con, "k", "v", 10_000, &["LEASE", &token.to_string()]),
-        1
-    );
+    assert_eq!(refresh(&mut con, "k", "v", 10_000, token), 1);
     assert_eq!(second.join().lease(), (Some("v".into()), 0));
 }
 
@@ -75,10 +63,7 @@ fn a_del_gives_the_refresh_to_the_oldest_waiter() {
     let (value, token) = w.join().lease();
     assert_eq!(value, None);
     assert!(token > first);
-    assert_eq!(
-        cache_set(&mut con, "k", "v", 1_000, &["LEASE", &first.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "v", 1_000, first), 0);
 }
 
 #[test]
@@ -96,12 +81,19 @@ fn the_timeout_answers_nil_and_no_lease() {
     assert_eq!(cache_info(&mut con, "k").unwrap()["waiters"], 0);
 }
 
+/// A client waiting on "k" (`CACHE.GET k LEASE 1000 WAIT 0`), queued, and its
+/// CLIENT ID (to unblock or kill it).
+fn unblockable(s: &Server, con: &mut Connection) -> (i64, Waiter) {
+    let (id, w) = Waiter::with_id(s, "k", &cache_args("k", 0, 1_000, 0));
+    wait_for_waiters(con, "k", 1);
+    (id, w)
+}
+
 #[test]
 fn client_unblock_answers_nil_and_no_lease() {
     let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
-    let (id, w) = Waiter::with_id(&s, "k", &cache_args("k", 0, 1_000, 0));
-    wait_for_waiters(&mut con, "k", 1);
+    let (id, w) = unblockable(&s, &mut con);
     let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", id);
     assert_eq!(n, 1);
     assert_eq!(w.join().lease(), (None, 0));
@@ -129,8 +121,7 @@ fn a_stale_value_is_served_at_once_even_with_wait() {
 fn a_waiter_that_disconnects_never_gets_the_lease() {
     let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 300, &[]);
-    let (id, lost) = Waiter::with_id(&s, "k", &cache_args("k", 0, 1_000, 0));
-    wait_for_waiters(&mut con, "k", 1);
+    let (id, lost) = unblockable(&s, &mut con);
     let live = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
     let n: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id);
     assert_eq!(n, 1);

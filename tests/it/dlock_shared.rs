@@ -34,15 +34,11 @@ fn acquire(
 #[test]
 fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     let (server, mut con) = lock_server();
-    let r1 = acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
-        .unwrap()
-        .expect("r1");
-    let r2 = acquire(&mut con, "rw", "r2", 30_000, &["shared"])
-        .unwrap()
-        .expect("r2");
+    let r1 = acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED"]).expect("r1");
+    let r2 = acquire_opts(&mut con, "rw", "r2", 30_000, &["shared"]).expect("r2");
     assert!(r2 > r1, "each shared grant its own, larger token");
     assert_eq!(
-        acquire(&mut con, "rw", "w", 30_000, &[]).unwrap(),
+        acquire_opts(&mut con, "rw", "w", 30_000, &[]),
         None,
         "a writer waits"
     );
@@ -56,11 +52,11 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     assert_eq!(holders, [("r1".into(), r1, 1), ("r2".into(), r2, 1)]);
     // A repeat by a holder keeps its token; REENTRANT adds a hold.
     assert_eq!(
-        acquire(&mut con, "rw", "r1", 30_000, &["SHARED"]).unwrap(),
+        acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED"]),
         Some(r1)
     );
     assert_eq!(
-        acquire(&mut con, "rw", "r1", 30_000, &["SHARED", "REENTRANT"]).unwrap(),
+        acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED", "REENTRANT"]),
         Some(r1)
     );
     assert_eq!(set_info(&mut con, "rw").unwrap().1[0], ("r1".into(), r1, 2));
@@ -69,7 +65,7 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     let w = Waiter::lock(&server, "rw", "w", 30_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(
-        acquire(&mut con, "rw", "r3", 30_000, &["SHARED"]).unwrap(),
+        acquire_opts(&mut con, "rw", "r3", 30_000, &["SHARED"]),
         None
     );
     assert_eq!(release(&mut con, "rw", "r2"), 1);
@@ -136,14 +132,10 @@ fn consecutive_shared_waiters_are_granted_together() {
 #[test]
 fn a_semaphore_admits_n_owners_in_fifo_order() {
     let (server, mut con) = lock_server();
-    let a = acquire(&mut con, "sem", "a", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .expect("a");
-    let b = acquire(&mut con, "sem", "b", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .expect("b");
+    let a = acquire_opts(&mut con, "sem", "a", 30_000, &["LIMIT", "2"]).expect("a");
+    let b = acquire_opts(&mut con, "sem", "b", 30_000, &["LIMIT", "2"]).expect("b");
     assert_eq!(
-        acquire(&mut con, "sem", "c", 30_000, &["LIMIT", "2"]).unwrap(),
+        acquire_opts(&mut con, "sem", "c", 30_000, &["LIMIT", "2"]),
         None
     );
     for opts in [&["LIMIT", "3"][..], &["SHARED"], &[]] {
@@ -212,18 +204,11 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
     let mut server = Server::start_plain_aof();
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
-    let r1 = acquire(&mut con, "rw", "r1", 600_000, &["SHARED"])
-        .unwrap()
-        .unwrap();
-    let r2 = acquire(&mut con, "rw", "r\u{0}2", 300_000, &["SHARED", "REENTRANT"])
-        .unwrap()
-        .unwrap();
-    let s1 = acquire(&mut con, "sem", "a", 600_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
-    acquire(&mut con, "sem", "b", 400_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let r1 = acquire_opts(&mut con, "rw", "r1", 600_000, &["SHARED"]).expect("granted");
+    let r2 = acquire_opts(&mut con, "rw", "r\u{0}2", 300_000, &["SHARED", "REENTRANT"])
+        .expect("granted");
+    let s1 = acquire_opts(&mut con, "sem", "a", 600_000, &["LIMIT", "3"]).expect("granted");
+    acquire_opts(&mut con, "sem", "b", 400_000, &["LIMIT", "3"]).expect("granted");
     assert_eq!(release(&mut con, "sem", "b"), 1);
     let v: Value = query!(&mut con, "DLOCK.GUARD", "rw", "r1", r1, "INCR", "n");
     assert_eq!(v, Value::Int(1));
@@ -254,9 +239,7 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
     assert_eq!(set_info(&mut con, "rw").unwrap().1, before.1);
     assert_eq!(set_info(&mut con, "sem").unwrap().1, sem_before.1);
     // New grants after the replay get larger tokens.
-    let s2 = acquire(&mut con, "sem", "c", 1_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let s2 = acquire_opts(&mut con, "sem", "c", 1_000, &["LIMIT", "3"]).expect("granted");
     assert!(s2 > s1 && s2 > r2);
     // A forged set is refused by the internal command's check and by RESTORE.
     let e: redis::RedisResult<Value> = cmd("DLOCK._SETS")
@@ -280,7 +263,7 @@ fn one_owner_waiting_twice_is_one_holder() {
     let mut server = Server::start();
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
-    acquire(&mut con, "rw", "x", 30_000, &[]).unwrap().unwrap();
+    acquire_opts(&mut con, "rw", "x", 30_000, &[]).expect("granted");
     let first = Waiter::lock_kind(&server, "rw", "a", 30_000, 0, SHARED);
     wait_waiting(&mut con, 1);
     let retry = Waiter::lock_kind(&server, "rw", "a", 30_000, 0, SHARED);
@@ -291,12 +274,8 @@ fn one_owner_waiting_twice_is_one_holder() {
     assert_eq!(t1, t2, "one grant per owner");
     assert_eq!(set_holders(&mut con, "rw"), [("a".into(), t1, 1)]);
     // A pipelined DEL and ACQUIRE by a waiting owner: also one holder.
-    acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .unwrap();
-    acquire(&mut con, "sem", "y", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .unwrap();
+    acquire_opts(&mut con, "sem", "x", 30_000, &["LIMIT", "2"]).expect("granted");
+    acquire_opts(&mut con, "sem", "y", 30_000, &["LIMIT", "2"]).expect("granted");
     let w = Waiter::lock_kind(&server, "sem", "b", 30_000, 0, &["LIMIT", "2"]);
     wait_waiting(&mut con, 1);
     let (_, mine): (i64, Option<i64>) = redis::pipe()
@@ -331,9 +310,7 @@ fn one_owner_waiting_twice_is_one_holder() {
 #[test]
 fn readers_behind_a_departed_writer_are_granted() {
     let (server, mut con) = lock_server();
-    acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
-        .unwrap()
-        .unwrap();
+    acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED"]).expect("granted");
     let writer = Waiter::lock(&server, "rw", "w", 30_000, 300);
     wait_waiting(&mut con, 1);
     let reader = Waiter::lock_kind(&server, "rw", "r2", 30_000, 5_000, SHARED);
@@ -369,13 +346,9 @@ fn readers_behind_a_departed_writer_are_granted() {
 #[test]
 fn pexpire_bounds_every_holder_past_the_next_change() {
     let (_server, mut con) = lock_server();
-    let ta = acquire(&mut con, "sem", "a", 60_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let ta = acquire_opts(&mut con, "sem", "a", 60_000, &["LIMIT", "3"]).expect("granted");
     let _: i64 = query!(&mut con, "PEXPIRE", "sem", 300);
-    let tb = acquire(&mut con, "sem", "b", 5_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let tb = acquire_opts(&mut con, "sem", "b", 5_000, &["LIMIT", "3"]).expect("granted");
     assert_eq!(
         set_holders(&mut con, "sem"),
         [("a".into(), ta, 1), ("b".into(), tb, 1)]
@@ -413,7 +386,7 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
     ];
     let mut tokens = Vec::new();
     for (key, kind) in kinds {
-        tokens.push(acquire(&mut con, key, "a", 100_000, kind).unwrap().unwrap());
+        tokens.push(acquire_opts(&mut con, key, "a", 100_000, kind).expect("granted"));
         let _: i64 = query!(&mut con, "PEXPIRE", key, 100);
     }
     let mut raw = RawConn::open(server.port);
@@ -456,6 +429,16 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
     );
 }
 
+/// A semaphore of one place, `key`, held by `x`, and `w` queued for it (WAIT
+/// `wait`): the server, a connection to it and the waiter.
+fn full_semaphore(key: &str, wait: i64) -> (Server, Connection, Waiter) {
+    let (server, mut con) = lock_server();
+    acquire_opts(&mut con, key, "x", 30_000, &["LIMIT", "1"]).expect("granted");
+    let w = Waiter::lock_kind(&server, key, "w", 30_000, wait, &["LIMIT", "1"]);
+    wait_waiting(&mut con, 1);
+    (server, con, w)
+}
+
 /// A request of another kind on a free key with waiters queued is refused
 /// before anything is handed over: inside MULTI the transaction replicates
 /// only its DEL, and the grant to the waiter comes after it, not in the
@@ -463,12 +446,7 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
 /// (Red team: the ACQUIRE that errored had granted the waiter first.)
 #[test]
 fn a_request_of_another_kind_changes_nothing() {
-    let (server, mut con) = lock_server();
-    acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "1"])
-        .unwrap()
-        .unwrap();
-    let w = Waiter::lock_kind(&server, "sem", "w", 30_000, 0, &["LIMIT", "1"]);
-    wait_waiting(&mut con, 1);
+    let (server, mut con, w) = full_semaphore("sem", 0);
     let mut tap = server.replication_tap();
     let mut raw = RawConn::open(server.port);
     raw.call(&["MULTI"]);
@@ -510,7 +488,7 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     for (key, kind) in [("sem", &["LIMIT", "1"][..]), ("plain", &[][..])] {
-        acquire(&mut con, key, "x", 30_000, kind).unwrap().unwrap();
+        acquire_opts(&mut con, key, "x", 30_000, kind).expect("granted");
         let waiter = |owner: &str| {
             let mut opts = vec!["REENTRANT"];
             opts.extend_from_slice(kind);
@@ -551,20 +529,10 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
 /// an error. (Red team, after the fix above.)
 #[test]
 fn a_held_key_answers_by_its_own_kind() {
-    let (server, mut con) = lock_server();
-    acquire(&mut con, "a", "x", 30_000, &["LIMIT", "1"])
-        .unwrap()
-        .unwrap();
-    let w = Waiter::lock_kind(&server, "a", "w", 30_000, 5_000, &["LIMIT", "1"]);
-    wait_waiting(&mut con, 1);
-    acquire(&mut con, "b", "r1", 400, &["SHARED"])
-        .unwrap()
-        .unwrap();
+    let (_server, mut con, w) = full_semaphore("a", 5_000);
+    acquire_opts(&mut con, "b", "r1", 400, &["SHARED"]).expect("granted");
     ok(&mut con, cmd("RENAME").arg("b").arg("a"));
-    assert_eq!(
-        acquire(&mut con, "a", "r2", 1_000, &["SHARED"]).unwrap(),
-        None
-    );
+    assert_eq!(acquire_opts(&mut con, "a", "r2", 1_000, &["SHARED"]), None);
     // Once the reader's lease ends the key is free and the waiter gets it.
     let (t, _) = w.granted("the semaphore's waiter");
     assert_eq!(set_holders(&mut con, "a"), [("w".into(), t, 1)]);

@@ -2,7 +2,7 @@
 //! after its command (module class `d`); calls that change nothing emit none.
 
 use crate::common::bloom::{loadchunks, madd_range, scandump};
-use crate::common::cache::{cache_get, cache_set, get_lease};
+use crate::common::cache::{cache_get, cache_set, get_lease, refresh};
 use crate::common::dlock::*;
 use crate::common::waiter::*;
 use crate::common::*;
@@ -203,10 +203,7 @@ fn cache_writes_emit_events() {
     for _ in 0..2 {
         cache_get(&mut con, "c", &["HOT", "2", "1000", "EXTEND", "600000"]);
     }
-    assert_eq!(
-        cache_set(&mut con, "m", "v", 1_000, &["LEASE", &token.to_string()]),
-        1
-    );
+    assert_eq!(refresh(&mut con, "m", "v", 1_000, token), 1);
     assert_eq!(
         events.drain(),
         pairs(&[

@@ -173,28 +173,17 @@ fn cost_zero_and_denied_calls_write_nothing() {
 #[test]
 fn partial_refill_waits_are_exact() {
     let (mut s, mut con) = Server::start_conn();
-    let r = rl_pipe(
-        &mut con,
-        &[
-            &["RL.TOKEN", "t", "2/3s", "2", "COST", "2"],
-            &["RL.TOKEN", "t", "2/3s", "2"],
-        ],
-    );
-    assert_eq!(r[0], vec![1, 0, 0, 3000], "token spend all");
-    assert_eq!(&r[1][..2], &[0, 0], "token denied: {r:?}");
-    assert_near(r[1][2], 1500, 20, "token wait for one of 2/3s");
-    assert_near(r[1][3], 3000, 20, "token reset");
-
-    let r = rl_pipe(
-        &mut con,
-        &[
-            &["RL.LEAKY", "l", "2/3s", "2", "COST", "2"],
-            &["RL.LEAKY", "l", "2/3s", "2"],
-        ],
-    );
-    assert_eq!(r[0], vec![1, 0, 0, 3000], "leaky fill");
-    assert_eq!(&r[1][..2], &[0, 0], "leaky denied: {r:?}");
-    assert_near(r[1][2], 1500, 20, "leaky wait for one of 2/3s");
+    // A token bucket and a leaky bucket of 2 per 3 s, used up: one more in 1.5 s.
+    for (name, key, what) in [("RL.TOKEN", "t", "token"), ("RL.LEAKY", "l", "leaky")] {
+        let use_all: &[&str] = &[name, key, "2/3s", "2", "COST", "2"];
+        let r = rl_pipe(&mut con, &[use_all, &use_all[..4]]);
+        assert_eq!(r[0], vec![1, 0, 0, 3000], "{what}: all used");
+        assert_eq!(&r[1][..2], &[0, 0], "{what} denied: {r:?}");
+        assert_near(r[1][2], 1500, 20, &format!("{what} wait for one of 2/3s"));
+        if name == "RL.TOKEN" {
+            assert_near(r[1][3], 3000, 20, "token reset");
+        }
+    }
 
     // Leaky: level 3 of 3 draining 1/s; 2 more fit once the level is 1.
     let r = rl_pipe(

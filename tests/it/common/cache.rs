@@ -13,6 +13,12 @@ pub fn cache_set(con: &mut Connection, key: &str, value: &str, ttl: i64, opts: &
     try_cache_set(con, key, value, ttl, opts).expect("CACHE.SET")
 }
 
+/// A refresher's `CACHE.SET key value ttl LEASE token`: 1 stored, 0 refused (the
+/// lease is not current).
+pub fn refresh(con: &mut Connection, key: &str, value: &str, ttl: i64, token: i64) -> i64 {
+    cache_set(con, key, value, ttl, &["LEASE", &token.to_string()])
+}
+
 /// `CACHE.SET` whose error is the caller's to check.
 pub fn try_cache_set(
     con: &mut Connection,
