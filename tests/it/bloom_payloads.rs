@@ -9,7 +9,7 @@
 use crate::common::bloom::*;
 use crate::common::payload::*;
 use crate::common::payload_checks::{exercise, Findings};
-use crate::common::payload_forgeries::forge_fields;
+use crate::common::payload_forgeries::{forge_fields, odd_layer_counts};
 use crate::common::payload_types::Ty;
 use crate::common::*;
 
@@ -27,17 +27,7 @@ fn forge(rng: &mut Rng, d: &Dump, kind: usize) -> Dump {
         3..=5 => forge_fields(rng, &mut d, kind),
         // Layer count.
         6 => {
-            let c = rng.pick(&[
-                0,
-                layers as u64 + 1,
-                layers as u64 - 1,
-                64,
-                65,
-                1000,
-                1 << 32,
-                1 << 62,
-                u64::MAX,
-            ]);
+            let c = rng.pick(&odd_layer_counts(layers, true));
             d.fields[2] = Field::U(c);
         }
         // Capacities (and items to match).

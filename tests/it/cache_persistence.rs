@@ -142,9 +142,7 @@ fn dump_restore_and_copy_keep_an_entry() {
 
 #[test]
 fn a_replica_holds_the_same_entries_and_leases() {
-    let master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut m = master.conn();
+    let (master, replica, mut m) = Server::start_replicated();
     let (stale_lease, _) = workload(&mut m);
     master.sync_replicas(1);
     let mut r = replica.conn();
@@ -171,9 +169,7 @@ fn a_replica_holds_the_same_entries_and_leases() {
 
 #[test]
 fn a_promoted_replica_still_refuses_a_voided_lease() {
-    let master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut m = master.conn();
+    let (master, replica, mut m) = Server::start_replicated();
     let (_, old) = get_lease(&mut m, "k", 600_000, &[]);
     cache_set(&mut m, "k", "invalidated", 600_000, &["VERSION", "3"]);
     let (_, current) = get_lease(&mut m, "k", 600_000, &["MINVERSION", "4"]);
@@ -298,9 +294,7 @@ fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
 /// gives the next lease to another whose MINVERSION it does not meet.
 #[test]
 fn hand_offs_reach_the_replica() {
-    let master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut m = master.conn();
+    let (master, replica, mut m) = Server::start_replicated();
     let (_, first) = get_lease(&mut m, "k", 200, &[]);
     let (value, handed) = Waiter::cache(&master, "k", "k", 0, 60_000, 10_000)
         .join()

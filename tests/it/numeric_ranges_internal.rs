@@ -170,6 +170,13 @@ fn internal_error(c: &[Vec<u8>]) -> String {
 /// its declared arity) answers that or Redis's arity error. Afterwards no fresh key
 /// exists, the dataset digest is the one before, and a lock on another key is still
 /// granted.
+/// The internal commands a rewritten AOF holds for the populated keys.
+fn internal_names() -> BTreeSet<String> {
+    ["bf._loadx", "dlock._set", "rl._set"]
+        .map(String::from)
+        .into()
+}
+
 #[test]
 fn internal_commands_are_refused_from_clients() {
     let server = Server::start_plain_aof();
@@ -182,9 +189,7 @@ fn internal_commands_are_refused_from_clients() {
     let names: BTreeSet<String> = from_aof.iter().map(|c| name_of(c)).collect();
     assert_eq!(
         names,
-        ["bf._loadx", "dlock._set", "rl._set"]
-            .map(String::from)
-            .into(),
+        internal_names(),
         "internal commands in the rewritten AOF"
     );
 
@@ -367,9 +372,7 @@ fn internal_commands_apply_on_aof_replay() {
         .collect();
     assert_eq!(
         names,
-        ["bf._loadx", "dlock._set", "rl._set"]
-            .map(String::from)
-            .into(),
+        internal_names(),
         "internal commands in the rewritten AOF"
     );
     let mut con = conn_t(&server);

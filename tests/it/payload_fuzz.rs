@@ -62,14 +62,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let (mut total, mut accepted, mut refused) = (0usize, 0usize, 0usize);
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
-    for ty in [
-        Ty::Lock,
-        Ty::LockSet,
-        Ty::Filter,
-        Ty::Loading,
-        Ty::Limiter,
-        Ty::Cache,
-    ] {
+    for ty in Ty::ALL {
         let all = [&lock, &lock_set, &filter, &loading, &limiter, &cache];
         let bases: &[Base] = match ty {
             Ty::Lock => &lock,

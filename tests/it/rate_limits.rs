@@ -218,9 +218,7 @@ fn every_family_keeps_what_was_used_when_its_parameters_change() {
 
 #[test]
 fn several_limits_replicate_as_one_effect() {
-    let mut master = Server::start();
-    let mut replica = master.start_replica(&[], &[]);
-    let mut con = master.conn();
+    let (mut master, mut replica, mut con) = Server::start_replicated();
     let before = warden_stat(&mut con, "effects_in_place");
     // Eight limits with the longest numbers a call writes.
     let mut args = vec!["RL.TOKEN", "big"];

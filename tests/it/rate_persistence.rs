@@ -40,16 +40,7 @@ fn populate(con: &mut Connection) -> Vec<&'static str> {
         &["RL.GCRA", "p:lim", "0", "1", "600"],
         // Several limits in one key: 3 of 5 per hour used, 3 of 4 per day.
         &["RL.TOKEN", "p:limits", "1/h", "5", "1/d", "4", "COST", "3"],
-        &[
-            "RL.WINDOW",
-            "p:windows",
-            "10",
-            "3600000",
-            "4",
-            "1d",
-            "COST",
-            "3",
-        ],
+        &windows_call("3"),
     ];
     for r in rl_pipe(con, calls) {
         assert_eq!(r[0], if r.len() == 4 { 1 } else { 0 }, "setup call allowed");
@@ -126,19 +117,7 @@ fn assert_populated_decisions(con: &mut Connection, when: &str) {
         "{when}: p:limits waits for the day: {t:?}"
     );
     // p:windows: 3 counted in both windows, 1 left in the second.
-    let w = rl(
-        con,
-        &[
-            "RL.WINDOW",
-            "p:windows",
-            "10",
-            "3600000",
-            "4",
-            "1d",
-            "COST",
-            "0",
-        ],
-    );
+    let w = rl(con, &windows_call("0"));
     assert_eq!(&w[..2], &[1, 1], "{when}: p:windows: {w:?}");
 }
 
@@ -336,9 +315,7 @@ enum Expect {
 
 #[test]
 fn replication_sends_absolute_state_and_replicas_match() {
-    let mut master = Server::start();
-    let mut replica = master.start_replica(&[], &[]);
-    let mut con = master.conn();
+    let (mut master, mut replica, mut con) = Server::start_replicated();
     active_expire_off(&mut con);
     let mut tap = master.replication_tap();
 
@@ -476,4 +453,18 @@ fn replication_sends_absolute_state_and_replicas_match() {
         "RL._SET must be `RL._SET key kind:n:limits…:pxat_ms` (3 arguments); got:\n{}",
         layout_violations.join("\n")
     );
+}
+
+/// `RL.WINDOW p:windows` with two limits (10 an hour, 4 a day) and `COST cost`.
+fn windows_call(cost: &'static str) -> [&'static str; 8] {
+    [
+        "RL.WINDOW",
+        "p:windows",
+        "10",
+        "3600000",
+        "4",
+        "1d",
+        "COST",
+        cost,
+    ]
 }

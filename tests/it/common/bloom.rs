@@ -3,6 +3,8 @@
 
 use super::*;
 
+use std::ops::Range;
+
 /// The error of an add to a full non-scaling filter.
 pub const FULL: &str = "ERR non scaling filter is full";
 /// The error of a filter that would exceed `bf-max-bytes`.
@@ -131,25 +133,19 @@ pub fn count_ones_over<K: redis::ToRedisArgs + Copy>(
     ones
 }
 
+/// A key of the range helpers: any key argument that is Copy.
+pub trait Key: redis::ToRedisArgs + Copy {}
+impl<T: redis::ToRedisArgs + Copy> Key for T {}
+
 /// Adds `prefix{i}` for every i in `range` with pipelined MADDX batches;
 /// returns how many were new.
-pub fn madd_range<K: redis::ToRedisArgs + Copy>(
-    con: &mut Connection,
-    key: K,
-    prefix: &str,
-    range: std::ops::Range<u64>,
-) -> u64 {
+pub fn madd_range(con: &mut Connection, key: impl Key, prefix: &str, range: Range<u64>) -> u64 {
     count_ones_over(con, "BF.MADDX", key, prefix, range)
 }
 
 /// How many of `prefix{i}` for i in `range` the filter answers 1 for.
-pub fn mexists_range<K: redis::ToRedisArgs + Copy>(
-    con: &mut Connection,
-    key: K,
-    prefix: &str,
-    range: std::ops::Range<u64>,
-) -> u64 {
-    count_ones_over(con, "BF.MEXISTSX", key, prefix, range)
+pub fn mexists_range(con: &mut Connection, key: impl Key, pre: &str, range: Range<u64>) -> u64 {
+    count_ones_over(con, "BF.MEXISTSX", key, pre, range)
 }
 
 /// An integer reply.

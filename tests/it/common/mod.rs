@@ -124,6 +124,14 @@ impl Server {
         Server::start_with(&[], &[])
     }
 
+    /// Starts a master, a replica of it, and opens a connection to the master.
+    pub fn start_replicated() -> (Server, Server, Connection) {
+        let master = Server::start();
+        let replica = master.start_replica(&[], &[]);
+        let con = master.conn();
+        (master, replica, con)
+    }
+
     /// Starts a server with an AOF of plain commands (no RDB preamble): what it
     /// replays on a restart is the commands' text.
     pub fn start_plain_aof() -> Server {

@@ -39,18 +39,19 @@ impl Ty {
         }
     }
 
+    /// Every warden type.
+    pub const ALL: [Ty; 6] = [
+        Ty::Lock,
+        Ty::LockSet,
+        Ty::Filter,
+        Ty::Loading,
+        Ty::Limiter,
+        Ty::Cache,
+    ];
+
     /// The type of a value whose TYPE is `name`, if a warden type.
     pub fn of(name: &str) -> Option<Ty> {
-        [
-            Ty::Lock,
-            Ty::LockSet,
-            Ty::Filter,
-            Ty::Loading,
-            Ty::Limiter,
-            Ty::Cache,
-        ]
-        .into_iter()
-        .find(|t| t.name() == name)
+        Ty::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The encoding version the module writes for this type.

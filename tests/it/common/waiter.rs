@@ -331,6 +331,16 @@ impl Answer {
         })
     }
 
+    /// Fails unless the answer came less than `limit` after `since`.
+    pub fn assert_within(&self, since: Instant, limit: Duration, what: &str) {
+        let after = self.at.saturating_duration_since(since);
+        assert!(
+            after < limit,
+            "{what}: {} answered {after:?} after it",
+            self.name
+        );
+    }
+
     /// The text of an error answer; fails on any other answer.
     pub fn error(&self) -> &str {
         match &self.reply {
