@@ -571,9 +571,9 @@ pub fn dump<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Vec<u8> {
 }
 
 /// A table of calls and the errors they must answer, one a line: the call's words
-/// (split at white space), `=>`, the error's text. Blank lines and lines starting
-/// with `#` (comments) are passed over. One line a case, where a slice of tuples
-/// takes four.
+/// (split at white space; `""` is an empty word), `=>`, the error's text. Blank lines
+/// and lines starting with `#` (comments) are passed over. One line a case, where a
+/// slice of tuples takes four.
 pub fn refusals(table: &'static str) -> Vec<(Vec<&'static str>, &'static str)> {
     table
         .lines()
@@ -583,7 +583,8 @@ pub fn refusals(table: &'static str) -> Vec<(Vec<&'static str>, &'static str)> {
             let (call, error) = l
                 .split_once("=>")
                 .unwrap_or_else(|| panic!("no `=>` in the case {l:?}"));
-            (call.split_whitespace().collect(), error.trim())
+            let word = |w: &'static str| if w == "\"\"" { "" } else { w };
+            (call.split_whitespace().map(word).collect(), error.trim())
         })
         .collect()
 }
