@@ -177,13 +177,7 @@ fn bad_aging_options_are_errors_that_change_nothing() {
         assert!(!exists(&mut con, "k"), "{extra:?} created the key");
     }
     // AGE is an option of BF.RESERVEX only.
-    let c = cmd("BF.INSERTX")
-        .arg("k")
-        .arg("AGE")
-        .arg("1000")
-        .arg("ITEMS")
-        .arg("a")
-        .clone();
+    let c = cmd_of!("BF.INSERTX", "k", "AGE", "1000", "ITEMS", "a");
     assert_eq!(expect_err(&mut con, &c), "ERR syntax error");
     // The internal add is not for clients.
     reserve_aging(&mut con, "f", 100, 1000);

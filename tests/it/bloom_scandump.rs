@@ -442,12 +442,7 @@ fn a_key_being_loaded_is_never_a_filter() {
         cmd("BF.ADDX").arg("p").arg("x").clone(),
         cmd("BF.MADDX").arg("p").arg("x").arg("y").clone(),
         cmd("BF.INSERTX").arg("p").arg("ITEMS").arg("x").clone(),
-        cmd("BF.INSERTX")
-            .arg("p")
-            .arg("NOCREATE")
-            .arg("ITEMS")
-            .arg("x")
-            .clone(),
+        cmd_of!("BF.INSERTX", "p", "NOCREATE", "ITEMS", "x"),
         cmd("BF.RESERVEX").arg("p").arg(0.01).arg(100).clone(),
         cmd("BF.INFOX").arg("p").clone(),
         cmd("BF.INFOX").arg("p").arg("SIZE").clone(),

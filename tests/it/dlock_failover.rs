@@ -301,58 +301,20 @@ fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
     require_replicas(&master, 2, 10);
     let digest_before = db_digest(&mut con);
     let refused: Vec<(&str, redis::Cmd)> = vec![
-        (
-            "ACQUIRE",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:new")
-                .arg("a")
-                .arg(1000)
-                .clone(),
-        ),
+        ("ACQUIRE", cmd_of!("DLOCK.ACQUIRE", "lock:new", "a", 1000)),
         (
             "ACQUIRE WAIT",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:held")
-                .arg("b")
-                .arg(1000)
-                .arg("WAIT")
-                .arg(100)
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", "lock:held", "b", 1000, "WAIT", 100),
         ),
-        (
-            "repeat",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:held")
-                .arg("a")
-                .arg(1000)
-                .clone(),
-        ),
+        ("repeat", cmd_of!("DLOCK.ACQUIRE", "lock:held", "a", 1000)),
         (
             "SHARED",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:r")
-                .arg("a")
-                .arg(1000)
-                .arg("SHARED")
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", "lock:r", "a", 1000, "SHARED"),
         ),
-        (
-            "EXTEND",
-            cmd("DLOCK.EXTEND")
-                .arg("lock:held")
-                .arg("a")
-                .arg(1000)
-                .clone(),
-        ),
+        ("EXTEND", cmd_of!("DLOCK.EXTEND", "lock:held", "a", 1000)),
         (
             "GUARD",
-            cmd("DLOCK.GUARD")
-                .arg("lock:held")
-                .arg("a")
-                .arg(held)
-                .arg("INCR")
-                .arg("n")
-                .clone(),
+            cmd_of!("DLOCK.GUARD", "lock:held", "a", held, "INCR", "n"),
         ),
     ];
     for (what, c) in &refused {

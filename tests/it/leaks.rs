@@ -49,6 +49,19 @@ struct Load {
 }
 
 impl Load {
+    /// The server, its load's connections closed (their clients gone).
+    fn into_server(self) -> Server {
+        let Load {
+            server,
+            con,
+            waiters,
+            ..
+        } = self;
+        drop(con);
+        drop(waiters);
+        server
+    }
+
     fn new(server: Server, seed: u64) -> Load {
         let con = timed(server.conn(), READ_TIMEOUT);
         let waiters = (0..WAITERS)
@@ -166,30 +179,17 @@ impl Load {
                         13 => {
                             let cap = r.pick(&["100", "1000", "10000", "100000"]);
                             let rate = r.pick(&["0.01", "0.001", "0.1"]);
+                            let mut args: Vec<&[u8]> = vec![b"BF.RESERVEX", key.as_bytes()];
+                            args.extend([rate.as_bytes(), cap.as_bytes()]);
                             if r.chance(1, 4) {
-                                pack(
-                                    &mut buf,
-                                    &[
-                                        b"BF.RESERVEX",
-                                        key.as_bytes(),
-                                        rate.as_bytes(),
-                                        cap.as_bytes(),
-                                        b"NONSCALING",
-                                    ],
-                                );
+                                args.push(b"NONSCALING");
                             } else {
-                                pack(
-                                    &mut buf,
-                                    &[
-                                        b"BF.RESERVEX",
-                                        key.as_bytes(),
-                                        rate.as_bytes(),
-                                        cap.as_bytes(),
-                                        b"EXPANSION",
-                                        r.pick(&["1", "2", "4"]).as_bytes(),
-                                    ],
-                                );
+                                args.extend([
+                                    &b"EXPANSION"[..],
+                                    r.pick(&["1", "2", "4"]).as_bytes(),
+                                ]);
                             }
+                            pack(&mut buf, &args);
                         }
                         14 => pack(
                             &mut buf,
@@ -533,14 +533,7 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let mut load = Load::new(server, 0x1ea4_0000_0000_0001);
     load.run((ops / 20).max(20_000), false);
     let warm_ops = load.ops;
-    let Load {
-        server,
-        con,
-        waiters,
-        ..
-    } = load;
-    drop(con);
-    drop(waiters);
+    let server = load.into_server();
     let (baseline, con) = settle_and_measure(&server);
     drop(con);
     let warm_time = started.elapsed();
@@ -566,14 +559,7 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let peak = memory_field(&mut con, "used_memory");
     let filters_before_flush = warden_stat(&mut con, "bf_filters");
     drop(con);
-    let Load {
-        server,
-        con,
-        waiters,
-        ..
-    } = load;
-    drop(con);
-    drop(waiters);
+    let server = load.into_server();
     let mut server = server;
     let (after, mut con) = settle_and_measure(&server);
 

@@ -23,6 +23,17 @@ macro_rules! query {
 }
 pub(crate) use query;
 
+/// `cmd_of!(NAME, arg, …)`: the command as a `redis::Cmd`, built and not sent — one
+/// line where a `cmd(…).arg(…)….clone()` chain takes six.
+macro_rules! cmd_of {
+    ($name:expr $(, $arg:expr)* $(,)?) => {{
+        let c = &mut redis::cmd($name);
+        $(c.arg($arg);)*
+        c.clone()
+    }};
+}
+pub(crate) use cmd_of;
+
 /// The reply to `c` as the type the caller asks for; fails with the command's text on
 /// an error reply (the body of `query!`).
 pub fn query_cmd<T: redis::FromRedisValue>(
