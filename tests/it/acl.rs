@@ -58,32 +58,16 @@ fn the_readme_recipe_keeps_clients_off_internal_commands() {
             "the README's recipe does not name {name}: {recipe:?}"
         );
     }
-    let _: () = cmd("ACL")
-        .arg(&recipe)
-        .query(&mut admin)
-        .expect("ACL SETUSER");
+    let _: () = query!(&mut admin, "ACL", &recipe);
     let mut app = server.conn();
-    let _: () = cmd("AUTH")
-        .arg("app")
-        .arg("secret")
-        .query(&mut app)
-        .expect("AUTH");
-    let t: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("k")
-        .arg("me")
-        .arg(1000)
-        .query(&mut app)
-        .expect("app may lock");
+    let _: () = query!(&mut app, "AUTH", "app", "secret");
+    let t: Option<i64> = query!(&mut app, "DLOCK.ACQUIRE", "k", "me", 1000);
     assert!(t.is_some());
-    let added: i64 = cmd("BF.ADDX").arg("f").arg("x").query(&mut app).unwrap();
+    let added: i64 = query!(&mut app, "BF.ADDX", "f", "x");
     assert_eq!(added, 1);
     for name in &internal {
         // As many arguments as its arity asks (Redis checks arity before ACL).
-        let info: Value = cmd("COMMAND")
-            .arg("INFO")
-            .arg(name)
-            .query(&mut admin)
-            .expect("COMMAND INFO");
+        let info: Value = query!(&mut admin, "COMMAND", "INFO", name);
         let arity = match &info {
             Value::Array(rows) => match rows.first() {
                 Some(Value::Array(row)) => match row.get(1) {
@@ -111,8 +95,7 @@ fn the_readme_recipe_keeps_clients_off_internal_commands() {
 /// (Redis 7.0) the module loads and registers none.
 #[test]
 fn each_family_has_an_acl_category_where_the_server_has_them() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (_server, mut con) = Server::start_conn();
     let all = categories(&mut con);
     if !has_module_categories(&mut con) {
         for family in ["dlock", "bloom", "ratelimit"] {

@@ -89,7 +89,7 @@ fn spawn_db_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> Wait
         .expect("connect");
     con.set_read_timeout(Some(READ_TIMEOUT))
         .expect("read timeout");
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut con).expect("CLIENT ID");
+    let id: i64 = query!(&mut con, "CLIENT", "ID");
     let (key, owner_s) = (key.to_string(), owner.to_string());
     let handle = thread::spawn(move || {
         let r = cmd("DLOCK.ACQUIRE")
@@ -136,12 +136,7 @@ fn spawn_db_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> Wait
 /// `holder` takes `key` on `con`; then `WAITERS` waiters queue behind it, in
 /// order (each one is blocked before the next is started).
 fn queue_waiters(con: &mut Connection, port: u16, db: i64, key: &str, tag: &str) -> Vec<Waiter> {
-    let t: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg("holder")
-        .arg(HOLDER_TTL)
-        .query(con)
-        .expect("holder acquires");
+    let t: Option<i64> = query!(con, "DLOCK.ACQUIRE", key, "holder", HOLDER_TTL);
     assert!(t.is_some(), "{tag}: the holder got the lock");
     let base = waiting(con);
     (0..WAITERS)
@@ -237,17 +232,12 @@ fn assert_fifo(reports: &[Report], what: &str) {
 }
 
 fn lock_owner(con: &mut Connection, key: &str) -> Option<String> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let v: Value = query!(con, "DLOCK.INFO", key);
     owner_of(&v)
 }
 
 fn client_kill(con: &mut Connection, id: i64) {
-    let n: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id)
-        .query(con)
-        .expect("CLIENT KILL");
+    let n: i64 = query!(con, "CLIENT", "KILL", "ID", id);
     assert_eq!(n, 1, "CLIENT KILL ID {id}");
 }
 
@@ -259,8 +249,7 @@ fn client_kill(con: &mut Connection, id: i64) {
 /// then served, oldest first, each releasing in turn.
 #[test]
 fn flush_serves_every_waiter_in_order() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     for flush in [
         &["FLUSHALL"][..],
         &["FLUSHALL", "ASYNC"],
@@ -270,10 +259,7 @@ fn flush_serves_every_waiter_in_order() {
         let what = flush.join(" ");
         let key = "flush:lock";
         let waiters = queue_waiters(&mut con, server.port, 0, key, &what.replace(' ', "-"));
-        let _: () = cmd(flush[0])
-            .arg(&flush[1..])
-            .query(&mut con)
-            .expect("flush");
+        let _: () = query!(&mut con, flush[0], &flush[1..]);
         let reports = join_waiters(waiters);
         assert_none_hung(&reports, &what);
         assert!(
@@ -307,12 +293,11 @@ fn flush_serves_every_waiter_in_order() {
 /// its lock in db 1.
 #[test]
 fn swapdb_answers_every_waiter() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let key = "swap:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "swapdb");
     let swapped_at = Instant::now();
-    let _: () = cmd("SWAPDB").arg(0).arg(1).query(&mut con).expect("SWAPDB");
+    let _: () = query!(&mut con, "SWAPDB", 0, 1);
     let reports = join_waiters(waiters);
     let longest = reports
         .iter()
@@ -322,7 +307,7 @@ fn swapdb_answers_every_waiter() {
     assert_grants_consistent(&reports, "SWAPDB 0 1");
     assert_fifo(&reports, "SWAPDB 0 1");
     wait_waiting_for(&mut con, 0, "SWAPDB 0 1");
-    let _: () = cmd("SELECT").arg(1).query(&mut con).expect("SELECT");
+    let _: () = query!(&mut con, "SELECT", 1);
     assert_eq!(
         lock_owner(&mut con, key).as_deref(),
         Some("holder"),
@@ -338,24 +323,14 @@ fn swapdb_answers_every_waiter() {
 /// served in order when the holder releases.
 #[test]
 fn client_unblock_answers_the_waiter() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let key = "unblock:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "unblock");
     let (w1, w3) = (waiters[1].id, waiters[3].id);
-    let n: i64 = cmd("CLIENT")
-        .arg("UNBLOCK")
-        .arg(w1)
-        .query(&mut con)
-        .expect("CLIENT UNBLOCK");
+    let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", w1);
     assert_eq!(n, 1, "CLIENT UNBLOCK of a blocked DLOCK.ACQUIRE");
     wait_waiting_for(&mut con, 4, "after CLIENT UNBLOCK");
-    let n: i64 = cmd("CLIENT")
-        .arg("UNBLOCK")
-        .arg(w3)
-        .arg("ERROR")
-        .query(&mut con)
-        .expect("CLIENT UNBLOCK ERROR");
+    let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", w3, "ERROR");
     assert_eq!(n, 1, "CLIENT UNBLOCK ERROR of a blocked DLOCK.ACQUIRE");
     wait_waiting_for(&mut con, 3, "after CLIENT UNBLOCK ERROR");
     assert_eq!(release(&mut con, key, "holder"), 1);
@@ -387,8 +362,7 @@ fn client_unblock_answers_the_waiter() {
 /// a released lock free.
 #[test]
 fn client_kill_of_waiters() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (server, mut con) = Server::start_conn();
     let key = "kill:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "kill");
     client_kill(&mut con, waiters[0].id);
@@ -449,11 +423,7 @@ fn becoming_a_replica_unblocks_waiters() {
     let mut con = master.conn();
     let key = "role:lock";
     let waiters = queue_waiters(&mut con, master.port, 0, key, "role");
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", other.port);
     let reports = join_waiters(waiters);
     assert_none_hung(&reports, "REPLICAOF");
     for r in &reports {
@@ -472,17 +442,8 @@ fn becoming_a_replica_unblocks_waiters() {
         None,
         "synced from an empty master"
     );
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .expect("REPLICAOF NO ONE");
-    let t: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg("again")
-        .arg(1000)
-        .query(&mut con)
-        .expect("acquire after promotion");
+    let _: () = query!(&mut con, "REPLICAOF", "NO", "ONE");
+    let t: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", key, "again", 1000);
     assert!(t.is_some());
     let mut m = master;
     m.assert_alive();
@@ -570,11 +531,7 @@ fn check_after_slot_move(cluster: &Cluster, m: &SlotMove, reports: &[Report]) {
         }
     }
     let mut s = cluster.conn(src);
-    let left: i64 = cmd("CLUSTER")
-        .arg("COUNTKEYSINSLOT")
-        .arg(slot)
-        .query(&mut s)
-        .expect("COUNTKEYSINSLOT");
+    let left: i64 = query!(&mut s, "CLUSTER", "COUNTKEYSINSLOT", slot);
     assert_eq!(
         left,
         0,
@@ -645,13 +602,7 @@ fn slot_move_answers_waiters() {
         let src_id = cluster.node_id(src);
         let dst_id = cluster.node_id(dst);
         let mut d = cluster.conn(dst);
-        let _: () = cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg("IMPORTING")
-            .arg(&src_id)
-            .query(&mut d)
-            .expect("SETSLOT IMPORTING");
+        let _: () = query!(&mut d, "CLUSTER", "SETSLOT", slot, "IMPORTING", &src_id);
         let r: redis::RedisResult<()> = cmd("CLUSTER")
             .arg("SETSLOT")
             .arg(slot)

@@ -32,8 +32,7 @@ fn fill_to_capacity(con: &mut Connection, key: &str, capacity: i64) {
 
 #[test]
 fn seed_scenario() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(existsx(&mut con, "bf-test", "test1"), 0);
     assert_eq!(addx(&mut con, "bf-test", "test1"), 1);
     assert_eq!(existsx(&mut con, "bf-test", "test1"), 1);
@@ -42,17 +41,11 @@ fn seed_scenario() {
 
 #[test]
 fn add_exists_card_and_type_replies() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
 
     // Missing key: reads answer 0 and create nothing.
     assert_eq!(existsx(&mut con, "k", "a"), 0);
-    let m: Vec<i64> = cmd("BF.MEXISTSX")
-        .arg("k")
-        .arg("a")
-        .arg("b")
-        .query(&mut con)
-        .expect("MEXISTSX");
+    let m: Vec<i64> = query!(&mut con, "BF.MEXISTSX", "k", "a", "b");
     assert_eq!(m, vec![0, 0]);
     assert_eq!(cardx(&mut con, "k"), 0);
     assert!(!exists(&mut con, "k"));
@@ -60,7 +53,7 @@ fn add_exists_card_and_type_replies() {
     // ADDX creates with the defaults.
     assert_eq!(addx(&mut con, "k", "a"), 1);
     assert_eq!(addx(&mut con, "k", "a"), 0);
-    let t: String = cmd("TYPE").arg("k").query(&mut con).expect("TYPE");
+    let t: String = query!(&mut con, "TYPE", "k");
     assert_eq!(t, "warden-bf");
     let info = bf_info(&mut con, "k");
     assert_eq!(info.capacity, 100);
@@ -71,44 +64,19 @@ fn add_exists_card_and_type_replies() {
     assert!(info.size > 0);
 
     // MADDX: one entry per item, duplicates inside one call answer 0.
-    let r: Vec<i64> = cmd("BF.MADDX")
-        .arg("k")
-        .arg("b")
-        .arg("c")
-        .arg("b")
-        .arg("a")
-        .query(&mut con)
-        .expect("MADDX");
+    let r: Vec<i64> = query!(&mut con, "BF.MADDX", "k", "b", "c", "b", "a");
     assert_eq!(r, vec![1, 1, 0, 0]);
     assert_eq!(cardx(&mut con, "k"), 3);
-    let m: Vec<i64> = cmd("BF.MEXISTSX")
-        .arg("k")
-        .arg("a")
-        .arg("zzz-never")
-        .arg("c")
-        .query(&mut con)
-        .expect("MEXISTSX");
+    let m: Vec<i64> = query!(&mut con, "BF.MEXISTSX", "k", "a", "zzz-never", "c");
     assert_eq!(m, vec![1, 0, 1]);
 
     // Binary-safe items (not UTF-8, with NUL bytes).
     let bin: &[u8] = b"\xff\x00\xfe\x00";
-    let r: i64 = cmd("BF.ADDX")
-        .arg("k")
-        .arg(bin)
-        .query(&mut con)
-        .expect("ADDX binary");
+    let r: i64 = query!(&mut con, "BF.ADDX", "k", bin);
     assert_eq!(r, 1);
-    let r: i64 = cmd("BF.EXISTSX")
-        .arg("k")
-        .arg(bin)
-        .query(&mut con)
-        .expect("EXISTSX binary");
+    let r: i64 = query!(&mut con, "BF.EXISTSX", "k", bin);
     assert_eq!(r, 1);
-    let r: i64 = cmd("BF.EXISTSX")
-        .arg("k")
-        .arg(&bin[..3])
-        .query(&mut con)
-        .expect("EXISTSX binary prefix");
+    let r: i64 = query!(&mut con, "BF.EXISTSX", "k", &bin[..3]);
     assert_eq!(r, 0);
     // The empty string is an item like any other.
     assert_eq!(addx(&mut con, "k", ""), 1);
@@ -116,37 +84,39 @@ fn add_exists_card_and_type_replies() {
     assert_eq!(cardx(&mut con, "k"), 5);
 
     // INSERTX creates with its options, ignores them for an existing filter.
-    let r: Vec<i64> = cmd("BF.INSERTX")
-        .arg("ins")
-        .arg("CAPACITY")
-        .arg(50)
-        .arg("ERROR")
-        .arg("0.001")
-        .arg("EXPANSION")
-        .arg(3)
-        .arg("ITEMS")
-        .arg("x")
-        .arg("y")
-        .arg("x")
-        .query(&mut con)
-        .expect("INSERTX");
+    let r: Vec<i64> = query!(
+        &mut con,
+        "BF.INSERTX",
+        "ins",
+        "CAPACITY",
+        50,
+        "ERROR",
+        "0.001",
+        "EXPANSION",
+        3,
+        "ITEMS",
+        "x",
+        "y",
+        "x"
+    );
     assert_eq!(r, vec![1, 1, 0]);
     let info = bf_info(&mut con, "ins");
     assert_eq!(
         (info.capacity, info.expansion, info.error_rate, info.items),
         (50, Some(3), 0.001, 2)
     );
-    let r: Vec<i64> = cmd("BF.INSERTX")
-        .arg("ins")
-        .arg("capacity")
-        .arg(9999)
-        .arg("error")
-        .arg("0.2")
-        .arg("nonscaling")
-        .arg("items")
-        .arg("z")
-        .query(&mut con)
-        .expect("INSERTX existing");
+    let r: Vec<i64> = query!(
+        &mut con,
+        "BF.INSERTX",
+        "ins",
+        "capacity",
+        9999,
+        "error",
+        "0.2",
+        "nonscaling",
+        "items",
+        "z"
+    );
     assert_eq!(r, vec![1]);
     let info = bf_info(&mut con, "ins");
     assert_eq!(
@@ -154,24 +124,19 @@ fn add_exists_card_and_type_replies() {
         (50, Some(3), 0.001, 3)
     );
     // NOCREATE on an existing filter adds.
-    let r: Vec<i64> = cmd("BF.INSERTX")
-        .arg("ins")
-        .arg("NOCREATE")
-        .arg("ITEMS")
-        .arg("w")
-        .query(&mut con)
-        .expect("INSERTX NOCREATE");
+    let r: Vec<i64> = query!(&mut con, "BF.INSERTX", "ins", "NOCREATE", "ITEMS", "w");
     assert_eq!(r, vec![1]);
     // NONSCALING through INSERTX.
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("insns")
-        .arg("NONSCALING")
-        .arg("CAPACITY")
-        .arg(10)
-        .arg("ITEMS")
-        .arg("a")
-        .query(&mut con)
-        .expect("INSERTX NONSCALING");
+    let _: Vec<i64> = query!(
+        &mut con,
+        "BF.INSERTX",
+        "insns",
+        "NONSCALING",
+        "CAPACITY",
+        10,
+        "ITEMS",
+        "a"
+    );
     let info = bf_info(&mut con, "insns");
     assert_eq!((info.capacity, info.expansion), (10, None));
 
@@ -190,8 +155,7 @@ fn add_exists_card_and_type_replies() {
 
 #[test]
 fn infox_fields_and_resp3() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     reserve(&mut con, "sc", 0.01, 10, &["EXPANSION", "3"]);
     // Grow into more layers: 10 + 30 + 90.
     let new = madd_range(&mut con, "sc", "i", 0..100);
@@ -224,12 +188,7 @@ fn infox_fields_and_resp3() {
         ("r8", "0.0001"),
         ("r9", "2.5e-5"),
     ] {
-        let _: () = cmd("BF.RESERVEX")
-            .arg(key)
-            .arg(rate)
-            .arg(100)
-            .query(&mut con)
-            .unwrap();
+        let _: () = query!(&mut con, "BF.RESERVEX", key, rate, 100);
         let got = info_field_only(&mut con, key, "ERROR");
         assert_eq!(got, Value::BulkString(rate.as_bytes().to_vec()), "{rate}");
     }
@@ -240,10 +199,7 @@ fn infox_fields_and_resp3() {
 
     // RESP3: a map, the error rate a double.
     let mut c3 = s.conn_resp3();
-    let v: Value = cmd("BF.INFOX")
-        .arg("sc")
-        .query(&mut c3)
-        .expect("INFOX resp3");
+    let v: Value = query!(&mut c3, "BF.INFOX", "sc");
     let Value::Map(pairs) = v else {
         panic!("BF.INFOX in RESP3 is not a map: {v:?}");
     };
@@ -253,12 +209,7 @@ fn infox_fields_and_resp3() {
         pairs[5].1
     );
     assert_eq!(info_from_pairs(&pairs), info);
-    let r: Vec<i64> = cmd("BF.MADDX")
-        .arg("sc")
-        .arg("i0")
-        .arg("fresh-item")
-        .query(&mut c3)
-        .expect("MADDX resp3");
+    let r: Vec<i64> = query!(&mut c3, "BF.MADDX", "sc", "i0", "fresh-item");
     assert_eq!(r, vec![0, 1]);
 }
 
@@ -268,8 +219,7 @@ fn infox_fields_and_resp3() {
 
 #[test]
 fn full_nonscaling_filter_refuses_new_items_and_changes_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve(&mut con, "full", 0.01, 100, &["NONSCALING"]);
     fill_to_capacity(&mut con, "full", 100);
     let before = digest(&mut con, "full");
@@ -371,8 +321,7 @@ fn total_size(con: &mut Connection, keys: &[&str]) -> i64 {
 
 #[test]
 fn info_counters_follow_live_filters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(warden_stat(&mut con, "bf_filters"), 0);
     assert_eq!(warden_stat(&mut con, "bf_bytes"), 0);
 
@@ -398,25 +347,16 @@ fn info_counters_follow_live_filters() {
     assert_eq!(warden_stat(&mut con, "bf_filters"), 3);
 
     // COPY, DEL, UNLINK, RESTORE, overwrite by SET.
-    let _: i64 = cmd("COPY")
-        .arg("a")
-        .arg("a2")
-        .query(&mut con)
-        .expect("COPY");
+    let _: i64 = query!(&mut con, "COPY", "a", "a2");
     assert_eq!(warden_stat(&mut con, "bf_filters"), 4);
-    let _: i64 = cmd("DEL").arg("c").query(&mut con).expect("DEL");
+    let _: i64 = query!(&mut con, "DEL", "c");
     assert_eq!(warden_stat(&mut con, "bf_filters"), 3);
-    let dump: Vec<u8> = cmd("DUMP").arg("a").query(&mut con).expect("DUMP");
-    let _: () = cmd("RESTORE")
-        .arg("r")
-        .arg(0)
-        .arg(&dump)
-        .query(&mut con)
-        .expect("RESTORE");
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "a");
+    let _: () = query!(&mut con, "RESTORE", "r", 0, &dump);
     assert_eq!(warden_stat(&mut con, "bf_filters"), 4);
-    let _: () = cmd("SET").arg("a2").arg("v").query(&mut con).expect("SET");
+    let _: () = query!(&mut con, "SET", "a2", "v");
     assert_eq!(warden_stat(&mut con, "bf_filters"), 3);
-    let _: i64 = cmd("UNLINK").arg("r").query(&mut con).expect("UNLINK");
+    let _: i64 = query!(&mut con, "UNLINK", "r");
     assert!(wait_until(Duration::from_secs(5), || warden_stat(
         &mut con,
         "bf_filters"
@@ -435,10 +375,7 @@ fn info_counters_follow_live_filters() {
     );
 
     // FLUSHALL SYNC: back to zero at once (Valkey frees in the background by default).
-    let _: () = cmd("FLUSHALL")
-        .arg("SYNC")
-        .query(&mut con)
-        .expect("FLUSHALL");
+    let _: () = query!(&mut con, "FLUSHALL", "SYNC");
     assert_eq!(warden_stat(&mut con, "bf_filters"), 0);
     assert_eq!(warden_stat(&mut con, "bf_bytes"), 0);
 
@@ -446,10 +383,7 @@ fn info_counters_follow_live_filters() {
     reserve(&mut con, "a", 0.01, 100_000, &[]);
     addx(&mut con, "b", "x");
     assert_eq!(warden_stat(&mut con, "bf_filters"), 2);
-    let _: () = cmd("FLUSHALL")
-        .arg("ASYNC")
-        .query(&mut con)
-        .expect("FLUSHALL ASYNC");
+    let _: () = query!(&mut con, "FLUSHALL", "ASYNC");
     assert!(wait_until(Duration::from_secs(5), || {
         warden_stat(&mut con, "bf_filters") == 0 && warden_stat(&mut con, "bf_bytes") == 0
     }));
@@ -457,21 +391,12 @@ fn info_counters_follow_live_filters() {
 
 #[test]
 fn expire_and_memory_usage_work_on_filters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "e", 0.01, 10_000, &[]);
-    let mem: i64 = cmd("MEMORY")
-        .arg("USAGE")
-        .arg("e")
-        .query(&mut con)
-        .expect("MEMORY USAGE");
+    let mem: i64 = query!(&mut con, "MEMORY", "USAGE", "e");
     let size = bf_info(&mut con, "e").size;
     assert!(mem >= size, "MEMORY USAGE {mem} < Size {size}");
-    let _: i64 = cmd("PEXPIRE")
-        .arg("e")
-        .arg(50)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let _: i64 = query!(&mut con, "PEXPIRE", "e", 50);
     assert!(wait_until(Duration::from_secs(5), || !exists(
         &mut con, "e"
     )));
@@ -488,16 +413,11 @@ fn expire_and_memory_usage_work_on_filters() {
 
 #[test]
 fn commands_declare_their_key_and_flags() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let reads = ["bf.existsx", "bf.mexistsx", "bf.infox", "bf.cardx"];
     let writes = ["bf.reservex", "bf.addx", "bf.maddx", "bf.insertx"];
     for name in reads.iter().chain(&writes) {
-        let v: Value = cmd("COMMAND")
-            .arg("INFO")
-            .arg(*name)
-            .query(&mut con)
-            .expect("COMMAND INFO");
+        let v: Value = query!(&mut con, "COMMAND", "INFO", *name);
         let Value::Array(outer) = v else {
             panic!("COMMAND INFO {name}: {v:?}");
         };

@@ -45,12 +45,17 @@ fn add_spread(con: &mut Connection, key: &str, prefix: &str, count: u64, span: D
     }
 }
 
+/// An aging filter "seen" (capacity 1000, window `WINDOW`): the server's time when
+/// it was made.
+fn seen_filter(con: &mut Connection) -> i64 {
+    reserve_aging(con, "seen", 1000, WINDOW);
+    server_time_ms(con)
+}
+
 #[test]
 fn items_stay_for_the_window_and_go_after_its_slack() {
-    let s = Server::start();
-    let mut con = s.conn();
-    reserve_aging(&mut con, "seen", 1000, WINDOW);
-    let t0 = server_time_ms(&mut con);
+    let (_s, mut con) = Server::start_conn();
+    let t0 = seen_filter(&mut con);
     assert_eq!(addx(&mut con, "seen", "page:1"), 1);
     assert_eq!(addx(&mut con, "seen", "page:1"), 0, "present again");
     let checked = server_time_ms(&mut con);
@@ -74,10 +79,8 @@ fn items_stay_for_the_window_and_go_after_its_slack() {
 
 #[test]
 fn an_item_added_again_starts_its_window_again() {
-    let s = Server::start();
-    let mut con = s.conn();
-    reserve_aging(&mut con, "seen", 1000, WINDOW);
-    let t0 = server_time_ms(&mut con);
+    let (_s, mut con) = Server::start_conn();
+    let t0 = seen_filter(&mut con);
     assert_eq!(addx(&mut con, "seen", "a"), 1);
     // After the first block's slot, adding it again puts it in a newer block.
     sleep_until_server(&mut con, t0 + (WINDOW / 2) as i64 + 50);
@@ -97,8 +100,7 @@ fn an_item_added_again_starts_its_window_again() {
 
 #[test]
 fn every_bf_command_works_on_an_aging_filter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let mut con3 = s.conn_resp3();
     reserve_aging(&mut con, "f", 100, 60_000);
     let v = raw(
@@ -153,46 +155,29 @@ fn every_bf_command_works_on_an_aging_filter() {
 
 #[test]
 fn bad_aging_options_are_errors_that_change_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["AGE", "1000", "NONSCALING"],
-            "ERR AGE cannot be used with EXPANSION or NONSCALING",
-        ),
-        (
-            &["EXPANSION", "2", "AGE", "1000"],
-            "ERR AGE cannot be used with EXPANSION or NONSCALING",
-        ),
-        (
-            &["AGE", "99"],
-            "ERR window must be from 100 ms to 10 years (3650 days)",
-        ),
-        (&["AGE", "315360000001"], "ERR window_ms is out of range"),
-        (&["AGE", "3651d"], "ERR window_ms is out of range"),
-        (&["AGE", "0"], "ERR window_ms must be a positive integer"),
-        (&["AGE", "-5"], "ERR window_ms must be a positive integer"),
-        (&["AGE", "soon"], "ERR window_ms must be a positive integer"),
-        (&["AGE"], "ERR syntax error"),
-        (&["AGE", "1000", "AGE", "1000"], "ERR syntax error"),
-    ];
+    let (_s, mut con) = Server::start_conn();
+    let cases = &refusals(
+        r#"
+        AGE 1000 NONSCALING  => ERR AGE cannot be used with EXPANSION or NONSCALING
+        EXPANSION 2 AGE 1000 => ERR AGE cannot be used with EXPANSION or NONSCALING
+        AGE 99               => ERR window must be from 100 ms to 10 years (3650 days)
+        AGE 315360000001     => ERR window_ms is out of range
+        AGE 3651d            => ERR window_ms is out of range
+        AGE 0                => ERR window_ms must be a positive integer
+        AGE -5               => ERR window_ms must be a positive integer
+        AGE soon             => ERR window_ms must be a positive integer
+        AGE                  => ERR syntax error
+        AGE 1000 AGE 1000    => ERR syntax error
+        "#,
+    );
     for (extra, want) in cases {
         let mut c = cmd("BF.RESERVEX");
-        c.arg("k").arg("0.01").arg(100);
-        for e in *extra {
-            c.arg(*e);
-        }
+        c.arg("k").arg("0.01").arg(100).arg(extra);
         assert_eq!(expect_err(&mut con, &c), *want, "{extra:?}");
         assert!(!exists(&mut con, "k"), "{extra:?} created the key");
     }
     // AGE is an option of BF.RESERVEX only.
-    let c = cmd("BF.INSERTX")
-        .arg("k")
-        .arg("AGE")
-        .arg("1000")
-        .arg("ITEMS")
-        .arg("a")
-        .clone();
+    let c = cmd_of!("BF.INSERTX", "k", "AGE", "1000", "ITEMS", "a");
     assert_eq!(expect_err(&mut con, &c), "ERR syntax error");
     // The internal add is not for clients.
     reserve_aging(&mut con, "f", 100, 1000);
@@ -206,8 +191,7 @@ fn bad_aging_options_are_errors_that_change_nothing() {
 
 #[test]
 fn more_than_capacity_in_a_window_is_refused_per_item() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let mut tap = s.replication_tap();
     reserve_aging(&mut con, "f", 8, 60_000);
     // 13 blocks of 2 items fit; the 27th new item does not.
@@ -250,10 +234,7 @@ fn more_than_capacity_in_a_window_is_refused_per_item() {
 /// replicate nothing, and replica, AOF replay and rewritten AOF end digest-equal.
 #[test]
 fn replica_and_aof_replay_reach_the_masters_state() {
-    let mut s = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut s = Server::start_plain_aof();
     let r = s.start_replica(&[], &[]);
     let mut con = s.conn();
     let mut tap = s.replication_tap();
@@ -334,8 +315,7 @@ fn replica_and_aof_replay_reach_the_masters_state() {
 /// window, the blocks and their openings (digest-equal), and the copies keep aging.
 #[test]
 fn persistence_and_copies_keep_the_window() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "f", 1000, 60_000);
     reserve_aging(&mut con, "empty", 1000, 60_000);
     madd_range(&mut con, "f", "i:", 0..300);
@@ -350,11 +330,7 @@ fn persistence_and_copies_keep_the_window() {
     let payload = dump(&mut con, "f");
     ok(&mut con, cmd("RESTORE").arg("restored").arg(0).arg(payload));
     assert_eq!(digest(&mut con, "restored"), want, "RESTORE");
-    let _: i64 = cmd("COPY")
-        .arg("f")
-        .arg("copied")
-        .query(&mut con)
-        .expect("COPY");
+    let _: i64 = query!(&mut con, "COPY", "f", "copied");
     assert_eq!(digest(&mut con, "copied"), want, "COPY");
     copy_by_chunks(&mut con, "f", "chunked");
     assert_eq!(digest(&mut con, "chunked"), want, "SCANDUMPX");
@@ -417,8 +393,7 @@ fn bf_max_bytes_covers_the_largest_aging_filter() {
 /// rate, as `MEMORY USAGE` reports it: within the documented 1.9×.
 #[test]
 fn memory_at_steady_arrivals_is_within_the_documented_multiple() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let capacity = 20_000u64;
     reserve(&mut con, "plain", "0.01", capacity, &["NONSCALING"]);
     reserve_aging(&mut con, "aging", capacity, 2_000);
@@ -450,8 +425,7 @@ fn memory_at_steady_arrivals_is_within_the_documented_multiple() {
 /// Forged aging payloads are refused field by field, and leak nothing.
 #[test]
 fn forged_aging_payloads_are_refused() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "two", 8, 60_000);
     madd_range(&mut con, "two", "t:", 0..3);
     let base = parse_dump(&dump(&mut con, "two"));
@@ -552,17 +526,12 @@ fn forged_aging_payloads_are_refused() {
 /// half-built key that no RDB load would take back.)
 #[test]
 fn forged_aging_headers_are_refused() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve_aging(&mut con, "empty", 100, 1_000);
     reserve_aging(&mut con, "one", 100, 60_000);
     assert_eq!(addx(&mut con, "one", "a"), 1);
     let header = |con: &mut Connection, key: &str| -> Vec<u8> {
-        let (it, data): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
-            .arg(key)
-            .arg(0)
-            .query(con)
-            .expect("SCANDUMPX");
+        let (it, data): (i64, Vec<u8>) = query!(con, "BF.SCANDUMPX", key, 0);
         assert_eq!(it, 1);
         data
     };

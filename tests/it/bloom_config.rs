@@ -9,11 +9,7 @@ use crate::common::*;
 // ---------------------------------------------------------------------------------------
 
 fn config_get(con: &mut Connection, name: &str) -> String {
-    let v: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg(name)
-        .query(con)
-        .expect("CONFIG GET");
+    let v: Vec<String> = query!(con, "CONFIG", "GET", name);
     assert_eq!(v.len(), 2, "CONFIG GET {name}: {v:?}");
     v[1].clone()
 }
@@ -62,14 +58,7 @@ fn module_arguments_set_the_defaults() {
         );
     }
     // Explicit options win over the defaults.
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("i2")
-        .arg("ERROR")
-        .arg("0.02")
-        .arg("ITEMS")
-        .arg("x")
-        .query(&mut con)
-        .expect("INSERTX");
+    let _: Vec<i64> = query!(&mut con, "BF.INSERTX", "i2", "ERROR", "0.02", "ITEMS", "x");
     let info = bf_info(&mut con, "i2");
     assert_eq!(
         (info.capacity, info.expansion, info.error_rate),
@@ -95,8 +84,7 @@ fn module_arguments_set_the_defaults() {
 
 #[test]
 fn config_set_changes_defaults_and_refuses_bad_values() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     assert_eq!(
         config_get(&mut con, "warden.bf-error-rate").parse::<f64>(),
         Ok(0.01)

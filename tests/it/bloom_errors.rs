@@ -36,8 +36,7 @@ fn arity(name: &str) -> String {
 
 #[test]
 fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
 
     let bf_rx = |args: &[&str]| {
         let mut v = vec!["BF.RESERVEX", "nokey"];
@@ -259,18 +258,9 @@ fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
     assert_eq!(bf_info(&mut con, "f"), info);
 
     // Keys of other types: WRONGTYPE, nothing changed.
-    let _: () = cmd("SET").arg("s").arg("v").query(&mut con).expect("SET");
-    let _: () = cmd("RPUSH")
-        .arg("l")
-        .arg("v")
-        .query(&mut con)
-        .expect("RPUSH");
-    let token: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("lk")
-        .arg("me")
-        .arg(100_000)
-        .query(&mut con)
-        .expect("DLOCK.ACQUIRE");
+    let _: () = query!(&mut con, "SET", "s", "v");
+    let _: () = query!(&mut con, "RPUSH", "l", "v");
+    let token: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "lk", "me", 100_000);
     assert!(token.is_some());
     for key in ["s", "l", "lk"] {
         let before = digest(&mut con, key);

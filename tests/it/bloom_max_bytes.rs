@@ -3,7 +3,7 @@
 //! limit, no filter larger than the machine's memory is allocated.
 
 use crate::common::bloom::*;
-use crate::common::dlock::conn_t;
+use crate::common::dlock::lock_server;
 use crate::common::*;
 
 // ---------------------------------------------------------------------------------------
@@ -36,7 +36,7 @@ fn replica_with_a_smaller_bf_max_bytes_keeps_the_masters_filters() {
     reserve(&mut con, b"grows", "0.01", 200_000, &["EXPANSION", "4"]);
     madd_range(&mut con, b"grows", "g:", 0..250_000);
     assert!(bf_info(&mut con, b"grows").size > 1 << 20);
-    let acked: i64 = cmd("WAIT").arg(1).arg(5_000).query(&mut con).expect("WAIT");
+    let acked: i64 = query!(&mut con, "WAIT", 1, 5_000);
     assert!(
         acked == 1 && r.is_alive(),
         "the replica did not apply the stream (alive: {}); replica log:\n{}",
@@ -66,12 +66,7 @@ fn restart_with_smaller_cap(preamble: &str) {
         &["bf-max-bytes", "1048576"],
     );
     let mut con = bf_conn(&s);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.bf-max-bytes")
-        .arg("8388608")
-        .query(&mut con)
-        .expect("CONFIG SET");
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.bf-max-bytes", "8388608");
     reserve(&mut con, b"big", "0.01", 1_000_000, &["NONSCALING"]);
     madd_range(&mut con, b"big", "b:", 0..1_000);
     reserve(&mut con, b"grows", "0.01", 200_000, &["EXPANSION", "4"]);
@@ -118,14 +113,14 @@ fn aof_restart_with_a_smaller_bf_max_bytes_keeps_filters_no_preamble() {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn a_filter_larger_than_the_machine_is_refused() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.bf-max-bytes")
-        .arg(1_099_511_627_776u64)
-        .query(&mut con)
-        .unwrap();
+    let (mut server, mut con) = lock_server();
+    let _: () = query!(
+        &mut con,
+        "CONFIG",
+        "SET",
+        "warden.bf-max-bytes",
+        1_099_511_627_776u64
+    );
     // About 9.6 bits per item at 1 %: twice this machine's memory (capped at
     // the capacity range, whose filter is over 1 TiB and refused as well).
     let capacity = (physical_memory() * 2 * 8 / 9).min(1_000_000_000_000);

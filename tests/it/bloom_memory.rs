@@ -17,40 +17,48 @@ fn rss_bytes(con: &mut Connection) -> u64 {
     kib * 1024
 }
 
+/// After `step` (RSS and used_memory were `before`): used_memory counts a filter of
+/// `size` bytes, but less than 1% of it is resident. Returns (RSS, used_memory).
+fn counted_not_resident(
+    con: &mut Connection,
+    (rss0, used0): (u64, u64),
+    size: u64,
+    step: &str,
+) -> (u64, u64) {
+    let (rss1, used1) = (rss_bytes(con), used_memory(con) as u64);
+    assert!(
+        used1 >= used0 + size * 99 / 100,
+        "{step}: used_memory must count the filter: {used0} -> {used1} for {size}"
+    );
+    assert!(
+        rss1 < rss0 + size / 100,
+        "{step} made {} of {size} bytes resident",
+        rss1.saturating_sub(rss0)
+    );
+    (rss1, used1)
+}
+
 #[test]
 fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let (rss0, used0) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
-    let _: () = cmd("BF.RESERVEX")
-        .arg("big")
-        .arg(0.01)
-        .arg(100_000_000)
-        .arg("NONSCALING")
-        .query(&mut con)
-        .unwrap();
-    let size: u64 = cmd("MEMORY")
-        .arg("USAGE")
-        .arg("big")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(
+        &mut con,
+        "BF.RESERVEX",
+        "big",
+        0.01,
+        100_000_000,
+        "NONSCALING"
+    );
+    let size: u64 = query!(&mut con, "MEMORY", "USAGE", "big");
     assert!(
         size > 110 << 20,
         "a 1e8 filter at 1% holds ~115 MiB of bits: {size}"
     );
-    let (rss1, used1) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
-    assert!(
-        used1 >= used0 + size * 99 / 100,
-        "used_memory must count the filter: {used0} -> {used1} for {size}"
-    );
-    assert!(
-        rss1 < rss0 + size / 100,
-        "reserve made {} of {size} bytes resident",
-        rss1.saturating_sub(rss0)
-    );
+    let (rss1, used1) = counted_not_resident(&mut con, (rss0, used0), size, "reserve");
     // Lookups of an untouched filter read the shared zero page.
     for i in 0..2000 {
-        let found: i64 = cmd("BF.EXISTSX").arg("big").arg(i).query(&mut con).unwrap();
+        let found: i64 = query!(&mut con, "BF.EXISTSX", "big", i);
         assert_eq!(found, 0);
     }
     assert!(
@@ -59,7 +67,7 @@ fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
     );
     // Writes make only the pages they touch resident.
     for i in 0..2000 {
-        let _: i64 = cmd("BF.ADDX").arg("big").arg(i).query(&mut con).unwrap();
+        let _: i64 = query!(&mut con, "BF.ADDX", "big", i);
     }
     let rss2 = rss_bytes(&mut con);
     assert!(rss2 > rss1, "2000 adds touched no page: {rss1} -> {rss2}");
@@ -67,7 +75,7 @@ fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
         rss2 < rss0 + size / 2,
         "2000 adds made half the filter resident"
     );
-    let _: i64 = cmd("DEL").arg("big").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "big");
     assert!(
         (used_memory(&mut con) as u64) < used1 - size * 99 / 100,
         "DEL freed the filter"
@@ -79,39 +87,17 @@ fn a_header_allocates_zeroed_and_loads_give_everything_back() {
     let s = Server::start();
     let mut con = timed(s.conn(), std::time::Duration::from_secs(120));
     reserve(&mut con, "big", "0.01", 100_000_000, &["NONSCALING"]);
-    let (_, header): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
-        .arg("big")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
-    let size: u64 = cmd("MEMORY")
-        .arg("USAGE")
-        .arg("big")
-        .query(&mut con)
-        .unwrap();
+    let (_, header): (i64, Vec<u8>) = query!(&mut con, "BF.SCANDUMPX", "big", 0);
+    let size: u64 = query!(&mut con, "MEMORY", "USAGE", "big");
     let (rss0, used0) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
-    let _: () = cmd("BF.LOADCHUNKX")
-        .arg("part")
-        .arg(1)
-        .arg(&header[..])
-        .query(&mut con)
-        .unwrap();
-    let (rss1, used1) = (rss_bytes(&mut con), used_memory(&mut con) as u64);
-    assert!(
-        used1 >= used0 + size * 99 / 100,
-        "used_memory must count the filter being loaded: {used0} -> {used1} for {size}"
-    );
-    assert!(
-        rss1 < rss0 + size / 100,
-        "the header made {} of {size} bytes resident",
-        rss1.saturating_sub(rss0)
-    );
-    let _: i64 = cmd("DEL").arg("part").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "BF.LOADCHUNKX", "part", 1, &header[..]);
+    let (_, used1) = counted_not_resident(&mut con, (rss0, used0), size, "the header");
+    let _: i64 = query!(&mut con, "DEL", "part");
     assert!(
         (used_memory(&mut con) as u64) < used1 - size * 99 / 100,
         "DEL freed the filter being loaded"
     );
-    let _: i64 = cmd("DEL").arg("big").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "big");
 
     // Loads finished, abandoned half-way, copied and renamed, then FLUSHALL: a second
     // round ends where the first one did.
@@ -126,23 +112,15 @@ fn a_header_allocates_zeroed_and_loads_give_everything_back() {
                 1 => loadchunks(con, key.as_str(), &chunks[..1]),
                 2 => {
                     loadchunks(con, key.as_str(), &chunks[..3]);
-                    let _: i64 = cmd("COPY")
-                        .arg(&key)
-                        .arg(format!("{key}:c"))
-                        .query(con)
-                        .unwrap();
+                    let _: i64 = query!(con, "COPY", &key, format!("{key}:c"));
                 }
                 _ => {
                     loadchunks(con, key.as_str(), &chunks[..2]);
-                    let _: () = cmd("RENAME")
-                        .arg(&key)
-                        .arg(format!("{key}:r"))
-                        .query(con)
-                        .unwrap();
+                    let _: () = query!(con, "RENAME", &key, format!("{key}:r"));
                 }
             }
         }
-        let _: () = cmd("FLUSHALL").arg("SYNC").query(con).unwrap();
+        let _: () = query!(con, "FLUSHALL", "SYNC");
         used_memory(con)
     };
     let first = round(&mut con);

@@ -9,7 +9,7 @@
 use crate::common::bloom::*;
 use crate::common::payload::*;
 use crate::common::payload_checks::{exercise, Findings};
-use crate::common::payload_forgeries::forge_fields;
+use crate::common::payload_forgeries::{forge_fields, odd_layer_counts};
 use crate::common::payload_types::Ty;
 use crate::common::*;
 
@@ -27,17 +27,7 @@ fn forge(rng: &mut Rng, d: &Dump, kind: usize) -> Dump {
         3..=5 => forge_fields(rng, &mut d, kind),
         // Layer count.
         6 => {
-            let c = rng.pick(&[
-                0,
-                layers as u64 + 1,
-                layers as u64 - 1,
-                64,
-                65,
-                1000,
-                1 << 32,
-                1 << 62,
-                u64::MAX,
-            ]);
+            let c = rng.pick(&odd_layer_counts(layers, true));
             d.fields[2] = Field::U(c);
         }
         // Capacities (and items to match).
@@ -147,8 +137,7 @@ fn crc64_matches_redis() {
     // The check value from Redis's crc64.c.
     assert_eq!(crc64(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
     // And the trailer Redis writes after a filter's DUMP (RDB version included).
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, b"f", "0.01", 100, &[]);
     madd_range(&mut con, b"f", "f:", 0..50);
     let p = dump(&mut con, b"f");
@@ -160,8 +149,7 @@ fn crc64_matches_redis() {
 /// must catch are refused (so forged payloads really reach the module's rdb_load).
 #[test]
 fn forged_payloads_reach_the_module_loader() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let bases = base_payloads(&mut con);
     let (small_payload, small) = &bases[0];
     let (_, two) = &bases[1];
@@ -318,15 +306,11 @@ fn forged_payloads_reach_the_module_loader() {
             raw(&mut con, cmd("BF.INFOX").arg("forged"))
         );
         assert!(!exists(&mut con, b"forged"), "{name}");
+        let stats = filter_stats(&mut con);
         assert_eq!(
-            warden_stat(&mut con, "bf_filters"),
-            filters_before,
-            "'{name}' leaked a filter count"
-        );
-        assert_eq!(
-            warden_stat(&mut con, "bf_bytes"),
-            bytes_before,
-            "'{name}' leaked bytes"
+            stats,
+            (filters_before, bytes_before),
+            "'{name}' leaked filters"
         );
     }
     s.assert_alive();
@@ -356,8 +340,7 @@ fn forged_payloads_reach_the_module_loader() {
 
 #[test]
 fn thousand_corrupt_restore_payloads_never_crash_the_server() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let bases = base_payloads(&mut con);
     let base_keys = ["base:small", "base:two", "base:sparse"];
     let base_digests: Vec<String> = base_keys
@@ -440,7 +423,7 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
     }
     assert_eq!(warden_stat(&mut con, "bf_filters"), filters_before);
     assert_eq!(warden_stat(&mut con, "bf_bytes"), bytes_before);
-    let dbsize: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let dbsize: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(dbsize, 3);
     ok(&mut con, cmd("DEBUG").arg("RELOAD"));
     s.assert_alive();
@@ -453,11 +436,10 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
 #[test]
 fn internal_load_command_never_crashes() {
     // BF._LOADX is what a rewritten AOF holds; clients can send it too.
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve(&mut con, b"f", "0.01", 100, &[]);
     madd_range(&mut con, b"f", "f:", 0..300);
-    let _: () = cmd("SET").arg("str").arg("v").query(&mut con).expect("SET");
+    let _: () = query!(&mut con, "SET", "str", "v");
     let mut rng = Rng(0x10ad_0000_0000_0001);
     let nums = [
         "0",

@@ -43,21 +43,18 @@ fn populate(con: &mut Connection) -> Vec<Vec<u8>> {
     reserve(con, b"e9", "0.0001", 3, &["EXPANSION", "9"]);
     madd_range(con, b"e9", "e9:", 0..200);
     // Binary key and items.
-    let _: Vec<i64> = cmd("BF.MADDX")
-        .arg(BIN_KEY)
-        .arg(&b"\x00\xff"[..])
-        .arg(&b"\xfe\xfd\xfc"[..])
-        .arg("")
-        .query(con)
-        .expect("MADDX binary");
+    let _: Vec<i64> = query!(
+        con,
+        "BF.MADDX",
+        BIN_KEY,
+        &b"\x00\xff"[..],
+        &b"\xfe\xfd\xfc"[..],
+        ""
+    );
     // With a TTL.
     reserve(con, b"ttl", "0.01", 100, &[]);
     madd_range(con, b"ttl", "t:", 0..50);
-    let _: i64 = cmd("PEXPIRE")
-        .arg("ttl")
-        .arg(1_000_000)
-        .query(con)
-        .expect("PEXPIRE");
+    let _: i64 = query!(con, "PEXPIRE", "ttl", 1_000_000);
     [
         &b"sc"[..],
         b"ns",
@@ -106,7 +103,7 @@ fn check_same(con: &mut Connection, keys: &[Vec<u8>], before: &[Snap], what: &st
             String::from_utf8_lossy(&b.key)
         );
     }
-    let t: String = cmd("TYPE").arg("sc").query(con).expect("TYPE");
+    let t: String = query!(con, "TYPE", "sc");
     assert_eq!(t, "warden-bf", "{what}");
     assert_eq!(
         mexists_range(con, b"sc", "sc:", 0..1_500),
@@ -115,13 +112,14 @@ fn check_same(con: &mut Connection, keys: &[Vec<u8>], before: &[Snap], what: &st
     );
     assert_eq!(mexists_range(con, b"e1", "e1:", 0..100), 100, "{what}");
     assert_eq!(mexists_range(con, b"ns", "ns:", 0..300), 300, "{what}");
-    let hits: Vec<i64> = cmd("BF.MEXISTSX")
-        .arg(BIN_KEY)
-        .arg(&b"\x00\xff"[..])
-        .arg(&b"\xfe\xfd\xfc"[..])
-        .arg("")
-        .query(con)
-        .expect("MEXISTSX binary");
+    let hits: Vec<i64> = query!(
+        con,
+        "BF.MEXISTSX",
+        BIN_KEY,
+        &b"\x00\xff"[..],
+        &b"\xfe\xfd\xfc"[..],
+        ""
+    );
     assert_eq!(hits, vec![1, 1, 1], "{what}");
     // The full filter is still full.
     let fresh = absent_item(con, b"full", "fresh:");
@@ -149,8 +147,7 @@ fn check_same(con: &mut Connection, keys: &[Vec<u8>], before: &[Snap], what: &st
 
 #[test]
 fn debug_reload_keeps_filters_bit_for_bit() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let db = db_digest(&mut con);
@@ -167,8 +164,7 @@ fn debug_reload_keeps_filters_bit_for_bit() {
 
 #[test]
 fn rdb_save_and_restart_keeps_filters() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let db = db_digest(&mut con);
@@ -301,8 +297,7 @@ fn big_filter_aof_round_trip(preamble: &str) {
 
 #[test]
 fn dump_restore_keeps_filters_bit_for_bit() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let other = Server::start_with(&[], &["bf-error-rate", "0.2", "bf-initial-capacity", "7"]);
@@ -343,7 +338,7 @@ fn dump_restore_keeps_filters_bit_for_bit() {
     assert_eq!(existsx(&mut con, b"sc", &fresh), 0);
     assert_eq!(digest(&mut con, b"sc"), before[0].digest);
     // REPLACE over a key of another type, with a TTL.
-    let _: () = cmd("SET").arg("str").arg("v").query(&mut con).expect("SET");
+    let _: () = query!(&mut con, "SET", "str", "v");
     let payload = dump(&mut con, b"e1");
     ok(
         &mut con,
@@ -355,7 +350,7 @@ fn dump_restore_keeps_filters_bit_for_bit() {
     );
     let t = pttl(&mut con, b"str");
     assert!(t > 0 && t <= 50_000, "{t}");
-    let _: i64 = cmd("PERSIST").arg("str").query(&mut con).expect("PERSIST");
+    let _: i64 = query!(&mut con, "PERSIST", "str");
     assert_eq!(digest(&mut con, b"str"), digest(&mut con, b"e1"));
     // Restored filters are saved and loaded like any other.
     let d = digest(&mut con, b"restored:e9");
@@ -370,18 +365,13 @@ fn dump_restore_keeps_filters_bit_for_bit() {
 
 #[test]
 fn copy_is_a_deep_copy() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     for snap in &before {
         let mut dst = b"cp:".to_vec();
         dst.extend_from_slice(&snap.key);
-        let n: i64 = cmd("COPY")
-            .arg(&snap.key)
-            .arg(&dst)
-            .query(&mut con)
-            .expect("COPY");
+        let n: i64 = query!(&mut con, "COPY", &snap.key, &dst);
         assert_eq!(n, 1);
         assert_eq!(digest(&mut con, &dst), snap.digest);
         assert_eq!(bf_info(&mut con, &dst), snap.info);
@@ -395,28 +385,13 @@ fn copy_is_a_deep_copy() {
     assert_ne!(digest(&mut con, b"cp:e1"), digest(&mut con, b"e1"));
     assert_eq!(digest(&mut con, b"cp:e1"), before[5].digest);
     // COPY without REPLACE onto an existing key does nothing; with REPLACE it copies.
-    let n: i64 = cmd("COPY")
-        .arg("ns")
-        .arg("cp:sc")
-        .query(&mut con)
-        .expect("COPY");
+    let n: i64 = query!(&mut con, "COPY", "ns", "cp:sc");
     assert_eq!(n, 0);
-    let n: i64 = cmd("COPY")
-        .arg("ns")
-        .arg("cp:sc")
-        .arg("REPLACE")
-        .query(&mut con)
-        .expect("COPY REPLACE");
+    let n: i64 = query!(&mut con, "COPY", "ns", "cp:sc", "REPLACE");
     assert_eq!(n, 1);
     assert_eq!(digest(&mut con, b"cp:sc"), before[1].digest);
     // COPY to another database.
-    let n: i64 = cmd("COPY")
-        .arg("sc")
-        .arg("sc")
-        .arg("DB")
-        .arg(1)
-        .query(&mut con)
-        .expect("COPY DB");
+    let n: i64 = query!(&mut con, "COPY", "sc", "sc", "DB", 1);
     assert_eq!(n, 1);
     ok(&mut con, cmd("SELECT").arg(1));
     assert_eq!(digest(&mut con, b"sc"), before[0].digest);
@@ -425,7 +400,7 @@ fn copy_is_a_deep_copy() {
         let mut total = 0;
         for db in [0, 1] {
             ok(&mut con, cmd("SELECT").arg(db));
-            let ks: Vec<Vec<u8>> = cmd("KEYS").arg("*").query(&mut con).expect("KEYS");
+            let ks: Vec<Vec<u8>> = query!(&mut con, "KEYS", "*");
             for k in ks {
                 total += bf_info(&mut con, &k).size;
             }
@@ -452,14 +427,15 @@ fn aof_replay_of_implicit_creation_uses_the_parameters_used() {
     }
     addx(&mut con, b"i1", "x");
     madd_range(&mut con, b"i2", "i2:", 0..200);
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("i3")
-        .arg("NONSCALING")
-        .arg("ITEMS")
-        .arg("a")
-        .arg("b")
-        .query(&mut con)
-        .expect("INSERTX");
+    let _: Vec<i64> = query!(
+        &mut con,
+        "BF.INSERTX",
+        "i3",
+        "NONSCALING",
+        "ITEMS",
+        "a",
+        "b"
+    );
     let keys: Vec<Vec<u8>> = vec![b"i1".to_vec(), b"i2".to_vec(), b"i3".to_vec()];
     let digests: Vec<String> = keys.iter().map(|k| digest(&mut con, k)).collect();
     let info = bf_info(&mut con, b"i1");

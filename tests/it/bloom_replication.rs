@@ -32,8 +32,7 @@ fn assert_madd(c: &[String], key: &str, items: &[&str]) {
 
 #[test]
 fn replication_stream_carries_effects_only() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let mut tap = s.replication_tap();
 
     // Implicit creation: an explicit reserve with the parameters used, then the items.
@@ -58,43 +57,25 @@ fn replication_stream_carries_effects_only() {
     );
     let _ = raw(&mut con, cmd("BF.ADDX").arg("s1"));
     // Only the new items of a MADDX.
-    let r: Vec<i64> = cmd("BF.MADDX")
-        .arg("s1")
-        .arg("a")
-        .arg("b")
-        .arg("c")
-        .query(&mut con)
-        .expect("MADDX");
+    let r: Vec<i64> = query!(&mut con, "BF.MADDX", "s1", "a", "b", "c");
     assert_eq!(r, vec![0, 1, 1]);
-    let r: Vec<i64> = cmd("BF.MADDX")
-        .arg("s1")
-        .arg("a")
-        .arg("b")
-        .arg("c")
-        .query(&mut con)
-        .expect("MADDX again");
+    let r: Vec<i64> = query!(&mut con, "BF.MADDX", "s1", "a", "b", "c");
     assert_eq!(r, vec![0, 0, 0]);
     // INSERTX creates with its options.
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("s2")
-        .arg("CAPACITY")
-        .arg(50)
-        .arg("ERROR")
-        .arg("0.001")
-        .arg("NONSCALING")
-        .arg("ITEMS")
-        .arg("x")
-        .arg("y")
-        .query(&mut con)
-        .expect("INSERTX");
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("s3")
-        .arg("EXPANSION")
-        .arg(5)
-        .arg("ITEMS")
-        .arg("z")
-        .query(&mut con)
-        .expect("INSERTX expansion");
+    let _: Vec<i64> = query!(
+        &mut con,
+        "BF.INSERTX",
+        "s2",
+        "CAPACITY",
+        50,
+        "ERROR",
+        "0.001",
+        "NONSCALING",
+        "ITEMS",
+        "x",
+        "y"
+    );
+    let _: Vec<i64> = query!(&mut con, "BF.INSERTX", "s3", "EXPANSION", 5, "ITEMS", "z");
     // Explicit reserves.
     reserve(&mut con, b"s4", "0.05", 1000, &["EXPANSION", "4"]);
     reserve(&mut con, b"s5", "0.02", 10, &["NONSCALING"]);
@@ -113,33 +94,19 @@ fn replication_stream_carries_effects_only() {
     assert_eq!(added.len(), 10, "{a:?}");
     let _ = raw(&mut con, cmd("BF.ADDX").arg("s5").arg("overflow-item"));
     // Implicit creation through MADDX with a duplicate.
-    let r: Vec<i64> = cmd("BF.MADDX")
-        .arg("s7")
-        .arg("p")
-        .arg("p")
-        .arg("q")
-        .query(&mut con)
-        .expect("MADDX create");
+    let r: Vec<i64> = query!(&mut con, "BF.MADDX", "s7", "p", "p", "q");
     assert_eq!(r, vec![1, 0, 1]);
     // Defaults changed at run time are replicated as explicit parameters.
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.bf-error-rate")
-        .arg("0.003")
-        .query(&mut con)
-        .expect("CONFIG SET");
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.bf-initial-capacity")
-        .arg("77")
-        .query(&mut con)
-        .expect("CONFIG SET");
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.bf-error-rate", "0.003");
+    let _: () = query!(
+        &mut con,
+        "CONFIG",
+        "SET",
+        "warden.bf-initial-capacity",
+        "77"
+    );
     addx(&mut con, b"s8", "k");
-    let _: () = cmd("SET")
-        .arg("sentinel")
-        .arg("1")
-        .query(&mut con)
-        .expect("SET");
+    let _: () = query!(&mut con, "SET", "sentinel", "1");
 
     let got = without_multi_exec(tap.until_set("sentinel", "1"));
     assert_eq!(got.len(), 14, "stream: {got:#?}");
@@ -162,7 +129,7 @@ fn replication_stream_carries_effects_only() {
 
 /// Waits until `n` replicas acknowledged every write made on `con`.
 fn wait_replicas(con: &mut Connection, n: i64) {
-    let acked: i64 = cmd("WAIT").arg(n).arg(10_000).query(con).expect("WAIT");
+    let acked: i64 = query!(con, "WAIT", n, 10_000);
     assert_eq!(acked, n, "replicas did not acknowledge in time");
 }
 
@@ -170,25 +137,20 @@ fn wait_replicas(con: &mut Connection, n: i64) {
 fn mixed_workload(con: &mut Connection) {
     addx(con, b"a1", "x");
     madd_range(con, b"a2", "a2:", 0..1_000);
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("a3")
-        .arg("ITEMS")
-        .arg("p")
-        .arg("q")
-        .query(con)
-        .expect("INSERTX");
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("a4")
-        .arg("CAPACITY")
-        .arg(10)
-        .arg("ERROR")
-        .arg("0.05")
-        .arg("EXPANSION")
-        .arg(3)
-        .arg("ITEMS")
-        .arg((0..50).map(|i| item("a4:", i)).collect::<Vec<_>>())
-        .query(con)
-        .expect("INSERTX growth");
+    let _: Vec<i64> = query!(con, "BF.INSERTX", "a3", "ITEMS", "p", "q");
+    let _: Vec<i64> = query!(
+        con,
+        "BF.INSERTX",
+        "a4",
+        "CAPACITY",
+        10,
+        "ERROR",
+        "0.05",
+        "EXPANSION",
+        3,
+        "ITEMS",
+        (0..50).map(|i| item("a4:", i)).collect::<Vec<_>>()
+    );
     let _ = raw(
         con,
         cmd("BF.INSERTX")
@@ -203,44 +165,21 @@ fn mixed_workload(con: &mut Connection) {
     madd_range(con, b"a6", "a6:", 0..700);
     reserve(con, b"a7", "0.02", 20, &["EXPANSION", "1"]);
     madd_range(con, b"a7", "a7:", 0..200);
-    let _: i64 = cmd("DEL").arg("a1").query(con).expect("DEL");
+    let _: i64 = query!(con, "DEL", "a1");
     addx(con, b"a1", "again");
-    let _: i64 = cmd("COPY").arg("a2").arg("a8").query(con).expect("COPY");
+    let _: i64 = query!(con, "COPY", "a2", "a8");
     madd_range(con, b"a8", "a8:", 0..300);
-    let _: i64 = cmd("PEXPIRE")
-        .arg("a2")
-        .arg(1_000_000)
-        .query(con)
-        .expect("PEXPIRE");
+    let _: i64 = query!(con, "PEXPIRE", "a2", 1_000_000);
     let payload = dump(con, b"a7");
     ok(con, cmd("RESTORE").arg("a9").arg(0).arg(&payload));
     madd_range(con, b"a9", "a9:", 0..100);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.bf-error-rate")
-        .arg("0.05")
-        .query(con)
-        .expect("CONFIG SET");
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.bf-expansion")
-        .arg("3")
-        .query(con)
-        .expect("CONFIG SET");
+    let _: () = query!(con, "CONFIG", "SET", "warden.bf-error-rate", "0.05");
+    let _: () = query!(con, "CONFIG", "SET", "warden.bf-expansion", "3");
     madd_range(con, b"a10", "a10:", 0..500);
-    let _: () = cmd("MULTI").query(con).expect("MULTI");
-    let _: () = cmd("BF.ADDX")
-        .arg("a11")
-        .arg("m1")
-        .query(con)
-        .expect("queued");
-    let _: () = cmd("BF.MADDX")
-        .arg("a11")
-        .arg("m1")
-        .arg("m2")
-        .query(con)
-        .expect("queued");
-    let _: Value = cmd("EXEC").query(con).expect("EXEC");
+    let _: () = query!(con, "MULTI");
+    let _: () = query!(con, "BF.ADDX", "a11", "m1");
+    let _: () = query!(con, "BF.MADDX", "a11", "m1", "m2");
+    let _: Value = query!(con, "EXEC");
     // From a script: effects are replicated, not the script.
     let _: Value = cmd("EVAL")
         .arg(

@@ -143,35 +143,20 @@ fn every_shape_round_trips() {
     let key: &[u8] = b"bin\x00\xffkey";
     let items: [&[u8]; 3] = [b"\x00\xff", b"", b"\r\n\xfe"];
     ok(&mut con, cmd("BF.RESERVEX").arg(key).arg(0.01).arg(2));
-    let _: Vec<i64> = cmd("BF.MADDX")
-        .arg(key)
-        .arg(&items[..])
-        .query(&mut con)
-        .expect("MADDX");
+    let _: Vec<i64> = query!(&mut con, "BF.MADDX", key, &items[..]);
     let dst: &[u8] = b"bin\x00\xffcopy";
     let chunks = copy_by_chunks(&mut con, key, dst);
     assert_eq!(chunks.len(), 3, "header and two layers");
     assert_eq!(digest(&mut con, key), digest(&mut con, dst));
-    let found: Vec<i64> = cmd("BF.MEXISTSX")
-        .arg(dst)
-        .arg(&items[..])
-        .query(&mut con)
-        .expect("MEXISTSX");
+    let found: Vec<i64> = query!(&mut con, "BF.MEXISTSX", dst, &items[..]);
     assert_eq!(found, [1, 1, 1]);
     // INFO warden counts the copies as filters.
-    assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
-        filter_census(&mut con, &[0])
-    );
+    assert_eq!(filter_stats(&mut con), filter_census(&mut con, &[0]));
 }
 
 #[test]
 fn the_replies_follow_redisbloom_protocol() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     reserve(&mut con, "f", "0.01", 100, &[]);
     madd_range(&mut con, "f", "f:", 0..250);
     let chunks = scandump(&mut con, "f");
@@ -264,8 +249,7 @@ fn refused(con: &mut Connection, key: &str, it: &str, data: &[u8], want: &str) {
 
 #[test]
 fn wrong_chunks_change_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..800);
     let chunks = scandump(&mut con, "src");
@@ -329,8 +313,7 @@ fn wrong_chunks_change_nothing() {
 
 #[test]
 fn forged_headers_are_refused_and_create_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..250);
     let h = scandump(&mut con, "src").remove(0).1;
@@ -435,8 +418,7 @@ fn forged_headers_are_refused_and_create_nothing() {
 
 #[test]
 fn a_key_being_loaded_is_never_a_filter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..250);
     let chunks = scandump(&mut con, "src");
@@ -448,11 +430,7 @@ fn a_key_being_loaded_is_never_a_filter() {
         filters,
         "not a filter yet"
     );
-    let usage: i64 = cmd("MEMORY")
-        .arg("USAGE")
-        .arg("p")
-        .query(&mut con)
-        .expect("MEMORY");
+    let usage: i64 = query!(&mut con, "MEMORY", "USAGE", "p");
     assert!(
         usage >= bf_info(&mut con, "src").size,
         "MEMORY USAGE {usage}"
@@ -464,12 +442,7 @@ fn a_key_being_loaded_is_never_a_filter() {
         cmd("BF.ADDX").arg("p").arg("x").clone(),
         cmd("BF.MADDX").arg("p").arg("x").arg("y").clone(),
         cmd("BF.INSERTX").arg("p").arg("ITEMS").arg("x").clone(),
-        cmd("BF.INSERTX")
-            .arg("p")
-            .arg("NOCREATE")
-            .arg("ITEMS")
-            .arg("x")
-            .clone(),
+        cmd_of!("BF.INSERTX", "p", "NOCREATE", "ITEMS", "x"),
         cmd("BF.RESERVEX").arg("p").arg(0.01).arg(100).clone(),
         cmd("BF.INFOX").arg("p").clone(),
         cmd("BF.INFOX").arg("p").arg("SIZE").clone(),
@@ -495,33 +468,22 @@ fn a_key_being_loaded_is_never_a_filter() {
     // DEBUG RELOAD keeps it, and loading goes on; an EXPIRE set meanwhile stays.
     debug_reload(&mut con);
     assert_eq!(digest(&mut con, "p"), before);
-    let _: i64 = cmd("PEXPIRE")
-        .arg("p")
-        .arg(600_000)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let _: i64 = query!(&mut con, "PEXPIRE", "p", 600_000);
     loadchunks(&mut con, "p", &chunks[2..]);
     assert!(
         pttl(&mut con, "p") > 500_000,
         "the TTL set while loading is kept"
     );
     // (A TTL is part of a key's digest.)
-    let _: i64 = cmd("PERSIST").arg("p").query(&mut con).expect("PERSIST");
+    let _: i64 = query!(&mut con, "PERSIST", "p");
     assert_eq!(digest(&mut con, "p"), digest(&mut con, "src"));
     assert_eq!(warden_stat(&mut con, "bf_filters"), filters + 1);
-    assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
-        filter_census(&mut con, &[0])
-    );
+    assert_eq!(filter_stats(&mut con), filter_census(&mut con, &[0]));
 }
 
 #[test]
 fn keyspace_commands_act_on_a_key_being_loaded() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "src", "0.01", 100, &[]);
     madd_range(&mut con, "src", "s:", 0..800);
     let chunks = scandump(&mut con, "src");
@@ -540,11 +502,7 @@ fn keyspace_commands_act_on_a_key_being_loaded() {
     assert_eq!(digest(&mut con, "b"), want);
     // COPY: two independent loads.
     loadchunks(&mut con, "c", &chunks[..2]);
-    let _: i64 = cmd("COPY")
-        .arg("c")
-        .arg("c2")
-        .query(&mut con)
-        .expect("COPY");
+    let _: i64 = query!(&mut con, "COPY", "c", "c2");
     loadchunks(&mut con, "c", &chunks[2..]);
     assert_eq!(key_type(&mut con, "c2"), "warden-bl");
     loadchunks(&mut con, "c2", &chunks[2..]);
@@ -557,7 +515,7 @@ fn keyspace_commands_act_on_a_key_being_loaded() {
     loadchunks(&mut con, "e", &chunks[3..]);
     assert_eq!(digest(&mut con, "e"), want);
     // DEL, and an expiry: the key is gone, so is the load.
-    let _: i64 = cmd("DEL").arg("d").query(&mut con).expect("DEL");
+    let _: i64 = query!(&mut con, "DEL", "d");
     refused(
         &mut con,
         "d",
@@ -566,11 +524,7 @@ fn keyspace_commands_act_on_a_key_being_loaded() {
         "ERR not found",
     );
     loadchunks(&mut con, "x", &chunks[..2]);
-    let _: i64 = cmd("PEXPIRE")
-        .arg("x")
-        .arg(1)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let _: i64 = query!(&mut con, "PEXPIRE", "x", 1);
     assert!(wait_until(std::time::Duration::from_secs(5), || !exists(
         &mut con, "x"
     )));
@@ -614,8 +568,7 @@ fn iterators(con: &mut Connection, scandump: &str, key: &str) -> Vec<(i64, usize
     let mut out = Vec::new();
     let mut it = 0i64;
     loop {
-        let (next, data): (i64, Vec<u8>) =
-            cmd(scandump).arg(key).arg(it).query(con).expect(scandump);
+        let (next, data): (i64, Vec<u8>) = query!(con, scandump, key, it);
         if next == 0 {
             return out;
         }
@@ -645,11 +598,12 @@ fn redisbloom_and_warden_give_the_same_iterators() {
             cmd("BF.RESERVEX").arg("w").arg(0.01).arg(capacity),
         );
         let mut madd = |c: &str, k: &str| {
-            let _: Value = cmd(c)
-                .arg(k)
-                .arg((0..items).map(|i| format!("i{i}")).collect::<Vec<_>>())
-                .query(&mut con)
-                .expect(c);
+            let _: Value = query!(
+                &mut con,
+                c,
+                k,
+                (0..items).map(|i| format!("i{i}")).collect::<Vec<_>>()
+            );
         };
         madd("BF.MADD", "rb");
         madd("BF.MADDX", "w");
@@ -660,16 +614,8 @@ fn redisbloom_and_warden_give_the_same_iterators() {
             "capacity {capacity}: RedisBloom's iterators, then warden's"
         );
         assert!(a.len() >= 3, "{a:?}");
-        let rb_header: (i64, Vec<u8>) = cmd("BF.SCANDUMP")
-            .arg("rb")
-            .arg(0)
-            .query(&mut con)
-            .expect("dump");
-        let w_header: (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
-            .arg("w")
-            .arg(0)
-            .query(&mut con)
-            .expect("dump");
+        let rb_header: (i64, Vec<u8>) = query!(&mut con, "BF.SCANDUMP", "rb", 0);
+        let w_header: (i64, Vec<u8>) = query!(&mut con, "BF.SCANDUMPX", "w", 0);
         let e = expect_err(
             &mut con,
             cmd("BF.LOADCHUNKX").arg("w2").arg(1).arg(&rb_header.1[..]),
@@ -681,7 +627,7 @@ fn redisbloom_and_warden_give_the_same_iterators() {
         );
         assert_eq!(e, "ERR received bad data");
         assert!(!exists(&mut con, "w2") && !exists(&mut con, "rb2"));
-        let _: i64 = cmd("DEL").arg("rb").arg("w").query(&mut con).expect("DEL");
+        let _: i64 = query!(&mut con, "DEL", "rb", "w");
     }
 }
 
@@ -690,8 +636,7 @@ fn redisbloom_and_warden_give_the_same_iterators() {
 #[test]
 fn the_fuzzers_chunks_load() {
     use crate::common::grammar::{dump_chunk, dump_header, DUMP_SHAPES};
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     for (i, (_, _, layers)) in DUMP_SHAPES.iter().enumerate() {
         let key = format!("fz:{i}");
         ok(

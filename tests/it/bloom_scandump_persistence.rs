@@ -112,16 +112,11 @@ fn replicas_follow_every_chunk() {
     let second = m.start_replica(&[], &[]);
     loadchunks(&mut con, "k", &chunks[2..4]);
     // Chunks in MULTI reach replicas as a transaction.
-    let _: () = cmd("MULTI").query(&mut con).expect("MULTI");
+    let _: () = query!(&mut con, "MULTI");
     for (it, data) in &chunks[4..] {
-        let _: () = cmd("BF.LOADCHUNKX")
-            .arg("k")
-            .arg(*it)
-            .arg(&data[..])
-            .query(&mut con)
-            .expect("queued");
+        let _: () = query!(&mut con, "BF.LOADCHUNKX", "k", *it, &data[..]);
     }
-    let replies: Vec<Value> = cmd("EXEC").query(&mut con).expect("EXEC");
+    let replies: Vec<Value> = query!(&mut con, "EXEC");
     assert!(replies.iter().all(is_ok), "{replies:?}");
     let want = digest(&mut con, "src");
     assert_eq!(digest(&mut con, "k"), want);
@@ -162,11 +157,7 @@ fn restart_in_the_middle_of_a_load(how: Restart) {
     loadchunks(&mut con, "done", &chunks);
     loadchunks(&mut con, "header-only", &chunks[..1]);
     loadchunks(&mut con, "half", &chunks[..3]);
-    let _: i64 = cmd("PEXPIRE")
-        .arg("half")
-        .arg(3_600_000)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let _: i64 = query!(&mut con, "PEXPIRE", "half", 3_600_000);
     let expires_at = pexpiretime(&mut con, "half");
     let keys = ["done", "header-only", "half"];
     let before: Vec<String> = keys.iter().map(|k| digest(&mut con, k)).collect();
@@ -190,7 +181,7 @@ fn restart_in_the_middle_of_a_load(how: Restart) {
         expires_at,
         "{how:?}: the TTL is kept"
     );
-    let _: i64 = cmd("PERSIST").arg("half").query(&mut con).expect("PERSIST");
+    let _: i64 = query!(&mut con, "PERSIST", "half");
     for k in keys {
         assert_eq!(digest(&mut con, k), want, "{how:?}: {k}");
         assert_eq!(
@@ -200,10 +191,7 @@ fn restart_in_the_middle_of_a_load(how: Restart) {
         );
     }
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         filter_census(&mut con, &[0]),
         "{how:?}"
     );

@@ -23,10 +23,7 @@ fn million_items_have_no_false_negatives_across_reload() {
 
     let before = digest(&mut con, "big");
     let info = bf_info(&mut con, "big");
-    let _: () = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut con)
-        .expect("DEBUG RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_eq!(digest(&mut con, "big"), before);
     assert_eq!(bf_info(&mut con, "big"), info);
     let found = mexists_range(&mut con, "big", "item:", 0..n);
@@ -95,8 +92,7 @@ fn measured_fpr_scaling_10k_grown_to_1m_at_1_percent() {
 
 #[test]
 fn nonscaling_million_at_1_percent_size_is_near_optimal() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     reserve(&mut con, "m", 0.01, 1_000_000, &["NONSCALING"]);
     let info = bf_info(&mut con, "m");
     assert!(

@@ -9,8 +9,7 @@ fn size(con: &mut Connection, key: &str) -> i64 {
 
 #[test]
 fn tiny_error_rates_fit_in_small_filters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     for (rate, max_bytes) in [("1.1e-20", 2_000), ("1e-100", 8_000), ("1e-300", 20_000)] {
         let key = format!("b{rate}");
         let ok: String = cmd("BF.RESERVEX")
@@ -24,20 +23,17 @@ fn tiny_error_rates_fit_in_small_filters() {
         let bytes = size(&mut con, &key);
         assert!(bytes <= max_bytes, "{rate}: {bytes} bytes");
         for i in 0..100 {
-            let added: i64 = cmd("BF.ADDX").arg(&key).arg(i).query(&mut con).unwrap();
+            let added: i64 = query!(&mut con, "BF.ADDX", &key, i);
             assert_eq!(added, 1, "{rate}: item {i}");
         }
-        let present: Vec<i64> = cmd("BF.MEXISTSX")
-            .arg(&key)
-            .arg((0..100).collect::<Vec<_>>())
-            .query(&mut con)
-            .unwrap();
+        let present: Vec<i64> = query!(&mut con, "BF.MEXISTSX", &key, (0..100).collect::<Vec<_>>());
         assert!(present.iter().all(|p| *p == 1), "{rate}");
-        let absent: Vec<i64> = cmd("BF.MEXISTSX")
-            .arg(&key)
-            .arg((1000..2000).collect::<Vec<_>>())
-            .query(&mut con)
-            .unwrap();
+        let absent: Vec<i64> = query!(
+            &mut con,
+            "BF.MEXISTSX",
+            &key,
+            (1000..2000).collect::<Vec<_>>()
+        );
         assert!(
             absent.iter().all(|p| *p == 0),
             "{rate}: a false positive at this rate"
@@ -45,6 +41,6 @@ fn tiny_error_rates_fit_in_small_filters() {
     }
     // It survives a reload (hash counts above 64 are valid stored data).
     let before = db_digest(&mut con);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_eq!(db_digest(&mut con), before);
 }

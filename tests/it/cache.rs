@@ -12,8 +12,7 @@ use std::time::Duration;
 
 #[test]
 fn a_value_is_fresh_then_stale_then_gone() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(cache_set(&mut con, "k", "v1", 200, &["STALE", "300"]), 1);
     assert_eq!(cache_get(&mut con, "k", &[]).as_deref(), Some("v1"));
     let ttl = pttl(&mut con, "k");
@@ -33,17 +32,13 @@ fn a_value_is_fresh_then_stale_then_gone() {
     // Past the stale period the value is gone (the key lives on for the lease).
     sleep(Duration::from_millis(300));
     assert_eq!(get_lease(&mut con, "k", 5_000, &[]), (None, 0));
-    assert_eq!(
-        cache_set(&mut con, "k", "v2", 1_000, &["LEASE", &token.to_string()]),
-        1
-    );
+    assert_eq!(refresh(&mut con, "k", "v2", 1_000, token), 1);
     assert_eq!(cache_get(&mut con, "k", &[]).as_deref(), Some("v2"));
 }
 
 #[test]
 fn the_key_expires_when_fresh_and_stale_periods_have_passed() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     cache_set(&mut con, "k", "v", 100, &["STALE", "100"]);
     assert!(wait_until(Duration::from_secs(3), || !exists(
         &mut con, "k"
@@ -53,8 +48,7 @@ fn the_key_expires_when_fresh_and_stale_periods_have_passed() {
 
 #[test]
 fn an_older_version_never_overwrites_newer_data() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     assert_eq!(
         cache_set(&mut con, "row", "v5", 10_000, &["VERSION", "5"]),
         1
@@ -101,8 +95,7 @@ fn an_older_version_never_overwrites_newer_data() {
 
 #[test]
 fn one_lease_per_miss_and_only_its_token_may_set() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let lock = try_acquire(&mut con, "some-lock", "o", 10_000).unwrap();
     let (value, token) = get_lease(&mut con, "miss", 5_000, &[]);
     assert_eq!(value, None);
@@ -146,44 +139,32 @@ fn one_lease_per_miss_and_only_its_token_may_set() {
 
 #[test]
 fn a_del_or_a_lease_less_set_voids_the_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let (_, t1) = get_lease(&mut con, "k", 5_000, &[]);
-    let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "DEL", "k");
     // The refresher read the source before the invalidation: it cannot store.
-    assert_eq!(
-        cache_set(&mut con, "k", "old", 1_000, &["LEASE", &t1.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "old", 1_000, t1), 0);
     assert!(!exists(&mut con, "k"));
     let (_, t2) = get_lease(&mut con, "k", 5_000, &[]);
     assert!(t2 > t1);
     assert_eq!(cache_set(&mut con, "k", "writer", 1_000, &[]), 1);
-    assert_eq!(
-        cache_set(&mut con, "k", "late", 1_000, &["LEASE", &t2.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "late", 1_000, t2), 0);
     assert_eq!(cache_get(&mut con, "k", &[]).as_deref(), Some("writer"));
 }
 
 #[test]
 fn a_lease_that_ended_is_not_current() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let (_, t1) = get_lease(&mut con, "k", 100, &[]);
     sleep(Duration::from_millis(150));
-    assert_eq!(
-        cache_set(&mut con, "k", "late", 1_000, &["LEASE", &t1.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "late", 1_000, t1), 0);
     let (_, t2) = get_lease(&mut con, "k", 100, &[]);
     assert!(t2 > t1, "the next miss takes a new lease");
 }
 
 #[test]
 fn hot_reads_keep_a_key_fresh() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     cache_set(&mut con, "hot", "v", 300, &["STALE", "100"]);
     let hot = ["HOT", "3", "1000", "EXTEND", "5000"];
     for _ in 0..2 {
@@ -221,8 +202,7 @@ fn hot_reads_keep_a_key_fresh() {
 
 #[test]
 fn info_describes_an_entry() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     assert_eq!(cache_info(&mut con, "none"), None);
     cache_set(&mut con, "k", "v", 1_000, &["STALE", "500", "VERSION", "3"]);
     let info = cache_info(&mut con, "k").unwrap();
@@ -231,7 +211,7 @@ fn info_describes_an_entry() {
     assert!((1_400..=1_500).contains(&info["stale_ms"]), "{info:?}");
     assert_eq!((info["reads"], info["lease"], info["waiters"]), (0, 0, 0));
     let mut resp3 = s.conn_resp3();
-    let v: Value = cmd("CACHE.INFO").arg("k").query(&mut resp3).unwrap();
+    let v: Value = query!(&mut resp3, "CACHE.INFO", "k");
     assert!(
         matches!(v, Value::Map(ref m) if m.len() == 6),
         "a map in RESP3: {v:?}"
@@ -240,8 +220,7 @@ fn info_describes_an_entry() {
 
 #[test]
 fn info_counts_hits_misses_leases_and_stale_reads() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let stat = |con: &mut Connection| {
         [
             "cache_hits",
@@ -264,9 +243,8 @@ fn info_counts_hits_misses_leases_and_stale_reads() {
 
 #[test]
 fn the_type_is_its_own_both_ways() {
-    let s = Server::start();
-    let mut con = s.conn();
-    let _: () = cmd("SET").arg("str").arg("x").query(&mut con).unwrap();
+    let (_s, mut con) = Server::start_conn();
+    let _: () = query!(&mut con, "SET", "str", "x");
     for c in [
         command(&["CACHE.GET", "str"]),
         command(&["CACHE.GET", "str", "LEASE", "100"]),
@@ -296,129 +274,47 @@ fn try_acquire_err(con: &mut Connection, key: &str) -> String {
 
 #[test]
 fn bad_input_is_an_error_that_changes_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
-    let cases: &[(&[&str], &str)] = &[
-        (
-            &["CACHE.SET", "k", "v"],
-            "ERR wrong number of arguments for 'cache.set' command",
-        ),
-        (
-            &["CACHE.GET"],
-            "ERR wrong number of arguments for 'cache.get' command",
-        ),
-        (
-            &["CACHE.INFO", "k", "x"],
-            "ERR wrong number of arguments for 'cache.info' command",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "0"],
-            "ERR ttl must be a positive integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "-5"],
-            "ERR ttl must be a positive integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "abc"],
-            "ERR ttl must be a positive integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "99999999999999999999"],
-            "ERR ttl is out of range",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "315360000001"],
-            "ERR ttl is out of range",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "STALE", "-1"],
-            "ERR stale must be a non-negative integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "VERSION", "-1"],
-            "ERR version must be a non-negative integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "VERSION", "1.5"],
-            "ERR version must be a non-negative integer",
-        ),
-        (
-            &["CACHE.SET", "k", "v", "100", "LEASE", "0"],
-            "ERR lease must be a positive integer",
-        ),
-        (&["CACHE.SET", "k", "v", "100", "LEASE"], "ERR syntax error"),
-        (
-            &["CACHE.SET", "k", "v", "100", "STALE", "1", "STALE", "2"],
-            "ERR syntax error",
-        ),
-        (&["CACHE.SET", "k", "v", "100", "NX"], "ERR syntax error"),
-        (
-            &["CACHE.SET", "k", "v", "100@1:2:3:0:0"],
-            "ERR ttl must be a positive integer",
-        ),
-        (&["CACHE.GET", "k", "LEASE"], "ERR syntax error"),
-        (
-            &["CACHE.GET", "k", "LEASE", "0"],
-            "ERR lease must be a positive integer",
-        ),
-        (
-            &["CACHE.GET", "k", "LEASE", "100", "LEASE", "100"],
-            "ERR syntax error",
-        ),
-        (&["CACHE.GET", "k", "WAIT", "100"], "ERR WAIT needs LEASE"),
-        (
-            &["CACHE.GET", "k", "LEASE", "100", "WAIT", "-1"],
-            "ERR timeout must be a non-negative integer",
-        ),
-        (
-            &["CACHE.GET", "k", "MINVERSION", "-1"],
-            "ERR version must be a non-negative integer",
-        ),
-        (&["CACHE.GET", "k", "HOT", "3", "1000"], "ERR syntax error"),
-        (
-            &["CACHE.GET", "k", "HOT", "3", "1000", "FOR", "10"],
-            "ERR syntax error",
-        ),
-        (
-            &["CACHE.GET", "k", "HOT", "0", "1000", "EXTEND", "10"],
-            "ERR reads must be a positive integer",
-        ),
-        (
-            &[
-                "CACHE.GET",
-                "k",
-                "HOT",
-                "4294967296",
-                "1000",
-                "EXTEND",
-                "10",
-            ],
-            "ERR reads is out of range",
-        ),
-        (
-            &["CACHE.GET", "k", "HOT", "3", "0", "EXTEND", "10"],
-            "ERR window must be a positive integer",
-        ),
-        (
-            &["CACHE.GET", "k", "HOT", "3", "10", "EXTEND", "0"],
-            "ERR extend must be a positive integer",
-        ),
-        (
-            &["CACHE._SET", "k", "v", "1:2:3:0:0"],
-            "ERR cache._set is an internal command",
-        ),
-        (
-            &["CACHE._META", "k", "0:2:3:5:9"],
-            "ERR cache._meta is an internal command",
-        ),
-    ];
+    let (_s, mut con) = Server::start_conn();
+    let cases = &refusals(
+        r#"
+        CACHE.SET k v                             => ERR wrong number of arguments for 'cache.set' command
+        CACHE.GET                                 => ERR wrong number of arguments for 'cache.get' command
+        CACHE.INFO k x                            => ERR wrong number of arguments for 'cache.info' command
+        CACHE.SET k v 0                           => ERR ttl must be a positive integer
+        CACHE.SET k v -5                          => ERR ttl must be a positive integer
+        CACHE.SET k v abc                         => ERR ttl must be a positive integer
+        CACHE.SET k v 99999999999999999999        => ERR ttl is out of range
+        CACHE.SET k v 315360000001                => ERR ttl is out of range
+        CACHE.SET k v 100 STALE -1                => ERR stale must be a non-negative integer
+        CACHE.SET k v 100 VERSION -1              => ERR version must be a non-negative integer
+        CACHE.SET k v 100 VERSION 1.5             => ERR version must be a non-negative integer
+        CACHE.SET k v 100 LEASE 0                 => ERR lease must be a positive integer
+        CACHE.SET k v 100 LEASE                   => ERR syntax error
+        CACHE.SET k v 100 STALE 1 STALE 2         => ERR syntax error
+        CACHE.SET k v 100 NX                      => ERR syntax error
+        CACHE.SET k v 100@1:2:3:0:0               => ERR ttl must be a positive integer
+        CACHE.GET k LEASE                         => ERR syntax error
+        CACHE.GET k LEASE 0                       => ERR lease must be a positive integer
+        CACHE.GET k LEASE 100 LEASE 100           => ERR syntax error
+        CACHE.GET k WAIT 100                      => ERR WAIT needs LEASE
+        CACHE.GET k LEASE 100 WAIT -1             => ERR timeout must be a non-negative integer
+        CACHE.GET k MINVERSION -1                 => ERR version must be a non-negative integer
+        CACHE.GET k HOT 3 1000                    => ERR syntax error
+        CACHE.GET k HOT 3 1000 FOR 10             => ERR syntax error
+        CACHE.GET k HOT 0 1000 EXTEND 10          => ERR reads must be a positive integer
+        CACHE.GET k HOT 4294967296 1000 EXTEND 10 => ERR reads is out of range
+        CACHE.GET k HOT 3 0 EXTEND 10             => ERR window must be a positive integer
+        CACHE.GET k HOT 3 10 EXTEND 0             => ERR extend must be a positive integer
+        CACHE._SET k v 1:2:3:0:0                  => ERR cache._set is an internal command
+        CACHE._META k 0:2:3:5:9                   => ERR cache._meta is an internal command
+        "#,
+    );
     for (words, want) in cases {
         let c = command(words);
         let e = c.query::<Value>(&mut con).expect_err(&show(&c));
         assert_eq!(err_text(&e), *want, "{}", show(&c));
     }
-    let n: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(n, 0, "no error created a key");
     // An error on a live entry leaves it as it was.
     cache_set(&mut con, "k", "v", 10_000, &["VERSION", "2"]);
@@ -449,12 +345,13 @@ fn values_above_the_cap_are_refused_cleanly() {
         cache_get(&mut con, "k", &[]).as_deref(),
         Some(fits.as_str())
     );
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.cache-max-value-bytes")
-        .arg("2kb")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(
+        &mut con,
+        "CONFIG",
+        "SET",
+        "warden.cache-max-value-bytes",
+        "2kb"
+    );
     assert_eq!(cache_set(&mut con, "k", &big, 1_000, &[]), 1);
 }
 
@@ -486,8 +383,7 @@ fn a_value_of_512_mb_is_refused_without_harm() {
 /// 40 bytes wider (measured on 8.1 and 9.1; README "Cache reference").
 #[test]
 fn memory_usage_is_within_64_bytes_of_a_string() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let bound = if server_version().0 == "valkey" {
         64 + 40
     } else {
@@ -495,7 +391,7 @@ fn memory_usage_is_within_64_bytes_of_a_string() {
     };
     for len in [0usize, 1, 10, 44, 45, 100, 1000, 100_000] {
         let value = "v".repeat(len);
-        let _: () = cmd("SET").arg("str:k").arg(&value).query(&mut con).unwrap();
+        let _: () = query!(&mut con, "SET", "str:k", &value);
         cache_set(
             &mut con,
             "chx:k",
@@ -522,17 +418,11 @@ fn memory_usage_is_within_64_bytes_of_a_string() {
 /// key modified only when it writes it), for every family.
 #[test]
 fn calls_that_change_nothing_do_not_abort_a_watch() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let mut other = s.conn();
     cache_set(&mut con, "wk", "v", 60_000, &["VERSION", "5"]);
     try_acquire(&mut con, "lk", "holder", 60_000).unwrap();
-    let _: Vec<i64> = cmd("RL.TOKEN")
-        .arg("rk")
-        .arg("1/h")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
+    let _: Vec<i64> = query!(&mut con, "RL.TOKEN", "rk", "1/h", 1);
     let no_ops: Vec<redis::Cmd> = vec![
         command(&["CACHE.GET", "wk"]),
         command(&["CACHE.GET", "wk", "MINVERSION", "9"]),
@@ -551,13 +441,13 @@ fn calls_that_change_nothing_do_not_abort_a_watch() {
             _ => String::new(),
         });
         let key = key.unwrap();
-        let _: () = cmd("WATCH").arg(&key).query(&mut con).unwrap();
+        let _: () = query!(&mut con, "WATCH", &key);
         let _: Value = no_op.query(&mut other).unwrap();
         let r: Option<Vec<String>> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
         assert!(r.is_some(), "{} aborted a WATCH on {key}", show(no_op));
     }
     // A write does abort it.
-    let _: () = cmd("WATCH").arg("wk").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "WATCH", "wk");
     cache_set(&mut other, "wk", "newer", 60_000, &["VERSION", "6"]);
     let r: Option<Vec<String>> = redis::pipe().atomic().cmd("PING").query(&mut con).unwrap();
     assert!(r.is_none(), "an accepted CACHE.SET must abort the WATCH");

@@ -4,6 +4,7 @@
 //! absolute times only (a read that changes nothing sends nothing).
 
 use crate::common::cache::*;
+use crate::common::waiter::Waiter;
 use crate::common::*;
 
 use std::thread::sleep;
@@ -55,8 +56,7 @@ fn snapshot(con: &mut Connection) -> Vec<String> {
 
 #[test]
 fn rdb_restart_keeps_every_entry() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let (stale_lease, miss_lease) = workload(&mut con);
     let before = snapshot(&mut con);
     let digest_before = db_digest(&mut con);
@@ -76,16 +76,7 @@ fn rdb_restart_keeps_every_entry() {
         ),
         0
     );
-    assert_eq!(
-        cache_set(
-            &mut con,
-            "miss",
-            "x",
-            1_000,
-            &["LEASE", &miss_lease.to_string()]
-        ),
-        1
-    );
+    assert_eq!(refresh(&mut con, "miss", "x", 1_000, miss_lease), 1);
     // The fencing clock moved past the loaded tokens.
     let (_, next) = get_lease(&mut con, "new", 1_000, &[]);
     assert!(next > stale_lease.max(miss_lease));
@@ -93,11 +84,10 @@ fn rdb_restart_keeps_every_entry() {
 
 #[test]
 fn debug_reload_keeps_every_entry() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     workload(&mut con);
     let before = snapshot(&mut con);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_eq!(snapshot(&mut con), before);
 }
 
@@ -131,23 +121,16 @@ fn aof_rewrite_and_replay_keep_every_entry_with_absolute_times() {
 
 #[test]
 fn dump_restore_and_copy_keep_an_entry() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     workload(&mut con);
     for key in ["fresh", "stale", "miss", "binary"] {
         let payload = dump(&mut con, key);
         let copy = format!("{key}:restored");
         let at = pexpiretime(&mut con, key);
-        let _: () = cmd("RESTORE")
-            .arg(&copy)
-            .arg(at)
-            .arg(&payload)
-            .arg("ABSTTL")
-            .query(&mut con)
-            .unwrap();
+        let _: () = query!(&mut con, "RESTORE", &copy, at, &payload, "ABSTTL");
         assert_eq!(digest(&mut con, &copy), digest(&mut con, key), "{key}");
         let copied = format!("{key}:copied");
-        let n: i64 = cmd("COPY").arg(key).arg(&copied).query(&mut con).unwrap();
+        let n: i64 = query!(&mut con, "COPY", key, &copied);
         assert_eq!(n, 1);
         assert_eq!(digest(&mut con, &copied), digest(&mut con, key), "{key}");
         assert_eq!(
@@ -159,9 +142,7 @@ fn dump_restore_and_copy_keep_an_entry() {
 
 #[test]
 fn a_replica_holds_the_same_entries_and_leases() {
-    let master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut m = master.conn();
+    let (master, replica, mut m) = Server::start_replicated();
     let (stale_lease, _) = workload(&mut m);
     master.sync_replicas(1);
     let mut r = replica.conn();
@@ -188,25 +169,14 @@ fn a_replica_holds_the_same_entries_and_leases() {
 
 #[test]
 fn a_promoted_replica_still_refuses_a_voided_lease() {
-    let master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut m = master.conn();
+    let (master, replica, mut m) = Server::start_replicated();
     let (_, old) = get_lease(&mut m, "k", 600_000, &[]);
     cache_set(&mut m, "k", "invalidated", 600_000, &["VERSION", "3"]);
     let (_, current) = get_lease(&mut m, "k", 600_000, &["MINVERSION", "4"]);
     master.sync_replicas(1);
     let mut r = replica.conn();
-    let _: () = cmd("REPLICAOF").arg("NO").arg("ONE").query(&mut r).unwrap();
-    assert_eq!(
-        cache_set(
-            &mut r,
-            "k",
-            "stale write",
-            1_000,
-            &["LEASE", &old.to_string()]
-        ),
-        0
-    );
+    let _: () = query!(&mut r, "REPLICAOF", "NO", "ONE");
+    assert_eq!(refresh(&mut r, "k", "stale write", 1_000, old), 0);
     assert_eq!(
         cache_set(
             &mut r,
@@ -273,7 +243,7 @@ fn the_stream_carries_absolute_times_and_nothing_for_plain_reads() {
     cache_get(&mut m, "k", &["HOT", "100", "1000", "EXTEND", "60000"]);
     get_lease(&mut m, "k", 1_000, &[]);
     cache_get(&mut m, "missing", &[]);
-    let _: Value = cmd("CACHE.INFO").arg("k").query(&mut m).unwrap();
+    let _: Value = query!(&mut m, "CACHE.INFO", "k");
     assert_eq!(step(&mut tap, &mut m, "reads"), Vec::<Vec<String>>::new());
     // A lease on a miss: the lease-only entry with its absolute end.
     let (_, token) = get_lease(&mut m, "miss", 3_000, &[]);
@@ -301,13 +271,10 @@ fn the_stream_carries_absolute_times_and_nothing_for_plain_reads() {
 /// TTL without one (the rewrite form leaves the expiry to Redis's PEXPIREAT).
 #[test]
 fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
-    let mut s = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut s = Server::start_plain_aof();
     let mut con = s.conn();
     cache_set(&mut con, "persisted", "v", 30_000, &["STALE", "30000"]);
-    let _: i64 = cmd("PERSIST").arg("persisted").query(&mut con).unwrap();
+    let _: i64 = query!(&mut con, "PERSIST", "persisted");
     cache_set(&mut con, "timed", "v", 30_000, &["STALE", "30000"]);
     get_lease(&mut con, "lease-only", 60_000, &[]);
     let timed_at = pexpiretime(&mut con, "timed");
@@ -327,12 +294,11 @@ fn aof_rewrite_without_preamble_keeps_keys_without_ttl_so() {
 /// gives the next lease to another whose MINVERSION it does not meet.
 #[test]
 fn hand_offs_reach_the_replica() {
-    let master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut m = master.conn();
+    let (master, replica, mut m) = Server::start_replicated();
     let (_, first) = get_lease(&mut m, "k", 200, &[]);
-    let (reply, _) = spawn_waiter(&master, "k", 60_000, 10_000).join().unwrap();
-    let (value, handed) = reply.unwrap();
+    let (value, handed) = Waiter::cache(&master, "k", "k", 0, 60_000, 10_000)
+        .join()
+        .lease();
     assert_eq!(value, None);
     assert!(handed > first, "the timer handed the lease over");
     master.sync_replicas(1);
@@ -340,17 +306,17 @@ fn hand_offs_reach_the_replica() {
     assert_eq!(cache_info(&mut r, "k").unwrap()["lease"], handed);
     assert_eq!(db_digest(&mut r), db_digest(&mut m));
 
-    let wants_v9 = spawn_min_waiter(&master, "k", 9, 60_000, 10_000);
+    let wants_v9 = Waiter::cache(&master, "wants v9", "k", 9, 60_000, 10_000);
     wait_for_waiters(&mut m, "k", 1);
-    let plain = spawn_waiter(&master, "k", 60_000, 10_000);
+    let plain = Waiter::cache(&master, "plain", "k", 0, 60_000, 10_000);
     wait_for_waiters(&mut m, "k", 2);
     let t = handed.to_string();
     assert_eq!(
         cache_set(&mut m, "k", "v3", 60_000, &["VERSION", "3", "LEASE", &t]),
         1
     );
-    assert_eq!(plain.join().unwrap().0.unwrap(), (Some("v3".into()), 0));
-    let (_, next) = wants_v9.join().unwrap().0.unwrap();
+    assert_eq!(plain.join().lease(), (Some("v3".into()), 0));
+    let (_, next) = wants_v9.join().lease();
     assert!(next > handed);
     master.sync_replicas(1);
     let info = cache_info(&mut r, "k").unwrap();

@@ -5,6 +5,7 @@
 //! disconnects, MULTI and scripts.
 
 use crate::common::cache::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::thread::sleep;
@@ -12,29 +13,19 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn a_set_hands_the_value_to_every_waiter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, token) = get_lease(&mut con, "k", 10_000, &[]);
     let waiters: Vec<_> = (0..5)
-        .map(|_| spawn_waiter(&s, "k", 1_000, 10_000))
+        .map(|_| Waiter::cache(&s, "k", "k", 0, 1_000, 10_000))
         .collect();
     wait_for_waiters(&mut con, "k", 5);
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 5);
     let t0 = Instant::now();
-    assert_eq!(
-        cache_set(
-            &mut con,
-            "k",
-            "computed",
-            10_000,
-            &["LEASE", &token.to_string()]
-        ),
-        1
-    );
+    assert_eq!(refresh(&mut con, "k", "computed", 10_000, token), 1);
     for w in waiters {
-        let (reply, at) = w.join().unwrap();
-        assert_eq!(reply.unwrap(), (Some("computed".into()), 0));
-        assert!(at.duration_since(t0) < Duration::from_secs(2));
+        let a = w.join();
+        assert_eq!(a.lease(), (Some("computed".into()), 0));
+        assert!(a.at.duration_since(t0) < Duration::from_secs(2));
     }
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
     assert_eq!(cache_info(&mut con, "k").unwrap()["waiters"], 0);
@@ -42,16 +33,13 @@ fn a_set_hands_the_value_to_every_waiter() {
 
 #[test]
 fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let t0 = Instant::now();
     let (_, first) = get_lease(&mut con, "k", 300, &[]);
-    let oldest = spawn_waiter(&s, "k", 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let second = spawn_waiter(&s, "k", 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 2);
-    let (reply, at) = oldest.join().unwrap();
-    let (value, token) = reply.unwrap();
+    let oldest = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
+    let second = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
+    let Answer { reply, at, .. } = oldest.join();
+    let (value, token) = reply.leased().expect("[value, lease]");
     assert_eq!(value, None);
     assert!(token > first, "a new lease: {token} > {first}");
     let waited = at.duration_since(t0);
@@ -62,38 +50,29 @@ fn a_lease_that_ends_without_a_set_goes_to_the_oldest_waiter() {
     assert!(waited < Duration::from_secs(3), "late: {waited:?}");
     assert_eq!(cache_info(&mut con, "k").unwrap()["lease"], token);
     // The new refresher stores: the second waiter gets the value.
-    assert_eq!(
-        cache_set(&mut con, "k", "v", 10_000, &["LEASE", &token.to_string()]),
-        1
-    );
-    assert_eq!(second.join().unwrap().0.unwrap(), (Some("v".into()), 0));
+    assert_eq!(refresh(&mut con, "k", "v", 10_000, token), 1);
+    assert_eq!(second.join().lease(), (Some("v".into()), 0));
 }
 
 #[test]
 fn a_del_gives_the_refresh_to_the_oldest_waiter() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, first) = get_lease(&mut con, "k", 60_000, &[]);
-    let w = spawn_waiter(&s, "k", 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
-    let (value, token) = w.join().unwrap().0.unwrap();
+    let w = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
+    let _: i64 = query!(&mut con, "DEL", "k");
+    let (value, token) = w.join().lease();
     assert_eq!(value, None);
     assert!(token > first);
-    assert_eq!(
-        cache_set(&mut con, "k", "v", 1_000, &["LEASE", &first.to_string()]),
-        0
-    );
+    assert_eq!(refresh(&mut con, "k", "v", 1_000, first), 0);
 }
 
 #[test]
 fn the_timeout_answers_nil_and_no_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
     let t0 = Instant::now();
-    let (reply, at) = spawn_waiter(&s, "k", 1_000, 200).join().unwrap();
-    assert_eq!(reply.unwrap(), (None, 0));
+    let Answer { reply, at, .. } = Waiter::cache(&s, "k", "k", 0, 1_000, 200).join();
+    assert_eq!(reply.leased(), Some((None, 0)));
     let waited = at.duration_since(t0);
     assert!(
         waited >= Duration::from_millis(195) && waited < Duration::from_secs(3),
@@ -102,29 +81,28 @@ fn the_timeout_answers_nil_and_no_lease() {
     assert_eq!(cache_info(&mut con, "k").unwrap()["waiters"], 0);
 }
 
+/// A client waiting on "k" (`CACHE.GET k LEASE 1000 WAIT 0`), queued, and its
+/// CLIENT ID (to unblock or kill it).
+fn unblockable(s: &Server, con: &mut Connection) -> (i64, Waiter) {
+    let (id, w) = Waiter::with_id(s, "k", &cache_args("k", 0, 1_000, 0));
+    wait_for_waiters(con, "k", 1);
+    (id, w)
+}
+
 #[test]
 fn client_unblock_answers_nil_and_no_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
-    let mut wcon = timed(s.conn(), Duration::from_secs(30));
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut wcon).unwrap();
-    let w = std::thread::spawn(move || get_wait(&mut wcon, "k", 1_000, 0));
-    wait_for_waiters(&mut con, "k", 1);
-    let n: i64 = cmd("CLIENT")
-        .arg("UNBLOCK")
-        .arg(id)
-        .query(&mut con)
-        .unwrap();
+    let (id, w) = unblockable(&s, &mut con);
+    let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", id);
     assert_eq!(n, 1);
-    assert_eq!(w.join().unwrap().unwrap(), (None, 0));
+    assert_eq!(w.join().lease(), (None, 0));
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
 }
 
 #[test]
 fn a_stale_value_is_served_at_once_even_with_wait() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     cache_set(&mut con, "k", "old", 50, &["STALE", "60000"]);
     sleep(Duration::from_millis(80));
     let (value, token) = get_lease(&mut con, "k", 60_000, &[]);
@@ -141,27 +119,17 @@ fn a_stale_value_is_served_at_once_even_with_wait() {
 
 #[test]
 fn a_waiter_that_disconnects_never_gets_the_lease() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 300, &[]);
-    let mut gone = timed(s.conn(), Duration::from_secs(30));
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut gone).unwrap();
-    let lost = std::thread::spawn(move || get_wait(&mut gone, "k", 1_000, 0));
-    wait_for_waiters(&mut con, "k", 1);
-    let live = spawn_waiter(&s, "k", 5_000, 10_000);
-    wait_for_waiters(&mut con, "k", 2);
-    let n: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id)
-        .query(&mut con)
-        .unwrap();
+    let (id, lost) = unblockable(&s, &mut con);
+    let live = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 10_000));
+    let n: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id);
     assert_eq!(n, 1);
     assert!(
-        lost.join().unwrap().is_err(),
+        matches!(lost.join().reply, Reply::Closed(_)),
         "the killed client got no reply"
     );
-    let (value, token) = live.join().unwrap().0.unwrap();
+    let (value, token) = live.join().lease();
     assert_eq!(value, None);
     assert!(token > 0, "the live waiter takes the lease");
     assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
@@ -169,8 +137,7 @@ fn a_waiter_that_disconnects_never_gets_the_lease() {
 
 #[test]
 fn inside_multi_and_scripts_wait_does_not_block() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     get_lease(&mut con, "k", 60_000, &[]);
     let v: Value = redis::pipe()
         .atomic()
@@ -189,31 +156,25 @@ fn inside_multi_and_scripts_wait_does_not_block() {
             Value::Array(vec![Value::Array(vec![Value::Nil, Value::Int(0)])])
         )
     );
-    let v: Value = cmd("EVAL")
-        .arg("return redis.call('CACHE.GET', KEYS[1], 'LEASE', 100, 'WAIT', 0)")
-        .arg(1)
-        .arg("k")
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(
+        &mut con,
+        "EVAL",
+        "return redis.call('CACHE.GET', KEYS[1], 'LEASE', 100, 'WAIT', 0)",
+        1,
+        "k"
+    );
     assert!(matches!(v, Value::Array(ref a) if a.len() == 2), "{v:?}");
 }
 
 #[test]
 fn a_lease_ending_during_a_write_pause_is_handed_over_after_it() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, first) = get_lease(&mut con, "k", 200, &[]);
-    let w = spawn_waiter(&s, "k", 5_000, 20_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let _: () = cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(1_000)
-        .arg("WRITE")
-        .query(&mut con)
-        .unwrap();
+    let w = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 20_000));
+    let _: () = query!(&mut con, "CLIENT", "PAUSE", 1_000, "WRITE");
     let t0 = Instant::now();
-    let (reply, at) = w.join().unwrap();
-    let (value, token) = reply.unwrap();
+    let Answer { reply, at, .. } = w.join();
+    let (value, token) = reply.leased().expect("[value, lease]");
     assert_eq!(value, None);
     assert!(token > first);
     assert!(
@@ -232,14 +193,12 @@ fn max_waiters_is_enforced_per_key() {
     let mut con = s.conn();
     get_lease(&mut con, "k", 60_000, &[]);
     // The oldest takes a lease outlasting the other's timeout.
-    let a = spawn_waiter(&s, "k", 5_000, 5_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let b = spawn_waiter(&s, "k", 1_000, 1_500);
-    wait_for_waiters(&mut con, "k", 2);
+    let a = cache_queued(&s, &mut con, ("k", "k"), 0, (5_000, 5_000));
+    let b = cache_queued(&s, &mut con, ("k", "k"), 0, (1_000, 1_500));
     let e = get_wait(&mut con, "k", 1_000, 5_000).unwrap_err();
     assert_eq!(err_text(&e), "ERR too many waiters for this key");
-    let _: i64 = cmd("DEL").arg("k").query(&mut con).unwrap();
-    let replies: Vec<Leased> = [a, b].map(|w| w.join().unwrap().0.unwrap()).into();
+    let _: i64 = query!(&mut con, "DEL", "k");
+    let replies: Vec<Leased> = [a, b].map(|w| w.join().lease()).into();
     assert!(replies[0].1 > 0, "the oldest takes the lease: {replies:?}");
     assert_eq!(replies[1], (None, 0), "the other times out: {replies:?}");
 }
@@ -248,26 +207,23 @@ fn max_waiters_is_enforced_per_key() {
 /// older one asks for a higher MINVERSION (that one takes the next lease).
 #[test]
 fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     let (_, token) = get_lease(&mut con, "q", 10_000, &[]);
-    let newer = spawn_min_waiter(&s, "q", 10, 5_000, 0);
-    wait_for_waiters(&mut con, "q", 1);
-    let plain = spawn_waiter(&s, "q", 5_000, 10_000);
-    wait_for_waiters(&mut con, "q", 2);
+    let newer = cache_queued(&s, &mut con, ("q", "q"), 10, (5_000, 0));
+    let plain = cache_queued(&s, &mut con, ("q", "q"), 0, (5_000, 10_000));
     let t0 = Instant::now();
     let t = token.to_string();
     assert_eq!(
         cache_set(&mut con, "q", "v5", 60_000, &["VERSION", "5", "LEASE", &t]),
         1
     );
-    let (reply, at) = plain.join().unwrap();
-    assert_eq!(reply.unwrap(), (Some("v5".into()), 0));
+    let Answer { reply, at, .. } = plain.join();
+    assert_eq!(reply.leased(), Some((Some("v5".into()), 0)));
     assert!(
         at.duration_since(t0) < Duration::from_secs(2),
         "answered at the SET"
     );
-    let (value, lease) = newer.join().unwrap().0.unwrap();
+    let (value, lease) = newer.join().lease();
     assert_eq!(value, None, "v5 is older than its MINVERSION");
     assert!(lease > token, "it refreshes next");
 }
@@ -276,24 +232,21 @@ fn a_set_answers_every_waiter_it_satisfies_past_an_unsatisfied_one() {
 /// served by the cache (each waiter names its own family).
 #[test]
 fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     crate::common::dlock::try_acquire(&mut con, "y", "a", 5_000).unwrap();
-    let mut lw = timed(s.conn(), Duration::from_secs(30));
-    let lock_waiter =
-        std::thread::spawn(move || crate::common::dlock::acquire_wait(&mut lw, "y", "b", 5_000, 0));
+    let lock_waiter = Waiter::lock(&s, "y", "b", 5_000, 0);
     assert!(wait_until(Duration::from_secs(5), || warden_stat(
         &mut con,
         "locks_waiting"
     ) == 1));
     assert_eq!(crate::common::dlock::release(&mut con, "y", "a"), 1);
-    assert!(lock_waiter.join().unwrap().unwrap().is_some());
-    let _: i64 = cmd("DEL").arg("y").query(&mut con).unwrap();
+    lock_waiter.granted("the lock waiter");
+    let _: i64 = query!(&mut con, "DEL", "y");
     cache_set(&mut con, "y", "old", 1, &["STALE", "60000", "VERSION", "1"]);
     sleep(Duration::from_millis(5));
     let (_, first) = get_lease(&mut con, "y", 300, &["MINVERSION", "5"]);
-    let cache_waiter = spawn_min_waiter(&s, "y", 5, 1_000, 0);
-    let (value, token) = cache_waiter.join().unwrap().0.unwrap();
+    let cache_waiter = Waiter::cache(&s, "y", "y", 5, 1_000, 0);
+    let (value, token) = cache_waiter.join().lease();
     assert_eq!(value, None);
     assert!(
         token > first,
@@ -308,28 +261,22 @@ fn a_cache_waiter_behind_a_former_lock_queue_is_served() {
 /// overwrites an event of the writing command's own class only.)
 #[test]
 fn a_key_overwritten_by_another_command_answers_its_waiters() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (s, mut con) = Server::start_conn();
     for (key, overwrite) in [
         ("by:set", vec!["SET", "by:set", "text"]),
         ("by:store", vec!["SUNIONSTORE", "by:store", "members"]),
     ] {
-        let _: i64 = cmd("SADD").arg("members").arg("m").query(&mut con).unwrap();
+        let _: i64 = query!(&mut con, "SADD", "members", "m");
         get_lease(&mut con, key, 600_000, &[]);
-        let w = spawn_waiter(&s, key, 5_000, 0);
-        wait_for_waiters(&mut con, key, 1);
+        let w = cache_queued(&s, &mut con, (key, key), 0, (5_000, 0));
         let at = Instant::now();
-        let _: Value = cmd(overwrite[0])
-            .arg(&overwrite[1..])
-            .query(&mut con)
-            .unwrap();
-        let (answer, answered) = w.join().unwrap();
-        let e = answer.expect_err("a string or set is not a cache entry");
-        assert!(err_text(&e).starts_with("WRONGTYPE"), "{key}: {e:?}");
-        let after = answered.saturating_duration_since(at);
+        let _: Value = query!(&mut con, overwrite[0], &overwrite[1..]);
+        let a = w.join();
         assert!(
-            after < Duration::from_secs(3),
-            "{key}: answered after {after:?}"
+            a.reply.is_error_starting("WRONGTYPE"),
+            "{key}: {:?}",
+            a.reply
         );
+        a.assert_within(at, Duration::from_secs(3), key);
     }
 }

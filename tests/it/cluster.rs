@@ -10,9 +10,9 @@
 use crate::common::cache::{cache_get, cache_info, cache_set, get_lease};
 use crate::common::cache::{refresh_in_progress, wait_for_waiters};
 use crate::common::cluster::*;
-use crate::common::dlock::{lock_info, parse_info, set_holders, LockInfo};
-use crate::common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
-use crate::common::server_ops::{join, spawn_cache_waiter, Answer};
+use crate::common::dlock::{lock_info, parse_info, same_holder, set_holders, LockInfo};
+use crate::common::server_ops::assert_refresh_answers_a_waiter;
+use crate::common::waiter::{assert_no_second_reply, join_all, Answer, Waiter};
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -261,7 +261,7 @@ fn moved_routing(cluster: &Cluster) {
         let mut wrong_con = cluster.conn(wrong);
         let mut replica_con = cluster.conn(replica);
         let mut readonly_con = cluster.conn(replica);
-        let _: () = cmd("READONLY").query(&mut readonly_con).expect("READONLY");
+        let _: () = query!(&mut readonly_con, "READONLY");
         for step in command_steps(&tag) {
             let c = command(&step.words);
             let what = step.words.join(" ");
@@ -322,17 +322,8 @@ fn ask_during_migration(cluster: &Cluster) {
     let stay = format!("{tag}stay");
     let moved_bf = format!("{tag}moved");
     let mut s = cluster.conn(src);
-    let token: i64 = cmd("DLOCK.ACQUIRE")
-        .arg(&stay)
-        .arg("stayer")
-        .arg(60000)
-        .query(&mut s)
-        .expect("acquire on the source");
-    let _: i64 = cmd("BF.ADDX")
-        .arg(&moved_bf)
-        .arg("x")
-        .query(&mut s)
-        .expect("BF.ADDX");
+    let token: i64 = query!(&mut s, "DLOCK.ACQUIRE", &stay, "stayer", 60000);
+    let _: i64 = query!(&mut s, "BF.ADDX", &moved_bf, "x");
 
     cluster.begin_slot_move(slot, src, dst);
     let r = cluster.migrate_keys(src, dst, &[moved_bf.as_bytes()]);
@@ -437,25 +428,14 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .into_iter()
         .enumerate()
         .map(|(i, (name, timeout))| {
-            let w = spawn_cache_waiter(&cluster.servers[src], name, &waited, 5, 5_000, timeout);
+            let w = Waiter::cache(&cluster.servers[src], name, &waited, 5, 5_000, timeout);
             wait_for_waiters(&mut s, &waited, i as i64 + 1);
             w
         })
         .collect();
 
-    let token: i64 = cmd("DLOCK.ACQUIRE")
-        .arg(&lock)
-        .arg("mover")
-        .arg(60000)
-        .query(&mut s)
-        .expect("acquire");
-    let again: i64 = cmd("DLOCK.ACQUIRE")
-        .arg(&lock)
-        .arg("mover")
-        .arg(60000)
-        .arg("REENTRANT")
-        .query(&mut s)
-        .expect("re-acquire");
+    let token: i64 = query!(&mut s, "DLOCK.ACQUIRE", &lock, "mover", 60000);
+    let again: i64 = query!(&mut s, "DLOCK.ACQUIRE", &lock, "mover", 60000, "REENTRANT");
     assert_eq!(again, token);
     // A read/write lock with two readers (one holding twice) and a semaphore
     // with two of its three places taken.
@@ -468,33 +448,15 @@ fn migrate_keeps_state(cluster: &Cluster) {
         (&sem, "a", &["LIMIT", "3"]),
         (&sem, "b", &["LIMIT", "3"]),
     ] {
-        let t: Option<i64> = cmd("DLOCK.ACQUIRE")
-            .arg(key)
-            .arg(owner)
-            .arg(60_000)
-            .arg(opts)
-            .query(&mut s)
-            .expect("acquire a set");
+        let t: Option<i64> = query!(&mut s, "DLOCK.ACQUIRE", key, owner, 60_000, opts);
         assert!(t.is_some(), "{key} {owner} granted");
     }
     let holders_before = [set_holders(&mut s, &rw), set_holders(&mut s, &sem)];
     assert_eq!(holders_before[0][1].2, 2, "r2 holds twice");
     let items: Vec<String> = (0..300).map(|i| format!("item-{i}")).collect();
-    let _: Vec<i64> = cmd("BF.MADDX")
-        .arg(&bf)
-        .arg(&items)
-        .query(&mut s)
-        .expect("BF.MADDX");
-    let _: i64 = cmd("PEXPIRE")
-        .arg(&bf)
-        .arg(120_000)
-        .query(&mut s)
-        .expect("PEXPIRE");
-    let _: Vec<i64> = cmd("BF.MADDX")
-        .arg(&bf_no_ttl)
-        .arg(&items[..10])
-        .query(&mut s)
-        .expect("BF.MADDX");
+    let _: Vec<i64> = query!(&mut s, "BF.MADDX", &bf, &items);
+    let _: i64 = query!(&mut s, "PEXPIRE", &bf, 120_000);
+    let _: Vec<i64> = query!(&mut s, "BF.MADDX", &bf_no_ttl, &items[..10]);
     for (key, name, args, cost) in &limiters {
         let r: Vec<i64> = cmd(name)
             .arg(key)
@@ -505,15 +467,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
             .unwrap_or_else(|e| panic!("{name}: {}", err_text(&e)));
         assert_eq!(r[0], 1, "{name} allowed");
     }
-    let r: Vec<i64> = cmd("RL.GCRA")
-        .arg(&gcra)
-        .arg(50)
-        .arg(10)
-        .arg(60)
-        .arg("QUANTITY")
-        .arg(20)
-        .query(&mut s)
-        .expect("RL.GCRA");
+    let r: Vec<i64> = query!(&mut s, "RL.GCRA", &gcra, 50, 10, 60, "QUANTITY", 20);
     assert_eq!(r[0], 0, "RL.GCRA not limited");
 
     let mut keys: Vec<String> = vec![
@@ -528,10 +482,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
         waited.clone(),
     ];
     keys.extend(limiters.iter().map(|l| l.0.clone()));
-    let before: Vec<(String, i64)> = keys
-        .iter()
-        .map(|k| (digest(&mut s, k), pttl(&mut s, k)))
-        .collect();
+    let before = digests_and_ttls(&mut s, &keys);
     let info_before = lock_info(&mut s, &lock).expect("lock held");
     let at = Instant::now();
     for (k, (_, t)) in keys.iter().zip(&before) {
@@ -549,37 +500,15 @@ fn migrate_keeps_state(cluster: &Cluster) {
         0,
         "MIGRATE moved every key"
     );
-    for (i, r) in cluster.assign_slot(slot, dst) {
-        r.unwrap_or_else(|e| panic!("SETSLOT {slot} NODE on node {i}: {e}"));
-    }
-    assert!(
-        cluster.wait_slot_owner(slot, dst, Duration::from_secs(10)),
-        "slot {slot} never moved:\n{}",
-        cluster.describe()
-    );
+    cluster.finish_slot_move(slot, dst);
     let elapsed = at.elapsed().as_millis() as i64;
 
     let mut d = cluster.conn(dst);
-    for (k, (dig, ttl)) in keys.iter().zip(&before) {
-        assert_eq!(
-            &digest(&mut d, k),
-            dig,
-            "DEBUG DIGEST-VALUE of {k} after MIGRATE"
-        );
-        let now = pttl(&mut d, k);
-        if *ttl < 0 {
-            assert_eq!(now, *ttl, "{k} had no TTL and must have none");
-        } else {
-            assert!(
-                now <= *ttl + 2 && now >= *ttl - elapsed - 1000,
-                "PTTL of {k}: {ttl} before, {now} after ({elapsed} ms later)"
-            );
-        }
-    }
+    assert_keys_intact(&mut d, &keys, &before, (elapsed, 2), "after MIGRATE");
     // Each waiter was answered once, with a redirect to the target; the source
     // took no lease for them (it holds nothing of the slot).
     let dst_port = cluster.servers[dst].port;
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     for a in &answers {
         assert!(
             matches!(
@@ -588,7 +517,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
                     if at == slot && port == dst_port
             ),
             "cache waiter {} on the source answered {:?}, expected ASK or MOVED {slot} to port {dst_port}",
-            a.owner,
+            a.name,
             a.reply
         );
     }
@@ -617,14 +546,7 @@ fn migrate_keeps_state(cluster: &Cluster) {
         holders_before,
         "every holder of the sets after MIGRATE"
     );
-    let t3: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg(&sem)
-        .arg("c")
-        .arg(10_000)
-        .arg("LIMIT")
-        .arg(3)
-        .query(&mut d)
-        .expect("the semaphore's third place on the target");
+    let t3: Option<i64> = query!(&mut d, "DLOCK.ACQUIRE", &sem, "c", 10_000, "LIMIT", 3);
     let newest = holders_before
         .iter()
         .flatten()
@@ -632,37 +554,17 @@ fn migrate_keeps_state(cluster: &Cluster) {
         .max()
         .unwrap_or(0);
     assert!(t3.is_some_and(|t| t > newest), "token {t3:?} <= {newest}");
-    let full: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg(&sem)
-        .arg("d")
-        .arg(10_000)
-        .arg("LIMIT")
-        .arg(3)
-        .query(&mut d)
-        .expect("a fourth holder");
+    let full: Option<i64> = query!(&mut d, "DLOCK.ACQUIRE", &sem, "d", 10_000, "LIMIT", 3);
     assert_eq!(full, None, "LIMIT 3 on the target");
 
     // The lock works on the target: two releases free it, a new grant is larger.
     for _ in 0..2 {
-        let r: i64 = cmd("DLOCK.RELEASE")
-            .arg(&lock)
-            .arg("mover")
-            .query(&mut d)
-            .expect("release");
+        let r: i64 = query!(&mut d, "DLOCK.RELEASE", &lock, "mover");
         assert_eq!(r, 1, "release on the target");
     }
-    let t2: i64 = cmd("DLOCK.ACQUIRE")
-        .arg(&lock)
-        .arg("next")
-        .arg(10_000)
-        .query(&mut d)
-        .expect("acquire on the target");
+    let t2: i64 = query!(&mut d, "DLOCK.ACQUIRE", &lock, "next", 10_000);
     assert!(t2 > token, "token after MIGRATE {t2} <= {token}");
-    let found: Vec<i64> = cmd("BF.MEXISTSX")
-        .arg(&bf)
-        .arg(&items)
-        .query(&mut d)
-        .expect("BF.MEXISTSX");
+    let found: Vec<i64> = query!(&mut d, "BF.MEXISTSX", &bf, &items);
     assert!(found.iter().all(|&f| f == 1), "filter lost items");
     // The cache entry and the lease moved: the refresher stores on the target, and
     // the target's leases are above the moved one.
@@ -698,28 +600,26 @@ fn failover_keeps_locks(cluster: &Cluster) {
     let mut max_before = 0;
     // Churn on one key: tokens granted and released before the failover.
     for i in 0..5 {
-        let t: i64 = cmd("DLOCK.ACQUIRE")
-            .arg(&keys[0])
-            .arg(format!("churn-{i}"))
-            .arg(10_000)
-            .query(&mut m)
-            .expect("acquire");
+        let t: i64 = query!(
+            &mut m,
+            "DLOCK.ACQUIRE",
+            &keys[0],
+            format!("churn-{i}"),
+            10_000
+        );
         max_before = max_before.max(t);
-        let _: i64 = cmd("DLOCK.RELEASE")
-            .arg(&keys[0])
-            .arg(format!("churn-{i}"))
-            .query(&mut m)
-            .expect("release");
+        let _: i64 = query!(&mut m, "DLOCK.RELEASE", &keys[0], format!("churn-{i}"));
     }
     for (i, k) in keys.iter().enumerate().skip(1) {
         let holds = if i == 1 { 3 } else { 1 };
         for _ in 0..holds {
-            let t: i64 = cmd("DLOCK.ACQUIRE")
-                .arg(k)
-                .arg(format!("owner-{i}"))
-                .arg(20_000 + 1000 * i as i64)
-                .query(&mut m)
-                .expect("acquire");
+            let t: i64 = query!(
+                &mut m,
+                "DLOCK.ACQUIRE",
+                k,
+                format!("owner-{i}"),
+                20_000 + 1000 * i as i64
+            );
             max_before = max_before.max(t);
         }
     }
@@ -729,13 +629,7 @@ fn failover_keeps_locks(cluster: &Cluster) {
         .find(|k| me.serves(key_slot(k.as_bytes())))
         .expect("a key of the master");
     for owner in ["r1", "r2"] {
-        let t: i64 = cmd("DLOCK.ACQUIRE")
-            .arg(&rw)
-            .arg(owner)
-            .arg(30_000)
-            .arg("SHARED")
-            .query(&mut m)
-            .expect("acquire SHARED");
+        let t: i64 = query!(&mut m, "DLOCK.ACQUIRE", &rw, owner, 30_000, "SHARED");
         max_before = max_before.max(t);
     }
     let rw_before = set_holders(&mut m, &rw);
@@ -743,10 +637,7 @@ fn failover_keeps_locks(cluster: &Cluster) {
     let before: Vec<Option<LockInfo>> = keys.iter().map(|k| lock_info(&mut m, k)).collect();
     let at = Instant::now();
 
-    let ok: String = cmd("CLUSTER")
-        .arg("FAILOVER")
-        .query(&mut cluster.conn(replica))
-        .expect("CLUSTER FAILOVER");
+    let ok: String = query!(&mut cluster.conn(replica), "CLUSTER", "FAILOVER");
     assert_eq!(ok, "OK");
     let promoted = wait_until(Duration::from_secs(10), || {
         cluster.role_of(replica) == "master" && cluster.role_of(master) == "slave"
@@ -764,22 +655,14 @@ fn failover_keeps_locks(cluster: &Cluster) {
     let mut r = cluster.conn(replica);
     for (k, b) in keys.iter().zip(&before) {
         let after = lock_info(&mut r, k);
-        match (b, &after) {
-            (None, None) => {}
-            (Some(b), Some(a)) => {
-                assert_eq!(
-                    (&a.owner, a.token, a.holds),
-                    (&b.owner, b.token, b.holds),
-                    "DLOCK.INFO {k} on the promoted node"
-                );
-                assert!(
-                    a.ttl_ms <= b.ttl_ms && a.ttl_ms >= b.ttl_ms - elapsed - 1000,
-                    "TTL of {k}: {} before, {} after, {elapsed} ms later",
-                    b.ttl_ms,
-                    a.ttl_ms
-                );
-            }
-            _ => panic!("DLOCK.INFO {k}: {b:?} before the failover, {after:?} after"),
+        let what = format!("DLOCK.INFO {k} before the failover and on the promoted node");
+        if let Some((b, a)) = same_holder(b, &after, &what) {
+            assert!(
+                a.ttl_ms <= b.ttl_ms && a.ttl_ms >= b.ttl_ms - elapsed - 1000,
+                "TTL of {k}: {} before, {} after, {elapsed} ms later",
+                b.ttl_ms,
+                a.ttl_ms
+            );
         }
     }
     assert_eq!(
@@ -788,24 +671,14 @@ fn failover_keeps_locks(cluster: &Cluster) {
         "the readers on the promoted node"
     );
     // Tokens granted by the promoted node are larger than every earlier one.
-    let t: i64 = cmd("DLOCK.ACQUIRE")
-        .arg(&keys[0])
-        .arg("after-failover")
-        .arg(10_000)
-        .query(&mut r)
-        .expect("acquire after failover");
+    let t: i64 = query!(&mut r, "DLOCK.ACQUIRE", &keys[0], "after-failover", 10_000);
     assert!(t > max_before, "token {t} after failover <= {max_before}");
     for n in 0..20 {
         let k = format!("fo:new:{n}");
         if !cluster.myself(replica).serves(key_slot(k.as_bytes())) {
             continue;
         }
-        let t: i64 = cmd("DLOCK.ACQUIRE")
-            .arg(&k)
-            .arg("new")
-            .arg(10_000)
-            .query(&mut r)
-            .expect("acquire new key");
+        let t: i64 = query!(&mut r, "DLOCK.ACQUIRE", &k, "new", 10_000);
         assert!(
             t > max_before,
             "token {t} of {k} after failover <= {max_before}"
@@ -813,7 +686,7 @@ fn failover_keeps_locks(cluster: &Cluster) {
     }
     // The demoted master keeps the same locks (read with READONLY).
     let mut old = cluster.conn(master);
-    let _: () = cmd("READONLY").query(&mut old).expect("READONLY");
+    let _: () = query!(&mut old, "READONLY");
     cluster.sync_replica(replica, master);
     let info = lock_info(&mut old, &keys[1]).expect("lock on the demoted master");
     assert_eq!(Some(&info.owner), before[1].as_ref().map(|b| &b.owner));

@@ -23,13 +23,10 @@
 use crate::common::bloom::{cardx, madd_range, mexists_range};
 use crate::common::cache::{cache_info, refresh_in_progress, wait_for_waiters};
 use crate::common::cluster::*;
-use crate::common::dlock::{
-    acquire_wait, conn_t, lock_info, reenter, release, spawn_waiter, try_acquire,
-};
-use crate::common::dlock::{wait_waiting_for, WaitResult};
+use crate::common::dlock::{conn_t, lock_info, reenter, release, try_acquire, wait_waiting_for};
 use crate::common::rate::rl;
-use crate::common::server_ops::{assert_no_second_reply, assert_refresh_answers_a_waiter};
-use crate::common::server_ops::{join, spawn_cache_waiter};
+use crate::common::server_ops::assert_refresh_answers_a_waiter;
+use crate::common::waiter::{assert_no_second_reply, Waiter};
 use crate::common::*;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,30 +148,21 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     // A lock held twice (re-entered) and a client waiting for it, forever.
     let token = try_acquire(&mut s, &lock, "holder", 120_000).expect("lock granted");
     assert_eq!(reenter(&mut s, &lock, "holder", 120_000), Some(token));
-    let (_, waiter) = spawn_waiter(&cluster.servers[src], lock.as_bytes(), b"waiter", 30_000, 0);
+    let waiter = Waiter::lock(&cluster.servers[src], &lock, "waiter", 30_000, 0);
     wait_waiting_for(&mut s, 1, "the waiter on the source");
 
     // A cache entry being refreshed (a stale value of version 4, a live lease)
     // and a client waiting for the refresh (MINVERSION 5).
     let lease = refresh_in_progress(&mut s, &cache, 4, 120_000);
-    let cache_waiter = spawn_cache_waiter(&cluster.servers[src], "cache", &cache, 5, 5_000, 0);
+    let cache_waiter = Waiter::cache(&cluster.servers[src], "cache", &cache, 5, 5_000, 0);
     wait_for_waiters(&mut s, &cache, 1);
 
     // A scaling filter with a TTL, and limiters part used.
-    let _: () = cmd("BF.RESERVEX")
-        .arg(&bf)
-        .arg(0.001)
-        .arg(1000)
-        .query(&mut s)
-        .expect("BF.RESERVEX");
+    let _: () = query!(&mut s, "BF.RESERVEX", &bf, 0.001, 1000);
     // New items: all but the filter's false positives (rate 0.001).
     let new = madd_range(&mut s, bf.as_str(), "item-", 0..ITEMS);
     assert!(new > ITEMS - 50, "{new} of {ITEMS} items were new");
-    let _: i64 = cmd("PEXPIRE")
-        .arg(&bf)
-        .arg(600_000)
-        .query(&mut s)
-        .expect("PEXPIRE");
+    let _: i64 = query!(&mut s, "PEXPIRE", &bf, 600_000);
     let token_reply = rl(&mut s, &["RL.TOKEN", &token_rl, "10", "100", "COST", "30"]);
     assert_eq!(token_reply[..2], [1, 70], "RL.TOKEN before the move");
     rl(
@@ -188,10 +176,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     assert_eq!(gcra_before[0], 0, "RL.GCRA not limited");
 
     let keys = [&lock, &cache, &bf, &token_rl, &window_rl, &gcra];
-    let before: Vec<(String, i64)> = keys
-        .iter()
-        .map(|k| (digest(&mut s, k), pttl(&mut s, k)))
-        .collect();
+    let before = digests_and_ttls(&mut s, &keys);
     let info_before = lock_info(&mut s, &lock).expect("lock held");
     assert_eq!((info_before.holds, info_before.waiters), (2, 1));
     let cardinality = cardx(&mut s, bf.as_str());
@@ -228,25 +213,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     let elapsed = at.elapsed().as_millis() as i64;
 
     // The waiter is answered, not left hanging: MOVED to the target.
-    let (reply, answered_at): WaitResult = waiter.join().expect("waiter thread");
-    match &reply {
-        Err(e) => assert_eq!(
-            redirect_of(e),
-            Some(Redirect::Moved {
-                slot,
-                port: dst_port
-            }),
-            "the waiter's answer: {}",
-            err_text(e)
-        ),
-        Ok(v) => panic!("the waiter on the source got {v:?}, expected MOVED to the target"),
-    }
-    let late = answered_at.saturating_duration_since(migrated_at);
-    assert!(
-        late < Duration::from_secs(3),
-        "the waiter was answered {late:?} after the move"
-    );
-    let mut answer = join(cache_waiter);
+    let answer = waiter.join();
     let moved = Redirect::Moved {
         slot,
         port: dst_port,
@@ -254,14 +221,19 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     assert_eq!(
         answer.reply.redirect(),
         Some(moved),
-        "the cache waiter's answer: {:?}",
+        "the waiter on the source got {:?}, expected MOVED to the target",
         answer.reply
     );
-    let late = answer.at.saturating_duration_since(migrated_at);
-    assert!(
-        late < Duration::from_secs(3),
-        "the cache waiter was answered {late:?} after the move"
+    answer.assert_within(migrated_at, Duration::from_secs(3), "the move");
+    let mut answer = cache_waiter.join();
+    let redirect = answer.reply.redirect();
+    assert_eq!(
+        redirect,
+        Some(moved),
+        "the cache waiter: {:?}",
+        answer.reply
     );
+    answer.assert_within(migrated_at, Duration::from_secs(3), "the move");
     assert_no_second_reply(std::slice::from_mut(&mut answer), "the cache waiter");
 
     // The writer stopped at the hand-over; every add it was answered is there.
@@ -279,18 +251,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
 
     // Every value arrived intact on the target, with its TTL.
     let mut d = conn_t(&cluster.servers[dst]);
-    for (k, (dig, ttl)) in keys.iter().zip(&before) {
-        assert_eq!(
-            &digest(&mut d, k),
-            dig,
-            "DEBUG DIGEST-VALUE of {k} on the target"
-        );
-        let now = pttl(&mut d, k);
-        assert!(
-            now <= *ttl && now >= *ttl - elapsed - 1000,
-            "PTTL of {k}: {ttl} before, {now} on the target ({elapsed} ms later)"
-        );
-    }
+    assert_keys_intact(&mut d, &keys, &before, (elapsed, 0), "on the target");
     let info = lock_info(&mut d, &lock).expect("the lock on the target");
     assert_eq!(
         (&info.owner, info.token, info.holds, info.waiters),
@@ -346,11 +307,7 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
     // The source let the slot go; the target serves it for writes too.
     let mut s = conn_t(&cluster.servers[src]);
     let emptied = wait_until(Duration::from_secs(5), || {
-        let n: i64 = cmd("CLUSTER")
-            .arg("COUNTKEYSINSLOT")
-            .arg(slot)
-            .query(&mut s)
-            .expect("COUNTKEYSINSLOT");
+        let n: i64 = query!(&mut s, "CLUSTER", "COUNTKEYSINSLOT", slot);
         n == 0
     });
     assert!(emptied, "the source still has keys of slot {slot}");
@@ -370,16 +327,11 @@ fn atomic_slot_migration_keeps_state_and_answers_waiters() {
 
     // The waiter follows MOVED and queues on the target; the holder's two
     // releases there hand it the lock, with a larger token.
-    let lock2 = lock.clone();
-    let mut w = conn_t(&cluster.servers[dst]);
-    let requeued = thread::spawn(move || acquire_wait(&mut w, lock2, "waiter", 30_000, 10_000));
+    let requeued = Waiter::lock(&cluster.servers[dst], &lock, "waiter", 30_000, 10_000);
     wait_waiting_for(&mut d, 1, "the waiter queued again on the target");
     assert_eq!(release(&mut d, &lock, "holder"), 1);
     assert_eq!(release(&mut d, &lock, "holder"), 1);
-    let granted = requeued.join().expect("re-queued waiter thread");
-    let granted = granted
-        .unwrap_or_else(|e| panic!("the re-queued waiter: {}", err_text(&e)))
-        .expect("the re-queued waiter got the lock");
+    let (granted, _) = requeued.granted("the re-queued waiter");
     assert!(granted > token, "token on the target {granted} <= {token}");
 
     // The cache waiter follows MOVED too and waits on the target; the

@@ -32,15 +32,10 @@ const COMMANDS: &[(&str, bool)] = &[
 /// last 1, step 1) and the read/write flag; `COMMAND GETKEYS` finds that key.
 #[test]
 fn command_info_declares_the_key_of_every_command() {
-    let server = Server::start();
-    let mut con = server.conn();
+    let (_server, mut con) = Server::start_conn();
     let mut problems = Vec::new();
     for &(name, readonly) in COMMANDS {
-        let v: Value = cmd("COMMAND")
-            .arg("INFO")
-            .arg(name)
-            .query(&mut con)
-            .expect("COMMAND INFO");
+        let v: Value = query!(&mut con, "COMMAND", "INFO", name);
         let Value::Array(outer) = &v else {
             panic!("COMMAND INFO {name}: {v:?}");
         };

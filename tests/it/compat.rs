@@ -85,7 +85,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// Every key of the fixture is back, exactly; and the locks still work.
 fn assert_fixture_state(server: &Server) {
     let mut con = conn_t(server);
-    let size: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+    let size: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(size, 8, "every key of the fixture");
     for l in LOCKS {
         let info = lock_info(&mut con, l.key).unwrap_or_else(|| panic!("{} lost", l.key));
@@ -158,11 +158,7 @@ fn assert_fixture_state(server: &Server) {
         "rl:token keeps its tokens at burst 7: {r:?}"
     );
     for i in 0..350 {
-        let hit: i64 = cmd("BF.EXISTSX")
-            .arg("bf:scaling")
-            .arg(format!("item-{i}"))
-            .query(&mut con)
-            .unwrap();
+        let hit: i64 = query!(&mut con, "BF.EXISTSX", "bf:scaling", format!("item-{i}"));
         assert_eq!(hit, 1, "item-{i}");
     }
     // The two holds of lock:a need two releases; a new grant exceeds old tokens.

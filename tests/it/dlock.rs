@@ -6,6 +6,7 @@
 
 use crate::common::dlock::*;
 use crate::common::server_ops::assert_same_dataset;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,27 +20,24 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn seed_five_workers_increment_counter_without_overlap() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let _: () = cmd("SET").arg("counter").arg(0).query(&mut con).unwrap();
+    let (server, mut con) = lock_server();
+    let _: () = query!(&mut con, "SET", "counter", 0);
     let inside = Arc::new(AtomicBool::new(false));
     let overlaps = Arc::new(AtomicUsize::new(0));
     let mut handles = Vec::new();
     for i in 1..=5 {
         let inside = inside.clone();
         let overlaps = overlaps.clone();
-        let (_, h) = spawn_client(&server, move |con| {
+        let h = spawn_client(&server, move |con| {
             let owner = format!("worker{i}");
-            let token = acquire_wait(con, "counter-lock", &owner, 10_000, 10_000)
-                .expect("DLOCK.ACQUIRE")
-                .expect("lock granted before the WAIT timeout");
+            let token = wait_granted(con, "counter-lock", &owner, (10_000, 10_000));
             let granted_at = Instant::now();
             if inside.swap(true, Ordering::SeqCst) {
                 overlaps.fetch_add(1, Ordering::SeqCst);
             }
-            let v: i64 = cmd("GET").arg("counter").query(con).unwrap();
+            let v: i64 = query!(con, "GET", "counter");
             thread::sleep(Duration::from_millis(20));
-            let _: () = cmd("SET").arg("counter").arg(v + 1).query(con).unwrap();
+            let _: () = query!(con, "SET", "counter", v + 1);
             inside.store(false, Ordering::SeqCst);
             let released_at = Instant::now();
             assert_eq!(
@@ -55,7 +53,7 @@ fn seed_five_workers_increment_counter_without_overlap() {
         .into_iter()
         .map(|h| h.join().expect("worker panicked"))
         .collect();
-    let counter: i64 = cmd("GET").arg("counter").query(&mut con).unwrap();
+    let counter: i64 = query!(&mut con, "GET", "counter");
     assert_eq!(counter, 5);
     assert_eq!(
         overlaps.load(Ordering::SeqCst),
@@ -92,13 +90,8 @@ fn seed_five_workers_increment_counter_without_overlap() {
 fn stress_50_clients_200_increments_each() {
     const CLIENTS: usize = 50;
     const ROUNDS: usize = 200;
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let _: () = cmd("SET")
-        .arg("stress-counter")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let (server, mut con) = lock_server();
+    let _: () = query!(&mut con, "SET", "stress-counter", 0);
     let tokens = Arc::new(Mutex::new(Vec::with_capacity(CLIENTS * ROUNDS)));
     let inside = Arc::new(AtomicBool::new(false));
     let overlaps = Arc::new(AtomicUsize::new(0));
@@ -107,22 +100,16 @@ fn stress_50_clients_200_increments_each() {
         let tokens = tokens.clone();
         let inside = inside.clone();
         let overlaps = overlaps.clone();
-        let (_, h) = spawn_client(&server, move |con| {
+        let h = spawn_client(&server, move |con| {
             let owner = format!("client-{i}");
             for _ in 0..ROUNDS {
-                let token = acquire_wait(con, "stress-lock", &owner, 10_000, 25_000)
-                    .expect("DLOCK.ACQUIRE")
-                    .expect("lock granted before the WAIT timeout");
+                let token = wait_granted(con, "stress-lock", &owner, (10_000, 25_000));
                 if inside.swap(true, Ordering::SeqCst) {
                     overlaps.fetch_add(1, Ordering::SeqCst);
                 }
                 tokens.lock().unwrap().push(token);
-                let v: i64 = cmd("GET").arg("stress-counter").query(con).unwrap();
-                let _: () = cmd("SET")
-                    .arg("stress-counter")
-                    .arg(v + 1)
-                    .query(con)
-                    .unwrap();
+                let v: i64 = query!(con, "GET", "stress-counter");
+                let _: () = query!(con, "SET", "stress-counter", v + 1);
                 inside.store(false, Ordering::SeqCst);
                 assert_eq!(release(con, "stress-lock", &owner), 1);
             }
@@ -132,7 +119,7 @@ fn stress_50_clients_200_increments_each() {
     for h in handles {
         h.join().expect("client thread panicked");
     }
-    let counter: i64 = cmd("GET").arg("stress-counter").query(&mut con).unwrap();
+    let counter: i64 = query!(&mut con, "GET", "stress-counter");
     assert_eq!(counter, (CLIENTS * ROUNDS) as i64);
     assert_eq!(
         overlaps.load(Ordering::SeqCst),
@@ -152,24 +139,16 @@ fn stress_50_clients_200_increments_each() {
 
 #[test]
 fn only_the_owner_releases_or_extends() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "own", "alice", 10_000).expect("free lock is granted");
     let before = lock_info(&mut con, "own").expect("held");
     assert_eq!(before.owner, b"alice");
     assert_eq!(before.token, t);
     assert_eq!(before.holds, 1);
 
-    assert_eq!(
-        release(&mut con, "own", "bob"),
-        0,
-        "another owner cannot release"
-    );
-    assert_eq!(
-        extend(&mut con, "own", "bob", 50_000),
-        0,
-        "another owner cannot extend"
-    );
+    // Another owner can neither release nor extend.
+    assert_eq!(release(&mut con, "own", "bob"), 0);
+    assert_eq!(extend(&mut con, "own", "bob", 50_000), 0);
     assert_eq!(
         try_acquire(&mut con, "own", "bob", 10_000),
         None,
@@ -211,16 +190,9 @@ fn only_the_owner_releases_or_extends() {
     assert_eq!(release(&mut con, "own", "alice"), 1);
     assert!(!exists(&mut con, "own"), "free lock has no key");
     assert_eq!(lock_info(&mut con, "own"), None);
-    assert_eq!(
-        release(&mut con, "own", "alice"),
-        0,
-        "releasing a free lock"
-    );
-    assert_eq!(
-        extend(&mut con, "own", "alice", 1_000),
-        0,
-        "extending a free lock"
-    );
+    // A free lock can neither be released nor extended.
+    assert_eq!(release(&mut con, "own", "alice"), 0);
+    assert_eq!(extend(&mut con, "own", "alice", 1_000), 0);
     assert!(!exists(&mut con, "own"), "EXTEND never creates the key");
     assert_eq!(extend(&mut con, "never", "alice", 1_000), 0);
     assert!(!exists(&mut con, "never"));
@@ -296,14 +268,9 @@ fn a_token_from_an_older_grant_neither_releases_nor_extends_the_newer_one() {
 
 #[test]
 fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     // Keep the expired key physically present until something touches it.
-    let _: () = cmd("DEBUG")
-        .arg("SET-ACTIVE-EXPIRE")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
     let t = try_acquire(&mut con, "exp", "alice", 50).expect("granted");
     let acquired_ms = server_time_ms(&mut con);
     assert!(wait_until(Duration::from_secs(5), || server_time_ms(
@@ -336,8 +303,7 @@ fn extend_of_an_expired_lock_answers_zero_and_does_not_recreate_it() {
 /// one hold: the one RELEASE frees the lock for the next owner.
 #[test]
 fn a_repeated_acquire_is_idempotent() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "retry", "worker", 30_000).expect("granted");
     for _ in 0..3 {
         assert_eq!(try_acquire(&mut con, "retry", "worker", 20_000), Some(t));
@@ -356,8 +322,7 @@ fn a_repeated_acquire_is_idempotent() {
 
 #[test]
 fn reentrant_acquire_same_token_and_one_release_per_hold() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "re", "alice", 50_000).expect("granted");
     assert_eq!(
         reenter(&mut con, "re", "alice", 20_000),
@@ -373,15 +338,16 @@ fn reentrant_acquire_same_token_and_one_release_per_hold() {
     );
     assert!(i.ttl_ms > 0 && i.ttl_ms <= 20_000, "{i:?}");
     // Re-entry with WAIT does not block and returns the same token.
-    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("re")
-        .arg("alice")
-        .arg(30_000)
-        .arg("WAIT")
-        .arg(0)
-        .arg("REENTRANT")
-        .query(&mut con)
-        .unwrap();
+    let r: Option<i64> = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "re",
+        "alice",
+        30_000,
+        "WAIT",
+        0,
+        "REENTRANT"
+    );
     assert_eq!(r, Some(t));
     let i = lock_info(&mut con, "re").unwrap();
     assert_eq!(i.holds, 3);
@@ -416,29 +382,18 @@ fn reentrant_acquire_same_token_and_one_release_per_hold() {
 
 #[test]
 fn info_reply_shape_type_and_pttl() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let v: Value = cmd("DLOCK.INFO").arg("shape").query(&mut con).unwrap();
+    let (server, mut con) = lock_server();
+    let v: Value = query!(&mut con, "DLOCK.INFO", "shape");
     assert_eq!(v, Value::Nil, "DLOCK.INFO of a free lock is nil");
-    let v: Value = cmd("DLOCK.ACQUIRE")
-        .arg("shape")
-        .arg("alice")
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(&mut con, "DLOCK.ACQUIRE", "shape", "alice", 10_000);
     let t = match v {
         Value::Int(t) => t,
         other => panic!("ACQUIRE must reply with an integer token, got {other:?}"),
     };
-    let v: Value = cmd("DLOCK.ACQUIRE")
-        .arg("shape")
-        .arg("bob")
-        .arg(10_000)
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(&mut con, "DLOCK.ACQUIRE", "shape", "bob", 10_000);
     assert_eq!(v, Value::Nil, "busy ACQUIRE replies nil");
 
-    let v: Value = cmd("DLOCK.INFO").arg("shape").query(&mut con).unwrap();
+    let v: Value = query!(&mut con, "DLOCK.INFO", "shape");
     let items = match &v {
         Value::Array(items) => items.clone(),
         other => panic!("RESP2 DLOCK.INFO must be a flat array, got {other:?}"),
@@ -463,7 +418,7 @@ fn info_reply_shape_type_and_pttl() {
     assert_eq!(items[9], Value::Int(0));
 
     let mut con3 = server.conn_resp3();
-    let v3: Value = cmd("DLOCK.INFO").arg("shape").query(&mut con3).unwrap();
+    let v3: Value = query!(&mut con3, "DLOCK.INFO", "shape");
     assert!(
         matches!(v3, Value::Map(_)),
         "RESP3 DLOCK.INFO must be a map, got {v3:?}"
@@ -473,7 +428,7 @@ fn info_reply_shape_type_and_pttl() {
         (i3.owner.as_slice(), i3.token, i3.holds, i3.waiters),
         (&b"alice"[..], t, 1, 0)
     );
-    let nil3: Value = cmd("DLOCK.INFO").arg("free-key").query(&mut con3).unwrap();
+    let nil3: Value = query!(&mut con3, "DLOCK.INFO", "free-key");
     assert_eq!(nil3, Value::Nil);
 
     assert_eq!(key_type(&mut con, "shape"), "warden-lk");
@@ -496,8 +451,7 @@ fn info_reply_shape_type_and_pttl() {
 
 #[test]
 fn info_warden_counters() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let g0 = warden_stat(&mut con, "locks_granted");
     let c0 = warden_stat(&mut con, "locks_contended");
     let h0 = warden_stat(&mut con, "locks_handed_off");
@@ -514,7 +468,7 @@ fn info_warden_counters() {
         "a refused acquire is no grant"
     );
 
-    let (_, w) = spawn_waiter(&server, b"cnt", b"carol", 30_000, 10_000);
+    let w = Waiter::lock(&server, "cnt", "carol", 30_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(
         warden_stat(&mut con, "locks_contended"),
@@ -524,7 +478,7 @@ fn info_warden_counters() {
     assert_eq!(lock_info(&mut con, "cnt").unwrap().waiters, 1);
 
     assert_eq!(release(&mut con, "cnt", "alice"), 1);
-    let (tc, _) = granted(w, "carol");
+    let (tc, _) = w.granted("carol");
     assert!(tc > t);
     assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0 + 1);
     wait_waiting(&mut con, 0);
@@ -543,8 +497,7 @@ fn info_warden_counters() {
 
 #[test]
 fn tokens_increase_across_rapid_release_and_del() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut tokens = Vec::new();
     for i in 0..200 {
         let owner = format!("o{}", i % 3);
@@ -552,7 +505,7 @@ fn tokens_increase_across_rapid_release_and_del() {
         if i % 2 == 0 {
             assert_eq!(release(&mut con, "fast", &owner), 1);
         } else {
-            let n: i64 = cmd("DEL").arg("fast").query(&mut con).unwrap();
+            let n: i64 = query!(&mut con, "DEL", "fast");
             assert_eq!(n, 1);
         }
     }
@@ -561,8 +514,7 @@ fn tokens_increase_across_rapid_release_and_del() {
 
 #[test]
 fn tokens_increase_across_release_expiry_del_and_debug_reload() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut tokens = Vec::new();
 
     tokens.push(try_acquire(&mut con, "fence", "a", 30_000).unwrap());
@@ -575,11 +527,11 @@ fn tokens_increase_across_release_expiry_del_and_debug_reload() {
     );
 
     tokens.push(try_acquire(&mut con, "fence", "c", 30_000).unwrap());
-    let n: i64 = cmd("DEL").arg("fence").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DEL", "fence");
     assert_eq!(n, 1);
 
     tokens.push(try_acquire(&mut con, "fence", "d", 30_000).unwrap());
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     let i = lock_info(&mut con, "fence").expect("survives DEBUG RELOAD");
     assert_eq!(
         (i.owner.as_slice(), i.token),
@@ -590,11 +542,11 @@ fn tokens_increase_across_release_expiry_del_and_debug_reload() {
 
     // Free key across DEBUG RELOAD.
     assert_eq!(release(&mut con, "fence", "e"), 1);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     tokens.push(try_acquire(&mut con, "fence", "f", 30_000).unwrap());
-    let n: i64 = cmd("DEL").arg("fence").query(&mut con).unwrap();
+    let n: i64 = query!(&mut con, "DEL", "fence");
     assert_eq!(n, 1);
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     tokens.push(try_acquire(&mut con, "fence", "g", 30_000).unwrap());
 
     assert_strictly_increasing(&tokens, "release / expiry / DEL / DEBUG RELOAD");
@@ -602,8 +554,7 @@ fn tokens_increase_across_release_expiry_del_and_debug_reload() {
 
 #[test]
 fn tokens_increase_across_rapid_expiry() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut tokens = vec![try_acquire(&mut con, "blink", "o0", 1).unwrap()];
     for i in 1..30 {
         let owner = format!("o{i}");

@@ -11,27 +11,9 @@ use std::time::{Duration, Instant};
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
 const TTL_ERR: &str = "ERR ttl must be a positive integer";
-
-const OWNER_ERR: &str = "ERR owner must not be empty";
-
-const TIMEOUT_ERR: &str = "ERR timeout must be a non-negative integer";
-
 const TTL_RANGE_ERR: &str = "ERR ttl is out of range";
-
 const TIMEOUT_RANGE_ERR: &str = "ERR timeout is out of range";
-
-const SYNTAX_ERR: &str = "ERR syntax error";
-
-const TOKEN_ERR: &str = "ERR token must be a positive integer";
-
-const TOKEN_RANGE_ERR: &str = "ERR token is out of range";
-
-fn arity_err(cmd_name: &str) -> String {
-    format!("ERR wrong number of arguments for '{cmd_name}' command")
-}
 
 // ---------------------------------------------------------------------------------------
 // 9. Bad input
@@ -39,18 +21,12 @@ fn arity_err(cmd_name: &str) -> String {
 
 #[test]
 fn bad_input_is_refused_and_changes_nothing() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t = try_acquire(&mut con, "k", "a", 30_000).expect("granted");
     assert_eq!(reenter(&mut con, "k", "a", 30_000), Some(t));
-    let _: () = cmd("SET").arg("s").arg("v").query(&mut con).unwrap();
-    let _: () = cmd("RPUSH")
-        .arg("l")
-        .arg("x")
-        .arg("y")
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "SET", "s", "v");
+    let _: () = query!(&mut con, "RPUSH", "l", "x", "y");
     let before = lock_info(&mut con, "k").unwrap();
     assert_eq!(before.holds, 2);
     let g0 = warden_stat(&mut con, "locks_granted");
@@ -65,212 +41,95 @@ fn bad_input_is_refused_and_changes_nothing() {
         "9223372036854775807",
         "99999999999999999999",
     ];
-    let mut cases: Vec<(&str, Vec<&str>, String)> = vec![
-        ("DLOCK.ACQUIRE", vec![], arity_err("dlock.acquire")),
-        ("DLOCK.ACQUIRE", vec!["k"], arity_err("dlock.acquire")),
-        ("DLOCK.ACQUIRE", vec!["k", "a"], arity_err("dlock.acquire")),
-        ("DLOCK.RELEASE", vec![], arity_err("dlock.release")),
-        ("DLOCK.RELEASE", vec!["k"], arity_err("dlock.release")),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "extra"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN", "1", "TOKEN", "1"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN", "0"],
-            TOKEN_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN", "-3"],
-            TOKEN_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN", "1.5"],
-            TOKEN_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN", ""],
-            TOKEN_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["k", "a", "TOKEN", "99999999999999999999"],
-            TOKEN_RANGE_ERR.to_string(),
-        ),
-        (
-            "DLOCK.RELEASE",
-            vec!["s", "a", "TOKEN", "0"],
-            TOKEN_ERR.to_string(),
-        ),
-        ("DLOCK.EXTEND", vec![], arity_err("dlock.extend")),
-        ("DLOCK.EXTEND", vec!["k"], arity_err("dlock.extend")),
-        ("DLOCK.EXTEND", vec!["k", "a"], arity_err("dlock.extend")),
-        (
-            "DLOCK.EXTEND",
-            vec!["k", "a", "100", "extra"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.EXTEND",
-            vec!["k", "a", "100", "TOKEN"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.EXTEND",
-            vec!["k", "a", "100", "TOKEN", "x"],
-            TOKEN_ERR.to_string(),
-        ),
-        (
-            "DLOCK.EXTEND",
-            vec!["k", "a", "100", "TOKEN", "0"],
-            TOKEN_ERR.to_string(),
-        ),
-        ("DLOCK.INFO", vec![], arity_err("dlock.info")),
-        ("DLOCK.INFO", vec!["k", "extra"], arity_err("dlock.info")),
-        ("DLOCK.ACQUIRE", vec!["k", "", "100"], OWNER_ERR.to_string()),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["free", "", "100"],
-            OWNER_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["free", "", "100", "WAIT", "100"],
-            OWNER_ERR.to_string(),
-        ),
-        ("DLOCK.RELEASE", vec!["k", ""], OWNER_ERR.to_string()),
-        ("DLOCK.EXTEND", vec!["k", "", "100"], OWNER_ERR.to_string()),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "a", "100", "WAIT", "-1"],
-            TIMEOUT_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "WAIT", "-1"],
-            TIMEOUT_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "WAIT", "abc"],
-            TIMEOUT_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "WAIT", "1.5"],
-            TIMEOUT_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "WAIT", ""],
-            TIMEOUT_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "WAIT", "99999999999999999999"],
-            TIMEOUT_RANGE_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["free", "a", "100", "WAIT", "-1"],
-            TIMEOUT_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "WAIT"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["free", "a", "100", "WAIT"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "b", "100", "NOWAIT"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["free", "a", "100", "BOGUS", "1"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["k", "a", "100", "WAIT", "10", "extra"],
-            SYNTAX_ERR.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["s", "a", "100"],
-            WRONGTYPE.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["l", "a", "100"],
-            WRONGTYPE.to_string(),
-        ),
-        (
-            "DLOCK.ACQUIRE",
-            vec!["s", "a", "100", "WAIT", "100"],
-            WRONGTYPE.to_string(),
-        ),
-        ("DLOCK.RELEASE", vec!["s", "a"], WRONGTYPE.to_string()),
-        ("DLOCK.RELEASE", vec!["l", "a"], WRONGTYPE.to_string()),
-        ("DLOCK.EXTEND", vec!["s", "a", "100"], WRONGTYPE.to_string()),
-        ("DLOCK.EXTEND", vec!["l", "a", "100"], WRONGTYPE.to_string()),
-        ("DLOCK.INFO", vec!["s"], WRONGTYPE.to_string()),
-        ("DLOCK.INFO", vec!["l"], WRONGTYPE.to_string()),
-    ];
+    // The calls, then each bad ttl and each out-of-range number in every place.
+    let mut cases: Vec<(Vec<&str>, String)> = refusals(
+        r#"
+        DLOCK.ACQUIRE                                   => ERR wrong number of arguments for 'dlock.acquire' command
+        DLOCK.ACQUIRE k                                 => ERR wrong number of arguments for 'dlock.acquire' command
+        DLOCK.ACQUIRE k a                               => ERR wrong number of arguments for 'dlock.acquire' command
+        DLOCK.RELEASE                                   => ERR wrong number of arguments for 'dlock.release' command
+        DLOCK.RELEASE k                                 => ERR wrong number of arguments for 'dlock.release' command
+        DLOCK.RELEASE k a extra                         => ERR syntax error
+        DLOCK.RELEASE k a TOKEN                         => ERR syntax error
+        DLOCK.RELEASE k a TOKEN 1 TOKEN 1               => ERR syntax error
+        DLOCK.RELEASE k a TOKEN 0                       => ERR token must be a positive integer
+        DLOCK.RELEASE k a TOKEN -3                      => ERR token must be a positive integer
+        DLOCK.RELEASE k a TOKEN 1.5                     => ERR token must be a positive integer
+        DLOCK.RELEASE k a TOKEN ""                      => ERR token must be a positive integer
+        DLOCK.RELEASE k a TOKEN 99999999999999999999    => ERR token is out of range
+        DLOCK.RELEASE s a TOKEN 0                       => ERR token must be a positive integer
+        DLOCK.EXTEND                                    => ERR wrong number of arguments for 'dlock.extend' command
+        DLOCK.EXTEND k                                  => ERR wrong number of arguments for 'dlock.extend' command
+        DLOCK.EXTEND k a                                => ERR wrong number of arguments for 'dlock.extend' command
+        DLOCK.EXTEND k a 100 extra                      => ERR syntax error
+        DLOCK.EXTEND k a 100 TOKEN                      => ERR syntax error
+        DLOCK.EXTEND k a 100 TOKEN x                    => ERR token must be a positive integer
+        DLOCK.EXTEND k a 100 TOKEN 0                    => ERR token must be a positive integer
+        DLOCK.INFO                                      => ERR wrong number of arguments for 'dlock.info' command
+        DLOCK.INFO k extra                              => ERR wrong number of arguments for 'dlock.info' command
+        DLOCK.ACQUIRE k "" 100                          => ERR owner must not be empty
+        DLOCK.ACQUIRE free "" 100                       => ERR owner must not be empty
+        DLOCK.ACQUIRE free "" 100 WAIT 100              => ERR owner must not be empty
+        DLOCK.RELEASE k ""                              => ERR owner must not be empty
+        DLOCK.EXTEND k "" 100                           => ERR owner must not be empty
+        DLOCK.ACQUIRE k a 100 WAIT -1                   => ERR timeout must be a non-negative integer
+        DLOCK.ACQUIRE k b 100 WAIT -1                   => ERR timeout must be a non-negative integer
+        DLOCK.ACQUIRE k b 100 WAIT abc                  => ERR timeout must be a non-negative integer
+        DLOCK.ACQUIRE k b 100 WAIT 1.5                  => ERR timeout must be a non-negative integer
+        DLOCK.ACQUIRE k b 100 WAIT ""                   => ERR timeout must be a non-negative integer
+        DLOCK.ACQUIRE k b 100 WAIT 99999999999999999999 => ERR timeout is out of range
+        DLOCK.ACQUIRE free a 100 WAIT -1                => ERR timeout must be a non-negative integer
+        DLOCK.ACQUIRE k b 100 WAIT                      => ERR syntax error
+        DLOCK.ACQUIRE free a 100 WAIT                   => ERR syntax error
+        DLOCK.ACQUIRE k b 100 NOWAIT                    => ERR syntax error
+        DLOCK.ACQUIRE free a 100 BOGUS 1                => ERR syntax error
+        DLOCK.ACQUIRE k a 100 WAIT 10 extra             => ERR syntax error
+        DLOCK.ACQUIRE s a 100                           => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.ACQUIRE l a 100                           => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.ACQUIRE s a 100 WAIT 100                  => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.RELEASE s a                               => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.RELEASE l a                               => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.EXTEND s a 100                            => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.EXTEND l a 100                            => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.INFO s                                    => WRONGTYPE Operation against a key holding the wrong kind of value
+        DLOCK.INFO l                                    => WRONGTYPE Operation against a key holding the wrong kind of value
+        "#,
+    )
+    .into_iter()
+    .map(|(call, error)| (call, error.to_string()))
+    .collect();
     for ttl in bad_ttls {
-        cases.push(("DLOCK.ACQUIRE", vec!["k", "a", ttl], TTL_ERR.to_string()));
-        cases.push(("DLOCK.ACQUIRE", vec!["k", "b", ttl], TTL_ERR.to_string()));
-        cases.push(("DLOCK.ACQUIRE", vec!["free", "a", ttl], TTL_ERR.to_string()));
-        cases.push((
-            "DLOCK.ACQUIRE",
-            vec!["free", "a", ttl, "WAIT", "100"],
-            TTL_ERR.to_string(),
-        ));
-        cases.push(("DLOCK.EXTEND", vec!["k", "a", ttl], TTL_ERR.to_string()));
-        cases.push(("DLOCK.EXTEND", vec!["free", "a", ttl], TTL_ERR.to_string()));
+        for call in [
+            ["DLOCK.ACQUIRE", "k", "a", ttl].to_vec(),
+            ["DLOCK.ACQUIRE", "k", "b", ttl].to_vec(),
+            ["DLOCK.ACQUIRE", "free", "a", ttl].to_vec(),
+            ["DLOCK.ACQUIRE", "free", "a", ttl, "WAIT", "100"].to_vec(),
+            ["DLOCK.EXTEND", "k", "a", ttl].to_vec(),
+            ["DLOCK.EXTEND", "free", "a", ttl].to_vec(),
+        ] {
+            cases.push((call, TTL_ERR.to_string()));
+        }
     }
     for ttl in out_of_range_ttls {
-        for (name, args) in [
-            ("DLOCK.ACQUIRE", vec!["k", "a", ttl]),
-            ("DLOCK.ACQUIRE", vec!["free", "a", ttl, "WAIT", "100"]),
-            ("DLOCK.ACQUIRE", vec!["k", "b", "100", "WAIT", ttl]),
-            ("DLOCK.EXTEND", vec!["k", "a", ttl]),
+        for call in [
+            ["DLOCK.ACQUIRE", "k", "a", ttl].to_vec(),
+            ["DLOCK.ACQUIRE", "free", "a", ttl, "WAIT", "100"].to_vec(),
+            ["DLOCK.ACQUIRE", "k", "b", "100", "WAIT", ttl].to_vec(),
+            ["DLOCK.EXTEND", "k", "a", ttl].to_vec(),
         ] {
-            let want = if args.get(3) == Some(&"WAIT") && args[4] == ttl {
+            let want = if call.get(4) == Some(&"WAIT") && call[5] == ttl {
                 TIMEOUT_RANGE_ERR
             } else {
                 TTL_RANGE_ERR
             };
-            cases.push((name, args, want.to_string()));
+            cases.push((call, want.to_string()));
         }
     }
 
     let start = Instant::now();
-    for (name, args, want) in &cases {
-        let mut c = cmd(name);
-        for a in args {
-            c.arg(*a);
-        }
-        let what = format!("{name} {args:?}");
+    for (call, want) in &cases {
+        let c = command(call);
+        let what = format!("{call:?}");
         let got = expect_err(c.query::<Value>(&mut con), &what);
         assert_eq!(&got, want, "{what}");
         server.assert_alive();
@@ -289,29 +148,18 @@ fn bad_input_is_refused_and_changes_nothing() {
             now.ttl_ms
         );
         assert!(!exists(&mut con, "free"), "{what} created a key");
-        let s: String = cmd("GET").arg("s").query(&mut con).unwrap();
+        let s: String = query!(&mut con, "GET", "s");
         assert_eq!(s, "v", "{what}");
         assert_eq!(pttl(&mut con, "s"), -1, "{what}");
-        let l: Vec<String> = cmd("LRANGE")
-            .arg("l")
-            .arg(0)
-            .arg(-1)
-            .query(&mut con)
-            .unwrap();
+        let l: Vec<String> = query!(&mut con, "LRANGE", "l", 0, -1);
         assert_eq!(l, ["x", "y"], "{what}");
-        let n: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+        let n: i64 = query!(&mut con, "DBSIZE");
         assert_eq!(n, 3, "{what}");
     }
-    assert_eq!(
-        warden_stat(&mut con, "locks_granted"),
-        g0,
-        "errors are no grants"
-    );
-    assert_eq!(
-        warden_stat(&mut con, "locks_contended"),
-        c0,
-        "errors are no contention"
-    );
+    let granted = warden_stat(&mut con, "locks_granted");
+    assert_eq!(granted, g0, "errors are no grants");
+    let contended = warden_stat(&mut con, "locks_contended");
+    assert_eq!(contended, c0, "errors are no contention");
     assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 
@@ -328,33 +176,17 @@ fn bad_input_is_refused_and_changes_nothing() {
 
 #[test]
 fn wait_option_is_case_insensitive() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     try_acquire(&mut con, "ci", "holder", 30_000).unwrap();
-    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("ci")
-        .arg("b")
-        .arg(1_000)
-        .arg("wait")
-        .arg(50)
-        .query(&mut con)
-        .unwrap();
+    let r: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "ci", "b", 1_000, "wait", 50);
     assert_eq!(r, None);
-    let r: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("ci2")
-        .arg("b")
-        .arg(1_000)
-        .arg("Wait")
-        .arg(50)
-        .query(&mut con)
-        .unwrap();
+    let r: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "ci2", "b", 1_000, "Wait", 50);
     assert!(r.is_some());
 }
 
 #[test]
 fn binary_keys_and_owners() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let key: &[u8] = b"\xff\x00lock\xfe";
     let owner: &[u8] = b"\x80\x81\x00own\xc3";
     let t = try_acquire(&mut con, key, owner, 30_000).expect("granted");

@@ -7,6 +7,7 @@
 //! without enough replicas, changing and replicating nothing.
 
 use crate::common::dlock::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::path::Path;
@@ -18,11 +19,7 @@ const EPOCH_JUMP: i64 = (2 * 24 + 1) * 3_600_000 * 1000;
 /// Turns `server` into a master and waits until it is one.
 fn promote(server: &Server) {
     let mut con = server.conn();
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .expect("REPLICAOF NO ONE");
+    let _: () = query!(&mut con, "REPLICAOF", "NO", "ONE");
     assert_eq!(
         info_field(&mut con, "replication", "role").as_deref(),
         Some("master")
@@ -32,11 +29,7 @@ fn promote(server: &Server) {
 /// Points `server` at `master` and waits for the link.
 fn follow(server: &Server, master: &Server) {
     let mut con = server.conn();
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(master.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
+    let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", master.port);
     assert!(master_link_up(&mut con), "{}", server.log_tail(20));
 }
 
@@ -121,11 +114,7 @@ fn failover_command_starts_an_epoch() {
     let replica = master.start_streaming_replica();
     let before = try_acquire(&mut conn_t(&master), "lock:a", "a", 60_000).expect("free");
     master.sync_replicas(1);
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(5000)
-        .query(&mut master.conn())
-        .expect("FAILOVER");
+    let _: () = query!(&mut master.conn(), "FAILOVER", "TIMEOUT", 5000);
     let mut rcon = replica.conn();
     assert!(wait_until(Duration::from_secs(10), || {
         info_field(&mut rcon, "replication", "role").as_deref() == Some("master")
@@ -179,12 +168,12 @@ fn the_floor_survives_restarts_without_lock_keys() {
             server.bgrewriteaof();
         }
         if label == "rdb" {
-            let _: () = cmd("SAVE").query(&mut con).expect("SAVE");
+            let _: () = query!(&mut con, "SAVE");
         }
         server.restart(if label == "rdb" { "NOSAVE" } else { "SAVE" });
         let t = next_token(&server, "lock:after");
         assert!(t > floor, "{label}: {t} <= floor {floor}");
-        let size: i64 = cmd("DBSIZE").query(&mut server.conn()).expect("DBSIZE");
+        let size: i64 = query!(&mut server.conn(), "DBSIZE");
         assert_eq!(size, 1, "{label}: no key but the new lock");
     }
 }
@@ -201,12 +190,7 @@ fn dump_and_restore_carry_the_epoch_with_the_key() {
     let payload = dump(&mut con, "lock:a");
     let fresh = Server::start();
     let mut fcon = conn_t(&fresh);
-    let _: () = cmd("RESTORE")
-        .arg("lock:a")
-        .arg(0)
-        .arg(&payload)
-        .query(&mut fcon)
-        .expect("RESTORE");
+    let _: () = query!(&mut fcon, "RESTORE", "lock:a", 0, &payload);
     assert_eq!(lock_info(&mut fcon, "lock:a").map(|i| i.token), Some(t));
     assert_eq!(release(&mut fcon, "lock:a", "a"), 1);
     let next = try_acquire(&mut fcon, "lock:a", "b", 1_000).expect("free");
@@ -301,12 +285,7 @@ fn require_replicas(server: &Server, n: i64, lag_s: i64) {
         ("warden.dlock-min-replicas", n),
         ("warden.dlock-min-replicas-max-lag", lag_s),
     ] {
-        let _: () = cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(value)
-            .query(&mut con)
-            .expect("CONFIG SET");
+        let _: () = query!(&mut con, "CONFIG", "SET", name, value);
     }
 }
 
@@ -315,66 +294,27 @@ fn require_replicas(server: &Server, n: i64, lag_s: i64) {
 /// writes and RELEASE go on. With the replica back, grants resume.
 #[test]
 fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
-    let master = Server::start();
-    let mut con = conn_t(&master);
+    let (master, mut con) = lock_server();
     let held = try_acquire(&mut con, "lock:held", "a", 60_000).expect("free");
     // The tap below is a replica too: one more is needed.
     let mut tap = master.replication_tap();
     require_replicas(&master, 2, 10);
     let digest_before = db_digest(&mut con);
     let refused: Vec<(&str, redis::Cmd)> = vec![
-        (
-            "ACQUIRE",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:new")
-                .arg("a")
-                .arg(1000)
-                .clone(),
-        ),
+        ("ACQUIRE", cmd_of!("DLOCK.ACQUIRE", "lock:new", "a", 1000)),
         (
             "ACQUIRE WAIT",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:held")
-                .arg("b")
-                .arg(1000)
-                .arg("WAIT")
-                .arg(100)
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", "lock:held", "b", 1000, "WAIT", 100),
         ),
-        (
-            "repeat",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:held")
-                .arg("a")
-                .arg(1000)
-                .clone(),
-        ),
+        ("repeat", cmd_of!("DLOCK.ACQUIRE", "lock:held", "a", 1000)),
         (
             "SHARED",
-            cmd("DLOCK.ACQUIRE")
-                .arg("lock:r")
-                .arg("a")
-                .arg(1000)
-                .arg("SHARED")
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", "lock:r", "a", 1000, "SHARED"),
         ),
-        (
-            "EXTEND",
-            cmd("DLOCK.EXTEND")
-                .arg("lock:held")
-                .arg("a")
-                .arg(1000)
-                .clone(),
-        ),
+        ("EXTEND", cmd_of!("DLOCK.EXTEND", "lock:held", "a", 1000)),
         (
             "GUARD",
-            cmd("DLOCK.GUARD")
-                .arg("lock:held")
-                .arg("a")
-                .arg(held)
-                .arg("INCR")
-                .arg("n")
-                .clone(),
+            cmd_of!("DLOCK.GUARD", "lock:held", "a", held, "INCR", "n"),
         ),
     ];
     for (what, c) in &refused {
@@ -387,11 +327,7 @@ fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
     }
     assert_eq!(db_digest(&mut con), digest_before);
     assert!(pttl(&mut con, "lock:held") > 50_000);
-    let _: () = cmd("SET")
-        .arg("plain")
-        .arg(1)
-        .query(&mut con)
-        .expect("other writes go on");
+    let _: () = query!(&mut con, "SET", "plain", 1);
     let stream = tap.until_marker(&mut con, "marker", "1");
     assert_eq!(
         without_multi_exec(stream),
@@ -400,14 +336,9 @@ fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
     );
     // With a replica, grants resume (the count is refreshed within 100 ms).
     let replica = master.start_streaming_replica();
-    assert!(wait_until(Duration::from_secs(5), || {
-        cmd("DLOCK.ACQUIRE")
-            .arg("lock:new")
-            .arg("a")
-            .arg(1000)
-            .query::<Option<i64>>(&mut con)
-            .is_ok()
-    }));
+    let acquire = command(&["DLOCK.ACQUIRE", "lock:new", "a", "1000"]);
+    let allowed = |con: &mut Connection| acquire.query::<Option<i64>>(con).is_ok();
+    assert!(wait_until(Duration::from_secs(5), || allowed(&mut con)));
     // Three replicas needed, two seen: refused again.
     require_replicas(&master, 3, 10);
     assert!(wait_until(Duration::from_secs(2), || {
@@ -431,15 +362,11 @@ fn a_hand_off_without_replicas_fails_the_waiters() {
     let replica = master.start_streaming_replica();
     require_replicas(&master, 1, 10);
     let mut con = conn_t(&master);
-    assert!(wait_until(Duration::from_secs(5), || {
-        cmd("DLOCK.ACQUIRE")
-            .arg("lock:a")
-            .arg("holder")
-            .arg(60_000)
-            .query::<Option<i64>>(&mut con)
-            .is_ok_and(|t| t.is_some())
-    }));
-    let (_, waiter) = spawn_waiter(&master, b"lock:a", b"w", 1_000, 10_000);
+    let acquire = command(&["DLOCK.ACQUIRE", "lock:a", "holder", "60000"]);
+    let granted =
+        |con: &mut Connection| acquire.query::<Option<i64>>(con).is_ok_and(|t| t.is_some());
+    assert!(wait_until(Duration::from_secs(5), || granted(&mut con)));
+    let waiter = Waiter::lock(&master, "lock:a", "w", 1_000, 10_000);
     wait_waiting(&mut con, 1);
     drop(replica);
     // The master notices the replica is gone at once (the link closes).
@@ -449,11 +376,8 @@ fn a_hand_off_without_replicas_fails_the_waiters() {
     }));
     std::thread::sleep(Duration::from_millis(150));
     assert_eq!(release(&mut con, "lock:a", "holder"), 1);
-    let (out, _) = waiter.join().expect("waiter");
-    let text = out
-        .map_err(|e| err_text(&e))
-        .expect_err("an error, not a grant");
-    assert!(text.contains("NOREPLICAS"), "{text}");
+    let out = waiter.join();
+    assert!(out.error().contains("NOREPLICAS"), "{:?}", out.reply);
     assert!(lock_info(&mut con, "lock:a").is_none(), "nobody got it");
     assert_eq!(waiting(&mut con), 0);
 }

@@ -40,8 +40,7 @@ const FENCED: &str = "FENCED lk is not held by this owner with this token";
 
 #[test]
 fn the_command_runs_only_for_the_current_holder_and_token() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let v = guarded(&mut con, &guard("lk", "w1", t, &["INCR", "counter"])).unwrap();
     assert_eq!(v, Value::Int(1));
@@ -69,7 +68,7 @@ fn the_command_runs_only_for_the_current_holder_and_token() {
         v,
         Value::Array(vec![Value::BulkString(b"5".to_vec()), Value::Nil])
     );
-    let _: () = cmd("RPUSH").arg("list").arg("x").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "RPUSH", "list", "x");
     let e = error_of(
         &mut con,
         &guard("lk", "w1", t, &["INCR", "list"]),
@@ -105,8 +104,7 @@ fn the_command_runs_only_for_the_current_holder_and_token() {
 /// cannot write, while the next holder can.
 #[test]
 fn a_holder_paused_past_its_lease_cannot_write() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "slow", 3).expect("granted");
     std::thread::sleep(Duration::from_millis(20));
     let t2 = try_acquire(&mut con, "lk", "fast", 30_000).expect("the lease ended");
@@ -133,10 +131,9 @@ fn a_holder_paused_past_its_lease_cannot_write() {
 
 #[test]
 fn bad_input_and_refused_commands_change_nothing() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
-    let _: () = cmd("SET").arg("str").arg("v").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "str", "v");
     let ts = t.to_string();
     let arity = "ERR wrong number of arguments for 'dlock.guard' command";
     let cases: Vec<(Vec<&str>, String)> = vec![
@@ -270,21 +267,12 @@ fn bad_input_and_refused_commands_change_nothing() {
 /// bounded.
 #[test]
 fn scripts_are_refused_and_nesting_cannot_exhaust_the_stack() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let script = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
-    let sha: String = cmd("SCRIPT")
-        .arg("LOAD")
-        .arg(script)
-        .query(&mut con)
-        .unwrap();
+    let sha: String = query!(&mut con, "SCRIPT", "LOAD", script);
     let lib = "#!lua name=guardlib\nredis.register_function('bump', function(keys, args) return redis.call('INCR', keys[1]) end)";
-    let _: String = cmd("FUNCTION")
-        .arg("LOAD")
-        .arg(lib)
-        .query(&mut con)
-        .unwrap();
+    let _: String = query!(&mut con, "FUNCTION", "LOAD", lib);
     for words in [
         vec!["EVAL", script, "1", "counter", "3"],
         vec!["EVALSHA", sha.as_str(), "1", "counter", "4"],
@@ -305,15 +293,16 @@ fn scripts_are_refused_and_nesting_cannot_exhaust_the_stack() {
     assert!(r.is_err(), "{r:?}");
     server.assert_alive();
     // A script may guard its own writes.
-    let via_lua: i64 = cmd("EVAL")
-        .arg("return redis.call('DLOCK.GUARD', KEYS[1], ARGV[1], ARGV[2], 'INCR', KEYS[2])")
-        .arg(2)
-        .arg("lk")
-        .arg("counter")
-        .arg("w1")
-        .arg(t)
-        .query(&mut con)
-        .unwrap();
+    let via_lua: i64 = query!(
+        &mut con,
+        "EVAL",
+        "return redis.call('DLOCK.GUARD', KEYS[1], ARGV[1], ARGV[2], 'INCR', KEYS[2])",
+        2,
+        "lk",
+        "counter",
+        "w1",
+        t
+    );
     assert_eq!(via_lua, 1);
     // Keys of 5,000 nested GUARDs: answered (the lock key, then the first nested one's),
     // the server stays up.
@@ -338,19 +327,11 @@ fn scripts_are_refused_and_nesting_cannot_exhaust_the_stack() {
 fn the_callers_acl_applies_to_the_command_and_its_keys() {
     let server = Server::start();
     let mut admin = conn_t(&server);
-    let _: () = cmd("ACL")
-        .arg("SETUSER")
-        .arg("worker")
-        .arg("on")
-        .arg(">pw")
-        .arg("~lk")
-        .arg("~counter")
-        .arg("+@all")
-        .arg("-lpush")
-        .query(&mut admin)
-        .unwrap();
+    let _: () = query!(
+        &mut admin, "ACL", "SETUSER", "worker", "on", ">pw", "~lk", "~counter", "+@all", "-lpush"
+    );
     let mut con = conn_t(&server);
-    let _: () = cmd("AUTH").arg("worker").arg("pw").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "AUTH", "worker", "pw");
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let v = guarded(&mut con, &guard("lk", "w1", t, &["INCR", "counter"])).unwrap();
     assert_eq!(v, Value::Int(1));
@@ -371,28 +352,28 @@ fn the_callers_acl_applies_to_the_command_and_its_keys() {
     assert!(!exists(&mut admin, "secret"));
     assert_eq!(counter(&mut admin), Some(1));
     // COMMAND GETKEYS lists the lock key and the command's keys.
-    let keys: Vec<String> = cmd("COMMAND")
-        .arg("GETKEYS")
-        .arg("DLOCK.GUARD")
-        .arg("lk")
-        .arg("w1")
-        .arg(t)
-        .arg("MSET")
-        .arg("a")
-        .arg("1")
-        .arg("b")
-        .arg("2")
-        .query(&mut admin)
-        .unwrap();
+    let keys: Vec<String> = query!(
+        &mut admin,
+        "COMMAND",
+        "GETKEYS",
+        "DLOCK.GUARD",
+        "lk",
+        "w1",
+        t,
+        "MSET",
+        "a",
+        "1",
+        "b",
+        "2"
+    );
     assert_eq!(keys, ["lk", "a", "b"]);
 }
 
 #[test]
 fn out_of_memory_refuses_writes_but_not_reads() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 60_000).expect("granted");
-    let _: () = cmd("SET").arg("counter").arg("1").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "counter", "1");
     let used = used_memory(&mut con);
     ok(
         &mut con,
@@ -418,10 +399,7 @@ fn out_of_memory_refuses_writes_but_not_reads() {
 /// replay end with the master's dataset.
 #[test]
 fn effects_replicate_as_the_command_alone() {
-    let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut server = Server::start_plain_aof();
     let mut replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     let t = try_acquire(&mut con, "lk", "w1", 600_000).expect("granted");
@@ -487,15 +465,9 @@ fn effects_replicate_as_the_command_alone() {
 /// server's own error, not a refusal.
 #[test]
 fn commands_with_movable_keys_and_keyed_subcommands_run() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
-    let _: i64 = cmd("RPUSH")
-        .arg("list")
-        .arg("a")
-        .arg("b")
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(&mut con, "RPUSH", "list", "a", "b");
     let popped: Value = guarded(
         &mut con,
         &guard("lk", "w1", t, &["LMPOP", "1", "list", "LEFT"]),
@@ -511,11 +483,7 @@ fn commands_with_movable_keys_and_keyed_subcommands_run() {
     let encoding: String = guard("lk", "w1", t, &["OBJECT", "ENCODING", "list"])
         .query(&mut con)
         .expect("OBJECT ENCODING runs guarded");
-    let direct: String = cmd("OBJECT")
-        .arg("ENCODING")
-        .arg("list")
-        .query(&mut con)
-        .unwrap();
+    let direct: String = query!(&mut con, "OBJECT", "ENCODING", "list");
     assert_eq!(encoding, direct);
     let e = error_of(
         &mut con,
@@ -534,8 +502,7 @@ fn commands_with_movable_keys_and_keyed_subcommands_run() {
 /// GUARD inside MULTI: the check and the command still run together.
 #[test]
 fn guard_inside_a_transaction() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t = try_acquire(&mut con, "lk", "w1", 30_000).expect("granted");
     let (a, b): (i64, i64) = redis::pipe()
         .atomic()

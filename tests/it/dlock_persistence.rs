@@ -2,6 +2,7 @@
 //! rewrites, replication (effects with absolute times) and replica promotion.
 
 use crate::common::dlock::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -62,8 +63,7 @@ fn assert_kept(con: &mut Connection, s: &Snapshot, what: &str) {
 
 #[test]
 fn debug_reload_keeps_owner_holds_token_and_ttl() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let owner: &[u8] = b"host:1234:\x00\xfe";
     let t = try_acquire(&mut con, "reload", owner, 60_000).unwrap();
     assert_eq!(reenter(&mut con, "reload", owner, 60_000), Some(t));
@@ -73,10 +73,7 @@ fn debug_reload_keeps_owner_holds_token_and_ttl() {
     let s2 = snapshot(&mut con, b"reload2");
     assert_eq!(s1.info.holds, 3);
 
-    let _: () = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut con)
-        .expect("DEBUG RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     server.assert_alive();
     assert_kept(&mut con, &s1, "DEBUG RELOAD");
     assert_kept(&mut con, &s2, "DEBUG RELOAD");
@@ -94,8 +91,7 @@ fn debug_reload_keeps_owner_holds_token_and_ttl() {
 
 #[test]
 fn rdb_save_and_restart_keeps_lock_state() {
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let t = try_acquire(&mut con, "rdb", "alice", 60_000).unwrap();
     reenter(&mut con, "rdb", "alice", 60_000).unwrap();
     let s = snapshot(&mut con, b"rdb");
@@ -124,7 +120,7 @@ fn aof_rewrite_then_restart_keeps_locks(preamble: &str) {
         gone.push(try_acquire(&mut con, "aof3", "carol", 60_000).unwrap());
         assert_eq!(release(&mut con, "aof3", "carol"), 1);
     }
-    let _: () = cmd("SET").arg("plain").arg("v").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "SET", "plain", "v");
 
     server.bgrewriteaof();
     let base_suffix = if preamble == "yes" {
@@ -154,7 +150,7 @@ fn aof_rewrite_then_restart_keeps_locks(preamble: &str) {
     assert_kept(&mut con, &s1, "AOF rewrite + restart");
     assert_kept(&mut con, &s2, "AOF rewrite + EXTEND + restart");
     assert!(!exists(&mut con, "aof3"), "a released lock stays released");
-    let v: String = cmd("GET").arg("plain").query(&mut con).unwrap();
+    let v: String = query!(&mut con, "GET", "plain");
     assert_eq!(v, "v");
 
     let t3 = try_acquire(&mut con, "aof3", "dave", 1_000).unwrap();
@@ -238,7 +234,7 @@ fn tokens_increase_across_replica_promotion() {
     assert_strictly_increasing(&all, "on the master");
     let held = try_acquire(&mut m, "promo-held", "alice", 60_000).unwrap();
     let deleted = try_acquire(&mut m, "promo-del", "alice", 60_000).unwrap();
-    let n: i64 = cmd("DEL").arg("promo-del").query(&mut m).unwrap();
+    let n: i64 = query!(&mut m, "DEL", "promo-del");
     assert_eq!(n, 1);
     master.sync_replicas(1);
     let mut r = conn_t(&replica);
@@ -247,7 +243,7 @@ fn tokens_increase_across_replica_promotion() {
         (i.owner.as_slice(), i.token, i.holds),
         (&b"alice"[..], held, 1)
     );
-    let _: () = cmd("REPLICAOF").arg("NO").arg("ONE").query(&mut r).unwrap();
+    let _: () = query!(&mut r, "REPLICAOF", "NO", "ONE");
     assert_eq!(
         info_field(&mut r, "replication", "role").as_deref(),
         Some("master")
@@ -283,19 +279,10 @@ fn dump_of_a_lock_is_the_same_on_master_and_replica_after_reads() {
     let mut r = conn_t(&replica);
     try_acquire(&mut m, "persisted", "alice", 60_000).unwrap();
     try_acquire(&mut m, "moved", "alice", 60_000).unwrap();
-    let _: i64 = cmd("PERSIST").arg("persisted").query(&mut m).unwrap();
-    let _: i64 = cmd("PEXPIRE")
-        .arg("moved")
-        .arg(500_000)
-        .query(&mut m)
-        .unwrap();
+    let _: i64 = query!(&mut m, "PERSIST", "persisted");
+    let _: i64 = query!(&mut m, "PEXPIRE", "moved", 500_000);
     let payload = dump(&mut m, "persisted");
-    let _: () = cmd("RESTORE")
-        .arg("restored")
-        .arg(0)
-        .arg(payload)
-        .query(&mut m)
-        .unwrap();
+    let _: () = query!(&mut m, "RESTORE", "restored", 0, payload);
     master.sync_replicas(1);
     for key in ["persisted", "moved", "restored"] {
         assert!(lock_info(&mut m, key).is_some(), "{key}");
@@ -459,13 +446,13 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     let cmds = step(&mut tap, &mut m, "grant-L2");
     record(&cmds);
     assert_set(&only(cmds, "grant L2"), "L2", "c", tc, 1, w);
-    let (_, waiter) = spawn_waiter(&master, b"L2", b"d", 24_680, 10_000);
+    let waiter = Waiter::lock(&master, "L2", "d", 24_680, 10_000);
     wait_waiting(&mut m, 1);
     let cmds = step(&mut tap, &mut m, "blocked");
     assert!(cmds.is_empty(), "a blocked acquire propagated {cmds:?}");
     let (td, w) = with_deadline_window(&mut m, 24_680, |c| {
         assert_eq!(release(c, "L2", "c"), 1);
-        granted(waiter, "hand-off").0
+        waiter.granted("hand-off").0
     });
     assert!(td > tc);
     let cmds = step(&mut tap, &mut m, "handoff");
@@ -512,11 +499,11 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     // Expiry with a waiter: hand-off.
     let (tf, wf) = with_deadline_window(&mut m, 150, |c| try_acquire(c, "L5", "f", 150));
     let tf = tf.expect("granted");
-    let (_, waiter) = spawn_waiter(&master, b"L5", b"h", 35_791, 5_000);
+    let waiter = Waiter::lock(&master, "L5", "h", 35_791, 5_000);
     let cmds = step(&mut tap, &mut m, "grant-L5");
     record(&cmds);
     assert_set(&only(cmds, "grant L5"), "L5", "f", tf, 1, wf);
-    let (th, _) = granted(waiter, "expiry hand-off");
+    let (th, _) = waiter.granted("expiry hand-off");
     let after = server_time_ms(&mut m);
     assert!(th > tf);
     let cmds = step(&mut tap, &mut m, "expiry-handoff");
@@ -557,27 +544,18 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     for key in ["L1", "L2", "L3", "L4", "L5"] {
         let mi = lock_info(&mut m, key);
         let ri = lock_info(&mut r, key);
-        match (&mi, &ri) {
-            (None, None) => {}
-            (Some(a), Some(b)) => {
-                assert_eq!(
-                    (&a.owner, a.token, a.holds),
-                    (&b.owner, b.token, b.holds),
-                    "{key} differs"
-                );
-                assert!(
-                    b.ttl_ms <= a.ttl_ms + 20 && b.ttl_ms >= a.ttl_ms - 1_000,
-                    "{key} ttl {a:?} / {b:?}"
-                );
-                let mp = pttl(&mut m, key);
-                let rp = pttl(&mut r, key);
-                assert!(
-                    (mp - rp).abs() <= 1_000,
-                    "{key} PTTL master {mp} replica {rp}"
-                );
-                assert_eq!(key_type(&mut r, key), "warden-lk");
-            }
-            _ => panic!("{key}: master {mi:?} replica {ri:?}"),
+        if let Some((a, b)) = same_holder(&mi, &ri, &format!("{key} on master and replica")) {
+            assert!(
+                b.ttl_ms <= a.ttl_ms + 20 && b.ttl_ms >= a.ttl_ms - 1_000,
+                "{key} ttl {a:?} / {b:?}"
+            );
+            let mp = pttl(&mut m, key);
+            let rp = pttl(&mut r, key);
+            assert!(
+                (mp - rp).abs() <= 1_000,
+                "{key} PTTL master {mp} replica {rp}"
+            );
+            assert_eq!(key_type(&mut r, key), "warden-lk");
         }
     }
     let l2 = lock_info(&mut r, "L2").expect("L2 on the replica");
@@ -593,16 +571,8 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
 
     let zero = "0".repeat(40);
     for key in ["L2", "L4", "L5"] {
-        let md: Vec<String> = cmd("DEBUG")
-            .arg("DIGEST-VALUE")
-            .arg(key)
-            .query(&mut m)
-            .unwrap();
-        let rd: Vec<String> = cmd("DEBUG")
-            .arg("DIGEST-VALUE")
-            .arg(key)
-            .query(&mut r)
-            .unwrap();
+        let md: Vec<String> = query!(&mut m, "DEBUG", "DIGEST-VALUE", key);
+        let rd: Vec<String> = query!(&mut r, "DEBUG", "DIGEST-VALUE", key);
         assert_eq!(
             md, rd,
             "DEBUG DIGEST-VALUE {key} differs between master and replica"
@@ -612,15 +582,10 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
             "DEBUG DIGEST-VALUE {key} ignores the lock value"
         );
     }
-    let md: Vec<String> = cmd("DEBUG")
-        .arg("DIGEST-VALUE")
-        .arg("L2")
-        .arg("L4")
-        .query(&mut m)
-        .unwrap();
+    let md: Vec<String> = query!(&mut m, "DEBUG", "DIGEST-VALUE", "L2", "L4");
     assert_ne!(md[0], md[1], "different locks have different digests");
-    let md: String = cmd("DEBUG").arg("DIGEST").query(&mut m).unwrap();
-    let rd: String = cmd("DEBUG").arg("DIGEST").query(&mut r).unwrap();
+    let md: String = query!(&mut m, "DEBUG", "DIGEST");
+    let rd: String = query!(&mut r, "DEBUG", "DIGEST");
     assert_eq!(md, rd, "DEBUG DIGEST differs between master and replica");
 
     // The replica refuses lock writes but answers DLOCK.INFO.
@@ -639,10 +604,9 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
 /// once the forged lease is over its key is an ordinary one again.
 #[test]
 fn a_forged_token_cannot_stop_grants_on_other_keys() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let before = try_acquire(&mut con, "model", "m", 60_000).expect("granted");
-    let dump: Vec<u8> = cmd("DUMP").arg("model").query(&mut con).expect("DUMP");
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
     let mut forged = crate::common::payload::parse_dump(&dump);
     assert!(
         matches!(forged.fields[1], crate::common::payload::Field::U(_)),
@@ -650,12 +614,13 @@ fn a_forged_token_cannot_stop_grants_on_other_keys() {
         forged.fields
     );
     forged.fields[1] = crate::common::payload::Field::U(1 << 62);
-    let _: () = cmd("RESTORE")
-        .arg("forged")
-        .arg(200)
-        .arg(crate::common::payload::encode(&forged))
-        .query(&mut con)
-        .expect("a forged but well-formed payload is accepted");
+    let _: () = query!(
+        &mut con,
+        "RESTORE",
+        "forged",
+        200,
+        crate::common::payload::encode(&forged)
+    );
     assert_eq!(lock_info(&mut con, "forged").unwrap().token, 1 << 62);
     let other = try_acquire(&mut con, "other", "o", 60_000).expect("other keys are granted");
     assert!(other > before && other < 1 << 61, "ordinary token: {other}");

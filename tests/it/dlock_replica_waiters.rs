@@ -14,25 +14,13 @@ fn a_writable_replica_queues_no_waiter_and_grants_nothing() {
     let master = Server::start();
     let replica = master.start_replica(&["--replica-read-only", "no"], &[]);
     let mut m = master.conn();
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("hw")
-        .arg("a")
-        .arg(100_000)
-        .query(&mut m)
-        .unwrap();
+    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "hw", "a", 100_000);
     master.sync_replicas(1);
     let mut r = timed(replica.conn(), Duration::from_secs(10));
 
     // A lock held (from the master): WAIT 0 would wait forever.
     let asked = Instant::now();
-    let got: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("hw")
-        .arg("x")
-        .arg(100_000)
-        .arg("WAIT")
-        .arg(0)
-        .query(&mut r)
-        .unwrap();
+    let got: Option<i64> = query!(&mut r, "DLOCK.ACQUIRE", "hw", "x", 100_000, "WAIT", 0);
     assert_eq!(got, None, "nothing to grant on a replica");
     // A cache key refreshed by a lease taken on the replica itself.
     assert!(get_lease(&mut r, "local", 200, &[]).1 > 0);
@@ -48,17 +36,13 @@ fn a_writable_replica_queues_no_waiter_and_grants_nothing() {
     );
     assert_eq!(warden_stat(&mut r, "locks_waiting"), 0);
     assert_eq!(warden_stat(&mut r, "cache_waiting"), 0);
-    let _: i64 = cmd("DEL").arg("local").query(&mut r).unwrap();
+    let _: i64 = query!(&mut r, "DEL", "local");
 
     // A release applied from the master hands the lock to nobody.
-    let released: i64 = cmd("DLOCK.RELEASE")
-        .arg("hw")
-        .arg("a")
-        .query(&mut m)
-        .unwrap();
+    let released: i64 = query!(&mut m, "DLOCK.RELEASE", "hw", "a");
     assert_eq!(released, 1);
     master.sync_replicas(1);
-    let info: Value = cmd("DLOCK.INFO").arg("hw").query(&mut r).unwrap();
+    let info: Value = query!(&mut r, "DLOCK.INFO", "hw");
     assert_eq!(
         info,
         Value::Nil,

@@ -5,13 +5,16 @@
 //! `holders`; every holder kept by replication, RDB, AOF and DUMP/RESTORE.
 
 use crate::common::dlock::*;
-use crate::common::server_ops::{assert_same_dataset, RawConn, Reply};
+use crate::common::server_ops::assert_same_dataset;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use redis::{cmd, Connection, Value};
 use std::time::{Duration, Instant};
 
 const KIND: &str = "ERR key holds a lock of another kind";
+const SHARED: &[&str] = &["SHARED"];
+const LIMIT2: &[&str] = &["LIMIT", "2"];
 
 fn acquire(
     con: &mut Connection,
@@ -30,17 +33,12 @@ fn acquire(
 
 #[test]
 fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let r1 = acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
-        .unwrap()
-        .expect("r1");
-    let r2 = acquire(&mut con, "rw", "r2", 30_000, &["shared"])
-        .unwrap()
-        .expect("r2");
+    let (server, mut con) = lock_server();
+    let r1 = acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED"]).expect("r1");
+    let r2 = acquire_opts(&mut con, "rw", "r2", 30_000, &["shared"]).expect("r2");
     assert!(r2 > r1, "each shared grant its own, larger token");
     assert_eq!(
-        acquire(&mut con, "rw", "w", 30_000, &[]).unwrap(),
+        acquire_opts(&mut con, "rw", "w", 30_000, &[]),
         None,
         "a writer waits"
     );
@@ -54,27 +52,27 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
     assert_eq!(holders, [("r1".into(), r1, 1), ("r2".into(), r2, 1)]);
     // A repeat by a holder keeps its token; REENTRANT adds a hold.
     assert_eq!(
-        acquire(&mut con, "rw", "r1", 30_000, &["SHARED"]).unwrap(),
+        acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED"]),
         Some(r1)
     );
     assert_eq!(
-        acquire(&mut con, "rw", "r1", 30_000, &["SHARED", "REENTRANT"]).unwrap(),
+        acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED", "REENTRANT"]),
         Some(r1)
     );
     assert_eq!(set_info(&mut con, "rw").unwrap().1[0], ("r1".into(), r1, 2));
 
     // A writer waits; a reader that comes after it waits behind it (no starvation).
-    let (_, w) = spawn_waiter(&server, b"rw", b"w", 30_000, 10_000);
+    let w = Waiter::lock(&server, "rw", "w", 30_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(
-        acquire(&mut con, "rw", "r3", 30_000, &["SHARED"]).unwrap(),
+        acquire_opts(&mut con, "rw", "r3", 30_000, &["SHARED"]),
         None
     );
     assert_eq!(release(&mut con, "rw", "r2"), 1);
     assert_eq!(release(&mut con, "rw", "r1"), 1, "one of r1's two holds");
     assert_eq!(waiting(&mut con), 1, "r1 still holds");
     assert_eq!(release(&mut con, "rw", "r1"), 1);
-    let (tw, _) = granted(w, "the writer");
+    let (tw, _) = w.granted("the writer");
     assert!(tw > r2);
     assert_eq!(
         lock_info(&mut con, "rw").map(|i| i.owner),
@@ -86,30 +84,25 @@ fn shared_holders_share_and_a_writer_waits_for_all_of_them() {
 
 #[test]
 fn consecutive_shared_waiters_are_granted_together() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let x = try_acquire(&mut con, "rw", "x", 30_000).expect("x");
     let mut readers = Vec::new();
     for i in 0..3 {
-        let mut c = conn_t(&server);
         let name = format!("r{i}");
-        readers.push(std::thread::spawn(move || {
-            acquire(&mut c, "rw", &name, 30_000, &["SHARED", "WAIT", "10000"])
-        }));
+        readers.push(Waiter::lock_kind(
+            &server, "rw", &name, 30_000, 10_000, SHARED,
+        ));
         wait_waiting(&mut con, i + 1);
     }
-    let (_, writer) = spawn_waiter(&server, b"rw", b"w", 30_000, 10_000);
+    let writer = Waiter::lock(&server, "rw", "w", 30_000, 10_000);
     wait_waiting(&mut con, 4);
-    let mut late = conn_t(&server);
-    let late_reader = std::thread::spawn(move || {
-        acquire(&mut late, "rw", "r9", 30_000, &["SHARED", "WAIT", "10000"])
-    });
+    let late_reader = Waiter::lock_kind(&server, "rw", "r9", 30_000, 10_000, SHARED);
     wait_waiting(&mut con, 5);
     let released_at = Instant::now();
     assert_eq!(release(&mut con, "rw", "x"), 1);
     let tokens: Vec<i64> = readers
         .into_iter()
-        .map(|h| h.join().unwrap().unwrap().expect("granted"))
+        .map(|h| h.granted("a reader").0)
         .collect();
     assert!(released_at.elapsed() < Duration::from_secs(2));
     assert!(
@@ -129,29 +122,20 @@ fn consecutive_shared_waiters_are_granted_together() {
     for i in 0..3 {
         assert_eq!(release(&mut con, "rw", format!("r{i}")), 1);
     }
-    let (tw, _) = granted(writer, "the writer");
+    let (tw, _) = writer.granted("the writer");
     assert!(tw > tokens[2]);
     assert_eq!(release(&mut con, "rw", "w"), 1);
-    let r9 = late_reader
-        .join()
-        .unwrap()
-        .unwrap()
-        .expect("the late reader after the writer");
+    let (r9, _) = late_reader.granted("the late reader after the writer");
     assert!(r9 > tw);
 }
 
 #[test]
 fn a_semaphore_admits_n_owners_in_fifo_order() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let a = acquire(&mut con, "sem", "a", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .expect("a");
-    let b = acquire(&mut con, "sem", "b", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .expect("b");
+    let (server, mut con) = lock_server();
+    let a = acquire_opts(&mut con, "sem", "a", 30_000, &["LIMIT", "2"]).expect("a");
+    let b = acquire_opts(&mut con, "sem", "b", 30_000, &["LIMIT", "2"]).expect("b");
     assert_eq!(
-        acquire(&mut con, "sem", "c", 30_000, &["LIMIT", "2"]).unwrap(),
+        acquire_opts(&mut con, "sem", "c", 30_000, &["LIMIT", "2"]),
         None
     );
     for opts in [&["LIMIT", "3"][..], &["SHARED"], &[]] {
@@ -173,13 +157,13 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
         }
     }
     report("bad LIMIT/SHARED options", bad);
-    let c = spawn_call_waiter(&server, "c");
+    let c = Waiter::lock_kind(&server, "sem", "c", 30_000, 10_000, LIMIT2);
     wait_waiting(&mut con, 1);
-    let d = spawn_call_waiter(&server, "d");
+    let d = Waiter::lock_kind(&server, "sem", "d", 30_000, 10_000, LIMIT2);
     wait_waiting(&mut con, 2);
     // b's lease is shortened: its place goes to the oldest waiter within milliseconds.
     assert_eq!(extend(&mut con, "sem", "b", 50), 1);
-    let tc = c.join().unwrap().unwrap().expect("c got b's place");
+    let (tc, _) = c.granted("c got b's place");
     assert!(tc > b && tc > a);
     assert_eq!(waiting(&mut con), 1);
     assert_eq!(
@@ -202,7 +186,7 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
             .unwrap(),
         1
     );
-    let td = d.join().unwrap().unwrap().expect("d got a's place");
+    let (td, _) = d.granted("d got a's place");
     assert!(td > tc);
     let holders: Vec<String> = set_info(&mut con, "sem")
         .unwrap()
@@ -213,55 +197,20 @@ fn a_semaphore_admits_n_owners_in_fifo_order() {
     assert_eq!(holders, ["c", "d"]);
 }
 
-/// A waiter for `LIMIT 2` on "sem", on its own connection.
-fn spawn_call_waiter(
-    server: &Server,
-    owner: &str,
-) -> std::thread::JoinHandle<redis::RedisResult<Option<i64>>> {
-    let mut c = conn_t(server);
-    let owner = owner.to_string();
-    std::thread::spawn(move || {
-        acquire(
-            &mut c,
-            "sem",
-            &owner,
-            30_000,
-            &["LIMIT", "2", "WAIT", "10000"],
-        )
-    })
-}
-
 /// Every holder survives replication, DEBUG RELOAD, DUMP/RESTORE and an AOF rewrite
 /// and replay; GUARD checks a set's holders.
 #[test]
 fn every_holder_survives_replicas_reloads_and_the_aof() {
-    let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut server = Server::start_plain_aof();
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
-    let r1 = acquire(&mut con, "rw", "r1", 600_000, &["SHARED"])
-        .unwrap()
-        .unwrap();
-    let r2 = acquire(&mut con, "rw", "r\u{0}2", 300_000, &["SHARED", "REENTRANT"])
-        .unwrap()
-        .unwrap();
-    let s1 = acquire(&mut con, "sem", "a", 600_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
-    acquire(&mut con, "sem", "b", 400_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let r1 = acquire_opts(&mut con, "rw", "r1", 600_000, &["SHARED"]).expect("granted");
+    let r2 = acquire_opts(&mut con, "rw", "r\u{0}2", 300_000, &["SHARED", "REENTRANT"])
+        .expect("granted");
+    let s1 = acquire_opts(&mut con, "sem", "a", 600_000, &["LIMIT", "3"]).expect("granted");
+    acquire_opts(&mut con, "sem", "b", 400_000, &["LIMIT", "3"]).expect("granted");
     assert_eq!(release(&mut con, "sem", "b"), 1);
-    let v: Value = cmd("DLOCK.GUARD")
-        .arg("rw")
-        .arg("r1")
-        .arg(r1)
-        .arg("INCR")
-        .arg("n")
-        .query(&mut con)
-        .unwrap();
+    let v: Value = query!(&mut con, "DLOCK.GUARD", "rw", "r1", r1, "INCR", "n");
     assert_eq!(v, Value::Int(1));
     let e: redis::RedisResult<Value> = cmd("DLOCK.GUARD")
         .arg("rw")
@@ -290,9 +239,7 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
     assert_eq!(set_info(&mut con, "rw").unwrap().1, before.1);
     assert_eq!(set_info(&mut con, "sem").unwrap().1, sem_before.1);
     // New grants after the replay get larger tokens.
-    let s2 = acquire(&mut con, "sem", "c", 1_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let s2 = acquire_opts(&mut con, "sem", "c", 1_000, &["LIMIT", "3"]).expect("granted");
     assert!(s2 > s1 && s2 > r2);
     // A forged set is refused by the internal command's check and by RESTORE.
     let e: redis::RedisResult<Value> = cmd("DLOCK._SETS")
@@ -306,25 +253,6 @@ fn every_holder_survives_replicas_reloads_and_the_aof() {
     );
 }
 
-/// The kind of waiter in `spawn_set_waiter`: `SHARED` or `LIMIT n`.
-fn spawn_set_waiter(
-    server: &Server,
-    key: &str,
-    owner: &str,
-    wait_ms: i64,
-    kind: &'static [&'static str],
-) -> std::thread::JoinHandle<(redis::RedisResult<Option<i64>>, Instant)> {
-    let mut c = conn_t(server);
-    let (key, owner) = (key.to_string(), owner.to_string());
-    std::thread::spawn(move || {
-        let mut opts = vec!["WAIT".to_string(), wait_ms.to_string()];
-        opts.extend(kind.iter().map(|s| s.to_string()));
-        let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
-        let r = acquire(&mut c, &key, &owner, 30_000, &opts);
-        (r, Instant::now())
-    })
-}
-
 /// Two waiters of one owner (a client that retried its WAIT request on a new
 /// connection) are granted together as ONE holder with one token; the set
 /// replicates, dumps, restores and reloads. (Red team: the owner was granted
@@ -335,24 +263,20 @@ fn one_owner_waiting_twice_is_one_holder() {
     let mut server = Server::start();
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
-    acquire(&mut con, "rw", "x", 30_000, &[]).unwrap().unwrap();
-    let first = spawn_set_waiter(&server, "rw", "a", 0, &["SHARED"]);
+    acquire_opts(&mut con, "rw", "x", 30_000, &[]).expect("granted");
+    let first = Waiter::lock_kind(&server, "rw", "a", 30_000, 0, SHARED);
     wait_waiting(&mut con, 1);
-    let retry = spawn_set_waiter(&server, "rw", "a", 0, &["SHARED"]);
+    let retry = Waiter::lock_kind(&server, "rw", "a", 30_000, 0, SHARED);
     wait_waiting(&mut con, 2);
     assert_eq!(release(&mut con, "rw", "x"), 1);
-    let (t1, _) = granted(first, "a");
-    let (t2, _) = granted(retry, "a again");
+    let (t1, _) = first.granted("a");
+    let (t2, _) = retry.granted("a again");
     assert_eq!(t1, t2, "one grant per owner");
     assert_eq!(set_holders(&mut con, "rw"), [("a".into(), t1, 1)]);
     // A pipelined DEL and ACQUIRE by a waiting owner: also one holder.
-    acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .unwrap();
-    acquire(&mut con, "sem", "y", 30_000, &["LIMIT", "2"])
-        .unwrap()
-        .unwrap();
-    let w = spawn_set_waiter(&server, "sem", "b", 0, &["LIMIT", "2"]);
+    acquire_opts(&mut con, "sem", "x", 30_000, &["LIMIT", "2"]).expect("granted");
+    acquire_opts(&mut con, "sem", "y", 30_000, &["LIMIT", "2"]).expect("granted");
+    let w = Waiter::lock_kind(&server, "sem", "b", 30_000, 0, &["LIMIT", "2"]);
     wait_waiting(&mut con, 1);
     let (_, mine): (i64, Option<i64>) = redis::pipe()
         .cmd("DEL")
@@ -365,7 +289,7 @@ fn one_owner_waiting_twice_is_one_holder() {
         .arg(2)
         .query(&mut con)
         .unwrap();
-    let (tw, _) = granted(w, "b");
+    let (tw, _) = w.granted("b");
     assert_eq!(mine, Some(tw));
     assert_eq!(set_holders(&mut con, "sem"), [("b".into(), tw, 1)]);
     assert_same_dataset(&server, &replica, &["rw", "sem"], "one holder per owner");
@@ -385,18 +309,19 @@ fn one_owner_waiting_twice_is_one_holder() {
 /// by readers. (Red team: they stayed parked until another command came.)
 #[test]
 fn readers_behind_a_departed_writer_are_granted() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    acquire(&mut con, "rw", "r1", 30_000, &["SHARED"])
-        .unwrap()
-        .unwrap();
-    let (_, writer) = spawn_waiter(&server, b"rw", b"w", 30_000, 300);
+    let (server, mut con) = lock_server();
+    acquire_opts(&mut con, "rw", "r1", 30_000, &["SHARED"]).expect("granted");
+    let writer = Waiter::lock(&server, "rw", "w", 30_000, 300);
     wait_waiting(&mut con, 1);
-    let reader = spawn_set_waiter(&server, "rw", "r2", 5_000, &["SHARED"]);
+    let reader = Waiter::lock_kind(&server, "rw", "r2", 30_000, 5_000, SHARED);
     wait_waiting(&mut con, 2);
-    let (w, writer_left) = writer.join().unwrap();
-    assert_eq!(w.unwrap(), None, "the writer's WAIT ended");
-    let (_, at) = granted(reader, "r2");
+    let Answer {
+        reply: w,
+        at: writer_left,
+        ..
+    } = writer.join();
+    assert_eq!(w, Reply::Nil, "the writer's WAIT ended");
+    let (_, at) = reader.granted("r2");
     let after = at.saturating_duration_since(writer_left);
     assert!(
         after < Duration::from_millis(1000),
@@ -406,11 +331,11 @@ fn readers_behind_a_departed_writer_are_granted() {
     let mut raw = RawConn::open(server.port);
     raw.send(&["DLOCK.ACQUIRE", "rw", "w", "30000", "WAIT", "0"]);
     wait_waiting(&mut con, 1);
-    let reader = spawn_set_waiter(&server, "rw", "r3", 5_000, &["SHARED"]);
+    let reader = Waiter::lock_kind(&server, "rw", "r3", 30_000, 5_000, SHARED);
     wait_waiting(&mut con, 2);
     let left = Instant::now();
     drop(raw);
-    let (_, at) = granted(reader, "r3");
+    let (_, at) = reader.granted("r3");
     assert!(at.saturating_duration_since(left) < Duration::from_millis(1000));
     assert_eq!(owners_of(&mut con, "rw"), ["r1", "r2", "r3"]);
 }
@@ -420,15 +345,10 @@ fn readers_behind_a_departed_writer_are_granted() {
 /// (Red team: the next grant moved the key's expiry back to the old lease.)
 #[test]
 fn pexpire_bounds_every_holder_past_the_next_change() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let ta = acquire(&mut con, "sem", "a", 60_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
-    let _: i64 = cmd("PEXPIRE").arg("sem").arg(300).query(&mut con).unwrap();
-    let tb = acquire(&mut con, "sem", "b", 5_000, &["LIMIT", "3"])
-        .unwrap()
-        .unwrap();
+    let (_server, mut con) = lock_server();
+    let ta = acquire_opts(&mut con, "sem", "a", 60_000, &["LIMIT", "3"]).expect("granted");
+    let _: i64 = query!(&mut con, "PEXPIRE", "sem", 300);
+    let tb = acquire_opts(&mut con, "sem", "b", 5_000, &["LIMIT", "3"]).expect("granted");
     assert_eq!(
         set_holders(&mut con, "sem"),
         [("a".into(), ta, 1), ("b".into(), tb, 1)]
@@ -466,8 +386,8 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
     ];
     let mut tokens = Vec::new();
     for (key, kind) in kinds {
-        tokens.push(acquire(&mut con, key, "a", 100_000, kind).unwrap().unwrap());
-        let _: i64 = cmd("PEXPIRE").arg(key).arg(100).query(&mut con).unwrap();
+        tokens.push(acquire_opts(&mut con, key, "a", 100_000, kind).expect("granted"));
+        let _: i64 = query!(&mut con, "PEXPIRE", key, 100);
     }
     let mut raw = RawConn::open(server.port);
     raw.call(&["MULTI"]);
@@ -509,6 +429,16 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
     );
 }
 
+/// A semaphore of one place, `key`, held by `x`, and `w` queued for it (WAIT
+/// `wait`): the server, a connection to it and the waiter.
+fn full_semaphore(key: &str, wait: i64) -> (Server, Connection, Waiter) {
+    let (server, mut con) = lock_server();
+    acquire_opts(&mut con, key, "x", 30_000, &["LIMIT", "1"]).expect("granted");
+    let w = Waiter::lock_kind(&server, key, "w", 30_000, wait, &["LIMIT", "1"]);
+    wait_waiting(&mut con, 1);
+    (server, con, w)
+}
+
 /// A request of another kind on a free key with waiters queued is refused
 /// before anything is handed over: inside MULTI the transaction replicates
 /// only its DEL, and the grant to the waiter comes after it, not in the
@@ -516,26 +446,19 @@ fn a_key_past_its_expiry_inside_multi_has_no_holder() {
 /// (Red team: the ACQUIRE that errored had granted the waiter first.)
 #[test]
 fn a_request_of_another_kind_changes_nothing() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    acquire(&mut con, "sem", "x", 30_000, &["LIMIT", "1"])
-        .unwrap()
-        .unwrap();
-    let w = spawn_set_waiter(&server, "sem", "w", 0, &["LIMIT", "1"]);
-    wait_waiting(&mut con, 1);
+    let (server, mut con, w) = full_semaphore("sem", 0);
     let mut tap = server.replication_tap();
     let mut raw = RawConn::open(server.port);
     raw.call(&["MULTI"]);
     raw.call(&["DEL", "sem"]);
     raw.call(&["DLOCK.ACQUIRE", "sem", "y", "1000", "SHARED"]);
     let exec = raw.call(&["EXEC"]);
-    use crate::common::server_ops::Reply;
     assert_eq!(
         exec,
         Reply::Array(vec![Reply::Int(1), Reply::Error(KIND.into())]),
         "EXEC"
     );
-    let (tw, _) = granted(w, "the waiter");
+    let (tw, _) = w.granted("the waiter");
     assert_eq!(set_holders(&mut con, "sem"), [("w".into(), tw, 1)]);
     let stream: Vec<String> = tap
         .drain(Duration::from_millis(300))
@@ -565,17 +488,11 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
     let replica = server.start_streaming_replica();
     let mut con = conn_t(&server);
     for (key, kind) in [("sem", &["LIMIT", "1"][..]), ("plain", &[][..])] {
-        acquire(&mut con, key, "x", 30_000, kind).unwrap().unwrap();
+        acquire_opts(&mut con, key, "x", 30_000, kind).expect("granted");
         let waiter = |owner: &str| {
-            let mut c = conn_t(&server);
-            let (key, owner) = (key.to_string(), owner.to_string());
-            let mut opts = vec!["WAIT", "5000", "REENTRANT"];
+            let mut opts = vec!["REENTRANT"];
             opts.extend_from_slice(kind);
-            let opts: Vec<String> = opts.into_iter().map(String::from).collect();
-            std::thread::spawn(move || {
-                let opts: Vec<&str> = opts.iter().map(String::as_str).collect();
-                (acquire(&mut c, &key, &owner, 30_000, &opts), Instant::now())
-            })
+            Waiter::lock_kind(&server, key, owner, 30_000, 5_000, &opts)
         };
         let a1 = waiter("a");
         wait_waiting(&mut con, 1);
@@ -584,8 +501,8 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
         let b = waiter("b");
         wait_waiting(&mut con, 3);
         assert_eq!(release(&mut con, key, "x"), 1);
-        let (t1, _) = granted(a1, "a");
-        let (t2, _) = granted(a2, "a again");
+        let (t1, _) = a1.granted("a");
+        let (t2, _) = a2.granted("a again");
         assert_eq!(t1, t2, "{key}: one grant per owner");
         wait_waiting(&mut con, 1);
         assert!(!b.is_finished(), "{key}: b waits behind a");
@@ -599,7 +516,7 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
         assert_same_dataset(&server, &replica, &[key], "an owner served twice");
         assert_eq!(release(&mut con, key, "a"), 1);
         assert_eq!(release(&mut con, key, "a"), 1);
-        let (tb, _) = granted(b, "b");
+        let (tb, _) = b.granted("b");
         assert!(tb > t1);
         assert_eq!(release(&mut con, key, "b"), 1);
     }
@@ -612,22 +529,11 @@ fn an_owner_waiting_twice_on_a_full_key_is_served_at_once() {
 /// an error. (Red team, after the fix above.)
 #[test]
 fn a_held_key_answers_by_its_own_kind() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    acquire(&mut con, "a", "x", 30_000, &["LIMIT", "1"])
-        .unwrap()
-        .unwrap();
-    let w = spawn_set_waiter(&server, "a", "w", 5_000, &["LIMIT", "1"]);
-    wait_waiting(&mut con, 1);
-    acquire(&mut con, "b", "r1", 400, &["SHARED"])
-        .unwrap()
-        .unwrap();
+    let (_server, mut con, w) = full_semaphore("a", 5_000);
+    acquire_opts(&mut con, "b", "r1", 400, &["SHARED"]).expect("granted");
     ok(&mut con, cmd("RENAME").arg("b").arg("a"));
-    assert_eq!(
-        acquire(&mut con, "a", "r2", 1_000, &["SHARED"]).unwrap(),
-        None
-    );
+    assert_eq!(acquire_opts(&mut con, "a", "r2", 1_000, &["SHARED"]), None);
     // Once the reader's lease ends the key is free and the waiter gets it.
-    let (t, _) = granted(w, "the semaphore's waiter");
+    let (t, _) = w.granted("the semaphore's waiter");
     assert_eq!(set_holders(&mut con, "a"), [("w".into(), t, 1)]);
 }

@@ -6,10 +6,10 @@
 
 use crate::common::dlock::*;
 use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn unreleased_lock_is_free_after_its_ttl() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let t0 = Instant::now();
     let t = try_acquire(&mut con, "lease", "crashed-client", 200).expect("granted");
     assert_eq!(
@@ -48,19 +47,19 @@ fn unreleased_lock_is_free_after_its_ttl() {
 /// A holder never releases (TTL 300 ms); a waiter with WAIT 5000 must get the lock after
 /// the deadline and long before its own timeout.
 fn expiry_hands_lock_to_waiter(setup: impl FnOnce(&mut Connection)) {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     setup(&mut con);
     let c0 = warden_stat(&mut con, "locks_contended");
     // Connect the waiter first so that it surely arrives while the lock is held.
-    let mut wcon = conn_t(&server);
+    let wcon = RawConn::open(server.port);
     let t0 = Instant::now();
     let t = try_acquire(&mut con, "lease", "crashed-client", 300).expect("granted");
-    let w = thread::spawn(move || {
-        let r = acquire_wait(&mut wcon, "lease", "waiter", 30_000, 5_000);
-        (r, Instant::now())
-    });
-    let (tw, at) = granted(w, "waiter on an expiring lock");
+    let w = Waiter::send(
+        wcon,
+        "waiter",
+        &["DLOCK.ACQUIRE", "lease", "waiter", "30000", "WAIT", "5000"],
+    );
+    let (tw, at) = w.granted("waiter on an expiring lock");
     let waited = at.duration_since(t0);
     assert!(
         waited >= Duration::from_millis(295),
@@ -93,11 +92,7 @@ fn expiry_wakes_waiter() {
 #[test]
 fn expiry_wakes_waiter_without_active_expire() {
     expiry_hands_lock_to_waiter(|con| {
-        let _: () = cmd("DEBUG")
-            .arg("SET-ACTIVE-EXPIRE")
-            .arg(0)
-            .query(con)
-            .unwrap();
+        let _: () = query!(con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
     });
 }
 
@@ -114,7 +109,7 @@ fn expiry_wakes_waiter_among_20000_volatile_keys() {
                 .ignore();
         }
         let _: () = p.query(con).unwrap();
-        let n: i64 = cmd("DBSIZE").query(con).unwrap();
+        let n: i64 = query!(con, "DBSIZE");
         assert_eq!(n, 20_000);
     });
 }
@@ -125,19 +120,16 @@ fn expiry_wakes_waiter_among_20000_volatile_keys() {
 
 #[test]
 fn ten_waiters_are_served_in_arrival_order() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let t0 = try_acquire(&mut con, "fifo", "holder", 30_000).expect("granted");
     let h0 = warden_stat(&mut con, "locks_handed_off");
     let order = Arc::new(Mutex::new(Vec::new()));
     let mut handles = Vec::new();
     for i in 0..10i64 {
         let order = order.clone();
-        let (_, h) = spawn_client(&server, move |con| {
+        let h = spawn_client(&server, move |con| {
             let owner = format!("w{i}");
-            let t = acquire_wait(con, "fifo", &owner, 30_000, 20_000)
-                .expect("DLOCK.ACQUIRE")
-                .expect("granted before the WAIT timeout");
+            let t = wait_granted(con, "fifo", &owner, (30_000, 20_000));
             order.lock().unwrap().push((i, t));
             assert_eq!(release(con, "fifo", &owner), 1);
         });
@@ -166,24 +158,17 @@ fn ten_waiters_are_served_in_arrival_order() {
 
 #[test]
 fn release_hands_lock_straight_to_oldest_waiter() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let t = try_acquire(&mut con, "direct", "holder", 30_000).expect("granted");
-    let (_, w1) = spawn_waiter(&server, b"direct", b"w1", 25_000, 10_000);
-    wait_waiting(&mut con, 1);
-    let (_, w2) = spawn_waiter(&server, b"direct", b"w2", 25_000, 10_000);
-    wait_waiting(&mut con, 2);
+    let (server, mut con, t) = held("direct", 30_000);
+    let w1 = queued(&server, &mut con, "direct", "w1", (25_000, 10_000));
+    let w2 = queued(&server, &mut con, "direct", "w2", (25_000, 10_000));
     // An intruder pipelined right behind the RELEASE must not get the lock.
-    let (r, intruder): (i64, Option<i64>) = redis::pipe()
-        .cmd("DLOCK.RELEASE")
-        .arg("direct")
-        .arg("holder")
-        .cmd("DLOCK.ACQUIRE")
+    let mut p = redis::pipe();
+    p.cmd("DLOCK.RELEASE").arg("direct").arg("holder");
+    p.cmd("DLOCK.ACQUIRE")
         .arg("direct")
         .arg("intruder")
-        .arg(1_000)
-        .query(&mut con)
-        .unwrap();
+        .arg(1_000);
+    let (r, intruder): (i64, Option<i64>) = p.query(&mut con).unwrap();
     assert_eq!(r, 1);
     assert_eq!(
         intruder, None,
@@ -195,46 +180,33 @@ fn release_hands_lock_straight_to_oldest_waiter() {
         i.ttl_ms > 20_000 && i.ttl_ms <= 25_000,
         "the waiter's ttl applies: {i:?}"
     );
-    let (t1, _) = granted(w1, "w1");
+    let (t1, _) = w1.granted("w1");
     assert_eq!(i.token, t1, "DLOCK.INFO token equals the token w1 received");
     assert!(t1 > t);
     // Any connection may release on behalf of the owner.
     assert_eq!(release(&mut con, "direct", "w1"), 1);
-    let (t2, _) = granted(w2, "w2");
+    let (t2, _) = w2.granted("w2");
     assert!(t2 > t1);
-    let i = lock_info(&mut con, "direct").unwrap();
-    assert_eq!(
-        (i.owner.as_slice(), i.token, i.waiters),
-        (&b"w2"[..], t2, 0)
-    );
+    let view = lock_view(&mut con, "direct").map(|v| (v.0, v.1, v.3));
+    assert_eq!(view, Some(("w2".into(), t2, 0)));
     assert_eq!(release(&mut con, "direct", "w2"), 1);
     assert!(!exists(&mut con, "direct"));
 }
 
 #[test]
 fn wait_timeout_answers_nil_and_leaves_no_trace() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let t = try_acquire(&mut con, "tmo", "holder", 30_000).expect("granted");
+    let (server, mut con, t) = held("tmo", 30_000);
     let start = Instant::now();
-    let (_, w) = spawn_waiter(&server, b"tmo", b"late", 10_000, 200);
-    let (r, at) = w.join().unwrap();
-    assert_eq!(
-        r.expect("no error on timeout"),
-        None,
-        "WAIT timeout answers nil"
-    );
+    let Answer { reply, at, .. } = Waiter::lock(&server, "tmo", "late", 10_000, 200).join();
+    assert_eq!(reply, Reply::Nil, "WAIT timeout answers nil");
+    let waited = at.duration_since(start);
     assert!(
-        at.duration_since(start) >= Duration::from_millis(195),
-        "did not wait: {:?}",
-        at.duration_since(start)
+        waited >= Duration::from_millis(195),
+        "did not wait: {waited:?}"
     );
     wait_waiting(&mut con, 0);
-    let i = lock_info(&mut con, "tmo").unwrap();
-    assert_eq!(
-        (i.owner.as_slice(), i.token, i.holds, i.waiters),
-        (&b"holder"[..], t, 1, 0)
-    );
+    let view = lock_view(&mut con, "tmo");
+    assert_eq!(view, Some(("holder".into(), t, 1, 0)));
     assert_eq!(release(&mut con, "tmo", "holder"), 1);
     assert!(
         !exists(&mut con, "tmo"),
@@ -243,51 +215,46 @@ fn wait_timeout_answers_nil_and_leaves_no_trace() {
     assert_eq!(warden_stat(&mut con, "locks_handed_off"), 0);
 }
 
+/// Kills the waiter `w` (CLIENT KILL ID `id`): its connection is gone, `left`
+/// waiters stay.
+fn kill_now(con: &mut Connection, id: i64, w: Waiter, left: i64) {
+    let killed: i64 = query!(&mut *con, "CLIENT", "KILL", "ID", id);
+    assert_eq!(killed, 1);
+    let r = w.join().reply;
+    assert!(
+        matches!(r, Reply::Closed(_)),
+        "killed waiter's connection must be gone, got {r:?}"
+    );
+    wait_waiting(con, left);
+}
+
 #[test]
 fn killed_waiter_is_skipped() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let t = try_acquire(&mut con, "kill", "holder", 30_000).expect("granted");
-    let (id_a, a) = spawn_waiter(&server, b"kill", b"doomed", 30_000, 20_000);
-    wait_waiting(&mut con, 1);
-    let (_, b) = spawn_waiter(&server, b"kill", b"survivor", 30_000, 20_000);
-    wait_waiting(&mut con, 2);
-    let killed: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id_a)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(killed, 1);
-    let (ra, _) = a.join().unwrap();
-    assert!(
-        ra.is_err(),
-        "killed waiter's connection must be gone, got {ra:?}"
+    let (server, mut con, t) = held("kill", 30_000);
+    let (id_a, a) = Waiter::with_id(
+        &server,
+        "doomed",
+        &lock_args("kill", "doomed", 30_000, 20_000, &[]),
     );
     wait_waiting(&mut con, 1);
+    let b = queued(&server, &mut con, "kill", "survivor", (30_000, 20_000));
+    kill_now(&mut con, id_a, a, 1);
     assert_eq!(lock_info(&mut con, "kill").unwrap().waiters, 1);
     assert_eq!(release(&mut con, "kill", "holder"), 1);
-    let (tb, _) = granted(b, "survivor");
+    let (tb, _) = b.granted("survivor");
     assert!(tb > t);
-    let i = lock_info(&mut con, "kill").unwrap();
-    assert_eq!(
-        (i.owner.as_slice(), i.token, i.waiters),
-        (&b"survivor"[..], tb, 0)
-    );
+    let view = lock_view(&mut con, "kill").map(|v| (v.0, v.1, v.3));
+    assert_eq!(view, Some(("survivor".into(), tb, 0)));
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 
     // The only waiter killed: the next release frees the lock.
-    let (id_c, c) = spawn_waiter(&server, b"kill", b"doomed2", 30_000, 20_000);
+    let (id_c, c) = Waiter::with_id(
+        &server,
+        "doomed2",
+        &lock_args("kill", "doomed2", 30_000, 20_000, &[]),
+    );
     wait_waiting(&mut con, 1);
-    let killed: i64 = cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(id_c)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(killed, 1);
-    assert!(c.join().unwrap().0.is_err());
-    wait_waiting(&mut con, 0);
+    kill_now(&mut con, id_c, c, 0);
     assert_eq!(release(&mut con, "kill", "survivor"), 1);
     assert!(
         !exists(&mut con, "kill"),
@@ -296,22 +263,35 @@ fn killed_waiter_is_skipped() {
     assert_eq!(lock_info(&mut con, "kill"), None);
 }
 
+/// `key` held, a waiter `next` queued, then `op` (its reply `want`) takes the key
+/// from its holder: the waiter gets the lock, with a larger token. Returns the server
+/// and a connection to it.
+fn key_event_hands_lock_to_next_waiter(
+    key: &str,
+    setup: &[&str],
+    (op, want): (&[&str], Value),
+) -> (Server, Connection) {
+    let (server, mut con, t) = held(key, 30_000);
+    if !setup.is_empty() {
+        let _: () = command(setup).query(&mut con).unwrap();
+    }
+    let w = queued(&server, &mut con, key, "next", (25_000, 10_000));
+    let got: Value = command(op).query(&mut con).unwrap();
+    assert!(
+        got == want || (is_ok(&got) && is_ok(&want)),
+        "{op:?}: {got:?}"
+    );
+    let (tw, _) = w.granted(&format!("waiter after {}", op[0]));
+    assert!(tw > t);
+    let view = lock_view(&mut con, key).map(|v| (v.0, v.1, v.2));
+    assert_eq!(view, Some(("next".into(), tw, 1)), "handed to the waiter");
+    (server, con)
+}
+
 #[test]
 fn del_of_lock_key_hands_it_to_next_waiter() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let t = try_acquire(&mut con, "del", "holder", 30_000).expect("granted");
-    let (_, w) = spawn_waiter(&server, b"del", b"next", 25_000, 10_000);
-    wait_waiting(&mut con, 1);
-    let n: i64 = cmd("DEL").arg("del").query(&mut con).unwrap();
-    assert_eq!(n, 1);
-    let (tw, _) = granted(w, "waiter after DEL");
-    assert!(tw > t);
-    let i = lock_info(&mut con, "del").expect("handed to the waiter");
-    assert_eq!(
-        (i.owner.as_slice(), i.token, i.holds),
-        (&b"next"[..], tw, 1)
-    );
+    let (_server, mut con) =
+        key_event_hands_lock_to_next_waiter("del", &[], (&["DEL", "del"], Value::Int(1)));
     assert_eq!(key_type(&mut con, "del"), "warden-lk");
     assert_eq!(
         release(&mut con, "del", "holder"),
@@ -323,85 +303,51 @@ fn del_of_lock_key_hands_it_to_next_waiter() {
 
 #[test]
 fn flushall_hands_lock_to_next_waiter() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let t = try_acquire(&mut con, "fl", "holder", 30_000).expect("granted");
-    let _: () = cmd("SET").arg("other").arg("x").query(&mut con).unwrap();
-    let (_, w) = spawn_waiter(&server, b"fl", b"next", 25_000, 10_000);
-    wait_waiting(&mut con, 1);
-    let _: () = cmd("FLUSHALL").query(&mut con).unwrap();
-    let (tw, _) = granted(w, "waiter after FLUSHALL");
-    assert!(tw > t);
-    let i = lock_info(&mut con, "fl").expect("handed to the waiter");
-    assert_eq!(
-        (i.owner.as_slice(), i.token, i.holds),
-        (&b"next"[..], tw, 1)
+    let (_server, mut con) = key_event_hands_lock_to_next_waiter(
+        "fl",
+        &["SET", "other", "x"],
+        (&["FLUSHALL"], Value::Okay),
     );
     assert!(!exists(&mut con, "other"));
     wait_waiting(&mut con, 0);
 }
 
+/// `DLOCK.ACQUIRE tx other 5000 WAIT wait` inside MULTI/EXEC: its reply.
+fn acquire_in_multi(con: &mut Connection, wait: i64) -> Option<i64> {
+    let mut p = redis::pipe();
+    p.atomic().cmd("DLOCK.ACQUIRE").arg("tx").arg("other");
+    p.arg(5_000).arg("WAIT").arg(wait);
+    let (reply,): (Option<i64>,) = p.query(con).expect("EXEC must not block");
+    reply
+}
+
 #[test]
 fn acquire_inside_multi_is_one_non_blocking_attempt() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con, t) = held("tx", 30_000);
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let t = try_acquire(&mut con, "tx", "holder", 30_000).expect("granted");
-    let (busy,): (Option<i64>,) = redis::pipe()
-        .atomic()
-        .cmd("DLOCK.ACQUIRE")
-        .arg("tx")
-        .arg("other")
-        .arg(5_000)
-        .arg("WAIT")
-        .arg(0)
-        .query(&mut con)
-        .expect("EXEC must not block");
+    let busy = acquire_in_multi(&mut con, 0);
     assert_eq!(busy, None, "busy lock inside MULTI answers nil");
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
     assert_eq!(lock_info(&mut con, "tx").unwrap().waiters, 0);
     assert_eq!(release(&mut con, "tx", "holder"), 1);
-    let (free,): (Option<i64>,) = redis::pipe()
-        .atomic()
-        .cmd("DLOCK.ACQUIRE")
-        .arg("tx")
-        .arg("other")
-        .arg(5_000)
-        .arg("WAIT")
-        .arg(1_000)
-        .query(&mut con)
-        .unwrap();
+    let free = acquire_in_multi(&mut con, 1_000);
     let t2 = free.expect("free lock inside MULTI is granted");
     assert!(t2 > t);
-    let i = lock_info(&mut con, "tx").unwrap();
-    assert_eq!((i.owner.as_slice(), i.token), (&b"other"[..], t2));
+    let view = lock_view(&mut con, "tx").map(|v| (v.0, v.1));
+    assert_eq!(view, Some(("other".into(), t2)));
 }
 
 #[test]
 fn acquire_inside_script_is_one_non_blocking_attempt() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con, _) = held("lua", 30_000);
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    try_acquire(&mut con, "lua", "holder", 30_000).expect("granted");
     let script = "return redis.call('DLOCK.ACQUIRE', KEYS[1], ARGV[1], 5000, 'WAIT', 0)";
-    let r: Option<i64> = cmd("EVAL")
-        .arg(script)
-        .arg(1)
-        .arg("lua")
-        .arg("other")
-        .query(&mut con)
-        .expect("EVAL");
-    assert_eq!(r, None);
+    let eval =
+        |con: &mut Connection| -> Option<i64> { query!(con, "EVAL", script, 1, "lua", "other") };
+    assert_eq!(eval(&mut con), None);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
     assert_eq!(release(&mut con, "lua", "holder"), 1);
-    let r: Option<i64> = cmd("EVAL")
-        .arg(script)
-        .arg(1)
-        .arg("lua")
-        .arg("other")
-        .query(&mut con)
-        .expect("EVAL");
-    assert!(r.is_some());
+    assert!(eval(&mut con).is_some());
     assert_eq!(lock_info(&mut con, "lua").unwrap().owner, b"other");
 }
 
@@ -411,106 +357,71 @@ fn acquire_inside_script_is_one_non_blocking_attempt() {
 
 const TOO_MANY: &str = "ERR too many waiters for this key";
 
+/// One more waiter on `key` (`owner`, WAIT `wait`) is refused: too many waiters.
+fn assert_too_many(con: &mut Connection, key: &str, owner: &str, wait: i64) {
+    let r = acquire_wait(&mut *con, key, owner, 30_000, wait);
+    let e = expect_err(r, &format!("{owner} WAIT {wait}"));
+    assert_eq!(e, TOO_MANY);
+}
+
+/// `warden.dlock-max-waiters` as CONFIG GET shows it.
+fn max_waiters(con: &mut Connection) -> Vec<String> {
+    query!(con, "CONFIG", "GET", "warden.dlock-max-waiters")
+}
+
 #[test]
 fn max_waiters_from_module_argument() {
     let server = Server::start_with(&[], &["dlock-max-waiters", "2"]);
     let mut con = conn_t(&server);
-    let cfg: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("warden.dlock-max-waiters")
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(cfg, ["warden.dlock-max-waiters", "2"]);
+    assert_eq!(max_waiters(&mut con), ["warden.dlock-max-waiters", "2"]);
     let t = try_acquire(&mut con, "mw", "holder", 30_000).unwrap();
-    let (_, w1) = spawn_waiter(&server, b"mw", b"w1", 30_000, 10_000);
-    wait_waiting(&mut con, 1);
-    let (_, w2) = spawn_waiter(&server, b"mw", b"w2", 30_000, 10_000);
-    wait_waiting(&mut con, 2);
-    let e = expect_err(
-        acquire_wait(&mut con, "mw", "w3", 30_000, 10_000),
-        "third waiter",
-    );
-    assert_eq!(e, TOO_MANY);
-    let e = expect_err(
-        acquire_wait(&mut con, "mw", "w3", 30_000, 0),
-        "third waiter, WAIT 0",
-    );
-    assert_eq!(e, TOO_MANY);
+    let w1 = queued(&server, &mut con, "mw", "w1", (30_000, 10_000));
+    let w2 = queued(&server, &mut con, "mw", "w2", (30_000, 10_000));
+    assert_too_many(&mut con, "mw", "w3", 10_000);
+    assert_too_many(&mut con, "mw", "w3", 0);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 2);
     assert_eq!(lock_info(&mut con, "mw").unwrap().waiters, 2);
     // A non-blocking attempt is still an ordinary nil.
     assert_eq!(try_acquire(&mut con, "mw", "w3", 30_000), None);
     // The limit is per key.
     try_acquire(&mut con, "mw-other", "holder", 30_000).unwrap();
-    let (_, o1) = spawn_waiter(&server, b"mw-other", b"o1", 30_000, 10_000);
-    wait_waiting(&mut con, 3);
+    let o1 = queued(&server, &mut con, "mw-other", "o1", (30_000, 10_000));
 
     assert_eq!(release(&mut con, "mw", "holder"), 1);
-    let (t1, _) = granted(w1, "w1");
+    let (t1, _) = w1.granted("w1");
     assert!(t1 > t);
     // One slot free again: a new waiter is accepted.
-    let (_, w3) = spawn_waiter(&server, b"mw", b"w3", 30_000, 10_000);
-    wait_waiting(&mut con, 3);
+    let w3 = queued(&server, &mut con, "mw", "w3", (30_000, 10_000));
     assert_eq!(release(&mut con, "mw", "w1"), 1);
-    let (t2, _) = granted(w2, "w2");
+    let (t2, _) = w2.granted("w2");
     assert_eq!(release(&mut con, "mw", "w2"), 1);
-    let (t3, _) = granted(w3, "w3");
+    let (t3, _) = w3.granted("w3");
     assert!(t1 < t2 && t2 < t3);
     assert_eq!(release(&mut con, "mw-other", "holder"), 1);
-    granted(o1, "o1");
+    o1.granted("o1");
     wait_waiting(&mut con, 0);
 }
 
 #[test]
 fn max_waiters_via_config_set() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.dlock-max-waiters")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
-    let cfg: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("warden.dlock-max-waiters")
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(cfg, ["warden.dlock-max-waiters", "1"]);
-    let bad: redis::RedisResult<()> = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.dlock-max-waiters")
-        .arg("abc")
-        .query(&mut con);
+    let (server, mut con, _) = held("cs", 30_000);
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.dlock-max-waiters", 1);
+    assert_eq!(max_waiters(&mut con), ["warden.dlock-max-waiters", "1"]);
+    let bad = command(&["CONFIG", "SET", "warden.dlock-max-waiters", "abc"]);
+    let bad: redis::RedisResult<()> = bad.query(&mut con);
     assert!(bad.is_err(), "non-numeric config value is refused");
-    try_acquire(&mut con, "cs", "holder", 30_000).unwrap();
-    let (_, w1) = spawn_waiter(&server, b"cs", b"w1", 30_000, 10_000);
-    wait_waiting(&mut con, 1);
-    let e = expect_err(
-        acquire_wait(&mut con, "cs", "w2", 30_000, 10_000),
-        "second waiter",
-    );
-    assert_eq!(e, TOO_MANY);
+    let w1 = queued(&server, &mut con, "cs", "w1", (30_000, 10_000));
+    assert_too_many(&mut con, "cs", "w2", 10_000);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 1);
 
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.dlock-max-waiters")
-        .arg(2)
-        .query(&mut con)
-        .unwrap();
-    let (_, w2) = spawn_waiter(&server, b"cs", b"w2", 30_000, 10_000);
-    wait_waiting(&mut con, 2);
-    let e = expect_err(
-        acquire_wait(&mut con, "cs", "w3", 30_000, 10_000),
-        "third waiter",
-    );
-    assert_eq!(e, TOO_MANY);
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.dlock-max-waiters", 2);
+    let w2 = queued(&server, &mut con, "cs", "w2", (30_000, 10_000));
+    assert_too_many(&mut con, "cs", "w3", 10_000);
 
     assert_eq!(release(&mut con, "cs", "holder"), 1);
-    granted(w1, "w1");
+    w1.granted("w1");
     assert_eq!(release(&mut con, "cs", "w1"), 1);
-    granted(w2, "w2");
+    w2.granted("w2");
     assert_eq!(release(&mut con, "cs", "w2"), 1);
     wait_waiting(&mut con, 0);
     assert!(!exists(&mut con, "cs"));
@@ -527,12 +438,7 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
     let mut lost = Vec::new();
     for trial in 0..5 {
         let key = format!("race:{trial}");
-        let token: Value = cmd("DLOCK.ACQUIRE")
-            .arg(&key)
-            .arg("holder")
-            .arg(56)
-            .query(&mut con)
-            .expect("ACQUIRE");
+        let token: Value = query!(&mut con, "DLOCK.ACQUIRE", &key, "holder", 56);
         assert!(matches!(token, Value::Int(_)), "{token:?}");
         let mut waiters: Vec<Connection> = (0..3).map(|_| s.conn()).collect();
         for (i, (w, timeout)) in waiters.iter_mut().zip([9, 15, 42]).enumerate() {
@@ -556,7 +462,7 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
                     "trial {trial} waiter {i}: {v:?}"
                 ),
                 Err(e) => {
-                    let info: Value = cmd("DLOCK.INFO").arg(&key).query(&mut con).expect("INFO");
+                    let info: Value = query!(&mut con, "DLOCK.INFO", &key);
                     lost.push(format!(
                         "trial {trial}: DLOCK.ACQUIRE {key} w{i} 600 WAIT {} — no reply after 1.5 s ({e}); DLOCK.INFO {key}: {info:?}",
                         [9, 15, 42][i]
@@ -585,31 +491,21 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn a_failed_hand_off_answers_the_waiter_it_took() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     try_acquire(&mut con, "model", "x", 100_000).expect("granted");
-    let dump: Vec<u8> = cmd("DUMP").arg("model").query(&mut con).unwrap();
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
     let mut forged = parse_dump(&dump);
     forged.fields[1] = Field::U(1 << 62);
-    let _: () = cmd("RESTORE")
-        .arg("k")
-        .arg(0)
-        .arg(encode(&forged))
-        .query(&mut con)
-        .expect("restore");
-    let (_, first) = spawn_waiter(&server, b"k", b"w1", 1_000, 0);
-    let (_, second) = spawn_waiter(&server, b"k", b"w2", 1_000, 0);
+    let _: () = query!(&mut con, "RESTORE", "k", 0, encode(&forged));
+    let first = Waiter::lock(&server, "k", "w1", 1_000, 0);
+    let second = Waiter::lock(&server, "k", "w2", 1_000, 0);
     wait_waiting(&mut con, 2);
     assert_eq!(release(&mut con, "k", "x"), 1);
-    for (name, h) in [("w1", first), ("w2", second)] {
-        let (reply, _) = h.join().expect("waiter thread");
-        match reply {
-            Err(e) => assert!(
-                err_text(&e).contains("exhausted"),
-                "{name}: {}",
-                err_text(&e)
-            ),
-            Ok(t) => panic!("{name}: {t:?} instead of the exhausted-tokens error"),
+    for h in [first, second] {
+        let a = h.join();
+        match a.reply {
+            Reply::Error(e) => assert!(e.contains("exhausted"), "{}: {e}", a.name),
+            t => panic!("{}: {t:?} instead of the exhausted-tokens error", a.name),
         }
     }
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
@@ -620,17 +516,14 @@ fn a_failed_hand_off_answers_the_waiter_it_took() {
 /// ended (Redis 7.0 sends the overwrite as a string event only).
 #[test]
 fn a_lock_overwritten_by_another_command_answers_its_waiters() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     try_acquire(&mut con, "ow", "holder", 600_000).expect("granted");
-    let (_, w) = spawn_waiter(&server, b"ow", b"w", 10_000, 0);
+    let w = Waiter::lock(&server, "ow", "w", 10_000, 0);
     wait_waiting(&mut con, 1);
     let at = Instant::now();
-    let _: () = cmd("SET").arg("ow").arg("text").query(&mut con).unwrap();
-    let (r, answered) = w.join().unwrap();
-    let e = r.expect_err("a string is not a lock");
-    assert!(err_text(&e).starts_with("WRONGTYPE"), "{e:?}");
-    let after = answered.saturating_duration_since(at);
-    assert!(after < Duration::from_secs(3), "answered after {after:?}");
+    let _: () = query!(&mut con, "SET", "ow", "text");
+    let a = w.join();
+    assert!(a.reply.is_error_starting("WRONGTYPE"), "{:?}", a.reply);
+    a.assert_within(at, Duration::from_secs(3), "the overwrite");
     wait_waiting(&mut con, 0);
 }

@@ -57,26 +57,9 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
     let in_place = warden_stat(&mut con, "effects_in_place");
 
     let t0 = server_time_ms(&mut con);
-    let token: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("L")
-        .arg("o")
-        .arg(5000)
-        .query(&mut con)
-        .unwrap();
-    let again: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("W")
-        .arg("o")
-        .arg(7000)
-        .arg("WAIT")
-        .arg(1000)
-        .query(&mut con)
-        .unwrap();
-    let _: i64 = cmd("DLOCK.EXTEND")
-        .arg("L")
-        .arg("o")
-        .arg(9000)
-        .query(&mut con)
-        .unwrap();
+    let token: i64 = query!(&mut con, "DLOCK.ACQUIRE", "L", "o", 5000);
+    let again: i64 = query!(&mut con, "DLOCK.ACQUIRE", "W", "o", 7000, "WAIT", 1000);
+    let _: i64 = query!(&mut con, "DLOCK.EXTEND", "L", "o", 9000);
     rl(&mut con, &["RL.TOKEN", "t", "10/s", "5", "COST", "2"]);
     rl(&mut con, &["RL.LEAKY", "l", "10/s", "5"]);
     rl(&mut con, &["RL.WINDOW", "w", "10", "60000"]);
@@ -130,7 +113,7 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
 
     // The replica's locks are the master's: same owner and token.
     let mut r = replica.conn();
-    let info: Value = cmd("DLOCK.INFO").arg("L").query(&mut r).unwrap();
+    let info: Value = query!(&mut r, "DLOCK.INFO", "L");
     assert!(format!("{info:?}").contains(&token.to_string()), "{info:?}");
     assert_eq!(warden_stat(&mut r, "replays_without_effect"), 0);
     // A denied call replicates nothing, in either shape.
@@ -139,12 +122,7 @@ fn lock_and_limiter_writes_replicate_in_the_call_itself() {
     tap.until_marker(&mut con, "__mark__", "allowed");
     let second = rl(&mut con, &["RL.GCRA", "d", "0", "1", "3600"]);
     assert_eq!(second[0], 1, "limited: {second:?}");
-    let denied: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("L")
-        .arg("x")
-        .arg(5000)
-        .query(&mut con)
-        .unwrap();
+    let denied: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "L", "x", 5000);
     assert_eq!(denied, None);
     assert!(tap
         .until_marker(&mut con, "__mark__", "denied")
@@ -176,12 +154,13 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
         "{cmds:?}"
     );
 
-    let _: i64 = cmd("EVAL")
-        .arg("return redis.call('DLOCK.ACQUIRE', KEYS[1], 'o', 5000)")
-        .arg(1)
-        .arg("e")
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(
+        &mut con,
+        "EVAL",
+        "return redis.call('DLOCK.ACQUIRE', KEYS[1], 'o', 5000)",
+        1,
+        "e"
+    );
     let cmds = tap.until_marker(&mut con, "__mark__", "eval");
     assert!(names(&cmds).contains(&"DLOCK._SET".to_string()), "{cmds:?}");
     assert!(
@@ -192,34 +171,15 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
     let library = "#!lua name=wardentest\n\
         redis.register_function('take', function(keys, args) \
         return redis.call('RL.GCRA', keys[1], 5, 10, 60) end)";
-    let _: String = cmd("FUNCTION")
-        .arg("LOAD")
-        .arg(library)
-        .query(&mut con)
-        .unwrap();
-    let _: Value = cmd("FCALL")
-        .arg("take")
-        .arg(1)
-        .arg("f")
-        .query(&mut con)
-        .unwrap();
+    let _: String = query!(&mut con, "FUNCTION", "LOAD", library);
+    let _: Value = query!(&mut con, "FCALL", "take", 1, "f");
     let cmds = tap.until_marker(&mut con, "__mark__", "fcall");
     assert!(names(&cmds).contains(&"RL._SET".to_string()), "{cmds:?}");
     assert!(!names(&cmds).contains(&"RL.GCRA".to_string()), "{cmds:?}");
 
     // The switch: every effect as its internal command.
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("warden.fast-replication")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("s")
-        .arg("o")
-        .arg(5000)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.fast-replication", 0);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "s", "o", 5000);
     rl(&mut con, &["RL.TOKEN", "st", "10/s", "5"]);
     let cmds = tap.until_marker(&mut con, "__mark__", "switch");
     assert_eq!(names(&cmds), ["DLOCK._SET", "RL._SET"], "{cmds:?}");
@@ -229,8 +189,7 @@ fn transactions_scripts_and_the_switch_replicate_the_internal_command() {
 
 #[test]
 fn clients_cannot_send_the_replicated_form() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let far = server_time_ms(&mut con) + 86_400_000;
     let forged = [
         vec![
@@ -291,19 +250,8 @@ fn the_aof_replays_effects_without_reading_the_clock() {
         &[],
     );
     let mut con = server.conn();
-    let token: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("L")
-        .arg("o")
-        .arg(600_000)
-        .query(&mut con)
-        .unwrap();
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("L")
-        .arg("o")
-        .arg(700_000)
-        .arg("REENTRANT")
-        .query(&mut con)
-        .unwrap();
+    let token: i64 = query!(&mut con, "DLOCK.ACQUIRE", "L", "o", 600_000);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "L", "o", 700_000, "REENTRANT");
     rl(&mut con, &["RL.TOKEN", "t", "1/m", "5", "COST", "3"]);
     rl(&mut con, &["RL.GCRA", "g", "5", "1", "60"]);
     let digest_before = db_digest(&mut con);
@@ -342,11 +290,7 @@ fn the_aof_replays_effects_without_reading_the_clock() {
         .collect();
     assert_eq!(after, expiries, "expiries after AOF replay");
     assert_eq!(warden_stat(&mut con, "replays_without_effect"), 0);
-    let holds: i64 = cmd("DLOCK.RELEASE")
-        .arg("L")
-        .arg("o")
-        .query(&mut con)
-        .unwrap();
+    let holds: i64 = query!(&mut con, "DLOCK.RELEASE", "L", "o");
     assert_eq!(holds, 1);
     assert!(exists(&mut con, "L"), "two holds were replayed");
 }
@@ -355,17 +299,9 @@ fn the_aof_replays_effects_without_reading_the_clock() {
 fn a_replayed_call_without_its_effect_is_counted() {
     // An AOF whose ACQUIRE lacks the effect (as if a master's rewrite were
     // lost): applied on the loading server's clock, and counted.
-    let server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let server = Server::start_plain_aof();
     let mut con = server.conn();
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("seed")
-        .arg("o")
-        .arg(600_000)
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "seed", "o", 600_000);
     let dir = server.dir.join("appendonlydir");
     let incr = std::fs::read_dir(&dir)
         .unwrap()
@@ -383,7 +319,7 @@ fn a_replayed_call_without_its_effect_is_counted() {
     )
     .unwrap();
     drop(file);
-    let _: () = cmd("DEBUG").arg("LOADAOF").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "DEBUG", "LOADAOF");
     assert!(exists(&mut con, "seed"));
     assert!(
         exists(&mut con, "plain"),
@@ -405,12 +341,7 @@ fn a_chained_replica_applies_the_new_shape() {
     let mut con = master.conn();
     for i in 0..20 {
         let key = format!("k{i}");
-        let _: i64 = cmd("DLOCK.ACQUIRE")
-            .arg(&key)
-            .arg("o")
-            .arg(60_000 + i)
-            .query(&mut con)
-            .unwrap();
+        let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", &key, "o", 60_000 + i);
         rl(&mut con, &["RL.TOKEN", &format!("r{i}"), "5/s", "3"]);
     }
     master.sync_replicas(1);

@@ -604,7 +604,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 /// Every key of `db` with its PTTL.
 fn keys_with_ttl(con: &mut Connection, db: i64) -> Vec<(Vec<u8>, i64)> {
-    let _: () = cmd("SELECT").arg(db).query(con).expect("SELECT");
+    let _: () = query!(con, "SELECT", db);
     scan_keys(con, &[])
         .into_iter()
         .map(|k| {
@@ -683,15 +683,11 @@ fn grammar_fuzz_against_master_and_replica() {
     for db in 0..2 {
         for (k, ttl) in keys_with_ttl(&mut con, db) {
             if (0..LONG_TTL_MS).contains(&ttl) {
-                let _: i64 = cmd("PEXPIRE")
-                    .arg(&k)
-                    .arg(LONG_TTL_MS)
-                    .query(&mut con)
-                    .expect("PEXPIRE");
+                let _: i64 = query!(&mut con, "PEXPIRE", &k, LONG_TTL_MS);
             }
         }
     }
-    let _: () = cmd("SELECT").arg(0).query(&mut con).expect("SELECT");
+    let _: () = query!(&mut con, "SELECT", 0);
     f.m.sync_replicas(1);
     let mut rc = timed(f.r.conn(), READ_TIMEOUT);
     let md = db_digest(&mut con);
@@ -699,22 +695,14 @@ fn grammar_fuzz_against_master_and_replica() {
     if md != rd {
         let mk: Vec<(Vec<u8>, i64)> = (0..2).flat_map(|db| keys_with_ttl(&mut con, db)).collect();
         let rk: Vec<(Vec<u8>, i64)> = (0..2).flat_map(|db| keys_with_ttl(&mut rc, db)).collect();
-        let _: () = cmd("SELECT").arg(0).query(&mut con).expect("SELECT");
-        let _: () = cmd("SELECT").arg(0).query(&mut rc).expect("SELECT");
+        let _: () = query!(&mut con, "SELECT", 0);
+        let _: () = query!(&mut rc, "SELECT", 0);
         let mut diffs = Vec::new();
         for db in 0..2 {
             for (k, _) in keys_with_ttl(&mut con, db) {
-                let a: Value = cmd("DEBUG")
-                    .arg("DIGEST-VALUE")
-                    .arg(&k)
-                    .query(&mut con)
-                    .expect("dv");
-                let _: () = cmd("SELECT").arg(db).query(&mut rc).expect("SELECT");
-                let bv: Value = cmd("DEBUG")
-                    .arg("DIGEST-VALUE")
-                    .arg(&k)
-                    .query(&mut rc)
-                    .expect("dv");
+                let a: Value = query!(&mut con, "DEBUG", "DIGEST-VALUE", &k);
+                let _: () = query!(&mut rc, "SELECT", db);
+                let bv: Value = query!(&mut rc, "DEBUG", "DIGEST-VALUE", &k);
                 if a != bv {
                     diffs.push(escape(&k));
                 }
@@ -735,10 +723,7 @@ fn grammar_fuzz_against_master_and_replica() {
         );
     }
     // DEBUG RELOAD keeps every value.
-    let v: Value = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut con)
-        .expect("DEBUG RELOAD");
+    let v: Value = query!(&mut con, "DEBUG", "RELOAD");
     assert!(
         err_of(&v).is_none(),
         "DEBUG RELOAD: {v:?}\n{}",
@@ -752,17 +737,11 @@ fn grammar_fuzz_against_master_and_replica() {
     }
     let (n, bytes) = filter_census(&mut con, &[0, 1]);
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         (n, bytes),
         "after DEBUG RELOAD: INFO warden vs filter keys"
     );
-    let v: Value = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut rc)
-        .expect("DEBUG RELOAD");
+    let v: Value = query!(&mut rc, "DEBUG", "RELOAD");
     assert!(err_of(&v).is_none(), "replica DEBUG RELOAD: {v:?}");
     assert_eq!(
         db_digest(&mut rc),
@@ -771,7 +750,7 @@ fn grammar_fuzz_against_master_and_replica() {
     );
     f.check_alive();
 
-    let dbsize: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let dbsize: i64 = query!(&mut con, "DBSIZE");
     println!(
         "fuzz: {} commands, {} errors, 0 crashes ({} blocked waits, {} unanswered, {} keys at the end, digest {md}); {:.1} s fuzzing, {:.1} s in all",
         f.sent,
@@ -829,35 +808,21 @@ fn grammar_fuzz_against_master_and_replica() {
 /// takes none).
 #[test]
 fn the_fuzzer_covers_every_registered_command() {
-    let s = Server::start();
-    let mut con = s.conn();
-    let mut registered: Vec<String> = cmd("COMMAND")
-        .arg("LIST")
-        .arg("FILTERBY")
-        .arg("MODULE")
-        .arg("warden")
-        .query(&mut con)
-        .expect("COMMAND LIST");
+    let (_s, mut con) = Server::start_conn();
+    let mut registered: Vec<String> =
+        query!(&mut con, "COMMAND", "LIST", "FILTERBY", "MODULE", "warden");
     registered.sort();
     let mut known: Vec<String> = COMMANDS.iter().map(|c| c.to_lowercase()).collect();
     known.sort();
     assert_eq!(registered, known);
     for name in &known {
-        let docs: Value = cmd("COMMAND")
-            .arg("DOCS")
-            .arg(name)
-            .query(&mut con)
-            .expect("COMMAND DOCS");
+        let docs: Value = query!(&mut con, "COMMAND", "DOCS", name);
         let text = format!("{docs:?}");
         assert!(
             text.contains("summary") && text.contains("arguments"),
             "{name}: {text}"
         );
-        let info: Value = cmd("COMMAND")
-            .arg("INFO")
-            .arg(name)
-            .query(&mut con)
-            .expect("COMMAND INFO");
+        let info: Value = query!(&mut con, "COMMAND", "INFO", name);
         let Value::Array(outer) = info else {
             panic!("{name}: COMMAND INFO {info:?}")
         };

@@ -2,8 +2,9 @@
 //! after its command (module class `d`); calls that change nothing emit none.
 
 use crate::common::bloom::{loadchunks, madd_range, scandump};
-use crate::common::cache::{cache_get, cache_set, get_lease};
+use crate::common::cache::{cache_get, cache_set, get_lease, refresh};
 use crate::common::dlock::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::Duration;
@@ -18,16 +19,8 @@ impl Events {
         let mut con = server.conn();
         con.set_read_timeout(Some(Duration::from_millis(300)))
             .expect("read timeout");
-        let _: () = cmd("CONFIG")
-            .arg("SET")
-            .arg("notify-keyspace-events")
-            .arg("Kd")
-            .query(&mut con)
-            .expect("enable module keyspace events");
-        let _: Value = cmd("PSUBSCRIBE")
-            .arg("__keyspace@0__:*")
-            .query(&mut con)
-            .expect("psubscribe");
+        let _: () = query!(&mut con, "CONFIG", "SET", "notify-keyspace-events", "Kd");
+        let _: Value = query!(&mut con, "PSUBSCRIBE", "__keyspace@0__:*");
         Events { con }
     }
 
@@ -93,10 +86,10 @@ fn a_hand_off_emits_an_acquire() {
     let mut events = Events::subscribe(&server);
     let mut con = conn_t(&server);
     try_acquire(&mut con, "h", "a", 30_000).expect("granted");
-    let (_, waiter) = spawn_waiter(&server, b"h", b"w", 10_000, 5_000);
+    let waiter = Waiter::lock(&server, "h", "w", 10_000, 5_000);
     wait_waiting(&mut con, 1);
     assert_eq!(release(&mut con, "h", "a"), 1);
-    granted(waiter, "the waiter");
+    waiter.granted("the waiter");
     assert_eq!(
         events.drain(),
         pairs(&[
@@ -114,31 +107,16 @@ fn bloom_writes_emit_events() {
     let server = Server::start();
     let mut events = Events::subscribe(&server);
     let mut con = server.conn();
-    let ok: String = cmd("BF.RESERVEX")
-        .arg("r")
-        .arg(0.01)
-        .arg(100)
-        .query(&mut con)
-        .unwrap();
+    let ok: String = query!(&mut con, "BF.RESERVEX", "r", 0.01, 100);
     assert_eq!(ok, "OK");
-    let added: i64 = cmd("BF.ADDX").arg("b").arg("x").query(&mut con).unwrap();
+    let added: i64 = query!(&mut con, "BF.ADDX", "b", "x");
     assert_eq!(added, 1);
-    let again: i64 = cmd("BF.ADDX").arg("b").arg("x").query(&mut con).unwrap();
+    let again: i64 = query!(&mut con, "BF.ADDX", "b", "x");
     assert_eq!(again, 0);
-    let _: Vec<i64> = cmd("BF.MADDX")
-        .arg("b")
-        .arg("y")
-        .arg("x")
-        .query(&mut con)
-        .unwrap();
-    let _: Vec<i64> = cmd("BF.MADDX").arg("b").arg("y").query(&mut con).unwrap();
-    let _: Vec<i64> = cmd("BF.INSERTX")
-        .arg("i")
-        .arg("ITEMS")
-        .arg("z")
-        .query(&mut con)
-        .unwrap();
-    let _: i64 = cmd("BF.EXISTSX").arg("b").arg("x").query(&mut con).unwrap();
+    let _: Vec<i64> = query!(&mut con, "BF.MADDX", "b", "y", "x");
+    let _: Vec<i64> = query!(&mut con, "BF.MADDX", "b", "y");
+    let _: Vec<i64> = query!(&mut con, "BF.INSERTX", "i", "ITEMS", "z");
+    let _: i64 = query!(&mut con, "BF.EXISTSX", "b", "x");
     assert_eq!(
         events.drain(),
         pairs(&[
@@ -154,14 +132,8 @@ fn bloom_writes_emit_events() {
 /// last one included; a refused chunk and BF.SCANDUMPX emit nothing.
 #[test]
 fn every_loaded_chunk_emits_an_event() {
-    let server = Server::start();
-    let mut con = server.conn();
-    let ok: String = cmd("BF.RESERVEX")
-        .arg("src")
-        .arg(0.01)
-        .arg(100)
-        .query(&mut con)
-        .unwrap();
+    let (server, mut con) = Server::start_conn();
+    let ok: String = query!(&mut con, "BF.RESERVEX", "src", 0.01, 100);
     assert_eq!(ok, "OK");
     madd_range(&mut con, "src", "s:", 0..300);
     let chunks = scandump(&mut con, "src");
@@ -225,16 +197,13 @@ fn cache_writes_emit_events() {
     );
     cache_get(&mut con, "c", &[]);
     cache_get(&mut con, "missing", &[]);
-    let _: Value = cmd("CACHE.INFO").arg("c").query(&mut con).unwrap();
+    let _: Value = query!(&mut con, "CACHE.INFO", "c");
     let (_, token) = get_lease(&mut con, "m", 60_000, &[]);
     assert_eq!(get_lease(&mut con, "m", 60_000, &[]), (None, 0));
     for _ in 0..2 {
         cache_get(&mut con, "c", &["HOT", "2", "1000", "EXTEND", "600000"]);
     }
-    assert_eq!(
-        cache_set(&mut con, "m", "v", 1_000, &["LEASE", &token.to_string()]),
-        1
-    );
+    assert_eq!(refresh(&mut con, "m", "v", 1_000, token), 1);
     assert_eq!(
         events.drain(),
         pairs(&[
@@ -254,12 +223,7 @@ fn a_replica_emits_the_internal_forms() {
     let mut events = Events::subscribe(&replica);
     let mut con = conn_t(&server);
     try_acquire(&mut con, "l", "a", 30_000).expect("granted");
-    let _: Vec<i64> = cmd("RL.TOKEN")
-        .arg("t")
-        .arg("1/h")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
+    let _: Vec<i64> = query!(&mut con, "RL.TOKEN", "t", "1/h", 1);
     server.sync_replicas(1);
     let seen = events.drain();
     assert!(

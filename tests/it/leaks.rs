@@ -49,6 +49,19 @@ struct Load {
 }
 
 impl Load {
+    /// The server, its load's connections closed (their clients gone).
+    fn into_server(self) -> Server {
+        let Load {
+            server,
+            con,
+            waiters,
+            ..
+        } = self;
+        drop(con);
+        drop(waiters);
+        server
+    }
+
     fn new(server: Server, seed: u64) -> Load {
         let con = timed(server.conn(), READ_TIMEOUT);
         let waiters = (0..WAITERS)
@@ -166,30 +179,17 @@ impl Load {
                         13 => {
                             let cap = r.pick(&["100", "1000", "10000", "100000"]);
                             let rate = r.pick(&["0.01", "0.001", "0.1"]);
+                            let mut args: Vec<&[u8]> = vec![b"BF.RESERVEX", key.as_bytes()];
+                            args.extend([rate.as_bytes(), cap.as_bytes()]);
                             if r.chance(1, 4) {
-                                pack(
-                                    &mut buf,
-                                    &[
-                                        b"BF.RESERVEX",
-                                        key.as_bytes(),
-                                        rate.as_bytes(),
-                                        cap.as_bytes(),
-                                        b"NONSCALING",
-                                    ],
-                                );
+                                args.push(b"NONSCALING");
                             } else {
-                                pack(
-                                    &mut buf,
-                                    &[
-                                        b"BF.RESERVEX",
-                                        key.as_bytes(),
-                                        rate.as_bytes(),
-                                        cap.as_bytes(),
-                                        b"EXPANSION",
-                                        r.pick(&["1", "2", "4"]).as_bytes(),
-                                    ],
-                                );
+                                args.extend([
+                                    &b"EXPANSION"[..],
+                                    r.pick(&["1", "2", "4"]).as_bytes(),
+                                ]);
                             }
+                            pack(&mut buf, &args);
                         }
                         14 => pack(
                             &mut buf,
@@ -491,10 +491,7 @@ fn memory_field(con: &mut Connection, field: &str) -> i64 {
 /// Flushes everything and measures `used_memory` with only this connection open.
 fn settle_and_measure(server: &Server) -> (i64, Connection) {
     let mut con = timed(server.conn(), READ_TIMEOUT);
-    let _: () = cmd("FLUSHALL")
-        .arg("SYNC")
-        .query(&mut con)
-        .expect("FLUSHALL");
+    let _: () = query!(&mut con, "FLUSHALL", "SYNC");
     assert!(
         wait_until(Duration::from_secs(10), || {
             memory_field(&mut con, "lazyfree_pending_objects") == 0
@@ -509,14 +506,8 @@ fn settle_and_measure(server: &Server) -> (i64, Connection) {
         }),
         "other clients are still connected"
     );
-    let _: () = cmd("SLOWLOG")
-        .arg("RESET")
-        .query(&mut con)
-        .expect("SLOWLOG");
-    let _: () = cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .expect("RESETSTAT");
+    let _: () = query!(&mut con, "SLOWLOG", "RESET");
+    let _: () = query!(&mut con, "CONFIG", "RESETSTAT");
     std::thread::sleep(Duration::from_millis(200));
     // The smallest of a few samples: INFO's own reply buffer comes and goes.
     let used = (0..5)
@@ -542,14 +533,7 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let mut load = Load::new(server, 0x1ea4_0000_0000_0001);
     load.run((ops / 20).max(20_000), false);
     let warm_ops = load.ops;
-    let Load {
-        server,
-        con,
-        waiters,
-        ..
-    } = load;
-    drop(con);
-    drop(waiters);
+    let server = load.into_server();
     let (baseline, con) = settle_and_measure(&server);
     drop(con);
     let warm_time = started.elapsed();
@@ -575,21 +559,14 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let peak = memory_field(&mut con, "used_memory");
     let filters_before_flush = warden_stat(&mut con, "bf_filters");
     drop(con);
-    let Load {
-        server,
-        con,
-        waiters,
-        ..
-    } = load;
-    drop(con);
-    drop(waiters);
+    let server = load.into_server();
     let mut server = server;
     let (after, mut con) = settle_and_measure(&server);
 
     let filters = warden_stat(&mut con, "bf_filters");
     let bytes = warden_stat(&mut con, "bf_bytes");
     let waiting = warden_stat(&mut con, "locks_waiting");
-    let dbsize: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let dbsize: i64 = query!(&mut con, "DBSIZE");
     let delta = after - baseline;
     println!(
         "leaks: {done} operations ({warm_ops} warm-up), {errors} error replies, {rounds} waiter rounds ({dropped} waiters hung up while blocked), {filters_before_flush} filters before FLUSHALL; used_memory baseline {baseline}, peak {peak}, after {after} (delta {delta:+}, {:+.2}%); warm-up {:.1} s, run {:.1} s, total {:.1} s",

@@ -27,12 +27,7 @@ const MAX_BF_CAPACITY: u128 = 1_000_000_000_000;
 
 const BF_TOO_LARGE: &str = "ERR filter would exceed bf-max-bytes";
 
-const BF_CAPACITY: Rule = Rule::int(
-    1,
-    MAX_BF_CAPACITY,
-    "ERR capacity must be a positive integer",
-    "ERR capacity is out of range",
-);
+const BF_CAPACITY: Rule = int_rule!("capacity", 1, MAX_BF_CAPACITY);
 
 const ERROR_RATE: Rule = Rule {
     kind: RuleKind::Fraction,
@@ -40,54 +35,19 @@ const ERROR_RATE: Rule = Rule {
     above: "ERR error rate must be a number between 0 and 1",
 };
 
-const BURST: Rule = Rule::int(
-    0,
-    MAX_COUNT,
-    "ERR burst must be a non-negative integer",
-    "ERR burst is out of range",
-);
+const BURST: Rule = int_rule!("burst", 0, MAX_COUNT);
 
-const RL_CAPACITY: Rule = Rule::int(
-    1,
-    MAX_COUNT,
-    "ERR capacity must be a positive integer",
-    "ERR capacity is out of range",
-);
+const RL_CAPACITY: Rule = int_rule!("capacity", 1, MAX_COUNT);
 
-const LIMIT: Rule = Rule::int(
-    1,
-    MAX_COUNT,
-    "ERR limit must be a positive integer",
-    "ERR limit is out of range",
-);
+const LIMIT: Rule = int_rule!("limit", 1, MAX_COUNT);
 
-const WINDOW: Rule = Rule::int(
-    1,
-    TEN_YEARS_MS,
-    "ERR window must be a positive integer",
-    "ERR window is out of range",
-);
+const WINDOW: Rule = int_rule!("window", 1, TEN_YEARS_MS);
 
-const MAX_BURST: Rule = Rule::int(
-    0,
-    MAX_COUNT,
-    "ERR max_burst must be a non-negative integer",
-    "ERR max_burst is out of range",
-);
+const MAX_BURST: Rule = int_rule!("max_burst", 0, MAX_COUNT);
 
-const GCRA_COUNT: Rule = Rule::int(
-    1,
-    GCRA_MAX_COUNT,
-    "ERR count must be a positive integer",
-    "ERR count is out of range",
-);
+const GCRA_COUNT: Rule = int_rule!("count", 1, GCRA_MAX_COUNT);
 
-const PERIOD: Rule = Rule::int(
-    1,
-    TEN_YEARS_S,
-    "ERR period must be a positive integer",
-    "ERR period is out of range",
-);
+const PERIOD: Rule = int_rule!("period", 1, TEN_YEARS_S);
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
@@ -170,6 +130,15 @@ fn cost_of_100(v: &str, r: &Value) -> Result<(), String> {
     } else {
         Err(format!("cost {v} against room 100: got {r:?}"))
     }
+}
+
+/// `cost_of_100`, and a `COST 0` call on a fresh key creates no key.
+fn cost_post(con: &mut Connection, k: &str, v: &str, r: &Value) -> Result<(), String> {
+    cost_of_100(v, r)?;
+    if n(v) == 0 && exists(con, k) {
+        return Err("COST 0 created the key".to_string());
+    }
+    Ok(())
 }
 
 /// Allowed, with `room - 1` remaining.
@@ -300,13 +269,7 @@ fn rows() -> Vec<Row> {
             shape: Shape::Four,
             in_range_errors: &[],
             seed: Some(|k| words(&["RL.TOKEN", k, "10", "100"])),
-            post: Some(|con, k, v, r| {
-                cost_of_100(v, r)?;
-                if n(v) == 0 && exists(con, k) {
-                    return Err("COST 0 created the key".to_string());
-                }
-                Ok(())
-            }),
+            post: Some(cost_post),
         },
         Row {
             what: "RL.TOKEN MAXWAIT",
@@ -333,13 +296,7 @@ fn rows() -> Vec<Row> {
             shape: Shape::Four,
             in_range_errors: &[],
             seed: Some(|k| words(&["RL.LEAKY", k, "10", "100"])),
-            post: Some(|con, k, v, r| {
-                cost_of_100(v, r)?;
-                if n(v) == 0 && exists(con, k) {
-                    return Err("COST 0 created the key".to_string());
-                }
-                Ok(())
-            }),
+            post: Some(cost_post),
         },
         Row {
             what: "RL.WINDOW limit",
@@ -366,13 +323,7 @@ fn rows() -> Vec<Row> {
             shape: Shape::Four,
             in_range_errors: &[],
             seed: Some(|k| words(&["RL.WINDOW", k, "100", "1000"])),
-            post: Some(|con, k, v, r| {
-                cost_of_100(v, r)?;
-                if n(v) == 0 && exists(con, k) {
-                    return Err("COST 0 created the key".to_string());
-                }
-                Ok(())
-            }),
+            post: Some(cost_post),
         },
         Row {
             what: "RL.GCRA max_burst",
@@ -421,8 +372,7 @@ fn rows() -> Vec<Row> {
 
 /// Runs every value of every row whose name starts with one of `prefixes`.
 fn run_rows(prefixes: &[&str]) -> Vec<String> {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let mut failures = Vec::new();
     let mut k = 0;
     for row in rows()
@@ -460,7 +410,7 @@ fn run_rows(prefixes: &[&str]) -> Vec<String> {
                 }
                 (other, Some(want)) => {
                     failures.push(format!("{what}: expected `{want}`, got {other:?}"));
-                    let _: i64 = cmd("DEL").arg(&key).query(&mut con).expect("DEL");
+                    let _: i64 = query!(&mut con, "DEL", &key);
                 }
                 (other, None) => failures.push(format!("{what}: expected a reply, got {other:?}")),
             }
@@ -549,8 +499,7 @@ fn window_and_gcra_argument_ranges() {
 #[test]
 fn rate_limiters_take_every_maximum_at_once() {
     const OVERFLOW: &str = "ERR rate limiter arithmetic would overflow";
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     let max = MAX_COUNT.to_string();
     let count = GCRA_MAX_COUNT.to_string();
     let ten_years = TEN_YEARS_MS.to_string();
@@ -662,26 +611,11 @@ const EXPANSION: Rule = Rule::int(
     "ERR expansion must be an integer from 1 to 32768",
 );
 
-const COST: Rule = Rule::int(
-    0,
-    MAX_COUNT,
-    "ERR cost must be a non-negative integer",
-    "ERR cost is out of range",
-);
+const COST: Rule = int_rule!("cost", 0, MAX_COUNT);
 
-const MAXWAIT: Rule = Rule::int(
-    0,
-    TEN_YEARS_MS,
-    "ERR maxwait must be a non-negative integer",
-    "ERR maxwait is out of range",
-);
+const MAXWAIT: Rule = int_rule!("maxwait", 0, TEN_YEARS_MS);
 
-const QUANTITY: Rule = Rule::int(
-    0,
-    MAX_COUNT,
-    "ERR quantity must be a non-negative integer",
-    "ERR quantity is out of range",
-);
+const QUANTITY: Rule = int_rule!("quantity", 0, MAX_COUNT);
 
 fn n(v: &str) -> u128 {
     v.parse().expect("an in-range value is an integer")
@@ -698,8 +632,7 @@ fn n(v: &str) -> u128 {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn minus_zero_is_not_a_number() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     try_acquire(&mut con, "held", "a", 100_000).expect("granted");
     for (args, want) in [
         (

@@ -23,19 +23,9 @@ use std::time::{Duration, Instant};
 /// The value of issue #10.
 const ISSUE_10: &str = "18445000000000000";
 
-const TTL: Rule = Rule::int(
-    1,
-    TEN_YEARS_MS,
-    "ERR ttl must be a positive integer",
-    "ERR ttl is out of range",
-);
+const TTL: Rule = int_rule!("ttl", 1, TEN_YEARS_MS);
 
-const TIMEOUT: Rule = Rule::int(
-    0,
-    TEN_YEARS_MS,
-    "ERR timeout must be a non-negative integer",
-    "ERR timeout is out of range",
-);
+const TIMEOUT: Rule = int_rule!("timeout", 0, TEN_YEARS_MS);
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
@@ -213,12 +203,41 @@ impl Rig {
                 owner.map(|o| escape(&o))
             ));
         }
-        let _: i64 = cmd("DEL")
-            .arg(&handed)
-            .arg(&held)
-            .query(&mut self.con)
-            .expect("DEL");
+        let _: i64 = query!(&mut self.con, "DEL", &handed, &held);
         Ok(true)
+    }
+
+    /// After `what` set the lease of `key` to the in-range ttl `v`: for a ttl of 2 s
+    /// or more, PTTL is about `v` and a `WAIT 100` by another owner answers nil in
+    /// time (the lease timer neither stalls nor fires early).
+    fn check_lease(&mut self, what: &str, key: &str, v: &str, failures: &mut Vec<String>) {
+        let ttl: i64 = v.parse().expect("an in-range ttl is an i64");
+        if ttl >= 2_000 {
+            let p = pttl(&mut self.con, key);
+            if p > ttl || p < ttl - 2_000 {
+                failures.push(format!("{what}: PTTL is {p}, not about {ttl}"));
+            }
+            if let Err(e) = self.wait_nil(key, 100) {
+                failures.push(format!("{what}: {e}"));
+            }
+        }
+    }
+
+    /// `what` was accepted where it should have answered `want`: noted with the
+    /// key's PTTL (`got` names the reply), and what issue #10 did next is tried — a
+    /// waiter arms a timer at the lease end, which must still answer it in time.
+    fn accepted(
+        &mut self,
+        what: &str,
+        key: &str,
+        (got, want): (&str, &str),
+        failures: &mut Vec<String>,
+    ) {
+        let p = pttl(&mut self.con, key);
+        failures.push(format!("{what}: expected `{want}`, got {got} (PTTL {p})"));
+        if let Err(e) = self.wait_nil(key, 100) {
+            failures.push(format!("{what} (accepted): {e}"));
+        }
     }
 
     /// `DLOCK.ACQUIRE key … WAIT wait_ms` on a key someone holds must answer nil after
@@ -268,16 +287,7 @@ fn dlock_acquire_ttl_range() {
         let expected = TTL.error_for(v);
         match (&reply, expected) {
             (Got::Reply(Value::Int(t)), None) if *t > 0 => {
-                let ttl: i64 = v.parse().expect("an in-range ttl is an i64");
-                if ttl >= 2_000 {
-                    let p = pttl(&mut rig.con, &key);
-                    if p > ttl || p < ttl - 2_000 {
-                        failures.push(format!("{what}: PTTL is {p}, not about {ttl}"));
-                    }
-                    if let Err(e) = rig.wait_nil(&key, 100) {
-                        failures.push(format!("{what}: {e}"));
-                    }
-                }
+                rig.check_lease(&what, &key, v, &mut failures);
             }
             (Got::Error(e), Some(want)) if e == want => {
                 if exists(&mut rig.con, &key) {
@@ -285,15 +295,8 @@ fn dlock_acquire_ttl_range() {
                 }
             }
             (Got::Reply(Value::Int(_)), Some(want)) => {
-                failures.push(format!(
-                    "{what}: expected `{want}`, got a token (PTTL {})",
-                    pttl(&mut rig.con, &key)
-                ));
-                // What issue #10 did next: a waiter arms a timer at the lease end.
-                if let Err(e) = rig.wait_nil(&key, 100) {
-                    failures.push(format!("{what} (accepted): {e}"));
-                }
-                let _: i64 = cmd("DEL").arg(&key).query(&mut rig.con).expect("DEL");
+                rig.accepted(&what, &key, ("a token", want), &mut failures);
+                let _: i64 = query!(&mut rig.con, "DEL", &key);
             }
             (other, want) => failures.push(format!(
                 "{what}: expected {}, got {other:?}",
@@ -326,7 +329,7 @@ fn dlock_acquire_ttl_range() {
                 want.map_or(format!("the same token {token}"), |w| format!("`{w}`"))
             )),
         }
-        let _: i64 = cmd("DEL").arg(&held).query(&mut rig.con).expect("DEL");
+        let _: i64 = query!(&mut rig.con, "DEL", &held);
 
         rig.check_timers(&what, &mut failures);
     }
@@ -353,16 +356,7 @@ fn dlock_extend_ttl_range() {
         let reply = got(redis::ConnectionLike::req_command(&mut rig.con, &c));
         match (&reply, TTL.error_for(v)) {
             (Got::Reply(Value::Int(1)), None) => {
-                let ttl: i64 = v.parse().expect("an in-range ttl is an i64");
-                if ttl >= 2_000 {
-                    let p = pttl(&mut rig.con, &key);
-                    if p > ttl || p < ttl - 2_000 {
-                        failures.push(format!("{what}: PTTL is {p}, not about {ttl}"));
-                    }
-                    if let Err(e) = rig.wait_nil(&key, 100) {
-                        failures.push(format!("{what}: {e}"));
-                    }
-                }
+                rig.check_lease(&what, &key, v, &mut failures);
             }
             (Got::Error(e), Some(want)) if e == want => {
                 let p = pttl(&mut rig.con, &key);
@@ -373,20 +367,14 @@ fn dlock_extend_ttl_range() {
                 }
             }
             (Got::Reply(Value::Int(1)), Some(want)) => {
-                failures.push(format!(
-                    "{what}: expected `{want}`, got 1 (PTTL {})",
-                    pttl(&mut rig.con, &key)
-                ));
-                if let Err(e) = rig.wait_nil(&key, 100) {
-                    failures.push(format!("{what} (accepted): {e}"));
-                }
+                rig.accepted(&what, &key, ("1", want), &mut failures);
             }
             (other, want) => failures.push(format!(
                 "{what}: expected {}, got {other:?}",
                 want.map_or("1".to_string(), |w| format!("`{w}`"))
             )),
         }
-        let _: i64 = cmd("DEL").arg(&key).query(&mut rig.con).expect("DEL");
+        let _: i64 = query!(&mut rig.con, "DEL", &key);
         rig.check_timers(&what, &mut failures);
     }
     report("DLOCK.EXTEND ttl", failures);
@@ -551,7 +539,7 @@ fn ten_year_wait_stays_blocked_until_release() {
     let mut rig = Rig::new();
     let holder = try_acquire(&mut rig.con, "k", "holder", 60_000).expect("held");
     let mut w = timed(rig.server.conn(), Duration::from_secs(5));
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut w).expect("CLIENT ID");
+    let id: i64 = query!(&mut w, "CLIENT", "ID");
     send(
         &mut w,
         &acquire_cmd("k", "w", "1000", Some(&TEN_YEARS_MS.to_string())),
@@ -564,12 +552,7 @@ fn ten_year_wait_stays_blocked_until_release() {
     assert_eq!(waiting(&mut rig.con), 1, "locks_waiting");
     rig.probe_timers()
         .unwrap_or_else(|e| panic!("timers of other keys during a 10-year WAIT: {e}"));
-    let list: String = cmd("CLIENT")
-        .arg("LIST")
-        .arg("ID")
-        .arg(id)
-        .query(&mut rig.con)
-        .expect("CLIENT LIST");
+    let list: String = query!(&mut rig.con, "CLIENT", "LIST", "ID", id);
     assert!(
         list.contains("flags=b"),
         "the 10-year waiter is no longer blocked: {list}"

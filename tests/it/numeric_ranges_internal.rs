@@ -5,6 +5,7 @@
 use crate::common::bloom::bf_info;
 use crate::common::dlock::*;
 use crate::common::ranges::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::collections::BTreeSet;
@@ -94,10 +95,10 @@ fn populate(server: &Server) {
     assert_eq!(extend(&mut con, "lock:plain", "b", 900_000), 1);
     // A hand-off: its state is written by the module, not by a client's command.
     try_acquire(&mut con, "lock:handed", "first", 600_000).expect("lock");
-    let (_, waiter) = spawn_waiter(server, b"lock:handed", b"second", 600_000, 10_000);
+    let waiter = Waiter::lock(server, "lock:handed", "second", 600_000, 10_000);
     wait_waiting(&mut con, 1);
     assert_eq!(release(&mut con, "lock:handed", "first"), 1);
-    granted(waiter, "hand-off");
+    waiter.granted("hand-off");
     let max = MAX_COUNT.to_string();
     for c in [
         words(&["RL.TOKEN", "rl:token", "1/h", &max, "COST", "7"]),
@@ -169,12 +170,16 @@ fn internal_error(c: &[Vec<u8>]) -> String {
 /// its declared arity) answers that or Redis's arity error. Afterwards no fresh key
 /// exists, the dataset digest is the one before, and a lock on another key is still
 /// granted.
+/// The internal commands a rewritten AOF holds for the populated keys.
+fn internal_names() -> BTreeSet<String> {
+    ["bf._loadx", "dlock._set", "rl._set"]
+        .map(String::from)
+        .into()
+}
+
 #[test]
 fn internal_commands_are_refused_from_clients() {
-    let server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let server = Server::start_plain_aof();
     populate(&server);
     server.bgrewriteaof();
     let from_aof: Vec<Vec<Vec<u8>>> = base_aof_commands(&server)
@@ -184,9 +189,7 @@ fn internal_commands_are_refused_from_clients() {
     let names: BTreeSet<String> = from_aof.iter().map(|c| name_of(c)).collect();
     assert_eq!(
         names,
-        ["bf._loadx", "dlock._set", "rl._set"]
-            .map(String::from)
-            .into(),
+        internal_names(),
         "internal commands in the rewritten AOF"
     );
 
@@ -224,7 +227,7 @@ fn internal_commands_are_refused_from_clients() {
 
     let mut con = conn_t(&server);
     let digest_before = db_digest(&mut con);
-    let keys_before: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys_before: i64 = query!(&mut con, "DBSIZE");
     let mut failures = Vec::new();
     for f in &forms {
         let want = internal_error(f);
@@ -238,7 +241,7 @@ fn internal_commands_are_refused_from_clients() {
         }
 
         // Inside MULTI/EXEC.
-        let _: () = cmd("MULTI").query(&mut con).expect("MULTI");
+        let _: () = query!(&mut con, "MULTI");
         match raw(&mut con, &c) {
             Value::SimpleString(s) if s == "QUEUED" => {}
             Value::Okay => {}
@@ -298,7 +301,7 @@ fn internal_commands_are_refused_from_clients() {
     if exists(&mut con, "k") {
         failures.push("key k exists: a refused internal command created it".to_string());
     }
-    let keys_after: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys_after: i64 = query!(&mut con, "DBSIZE");
     if keys_after != keys_before || db_digest(&mut con) != digest_before {
         failures.push(format!(
             "the dataset changed ({keys_before} keys -> {keys_after}, digest differs: {})",
@@ -326,7 +329,7 @@ fn internal_commands_apply_on_a_replica() {
     replica.assert_alive();
     let mut m = master.conn();
     let mut r = replica.conn();
-    let keys: Vec<String> = cmd("KEYS").arg("*").query(&mut m).expect("KEYS");
+    let keys: Vec<String> = query!(&mut m, "KEYS", "*");
     let mut keys_seen = keys.clone();
     keys_seen.sort();
     assert_eq!(keys_seen, POPULATED, "keys on the master after populate");
@@ -359,10 +362,7 @@ fn internal_commands_apply_on_a_replica() {
 /// same DBSIZE and `DEBUG DIGEST` (absolute lease and limiter times included).
 #[test]
 fn internal_commands_apply_on_aof_replay() {
-    let mut server = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut server = Server::start_plain_aof();
     populate(&server);
     server.bgrewriteaof();
     let names: BTreeSet<String> = base_aof_commands(&server)
@@ -372,30 +372,25 @@ fn internal_commands_apply_on_aof_replay() {
         .collect();
     assert_eq!(
         names,
-        ["bf._loadx", "dlock._set", "rl._set"]
-            .map(String::from)
-            .into(),
+        internal_names(),
         "internal commands in the rewritten AOF"
     );
     let mut con = conn_t(&server);
     // Writes after the rewrite go to the incremental AOF.
     try_acquire(&mut con, "lock:after", "c", TEN_YEARS_MS as i64).expect("lock");
-    let _: Value = cmd("RL.TOKEN")
-        .arg("rl:after")
-        .arg("5/s")
-        .arg(MAX_COUNT.to_string())
-        .query(&mut con)
-        .expect("RL.TOKEN");
-    let _: Value = cmd("BF.ADDX")
-        .arg("bf:plain")
-        .arg("late")
-        .query(&mut con)
-        .expect("ADDX");
+    let _: Value = query!(
+        &mut con,
+        "RL.TOKEN",
+        "rl:after",
+        "5/s",
+        MAX_COUNT.to_string()
+    );
+    let _: Value = query!(&mut con, "BF.ADDX", "bf:plain", "late");
     let before = db_digest(&mut con);
-    let keys: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys: i64 = query!(&mut con, "DBSIZE");
     server.restart("NOSAVE");
     let mut con = conn_t(&server);
-    let keys_after: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys_after: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(keys_after, keys, "DBSIZE after the AOF restart");
     assert_eq!(
         db_digest(&mut con),

@@ -403,14 +403,7 @@ fn limiter_payloads_of_encoding_version_1_load_with_their_meaning() {
         }
     }
     // A version 1 token bucket missing 3 tokens: 7 of a burst of 10, 2 of 5.
-    let r: Vec<i64> = cmd("RL.TOKEN")
-        .arg("rb:token:v1")
-        .arg("1/h")
-        .arg(5)
-        .arg("COST")
-        .arg(0)
-        .query(&mut con)
-        .expect("RL.TOKEN");
+    let r: Vec<i64> = query!(&mut con, "RL.TOKEN", "rb:token:v1", "1/h", 5, "COST", 0);
     assert_eq!(r[1], 2, "{r:?}");
     s.assert_alive();
 }

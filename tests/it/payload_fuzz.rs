@@ -62,14 +62,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let (mut total, mut accepted, mut refused) = (0usize, 0usize, 0usize);
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
-    for ty in [
-        Ty::Lock,
-        Ty::LockSet,
-        Ty::Filter,
-        Ty::Loading,
-        Ty::Limiter,
-        Ty::Cache,
-    ] {
+    for ty in Ty::ALL {
         let all = [&lock, &lock_set, &filter, &loading, &limiter, &cache];
         let bases: &[Base] = match ty {
             Ty::Lock => &lock,
@@ -163,21 +156,14 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     // expires while they are compared), then DEBUG RELOAD keeps everything.
     let (n, bytes) = filter_census(&mut con, &[0]);
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         (n, bytes),
         "INFO warden (bf_filters, bf_bytes) vs filter keys and their sizes"
     );
     for k in scan_keys(&mut con, &[]) {
-        let t: i64 = cmd("PTTL").arg(&k).query(&mut con).expect("PTTL");
+        let t: i64 = query!(&mut con, "PTTL", &k);
         if (0..LONG_TTL_MS).contains(&t) {
-            let _: i64 = cmd("PEXPIRE")
-                .arg(&k)
-                .arg(LONG_TTL_MS)
-                .query(&mut con)
-                .expect("PEXPIRE");
+            let _: i64 = query!(&mut con, "PEXPIRE", &k, LONG_TTL_MS);
         }
     }
     m.sync_replicas(1);
@@ -200,10 +186,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
     assert_eq!(
-        (
-            warden_stat(&mut con, "bf_filters"),
-            warden_stat(&mut con, "bf_bytes")
-        ),
+        filter_stats(&mut con),
         filter_census(&mut con, &[0]),
         "after DEBUG RELOAD: INFO warden vs filter keys"
     );

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 #[test]
 fn gcra_matches_redis_cell_example() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let call: &[&str] = &["RL.GCRA", "user123", "15", "30", "60"];
     let r = rl_pipe(&mut con, &[call, call, call]);
     assert_eq!(r[0], vec![0, 16, 15, -1, 2]);
@@ -60,8 +59,7 @@ fn gcra_matches_redis_cell_example() {
 
 #[test]
 fn idle_limiter_keys_expire_when_full_again() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let calls: &[(&[&str], i64)] = &[
         (&["RL.TOKEN", "it", "10/s", "5"], 100),
         (&["RL.LEAKY", "il", "10/s", "5"], 100),
@@ -97,8 +95,7 @@ fn idle_limiter_keys_expire_when_full_again() {
 
 #[test]
 fn cost_zero_and_denied_calls_write_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // COST 0 / QUANTITY 0 on missing keys: a look at a full limiter, no key.
     let r = rl(&mut con, &["RL.TOKEN", "z", "1", "5", "COST", "0"]);
     assert_eq!(r, vec![1, 5, 0, 0], "token look");
@@ -114,7 +111,7 @@ fn cost_zero_and_denied_calls_write_nothing() {
     let r = rl(&mut con, &["RL.GCRA", "z", "5", "1", "60", "QUANTITY", "0"]);
     assert_eq!(&r[..4], &[0, 6, 6, -1], "gcra look: {r:?}");
     assert!(!exists(&mut con, "z"), "COST 0 created a key");
-    let keys: i64 = cmd("DBSIZE").query(&mut con).expect("DBSIZE");
+    let keys: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(keys, 0);
 
     // Exhausted limiters with long periods.
@@ -175,30 +172,18 @@ fn cost_zero_and_denied_calls_write_nothing() {
 
 #[test]
 fn partial_refill_waits_are_exact() {
-    let mut s = Server::start();
-    let mut con = s.conn();
-    let r = rl_pipe(
-        &mut con,
-        &[
-            &["RL.TOKEN", "t", "2/3s", "2", "COST", "2"],
-            &["RL.TOKEN", "t", "2/3s", "2"],
-        ],
-    );
-    assert_eq!(r[0], vec![1, 0, 0, 3000], "token spend all");
-    assert_eq!(&r[1][..2], &[0, 0], "token denied: {r:?}");
-    assert_near(r[1][2], 1500, 20, "token wait for one of 2/3s");
-    assert_near(r[1][3], 3000, 20, "token reset");
-
-    let r = rl_pipe(
-        &mut con,
-        &[
-            &["RL.LEAKY", "l", "2/3s", "2", "COST", "2"],
-            &["RL.LEAKY", "l", "2/3s", "2"],
-        ],
-    );
-    assert_eq!(r[0], vec![1, 0, 0, 3000], "leaky fill");
-    assert_eq!(&r[1][..2], &[0, 0], "leaky denied: {r:?}");
-    assert_near(r[1][2], 1500, 20, "leaky wait for one of 2/3s");
+    let (mut s, mut con) = Server::start_conn();
+    // A token bucket and a leaky bucket of 2 per 3 s, used up: one more in 1.5 s.
+    for (name, key, what) in [("RL.TOKEN", "t", "token"), ("RL.LEAKY", "l", "leaky")] {
+        let use_all: &[&str] = &[name, key, "2/3s", "2", "COST", "2"];
+        let r = rl_pipe(&mut con, &[use_all, &use_all[..4]]);
+        assert_eq!(r[0], vec![1, 0, 0, 3000], "{what}: all used");
+        assert_eq!(&r[1][..2], &[0, 0], "{what} denied: {r:?}");
+        assert_near(r[1][2], 1500, 20, &format!("{what} wait for one of 2/3s"));
+        if name == "RL.TOKEN" {
+            assert_near(r[1][3], 3000, 20, "token reset");
+        }
+    }
 
     // Leaky: level 3 of 3 draining 1/s; 2 more fit once the level is 1.
     let r = rl_pipe(
@@ -253,8 +238,7 @@ fn partial_refill_waits_are_exact() {
 
 #[test]
 fn info_counts_allowed_and_denied_calls() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let a0 = warden_stat(&mut con, "rl_allowed");
     let d0 = warden_stat(&mut con, "rl_denied");
     let calls: &[&[&str]] = &[

@@ -48,8 +48,7 @@ const KIND_ERR: &str = "ERR key holds a different kind of rate limiter";
 
 #[test]
 fn bad_input_is_refused_and_changes_nothing() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // A live limiter of each kind, long periods.
     let setup: &[&[&str]] = &[
         &["RL.TOKEN", "tk", "1/h", "5"],
@@ -213,12 +212,8 @@ fn bad_input_is_refused_and_changes_nothing() {
     }
 
     // Keys of other types.
-    let _: () = cmd("SET").arg("str").arg("v").query(&mut con).expect("SET");
-    let _: () = cmd("RPUSH")
-        .arg("list")
-        .arg("a")
-        .query(&mut con)
-        .expect("RPUSH");
+    let _: () = query!(&mut con, "SET", "str", "v");
+    let _: () = query!(&mut con, "RPUSH", "list", "a");
     for other in ["str", "list"] {
         for (name, rest) in [
             ("RL.TOKEN", &["1/h", "5"][..]),
@@ -240,14 +235,9 @@ fn bad_input_is_refused_and_changes_nothing() {
             assert_eq!(rl_err(&mut con, &args), WRONGTYPE_ERR, "{args:?}");
         }
     }
-    let v: String = cmd("GET").arg("str").query(&mut con).expect("GET");
+    let v: String = query!(&mut con, "GET", "str");
     assert_eq!(v, "v");
-    let l: Vec<String> = cmd("LRANGE")
-        .arg("list")
-        .arg(0)
-        .arg(-1)
-        .query(&mut con)
-        .expect("LRANGE");
+    let l: Vec<String> = query!(&mut con, "LRANGE", "list", 0, -1);
     assert_eq!(l, vec!["a"]);
 
     // A key of one limiter kind used by another command.
@@ -301,8 +291,7 @@ fn bad_input_is_refused_and_changes_nothing() {
 fn window_beyond_ten_years_is_out_of_range() {
     // Two windows of ~2^62 ms past now would not fit in a 64-bit ms clock; the
     // range (at most ten years) keeps every expiry representable.
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     for window in ["9223372036854775807", "4611686018427387904", "315360000001"] {
         let args = ["RL.WINDOW", "huge", "5", window];
         let got = command(&args).query::<Vec<i64>>(&mut con);
@@ -321,8 +310,7 @@ fn window_beyond_ten_years_is_out_of_range() {
 
 #[test]
 fn non_utf8_keys_work() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let calls: [(&str, &[&str], &[u8]); 4] = [
         ("RL.TOKEN", &["1/h", "5"], b"t\xff\xfe\x00\x80"),
         ("RL.LEAKY", &["1/h", "5"], b"l\xff\xfe\x00\x80"),
@@ -348,7 +336,7 @@ fn non_utf8_keys_work() {
         assert!(p > 0, "{name} PTTL {p}");
         assert_ne!(digest(&mut con, key), MISSING_DIGEST);
     }
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).expect("RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     for (_, _, key) in calls {
         assert_eq!(key_type(&mut con, key), "warden-rl");
     }

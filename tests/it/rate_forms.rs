@@ -6,8 +6,7 @@ use crate::common::*;
 
 #[test]
 fn printed_floats_are_rates() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     // Python's str(2/3), Go's FormatFloat(r, 'f', -1, 64), %g and %e forms.
     for (rate, same_as) in [
         ("0.6666666666666666", None),
@@ -52,8 +51,7 @@ fn printed_floats_are_rates() {
 
 #[test]
 fn rates_out_of_range_get_a_range_error() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     for rate in ["1e400", "1e-400", "1e16", "2000000000000/ms", "1e-13/ms"] {
         let e = call(&mut con, &["RL.TOKEN", "k", rate, "5"]).expect_err(rate);
         assert_eq!(err_text(&e), "ERR rate is out of range", "{rate}");
@@ -67,8 +65,7 @@ fn rates_out_of_range_get_a_range_error() {
 
 #[test]
 fn durations_take_units() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     // RL.WINDOW's window and RL.TOKEN's MAXWAIT.
     let a = call(&mut con, &["RL.WINDOW", "w1", "10", "1m"]).unwrap();
     let b = call(&mut con, &["RL.WINDOW", "w2", "10", "60000"]).unwrap();
@@ -84,29 +81,12 @@ fn durations_take_units() {
     let r = call(&mut con, &["RL.TOKEN", "t", "1/m", "2", "MAXWAIT", "1m"]).unwrap();
     assert_eq!(r[0], 0, "the next one is 120 s away: {r:?}");
     // DLOCK's ttl and WAIT.
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("l")
-        .arg("o")
-        .arg("15m")
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "l", "o", "15m");
     let left = pttl(&mut con, "l");
     assert!((899_000..=900_000).contains(&left), "PTTL {left}");
-    let _: i64 = cmd("DLOCK.EXTEND")
-        .arg("l")
-        .arg("o")
-        .arg("1h")
-        .query(&mut con)
-        .unwrap();
+    let _: i64 = query!(&mut con, "DLOCK.EXTEND", "l", "o", "1h");
     assert!(pttl(&mut con, "l") > 3_599_000);
-    let none: Option<i64> = cmd("DLOCK.ACQUIRE")
-        .arg("l")
-        .arg("x")
-        .arg("1s")
-        .arg("WAIT")
-        .arg("50ms")
-        .query(&mut con)
-        .unwrap();
+    let none: Option<i64> = query!(&mut con, "DLOCK.ACQUIRE", "l", "x", "1s", "WAIT", "50ms");
     assert_eq!(none, None);
     // Out of range with a unit is a range error; a bad unit is not a number.
     let e = call(&mut con, &["RL.WINDOW", "w3", "10", "3651d"]).expect_err("3651d");

@@ -14,8 +14,7 @@ fn gcra(con: &mut Connection, args: &[&str]) -> redis::RedisResult<Vec<i64>> {
 
 #[test]
 fn redis_cells_readme_call_works_as_written() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     // redis-cell's README: `CL.THROTTLE user123 15 30 60 1` → 0 16 15 -1 2.
     assert_eq!(
         gcra(&mut con, &["user123", "15", "30", "60", "1"]).unwrap(),
@@ -42,8 +41,7 @@ fn redis_cells_readme_call_works_as_written() {
 
 #[test]
 fn integer_forms_redis_cell_accepts_are_the_same_numbers() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let plain = gcra(&mut con, &["a", "15", "30", "60", "2"]).unwrap();
     let signed = gcra(&mut con, &["b", "+15", "+30", "+60", "+2"]).unwrap();
     let padded = gcra(&mut con, &["c", "015", "0030", "060", "02"]).unwrap();
@@ -54,14 +52,13 @@ fn integer_forms_redis_cell_accepts_are_the_same_numbers() {
         gcra(&mut con, &["z", "-0", "1", "60"]).unwrap(),
         [0, 1, 0, -1, 60]
     );
-    let stored: i64 = cmd("DBSIZE").query(&mut con).unwrap();
+    let stored: i64 = query!(&mut con, "DBSIZE");
     assert_eq!(stored, 4);
 }
 
 #[test]
 fn errors_name_gcras_arguments_and_change_nothing() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let cases: &[(&[&str], &str)] = &[
         (
             &["k", "-1", "30", "60"],

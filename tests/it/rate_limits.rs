@@ -8,13 +8,11 @@
 use crate::common::rate::*;
 use crate::common::*;
 
-const SYNTAX_ERR: &str = "ERR syntax error";
 const TOO_MANY_ERR: &str = "ERR too many limits: a key holds at most 8";
 
 #[test]
 fn a_changed_burst_keeps_the_tokens_that_were_used() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // The issue's example: x/time/rate gives 9, 2, 1, 0 (raising the burst hands
     // out no tokens; it used to give 9, 1, 0, 96).
     let r = rl_pipe(
@@ -51,8 +49,7 @@ fn a_changed_burst_keeps_the_tokens_that_were_used() {
 
 #[test]
 fn several_limits_decide_together_and_reply_with_the_tightest() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let call: &[&str] = &["RL.TOKEN", "k", "10/s", "10", "1000/h", "3"];
     let r = rl_pipe(&mut con, &[call, call, call, call]);
     for (i, d) in r[..3].iter().enumerate() {
@@ -102,8 +99,7 @@ fn several_limits_decide_together_and_reply_with_the_tightest() {
 
 #[test]
 fn limits_are_added_full_and_dropped_by_position() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     rl(&mut con, &["RL.TOKEN", "k", "1/h", "5", "COST", "4"]);
     // A second limit starts full; the first keeps its one token.
     let r = rl(&mut con, &["RL.TOKEN", "k", "1/h", "5", "1/m", "10"]);
@@ -133,8 +129,7 @@ fn limits_are_added_full_and_dropped_by_position() {
 
 #[test]
 fn the_limit_list_and_the_options_never_mix_up() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let ok: &[&[&str]] = &[
         &["RL.TOKEN", "a", "10", "5", "inf", "0", "COST", "2"],
         &[
@@ -146,56 +141,28 @@ fn the_limit_list_and_the_options_never_mix_up() {
     for args in ok {
         rl(&mut con, args);
     }
-    let refused: &[(&[&str], &str)] = &[
-        // A rate without its burst, a limit without its window.
-        (&["RL.TOKEN", "x", "10", "5", "20"], SYNTAX_ERR),
-        (
-            &["RL.TOKEN", "x", "10", "5", "20", "COST", "1"],
-            "ERR burst must be a non-negative integer",
-        ),
-        (&["RL.WINDOW", "x", "5", "1000", "7"], SYNTAX_ERR),
-        // Limits after the options, unknown words, options twice.
-        (
-            &["RL.TOKEN", "x", "10", "5", "COST", "1", "20", "5"],
-            SYNTAX_ERR,
-        ),
-        (&["RL.TOKEN", "x", "10", "5", "FOO", "5"], SYNTAX_ERR),
-        (
-            &["RL.TOKEN", "x", "10", "5", "COST", "1", "COST", "1"],
-            SYNTAX_ERR,
-        ),
-        (
-            &["RL.WINDOW", "x", "5", "1000", "COST", "1", "5", "1000"],
-            SYNTAX_ERR,
-        ),
-        (&["RL.WINDOW", "x", "5", "1000", "MAXWAIT", "5"], SYNTAX_ERR),
-        // A later limit is checked like the first.
-        (
-            &["RL.TOKEN", "x", "10", "5", "-1", "5"],
-            "ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m",
-        ),
-        (
-            &["RL.TOKEN", "x", "10", "5", "1e400", "5"],
-            "ERR rate is out of range",
-        ),
-        (
-            &["RL.TOKEN", "x", "10", "5", "10", "-5"],
-            "ERR burst must be a non-negative integer",
-        ),
-        (
-            &["RL.WINDOW", "x", "5", "1000", "0", "1000"],
-            "ERR limit must be a positive integer",
-        ),
-        (
-            &["RL.WINDOW", "x", "5", "1000", "5", "0"],
-            "ERR window must be a positive integer",
-        ),
-        // A burst position holding a keyword is a burst.
-        (
-            &["RL.TOKEN", "x", "10", "COST", "1"],
-            "ERR burst must be a non-negative integer",
-        ),
-    ];
+    let refused = &refusals(
+        r#"
+        # A rate without its burst, a limit without its window.
+        RL.TOKEN x 10 5 20               => ERR syntax error
+        RL.TOKEN x 10 5 20 COST 1        => ERR burst must be a non-negative integer
+        RL.WINDOW x 5 1000 7             => ERR syntax error
+        # Limits after the options, unknown words, options twice.
+        RL.TOKEN x 10 5 COST 1 20 5      => ERR syntax error
+        RL.TOKEN x 10 5 FOO 5            => ERR syntax error
+        RL.TOKEN x 10 5 COST 1 COST 1    => ERR syntax error
+        RL.WINDOW x 5 1000 COST 1 5 1000 => ERR syntax error
+        RL.WINDOW x 5 1000 MAXWAIT 5     => ERR syntax error
+        # A later limit is checked like the first.
+        RL.TOKEN x 10 5 -1 5             => ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m
+        RL.TOKEN x 10 5 1e400 5          => ERR rate is out of range
+        RL.TOKEN x 10 5 10 -5            => ERR burst must be a non-negative integer
+        RL.WINDOW x 5 1000 0 1000        => ERR limit must be a positive integer
+        RL.WINDOW x 5 1000 5 0           => ERR window must be a positive integer
+        # A burst position holding a keyword is a burst.
+        RL.TOKEN x 10 COST 1             => ERR burst must be a non-negative integer
+        "#,
+    );
     for (args, want) in refused {
         assert_eq!(rl_err(&mut con, args), *want, "{args:?}");
     }
@@ -205,8 +172,7 @@ fn the_limit_list_and_the_options_never_mix_up() {
 
 #[test]
 fn every_family_keeps_what_was_used_when_its_parameters_change() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // Leaky: the level stays; a lower capacity forgives nothing.
     let r = rl_pipe(
         &mut con,
@@ -252,9 +218,7 @@ fn every_family_keeps_what_was_used_when_its_parameters_change() {
 
 #[test]
 fn several_limits_replicate_as_one_effect() {
-    let mut master = Server::start();
-    let mut replica = master.start_replica(&[], &[]);
-    let mut con = master.conn();
+    let (mut master, mut replica, mut con) = Server::start_replicated();
     let before = warden_stat(&mut con, "effects_in_place");
     // Eight limits with the longest numbers a call writes.
     let mut args = vec!["RL.TOKEN", "big"];

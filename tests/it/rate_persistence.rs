@@ -15,11 +15,7 @@ use std::time::Duration;
 // ---------------------------------------------------------------------------------------
 
 fn active_expire_off(con: &mut Connection) {
-    let _: () = cmd("DEBUG")
-        .arg("SET-ACTIVE-EXPIRE")
-        .arg(0)
-        .query(con)
-        .expect("DEBUG SET-ACTIVE-EXPIRE 0");
+    let _: () = query!(con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
 }
 
 /// Limiters of every kind in varied states (fresh, partly used, exhausted, in debt,
@@ -44,16 +40,7 @@ fn populate(con: &mut Connection) -> Vec<&'static str> {
         &["RL.GCRA", "p:lim", "0", "1", "600"],
         // Several limits in one key: 3 of 5 per hour used, 3 of 4 per day.
         &["RL.TOKEN", "p:limits", "1/h", "5", "1/d", "4", "COST", "3"],
-        &[
-            "RL.WINDOW",
-            "p:windows",
-            "10",
-            "3600000",
-            "4",
-            "1d",
-            "COST",
-            "3",
-        ],
+        &windows_call("3"),
     ];
     for r in rl_pipe(con, calls) {
         assert_eq!(r[0], if r.len() == 4 { 1 } else { 0 }, "setup call allowed");
@@ -130,19 +117,7 @@ fn assert_populated_decisions(con: &mut Connection, when: &str) {
         "{when}: p:limits waits for the day: {t:?}"
     );
     // p:windows: 3 counted in both windows, 1 left in the second.
-    let w = rl(
-        con,
-        &[
-            "RL.WINDOW",
-            "p:windows",
-            "10",
-            "3600000",
-            "4",
-            "1d",
-            "COST",
-            "0",
-        ],
-    );
+    let w = rl(con, &windows_call("0"));
     assert_eq!(&w[..2], &[1, 1], "{when}: p:windows: {w:?}");
 }
 
@@ -152,14 +127,13 @@ fn assert_populated_decisions(con: &mut Connection, when: &str) {
 
 #[test]
 fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     active_expire_off(&mut con);
     let keys = populate(&mut con);
     let before = snapshot(&mut con, &keys);
     let all = db_digest(&mut con);
 
-    let _: () = cmd("DEBUG").arg("RELOAD").query(&mut con).expect("RELOAD");
+    let _: () = query!(&mut con, "DEBUG", "RELOAD");
     assert_same_state(&mut con, &before, "DEBUG RELOAD");
     assert_eq!(db_digest(&mut con), all, "DEBUG RELOAD: DEBUG DIGEST");
 
@@ -174,7 +148,7 @@ fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
     // key gets the original's.
     for k in &keys {
         let at = pexpiretime(&mut con, *k);
-        let payload: Vec<u8> = cmd("DUMP").arg(*k).query(&mut con).expect("DUMP");
+        let payload: Vec<u8> = query!(&mut con, "DUMP", *k);
         let restored = format!("{k}:restored");
         let mut restore = cmd("RESTORE");
         restore.arg(&restored).arg(at.max(0)).arg(&payload);
@@ -187,11 +161,7 @@ fn persistence_debug_reload_rdb_restart_dump_restore_copy() {
         assert_eq!(pexpiretime(&mut con, &restored), at, "RESTORE {k} expiry");
 
         let copy = format!("{k}:copy");
-        let n: i64 = cmd("COPY")
-            .arg(*k)
-            .arg(&copy)
-            .query(&mut con)
-            .expect("COPY");
+        let n: i64 = query!(&mut con, "COPY", *k, &copy);
         assert_eq!(n, 1);
         assert_eq!(digest(&mut con, &copy), before[k].0, "COPY {k}");
         assert_eq!(pexpiretime(&mut con, &copy), at, "COPY {k} expiry");
@@ -272,10 +242,7 @@ fn persistence_aof_rewrite_without_rdb_preamble() {
 
 #[test]
 fn aof_load_does_not_replay_on_a_later_clock() {
-    let mut s = Server::start_with(
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
-        &[],
-    );
+    let mut s = Server::start_plain_aof();
     let mut con = s.conn();
     active_expire_off(&mut con);
     s.wait_aof_rewrite_idle();
@@ -348,9 +315,7 @@ enum Expect {
 
 #[test]
 fn replication_sends_absolute_state_and_replicas_match() {
-    let mut master = Server::start();
-    let mut replica = master.start_replica(&[], &[]);
-    let mut con = master.conn();
+    let (mut master, mut replica, mut con) = Server::start_replicated();
     active_expire_off(&mut con);
     let mut tap = master.replication_tap();
 
@@ -488,4 +453,18 @@ fn replication_sends_absolute_state_and_replicas_match() {
         "RL._SET must be `RL._SET key kind:n:limits…:pxat_ms` (3 arguments); got:\n{}",
         layout_violations.join("\n")
     );
+}
+
+/// `RL.WINDOW p:windows` with two limits (10 an hour, 4 a day) and `COST cost`.
+fn windows_call(cost: &'static str) -> [&'static str; 8] {
+    [
+        "RL.WINDOW",
+        "p:windows",
+        "10",
+        "3600000",
+        "4",
+        "1d",
+        "COST",
+        cost,
+    ]
 }

@@ -11,8 +11,7 @@ use crate::common::*;
 
 #[test]
 fn token_maxwait_reservations_follow_x_time_rate() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     let call: &[&str] = &["RL.TOKEN", "k", "1", "2", "MAXWAIT", "100000"];
     let replies = rl_pipe(&mut con, &[call, call, call, call, call]);
     let want_wait = [0, 0, 1000, 2000, 3000];
@@ -61,8 +60,7 @@ fn token_maxwait_reservations_follow_x_time_rate() {
 
 #[test]
 fn token_edge_cases_inf_zero_burst_zero_rate_cost_above_burst() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // inf allows everything and writes no key.
     for cost in ["1", "1000000", "0"] {
         let r = rl(&mut con, &["RL.TOKEN", "inf", "inf", "0", "COST", cost]);
@@ -103,8 +101,7 @@ fn token_edge_cases_inf_zero_burst_zero_rate_cost_above_burst() {
 
 #[test]
 fn rate_syntax_forms_set_the_refill_period() {
-    let mut s = Server::start();
-    let mut con = s.conn();
+    let (mut s, mut con) = Server::start_conn();
     // (rate, ms to refill one token with burst 1)
     let cases: &[(&str, i64, i64)] = &[
         ("100", 10, 10),

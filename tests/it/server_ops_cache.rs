@@ -9,6 +9,7 @@
 
 use crate::common::cache::*;
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::thread::sleep;
@@ -17,51 +18,27 @@ use std::time::{Duration, Instant};
 #[test]
 fn replicaof_turns_cache_waiters_into_one_error_each() {
     let what = "REPLICAOF with cache waiters";
-    let mut master = Server::start();
+    let mut s = Scene::alone(what);
     let mut other = Server::start();
-    let mut ocon = other.conn();
-    cache_set(&mut ocon, "other", "o", 60_000, &[]);
-    let mut con = master.conn();
-    let (_, long) = get_lease(&mut con, "long", 60_000, &[]);
-    let (_, short) = get_lease(&mut con, "short", 400, &[]);
-    let mut waiters = vec![
-        raw_cache_waiter(&master, "long", 0, 5_000, 10_000),
-        raw_cache_waiter(&master, "long", 0, 5_000, 0),
-        raw_cache_waiter(&master, "short", 0, 5_000, 10_000),
+    cache_set(&mut other.conn(), "other", "o", 60_000, &[]);
+    let (_, long) = get_lease(&mut s.con, "long", 60_000, &[]);
+    let (_, short) = get_lease(&mut s.con, "short", 400, &[]);
+    let waiters = vec![
+        Waiter::cache(&s.master, "long", "long", 0, 5_000, 10_000),
+        Waiter::cache(&s.master, "long 0", "long", 0, 5_000, 0),
+        Waiter::cache(&s.master, "short", "short", 0, 5_000, 10_000),
     ];
-    wait_for_waiters(&mut con, "long", 2);
-    wait_for_waiters(&mut con, "short", 1);
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .unwrap();
-    for w in &mut waiters {
-        let r = w.read(Duration::from_secs(10));
-        assert!(
-            r.is_error_starting("UNBLOCKED"),
-            "{what}: a waiter answered {r:?}"
-        );
-        let next = w.read(QUIET);
-        assert!(
-            matches!(next, Reply::Silent | Reply::Closed(_)),
-            "{what}: a second reply {next:?}"
-        );
-    }
+    wait_for_waiters(&mut s.con, "long", 2);
+    wait_for_waiters(&mut s.con, "short", 1);
+    turn_replica_of(&mut s.con, &other, waiters, what);
     // The short lease ends while this server is a replica: no hand-off, no write.
     sleep(Duration::from_millis(600));
-    assert_healthy(&mut master, what);
-    assert_same_dataset(&other, &master, &["other"], what);
-    assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
-    let mut refused = RawConn::open(master.port);
-    let r = refused.call(&["CACHE.GET", "x", "LEASE", "1000"]);
-    assert!(r.is_error_starting("READONLY"), "{what}: {r:?}");
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .unwrap();
-    let (_, t) = get_lease(&mut con, "long", 1_000, &[]);
+    assert_healthy(&mut s.master, what);
+    assert_same_dataset(&other, &s.master, &["other"], what);
+    let get = ["CACHE.GET", "x", "LEASE", "1000"];
+    assert_replica_refuses(&s.master, &mut s.con, &get, "cache_waiting", what);
+    promote(&mut s.con);
+    let (_, t) = get_lease(&mut s.con, "long", 1_000, &[]);
     assert!(
         t > long.max(short),
         "{what}: lease token {t} after the role changes"
@@ -71,168 +48,84 @@ fn replicaof_turns_cache_waiters_into_one_error_each() {
 
 #[test]
 fn shutdown_save_with_cache_waiters_keeps_the_entry_and_its_lease() {
-    let what = "SHUTDOWN SAVE with cache waiters";
-    let mut server = Server::start();
-    let mut con = server.conn();
-    cache_set(
-        &mut con,
-        "stale",
-        "old",
-        10,
-        &["STALE", "600000", "VERSION", "4"],
-    );
+    let mut s = Scene::alone("SHUTDOWN SAVE with cache waiters");
+    let opts = ["STALE", "600000", "VERSION", "4"];
+    cache_set(&mut s.con, "stale", "old", 10, &opts);
     sleep(Duration::from_millis(20));
-    let (value, token) = get_lease(&mut con, "stale", 600_000, &["MINVERSION", "5"]);
+    let (value, token) = get_lease(&mut s.con, "stale", 600_000, &["MINVERSION", "5"]);
     assert_eq!(value, None, "older than MINVERSION: not served");
-    let mut waiters = vec![
-        raw_cache_waiter(&server, "stale", 5, 5_000, 0),
-        raw_cache_waiter(&server, "stale", 5, 5_000, 10_000),
-    ];
-    wait_for_waiters(&mut con, "stale", 2);
-    let before = db_digest(&mut con);
-    let mut caller = RawConn::open(server.port);
-    assert!(matches!(
-        caller.call(&["SHUTDOWN", "SAVE"]),
-        Reply::Closed(_)
-    ));
-    assert!(
-        wait_until(Duration::from_secs(10), || !server.is_alive()),
-        "{what}: still up"
+    let waiters = queue_cache(
+        &s.master,
+        &mut s.con,
+        &[
+            ("stale", "stale 0", 5, 5_000, 0),
+            ("stale", "stale", 5, 5_000, 10_000),
+        ],
     );
-    for w in &mut waiters {
-        let r = w.read(Duration::from_secs(5));
-        assert!(
-            matches!(r, Reply::Closed(_) | Reply::Error(_)),
-            "{what}: {r:?}"
-        );
-    }
-    assert_clean_log(&server, what);
-    server.crash_and_restart(); // the process has exited: this only starts it
-    let mut con = server.conn();
-    assert_eq!(
-        db_digest(&mut con),
-        before,
-        "{what}: the reloaded dataset differs"
-    );
-    assert_eq!(cache_info(&mut con, "stale").unwrap()["lease"], token);
-    assert_eq!(warden_stat(&mut con, "cache_waiting"), 0);
+    let before = db_digest(&mut s.con);
+    s.shut_down("SAVE", waiters);
+    s.start_again();
+    assert_eq!(db_digest(&mut s.con), before, "{}: reloaded", s.what);
+    assert_eq!(cache_info(&mut s.con, "stale").unwrap()["lease"], token);
+    assert_eq!(warden_stat(&mut s.con, "cache_waiting"), 0);
     let t = token.to_string();
-    assert_eq!(
-        cache_set(
-            &mut con,
-            "stale",
-            "new",
-            60_000,
-            &["VERSION", "5", "LEASE", &t]
-        ),
-        1
-    );
-    let (_, next) = get_lease(&mut con, "other", 1_000, &[]);
+    let refresh = ["VERSION", "5", "LEASE", &t];
+    assert_eq!(cache_set(&mut s.con, "stale", "new", 60_000, &refresh), 1);
+    let (_, next) = get_lease(&mut s.con, "other", 1_000, &[]);
     assert!(
         next > token,
-        "{what}: tokens go on increasing after a restart"
+        "{}: tokens go on increasing after a restart",
+        s.what
     );
-    assert_healthy(&mut server, what);
+    s.assert_end(&[]);
 }
 
 #[test]
 fn debug_sleep_across_a_lease_end_hands_it_over_after() {
-    let what = "DEBUG SLEEP across a lease end";
-    let mut server = Server::start();
-    let mut con = server.conn();
-    let (_, first) = get_lease(&mut con, "k", 200, &[]);
-    let mut w = raw_cache_waiter(&server, "k", 0, 5_000, 20_000);
-    wait_for_waiters(&mut con, "k", 1);
-    let _: () = cmd("DEBUG").arg("SLEEP").arg(0.5).query(&mut con).unwrap();
+    let mut s = Scene::alone("DEBUG SLEEP across a lease end");
+    let (_, first) = get_lease(&mut s.con, "k", 200, &[]);
+    let w = Waiter::cache(&s.master, "k", "k", 0, 5_000, 20_000);
+    wait_for_waiters(&mut s.con, "k", 1);
+    let _: () = query!(&mut s.con, "DEBUG", "SLEEP", 0.5);
     let t0 = Instant::now();
-    match w.read(Duration::from_secs(10)) {
-        Reply::Array(a) => {
-            assert_eq!(a[0], Reply::Nil);
-            assert!(matches!(a[1], Reply::Int(t) if t > first), "{what}: {a:?}");
-        }
-        other => panic!("{what}: the waiter answered {other:?}"),
-    }
+    let (value, token) = w.join().lease();
+    assert_eq!(value, None);
+    assert!(token > first, "{}: lease {token} <= {first}", s.what);
     assert!(t0.elapsed() < Duration::from_secs(3));
-    assert_healthy(&mut server, what);
+    s.assert_end(&[]);
 }
 
 #[test]
 fn under_maxmemory_new_entries_are_refused_but_reads_and_refreshes_go_on() {
-    let what = "maxmemory";
-    let mut server = Server::start();
-    let mut con = server.conn();
-    cache_set(&mut con, "held", "v", 600_000, &[]);
-    let (_, token) = get_lease(&mut con, "refresh", 600_000, &[]);
-    let used = used_memory(&mut con);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(used / 2)
-        .query(&mut con)
-        .unwrap();
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("noeviction")
-        .query(&mut con)
-        .unwrap();
-    let e = try_cache_set(&mut con, "new", "v", 1_000, &[]).unwrap_err();
-    assert!(err_text(&e).starts_with("OOM"), "{what}: {e}");
-    assert_eq!(
-        cache_get(&mut con, "held", &[]).as_deref(),
-        Some("v"),
-        "a hit allocates nothing"
+    let mut s = Scene::alone("maxmemory");
+    cache_set(&mut s.con, "held", "v", 600_000, &[]);
+    let (_, token) = get_lease(&mut s.con, "refresh", 600_000, &[]);
+    let used = used_memory(&mut s.con);
+    let _: () = query!(&mut s.con, "CONFIG", "SET", "maxmemory", used / 2);
+    let _: () = query!(
+        &mut s.con,
+        "CONFIG",
+        "SET",
+        "maxmemory-policy",
+        "noeviction"
     );
-    assert_eq!(get_lease(&mut con, "refresh", 1_000, &[]), (None, 0));
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
-    assert_eq!(
-        cache_set(
-            &mut con,
-            "refresh",
-            "v",
-            1_000,
-            &["LEASE", &token.to_string()]
-        ),
-        1
-    );
-    assert_healthy(&mut server, what);
-}
-
-/// Queues cache waiters `(key, name, lease_ms, timeout_ms)` in order, each blocked
-/// before the next is sent.
-fn queue_cache(
-    server: &Server,
-    con: &mut Connection,
-    specs: &[(&str, &str, i64, i64)],
-) -> Vec<Waiter> {
-    specs
-        .iter()
-        .map(|&(key, name, lease_ms, timeout_ms)| {
-            let queued = cache_info(con, key).map_or(0, |i| i["waiters"]);
-            let w = spawn_cache_waiter(server, name, key, 0, lease_ms, timeout_ms);
-            wait_for_waiters(con, key, queued + 1);
-            w
-        })
-        .collect()
+    let e = try_cache_set(&mut s.con, "new", "v", 1_000, &[]).unwrap_err();
+    assert!(err_text(&e).starts_with("OOM"), "{}: {e}", s.what);
+    let hit = cache_get(&mut s.con, "held", &[]);
+    assert_eq!(hit.as_deref(), Some("v"), "a hit allocates nothing");
+    assert_eq!(get_lease(&mut s.con, "refresh", 1_000, &[]), (None, 0));
+    let _: () = query!(&mut s.con, "CONFIG", "SET", "maxmemory", 0);
+    let lease = ["LEASE", &token.to_string()];
+    assert_eq!(cache_set(&mut s.con, "refresh", "v", 1_000, &lease), 1);
+    s.assert_end(&[]);
 }
 
 /// Sends a refresher's `CACHE.SET key value 60000 LEASE token` on a raw connection
 /// (its reply is read later: while writes are paused it is held back).
 fn send_refresh(server: &Server, key: &str, value: &str, token: i64) -> RawConn {
     let mut c = RawConn::open(server.port);
-    c.send(&[
-        "CACHE.SET",
-        key,
-        value,
-        "60000",
-        "LEASE",
-        &token.to_string(),
-    ]);
+    let token = token.to_string();
+    c.send(&["CACHE.SET", key, value, "60000", "LEASE", &token]);
     c
 }
 
@@ -247,82 +140,49 @@ fn send_refresh(server: &Server, key: &str, value: &str, token: i64) -> RawConn 
 /// datasets are equal, and the new master keeps the live leases, grants the ended one
 /// with a larger token and serves a waiter of its own.
 fn failover_with_cache_waiters(slow_replica: bool) {
-    let what = if slow_replica {
+    let mut f = Failover::start(if slow_replica {
         "FAILOVER with cache waiters and a replica in DEBUG SLEEP 2"
     } else {
         "FAILOVER with cache waiters"
-    };
+    });
     let keys = ["fo:short", "fo:long", "fo:set"];
-    let mut master = Server::start();
-    let mut replica = master.start_streaming_replica();
-    let mut con = timed(master.conn(), READ_TIMEOUT);
-    let mut rcon = timed(replica.conn(), READ_TIMEOUT);
-    let held_at = Instant::now();
-    let (_, t_short) = get_lease(&mut con, "fo:short", 500, &[]);
-    let (_, t_long) = get_lease(&mut con, "fo:long", 60_000, &[]);
-    let (_, t_set) = get_lease(&mut con, "fo:set", 60_000, &[]);
+    let (_, t_short) = get_lease(&mut f.con, "fo:short", 500, &[]);
+    let (_, t_long) = get_lease(&mut f.con, "fo:long", 60_000, &[]);
+    let (_, t_set) = get_lease(&mut f.con, "fo:set", 60_000, &[]);
     let waiters = queue_cache(
-        &master,
-        &mut con,
+        &f.master,
+        &mut f.con,
         &[
-            ("fo:long", "w-long", 5000, 10_000),
-            ("fo:short", "w-short", 5000, 10_000),
-            ("fo:set", "w-set", 5000, 10_000),
-            ("fo:long", "w-1s", 5000, 1000),
+            ("fo:long", "w-long", 0, 5000, 10_000),
+            ("fo:short", "w-short", 0, 5000, 10_000),
+            ("fo:set", "w-set", 0, 5000, 10_000),
+            ("fo:long", "w-1s", 0, 5000, 1000),
         ],
     );
-    // The replica has applied every write (fo:set's lease is the last) before it
-    // sleeps, so that its first ACK after the sleep lets the failover through.
-    wait_applied(&mut rcon, "fo:set", what);
-    let mut sleeper = slow_replica.then(|| put_to_sleep(&replica, "2"));
-    let failover_at = Instant::now();
-    before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    failover(&mut con, 3000);
-    let mut refresher = send_refresh(&master, "fo:set", "fresh", t_set);
-    assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let listing = show_answers(&answers, failover_at);
-    for a in &answers {
-        let ok = a.reply.is_error_starting("UNBLOCKED")
-            || (a.owner == "w-1s" && a.reply.leased() == Some((None, 0)));
-        assert!(
-            ok,
-            "{what}: waiter {} answered {:?} (expected UNBLOCKED{}); all:\n{listing}\nold master log:\n{}",
-            a.owner,
-            a.reply,
-            if a.owner == "w-1s" { " or [nil, 0]" } else { "" },
-            master.log_tail(20)
-        );
-    }
-    assert_no_second_reply(&mut answers, what);
+    f.run("fo:set", slow_replica, 3000);
+    let mut refresher = send_refresh(&f.master, "fo:set", "fresh", t_set);
+    let none = |r: &Reply| r.leased() == Some((None, 0));
+    f.assert_swapped(
+        waiters,
+        ("w-1s", " or [nil, 0]", none),
+        "cache_waiting",
+        &keys,
+    );
+    let what = f.what.clone();
     let refused = refresher.read(READ_TIMEOUT);
     assert!(
         refused.is_error_starting("READONLY"),
         "{what}: the refresher's SET held back by the failover answered {refused:?}"
     );
-    if let Some(c) = sleeper.as_mut() {
-        assert_eq!(c.read(READ_TIMEOUT), Reply::Status("OK".into()));
-    }
-    assert_healthy(&mut master, what);
-    assert_healthy(&mut replica, what);
-    assert_eq!(
-        warden_stat(&mut con, "cache_waiting"),
-        0,
-        "{what}: waiters left queued on the old master"
-    );
-    assert_same_dataset(&replica, &master, &keys, what);
 
     // The new master: the live leases came along, the refused SET stored nothing,
     // the ended lease is granted anew with a larger token.
+    let rcon = &mut f.rcon;
     let lease_of = |c: &mut Connection, k: &str| cache_info(c, k).map(|i| i["lease"]);
-    assert_eq!(
-        lease_of(&mut rcon, "fo:long"),
-        Some(t_long),
-        "{what}: fo:long"
-    );
-    assert_eq!(lease_of(&mut rcon, "fo:set"), Some(t_set), "{what}: fo:set");
-    assert_eq!(cache_get(&mut rcon, "fo:set", &[]), None, "{what}: fo:set");
-    let (stale, t_new) = get_lease(&mut rcon, "fo:short", 5_000, &[]);
+    assert_eq!(lease_of(rcon, "fo:long"), Some(t_long), "{what}: fo:long");
+    assert_eq!(lease_of(rcon, "fo:set"), Some(t_set), "{what}: fo:set");
+    assert_eq!(cache_get(rcon, "fo:set", &[]), None, "{what}: fo:set");
+    let (stale, t_new) = get_lease(rcon, "fo:short", 5_000, &[]);
     let before = t_short.max(t_long).max(t_set);
     assert!(
         stale.is_none() && t_new > before,
@@ -330,16 +190,15 @@ fn failover_with_cache_waiters(slow_replica: bool) {
         (stale, t_new)
     );
     // It serves a waiter of its own, and takes the refreshes of both leases.
-    assert_refresh_answers_a_waiter(&replica, "fo:short", 0, t_new, "new");
+    assert_refresh_answers_a_waiter(&f.replica, "fo:short", 0, t_new, "new");
     let t = t_set.to_string();
     assert_eq!(
-        cache_set(&mut rcon, "fo:set", "fresh", 60_000, &["LEASE", &t]),
+        cache_set(&mut f.rcon, "fo:set", "fresh", 60_000, &["LEASE", &t]),
         1,
         "{what}: the lease taken on the old master is current on the new one"
     );
-    assert_same_dataset(&replica, &master, &keys, what);
-    assert_healthy(&mut master, what);
-    assert_healthy(&mut replica, what);
+    assert_same_dataset(&f.replica, &f.master, &keys, &what);
+    f.assert_healthy();
 }
 
 #[test]
@@ -360,69 +219,41 @@ fn failover_with_cache_waiters_and_a_slow_replica() {
 /// exactly once and promptly; both reach the replica (digest-equal once it wakes).
 #[test]
 fn aborted_failover_hands_cache_leases_and_values_over_after_it() {
-    let what = "FAILOVER TIMEOUT 1000 with cache waiters, aborted";
+    let mut f = Failover::start("FAILOVER TIMEOUT 1000 with cache waiters, aborted");
     let keys = ["fa:lease", "fa:set"];
-    let mut master = Server::start();
-    let mut replica = master.start_streaming_replica();
-    let mut con = timed(master.conn(), READ_TIMEOUT);
-    let mut rcon = timed(replica.conn(), READ_TIMEOUT);
-    let held_at = Instant::now();
-    let (_, t0) = get_lease(&mut con, "fa:lease", 500, &[]);
-    let (_, t_set) = get_lease(&mut con, "fa:set", 60_000, &[]);
-    let waiters = queue_cache(
-        &master,
-        &mut con,
-        &[
-            ("fa:lease", "w-lease", 5000, 10_000),
-            ("fa:set", "w-set", 5000, 10_000),
-        ],
-    );
-    wait_applied(&mut rcon, "fa:set", what);
-    let mut sleeper = put_to_sleep(&replica, "2");
-    let failover_at = Instant::now();
-    failover(&mut con, 1000);
-    before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    let mut refresher = send_refresh(&master, "fa:set", "fresh", t_set);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let listing = show_answers(&answers, failover_at);
+    let (_, t0) = get_lease(&mut f.con, "fa:lease", 500, &[]);
+    let (_, t_set) = get_lease(&mut f.con, "fa:set", 60_000, &[]);
+    let specs = [
+        ("fa:lease", "w-lease", 0, 5000, 10_000),
+        ("fa:set", "w-set", 0, 5000, 10_000),
+    ];
+    let waiters = queue_cache(&f.master, &mut f.con, &specs);
+    f.run("fa:set", true, 1000);
+    let mut refresher = send_refresh(&f.master, "fa:set", "fresh", t_set);
+    let mut answers = join_all(waiters);
+    let what = f.what.clone();
+    let listing = show_answers(&answers, f.at);
     let token = match answers[0].reply.leased() {
         Some((None, token)) => token,
         _ => panic!(
             "{what}: w-lease expected [nil, token]; all:\n{listing}\n{}",
-            crash_cause(&master)
+            crash_cause(&f.master)
         ),
     };
     assert!(token > t_set, "{what}: token {token} <= {t_set} (and {t0})");
+    let fresh = answers[1].reply.leased();
     assert_eq!(
-        answers[1].reply.leased(),
+        fresh,
         Some((Some("fresh".into()), 0)),
         "{what}: w-set; all:\n{listing}"
     );
+    let (timeout, by) = (Duration::from_millis(1000), Duration::from_millis(2000));
     for a in &answers {
-        let after = a.at.saturating_duration_since(failover_at);
-        assert!(
-            after + EARLY >= Duration::from_millis(1000),
-            "{what}: {} was answered {after:?} after FAILOVER, before its 1000 ms timeout",
-            a.owner
-        );
-        assert!(
-            after <= Duration::from_millis(2000) + PROMPT,
-            "{what}: {} was answered only {after:?} after FAILOVER",
-            a.owner
-        );
+        assert_came_between(a, f.at, timeout, by, &what);
     }
     assert_eq!(refresher.read(READ_TIMEOUT), Reply::Int(1), "{what}: SET");
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut master, what);
-    assert_eq!(role(&mut con), "master", "{what}: the master's role");
-    let log = master.log_tail(1_000_000);
-    premise(
-        log.contains("FAILOVER to any replica aborted"),
-        "the failover was aborted",
-    );
-    assert_eq!(sleeper.read(READ_TIMEOUT), Reply::Status("OK".into()));
-    assert_same_dataset(&master, &replica, &keys, what);
-    for c in [&mut con, &mut rcon] {
+    f.assert_aborted(&mut answers, &keys);
+    for c in [&mut f.con, &mut f.rcon] {
         let info = cache_info(c, "fa:lease").expect("fa:lease");
         assert_eq!(info["lease"], token, "{what}: the handed-over lease");
         let info = cache_info(c, "fa:set").expect("fa:set");
@@ -431,7 +262,6 @@ fn aborted_failover_hands_cache_leases_and_values_over_after_it() {
             "{what}: {info:?}"
         );
     }
-    let (_, next) = get_lease(&mut con, "fa:next", 1_000, &[]);
+    let (_, next) = get_lease(&mut f.con, "fa:next", 1_000, &[]);
     assert!(next > token, "{what}: lease token {next} after the abort");
-    assert_healthy(&mut replica, what);
 }

@@ -9,8 +9,9 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
+use crate::common::dlock::{lock_info, lock_server, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -26,20 +27,14 @@ use std::time::{Duration, Instant};
 #[test]
 fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
     let what = "lease end among 200k volatile keys";
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
-    let _: () = cmd("DEBUG")
-        .arg("POPULATE")
-        .arg(200_000)
-        .arg("vol")
-        .arg(8)
-        .query(&mut con)
-        .expect("DEBUG POPULATE");
-    let _: () = cmd("EVAL")
-        .arg("for i = 0, 199999 do redis.call('PEXPIRE', 'vol:' .. i, 600000) end")
-        .arg(0)
-        .query(&mut con)
-        .expect("PEXPIRE loop");
+    let (mut server, mut con) = lock_server();
+    let _: () = query!(&mut con, "DEBUG", "POPULATE", 200_000, "vol", 8);
+    let _: () = query!(
+        &mut con,
+        "EVAL",
+        "for i = 0, 199999 do redis.call('PEXPIRE', 'vol:' .. i, 600000) end",
+        0
+    );
     let expires = info_field(&mut con, "keyspace", "db0").unwrap_or_default();
     assert!(
         expires.contains("expires=200000"),
@@ -53,7 +48,7 @@ fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
     );
     let released_at = Instant::now();
     assert_eq!(release(&mut con, "many:k", "a"), 1);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
+    let mut answers: Vec<Answer> = join_all(waiters);
     let listing = show_answers(&answers, released_at);
     let (t1, t2) = match (&answers[0].reply, &answers[1].reply) {
         (Reply::Int(t1), Reply::Int(t2)) => (*t1, *t2),
@@ -90,35 +85,24 @@ fn handed_off_lease_ends_on_time_among_200k_volatile_keys() {
 /// replica holds the master's dataset.
 #[test]
 fn pexpire_moves_the_lease() {
-    let what = "PEXPIRE 2000 on a 600 ms lock";
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
+    let mut s = Scene::replicated("PEXPIRE 2000 on a 600 ms lock", &[]);
     let mut c = Checks::default();
-    let t = try_acquire(&mut con, "px:k", "a", 600).expect("px:k");
+    let t = s.hold("px:k", "a", 600, &[]);
     let moved_at = Instant::now();
-    let n: i64 = cmd("PEXPIRE")
-        .arg("px:k")
-        .arg(2000)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let n: i64 = query!(&mut s.con, "PEXPIRE", "px:k", 2000);
     assert_eq!(n, 1);
-    c.note(ttl_is_pttl(&mut con, "px:k").map(|_| ()));
+    c.note(ttl_is_pttl(&mut s.con, "px:k").map(|_| ()));
     sleep_until(moved_at + Duration::from_millis(900));
-    let other = try_acquire(&mut con, "px:k", "b", 1000);
+    let other = try_acquire(&mut s.con, "px:k", "b", 1000);
     c.check(other.is_none(), || {
         format!("another owner got the lock (token {other:?}) 900 ms after PEXPIRE 2000, past the old deadline, before the new one")
     });
     if other.is_none() {
-        let info = lock_info(&mut con, "px:k");
-        c.check(
-            info.as_ref().map(|i| (i.owner.as_slice(), i.token)) == Some((&b"a"[..], t)),
-            || format!("DLOCK.INFO past the old deadline: {info:?}"),
-        );
-        c.note(ttl_is_pttl(&mut con, "px:k").map(|_| ()));
+        c.holder(&mut s.con, "px:k", "a", t);
+        c.note(ttl_is_pttl(&mut s.con, "px:k").map(|_| ()));
         let mut got = None;
         let granted = wait_until(Duration::from_secs(3), || {
-            got = try_acquire(&mut con, "px:k", "b", 1000);
+            got = try_acquire(&mut s.con, "px:k", "b", 1000);
             got.is_some()
         });
         let at = moved_at.elapsed();
@@ -129,9 +113,8 @@ fn pexpire_moves_the_lease() {
         let t_b = got.unwrap_or(i64::MAX);
         c.check(t_b > t, || format!("token {t_b} <= {t}"));
     }
-    assert_same_dataset(&master, &replica, &["px:k"], what);
-    assert_healthy(&mut master, what);
-    c.finish(what);
+    s.assert_end(&["px:k"]);
+    c.finish(&s.what);
 }
 
 /// PEXPIRE shortening a held lock's lease (30 s → 500 ms) while a client waits, with
@@ -141,49 +124,23 @@ fn pexpire_moves_the_lease() {
 /// dataset.
 #[test]
 fn pexpire_shortening_the_lease_serves_the_waiter() {
-    let what = "PEXPIRE 500 on a 30 s lock with a waiter";
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
+    let mut s = Scene::replicated("PEXPIRE 500 on a 30 s lock with a waiter", &[]);
     let mut c = Checks::default();
-    let _: () = cmd("DEBUG")
-        .arg("SET-ACTIVE-EXPIRE")
-        .arg(0)
-        .query(&mut con)
-        .expect("DEBUG SET-ACTIVE-EXPIRE");
-    let t = try_acquire(&mut con, "pxs:k", "a", 30_000).expect("pxs:k");
-    let w = queue(&master, &mut con, &[("pxs:k", "w", 5000, 10_000)]);
+    let _: () = query!(&mut s.con, "DEBUG", "SET-ACTIVE-EXPIRE", 0);
+    let t = s.hold("pxs:k", "a", 30_000, &[]);
+    let w = s.queue(&[("pxs:k", "w", 5000, 10_000)]);
     let moved_at = Instant::now();
-    let n: i64 = cmd("PEXPIRE")
-        .arg("pxs:k")
-        .arg(500)
-        .query(&mut con)
-        .expect("PEXPIRE");
+    let n: i64 = query!(&mut s.con, "PEXPIRE", "pxs:k", 500);
     assert_eq!(n, 1);
-    c.note(ttl_is_pttl(&mut con, "pxs:k").map(|_| ()));
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
-    let after = answers[0].at.saturating_duration_since(moved_at);
-    match answers[0].reply {
-        Reply::Int(token) => {
-            c.check(token > t, || format!("token {token} <= {t}"));
-            c.check(after + EARLY >= Duration::from_millis(500), || {
-                format!("waiter granted {after:?} after PEXPIRE 500, before the new deadline")
-            });
-            c.check(after <= Duration::from_millis(500) + PROMPT, || {
-                format!("waiter granted only {after:?} after PEXPIRE 500")
-            });
-        }
-        ref other => c.check(false, || {
-            format!(
-                "waiter answered {other:?} {after:?} after PEXPIRE 500 (WAIT 10000), not granted at the new deadline; {}",
-                crash_cause(&master)
-            )
-        }),
+    c.note(ttl_is_pttl(&mut s.con, "pxs:k").map(|_| ()));
+    let mut answers = join_all(w);
+    if c.token_above(&answers[0], t) {
+        let deadline = Duration::from_millis(500);
+        c.came_between(&answers[0], moved_at, deadline, deadline);
     }
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut master, what);
-    assert_same_dataset(&master, &replica, &["pxs:k"], what);
-    c.finish(what);
+    assert_no_second_reply(&mut answers, &s.what);
+    s.assert_end(&["pxs:k"]);
+    c.finish(&s.what);
 }
 
 /// PERSIST on a held lock (600 ms lease): PTTL and DLOCK.INFO ttl_ms are -1, and past
@@ -191,30 +148,25 @@ fn pexpire_shortening_the_lease_serves_the_waiter() {
 /// owner is refused — until the owner releases it, which hands it to the waiter once.
 #[test]
 fn persist_keeps_the_lock_until_released() {
-    let what = "PERSIST on a held lock";
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let mut s = Scene::alone("PERSIST on a held lock");
     let mut c = Checks::default();
     let held_at = Instant::now();
-    let t = try_acquire(&mut con, "persist:k", "a", 600).expect("persist:k");
-    let n: i64 = cmd("PERSIST")
-        .arg("persist:k")
-        .query(&mut con)
-        .expect("PERSIST");
+    let t = s.hold("persist:k", "a", 600, &[]);
+    let n: i64 = query!(&mut s.con, "PERSIST", "persist:k");
     assert_eq!(n, 1);
-    c.note(ttl_is_pttl(&mut con, "persist:k").map(|_| ()));
-    let mut w = queue(&server, &mut con, &[("persist:k", "w", 5000, 10_000)]);
+    c.note(ttl_is_pttl(&mut s.con, "persist:k").map(|_| ()));
+    let mut w = s.queue(&[("persist:k", "w", 5000, 10_000)]);
     sleep_until(held_at + Duration::from_millis(900));
-    assert_healthy(&mut server, what);
-    let early = w[0].handle.is_finished();
+    assert_healthy(&mut s.master, &s.what);
+    let early = w[0].is_finished();
     c.check(!early, || {
         "the waiter was answered past the old deadline, while the lock has no expiry".to_string()
     });
-    let other = try_acquire(&mut con, "persist:k", "b", 1000);
+    let other = try_acquire(&mut s.con, "persist:k", "b", 1000);
     c.check(other.is_none(), || {
         format!("another owner got a lock that has no expiry (token {other:?})")
     });
-    let info = lock_info(&mut con, "persist:k");
+    let info = lock_info(&mut s.con, "persist:k");
     let seen = info
         .as_ref()
         .map(|i| (i.owner.as_slice(), i.token, i.ttl_ms, i.waiters));
@@ -222,24 +174,17 @@ fn persist_keeps_the_lock_until_released() {
         format!("DLOCK.INFO past the old deadline: {info:?}, expected owner a, token {t}, ttl_ms -1, 1 waiter")
     });
     let released_at = Instant::now();
-    let released = release(&mut con, "persist:k", "a");
+    let released = release(&mut s.con, "persist:k", "a");
     c.check(released == 1, || {
         format!("the owner's RELEASE answered {released}")
     });
-    let mut answers = vec![join(w.remove(0))];
-    match answers[0].reply {
-        Reply::Int(token) => {
-            c.check(token > t, || format!("token {token} <= {t}"));
-            let after = answers[0].at.saturating_duration_since(released_at);
-            c.check(early || after <= PROMPT, || {
-                format!("waiter granted {after:?} after the release")
-            });
-        }
-        ref other => c.check(false, || format!("the waiter answered {other:?}")),
+    let mut answers = vec![w.remove(0).join()];
+    if c.token_above(&answers[0], t) && !early {
+        c.came_between(&answers[0], released_at, Duration::ZERO, Duration::ZERO);
     }
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut server, what);
-    c.finish(what);
+    assert_no_second_reply(&mut answers, &s.what);
+    s.assert_end(&[]);
+    c.finish(&s.what);
 }
 
 /// `RESTORE key 5000 <DUMP of a lock with a 60 s lease>`: the RESTORE ttl is the
@@ -248,18 +193,12 @@ fn persist_keeps_the_lock_until_released() {
 #[test]
 fn restore_with_a_ttl_sets_the_lease() {
     let what = "RESTORE key 5000 <60 s lock>";
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let (mut server, mut con) = lock_server();
     let mut c = Checks::default();
     let t = try_acquire(&mut con, "rs:k", "a", 60_000).expect("rs:k");
-    let dump: Vec<u8> = cmd("DUMP").arg("rs:k").query(&mut con).expect("DUMP");
-    let _: () = cmd("DEL").arg("rs:k").query(&mut con).expect("DEL");
-    let _: () = cmd("RESTORE")
-        .arg("rs:k")
-        .arg(5000)
-        .arg(dump)
-        .query(&mut con)
-        .expect("RESTORE");
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "rs:k");
+    let _: () = query!(&mut con, "DEL", "rs:k");
+    let _: () = query!(&mut con, "RESTORE", "rs:k", 5000, dump);
     let p = pttl(&mut con, "rs:k");
     c.check((4000..=5000).contains(&p), || {
         format!("PTTL {p} after RESTORE … 5000")
@@ -268,11 +207,7 @@ fn restore_with_a_ttl_sets_the_lease() {
         Ok(ttl) => c.check(ttl <= 5000, || format!("DLOCK.INFO ttl_ms {ttl}")),
         Err(e) => c.check(false, || e),
     }
-    let info = lock_info(&mut con, "rs:k");
-    c.check(
-        info.as_ref().map(|i| (i.owner.as_slice(), i.token)) == Some((&b"a"[..], t)),
-        || format!("DLOCK.INFO after RESTORE: {info:?}, expected owner a, token {t}"),
-    );
+    c.holder(&mut con, "rs:k", "a", t);
     let other = try_acquire(&mut con, "rs:k", "b", 1000);
     c.check(other.is_none(), || {
         format!("another owner got the restored lock (token {other:?})")

@@ -8,8 +8,9 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, extend, lock_info, release, try_acquire};
+use crate::common::dlock::{extend, lock_info, lock_server, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
@@ -25,82 +26,49 @@ use std::time::{Duration, Instant};
 /// holds the master's dataset; after maxmemory 0 a new key is granted again.
 #[test]
 fn oom_refuses_new_keys_but_hands_off_held_locks() {
-    let what = "OOM";
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
-    let t_held = try_acquire(&mut con, "oom:held", "a", 60_000).expect("oom:held");
+    let mut s = Scene::replicated("OOM", &[]);
+    let t_held = s.hold("oom:held", "a", 60_000, &[]);
     let lease_from = Instant::now();
-    let t_lease = try_acquire(&mut con, "oom:lease", "b", 2000).expect("oom:lease");
-    let mut waiters = queue(
-        &master,
-        &mut con,
+    let t_lease = s.hold("oom:lease", "b", 2000, &[]);
+    let mut waiters = s.queue(&[
+        ("oom:held", "w-release", 5000, 10_000),
+        ("oom:lease", "w-lease", 5000, 10_000),
+    ]);
+    fill_past_maxmemory(&mut s.con);
+    assert_refused_oom(
+        &s.master,
         &[
-            ("oom:held", "w-release", 5000, 10_000),
-            ("oom:lease", "w-lease", 5000, 10_000),
+            &["DLOCK.ACQUIRE", "oom:new", "x", "1000"],
+            &["DLOCK.ACQUIRE", "oom:new", "x", "1000", "WAIT", "1000"],
+            &["BF.ADDX", "oom:f", "a"],
+            &["RL.TOKEN", "oom:r", "10", "5"],
         ],
+        &s.what,
     );
-    fill_past_maxmemory(&mut con);
-    let mut probe = RawConn::open(master.port);
-    for args in [
-        vec!["DLOCK.ACQUIRE", "oom:new", "x", "1000"],
-        vec!["DLOCK.ACQUIRE", "oom:new", "x", "1000", "WAIT", "1000"],
-        vec!["BF.ADDX", "oom:f", "a"],
-        vec!["RL.TOKEN", "oom:r", "10", "5"],
-    ] {
-        let r = probe.call(&args);
-        assert!(
-            r.is_error_starting("OOM"),
-            "{what}: {} answered {r:?}, expected an OOM error",
-            args.join(" ")
-        );
-    }
-    before_lease_end(
-        lease_from,
-        Duration::from_millis(2000),
-        "running out of memory",
-    );
-    let mut lease = vec![join(waiters.remove(1))];
-    let t = token_of(&lease[0], &master, "OOM, lease end");
-    assert!(t > t_lease, "{what}: token {t} <= {t_lease}");
-    let after = lease[0].at.saturating_duration_since(lease_from);
-    assert!(
-        after <= Duration::from_millis(2000) + PROMPT,
-        "{what}: the lease-end hand-off came {after:?} after a 2000 ms lease began"
-    );
+    let lease = Duration::from_millis(2000);
+    before_lease_end(lease_from, lease, "running out of memory");
+    let mut lease_end = vec![waiters.remove(1).join()];
+    s.granted_between(&lease_end[0], t_lease, lease_from, Duration::ZERO, lease);
     let released_at = Instant::now();
-    assert_eq!(
-        release(&mut con, "oom:held", "a"),
-        1,
-        "{what}: RELEASE at OOM"
-    );
-    let mut held = vec![join(waiters.remove(0))];
-    let t = token_of(&held[0], &master, "OOM, release");
-    assert!(t > t_held, "{what}: token {t} <= {t_held}");
-    let after = held[0].at.saturating_duration_since(released_at);
-    assert!(
-        after <= PROMPT,
-        "{what}: the hand-off at release came {after:?} after it"
-    );
-    assert_no_second_reply(&mut lease, what);
-    assert_no_second_reply(&mut held, what);
-    assert_healthy(&mut master, what);
+    let released = release(&mut s.con, "oom:held", "a");
+    assert_eq!(released, 1, "{}: RELEASE at OOM", s.what);
+    let mut held = vec![waiters.remove(0).join()];
+    let zero = Duration::ZERO;
+    s.granted_between(&held[0], t_held, released_at, zero, zero);
+    assert_no_second_reply(&mut lease_end, &s.what);
+    assert_no_second_reply(&mut held, &s.what);
     for (key, owner) in [("oom:held", "w-release"), ("oom:lease", "w-lease")] {
-        let info = lock_info(&mut con, key).unwrap_or_else(|| panic!("{what}: {key} is free"));
-        assert_eq!(info.owner, owner.as_bytes(), "{what}: holder of {key}");
+        let info = lock_info(&mut s.con, key).unwrap_or_else(|| panic!("{key} is free"));
+        assert_eq!(info.owner, owner.as_bytes(), "{}: holder of {key}", s.what);
     }
-    assert_same_dataset(&master, &replica, &[], what);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(0)
-        .query(&mut con)
-        .expect("maxmemory 0");
+    s.assert_end(&[]);
+    let _: () = query!(&mut s.con, "CONFIG", "SET", "maxmemory", 0);
     assert!(
-        try_acquire(&mut con, "oom:new", "x", 1000).is_some(),
-        "{what}: a new key is not granted once memory is available"
+        try_acquire(&mut s.con, "oom:new", "x", 1000).is_some(),
+        "{}: a new key is not granted once memory is available",
+        s.what
     );
-    assert_healthy(&mut master, what);
+    assert_healthy(&mut s.master, &s.what);
 }
 
 /// `DLOCK.EXTEND` frees nothing but grows nothing either: under maxmemory a
@@ -110,21 +78,10 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn extend_works_under_maxmemory() {
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (_server, mut con) = lock_server();
     try_acquire(&mut con, "held", "a", 100_000).expect("granted");
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("noeviction")
-        .query(&mut con)
-        .unwrap();
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(1)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory-policy", "noeviction");
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 1);
     let refused = cmd("DLOCK.ACQUIRE")
         .arg("new")
         .arg("b")
@@ -139,10 +96,5 @@ fn extend_works_under_maxmemory() {
     assert_eq!(extend(&mut con, "held", "a", 200_000), 1);
     assert!(pttl(&mut con, "held") > 100_000);
     assert_eq!(release(&mut con, "held", "a"), 1);
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory")
-        .arg(0)
-        .query(&mut con)
-        .unwrap();
+    let _: () = query!(&mut con, "CONFIG", "SET", "maxmemory", 0);
 }

@@ -10,11 +10,12 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
+use crate::common::dlock::{conn_t, lock_server, release};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -32,65 +33,32 @@ const PAUSE_HOLDER_TTL: Duration = Duration::from_millis(500);
 /// dataset, and an AOF restart gives the same digest.
 fn pause_while_lease_ends(mode: &str) {
     let what = format!("CLIENT PAUSE {} {mode}", PAUSE.as_millis());
-    let mut master = Server::start_with(&["--appendonly", "yes"], &[]);
-    let mut replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
+    let mut s = Scene::replicated(&what, &["--appendonly", "yes"]);
     let held_at = Instant::now();
     let ttl = PAUSE_HOLDER_TTL.as_millis() as i64;
-    let t0 = try_acquire(&mut con, "pause:k", "holder", ttl).expect("holder gets the lock");
-    let w = queue(
-        &master,
-        &mut con,
-        &[
-            ("pause:k", "w-800ms", 10_000, 800),
-            ("pause:k", "waiter", 10_000, 10_000),
-        ],
-    );
-    let paused_at = Instant::now();
-    client_pause(&mut con, PAUSE.as_millis() as u64, mode);
-    before_lease_end(held_at, PAUSE_HOLDER_TTL, "CLIENT PAUSE");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
+    let t0 = s.hold("pause:k", "holder", ttl, &[]);
+    let w = s.queue(&[
+        ("pause:k", "w-800ms", 10_000, 800),
+        ("pause:k", "waiter", 10_000, 10_000),
+    ]);
+    let paused_at = s.pause(PAUSE.as_millis() as u64, mode, held_at, PAUSE_HOLDER_TTL);
+    let mut answers = join_all(w);
     let listing = show_answers(&answers, paused_at);
     assert_eq!(
         answers[0].reply,
         Reply::Nil,
         "{what}: the waiter whose WAIT passed during the pause; all:\n{listing}\n{}",
-        crash_cause(&master)
+        crash_cause(&s.master)
     );
-    let timed_out = answers[0].at.saturating_duration_since(held_at);
-    assert!(
-        timed_out + EARLY >= Duration::from_millis(800),
-        "{what}: WAIT 800 answered nil after {timed_out:?}"
-    );
-    let token = token_of(&answers[1], &master, &what);
-    assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
-    let after = answers[1].at.saturating_duration_since(paused_at);
-    assert!(
-        after + EARLY >= PAUSE,
-        "{what}: the waiter was granted {after:?} after the pause began: the hand-off did not wait for the pause to end"
-    );
-    assert!(
-        after <= PAUSE + PROMPT,
-        "{what}: the waiter was granted only {after:?} after the pause began (pause {PAUSE:?})"
-    );
+    let wait_800 = Duration::from_millis(800);
+    assert_not_before(&answers[0], held_at, wait_800, &what);
+    let token = s.granted_between(&answers[1], t0, paused_at, PAUSE, PAUSE);
     assert_no_second_reply(&mut answers, &what);
-    assert_healthy(&mut master, &what);
-    let info = lock_info(&mut con, "pause:k").expect("the waiter holds the lock");
-    assert_eq!((info.owner.as_slice(), info.token), (&b"waiter"[..], token));
-    assert_same_dataset(&master, &replica, &["pause:k"], &what);
-    assert_healthy(&mut replica, &what);
-
-    let before = db_digest(&mut con);
-    master.restart("NOSAVE");
-    let mut con = master.conn();
-    assert_eq!(
-        db_digest(&mut con),
-        before,
-        "{what}: the dataset replayed from the AOF differs"
-    );
-    let info = lock_info(&mut con, "pause:k").expect("the waiter holds the lock after AOF replay");
-    assert_eq!((info.owner.as_slice(), info.token), (&b"waiter"[..], token));
-    assert_healthy(&mut master, &what);
+    s.assert_holder("pause:k", "waiter", token);
+    s.assert_end(&["pause:k"]);
+    s.replay_aof();
+    s.assert_holder("pause:k", "waiter", token);
+    assert_healthy(&mut s.master, &what);
 }
 
 #[test]
@@ -109,52 +77,30 @@ fn pause_all_while_lease_ends_hands_off_after_the_pause() {
 /// replica holds the master's dataset.
 #[test]
 fn pause_while_thirty_leases_end() {
-    let what = "CLIENT PAUSE WRITE over 30 lease ends";
-    let n = 30;
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
-    let keys: Vec<String> = (0..n).map(|i| format!("thirty:{i}")).collect();
-    let owners: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+    let mut s = Scene::replicated("CLIENT PAUSE WRITE over 30 lease ends", &[]);
+    let keys: Vec<String> = (0..30).map(|i| format!("thirty:{i}")).collect();
+    let owners: Vec<String> = (0..30).map(|i| format!("w{i}")).collect();
     let held_at = Instant::now();
     let tokens: Vec<i64> = keys
         .iter()
-        .map(|k| try_acquire(&mut con, k, "holder", 1000).expect("holder"))
+        .map(|k| s.hold(k, "holder", 1000, &[]))
         .collect();
     let specs: Vec<(&str, &str, i64, i64)> = keys
         .iter()
         .zip(&owners)
         .map(|(k, o)| (k.as_str(), o.as_str(), 5000, 10_000))
         .collect();
-    let w = queue(&master, &mut con, &specs);
-    let paused_at = Instant::now();
-    client_pause(&mut con, PAUSE.as_millis() as u64, "WRITE");
-    before_lease_end(held_at, Duration::from_millis(1000), "CLIENT PAUSE");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
-    let listing = show_answers(&answers, paused_at);
+    let w = s.queue(&specs);
+    let lease = Duration::from_millis(1000);
+    let paused_at = s.pause(PAUSE.as_millis() as u64, "WRITE", held_at, lease);
+    let mut answers = join_all(w);
     for (i, a) in answers.iter().enumerate() {
-        let token = token_of(a, &master, what);
-        assert!(
-            token > tokens[i],
-            "{what}: {} token {token} <= {}",
-            a.owner,
-            tokens[i]
-        );
-        let after = a.at.saturating_duration_since(paused_at);
-        assert!(
-            after + EARLY >= PAUSE && after <= PAUSE + PROMPT,
-            "{what}: {} granted {after:?} after a {PAUSE:?} pause began; all:\n{listing}",
-            a.owner
-        );
+        let token = s.granted_between(a, tokens[i], paused_at, PAUSE, PAUSE);
+        s.assert_holder(&keys[i], &owners[i], token);
     }
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut master, what);
-    for (k, o) in keys.iter().zip(&owners) {
-        let info = lock_info(&mut con, k).unwrap_or_else(|| panic!("{what}: {k} is free"));
-        assert_eq!(info.owner, o.as_bytes(), "{what}: holder of {k}");
-    }
+    assert_no_second_reply(&mut answers, &s.what);
     let key_refs: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
-    assert_same_dataset(&master, &replica, &key_refs, what);
+    s.assert_end(&key_refs);
 }
 
 /// CLIENT PAUSE 10000 WRITE, the holder's 500 ms lease ends (the key reads as
@@ -164,58 +110,39 @@ fn pause_while_thirty_leases_end() {
 /// ACQUIRE is granted, and the replica holds the master's dataset.
 #[test]
 fn unpause_early_serves_the_waiter_promptly() {
-    let what = "CLIENT UNPAUSE";
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
+    let mut s = Scene::replicated("CLIENT UNPAUSE", &[]);
     let held_at = Instant::now();
-    let t0 = try_acquire(&mut con, "unpause:k", "holder", 500).expect("holder gets the lock");
-    let mut w = queue(
-        &master,
-        &mut con,
-        &[("unpause:k", "waiter", 10_000, 10_000)],
-    );
-    client_pause(&mut con, 10_000, "WRITE");
-    before_lease_end(held_at, Duration::from_millis(500), "CLIENT PAUSE");
-    let mut held_back = RawConn::open(master.port);
+    let t0 = s.hold("unpause:k", "holder", 500, &[]);
+    let mut w = s.queue(&[("unpause:k", "waiter", 10_000, 10_000)]);
+    s.pause(10_000, "WRITE", held_at, Duration::from_millis(500));
+    let mut held_back = RawConn::open(s.master.port);
     held_back.send(&["DLOCK.ACQUIRE", "unpause:other", "x", "5000"]);
-    let lease_over = wait_until(Duration::from_secs(3), || {
-        !master.is_alive() || cmd("PTTL").arg("unpause:k").query::<i64>(&mut con).ok() == Some(-2)
-    });
-    assert_healthy(&mut master, what);
-    assert!(lease_over, "{what}: the 500 ms lease never ended");
+    s.wait_lease_over("unpause:k");
     // Give a module that does not defer time to (wrongly) hand the lock off.
     thread::sleep(Duration::from_millis(300));
-    assert_healthy(&mut master, what);
+    assert_healthy(&mut s.master, &s.what);
     assert!(
-        !w[0].handle.is_finished(),
-        "{what}: the waiter was answered while writes were paused"
+        !w[0].is_finished(),
+        "{}: the waiter was answered while writes were paused",
+        s.what
     );
     assert_eq!(
         held_back.read(Duration::from_millis(1)),
         Reply::Silent,
-        "{what}: a write command ran while writes were paused"
+        "{}: a write command ran while writes were paused",
+        s.what
     );
     let unpaused_at = Instant::now();
-    let _: () = cmd("CLIENT")
-        .arg("UNPAUSE")
-        .query(&mut con)
-        .expect("CLIENT UNPAUSE");
-    let mut answers = vec![join(w.remove(0))];
-    let token = token_of(&answers[0], &master, what);
-    assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
-    let after = answers[0].at.saturating_duration_since(unpaused_at);
-    assert!(
-        after <= PROMPT,
-        "{what}: the waiter was granted {after:?} after UNPAUSE"
-    );
+    let _: () = query!(&mut s.con, "CLIENT", "UNPAUSE");
+    let mut answers = vec![w.remove(0).join()];
+    s.granted_between(&answers[0], t0, unpaused_at, Duration::ZERO, Duration::ZERO);
     assert!(
         matches!(held_back.read(READ_TIMEOUT), Reply::Int(_)),
-        "{what}: the ACQUIRE held back by the pause was not granted after it"
+        "{}: the ACQUIRE held back by the pause was not granted after it",
+        s.what
     );
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut master, what);
-    assert_same_dataset(&master, &replica, &["unpause:k", "unpause:other"], what);
+    assert_no_second_reply(&mut answers, &s.what);
+    s.assert_end(&["unpause:k", "unpause:other"]);
 }
 
 /// A hand-off started by a keyspace change just before a pause: `DEL` (then
@@ -226,48 +153,26 @@ fn unpause_early_serves_the_waiter_promptly() {
 #[test]
 fn key_event_hand_off_waits_for_a_pause() {
     let pause = Duration::from_millis(1000);
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
+    let mut s = Scene::replicated("key event, then CLIENT PAUSE WRITE", &[]);
     for op in [vec!["DEL", "ev:k"], vec!["FLUSHALL"]] {
-        let what = format!("{} then CLIENT PAUSE WRITE", op[0]);
-        let what = what.as_str();
-        let t0 = try_acquire(&mut con, "ev:k", "holder", 60_000).expect("ev:k");
+        s.what = format!("{} then CLIENT PAUSE WRITE", op[0]);
+        let t0 = s.hold("ev:k", "holder", 60_000, &[]);
         let owner = format!("w-{}", op[0]);
-        let w = queue(&master, &mut con, &[("ev:k", &owner, 5000, 10_000)]);
+        let w = s.queue(&[("ev:k", &owner, 5000, 10_000)]);
         let mut p = redis::pipe();
         p.cmd(op[0]).arg(&op[1..]).ignore();
-        p.cmd("CLIENT")
-            .arg("PAUSE")
-            .arg(pause.as_millis() as u64)
-            .arg("WRITE")
-            .ignore();
+        p.cmd("CLIENT").arg("PAUSE").arg(1000).arg("WRITE").ignore();
         let paused_at = Instant::now();
-        let sent: redis::RedisResult<()> = p.query(&mut con);
+        let sent: redis::RedisResult<()> = p.query(&mut s.con);
         if let Err(e) = sent {
-            panic!("{what}: {e}; {}", crash_cause(&master));
+            panic!("{}: {e}; {}", s.what, crash_cause(&s.master));
         }
-        let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
-        let token = token_of(&answers[0], &master, what);
-        assert!(token > t0, "{what}: token {token} <= {t0}");
-        let after = answers[0].at.saturating_duration_since(paused_at);
-        assert!(
-            after + EARLY >= pause,
-            "{what}: the waiter was granted {after:?} into a {pause:?} write pause"
-        );
-        assert!(
-            after <= pause + PROMPT,
-            "{what}: the waiter was granted only {after:?} after a {pause:?} pause began"
-        );
-        assert_no_second_reply(&mut answers, what);
-        assert_healthy(&mut master, what);
-        let info = lock_info(&mut con, "ev:k").expect("the waiter holds ev:k");
-        assert_eq!(
-            (info.owner, info.token),
-            (owner.clone().into_bytes(), token)
-        );
-        assert_same_dataset(&master, &replica, &["ev:k"], what);
-        assert_eq!(release(&mut con, "ev:k", &owner), 1);
+        let mut answers = join_all(w);
+        let token = s.granted_between(&answers[0], t0, paused_at, pause, pause);
+        assert_no_second_reply(&mut answers, &s.what);
+        s.assert_holder("ev:k", &owner, token);
+        s.assert_end(&["ev:k"]);
+        assert_eq!(release(&mut s.con, "ev:k", &owner), 1);
     }
 }
 
@@ -282,18 +187,9 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
     let mut master = Server::start();
     let replica = master.start_replica(&[], &[]);
     let mut con = conn_t(&master);
-    let added: i64 = cmd("BF.ADDX")
-        .arg("ops:f")
-        .arg("a")
-        .query(&mut con)
-        .expect("BF.ADDX");
+    let added: i64 = query!(&mut con, "BF.ADDX", "ops:f", "a");
     assert_eq!(added, 1);
-    let first: Vec<i64> = cmd("RL.TOKEN")
-        .arg("ops:r")
-        .arg(10)
-        .arg(5)
-        .query(&mut con)
-        .expect("RL.TOKEN");
+    let first: Vec<i64> = query!(&mut con, "RL.TOKEN", "ops:r", 10, 5);
     assert_eq!(first[0], 1, "RL.TOKEN on a new key is allowed");
 
     let paused_at = Instant::now();
@@ -304,9 +200,9 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
         ("BF.RESERVEX", vec!["BF.RESERVEX", "ops:g", "0.01", "100"]),
         ("DLOCK.ACQUIRE", vec!["DLOCK.ACQUIRE", "ops:l", "x", "5000"]),
     ];
-    let handles: Vec<JoinHandle<Answer>> = writes
+    let handles: Vec<Waiter> = writes
         .iter()
-        .map(|(name, args)| spawn_call(master.port, name, args))
+        .map(|(name, args)| Waiter::call(&master, name, args))
         .collect();
     // Reads are not paused.
     let mut reader = RawConn::open(master.port);
@@ -323,11 +219,11 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
 
     for h in handles {
         let Answer {
-            owner: name,
+            name,
             reply,
             at,
             conn: mut c,
-        } = h.join().expect("writer thread");
+        } = h.join();
         let after = at.saturating_duration_since(paused_at);
         assert!(
             after + EARLY >= pause,
@@ -356,11 +252,7 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
     assert_healthy(&mut master, what);
     assert_same_dataset(&master, &replica, &[], what);
     let mut rc = replica.conn();
-    let on_replica: i64 = cmd("BF.EXISTSX")
-        .arg("ops:f")
-        .arg("b")
-        .query(&mut rc)
-        .expect("BF.EXISTSX on the replica");
+    let on_replica: i64 = query!(&mut rc, "BF.EXISTSX", "ops:f", "b");
     assert_eq!(
         on_replica, 1,
         "{what}: the paused BF.ADDX reached the replica"
@@ -370,7 +262,7 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
 /// The server's CPU time so far, in clock ticks (`utime + stime` of
 /// `/proc/<pid>/stat`; Linux counts them at 100 a second).
 fn server_cpu_ticks(con: &mut redis::Connection) -> u64 {
-    let info: String = cmd("INFO").arg("server").query(con).unwrap();
+    let info: String = query!(con, "INFO", "server");
     let pid = info
         .lines()
         .find_map(|l| l.strip_prefix("process_id:"))
@@ -390,8 +282,7 @@ fn server_cpu_ticks(con: &mut redis::Connection) -> u64 {
 #[test]
 fn a_write_pause_with_many_waited_keys_keeps_the_server_idle() {
     const KEYS: usize = 400;
-    let server = Server::start();
-    let mut con = conn_t(&server);
+    let (server, mut con) = lock_server();
     let mut pipe = redis::pipe();
     for i in 0..KEYS {
         pipe.cmd("DLOCK.ACQUIRE")
@@ -425,7 +316,7 @@ fn a_write_pause_with_many_waited_keys_keeps_the_server_idle() {
     let before = server_cpu_ticks(&mut con);
     thread::sleep(Duration::from_secs(2));
     let used = server_cpu_ticks(&mut con) - before;
-    let _: () = cmd("CLIENT").arg("UNPAUSE").query(&mut con).unwrap();
+    let _: () = query!(&mut con, "CLIENT", "UNPAUSE");
     assert!(
         used <= 20,
         "the paused server used {used} of 200 clock ticks with {KEYS} waited keys"

@@ -11,6 +11,7 @@
 
 use crate::common::dlock::{conn_t, lock_info, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::thread;
@@ -30,79 +31,40 @@ use std::time::{Duration, Instant};
 /// turned replica: `UNBLOCKED …`, or nil for the 1 s WAIT), the datasets are equal,
 /// and the new master grants the ended lease to a new owner with a larger token.
 fn failover_with_waiters(slow_replica: bool) {
-    let what = if slow_replica {
+    let mut f = Failover::start(if slow_replica {
         "FAILOVER with a replica in DEBUG SLEEP 2"
     } else {
         "FAILOVER"
-    };
-    let mut master = Server::start();
-    let mut replica = master.start_streaming_replica();
-    let mut con = conn_t(&master);
-    let mut rcon = replica.conn();
-    let held_at = Instant::now();
-    let t_long = try_acquire(&mut con, "fo:long", "holder", 60_000).expect("fo:long");
-    let t_short = try_acquire(&mut con, "fo:short", "holder", 500).expect("fo:short");
+    });
+    let keys = ["fo:long", "fo:short"];
+    let t_long = try_acquire(&mut f.con, "fo:long", "holder", 60_000).expect("fo:long");
+    let t_short = try_acquire(&mut f.con, "fo:short", "holder", 500).expect("fo:short");
     let waiters = queue(
-        &master,
-        &mut con,
+        &f.master,
+        &mut f.con,
         &[
             ("fo:long", "w-long", 5000, 10_000),
             ("fo:short", "w-short", 5000, 10_000),
             ("fo:long", "w-1s", 5000, 1000),
         ],
     );
-    // The replica has applied every write (fo:short is the last one) before it sleeps:
-    // it acknowledges its offset once a second, so one ACK right after the sleep must
-    // find it caught up for the failover to go through within its timeout.
-    wait_applied(&mut rcon, "fo:short", what);
-    let mut sleeper = slow_replica.then(|| put_to_sleep(&replica, "2"));
-    let failover_at = Instant::now();
-    before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    failover(&mut con, 3000);
-    assert_roles_swap(&mut master, &mut replica, &mut con, &mut rcon, what);
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let listing = show_answers(&answers, failover_at);
-    for a in &answers {
-        let ok = match a.owner.as_str() {
-            "w-1s" => a.reply == Reply::Nil || a.reply.is_error_starting("UNBLOCKED"),
-            _ => a.reply.is_error_starting("UNBLOCKED"),
-        };
-        assert!(
-            ok,
-            "{what}: waiter {} answered {:?} (expected UNBLOCKED{}); all:\n{listing}\nold master log:\n{}",
-            a.owner,
-            a.reply,
-            if a.owner == "w-1s" { " or nil" } else { "" },
-            master.log_tail(20)
-        );
-    }
-    assert_no_second_reply(&mut answers, what);
-    if let Some(c) = sleeper.as_mut() {
-        assert_eq!(c.read(READ_TIMEOUT), Reply::Status("OK".into()));
-    }
-    assert_healthy(&mut master, what);
-    assert_healthy(&mut replica, what);
-    assert_eq!(
-        warden_stat(&mut con, "locks_waiting"),
-        0,
-        "{what}: waiters left queued on the old master"
-    );
-    assert_same_dataset(&replica, &master, &["fo:long", "fo:short"], what);
-    let info = lock_info(&mut rcon, "fo:long").expect("fo:long is still held on the new master");
+    f.run("fo:short", slow_replica, 3000);
+    let nil = |r: &Reply| *r == Reply::Nil;
+    f.assert_swapped(waiters, ("w-1s", " or nil", nil), "locks_waiting", &keys);
+    let info = lock_info(&mut f.rcon, "fo:long").expect("fo:long is still held on the new master");
     assert_eq!(
         (info.owner.as_slice(), info.token),
         (&b"holder"[..], t_long)
     );
-    let mut rcon = conn_t(&replica);
-    let t = try_acquire(&mut rcon, "fo:short", "after", 5000)
-        .unwrap_or_else(|| panic!("{what}: the ended lease is not free on the new master"));
+    let t = try_acquire(&mut f.rcon, "fo:short", "after", 5000)
+        .unwrap_or_else(|| panic!("{}: the ended lease is not free on the new master", f.what));
     assert!(
         t > t_short,
-        "{what}: token {t} after promotion <= {t_short}"
+        "{}: token {t} after promotion <= {t_short}",
+        f.what
     );
-    assert_same_dataset(&replica, &master, &["fo:long", "fo:short"], what);
-    assert_healthy(&mut master, what);
-    assert_healthy(&mut replica, what);
+    assert_same_dataset(&f.replica, &f.master, &keys, &f.what);
+    f.assert_healthy();
 }
 
 #[test]
@@ -122,49 +84,30 @@ fn failover_with_waiters_and_a_slow_replica() {
 /// a larger token; the replica holds the master's dataset once it wakes.
 #[test]
 fn aborted_failover_hands_off_after_it() {
-    let what = "FAILOVER TIMEOUT 1000, aborted";
-    let mut master = Server::start();
-    let mut replica = master.start_streaming_replica();
-    let mut con = conn_t(&master);
-    let mut rcon = replica.conn();
-    let held_at = Instant::now();
-    let t0 = try_acquire(&mut con, "fa:k", "holder", 500).expect("fa:k");
-    let w = queue(&master, &mut con, &[("fa:k", "waiter", 5000, 10_000)]);
-    wait_applied(&mut rcon, "fa:k", what);
-    let mut sleeper = put_to_sleep(&replica, "2");
-    let failover_at = Instant::now();
-    failover(&mut con, 1000);
-    before_lease_end(held_at, Duration::from_millis(500), "FAILOVER");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
-    let token = token_of(&answers[0], &master, what);
-    assert!(token > t0, "{what}: token {token} <= {t0}");
-    let after = answers[0].at.saturating_duration_since(failover_at);
-    assert!(
-        after + EARLY >= Duration::from_millis(1000),
-        "{what}: the waiter was granted {after:?} after FAILOVER, before its 1000 ms timeout"
-    );
-    assert!(
-        after <= Duration::from_millis(2000) + PROMPT,
-        "{what}: the waiter was granted only {after:?} after FAILOVER"
-    );
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut master, what);
-    assert_eq!(role(&mut con), "master", "{what}: the master's role");
-    let log = master.log_tail(1_000_000);
-    premise(
-        log.contains("FAILOVER to any replica aborted"),
-        "the failover was aborted",
-    );
-    assert_eq!(sleeper.read(READ_TIMEOUT), Reply::Status("OK".into()));
-    let info = lock_info(&mut con, "fa:k").expect("the waiter holds fa:k");
+    let mut f = Failover::start("FAILOVER TIMEOUT 1000, aborted");
+    let t0 = try_acquire(&mut f.con, "fa:k", "holder", 500).expect("fa:k");
+    let w = queue(&f.master, &mut f.con, &[("fa:k", "waiter", 5000, 10_000)]);
+    f.run("fa:k", true, 1000);
+    let mut answers = join_all(w);
+    let token = token_of(&answers[0], &f.master, &f.what);
+    assert!(token > t0, "{}: token {token} <= {t0}", f.what);
+    let (timeout, by) = (Duration::from_millis(1000), Duration::from_millis(2000));
+    assert_came_between(&answers[0], f.at, timeout, by, &f.what);
+    f.assert_aborted(&mut answers, &["fa:k"]);
+    let info = lock_info(&mut f.con, "fa:k").expect("the waiter holds fa:k");
     assert_eq!((info.owner.as_slice(), info.token), (&b"waiter"[..], token));
-    assert_same_dataset(&master, &replica, &["fa:k"], what);
-    assert_healthy(&mut replica, what);
 }
 
 // ---------------------------------------------------------------------------------------
 // REPLICAOF
 // ---------------------------------------------------------------------------------------
+
+/// A master alone and another server, the master to be, on which `o` holds `lock`.
+fn with_other(what: &str, lock: &str) -> (Scene, Server) {
+    let other = Server::start();
+    try_acquire(&mut conn_t(&other), lock, "o", 60_000).expect("the other's lock");
+    (Scene::alone(what), other)
+}
 
 /// REPLICAOF <another server> on a master with waiters (two behind a 60 s lease, one
 /// behind a 600 ms lease): each waiter gets exactly one `UNBLOCKED` error and none is
@@ -175,68 +118,36 @@ fn aborted_failover_hands_off_after_it() {
 #[test]
 fn replicaof_turns_waiters_into_one_error_each() {
     let what = "REPLICAOF";
-    let mut master = Server::start();
-    let mut other = Server::start();
-    let mut ocon = conn_t(&other);
-    try_acquire(&mut ocon, "ro:other", "o", 60_000).expect("ro:other");
-    let mut con = conn_t(&master);
+    let (mut s, mut other) = with_other(what, "ro:other");
     let held_at = Instant::now();
-    let t_long = try_acquire(&mut con, "ro:long", "holder", 60_000).expect("ro:long");
-    let t_short = try_acquire(&mut con, "ro:short", "holder", 600).expect("ro:short");
-    let waiters = queue(
-        &master,
-        &mut con,
-        &[
-            ("ro:long", "w1", 5000, 10_000),
-            ("ro:long", "w2", 5000, 10_000),
-            ("ro:short", "w3", 5000, 10_000),
-        ],
-    );
-    let turned_at = Instant::now();
+    let t_long = s.hold("ro:long", "holder", 60_000, &[]);
+    let t_short = s.hold("ro:short", "holder", 600, &[]);
+    let waiters = s.queue(&[
+        ("ro:long", "w1", 5000, 10_000),
+        ("ro:long", "w2", 5000, 10_000),
+        ("ro:short", "w3", 5000, 10_000),
+    ]);
     before_lease_end(held_at, Duration::from_millis(600), "REPLICAOF");
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    assert_each_unblocked(&mut answers, turned_at, what);
-    let up = master_link_up(&mut con);
-    assert!(up, "{what}: the link to the new master never came up");
+    turn_replica_of(&mut s.con, &other, waiters, what);
     // Let the short lease's deadline pass while this server is a replica.
-    let lease_end = held_at + Duration::from_millis(900);
-    sleep_until(lease_end);
-    assert_healthy(&mut master, what);
-    assert_same_dataset(&other, &master, &["ro:other"], what);
-    assert_eq!(
-        lock_info(&mut con, "ro:long"),
-        None,
-        "synced from the new master"
-    );
-    assert_eq!(
-        lock_info(&mut con, "ro:other").map(|i| i.owner),
-        Some(b"o".to_vec())
-    );
-    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
-    let mut refused = RawConn::open(master.port);
-    let r = refused.call(&["DLOCK.ACQUIRE", "ro:long", "x", "1000", "WAIT", "1000"]);
-    assert!(
-        r.is_error_starting("READONLY"),
-        "{what}: ACQUIRE on a replica answered {r:?}"
-    );
-    let _: () = cmd("REPLICAOF")
-        .arg("NO")
-        .arg("ONE")
-        .query(&mut con)
-        .expect("REPLICAOF NO ONE");
-    let t = try_acquire(&mut con, "ro:long", "again", 1000)
+    sleep_until(held_at + Duration::from_millis(900));
+    assert_healthy(&mut s.master, what);
+    assert_same_dataset(&other, &s.master, &["ro:other"], what);
+    let long = lock_info(&mut s.con, "ro:long");
+    assert_eq!(long, None, "synced from the new master");
+    let synced = lock_info(&mut s.con, "ro:other").map(|i| i.owner);
+    assert_eq!(synced, Some(b"o".to_vec()));
+    let acquire = ["DLOCK.ACQUIRE", "ro:long", "x", "1000", "WAIT", "1000"];
+    assert_replica_refuses(&s.master, &mut s.con, &acquire, "locks_waiting", what);
+    promote(&mut s.con);
+    let t = try_acquire(&mut s.con, "ro:long", "again", 1000)
         .unwrap_or_else(|| panic!("{what}: no grant after REPLICAOF NO ONE"));
+    let before = t_long.max(t_short);
     assert!(
-        t > t_long.max(t_short),
-        "{what}: token {t} after the role changes is not above {}",
-        t_long.max(t_short)
+        t > before,
+        "{what}: token {t} after the role changes <= {before}"
     );
-    assert_healthy(&mut master, what);
+    assert_healthy(&mut s.master, what);
     assert_healthy(&mut other, what);
 }
 
@@ -248,51 +159,22 @@ fn replicaof_turns_waiters_into_one_error_each() {
 #[test]
 fn replicaof_during_a_pause_drops_the_deferred_hand_off() {
     let what = "CLIENT PAUSE, lease end, REPLICAOF, UNPAUSE";
-    let mut master = Server::start();
-    let mut other = Server::start();
-    let mut ocon = conn_t(&other);
-    try_acquire(&mut ocon, "pr:other", "o", 60_000).expect("pr:other");
-    let mut con = conn_t(&master);
+    let (mut s, mut other) = with_other(what, "pr:other");
     let held_at = Instant::now();
-    try_acquire(&mut con, "pr:k", "holder", 500).expect("pr:k");
-    let w = queue(&master, &mut con, &[("pr:k", "waiter", 5000, 10_000)]);
-    client_pause(&mut con, 5000, "WRITE");
-    before_lease_end(held_at, Duration::from_millis(500), "CLIENT PAUSE");
-    let lease_over = wait_until(Duration::from_secs(3), || {
-        !master.is_alive() || cmd("PTTL").arg("pr:k").query::<i64>(&mut con).ok() == Some(-2)
-    });
-    assert_healthy(&mut master, what);
-    assert!(lease_over, "{what}: the 500 ms lease never ended");
+    s.hold("pr:k", "holder", 500, &[]);
+    let w = s.queue(&[("pr:k", "waiter", 5000, 10_000)]);
+    s.pause(5000, "WRITE", held_at, Duration::from_millis(500));
+    s.wait_lease_over("pr:k");
     // Let a deferred hand-off retry a few times while paused.
     thread::sleep(Duration::from_millis(100));
-    let _: () = cmd("REPLICAOF")
-        .arg("127.0.0.1")
-        .arg(other.port)
-        .query(&mut con)
-        .expect("REPLICAOF");
-    let mut answers: Vec<Answer> = w.into_iter().map(join).collect();
-    assert!(
-        answers[0].reply.is_error_starting("UNBLOCKED"),
-        "{what}: the waiter answered {:?}, expected UNBLOCKED; {}",
-        answers[0].reply,
-        crash_cause(&master)
-    );
-    assert_no_second_reply(&mut answers, what);
-    let up = master_link_up(&mut con);
-    assert!(up, "{what}: the link to the new master never came up");
-    let _: () = cmd("CLIENT")
-        .arg("UNPAUSE")
-        .query(&mut con)
-        .expect("CLIENT UNPAUSE");
+    turn_replica_of(&mut s.con, &other, w, what);
+    let _: () = query!(&mut s.con, "CLIENT", "UNPAUSE");
     // Give a module that retries deferred writes time to (wrongly) write as a replica.
     thread::sleep(Duration::from_millis(200));
-    assert_healthy(&mut master, what);
-    assert_same_dataset(&other, &master, &["pr:other"], what);
-    assert_eq!(
-        lock_info(&mut con, "pr:k"),
-        None,
-        "{what}: pr:k on the replica"
-    );
-    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+    assert_healthy(&mut s.master, what);
+    assert_same_dataset(&other, &s.master, &["pr:other"], what);
+    let pr = lock_info(&mut s.con, "pr:k");
+    assert_eq!(pr, None, "{what}: pr:k on the replica");
+    assert_eq!(warden_stat(&mut s.con, "locks_waiting"), 0);
     assert_healthy(&mut other, what);
 }

@@ -9,11 +9,14 @@
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
 //! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
 
-use crate::common::dlock::{conn_t, lock_info, release, try_acquire};
+use crate::common::dlock::{lock_info, release, try_acquire};
 use crate::common::server_ops::*;
+use crate::common::waiter::*;
 use crate::common::*;
 
 use std::time::{Duration, Instant};
+
+const ZERO: Duration = Duration::ZERO;
 
 // ---------------------------------------------------------------------------------------
 // DEBUG SLEEP, DEBUG RELOAD
@@ -25,51 +28,28 @@ use std::time::{Duration, Instant};
 /// replica holds the master's dataset.
 #[test]
 fn debug_sleep_while_a_lease_ends() {
-    let what = "DEBUG SLEEP 1";
-    let mut master = Server::start();
-    let replica = master.start_replica(&[], &[]);
-    let mut con = conn_t(&master);
+    let mut s = Scene::replicated("DEBUG SLEEP 1", &[]);
     let held_at = Instant::now();
-    let t0 = try_acquire(&mut con, "sleep:k", "holder", 500).expect("sleep:k");
-    try_acquire(&mut con, "sleep:long", "holder", 60_000).expect("sleep:long");
-    let waiters = queue(
-        &master,
-        &mut con,
-        &[
-            ("sleep:k", "w-lease", 5000, 10_000),
-            ("sleep:long", "w-timeout", 5000, 500),
-        ],
-    );
-    let mut sleeper = RawConn::open(master.port);
-    before_lease_end(held_at, Duration::from_millis(500), "DEBUG SLEEP");
-    let slept = sleeper.call(&["DEBUG", "SLEEP", "1"]);
-    let woke_at = Instant::now();
-    assert_eq!(slept, Reply::Status("OK".into()));
-    let mut answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    let token = token_of(&answers[0], &master, what);
-    assert!(token > t0, "{what}: waiter token {token} <= holder's {t0}");
-    let late = answers[0].at.saturating_duration_since(woke_at);
-    assert!(
-        late <= PROMPT,
-        "{what}: the waiter was granted {late:?} after the sleep ended"
-    );
+    let t0 = s.hold("sleep:k", "holder", 500, &[]);
+    s.hold("sleep:long", "holder", 60_000, &[]);
+    let waiters = s.queue(&[
+        ("sleep:k", "w-lease", 5000, 10_000),
+        ("sleep:long", "w-timeout", 5000, 500),
+    ]);
+    let woke_at = s.debug_sleep(held_at, Duration::from_millis(500), "1");
+    let mut answers = join_all(waiters);
+    let token = s.granted_between(&answers[0], t0, woke_at, ZERO, ZERO);
     assert_eq!(
         answers[1].reply,
         Reply::Nil,
-        "{what}: the waiter whose WAIT passed during the sleep"
+        "{}: the waiter whose WAIT passed during the sleep",
+        s.what
     );
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut master, what);
-    let info = lock_info(&mut con, "sleep:k").expect("the waiter holds sleep:k");
-    assert_eq!(
-        (info.owner.as_slice(), info.token),
-        (&b"w-lease"[..], token)
-    );
-    assert_eq!(
-        lock_info(&mut con, "sleep:long").map(|i| i.waiters),
-        Some(0)
-    );
-    assert_same_dataset(&master, &replica, &["sleep:k"], what);
+    assert_no_second_reply(&mut answers, &s.what);
+    s.assert_holder("sleep:k", "w-lease", token);
+    let long = lock_info(&mut s.con, "sleep:long");
+    assert_eq!(long.map(|i| i.waiters), Some(0));
+    s.assert_end(&["sleep:k"]);
 }
 
 /// DEBUG RELOAD (save, flush, load) while a client waits behind a 600 ms lease: the
@@ -78,42 +58,29 @@ fn debug_sleep_while_a_lease_ends() {
 /// before, promptly after), with a larger token.
 #[test]
 fn debug_reload_keeps_the_lock_and_its_waiter() {
-    let what = "DEBUG RELOAD";
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
+    let lease = Duration::from_millis(600);
+    let mut s = Scene::alone("DEBUG RELOAD");
     let held_at = Instant::now();
-    let t0 = try_acquire(&mut con, "rl:k", "holder", 600).expect("rl:k");
-    let mut w = queue(&server, &mut con, &[("rl:k", "waiter", 5000, 10_000)]);
-    let before = db_digest(&mut con);
-    let _: () = cmd("DEBUG")
-        .arg("RELOAD")
-        .query(&mut con)
-        .expect("DEBUG RELOAD");
-    before_lease_end(held_at, Duration::from_millis(600), "DEBUG RELOAD");
-    assert_eq!(db_digest(&mut con), before, "{what}: the reloaded dataset");
-    let info = lock_info(&mut con, "rl:k").expect("rl:k is held after the reload");
+    let t0 = s.hold("rl:k", "holder", 600, &[]);
+    let mut w = s.queue(&[("rl:k", "waiter", 5000, 10_000)]);
+    let before = db_digest(&mut s.con);
+    let _: () = query!(&mut s.con, "DEBUG", "RELOAD");
+    before_lease_end(held_at, lease, "DEBUG RELOAD");
+    assert_eq!(db_digest(&mut s.con), before, "{}: reloaded", s.what);
+    let info = lock_info(&mut s.con, "rl:k").expect("rl:k is held after the reload");
     assert_eq!(
         (info.owner.as_slice(), info.token, info.waiters),
         (&b"holder"[..], t0, 1)
     );
     assert!(
-        !w[0].handle.is_finished() || held_at.elapsed() >= Duration::from_millis(600),
-        "{what}: the waiter was answered before the lease ended"
+        !w[0].is_finished() || held_at.elapsed() >= lease,
+        "{}: the waiter was answered before the lease ended",
+        s.what
     );
-    let mut answers = vec![join(w.remove(0))];
-    let token = token_of(&answers[0], &server, what);
-    assert!(token > t0, "{what}: token {token} <= {t0}");
-    let after = answers[0].at.saturating_duration_since(held_at);
-    assert!(
-        after + EARLY >= Duration::from_millis(600),
-        "{what}: the waiter was granted {after:?} into a 600 ms lease"
-    );
-    assert!(
-        after <= Duration::from_millis(600) + PROMPT,
-        "{what}: the waiter was granted only {after:?} after a 600 ms lease began"
-    );
-    assert_no_second_reply(&mut answers, what);
-    assert_healthy(&mut server, what);
+    let mut answers = vec![w.remove(0).join()];
+    s.granted_between(&answers[0], t0, held_at, lease, lease);
+    assert_no_second_reply(&mut answers, &s.what);
+    s.assert_end(&[]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -128,83 +95,49 @@ fn debug_reload_keeps_the_lock_and_its_waiter() {
 /// waiter on release. With NOSAVE the lock is gone and a new grant's token is still
 /// above the old one.
 fn shutdown_with_waiters(mode: &str) {
-    let what = format!("SHUTDOWN {mode}");
-    let what = what.as_str();
-    let mut server = Server::start();
-    let mut con = conn_t(&server);
-    let t0 = try_acquire(&mut con, "down:k", "holder", 60_000).expect("down:k");
-    let waiters = queue(
-        &server,
-        &mut con,
-        &[
-            ("down:k", "w-forever", 5000, 0),
-            ("down:k", "w-10s", 5000, 10_000),
-        ],
-    );
-    let before = db_digest(&mut con);
-    let mut caller = RawConn::open(server.port);
-    let r = caller.call(&["SHUTDOWN", mode]);
-    assert!(
-        matches!(r, Reply::Closed(_)),
-        "{what}: SHUTDOWN answered {r:?}; log:\n{}",
-        server.log_tail(20)
-    );
-    let exited = wait_until(Duration::from_secs(10), || !server.is_alive());
-    assert!(exited, "{what}: the server still runs");
-    let answers: Vec<Answer> = waiters.into_iter().map(join).collect();
-    for a in &answers {
-        assert!(
-            matches!(a.reply, Reply::Closed(_) | Reply::Error(_)),
-            "{what}: waiter {} answered {:?}, expected the connection to close",
-            a.owner,
-            a.reply
-        );
-    }
-    let log = server.log_tail(1_000_000);
+    let mut s = Scene::alone(&format!("SHUTDOWN {mode}"));
+    let t0 = s.hold("down:k", "holder", 60_000, &[]);
+    let waiters = s.queue(&[
+        ("down:k", "w-forever", 5000, 0),
+        ("down:k", "w-10s", 5000, 10_000),
+    ]);
+    let before = db_digest(&mut s.con);
+    let log = s.shut_down(mode, waiters);
+    let what = s.what.clone();
     assert!(
         log.contains("ready to exit, bye bye"),
         "{what}: no clean exit in the log:\n{}",
-        server.log_tail(30)
+        s.master.log_tail(30)
     );
-    assert_clean_log(&server, what);
     if mode == "SAVE" {
         assert!(
             log.contains("DB saved on disk"),
             "{what}: no RDB saved:\n{}",
-            server.log_tail(30)
+            s.master.log_tail(30)
         );
     }
 
-    server.crash_and_restart(); // only starts it again: the process has exited
-    let mut con = conn_t(&server);
-    assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
+    s.start_again();
+    assert_eq!(warden_stat(&mut s.con, "locks_waiting"), 0);
     if mode == "SAVE" {
-        assert_eq!(
-            db_digest(&mut con),
-            before,
-            "{what}: the reloaded dataset differs"
-        );
-        let info = lock_info(&mut con, "down:k").expect("the holder still holds down:k");
-        assert_eq!((info.owner.as_slice(), info.token), (&b"holder"[..], t0));
-        let w = queue(&server, &mut con, &[("down:k", "after", 5000, 10_000)]);
-        assert_eq!(release(&mut con, "down:k", "holder"), 1);
-        let mut a: Vec<Answer> = w.into_iter().map(join).collect();
-        let t = token_of(&a[0], &server, what);
+        assert_eq!(db_digest(&mut s.con), before, "{what}: reloaded");
+        s.assert_holder("down:k", "holder", t0);
+        let w = s.queue(&[("down:k", "after", 5000, 10_000)]);
+        assert_eq!(release(&mut s.con, "down:k", "holder"), 1);
+        let mut a = join_all(w);
+        let t = s.token(&a[0]);
         assert!(t > t0, "{what}: token {t} after restart <= {t0}");
-        assert_no_second_reply(&mut a, what);
+        assert_no_second_reply(&mut a, &what);
     } else {
-        assert_eq!(
-            lock_info(&mut con, "down:k"),
-            None,
-            "{what}: nothing was saved"
-        );
-        let t = try_acquire(&mut con, "down:k", "after", 5000).expect("down:k is free");
+        let gone = lock_info(&mut s.con, "down:k");
+        assert_eq!(gone, None, "{what}: nothing was saved");
+        let t = try_acquire(&mut s.con, "down:k", "after", 5000).expect("down:k is free");
         assert!(
             t > t0,
             "{what}: token {t} after a restart without data <= {t0}"
         );
     }
-    assert_healthy(&mut server, what);
+    s.assert_end(&[]);
 }
 
 #[test]

@@ -14,12 +14,11 @@ fn parts(v: &str) -> (i64, i64, i64) {
 
 #[test]
 fn module_list_info_and_command_docs_agree_with_cargo() {
-    let s = Server::start();
-    let mut con = s.conn();
+    let (_s, mut con) = Server::start_conn();
     let package = env!("CARGO_PKG_VERSION");
     let (major, minor, patch) = parts(package);
 
-    let modules: Vec<Vec<Value>> = cmd("MODULE").arg("LIST").query(&mut con).unwrap();
+    let modules: Vec<Vec<Value>> = query!(&mut con, "MODULE", "LIST");
     let warden = modules
         .iter()
         .find(|m| format!("{m:?}").contains("warden"))
@@ -42,20 +41,10 @@ fn module_list_info_and_command_docs_agree_with_cargo() {
         Some(package)
     );
 
-    let names: Vec<String> = cmd("COMMAND")
-        .arg("LIST")
-        .arg("FILTERBY")
-        .arg("MODULE")
-        .arg("warden")
-        .query(&mut con)
-        .unwrap();
+    let names: Vec<String> = query!(&mut con, "COMMAND", "LIST", "FILTERBY", "MODULE", "warden");
     assert!(names.len() >= 10, "{names:?}");
     for name in names {
-        let docs: Value = cmd("COMMAND")
-            .arg("DOCS")
-            .arg(&name)
-            .query(&mut con)
-            .unwrap();
+        let docs: Value = query!(&mut con, "COMMAND", "DOCS", &name);
         let text = format!("{docs:?}");
         let since = text
             .split("since")

@@ -51,7 +51,7 @@ fn per_blocked_client(
 /// The memory of one client object without its query buffer: what each of
 /// Redis's temporary clients costs (struct plus reply buffer).
 fn client_base(con: &mut Connection) -> f64 {
-    let list: String = cmd("CLIENT").arg("INFO").query(con).expect("CLIENT INFO");
+    let list: String = query!(con, "CLIENT", "INFO");
     let field = |name: &str| -> f64 {
         list.split_whitespace()
             .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
@@ -65,14 +65,8 @@ fn client_base(con: &mut Connection) -> f64 {
 /// keeps released temporary clients for reuse, so a second round on the same
 /// server would not pay for them), and the size of one client object there.
 fn fresh_server_cost(command: impl Fn(usize) -> Vec<u8>) -> (f64, f64) {
-    let server = Server::start();
-    let mut con = server.conn();
-    let _: i64 = cmd("DLOCK.ACQUIRE")
-        .arg("held")
-        .arg("holder")
-        .arg(600_000)
-        .query(&mut con)
-        .expect("granted");
+    let (server, mut con) = Server::start_conn();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "held", "holder", 600_000);
     let cost = per_blocked_client(&server, &mut con, command);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
     (cost, client_base(&mut con))

@@ -3,6 +3,8 @@
 
 use super::*;
 
+use std::ops::Range;
+
 /// The error of an add to a full non-scaling filter.
 pub const FULL: &str = "ERR non scaling filter is full";
 /// The error of a filter that would exceed `bf-max-bytes`.
@@ -69,11 +71,7 @@ pub fn expect_err(con: &mut Connection, c: &redis::Cmd) -> String {
 
 /// `BF.INFOX key field`: the one value of its one-element array.
 pub fn info_field_only(con: &mut Connection, key: &str, field: &str) -> Value {
-    let v: Value = cmd("BF.INFOX")
-        .arg(key)
-        .arg(field)
-        .query(con)
-        .expect("BF.INFOX field");
+    let v: Value = query!(con, "BF.INFOX", key, field);
     match v {
         Value::Array(mut a) => {
             assert_eq!(a.len(), 1, "BF.INFOX {key} {field}: {a:?}");
@@ -135,25 +133,19 @@ pub fn count_ones_over<K: redis::ToRedisArgs + Copy>(
     ones
 }
 
+/// A key of the range helpers: any key argument that is Copy.
+pub trait Key: redis::ToRedisArgs + Copy {}
+impl<T: redis::ToRedisArgs + Copy> Key for T {}
+
 /// Adds `prefix{i}` for every i in `range` with pipelined MADDX batches;
 /// returns how many were new.
-pub fn madd_range<K: redis::ToRedisArgs + Copy>(
-    con: &mut Connection,
-    key: K,
-    prefix: &str,
-    range: std::ops::Range<u64>,
-) -> u64 {
+pub fn madd_range(con: &mut Connection, key: impl Key, prefix: &str, range: Range<u64>) -> u64 {
     count_ones_over(con, "BF.MADDX", key, prefix, range)
 }
 
 /// How many of `prefix{i}` for i in `range` the filter answers 1 for.
-pub fn mexists_range<K: redis::ToRedisArgs + Copy>(
-    con: &mut Connection,
-    key: K,
-    prefix: &str,
-    range: std::ops::Range<u64>,
-) -> u64 {
-    count_ones_over(con, "BF.MEXISTSX", key, prefix, range)
+pub fn mexists_range(con: &mut Connection, key: impl Key, pre: &str, range: Range<u64>) -> u64 {
+    count_ones_over(con, "BF.MEXISTSX", key, pre, range)
 }
 
 /// An integer reply.
@@ -233,7 +225,7 @@ pub fn info_from_pairs(pairs: &[(Value, Value)]) -> BfInfo {
 
 /// BF.INFOX over RESP2: a flat array of label, value pairs.
 pub fn bf_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> BfInfo {
-    let v: Value = cmd("BF.INFOX").arg(key).query(con).expect("BF.INFOX");
+    let v: Value = query!(con, "BF.INFOX", key);
     let Value::Array(a) = v else {
         panic!("BF.INFOX is not a flat array in RESP2: {v:?}");
     };
@@ -253,11 +245,7 @@ pub fn scandump<K: redis::ToRedisArgs + Copy>(con: &mut Connection, key: K) -> V
     let mut chunks: Vec<(i64, Vec<u8>)> = Vec::new();
     let mut it = 0i64;
     loop {
-        let (next, data): (i64, Vec<u8>) = cmd("BF.SCANDUMPX")
-            .arg(key)
-            .arg(it)
-            .query(con)
-            .expect("BF.SCANDUMPX");
+        let (next, data): (i64, Vec<u8>) = query!(con, "BF.SCANDUMPX", key, it);
         if next == 0 {
             assert!(
                 data.is_empty(),

@@ -1,16 +1,22 @@
 //! `CACHE.*` helpers shared by the cache tests: SET/GET wrappers, the
-//! `[value, lease]` reply of `CACHE.GET … LEASE`, CACHE.INFO as a map, and
-//! clients blocked in `CACHE.GET … WAIT` on their own threads.
+//! `[value, lease]` reply of `CACHE.GET … LEASE`, CACHE.INFO as a map, and the
+//! count of waiting clients. (Clients blocked in `CACHE.GET … WAIT` are
+//! `super::waiter::Waiter`.)
 
 use super::*;
 
 use std::collections::HashMap;
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `CACHE.SET key value ttl [opts...]`: 1 stored, 0 refused.
 pub fn cache_set(con: &mut Connection, key: &str, value: &str, ttl: i64, opts: &[&str]) -> i64 {
     try_cache_set(con, key, value, ttl, opts).expect("CACHE.SET")
+}
+
+/// A refresher's `CACHE.SET key value ttl LEASE token`: 1 stored, 0 refused (the
+/// lease is not current).
+pub fn refresh(con: &mut Connection, key: &str, value: &str, ttl: i64, token: i64) -> i64 {
+    cache_set(con, key, value, ttl, &["LEASE", &token.to_string()])
 }
 
 /// `CACHE.SET` whose error is the caller's to check.
@@ -85,7 +91,7 @@ pub fn get_wait_min(
 
 /// CACHE.INFO as field → integer; `None` for a missing key.
 pub fn cache_info(con: &mut Connection, key: &str) -> Option<HashMap<String, i64>> {
-    let v: Value = cmd("CACHE.INFO").arg(key).query(con).expect("CACHE.INFO");
+    let v: Value = query!(con, "CACHE.INFO", key);
     let items = match v {
         Value::Nil => return None,
         Value::Array(items) => items
@@ -129,32 +135,6 @@ pub fn refresh_in_progress(con: &mut Connection, key: &str, version: i64, lease_
     );
     assert!(token > 0, "{key}: no lease");
     token
-}
-
-/// A client blocked in `CACHE.GET … LEASE … WAIT` on its own thread: the
-/// reply and when it came.
-pub fn spawn_waiter(
-    server: &Server,
-    key: &'static str,
-    lease_ms: i64,
-    timeout_ms: i64,
-) -> JoinHandle<(redis::RedisResult<Leased>, Instant)> {
-    spawn_min_waiter(server, key, 0, lease_ms, timeout_ms)
-}
-
-/// `spawn_waiter` asking for at least version `min` (`MINVERSION`).
-pub fn spawn_min_waiter(
-    server: &Server,
-    key: &'static str,
-    min: i64,
-    lease_ms: i64,
-    timeout_ms: i64,
-) -> JoinHandle<(redis::RedisResult<Leased>, Instant)> {
-    let mut con = timed(server.conn(), Duration::from_secs(30));
-    thread::spawn(move || {
-        let r = get_wait_min(&mut con, key, min, lease_ms, timeout_ms);
-        (r, Instant::now())
-    })
 }
 
 /// Waits until `n` clients wait on `key` (CACHE.INFO waiters).

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult};
 
-use super::{cmd, info_field, wait_until, Connection, Server, Value};
+use super::{cmd, digest, info_field, pttl, wait_until, Connection, Server, Value};
 
 /// Options every cluster node starts with (the harness adds port, dir, module).
 const NODE_ARGS: &[&str] = &[
@@ -348,20 +348,16 @@ impl Cluster {
     /// on `from`: the first half of a manual slot move.
     pub fn begin_slot_move(&self, slot: u16, from: usize, to: usize) {
         let (from_id, to_id) = (self.node_id(from), self.node_id(to));
-        let _: () = cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg("IMPORTING")
-            .arg(&from_id)
-            .query(&mut self.conn(to))
-            .expect("SETSLOT IMPORTING");
-        let _: () = cmd("CLUSTER")
-            .arg("SETSLOT")
-            .arg(slot)
-            .arg("MIGRATING")
-            .arg(&to_id)
-            .query(&mut self.conn(from))
-            .expect("SETSLOT MIGRATING");
+        for (node, state, other) in [(to, "IMPORTING", from_id), (from, "MIGRATING", to_id)] {
+            let _: () = query!(
+                &mut self.conn(node),
+                "CLUSTER",
+                "SETSLOT",
+                slot,
+                state,
+                other
+            );
+        }
     }
 
     /// `MIGRATE` of `keys` from node `from` to node `to` (db 0, 5 s timeout).
@@ -410,18 +406,20 @@ impl Cluster {
     pub fn move_slot(&self, slot: u16, from: usize, to: usize) {
         self.begin_slot_move(slot, from, to);
         loop {
-            let keys: Vec<Vec<u8>> = cmd("CLUSTER")
-                .arg("GETKEYSINSLOT")
-                .arg(slot)
-                .arg(100)
-                .query(&mut self.conn(from))
-                .expect("GETKEYSINSLOT");
+            let keys: Vec<Vec<u8>> =
+                query!(&mut self.conn(from), "CLUSTER", "GETKEYSINSLOT", slot, 100);
             if keys.is_empty() {
                 break;
             }
             let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
             self.migrate_keys(from, to, &refs).expect("MIGRATE");
         }
+        self.finish_slot_move(slot, to);
+    }
+
+    /// The second half of a manual slot move: `CLUSTER SETSLOT slot NODE <to>` on
+    /// every node, then waits until the whole cluster agrees.
+    pub fn finish_slot_move(&self, slot: u16, to: usize) {
         for (i, r) in self.assign_slot(slot, to) {
             r.unwrap_or_else(|e| panic!("SETSLOT {slot} NODE on node {i}: {e}"));
         }
@@ -450,10 +448,7 @@ impl Cluster {
     /// Valkey 9), each as its fields (`slot_ranges`, `state`, `message`, …)
     /// in text.
     pub fn slot_migrations(&self, i: usize) -> Vec<HashMap<String, String>> {
-        let v: Value = cmd("CLUSTER")
-            .arg("GETSLOTMIGRATIONS")
-            .query(&mut self.conn(i))
-            .expect("CLUSTER GETSLOTMIGRATIONS");
+        let v: Value = query!(&mut self.conn(i), "CLUSTER", "GETSLOTMIGRATIONS");
         let Value::Array(jobs) = v else {
             return Vec::new();
         };
@@ -661,6 +656,37 @@ impl ClusterConn {
 }
 
 /// The redirect an error reply asks for, if it is `MOVED` or `ASK`.
+/// The digest (DEBUG DIGEST-VALUE) and PTTL of each of `keys` on `con`.
+pub fn digests_and_ttls<K: AsRef<str>>(con: &mut Connection, keys: &[K]) -> Vec<(String, i64)> {
+    keys.iter()
+        .map(|k| (digest(con, k.as_ref()), pttl(con, k.as_ref())))
+        .collect()
+}
+
+/// Each of `keys` arrived intact on `con` (`where_` names the node): the digest it
+/// had `before`, and its TTL — none if it had none, else no longer than before (plus
+/// `slack` ms) and no shorter than the `elapsed` ms since allow.
+pub fn assert_keys_intact<K: AsRef<str>>(
+    con: &mut Connection,
+    keys: &[K],
+    before: &[(String, i64)],
+    (elapsed, slack): (i64, i64),
+    where_: &str,
+) {
+    for (k, (dig, ttl)) in keys.iter().map(AsRef::as_ref).zip(before) {
+        assert_eq!(&digest(con, k), dig, "DEBUG DIGEST-VALUE of {k} {where_}");
+        let now = pttl(con, k);
+        if *ttl < 0 {
+            assert_eq!(now, *ttl, "{k} had no TTL and must have none");
+        } else {
+            assert!(
+                now <= *ttl + slack && now >= *ttl - elapsed - 1000,
+                "PTTL of {k}: {ttl} before, {now} {where_} ({elapsed} ms later)"
+            );
+        }
+    }
+}
+
 pub fn redirect_of(e: &RedisError) -> Option<Redirect> {
     let (addr, slot) = e.redirect_node()?;
     let port: u16 = addr.rsplit(':').next()?.parse().ok()?;

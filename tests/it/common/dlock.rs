@@ -1,11 +1,12 @@
-//! `DLOCK.*` helpers shared by the lock tests (`tests/it/dlock.rs`,
-//! `tests/it/dlock_persistence.rs`): acquire/release/extend wrappers, DLOCK.INFO parsing,
-//! and clients blocking in `DLOCK.ACQUIRE ... WAIT` on their own threads.
+//! `DLOCK.*` helpers shared by the lock tests: acquire/release/extend wrappers,
+//! DLOCK.INFO parsing, the count of waiting clients, and worker clients on their own
+//! threads. (Clients blocked in `DLOCK.ACQUIRE … WAIT` are `super::waiter::Waiter`.)
 
+use super::waiter::Waiter;
 use super::*;
 
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A connection whose reads time out, so a module that blocks when it must not makes the
 /// test fail instead of hanging forever.
@@ -13,18 +14,29 @@ pub fn conn_t(server: &Server) -> Connection {
     timed(server.conn(), Duration::from_secs(30))
 }
 
+/// A new server and a connection to it whose reads time out (`conn_t`).
+pub fn lock_server() -> (Server, Connection) {
+    let server = Server::start();
+    let con = conn_t(&server);
+    (server, con)
+}
+
+/// A new server on which `holder` holds `key` for `ttl` ms: the server, a
+/// connection to it and the holder's token.
+pub fn held(key: &str, ttl: i64) -> (Server, Connection, i64) {
+    let (server, mut con) = lock_server();
+    let t = try_acquire(&mut con, key, "holder", ttl).expect("granted");
+    (server, con, t)
+}
+
+/// `DLOCK.ACQUIRE key owner ttl`: the token, or None when the lock is busy.
 pub fn try_acquire<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
     con: &mut Connection,
     key: K,
     owner: O,
     ttl: i64,
 ) -> Option<i64> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .query(con)
-        .expect("DLOCK.ACQUIRE")
+    acquire_opts(con, key, owner, ttl, &[])
 }
 
 /// `DLOCK.ACQUIRE key owner ttl REENTRANT`: a holder's repeat adds a hold.
@@ -34,13 +46,19 @@ pub fn reenter<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
     owner: O,
     ttl: i64,
 ) -> Option<i64> {
-    cmd("DLOCK.ACQUIRE")
-        .arg(key)
-        .arg(owner)
-        .arg(ttl)
-        .arg("REENTRANT")
-        .query(con)
-        .expect("DLOCK.ACQUIRE REENTRANT")
+    acquire_opts(con, key, owner, ttl, &["REENTRANT"])
+}
+
+/// `DLOCK.ACQUIRE key owner ttl <opts…>` (`SHARED`, `LIMIT n`, `REENTRANT`) without
+/// waiting: the token, or None when the lock is busy; fails on an error reply.
+pub fn acquire_opts<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
+    con: &mut Connection,
+    key: K,
+    owner: O,
+    ttl: i64,
+    opts: &[&str],
+) -> Option<i64> {
+    query!(con, "DLOCK.ACQUIRE", key, owner, ttl, opts)
 }
 
 pub fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
@@ -57,6 +75,14 @@ pub fn acquire_wait<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
         .arg("WAIT")
         .arg(wait)
         .query(con)
+}
+
+/// `DLOCK.ACQUIRE key owner ttl WAIT wait` (`(ttl, wait)`) on `con` (a worker's own
+/// connection): the token; fails on an error or on nil (the WAIT timed out).
+pub fn wait_granted(con: &mut Connection, key: &str, owner: &str, (ttl, wait): (i64, i64)) -> i64 {
+    acquire_wait(con, key, owner, ttl, wait)
+        .unwrap_or_else(|e| panic!("DLOCK.ACQUIRE {key} {owner}: {e}"))
+        .unwrap_or_else(|| panic!("{owner} not granted {key} before the WAIT timeout"))
 }
 
 pub fn release<K: redis::ToRedisArgs, O: redis::ToRedisArgs>(
@@ -156,8 +182,35 @@ pub fn parse_info(v: &Value) -> Option<LockInfo> {
     })
 }
 
+/// Two DLOCK.INFO replies of one key (`before` and `after` a step, or master and
+/// replica): both free, or the same holder (owner, token, holds); the pair when held,
+/// for the caller's checks of the leases.
+pub fn same_holder<'a>(
+    before: &'a Option<LockInfo>,
+    after: &'a Option<LockInfo>,
+    what: &str,
+) -> Option<(&'a LockInfo, &'a LockInfo)> {
+    match (before, after) {
+        (None, None) => None,
+        (Some(b), Some(a)) => {
+            let holder = |i: &'a LockInfo| (&i.owner, i.token, i.holds);
+            assert_eq!(holder(a), holder(b), "{what}");
+            Some((b, a))
+        }
+        _ => panic!("{what}: {before:?}, then {after:?}"),
+    }
+}
+
+/// DLOCK.INFO of a plain lock as (owner, token, holds, waiters); None when free.
+pub fn lock_view(con: &mut Connection, key: &str) -> Option<(String, i64, i64, i64)> {
+    lock_info(con, key).map(|i| {
+        let owner = String::from_utf8_lossy(&i.owner).into_owned();
+        (owner, i.token, i.holds, i.waiters)
+    })
+}
+
 pub fn lock_info<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Option<LockInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let v: Value = query!(con, "DLOCK.INFO", key);
     parse_info(&v)
 }
 
@@ -170,7 +223,7 @@ pub type SetInfo = (Vec<(String, Value)>, Vec<Holder>);
 
 /// DLOCK.INFO of a lock set as field → value, with `holders` apart; None when free.
 pub fn set_info(con: &mut Connection, key: &str) -> Option<SetInfo> {
-    let v: Value = cmd("DLOCK.INFO").arg(key).query(con).expect("DLOCK.INFO");
+    let v: Value = query!(con, "DLOCK.INFO", key);
     let Value::Array(flat) = v else {
         return None;
     };
@@ -231,41 +284,29 @@ pub fn wait_waiting_for(con: &mut Connection, n: i64, what: &str) {
     assert!(ok, "{what}: locks_waiting never reached {n} (it is {now})");
 }
 
-pub type WaitResult = (redis::RedisResult<Option<i64>>, Instant);
+/// A client blocked in `DLOCK.ACQUIRE key owner ttl WAIT wait`, queued: it returns
+/// once the count of waiting clients has grown by one.
+pub fn queued(
+    server: &Server,
+    con: &mut Connection,
+    key: &str,
+    owner: &str,
+    (ttl, wait): (i64, i64),
+) -> Waiter {
+    let before = waiting(con);
+    let w = Waiter::lock(server, key, owner, ttl, wait);
+    wait_waiting(con, before + 1);
+    w
+}
 
-/// Starts a client (own connection) running `f` in a thread; returns its CLIENT ID.
+/// Starts a worker client (own connection) running `f` in a thread: a client that
+/// does more than wait for one answer (acquire, work, release, in a loop).
 pub fn spawn_client<T: Send + 'static>(
     server: &Server,
     f: impl FnOnce(&mut Connection) -> T + Send + 'static,
-) -> (i64, JoinHandle<T>) {
+) -> JoinHandle<T> {
     let mut con = conn_t(server);
-    let id: i64 = cmd("CLIENT").arg("ID").query(&mut con).expect("CLIENT ID");
-    (id, thread::spawn(move || f(&mut con)))
-}
-
-/// A client blocking in `DLOCK.ACQUIRE key owner ttl WAIT wait`; the thread returns the
-/// reply and when it arrived.
-pub fn spawn_waiter(
-    server: &Server,
-    key: &[u8],
-    owner: &[u8],
-    ttl: i64,
-    wait: i64,
-) -> (i64, JoinHandle<WaitResult>) {
-    let (key, owner) = (key.to_vec(), owner.to_vec());
-    spawn_client(server, move |con| {
-        let r = acquire_wait(con, key, owner, ttl, wait);
-        (r, Instant::now())
-    })
-}
-
-pub fn granted(h: JoinHandle<WaitResult>, what: &str) -> (i64, Instant) {
-    let (r, at) = h.join().expect("waiter thread panicked");
-    match r {
-        Ok(Some(t)) => (t, at),
-        Ok(None) => panic!("{what}: waiter got nil instead of the lock"),
-        Err(e) => panic!("{what}: waiter got an error: {}", err_text(&e)),
-    }
+    thread::spawn(move || f(&mut con))
 }
 
 pub fn assert_strictly_increasing(tokens: &[i64], what: &str) {

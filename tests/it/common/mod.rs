@@ -3,14 +3,45 @@
 //! Every `Server` runs on its own free loopback port in its own directory and is
 //! killed when dropped, also while a failing test unwinds.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 pub use redis::{cmd, Connection, Value};
+
+/// `query!(con, "NAME", arg, …)`: sends one command and parses its reply as the type
+/// the caller asks for, failing with the command's text on an error reply — one line
+/// where a `cmd(…).arg(…)….query(…).expect(…)` chain takes six.
+macro_rules! query {
+    ($con:expr, $name:expr $(, $arg:expr)* $(,)?) => {{
+        let mut c = redis::cmd($name);
+        $(c.arg($arg);)*
+        $crate::common::query_cmd(&mut c, $con)
+    }};
+}
+pub(crate) use query;
+
+/// `cmd_of!(NAME, arg, …)`: the command as a `redis::Cmd`, built and not sent — one
+/// line where a `cmd(…).arg(…)….clone()` chain takes six.
+macro_rules! cmd_of {
+    ($name:expr $(, $arg:expr)* $(,)?) => {{
+        let c = &mut redis::cmd($name);
+        $(c.arg($arg);)*
+        c.clone()
+    }};
+}
+pub(crate) use cmd_of;
+
+/// The reply to `c` as the type the caller asks for; fails with the command's text on
+/// an error reply (the body of `query!`).
+pub fn query_cmd<T: redis::FromRedisValue>(
+    c: &mut redis::Cmd,
+    con: &mut impl redis::ConnectionLike,
+) -> T {
+    c.query(con).unwrap_or_else(|e| panic!("{}: {e}", show(c)))
+}
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
@@ -68,7 +99,7 @@ fn free_port() -> u16 {
 /// 8+ frees it in a background thread (lazy user flush), and the module's
 /// counters (`bf_filters`, `bf_bytes`) drop only then.
 pub fn debug_reload(con: &mut Connection) {
-    let _: () = cmd("DEBUG").arg("RELOAD").query(con).expect("DEBUG RELOAD");
+    let _: () = query!(con, "DEBUG", "RELOAD");
     let freed = wait_until(Duration::from_secs(10), || {
         info_field(con, "memory", "lazyfree_pending_objects").as_deref() == Some("0")
     });
@@ -102,6 +133,30 @@ impl Server {
     /// Starts a server with default options.
     pub fn start() -> Server {
         Server::start_with(&[], &[])
+    }
+
+    /// Starts a master, a replica of it, and opens a connection to the master.
+    pub fn start_replicated() -> (Server, Server, Connection) {
+        let master = Server::start();
+        let replica = master.start_replica(&[], &[]);
+        let con = master.conn();
+        (master, replica, con)
+    }
+
+    /// Starts a server with an AOF of plain commands (no RDB preamble): what it
+    /// replays on a restart is the commands' text.
+    pub fn start_plain_aof() -> Server {
+        Server::start_with(
+            &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+            &[],
+        )
+    }
+
+    /// Starts a server with default options and opens a connection to it.
+    pub fn start_conn() -> (Server, Connection) {
+        let server = Server::start();
+        let con = server.conn();
+        (server, con)
     }
 
     /// Starts a server with extra server options (`["--appendonly", "yes"]`)
@@ -231,7 +286,7 @@ impl Server {
             "server died; log tail:\n{}",
             self.log_tail(40)
         );
-        let pong: String = cmd("PING").query(&mut self.conn()).expect("PING");
+        let pong: String = query!(&mut self.conn(), "PING");
         assert_eq!(pong, "PONG");
     }
 
@@ -272,11 +327,7 @@ impl Server {
         args.extend_from_slice(extra);
         let mut r = Server::start_with(&args, module_args);
         let mut con = r.conn();
-        let _: () = cmd("REPLICAOF")
-            .arg("127.0.0.1")
-            .arg(self.port)
-            .query(&mut con)
-            .expect("replicaof");
+        let _: () = query!(&mut con, "REPLICAOF", "127.0.0.1", self.port);
         r.args.extend([
             "--replicaof".to_string(),
             "127.0.0.1".to_string(),
@@ -321,11 +372,7 @@ impl Server {
     /// once a second), so one write is waited for here.
     pub fn start_streaming_replica(&self) -> Server {
         let replica = self.start_replica(&[], &[]);
-        let _: () = cmd("SET")
-            .arg("replica:linked")
-            .arg(1)
-            .query(&mut self.conn())
-            .expect("SET");
+        let _: () = query!(&mut self.conn(), "SET", "replica:linked", 1);
         self.sync_replicas(1);
         replica
     }
@@ -356,7 +403,7 @@ impl Server {
                 .expect("INFO persistence has no aof_rewrites")
         };
         let n0 = rewrites(&mut con);
-        let _: Value = cmd("BGREWRITEAOF").query(&mut con).expect("BGREWRITEAOF");
+        let _: Value = query!(&mut con, "BGREWRITEAOF");
         assert!(
             wait_until(Duration::from_secs(60), || {
                 rewrites(&mut con) > n0 && aof_rewrite_idle(&mut con)
@@ -461,19 +508,21 @@ pub fn scan_keys(con: &mut Connection, filter: &[&str]) -> Vec<Vec<u8>> {
     keys
 }
 
+/// INFO warden's `bf_filters` and `bf_bytes`: the filters the module counts and
+/// their bytes (to compare with `filter_census`).
+pub fn filter_stats(con: &mut Connection) -> (i64, i64) {
+    (warden_stat(con, "bf_filters"), warden_stat(con, "bf_bytes"))
+}
+
 /// The filter keys of databases `dbs` and the sum of their sizes (BF.INFOX SIZE), by
 /// SCAN; leaves the connection in database 0.
 pub fn filter_census(con: &mut Connection, dbs: &[i64]) -> (i64, i64) {
     let (mut n, mut bytes) = (0i64, 0i64);
     for db in dbs {
-        let _: () = cmd("SELECT").arg(db).query(con).expect("SELECT");
+        let _: () = query!(con, "SELECT", db);
         for k in scan_keys(con, &["TYPE", "warden-bf"]) {
             n += 1;
-            let size: Value = cmd("BF.INFOX")
-                .arg(&k)
-                .arg("SIZE")
-                .query(con)
-                .expect("BF.INFOX SIZE");
+            let size: Value = query!(con, "BF.INFOX", &k, "SIZE");
             bytes += match size {
                 Value::Int(n) => n,
                 Value::Array(a) if a.len() == 1 => match a[0] {
@@ -484,7 +533,7 @@ pub fn filter_census(con: &mut Connection, dbs: &[i64]) -> (i64, i64) {
             };
         }
     }
-    let _: () = cmd("SELECT").arg(0).query(con).expect("SELECT");
+    let _: () = query!(con, "SELECT", 0);
     (n, bytes)
 }
 
@@ -530,6 +579,25 @@ pub fn ok(con: &mut Connection, c: &redis::Cmd) {
 /// `DUMP key`.
 pub fn dump<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> Vec<u8> {
     cmd("DUMP").arg(key).query(con).expect("DUMP")
+}
+
+/// A table of calls and the errors they must answer, one a line: the call's words
+/// (split at white space; `""` is an empty word), `=>`, the error's text. Blank lines
+/// and lines starting with `#` (comments) are passed over. One line a case, where a
+/// slice of tuples takes four.
+pub fn refusals(table: &'static str) -> Vec<(Vec<&'static str>, &'static str)> {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (call, error) = l
+                .split_once("=>")
+                .unwrap_or_else(|| panic!("no `=>` in the case {l:?}"));
+            let word = |w: &'static str| if w == "\"\"" { "" } else { w };
+            (call.split_whitespace().map(word).collect(), error.trim())
+        })
+        .collect()
 }
 
 /// Fails the test with every collected failure.
@@ -595,7 +663,7 @@ pub fn settled_warden_stat(con: &mut Connection, field: &str, want: i64, within:
 
 /// The server's wall clock in milliseconds (from TIME).
 pub fn server_time_ms(con: &mut Connection) -> i64 {
-    let (s, us): (i64, i64) = cmd("TIME").query(con).expect("TIME");
+    let (s, us): (i64, i64) = query!(con, "TIME");
     s * 1000 + us / 1000
 }
 
@@ -636,11 +704,7 @@ pub fn physical_memory() -> u64 {
 
 /// `DEBUG DIGEST-VALUE key`.
 pub fn digest<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
-    let v: Vec<String> = cmd("DEBUG")
-        .arg("DIGEST-VALUE")
-        .arg(key)
-        .query(con)
-        .expect("DEBUG DIGEST-VALUE");
+    let v: Vec<String> = query!(con, "DEBUG", "DIGEST-VALUE", key);
     v.into_iter().next().expect("one digest")
 }
 
@@ -654,167 +718,12 @@ pub fn pttl<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> i64 {
 }
 
 pub fn exists<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> bool {
-    let n: i64 = cmd("EXISTS").arg(key).query(con).expect("EXISTS");
+    let n: i64 = query!(con, "EXISTS", key);
     n == 1
 }
 
 pub fn key_type<K: redis::ToRedisArgs>(con: &mut Connection, key: K) -> String {
     cmd("TYPE").arg(key).query(con).expect("TYPE")
-}
-
-/// A raw replication link to a master: reads the commands it propagates.
-pub struct ReplicationTap {
-    reader: BufReader<TcpStream>,
-}
-
-impl ReplicationTap {
-    fn connect(port: u16) -> ReplicationTap {
-        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect tap");
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
-        s.write_all(b"*1\r\n$4\r\nSYNC\r\n").expect("send SYNC");
-        let mut reader = BufReader::new(s);
-        // Skip newlines the master sends while preparing the RDB, then read the payload.
-        let mut line = String::new();
-        loop {
-            line.clear();
-            reader.read_line(&mut line).expect("read sync header");
-            if line.starts_with('$') {
-                break;
-            }
-        }
-        let header = line.trim_end();
-        if let Some(mark) = header.strip_prefix("$EOF:") {
-            let mark = mark.as_bytes().to_vec();
-            let mut tail: Vec<u8> = Vec::new();
-            let mut byte = [0u8; 1];
-            while !tail.ends_with(&mark) {
-                reader.read_exact(&mut byte).expect("read rdb");
-                tail.push(byte[0]);
-                if tail.len() > 4096 {
-                    tail.drain(..2048);
-                }
-            }
-        } else {
-            let len: usize = header[1..].parse().expect("rdb length");
-            let mut buf = vec![0u8; len];
-            reader.read_exact(&mut buf).expect("read rdb");
-        }
-        ReplicationTap { reader }
-    }
-
-    /// Next propagated command, skipping PING and SELECT; None on timeout.
-    pub fn next_command(&mut self, timeout: Duration) -> Option<Vec<String>> {
-        self.reader.get_mut().set_read_timeout(Some(timeout)).ok()?;
-        loop {
-            let cmd = self.read_command()?;
-            let name = cmd[0].to_ascii_uppercase();
-            if name == "PING" || name == "SELECT" || name == "REPLCONF" {
-                continue;
-            }
-            return Some(cmd);
-        }
-    }
-
-    /// Every command propagated within `window` (MULTI/EXEC included).
-    pub fn drain(&mut self, window: Duration) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        let deadline = Instant::now() + window;
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.next_command(left.max(Duration::from_millis(1))) {
-                Some(c) => out.push(c),
-                None => break,
-            }
-        }
-        out
-    }
-
-    /// Every command propagated before `SET key value` (MULTI/EXEC included), each
-    /// waited for up to 10 s; fails if that `SET` never comes.
-    pub fn until_set(&mut self, key: &str, value: &str) -> Vec<Vec<String>> {
-        let mut out = Vec::new();
-        loop {
-            let c = self
-                .next_command(Duration::from_secs(10))
-                .unwrap_or_else(|| {
-                    panic!("SET {key} {value} never reached the stream; before it: {out:?}")
-                });
-            if c.len() == 3 && c[0].eq_ignore_ascii_case("SET") && c[1] == key && c[2] == value {
-                return out;
-            }
-            out.push(c);
-        }
-    }
-
-    /// Writes the marker `SET key label` on `con` (a connection to the tapped master)
-    /// and returns every command propagated before it (MULTI/EXEC included).
-    pub fn until_marker(
-        &mut self,
-        con: &mut Connection,
-        key: &str,
-        label: &str,
-    ) -> Vec<Vec<String>> {
-        let _: () = cmd("SET")
-            .arg(key)
-            .arg(label)
-            .query(con)
-            .expect("SET marker");
-        self.until_set(key, label)
-    }
-
-    fn read_command(&mut self) -> Option<Vec<String>> {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).ok()?;
-            if line.is_empty() {
-                return None;
-            }
-            if line.trim().is_empty() {
-                continue;
-            }
-            break;
-        }
-        let n: usize = line.trim_end().strip_prefix('*')?.parse().ok()?;
-        let mut parts = Vec::with_capacity(n);
-        for _ in 0..n {
-            line.clear();
-            self.reader.read_line(&mut line).ok()?;
-            let len: usize = line.trim_end().strip_prefix('$')?.parse().ok()?;
-            let mut buf = vec![0u8; len + 2];
-            self.reader.read_exact(&mut buf).ok()?;
-            buf.truncate(len);
-            parts.push(String::from_utf8_lossy(&buf).into_owned());
-        }
-        Some(parts)
-    }
-}
-/// Appends one command in RESP (an array of bulk strings) to `buf`.
-pub fn pack(buf: &mut Vec<u8>, args: &[&[u8]]) {
-    buf.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-    for a in args {
-        buf.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        buf.extend_from_slice(a);
-        buf.extend_from_slice(b"\r\n");
-    }
-}
-
-/// One command in RESP, for a bare socket.
-pub fn resp(args: &[&str]) -> Vec<u8> {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    let mut out = Vec::new();
-    pack(&mut out, &args);
-    out
-}
-
-/// Whether a propagated command is a transaction's MULTI or EXEC.
-pub fn is_multi_exec(c: &[String]) -> bool {
-    c[0].eq_ignore_ascii_case("MULTI") || c[0].eq_ignore_ascii_case("EXEC")
-}
-
-/// Propagated commands without MULTI/EXEC.
-pub fn without_multi_exec(cmds: Vec<Vec<String>>) -> Vec<Vec<String>> {
-    cmds.into_iter().filter(|c| !is_multi_exec(c)).collect()
 }
 
 /// Bytes as text for failure messages: printable ASCII as is, the rest as `\xNN`.
@@ -881,3 +790,6 @@ pub mod payload_types;
 pub mod ranges;
 pub mod rate;
 pub mod server_ops;
+mod tap;
+pub use tap::*;
+pub mod waiter;

@@ -199,35 +199,10 @@ pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings
         // COST 0 only looks. Exactly the command of the stored kind answers; the
         // others say the key holds another kind (or arithmetic would overflow).
         let looks = [
-            cmd("RL.TOKEN")
-                .arg(key)
-                .arg("10/s")
-                .arg(10)
-                .arg("COST")
-                .arg(0)
-                .clone(),
-            cmd("RL.LEAKY")
-                .arg(key)
-                .arg("10/s")
-                .arg(10)
-                .arg("COST")
-                .arg(0)
-                .clone(),
-            cmd("RL.WINDOW")
-                .arg(key)
-                .arg(10)
-                .arg(1000)
-                .arg("COST")
-                .arg(0)
-                .clone(),
-            cmd("RL.GCRA")
-                .arg(key)
-                .arg(10)
-                .arg(10)
-                .arg(1)
-                .arg("QUANTITY")
-                .arg(0)
-                .clone(),
+            cmd_of!("RL.TOKEN", key, "10/s", 10, "COST", 0),
+            cmd_of!("RL.LEAKY", key, "10/s", 10, "COST", 0),
+            cmd_of!("RL.WINDOW", key, 10, 1000, "COST", 0),
+            cmd_of!("RL.GCRA", key, 10, 10, 1, "QUANTITY", 0),
         ];
         let mut answered = 0;
         for (i, c) in looks.iter().enumerate() {
@@ -305,67 +280,32 @@ pub fn exercise(
     let owner = format!("fz{}", i % 3);
     let writes: Vec<redis::Cmd> = match ty {
         Ty::Lock => vec![
-            cmd("DLOCK.ACQUIRE")
-                .arg(key)
-                .arg(&owner)
-                .arg(LONG_TTL_MS)
-                .clone(),
-            cmd("DLOCK.EXTEND")
-                .arg(key)
-                .arg(&owner)
-                .arg(LONG_TTL_MS)
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", key, &owner, LONG_TTL_MS),
+            cmd_of!("DLOCK.EXTEND", key, &owner, LONG_TTL_MS),
             cmd("DLOCK.RELEASE").arg(key).arg("a").clone(),
             cmd("DLOCK.RELEASE").arg(key).arg("re-entrant").clone(),
-            cmd("DLOCK.ACQUIRE")
-                .arg(key)
-                .arg("re-entrant")
-                .arg(LONG_TTL_MS)
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", key, "re-entrant", LONG_TTL_MS),
             cmd("DLOCK.INFO").arg(key).clone(),
         ],
         Ty::LockSet => vec![
-            cmd("DLOCK.ACQUIRE")
-                .arg(key)
-                .arg(&owner)
-                .arg(LONG_TTL_MS)
-                .arg("SHARED")
-                .clone(),
-            cmd("DLOCK.ACQUIRE")
-                .arg(key)
-                .arg(&owner)
-                .arg(LONG_TTL_MS)
-                .arg("LIMIT")
-                .arg(3)
-                .clone(),
-            cmd("DLOCK.EXTEND")
-                .arg(key)
-                .arg("r1")
-                .arg(LONG_TTL_MS)
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", key, &owner, LONG_TTL_MS, "SHARED"),
+            cmd_of!("DLOCK.ACQUIRE", key, &owner, LONG_TTL_MS, "LIMIT", 3),
+            cmd_of!("DLOCK.EXTEND", key, "r1", LONG_TTL_MS),
             cmd("DLOCK.RELEASE").arg(key).arg("a").clone(),
             cmd("DLOCK.RELEASE").arg(key).arg("r2").clone(),
-            cmd("DLOCK.ACQUIRE")
-                .arg(key)
-                .arg("x")
-                .arg(LONG_TTL_MS)
-                .clone(),
+            cmd_of!("DLOCK.ACQUIRE", key, "x", LONG_TTL_MS),
             cmd("DLOCK.INFO").arg(key).clone(),
         ],
         Ty::Filter => vec![
             cmd("BF.ADDX").arg(key).arg(format!("new{i}")).clone(),
-            cmd("BF.MADDX")
-                .arg(key)
-                .arg(format!("m{i}a"))
-                .arg(format!("m{i}b"))
-                .arg("fb:small:0")
-                .clone(),
-            cmd("BF.INSERTX")
-                .arg(key)
-                .arg("NOCREATE")
-                .arg("ITEMS")
-                .arg(format!("n{i}"))
-                .clone(),
+            cmd_of!(
+                "BF.MADDX",
+                key,
+                format!("m{i}a"),
+                format!("m{i}b"),
+                "fb:small:0"
+            ),
+            cmd_of!("BF.INSERTX", key, "NOCREATE", "ITEMS", format!("n{i}")),
             cmd("BF.EXISTSX").arg(key).arg(format!("new{i}")).clone(),
             cmd("BF.INFOX").arg(key).arg("SIZE").clone(),
             cmd("BF.RESERVEX").arg(key).arg(0.01).arg(10).clone(),
@@ -375,13 +315,7 @@ pub fn exercise(
         Ty::Loading => {
             let mut w: Vec<redis::Cmd> = Vec::new();
             for (it, len) in [(9u64, 8usize), (17, 16), (25, 24), (161, 160), (1, 0)] {
-                w.push(
-                    cmd("BF.LOADCHUNKX")
-                        .arg(key)
-                        .arg(it)
-                        .arg(vec![0x5au8; len])
-                        .clone(),
-                );
+                w.push(cmd_of!("BF.LOADCHUNKX", key, it, vec![0x5au8; len]));
             }
             w.push(cmd("BF.ADDX").arg(key).arg(format!("new{i}")).clone());
             w.push(cmd("BF.RESERVEX").arg(key).arg(0.01).arg(10).clone());
@@ -389,15 +323,7 @@ pub fn exercise(
         }
         Ty::Limiter => vec![
             cmd("RL.TOKEN").arg(key).arg("1/h").arg(10).clone(),
-            cmd("RL.TOKEN")
-                .arg(key)
-                .arg("inf")
-                .arg(5)
-                .arg("COST")
-                .arg(2)
-                .arg("MAXWAIT")
-                .arg(1000)
-                .clone(),
+            cmd_of!("RL.TOKEN", key, "inf", 5, "COST", 2, "MAXWAIT", 1000),
             cmd("RL.LEAKY").arg(key).arg("1/h").arg(10).clone(),
             cmd("RL.WINDOW").arg(key).arg(100).arg(LONG_TTL_MS).clone(),
             cmd("RL.GCRA").arg(key).arg(10).arg(1).arg(3600).clone(),
@@ -405,33 +331,17 @@ pub fn exercise(
         ],
         Ty::Cache => vec![
             cmd("CACHE.GET").arg(key).clone(),
-            cmd("CACHE.GET")
-                .arg(key)
-                .arg("HOT")
-                .arg(1)
-                .arg(1000)
-                .arg("EXTEND")
-                .arg(LONG_TTL_MS)
-                .clone(),
-            cmd("CACHE.GET")
-                .arg(key)
-                .arg("LEASE")
-                .arg(LONG_TTL_MS)
-                .clone(),
-            cmd("CACHE.SET")
-                .arg(key)
-                .arg(format!("v{i}"))
-                .arg(LONG_TTL_MS)
-                .arg("LEASE")
-                .arg(1)
-                .clone(),
-            cmd("CACHE.SET")
-                .arg(key)
-                .arg(format!("w{i}"))
-                .arg(LONG_TTL_MS)
-                .arg("VERSION")
-                .arg(i % 9)
-                .clone(),
+            cmd_of!("CACHE.GET", key, "HOT", 1, 1000, "EXTEND", LONG_TTL_MS),
+            cmd_of!("CACHE.GET", key, "LEASE", LONG_TTL_MS),
+            cmd_of!("CACHE.SET", key, format!("v{i}"), LONG_TTL_MS, "LEASE", 1),
+            cmd_of!(
+                "CACHE.SET",
+                key,
+                format!("w{i}"),
+                LONG_TTL_MS,
+                "VERSION",
+                i % 9
+            ),
             cmd("CACHE.INFO").arg(key).clone(),
         ],
     };

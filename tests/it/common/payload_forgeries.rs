@@ -75,6 +75,19 @@ pub fn forge_lock(rng: &mut Rng, d: &mut Dump) {
     }
 }
 
+/// Layer counts a forged filter of `layers` layers may claim: none, one more or one
+/// fewer, past the 64-layer limit, and huge (`1 << 62` too with `also_1_62`; the
+/// order is the draws' of the seeded generators).
+pub fn odd_layer_counts(layers: usize, also_1_62: bool) -> Vec<u64> {
+    let l = layers as u64;
+    let mut counts = vec![0, l + 1, l - 1, 64, 65, 1000, 1 << 32];
+    if also_1_62 {
+        counts.push(1 << 62);
+    }
+    counts.push(u64::MAX);
+    counts
+}
+
 /// Filter-specific forgeries: layer counts, capacities, hashes, items, error rates,
 /// expansion and plausible multi-layer filters.
 pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
@@ -83,18 +96,7 @@ pub fn forge_filter(rng: &mut Rng, d: &mut Dump) {
         return;
     }
     match rng.below(7) {
-        0 => {
-            d.fields[2] = Field::U(rng.pick(&[
-                0,
-                layers as u64 + 1,
-                layers as u64 - 1,
-                64,
-                65,
-                1000,
-                1 << 32,
-                u64::MAX,
-            ]))
-        }
+        0 => d.fields[2] = Field::U(rng.pick(&odd_layer_counts(layers, false))),
         1 => {
             let l = rng.below(layers);
             let c = rng.pick(&[0, 1, 1 << 32, 1 << 40, 1 << 62, i64::MAX as u64, u64::MAX]);

@@ -39,18 +39,19 @@ impl Ty {
         }
     }
 
+    /// Every warden type.
+    pub const ALL: [Ty; 6] = [
+        Ty::Lock,
+        Ty::LockSet,
+        Ty::Filter,
+        Ty::Loading,
+        Ty::Limiter,
+        Ty::Cache,
+    ];
+
     /// The type of a value whose TYPE is `name`, if a warden type.
     pub fn of(name: &str) -> Option<Ty> {
-        [
-            Ty::Lock,
-            Ty::LockSet,
-            Ty::Filter,
-            Ty::Loading,
-            Ty::Limiter,
-            Ty::Cache,
-        ]
-        .into_iter()
-        .find(|t| t.name() == name)
+        Ty::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// The encoding version the module writes for this type.
@@ -80,7 +81,7 @@ pub fn must(con: &mut Connection, c: &redis::Cmd) -> Value {
 /// RESTORE of `payload` into `dst` with the same absolute expiry as `src` (the expiry
 /// is part of a key's digest).
 pub fn restore_like(con: &mut Connection, src: &str, dst: &str, payload: &[u8]) -> redis::Cmd {
-    let at: i64 = cmd("PEXPIRETIME").arg(src).query(con).expect("PEXPIRETIME");
+    let at: i64 = query!(con, "PEXPIRETIME", src);
     let mut c = cmd("RESTORE");
     c.arg(dst).arg(at.max(0)).arg(payload).arg("REPLACE");
     if at > 0 {
@@ -95,6 +96,11 @@ pub fn digest_value(con: &mut Connection, key: &[u8]) -> Value {
 }
 
 /// The DUMP of `key`, which must be a value of type `ty`, parsed.
+/// `base` of each of `keys`, all of type `ty`.
+pub fn bases_of(con: &mut Connection, keys: &[&str], ty: Ty) -> Vec<Base> {
+    keys.iter().map(|k| base(con, k, ty)).collect()
+}
+
 pub fn base(con: &mut Connection, key: &str, ty: Ty) -> Base {
     let payload = dump(con, key);
     let dump = parse_dump(&payload);
@@ -126,10 +132,7 @@ pub fn lock_bases(con: &mut Connection) -> Vec<Base> {
     for (key, owner) in &owners {
         let n = if *key == "lb:holds" { 3 } else { 1 };
         for _ in 0..n {
-            must(
-                con,
-                cmd("DLOCK.ACQUIRE").arg(*key).arg(owner).arg(LONG_TTL_MS),
-            );
+            must(con, &cmd_of!("DLOCK.ACQUIRE", *key, owner, LONG_TTL_MS));
         }
     }
     let bases: Vec<Base> = owners.iter().map(|(k, _)| base(con, k, Ty::Lock)).collect();
@@ -155,17 +158,10 @@ pub fn lock_set_bases(con: &mut Connection) -> Vec<Base> {
     for (key, owner, opts) in grants {
         must(
             con,
-            cmd("DLOCK.ACQUIRE")
-                .arg(key)
-                .arg(owner)
-                .arg(LONG_TTL_MS)
-                .arg(opts),
+            &cmd_of!("DLOCK.ACQUIRE", key, owner, LONG_TTL_MS, opts),
         );
     }
-    let bases: Vec<Base> = ["lsb:shared", "lsb:limit", "lsb:one"]
-        .iter()
-        .map(|k| base(con, k, Ty::LockSet))
-        .collect();
+    let bases = bases_of(con, &["lsb:shared", "lsb:limit", "lsb:one"], Ty::LockSet);
     for b in &bases {
         let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
         assert_eq!(kinds[..3], ["U", "U", "U"], "{}: lock set layout", b.key);
@@ -192,46 +188,29 @@ pub fn filter_bases(con: &mut Connection) -> Vec<Base> {
     add(con, "fb:small", 5);
     must(
         con,
-        cmd("BF.RESERVEX")
-            .arg("fb:two")
-            .arg(0.01)
-            .arg(20)
-            .arg("EXPANSION")
-            .arg(2),
+        &cmd_of!("BF.RESERVEX", "fb:two", 0.01, 20, "EXPANSION", 2),
     );
     add(con, "fb:two", 30);
     must(
         con,
-        cmd("BF.RESERVEX")
-            .arg("fb:sparse")
-            .arg(0.01)
-            .arg(1000)
-            .arg("NONSCALING"),
+        &cmd_of!("BF.RESERVEX", "fb:sparse", 0.01, 1000, "NONSCALING"),
     );
     add(con, "fb:sparse", 3);
     must(
         con,
-        cmd("BF.RESERVEX")
-            .arg("fb:full")
-            .arg(0.1)
-            .arg(8)
-            .arg("NONSCALING"),
+        &cmd_of!("BF.RESERVEX", "fb:full", 0.1, 8, "NONSCALING"),
     );
     add(con, "fb:full", 8);
     must(
         con,
-        cmd("BF.RESERVEX")
-            .arg("fb:three")
-            .arg(0.05)
-            .arg(4)
-            .arg("EXPANSION")
-            .arg(1),
+        &cmd_of!("BF.RESERVEX", "fb:three", 0.05, 4, "EXPANSION", 1),
     );
     add(con, "fb:three", 12);
-    let bases: Vec<Base> = ["fb:small", "fb:two", "fb:sparse", "fb:full", "fb:three"]
-        .iter()
-        .map(|k| base(con, k, Ty::Filter))
-        .collect();
+    let bases = bases_of(
+        con,
+        &["fb:small", "fb:two", "fb:sparse", "fb:full", "fb:three"],
+        Ty::Filter,
+    );
     for b in &bases {
         let f = &b.dump.fields;
         assert!(
@@ -260,14 +239,7 @@ pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
     let mut bases = Vec::new();
     for (key, rate, capacity, extra, items, sent) in shapes {
         let src = format!("{key}:src");
-        must(
-            con,
-            cmd("BF.RESERVEX")
-                .arg(&src)
-                .arg(rate)
-                .arg(capacity)
-                .arg(extra),
-        );
+        must(con, &cmd_of!("BF.RESERVEX", &src, rate, capacity, extra));
         let mut c = cmd("BF.MADDX");
         c.arg(&src);
         for i in 0..items {
@@ -293,89 +265,59 @@ pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
 
 /// Limiters: every kind, a token bucket in debt, a window with history.
 pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
+    must(con, &cmd_of!("RL.TOKEN", "rb:token", "1/h", 10, "COST", 3));
+    must(con, &cmd_of!("RL.TOKEN", "rb:debt", "1/h", 5, "COST", 5));
     must(
         con,
-        cmd("RL.TOKEN")
-            .arg("rb:token")
-            .arg("1/h")
-            .arg(10)
-            .arg("COST")
-            .arg(3),
+        &cmd_of!(
+            "RL.TOKEN",
+            "rb:debt",
+            "1/h",
+            5,
+            "COST",
+            2,
+            "MAXWAIT",
+            LONG_TTL_MS * 3
+        ),
     );
-    must(
-        con,
-        cmd("RL.TOKEN")
-            .arg("rb:debt")
-            .arg("1/h")
-            .arg(5)
-            .arg("COST")
-            .arg(5),
-    );
-    must(
-        con,
-        cmd("RL.TOKEN")
-            .arg("rb:debt")
-            .arg("1/h")
-            .arg(5)
-            .arg("COST")
-            .arg(2)
-            .arg("MAXWAIT")
-            .arg(LONG_TTL_MS * 3),
-    );
-    must(
-        con,
-        cmd("RL.LEAKY")
-            .arg("rb:leaky")
-            .arg("1/h")
-            .arg(10)
-            .arg("COST")
-            .arg(4),
-    );
+    must(con, &cmd_of!("RL.LEAKY", "rb:leaky", "1/h", 10, "COST", 4));
     for _ in 0..3 {
-        must(
-            con,
-            cmd("RL.WINDOW").arg("rb:window").arg(100).arg(LONG_TTL_MS),
-        );
+        must(con, &cmd_of!("RL.WINDOW", "rb:window", 100, LONG_TTL_MS));
     }
     must(
         con,
-        cmd("RL.GCRA")
-            .arg("rb:gcra")
-            .arg(10)
-            .arg(1)
-            .arg(3600)
-            .arg("QUANTITY")
-            .arg(4),
+        &cmd_of!("RL.GCRA", "rb:gcra", 10, 1, 3600, "QUANTITY", 4),
     );
     // Several limits in one key.
     must(
         con,
-        cmd("RL.TOKEN")
-            .arg("rb:limits")
-            .arg("1/h")
-            .arg(10)
-            .arg("inf")
-            .arg(3)
-            .arg("0")
-            .arg(4)
-            .arg("COST")
-            .arg(2),
+        &cmd_of!(
+            "RL.TOKEN",
+            "rb:limits",
+            "1/h",
+            10,
+            "inf",
+            3,
+            "0",
+            4,
+            "COST",
+            2
+        ),
     );
     must(
         con,
-        cmd("RL.WINDOW")
-            .arg("rb:windows")
-            .arg(100)
-            .arg(LONG_TTL_MS)
-            .arg(5)
-            .arg(60_000)
-            .arg("COST")
-            .arg(2),
+        &cmd_of!(
+            "RL.WINDOW",
+            "rb:windows",
+            100,
+            LONG_TTL_MS,
+            5,
+            60_000,
+            "COST",
+            2
+        ),
     );
-    let bases: Vec<Base> = LIMITER_BASES
-        .iter()
-        .map(|k| base(con, k, Ty::Limiter))
-        .collect();
+    let bases = bases_of(con, &LIMITER_BASES, Ty::Limiter);
     for b in &bases {
         let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
         let n = match b.key.as_str() {
@@ -396,46 +338,34 @@ pub fn cache_bases(con: &mut Connection) -> Vec<Base> {
     let ttl = LONG_TTL_MS.to_string();
     must(
         con,
-        cmd("CACHE.SET")
-            .arg("cb:fresh")
-            .arg("v")
-            .arg(&ttl)
-            .arg("STALE")
-            .arg(1000)
-            .arg("VERSION")
-            .arg(7),
+        &cmd_of!(
+            "CACHE.SET",
+            "cb:fresh",
+            "v",
+            &ttl,
+            "STALE",
+            1000,
+            "VERSION",
+            7
+        ),
     );
     must(
         con,
-        cmd("CACHE.SET")
-            .arg("cb:stale")
-            .arg("old")
-            .arg(1)
-            .arg("STALE")
-            .arg(&ttl),
+        &cmd_of!("CACHE.SET", "cb:stale", "old", 1, "STALE", &ttl),
     );
     std::thread::sleep(Duration::from_millis(5));
     must(con, cmd("CACHE.GET").arg("cb:stale").arg("LEASE").arg(&ttl));
     must(con, cmd("CACHE.GET").arg("cb:miss").arg("LEASE").arg(&ttl));
     must(
         con,
-        cmd("CACHE.SET")
-            .arg("cb:binary")
-            .arg(&b"\x00\xff\r\n"[..])
-            .arg(&ttl),
+        &cmd_of!("CACHE.SET", "cb:binary", &b"\x00\xff\r\n"[..], &ttl),
     );
     must(con, cmd("CACHE.SET").arg("cb:empty").arg("").arg(&ttl));
     must(
         con,
-        cmd("CACHE.SET")
-            .arg("cb:long")
-            .arg("cached ".repeat(200))
-            .arg(&ttl),
+        &cmd_of!("CACHE.SET", "cb:long", "cached ".repeat(200), &ttl),
     );
-    let bases: Vec<Base> = CACHE_BASES
-        .iter()
-        .map(|k| base(con, k, Ty::Cache))
-        .collect();
+    let bases = bases_of(con, &CACHE_BASES, Ty::Cache);
     for b in &bases {
         let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
         let want: &[&str] = if b.key == "cb:miss" {

@@ -17,6 +17,29 @@ pub const U64_MAX: &str = "18446744073709551615";
 /// An all-digit integer beyond u64.
 pub const BEYOND_U64: &str = "99999999999999999999999999";
 
+/// `int_rule!("name", min, max)`: the `Rule` of the integer argument `name` in
+/// `min..=max` (`min` 0 or 1) with the module's two error texts for it, `ERR name
+/// must be a positive integer` (`non-negative` for 0) and `ERR name is out of range`.
+macro_rules! int_rule {
+    ($name:literal, 0, $max:expr) => {
+        Rule::int(
+            0,
+            $max,
+            concat!("ERR ", $name, " must be a non-negative integer"),
+            concat!("ERR ", $name, " is out of range"),
+        )
+    };
+    ($name:literal, 1, $max:expr) => {
+        Rule::int(
+            1,
+            $max,
+            concat!("ERR ", $name, " must be a positive integer"),
+            concat!("ERR ", $name, " is out of range"),
+        )
+    };
+}
+pub(crate) use int_rule;
+
 /// Where a value falls for a rule.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {

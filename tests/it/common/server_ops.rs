@@ -1,294 +1,23 @@
-//! Helpers of the server-operations tests (`tests/server_ops_*.rs`, issue #10): raw
-//! RESP2 connections that see exactly what the server sends (a second reply, EOF),
-//! clients blocked in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET … LEASE … WAIT` on their
-//! own threads and their answers, and checks of a server (alive, a clean log, the replica's dataset equal to the
-//! master's).
+//! Helpers of the server-operations tests (`tests/it/server_ops_*.rs`, issue #10):
+//! checks of a server (alive, a clean log, the replica's dataset equal to the
+//! master's), the steps of the scenarios (a pause, a failover, a role change) and the
+//! checks of the waiters' answers. The waiters themselves are `super::waiter`.
 //!
 //! Timing bounds are functional, with wide margins for a noisy machine: "not before"
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
-use super::cache::{cache_set, wait_for_waiters, Leased};
-use super::cluster::Redirect;
-use super::dlock::{lock_info, wait_waiting};
+use super::cache::{cache_info, cache_set, wait_for_waiters};
+use super::dlock::{acquire_opts, lock_info};
+use super::waiter::*;
 use super::*;
 
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
-/// A waiter (or any raw call) without a reply after this long is hung.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(15);
 /// Clock slack for "not before" bounds (client monotonic clock vs. server wall clock).
 pub const EARLY: Duration = Duration::from_millis(25);
 /// "Promptly after" an event: the contract is a few tens of ms; this is the margin.
 pub const PROMPT: Duration = Duration::from_millis(1000);
-/// How long a waiter's connection is watched for a second reply.
-pub const QUIET: Duration = Duration::from_millis(200);
-
-// ---------------------------------------------------------------------------------------
-// A raw RESP2 connection: sees exactly the bytes the server sends (a second reply, EOF)
-// ---------------------------------------------------------------------------------------
-
-/// One RESP2 reply, or what happened instead.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    Int(i64),
-    Nil,
-    Status(String),
-    Bulk(Vec<u8>),
-    Array(Vec<Reply>),
-    Error(String),
-    /// The connection was closed (EOF or reset) instead of a reply.
-    Closed(String),
-    /// Nothing arrived within the read timeout.
-    Silent,
-}
-
-impl Reply {
-    pub fn is_error_starting(&self, prefix: &str) -> bool {
-        matches!(self, Reply::Error(e) if e.starts_with(prefix))
-    }
-
-    /// The `[value or nil, lease]` of a `CACHE.GET … LEASE`; None for any other reply.
-    pub fn leased(&self) -> Option<Leased> {
-        let Reply::Array(a) = self else {
-            return None;
-        };
-        let value = match a.first()? {
-            Reply::Nil => None,
-            Reply::Bulk(b) => Some(String::from_utf8_lossy(b).into_owned()),
-            _ => return None,
-        };
-        match a.as_slice() {
-            [_, Reply::Int(token)] => Some((value, *token)),
-            _ => None,
-        }
-    }
-
-    /// The cluster redirect an error reply asks for (`MOVED 42 127.0.0.1:7001`,
-    /// `ASK …`); None for any other reply.
-    pub fn redirect(&self) -> Option<Redirect> {
-        let Reply::Error(e) = self else {
-            return None;
-        };
-        let f: Vec<&str> = e.split_whitespace().collect();
-        let [kind, slot, addr] = f.as_slice() else {
-            return None;
-        };
-        let slot: u16 = slot.parse().ok()?;
-        let port: u16 = addr.rsplit(':').next()?.parse().ok()?;
-        match *kind {
-            "MOVED" => Some(Redirect::Moved { slot, port }),
-            "ASK" => Some(Redirect::Ask { slot, port }),
-            _ => None,
-        }
-    }
-}
-
-/// A raw RESP2 connection: sees exactly the bytes the server sends (a second reply,
-/// EOF).
-pub struct RawConn {
-    r: BufReader<TcpStream>,
-}
-
-impl RawConn {
-    /// Connects to the server on `port`.
-    pub fn open(port: u16) -> RawConn {
-        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect raw");
-        s.set_nodelay(true).expect("nodelay");
-        RawConn {
-            r: BufReader::new(s),
-        }
-    }
-
-    /// Sends one command without reading its reply.
-    pub fn send(&mut self, args: &[&str]) {
-        self.r
-            .get_mut()
-            .write_all(&resp(args))
-            .expect("send command");
-    }
-
-    /// The next reply, waiting at most `timeout`.
-    pub fn read(&mut self, timeout: Duration) -> Reply {
-        self.r
-            .get_ref()
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
-            .expect("read timeout");
-        match self.read_value() {
-            Ok(v) => v,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Reply::Silent
-            }
-            Err(e) => Reply::Closed(e.to_string()),
-        }
-    }
-
-    /// Sends one command and reads its reply, waiting at most `READ_TIMEOUT`.
-    pub fn call(&mut self, args: &[&str]) -> Reply {
-        self.send(args);
-        self.read(READ_TIMEOUT)
-    }
-
-    fn read_value(&mut self) -> io::Result<Reply> {
-        let mut line = Vec::new();
-        self.r.read_until(b'\n', &mut line)?;
-        if line.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "EOF"));
-        }
-        if line.len() < 3 || !line.ends_with(b"\r\n") {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("bad reply line {:?}", escape(&line)),
-            ));
-        }
-        let body = String::from_utf8_lossy(&line[1..line.len() - 2]).into_owned();
-        let number = |b: &str| {
-            b.parse::<i64>()
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, b.to_string()))
-        };
-        Ok(match line[0] {
-            b'+' => Reply::Status(body),
-            b'-' => Reply::Error(body),
-            b':' => Reply::Int(number(&body)?),
-            b'$' => match number(&body)? {
-                n if n < 0 => Reply::Nil,
-                n => {
-                    let mut buf = vec![0u8; n as usize + 2];
-                    self.r.read_exact(&mut buf)?;
-                    buf.truncate(n as usize);
-                    Reply::Bulk(buf)
-                }
-            },
-            b'*' => match number(&body)? {
-                n if n < 0 => Reply::Nil,
-                n => Reply::Array(
-                    (0..n)
-                        .map(|_| self.read_value())
-                        .collect::<io::Result<_>>()?,
-                ),
-            },
-            other => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("unknown reply type {:?}", other as char),
-                ))
-            }
-        })
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// Waiters
-// ---------------------------------------------------------------------------------------
-
-/// A client blocked (or about to block) in `DLOCK.ACQUIRE … WAIT` or `CACHE.GET …
-/// WAIT` on its own raw connection; its thread reads the first reply.
-pub struct Waiter {
-    pub owner: String,
-    pub handle: JoinHandle<Answer>,
-}
-
-/// What a waiter was answered, when, and its connection (to watch for more).
-pub struct Answer {
-    pub owner: String,
-    pub reply: Reply,
-    pub at: Instant,
-    pub conn: RawConn,
-}
-
-/// Sends `args` on a new raw connection and reads the reply in a thread; `name`
-/// labels the answer.
-pub fn spawn_call(port: u16, name: &str, args: &[&str]) -> JoinHandle<Answer> {
-    let mut conn = RawConn::open(port);
-    conn.send(args);
-    read_in_thread(conn, name)
-}
-
-/// Reads the next reply of `conn` (a command already sent) in a thread; `name`
-/// labels the answer.
-pub fn read_in_thread(mut conn: RawConn, name: &str) -> JoinHandle<Answer> {
-    let owner = name.to_string();
-    thread::spawn(move || {
-        let reply = conn.read(READ_TIMEOUT);
-        Answer {
-            owner,
-            reply,
-            at: Instant::now(),
-            conn,
-        }
-    })
-}
-
-/// `DLOCK.ACQUIRE key owner ttl WAIT wait <kind…>` (`SHARED`, `LIMIT n` or nothing)
-/// on a new raw connection, read in a thread.
-pub fn spawn_kind_waiter(
-    server: &Server,
-    key: &str,
-    owner: &str,
-    ttl: i64,
-    wait: i64,
-    kind: &[&str],
-) -> Waiter {
-    let (ttl, wait) = (ttl.to_string(), wait.to_string());
-    let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "WAIT", &wait];
-    args.extend_from_slice(kind);
-    Waiter {
-        owner: owner.to_string(),
-        handle: spawn_call(server.port, owner, &args),
-    }
-}
-
-/// A raw client blocked (or about to block) in `CACHE.GET key MINVERSION min LEASE
-/// lease_ms WAIT timeout_ms`.
-pub fn raw_cache_waiter(
-    server: &Server,
-    key: &str,
-    min: i64,
-    lease_ms: i64,
-    timeout_ms: i64,
-) -> RawConn {
-    let mut c = RawConn::open(server.port);
-    let (min, lease, timeout) = (
-        min.to_string(),
-        lease_ms.to_string(),
-        timeout_ms.to_string(),
-    );
-    c.send(&[
-        "CACHE.GET",
-        key,
-        "MINVERSION",
-        &min,
-        "LEASE",
-        &lease,
-        "WAIT",
-        &timeout,
-    ]);
-    c
-}
-
-/// `raw_cache_waiter` read in a thread; `name` labels the answer.
-pub fn spawn_cache_waiter(
-    server: &Server,
-    name: &str,
-    key: &str,
-    min: i64,
-    lease_ms: i64,
-    timeout_ms: i64,
-) -> Waiter {
-    let conn = raw_cache_waiter(server, key, min, lease_ms, timeout_ms);
-    Waiter {
-        owner: name.to_string(),
-        handle: read_in_thread(conn, name),
-    }
-}
-
 /// A client that waits on `server` for the refresh of `key` (`MINVERSION min`) is
 /// answered `[value, 0]` when the refresher stores `value` (`VERSION min`) with the
 /// live lease `token`.
@@ -300,8 +29,8 @@ pub fn assert_refresh_answers_a_waiter(
     value: &str,
 ) {
     let mut con = timed(server.conn(), READ_TIMEOUT);
-    let queued = super::cache::cache_info(&mut con, key).map_or(0, |i| i["waiters"]);
-    let mut waiter = raw_cache_waiter(server, key, min, 5_000, 10_000);
+    let queued = cache_info(&mut con, key).map_or(0, |i| i["waiters"]);
+    let waiter = Waiter::cache(server, "refresh", key, min, 5_000, 10_000);
     wait_for_waiters(&mut con, key, queued + 1);
     let (min, token) = (min.to_string(), token.to_string());
     let opts = ["VERSION", min.as_str(), "LEASE", token.as_str()];
@@ -310,50 +39,12 @@ pub fn assert_refresh_answers_a_waiter(
         1,
         "the refresh of {key} with lease {token}"
     );
-    let r = waiter.read(READ_TIMEOUT);
+    let r = waiter.join().reply;
     assert_eq!(
         r.leased(),
         Some((Some(value.to_string()), 0)),
         "the waiter for the refresh of {key}: {r:?}"
     );
-}
-
-/// Queues waiters `(key, owner, ttl, wait)` in order, each blocked before the next
-/// is sent.
-pub fn queue(
-    server: &Server,
-    con: &mut Connection,
-    specs: &[(&str, &str, i64, i64)],
-) -> Vec<Waiter> {
-    let specs: Vec<KindWaiter> = specs
-        .iter()
-        .map(|&(key, owner, ttl, wait)| (key, owner, ttl, wait, &[][..]))
-        .collect();
-    queue_kinds(server, con, &specs)
-}
-
-/// A waiter of `queue_kinds`: key, owner, ttl, wait and kind (`SHARED`, `LIMIT n`).
-pub type KindWaiter<'a> = (&'a str, &'a str, i64, i64, &'a [&'a str]);
-
-/// Queues waiters of any lock kind in order, each blocked before the next is sent.
-pub fn queue_kinds(server: &Server, con: &mut Connection, specs: &[KindWaiter]) -> Vec<Waiter> {
-    let base = warden_stat(con, "locks_waiting");
-    specs
-        .iter()
-        .enumerate()
-        .map(|(i, &(key, owner, ttl, wait, kind))| {
-            let w = spawn_kind_waiter(server, key, owner, ttl, wait, kind);
-            wait_waiting(con, base + i as i64 + 1);
-            w
-        })
-        .collect()
-}
-
-/// The waiter's answer (its thread's result).
-pub fn join(w: Waiter) -> Answer {
-    w.handle
-        .join()
-        .unwrap_or_else(|_| panic!("waiter thread {} panicked", w.owner))
 }
 
 /// The token a waiter was granted; fails (with the server log) on any other answer.
@@ -362,61 +53,10 @@ pub fn token_of(a: &Answer, server: &Server, what: &str) -> i64 {
         Reply::Int(t) => *t,
         other => panic!(
             "{what}: waiter {} expected a token, got {other:?}; {}",
-            a.owner,
+            a.name,
             crash_cause(server)
         ),
     }
-}
-
-/// Every waiter was answered `-UNBLOCKED …` (its server turned replica), once:
-/// nothing more arrives after it. `since` dates the listing in a failure.
-pub fn assert_each_unblocked(answers: &mut [Answer], since: Instant, what: &str) {
-    let listing = show_answers(answers, since);
-    for a in answers.iter() {
-        assert!(
-            a.reply.is_error_starting("UNBLOCKED"),
-            "{what}: waiter {} answered {:?}, expected UNBLOCKED; all:\n{listing}",
-            a.owner,
-            a.reply
-        );
-    }
-    assert_no_second_reply(answers, what);
-}
-
-/// Every waiter got one answer (checked by the caller) and nothing after it: within
-/// `QUIET` its connection stays silent or is closed by the server.
-pub fn assert_no_second_reply(answers: &mut [Answer], what: &str) {
-    thread::sleep(QUIET);
-    for a in answers.iter_mut() {
-        assert!(
-            !matches!(a.reply, Reply::Silent),
-            "{what}: waiter {} got no reply within {READ_TIMEOUT:?}",
-            a.owner
-        );
-        match a.conn.read(Duration::from_millis(1)) {
-            Reply::Silent | Reply::Closed(_) => {}
-            more => panic!(
-                "{what}: waiter {} got a second reply {more:?} after {:?}",
-                a.owner, a.reply
-            ),
-        }
-    }
-}
-
-/// The answers, each with its time after `t0`, for failure messages.
-pub fn show_answers(answers: &[Answer], t0: Instant) -> String {
-    answers
-        .iter()
-        .map(|a| {
-            format!(
-                "  {}: {:?} at +{} ms",
-                a.owner,
-                a.reply,
-                a.at.saturating_duration_since(t0).as_millis()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 // ---------------------------------------------------------------------------------------
@@ -537,6 +177,47 @@ impl Checks {
         }
     }
 
+    /// Notes unless `key` is held by `owner` with `token` (DLOCK.INFO).
+    pub fn holder(&mut self, con: &mut Connection, key: &str, owner: &str, token: i64) {
+        let info = lock_info(con, key);
+        let seen = info.as_ref().map(|i| (i.owner.as_slice(), i.token));
+        self.check(seen == Some((owner.as_bytes(), token)), || {
+            format!("DLOCK.INFO {key}: {info:?}, expected owner {owner}, token {token}")
+        });
+    }
+
+    /// Notes unless `a` was granted a token above `prev`; whether it was granted.
+    pub fn token_above(&mut self, a: &Answer, prev: i64) -> bool {
+        match a.reply {
+            Reply::Int(t) => {
+                self.check(t > prev, || format!("{}'s token {t} <= {prev}", a.name));
+                true
+            }
+            ref other => {
+                self.check(false, || format!("{} answered {other:?}, no token", a.name));
+                false
+            }
+        }
+    }
+
+    /// Notes unless `a` came no earlier than `not_before` after `since` (less
+    /// `EARLY`) and no later than `by` after it (plus `PROMPT`).
+    pub fn came_between(&mut self, a: &Answer, since: Instant, not_before: Duration, by: Duration) {
+        let after = a.at.saturating_duration_since(since);
+        self.check(after + EARLY >= not_before, || {
+            format!(
+                "{} answered {after:?} after the event, before {not_before:?}",
+                a.name
+            )
+        });
+        self.check(after <= by + PROMPT, || {
+            format!(
+                "{} answered only {after:?} after the event (due by {by:?})",
+                a.name
+            )
+        });
+    }
+
     pub fn finish(self, what: &str) {
         assert!(
             self.0.is_empty(),
@@ -585,11 +266,7 @@ pub fn put_to_sleep(server: &Server, secs: &str) -> RawConn {
 
 /// `FAILOVER TIMEOUT timeout_ms`.
 pub fn failover(con: &mut Connection, timeout_ms: u64) {
-    let _: () = cmd("FAILOVER")
-        .arg("TIMEOUT")
-        .arg(timeout_ms)
-        .query(con)
-        .expect("FAILOVER");
+    let _: () = query!(con, "FAILOVER", "TIMEOUT", timeout_ms);
 }
 
 /// Waits (10 s) until a `FAILOVER` has made `master` (on `con`) a replica and
@@ -624,12 +301,7 @@ pub fn sleep_until(t: Instant) {
 
 /// `CLIENT PAUSE ms mode`.
 pub fn client_pause(con: &mut Connection, ms: u64, mode: &str) {
-    let _: () = cmd("CLIENT")
-        .arg("PAUSE")
-        .arg(ms)
-        .arg(mode)
-        .query(con)
-        .expect("CLIENT PAUSE");
+    let _: () = query!(con, "CLIENT", "PAUSE", ms, mode);
 }
 
 /// Fails with a clear message when the test's own setup was too slow for its premise.
@@ -650,6 +322,19 @@ pub fn before_lease_end(held_at: Instant, lease: Duration, step: &str) {
     );
 }
 
+/// Each of `probes`, sent on a raw connection to `server`, answers an OOM error.
+pub fn assert_refused_oom(server: &Server, probes: &[&[&str]], what: &str) {
+    let mut probe = RawConn::open(server.port);
+    for args in probes {
+        let r = probe.call(args);
+        assert!(
+            r.is_error_starting("OOM"),
+            "{what}: {} answered {r:?}, expected an OOM error",
+            args.join(" ")
+        );
+    }
+}
+
 /// Sets `maxmemory` 256 kB above used_memory (noeviction) and writes past it with a
 /// script (a script checks OOM once, before it starts); fails unless a SET then
 /// answers OOM.
@@ -661,21 +346,380 @@ pub fn fill_past_maxmemory(con: &mut Connection) {
         ("maxmemory-policy", "noeviction".to_string()),
         ("maxmemory", (used + 256 * 1024).to_string()),
     ] {
-        let _: () = cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(value)
-            .query(con)
-            .expect("CONFIG SET");
+        let _: () = query!(con, "CONFIG", "SET", name, value);
     }
-    let _: () = cmd("EVAL")
-        .arg("for i = 1, 20000 do redis.call('SET', 'fill:' .. i, string.rep('x', 100)) end")
-        .arg(0)
-        .query(con)
-        .expect("fill past maxmemory");
+    let _: () = query!(
+        con,
+        "EVAL",
+        "for i = 1, 20000 do redis.call('SET', 'fill:' .. i, string.rep('x', 100)) end",
+        0
+    );
     let probe = cmd("SET").arg("probe").arg(1).query::<()>(con);
     premise(
         probe.is_err_and(|e| err_text(&e).starts_with("OOM")),
         "the server is out of memory after the fill",
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A scene: the servers of one test and the steps they take
+// ---------------------------------------------------------------------------------------
+
+/// The servers of one server-operations test: a master with a connection to it and,
+/// where the test has one, a replica; `what` names the test in every failure.
+pub struct Scene {
+    pub what: String,
+    pub master: Server,
+    pub replica: Option<Server>,
+    pub con: Connection,
+}
+
+impl Scene {
+    /// A master alone.
+    pub fn alone(what: &str) -> Scene {
+        Scene::with(what, Server::start(), false)
+    }
+
+    /// A master (started with the server options `args`) and a replica of it.
+    pub fn replicated(what: &str, args: &[&str]) -> Scene {
+        Scene::with(what, Server::start_with(args, &[]), true)
+    }
+
+    fn with(what: &str, master: Server, replicated: bool) -> Scene {
+        let replica = replicated.then(|| master.start_replica(&[], &[]));
+        let con = timed(master.conn(), ANSWER_TIMEOUT);
+        Scene {
+            what: what.to_string(),
+            master,
+            replica,
+            con,
+        }
+    }
+
+    /// The token of `DLOCK.ACQUIRE key owner ttl <kind…>`; fails if it is not granted.
+    pub fn hold(&mut self, key: &str, owner: &str, ttl: i64, kind: &[&str]) -> i64 {
+        acquire_opts(&mut self.con, key, owner, ttl, kind)
+            .unwrap_or_else(|| panic!("{}: {owner} is not granted {key}", self.what))
+    }
+
+    /// `queue` on this master.
+    pub fn queue(&mut self, specs: &[(&str, &str, i64, i64)]) -> Vec<Waiter> {
+        queue(&self.master, &mut self.con, specs)
+    }
+
+    /// `queue_kinds` on this master.
+    pub fn queue_kinds(&mut self, specs: &[KindWaiter]) -> Vec<Waiter> {
+        queue_kinds(&self.master, &mut self.con, specs)
+    }
+
+    /// The token a waiter was granted (see `token_of`).
+    pub fn token(&self, a: &Answer) -> i64 {
+        token_of(a, &self.master, &self.what)
+    }
+
+    /// The token a waiter was granted, above `prev`, and answered no earlier than
+    /// `not_before` after `since` and no later than `by` after it.
+    pub fn granted_between(
+        &self,
+        a: &Answer,
+        prev: i64,
+        since: Instant,
+        not_before: Duration,
+        by: Duration,
+    ) -> i64 {
+        let t = self.token(a);
+        assert!(t > prev, "{}: {}'s token {t} <= {prev}", self.what, a.name);
+        assert_came_between(a, since, not_before, by, &self.what);
+        t
+    }
+
+    /// `key` is held by `owner` with `token` (DLOCK.INFO).
+    pub fn assert_holder(&mut self, key: &str, owner: &str, token: i64) {
+        let info = lock_info(&mut self.con, key);
+        let seen = info.as_ref().map(|i| (i.owner.as_slice(), i.token));
+        assert_eq!(
+            seen,
+            Some((owner.as_bytes(), token)),
+            "{}: the holder of {key}",
+            self.what
+        );
+    }
+
+    /// The master is alive with a clean log; the replica, if any, holds its dataset
+    /// (`keys` read on the master first, see `assert_same_dataset`) and is alive too.
+    pub fn assert_end(&mut self, keys: &[&str]) {
+        assert_healthy(&mut self.master, &self.what);
+        if let Some(replica) = self.replica.as_mut() {
+            assert_same_dataset(&self.master, replica, keys, &self.what);
+            assert_healthy(replica, &self.what);
+        }
+    }
+
+    /// Restarts the master (`SHUTDOWN NOSAVE`) so that it replays its AOF, and checks
+    /// that the replayed dataset has the digest it had before.
+    pub fn replay_aof(&mut self) {
+        let before = db_digest(&mut self.con);
+        self.master.restart("NOSAVE");
+        self.con = timed(self.master.conn(), ANSWER_TIMEOUT);
+        assert_eq!(
+            db_digest(&mut self.con),
+            before,
+            "{}: the dataset replayed from the AOF differs",
+            self.what
+        );
+    }
+
+    /// `DEBUG SLEEP secs` on the master, sent at least 100 ms before the end of a
+    /// `lease` taken at `held_at` (a premise); returns when the master woke.
+    pub fn debug_sleep(&mut self, held_at: Instant, lease: Duration, secs: &str) -> Instant {
+        let mut sleeper = RawConn::open(self.master.port);
+        before_lease_end(held_at, lease, "DEBUG SLEEP");
+        let slept = sleeper.call(&["DEBUG", "SLEEP", secs]);
+        let woke_at = Instant::now();
+        assert_eq!(slept, Reply::Status("OK".into()), "{}", self.what);
+        woke_at
+    }
+
+    /// `CLIENT PAUSE ms mode`, sent at least 100 ms before the end of a `lease` taken
+    /// at `held_at` (a premise); returns when the pause began.
+    pub fn pause(&mut self, ms: u64, mode: &str, held_at: Instant, lease: Duration) -> Instant {
+        let paused_at = Instant::now();
+        client_pause(&mut self.con, ms, mode);
+        before_lease_end(held_at, lease, "CLIENT PAUSE");
+        paused_at
+    }
+
+    /// Waits (3 s) until the lease of `key` has ended (the key reads as expired);
+    /// the master must stay up.
+    pub fn wait_lease_over(&mut self, key: &str) {
+        let lease_over = wait_until(Duration::from_secs(3), || {
+            !self.master.is_alive() || pttl(&mut self.con, key) == -2
+        });
+        assert_healthy(&mut self.master, &self.what);
+        assert!(lease_over, "{}: the lease of {key} never ended", self.what);
+    }
+
+    /// `SHUTDOWN mode` from a raw connection: the caller sees its connection close,
+    /// the process exits, every waiter's connection closes (or it gets an error), and
+    /// the log has no crash report. Returns the log.
+    pub fn shut_down(&mut self, mode: &str, waiters: Vec<Waiter>) -> String {
+        let what = &self.what;
+        let mut caller = RawConn::open(self.master.port);
+        let r = caller.call(&["SHUTDOWN", mode]);
+        assert!(
+            matches!(r, Reply::Closed(_)),
+            "{what}: SHUTDOWN answered {r:?}; log:\n{}",
+            self.master.log_tail(20)
+        );
+        let exited = wait_until(Duration::from_secs(10), || !self.master.is_alive());
+        assert!(exited, "{what}: the server still runs");
+        for a in join_all(waiters) {
+            assert!(
+                matches!(a.reply, Reply::Closed(_) | Reply::Error(_)),
+                "{what}: waiter {} answered {:?}, expected the connection to close",
+                a.name,
+                a.reply
+            );
+        }
+        assert_clean_log(&self.master, what);
+        self.master.log_tail(1_000_000)
+    }
+
+    /// Starts the master again after `shut_down` (the process has exited) in its own
+    /// directory, so that it loads what it saved.
+    pub fn start_again(&mut self) {
+        self.master.crash_and_restart();
+        self.con = timed(self.master.conn(), ANSWER_TIMEOUT);
+    }
+}
+
+/// Fails unless `a` came no earlier than `not_before` after `since` (less `EARLY`)
+/// and no later than `by` after it (plus `PROMPT`).
+pub fn assert_came_between(
+    a: &Answer,
+    since: Instant,
+    not_before: Duration,
+    by: Duration,
+    what: &str,
+) {
+    assert_not_before(a, since, not_before, what);
+    let after = a.at.saturating_duration_since(since);
+    assert!(
+        after <= by + PROMPT,
+        "{what}: {} answered {:?} only {after:?} after the event (due by {by:?})",
+        a.name,
+        a.reply
+    );
+}
+
+/// Fails if `a` came earlier than `not_before` after `since` (less `EARLY`).
+pub fn assert_not_before(a: &Answer, since: Instant, not_before: Duration, what: &str) {
+    let after = a.at.saturating_duration_since(since);
+    assert!(
+        after + EARLY >= not_before,
+        "{what}: {} answered {:?} {after:?} after the event, before {not_before:?}",
+        a.name,
+        a.reply
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Role changes: FAILOVER, REPLICAOF
+// ---------------------------------------------------------------------------------------
+
+/// A master and its streaming replica, with a connection to each: the setting of
+/// the `FAILOVER` scenarios of every family.
+pub struct Failover {
+    pub what: String,
+    pub master: Server,
+    pub replica: Server,
+    pub con: Connection,
+    pub rcon: Connection,
+    /// When the setup began: its short lease (500 ms) is no older.
+    pub held_at: Instant,
+    /// When `FAILOVER` was sent.
+    pub at: Instant,
+    sleeper: Option<RawConn>,
+}
+
+/// The setup's short lease, which ends during the failover.
+pub const FAILOVER_LEASE: Duration = Duration::from_millis(500);
+
+impl Failover {
+    /// A master and its streaming replica; the setup begins now.
+    pub fn start(what: &str) -> Failover {
+        let master = Server::start();
+        let replica = master.start_streaming_replica();
+        let con = timed(master.conn(), ANSWER_TIMEOUT);
+        let rcon = timed(replica.conn(), ANSWER_TIMEOUT);
+        Failover {
+            what: what.to_string(),
+            master,
+            replica,
+            con,
+            rcon,
+            held_at: Instant::now(),
+            at: Instant::now(),
+            sleeper: None,
+        }
+    }
+
+    /// `FAILOVER TIMEOUT timeout_ms`, sent once the replica has applied the setup
+    /// (`last_key` is its last write: the replica acknowledges its offset once a
+    /// second, so one ACK after a sleep must find it caught up) and at least 100 ms
+    /// before the setup's short lease ends; with `sleeping_replica` the replica is in
+    /// `DEBUG SLEEP 2` meanwhile.
+    pub fn run(&mut self, last_key: &str, sleeping_replica: bool, timeout_ms: u64) {
+        wait_applied(&mut self.rcon, last_key, &self.what);
+        self.sleeper = sleeping_replica.then(|| put_to_sleep(&self.replica, "2"));
+        self.at = Instant::now();
+        before_lease_end(self.held_at, FAILOVER_LEASE, "FAILOVER");
+        failover(&mut self.con, timeout_ms);
+    }
+
+    /// After `run`: the roles swap and every waiter gets exactly one answer,
+    /// `UNBLOCKED …` (or, for the waiter `also.0`, a reply `also.2` accepts, named
+    /// `also.1`); the replica wakes, both servers are healthy, nobody is left queued
+    /// on the old master (INFO warden `waiting_stat`), and the new master holds the
+    /// old one's dataset.
+    pub fn assert_swapped(
+        &mut self,
+        waiters: Vec<Waiter>,
+        also: (&str, &str, fn(&Reply) -> bool),
+        waiting_stat: &str,
+        keys: &[&str],
+    ) {
+        let what = self.what.clone();
+        let (master, replica) = (&mut self.master, &mut self.replica);
+        assert_roles_swap(master, replica, &mut self.con, &mut self.rcon, &what);
+        let mut answers = join_all(waiters);
+        let listing = show_answers(&answers, self.at);
+        for a in &answers {
+            let alt = a.name == also.0;
+            let ok = a.reply.is_error_starting("UNBLOCKED") || (alt && (also.2)(&a.reply));
+            assert!(
+                ok,
+                "{what}: waiter {} answered {:?} (expected UNBLOCKED{}); all:\n{listing}\nold master log:\n{}",
+                a.name,
+                a.reply,
+                if alt { also.1 } else { "" },
+                self.master.log_tail(20)
+            );
+        }
+        assert_no_second_reply(&mut answers, &what);
+        self.replica_woke();
+        self.assert_healthy();
+        assert_eq!(
+            warden_stat(&mut self.con, waiting_stat),
+            0,
+            "{what}: waiters left queued on the old master"
+        );
+        assert_same_dataset(&self.replica, &self.master, keys, &what);
+    }
+
+    /// After `run` with a replica too slow for the failover to go through: the
+    /// waiters got one answer each (checked by the caller) and nothing more; the
+    /// master is healthy and still master, its log says the failover was aborted, and
+    /// the replica, once awake, holds its dataset.
+    pub fn assert_aborted(&mut self, answers: &mut [Answer], keys: &[&str]) {
+        let what = self.what.clone();
+        assert_no_second_reply(answers, &what);
+        assert_healthy(&mut self.master, &what);
+        assert_eq!(role(&mut self.con), "master", "{what}: the master's role");
+        let log = self.master.log_tail(1_000_000);
+        premise(
+            log.contains("FAILOVER to any replica aborted"),
+            "the failover was aborted",
+        );
+        self.replica_woke();
+        assert_same_dataset(&self.master, &self.replica, keys, &what);
+        assert_healthy(&mut self.replica, &what);
+    }
+
+    /// The replica's `DEBUG SLEEP`, if any, has ended with `OK`.
+    fn replica_woke(&mut self) {
+        if let Some(c) = self.sleeper.as_mut() {
+            assert_eq!(c.read(READ_TIMEOUT), Reply::Status("OK".into()));
+        }
+    }
+
+    /// Both servers are alive with clean logs.
+    pub fn assert_healthy(&mut self) {
+        assert_healthy(&mut self.master, &self.what);
+        assert_healthy(&mut self.replica, &self.what);
+    }
+}
+
+/// `REPLICAOF` `other` on `con`, a master with `waiters` queued: each waiter gets
+/// exactly one `UNBLOCKED` error, and the link to the new master comes up.
+pub fn turn_replica_of(con: &mut Connection, other: &Server, waiters: Vec<Waiter>, what: &str) {
+    let turned_at = Instant::now();
+    let _: () = query!(con, "REPLICAOF", "127.0.0.1", other.port);
+    let mut answers = join_all(waiters);
+    assert_each_unblocked(&mut answers, turned_at, what);
+    let up = master_link_up(con);
+    assert!(up, "{what}: the link to the new master never came up");
+}
+
+/// `REPLICAOF NO ONE`.
+pub fn promote(con: &mut Connection) {
+    let _: () = query!(con, "REPLICAOF", "NO", "ONE");
+}
+
+/// On a server that turned replica: `refused` (a write) answers READONLY and nobody
+/// waits (INFO warden `waiting_stat`).
+pub fn assert_replica_refuses(
+    server: &Server,
+    con: &mut Connection,
+    refused: &[&str],
+    waiting_stat: &str,
+    what: &str,
+) {
+    assert_eq!(warden_stat(con, waiting_stat), 0, "{what}: waiting");
+    let r = RawConn::open(server.port).call(refused);
+    assert!(
+        r.is_error_starting("READONLY"),
+        "{what}: {} on a replica answered {r:?}",
+        refused.join(" ")
     );
 }
