@@ -224,6 +224,7 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
             reply,
             at,
             conn: mut c,
+            ..
         } = h.join();
         let after = at.saturating_duration_since(paused_at);
         assert!(
