@@ -7,9 +7,9 @@
 
 use crate::common::cluster::*;
 use crate::common::dlock::{release, wait_waiting_for, waiting};
+use crate::common::waiter::{lock_args, Answer, RawConn, Reply, Steps, Waiter};
 use crate::common::*;
 
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 /// A waiter that has no reply after this long is hung.
@@ -50,20 +50,43 @@ struct Report {
     at: Instant,
 }
 
-struct Waiter {
-    owner: String,
-    id: i64,
-    handle: JoinHandle<Report>,
+/// The owner in a DLOCK.INFO reply read on a raw connection.
+fn owner_in(r: &Reply) -> Option<String> {
+    let Reply::Array(items) = r else {
+        return None;
+    };
+    items.chunks(2).find_map(|c| match (&c[0], c.get(1)) {
+        (Reply::Bulk(k), Some(Reply::Bulk(o))) if k == b"owner" => {
+            Some(String::from_utf8_lossy(o).into_owned())
+        }
+        _ => None,
+    })
 }
 
-fn classify(r: redis::RedisResult<Value>) -> Outcome {
-    match r {
-        Ok(Value::Int(t)) => Outcome::Granted(t),
-        Ok(Value::Nil) => Outcome::Nil,
-        Ok(other) => Outcome::Other(format!("{other:?}")),
-        Err(e) if e.is_timeout() => Outcome::Hung,
-        Err(e) if e.code().is_some() => Outcome::Error(err_text(&e)),
-        Err(e) => Outcome::Closed(e.to_string()),
+/// A waiter's answer as a report.
+fn report_of(a: Answer) -> Report {
+    let outcome = match &a.reply {
+        Reply::Int(t) => Outcome::Granted(*t),
+        Reply::Nil => Outcome::Nil,
+        Reply::Error(e) => Outcome::Error(e.clone()),
+        Reply::Closed(e) => Outcome::Closed(e.clone()),
+        Reply::Silent => Outcome::Hung,
+        other => Outcome::Other(format!("{other:?}")),
+    };
+    let info_owner = a.then.first().map(|r| match r {
+        Reply::Error(e) => Err(e.clone()),
+        r => Ok(owner_in(r)),
+    });
+    let release = a.then.get(1).map(|r| match r {
+        Reply::Int(n) => Ok(*n),
+        other => Err(format!("{other:?}")),
+    });
+    Report {
+        owner: a.name,
+        outcome,
+        info_owner,
+        release,
+        at: a.at,
     }
 }
 
@@ -79,63 +102,36 @@ fn owner_of(v: &Value) -> Option<String> {
     })
 }
 
-/// Connects to `port` (with the read timeout) and blocks in
-/// `DLOCK.ACQUIRE key owner ttl WAIT 0` in a thread. After a grant the thread
-/// reads `DLOCK.INFO` and releases, so the next waiter can be served.
-fn spawn_db_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> Waiter {
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}/{db}")).expect("client");
-    let mut con = client
-        .get_connection_with_timeout(Duration::from_secs(5))
-        .expect("connect");
-    con.set_read_timeout(Some(READ_TIMEOUT))
-        .expect("read timeout");
-    let id: i64 = query!(&mut con, "CLIENT", "ID");
-    let (key, owner_s) = (key.to_string(), owner.to_string());
-    let handle = thread::spawn(move || {
-        let r = cmd("DLOCK.ACQUIRE")
-            .arg(&key)
-            .arg(&owner_s)
-            .arg(ttl)
-            .arg("WAIT")
-            .arg(0)
-            .query(&mut con);
-        let at = Instant::now();
-        let outcome = classify(r);
-        let (mut info_owner, mut release) = (None, None);
-        if let Outcome::Granted(_) = outcome {
-            info_owner = Some(
-                cmd("DLOCK.INFO")
-                    .arg(&key)
-                    .query::<Value>(&mut con)
-                    .map(|v| owner_of(&v))
-                    .map_err(|e| err_text(&e)),
-            );
-            release = Some(
-                cmd("DLOCK.RELEASE")
-                    .arg(&key)
-                    .arg(&owner_s)
-                    .query::<i64>(&mut con)
-                    .map_err(|e| err_text(&e)),
-            );
-        }
-        Report {
-            owner: owner_s,
-            outcome,
-            info_owner,
-            release,
-            at,
-        }
-    });
-    Waiter {
-        owner: owner.to_string(),
-        id,
-        handle,
+/// A client of database `db` on `port` blocked in `DLOCK.ACQUIRE key owner ttl WAIT
+/// 0` (silent `READ_TIMEOUT` long, it is hung); once granted it reads `DLOCK.INFO`
+/// and releases, so the next waiter can be served. Returns its CLIENT ID too.
+fn spawn_db_waiter(port: u16, db: i64, key: &str, owner: &str, ttl: i64) -> (i64, Waiter) {
+    let mut conn = RawConn::open(port);
+    if db != 0 {
+        let selected = conn.call(&["SELECT", &db.to_string()]);
+        assert_eq!(selected, Reply::Status("OK".into()), "SELECT {db}");
     }
+    let id = conn.client_id();
+    let steps = Steps {
+        timeout: READ_TIMEOUT,
+        then: vec![
+            words(&["DLOCK.INFO", key]),
+            words(&["DLOCK.RELEASE", key, owner]),
+        ],
+    };
+    let args = lock_args(key, owner, ttl, 0, &[]);
+    (id, Waiter::send_steps(conn, owner, &args, steps))
 }
 
 /// `holder` takes `key` on `con`; then `WAITERS` waiters queue behind it, in
 /// order (each one is blocked before the next is started).
-fn queue_waiters(con: &mut Connection, port: u16, db: i64, key: &str, tag: &str) -> Vec<Waiter> {
+fn queue_waiters(
+    con: &mut Connection,
+    port: u16,
+    db: i64,
+    key: &str,
+    tag: &str,
+) -> Vec<(i64, Waiter)> {
     let t: Option<i64> = query!(con, "DLOCK.ACQUIRE", key, "holder", HOLDER_TTL);
     assert!(t.is_some(), "{tag}: the holder got the lock");
     let base = waiting(con);
@@ -168,14 +164,11 @@ fn show_reports(reports: &[Report]) -> String {
         .join("\n")
 }
 
-fn join_waiters(waiters: Vec<Waiter>) -> Vec<Report> {
+/// Each waiter's report, in queue order.
+fn join_waiters(waiters: Vec<(i64, Waiter)>) -> Vec<Report> {
     waiters
         .into_iter()
-        .map(|w| {
-            w.handle
-                .join()
-                .unwrap_or_else(|_| panic!("waiter {} panicked", w.owner))
-        })
+        .map(|(_, w)| report_of(w.join()))
         .collect()
 }
 
@@ -326,7 +319,7 @@ fn client_unblock_answers_the_waiter() {
     let (server, mut con) = Server::start_conn();
     let key = "unblock:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "unblock");
-    let (w1, w3) = (waiters[1].id, waiters[3].id);
+    let (w1, w3) = (waiters[1].0, waiters[3].0);
     let n: i64 = query!(&mut con, "CLIENT", "UNBLOCK", w1);
     assert_eq!(n, 1, "CLIENT UNBLOCK of a blocked DLOCK.ACQUIRE");
     wait_waiting_for(&mut con, 4, "after CLIENT UNBLOCK");
@@ -365,8 +358,8 @@ fn client_kill_of_waiters() {
     let (server, mut con) = Server::start_conn();
     let key = "kill:lock";
     let waiters = queue_waiters(&mut con, server.port, 0, key, "kill");
-    client_kill(&mut con, waiters[0].id);
-    client_kill(&mut con, waiters[3].id);
+    client_kill(&mut con, waiters[0].0);
+    client_kill(&mut con, waiters[3].0);
     wait_waiting_for(&mut con, 3, "after two CLIENT KILLs");
     assert_eq!(release(&mut con, key, "holder"), 1);
     let reports = join_waiters(waiters);
@@ -392,8 +385,8 @@ fn client_kill_of_waiters() {
 
     // Every waiter killed: the release leaves the lock free.
     let waiters = queue_waiters(&mut con, server.port, 0, key, "kill-all");
-    for w in &waiters {
-        client_kill(&mut con, w.id);
+    for (id, _) in &waiters {
+        client_kill(&mut con, *id);
     }
     wait_waiting_for(&mut con, 0, "after killing every waiter");
     assert_eq!(release(&mut con, key, "holder"), 1);

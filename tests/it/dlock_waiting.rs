@@ -9,7 +9,6 @@ use crate::common::payload::{encode, parse_dump, Field};
 use crate::common::waiter::*;
 use crate::common::*;
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 // ---------------------------------------------------------------------------------------
@@ -123,25 +122,33 @@ fn ten_waiters_are_served_in_arrival_order() {
     let (server, mut con) = lock_server();
     let t0 = try_acquire(&mut con, "fifo", "holder", 30_000).expect("granted");
     let h0 = warden_stat(&mut con, "locks_handed_off");
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let mut handles = Vec::new();
+    // Each waiter releases the lock as soon as it is granted it.
+    let mut waiters = Vec::new();
     for i in 0..10i64 {
-        let order = order.clone();
-        let h = spawn_client(&server, move |con| {
-            let owner = format!("w{i}");
-            let t = wait_granted(con, "fifo", &owner, (30_000, 20_000));
-            order.lock().unwrap().push((i, t));
-            assert_eq!(release(con, "fifo", &owner), 1);
-        });
-        handles.push(h);
+        let owner = format!("w{i}");
+        let steps = Steps {
+            timeout: ANSWER_TIMEOUT,
+            then: vec![words(&["DLOCK.RELEASE", "fifo", &owner])],
+        };
+        let args = lock_args("fifo", &owner, 30_000, 20_000, &[]);
+        waiters.push(Waiter::send_steps(
+            RawConn::open(server.port),
+            &owner,
+            &args,
+            steps,
+        ));
         wait_waiting(&mut con, i + 1);
         assert_eq!(lock_info(&mut con, "fifo").unwrap().waiters, i + 1);
     }
     assert_eq!(release(&mut con, "fifo", "holder"), 1);
-    for h in handles {
-        h.join().expect("waiter panicked");
+    let mut order: Vec<(i64, Instant, i64)> = Vec::new();
+    for (i, a) in join_all(waiters).into_iter().enumerate() {
+        let t = a.token("granted before the WAIT timeout");
+        assert_eq!(a.then, [Reply::Int(1)], "{} releases its lock", a.name);
+        order.push((i as i64, a.at, t));
     }
-    let order = order.lock().unwrap();
+    // In the order they were granted.
+    order.sort_by_key(|x| x.1);
     let idx: Vec<i64> = order.iter().map(|x| x.0).collect();
     assert_eq!(
         idx,
@@ -149,7 +156,7 @@ fn ten_waiters_are_served_in_arrival_order() {
         "waiters served out of arrival order"
     );
     let mut tokens = vec![t0];
-    tokens.extend(order.iter().map(|x| x.1));
+    tokens.extend(order.iter().map(|x| x.2));
     assert_strictly_increasing(&tokens, "FIFO hand-offs");
     assert_eq!(warden_stat(&mut con, "locks_handed_off"), h0 + 10);
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);

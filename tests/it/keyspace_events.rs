@@ -51,12 +51,18 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A server, a connection subscribed to its keyspace events, and a connection to it.
+fn subscribed() -> (Server, Events, Connection) {
+    let server = Server::start();
+    let events = Events::subscribe(&server);
+    let con = conn_t(&server);
+    (server, events, con)
+}
+
 /// Every lock write emits its event; a refused acquire or release emits none.
 #[test]
 fn lock_writes_emit_events() {
-    let server = Server::start();
-    let mut events = Events::subscribe(&server);
-    let mut con = conn_t(&server);
+    let (_server, mut events, mut con) = subscribed();
     let t = try_acquire(&mut con, "l", "a", 30_000).expect("granted");
     assert_eq!(try_acquire(&mut con, "l", "b", 30_000), None);
     assert_eq!(try_acquire(&mut con, "l", "a", 30_000), Some(t));
@@ -82,9 +88,7 @@ fn lock_writes_emit_events() {
 /// A hand-off to a waiter is an acquire by the waiter: it emits `dlock.acquire`.
 #[test]
 fn a_hand_off_emits_an_acquire() {
-    let server = Server::start();
-    let mut events = Events::subscribe(&server);
-    let mut con = conn_t(&server);
+    let (server, mut events, mut con) = subscribed();
     try_acquire(&mut con, "h", "a", 30_000).expect("granted");
     let waiter = Waiter::lock(&server, "h", "w", 10_000, 5_000);
     wait_waiting(&mut con, 1);
@@ -104,9 +108,7 @@ fn a_hand_off_emits_an_acquire() {
 /// filter changed; adding only items already present emits nothing.
 #[test]
 fn bloom_writes_emit_events() {
-    let server = Server::start();
-    let mut events = Events::subscribe(&server);
-    let mut con = server.conn();
+    let (_server, mut events, mut con) = subscribed();
     let ok: String = query!(&mut con, "BF.RESERVEX", "r", 0.01, 100);
     assert_eq!(ok, "OK");
     let added: i64 = query!(&mut con, "BF.ADDX", "b", "x");
@@ -155,9 +157,7 @@ fn every_loaded_chunk_emits_an_event() {
 /// write nothing and emit nothing.
 #[test]
 fn limiter_writes_emit_events() {
-    let server = Server::start();
-    let mut events = Events::subscribe(&server);
-    let mut con = server.conn();
+    let (_server, mut events, mut con) = subscribed();
     let mut call = |c: &mut redis::Cmd| -> Vec<i64> { c.query(&mut con).unwrap() };
     assert_eq!(call(cmd("RL.TOKEN").arg("t").arg("1/h").arg(1))[0], 1);
     assert_eq!(call(cmd("RL.TOKEN").arg("t").arg("1/h").arg(1))[0], 0);
@@ -187,9 +187,7 @@ fn limiter_writes_emit_events() {
 
 #[test]
 fn cache_writes_emit_events() {
-    let server = Server::start();
-    let mut events = Events::subscribe(&server);
-    let mut con = server.conn();
+    let (_server, mut events, mut con) = subscribed();
     assert_eq!(cache_set(&mut con, "c", "v", 60_000, &["VERSION", "2"]), 1);
     assert_eq!(
         cache_set(&mut con, "c", "old", 60_000, &["VERSION", "1"]),

@@ -7,7 +7,8 @@
 //! assertion or crash report), that every blocked waiter gets exactly one answer (read
 //! on its own raw connection, with a read timeout, and nothing more arrives after it),
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
-//! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
+//! dataset (`DEBUG DIGEST`). The helpers are in
+//! `tests/it/common/server_ops.rs` (the waiters in `common/waiter.rs`).
 
 use crate::common::dlock::{lock_info, lock_server, release, try_acquire};
 use crate::common::server_ops::*;

@@ -8,7 +8,8 @@
 //! assertion or crash report), that every blocked waiter gets exactly one answer (read
 //! on its own raw connection, with a read timeout, and nothing more arrives after it),
 //! and, where a replica or the AOF is involved, that they hold exactly the master's
-//! dataset (`DEBUG DIGEST`). The helpers are in `tests/it/common/server_ops.rs`.
+//! dataset (`DEBUG DIGEST`). The helpers are in
+//! `tests/it/common/server_ops.rs` (the waiters in `common/waiter.rs`).
 
 use crate::common::dlock::{conn_t, lock_server, release};
 use crate::common::server_ops::*;
@@ -223,6 +224,7 @@ fn limiter_and_filter_calls_wait_out_a_write_pause() {
             reply,
             at,
             conn: mut c,
+            ..
         } = h.join();
         let after = at.saturating_duration_since(paused_at);
         assert!(

@@ -201,28 +201,62 @@ pub struct Waiter {
     handle: JoinHandle<Answer>,
 }
 
-/// What a waiter was answered, when, and its connection (to watch for more).
+/// What a waiter was answered, when, and its connection (to watch for more);
+/// `then`, the replies to its `Steps::then` commands.
 pub struct Answer {
     pub name: String,
     pub reply: Reply,
     pub at: Instant,
     pub conn: RawConn,
+    pub then: Vec<Reply>,
+}
+
+/// What a waiter's thread does besides reading the first reply: how long it waits
+/// for it (silent that long, `Reply::Silent`, it is hung), and the commands it
+/// sends once it is granted a token — a holder's steps, on its own connection,
+/// before the next waiter can be served; their replies are `Answer::then`.
+pub struct Steps {
+    pub timeout: Duration,
+    pub then: Vec<Vec<String>>,
 }
 
 impl Waiter {
     /// Sends `args` on `conn` (opened beforehand, e.g. to know its CLIENT ID) and
     /// reads the reply in a thread.
-    pub fn send<S: AsRef<str>>(mut conn: RawConn, name: &str, args: &[S]) -> Waiter {
+    pub fn send<S: AsRef<str>>(conn: RawConn, name: &str, args: &[S]) -> Waiter {
+        let steps = Steps {
+            timeout: ANSWER_TIMEOUT,
+            then: Vec::new(),
+        };
+        Waiter::send_steps(conn, name, args, steps)
+    }
+
+    /// `Waiter::send`, with the thread taking `steps`.
+    pub fn send_steps<S: AsRef<str>>(
+        mut conn: RawConn,
+        name: &str,
+        args: &[S],
+        steps: Steps,
+    ) -> Waiter {
         let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
         conn.send(&args);
         let owner = name.to_string();
         let handle = thread::spawn(move || {
-            let reply = conn.read(ANSWER_TIMEOUT);
+            let reply = conn.read(steps.timeout);
+            let at = Instant::now();
+            let mut then = Vec::new();
+            if matches!(reply, Reply::Int(_)) {
+                for c in &steps.then {
+                    let c: Vec<&str> = c.iter().map(String::as_str).collect();
+                    then.push(conn.call(&c));
+                }
+            }
             Answer {
                 name: owner,
                 reply,
-                at: Instant::now(),
+                at,
                 conn,
+                then,
             }
         });
         Waiter {
