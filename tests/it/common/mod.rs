@@ -647,20 +647,6 @@ pub fn warden_stat(con: &mut Connection, field: &str) -> i64 {
         .unwrap_or_else(|| panic!("INFO warden has no integer field warden_{field}"))
 }
 
-/// `warden_stat(field)` once it reads `want`, or its last reading after
-/// `within`: a gauge the server updates when it frees what a flush or a
-/// `DEBUG RELOAD` replaced, which Valkey 9 does in the background.
-pub fn settled_warden_stat(con: &mut Connection, field: &str, want: i64, within: Duration) -> i64 {
-    let deadline = Instant::now() + within;
-    loop {
-        let v = warden_stat(con, field);
-        if v == want || Instant::now() >= deadline {
-            return v;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// The server's wall clock in milliseconds (from TIME).
 pub fn server_time_ms(con: &mut Connection) -> i64 {
     let (s, us): (i64, i64) = query!(con, "TIME");
