@@ -8,7 +8,8 @@ use crate::bloom::core::dump::{LOAD_ITERATOR, SCAN_ITERATOR};
 use crate::bloom::core::filter::{validate_error_rate, BloomParams, CAPACITY, MAX_EXPANSION};
 use crate::common::error::WardenError;
 use crate::common::grammar::{
-    arg, chosen, flag, items, key, one_of, option, optional, required, Arg, Grammar, Kind, Request,
+    arg, chosen, flag, items, key, one_of, option, optional, required, shape_only_request, Arg,
+    Grammar, Kind, Request,
 };
 use crate::common::parse::{is_keyword, parse_f64, parse_i64};
 use crate::glue::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
@@ -318,13 +319,13 @@ impl<'a> Request<'a> for AddAt {
     }
 }
 
-/// `BF._LOADX key LAYER … | BITS … | AGE …`: the AOF form of a filter. Read
-/// by its wire format (`wire::LoadFilter`); this is its documented grammar.
-pub struct Load;
-
-impl<'a> Request<'a> for Load {
-    const NAME: &'static str = "bf._loadx";
-    const GRAMMAR: Grammar = Grammar::new(&[
+shape_only_request!(
+    /// `BF._LOADX key LAYER … | BITS … | AGE …`: the AOF form of a filter.
+    /// Read by its wire format (`wire::LoadFilter`); this is its documented
+    /// grammar.
+    Load,
+    "bf._loadx",
+    Grammar::new(&[
         key(),
         required(one_of(
             "chunk",
@@ -361,17 +362,5 @@ impl<'a> Request<'a> for Load {
                 }),
             ],
         )),
-    ]);
-
-    fn empty() -> Self {
-        Load
-    }
-
-    fn reads(_: &'static Arg) -> bool {
-        false
-    }
-
-    fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
-        Ok(())
-    }
-}
+    ])
+);

@@ -7,7 +7,9 @@ use crate::cache::core::{
     TTL_MS, VERSION, WAIT_TIMEOUT_MS,
 };
 use crate::common::error::WardenError;
-use crate::common::grammar::{arg, chosen, key, option, Arg, Grammar, Kind, Request};
+use crate::common::grammar::{
+    arg, chosen, key, option, shape_only_request, Arg, Grammar, Kind, Request,
+};
 
 /// Where `CACHE.SET` carries its ttl: a replicated call may carry its effect
 /// there instead (`ttl@meta`).
@@ -130,25 +132,12 @@ impl<'a> Request<'a> for Get {
     }
 }
 
-/// `CACHE.INFO key`
-pub struct Info;
-
-impl<'a> Request<'a> for Info {
-    const NAME: &'static str = "cache.info";
-    const GRAMMAR: Grammar = Grammar::new(&[key()]);
-
-    fn empty() -> Self {
-        Info
-    }
-
-    fn reads(_: &'static Arg) -> bool {
-        false
-    }
-
-    fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
-        Ok(())
-    }
-}
+shape_only_request!(
+    /// `CACHE.INFO key`
+    Info,
+    "cache.info",
+    Grammar::new(&[key()])
+);
 
 /// `CACHE._SET key value meta` (`WITH_VALUE`) and `CACHE._META key meta`: an
 /// entry (or its state but its value) with absolute times, in the wire

@@ -358,6 +358,38 @@ pub trait Request<'a>: Sized {
     }
 }
 
+/// Declares `$ty`, the request of a command that reads no value of its own
+/// (its handler opens the key by position): the parse only checks the call's
+/// shape against `$grammar`.
+macro_rules! shape_only_request {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $grammar:expr) => {
+        $(#[$doc])*
+        pub struct $ty;
+
+        impl<'a> $crate::common::grammar::Request<'a> for $ty {
+            const NAME: &'static str = $name;
+            const GRAMMAR: $crate::common::grammar::Grammar = $grammar;
+
+            fn empty() -> Self {
+                $ty
+            }
+
+            fn reads(_: &'static $crate::common::grammar::Arg) -> bool {
+                false
+            }
+
+            fn take(
+                &mut self,
+                _: &'static $crate::common::grammar::Arg,
+                _: &'a [u8],
+            ) -> Result<(), $crate::common::error::WardenError> {
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use shape_only_request;
+
 /// Why a call was refused: the error, and the word it was about (0 when it
 /// is about the call as a whole), so a command can treat a word specially
 /// (a replicated effect carried in its first parameter).

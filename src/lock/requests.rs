@@ -4,7 +4,8 @@
 
 use crate::common::error::WardenError;
 use crate::common::grammar::{
-    arg, chosen, flag, items, key, one_of, option, optional, Arg, Grammar, Kind, Request,
+    arg, chosen, flag, items, key, one_of, option, optional, shape_only_request, Arg, Grammar,
+    Kind, Request,
 };
 use crate::lock::core::plain::{TOKEN, TTL_MS, WAIT_TIMEOUT_MS};
 use crate::lock::core::set::{Want, LIMIT};
@@ -199,25 +200,12 @@ impl Guard<'_> {
     }
 }
 
-/// `DLOCK.INFO key`
-pub struct Info;
-
-impl<'a> Request<'a> for Info {
-    const NAME: &'static str = "dlock.info";
-    const GRAMMAR: Grammar = Grammar::new(&[key()]);
-
-    fn empty() -> Self {
-        Info
-    }
-
-    fn reads(_: &'static Arg) -> bool {
-        false
-    }
-
-    fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
-        Ok(())
-    }
-}
+shape_only_request!(
+    /// `DLOCK.INFO key`
+    Info,
+    "dlock.info",
+    Grammar::new(&[key()])
+);
 
 /// `DLOCK._SET key owner state`: a lock's state with an absolute deadline
 /// (its wire format is `wire::SetLock`).
