@@ -8,8 +8,8 @@ use crate::bloom::core::dump::{LOAD_ITERATOR, SCAN_ITERATOR};
 use crate::bloom::core::filter::{validate_error_rate, BloomParams, CAPACITY, MAX_EXPANSION};
 use crate::common::error::WardenError;
 use crate::common::grammar::{
-    arg, chosen, flag, items, key, one_of, option, optional, required, shape_only_request, Arg,
-    Grammar, Kind, Request,
+    arg, chosen, flag, items, key, one_of, option, optional, repeated, required,
+    shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
 use crate::common::parse::{is_keyword, parse_f64, parse_i64};
 use crate::glue::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
@@ -120,6 +120,7 @@ impl<'a> Request<'a> for Reserve {
         Reserve(CreateOptions::default())
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         self.0.take(arg, word)
     }
@@ -142,10 +143,7 @@ impl<'a> Request<'a> for Insert {
         option("EXPANSION", "expansion", Kind::Int),
         flag("NOCREATE"),
         flag("NONSCALING"),
-        required(Arg {
-            multiple: true,
-            ..option("ITEMS", "item", Kind::Str)
-        }),
+        required(repeated(option("ITEMS", "item", Kind::Str))),
     ]);
 
     fn empty() -> Self {
@@ -155,6 +153,7 @@ impl<'a> Request<'a> for Insert {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         if arg.name == "item" {
             self.items += 1;
@@ -240,6 +239,7 @@ impl<'a> Request<'a> for Info {
         Info { only: None }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         if arg.name == "field" {
             let at = INFO_FIELDS.iter().position(|(w, _)| is_keyword(word, w));
@@ -283,6 +283,7 @@ impl<'a, const LOAD: bool> Request<'a> for Chunk<'a, LOAD> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "iterator" if LOAD => self.iterator = LOAD_ITERATOR.parse(word)? as u64,
@@ -309,6 +310,7 @@ impl<'a> Request<'a> for AddAt {
         AddAt { at: 0 }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         if arg.name == "unix_ms" {
             self.at = parse_i64(word)
@@ -330,8 +332,7 @@ shape_only_request!(
         required(one_of(
             "chunk",
             &[
-                chosen(Arg {
-                    kind: Kind::Block(&[
+                chosen(tokened_block("LAYER", "layer", &[
                         arg("error_rate", Kind::Double),
                         arg("expansion", Kind::Int),
                         arg("index", Kind::Int),
@@ -341,25 +342,17 @@ shape_only_request!(
                         arg("items", Kind::Int),
                         arg("bits", Kind::Int),
                         optional(arg("opened", Kind::Int)),
-                    ]),
-                    ..option("LAYER", "layer", Kind::Int)
-                }),
-                chosen(Arg {
-                    kind: Kind::Block(&[
+                    ])),
+                chosen(tokened_block("BITS", "bits", &[
                         arg("index", Kind::Int),
                         arg("word_offset", Kind::Int),
                         arg("bytes", Kind::Str),
-                    ]),
-                    ..option("BITS", "bits", Kind::Int)
-                }),
-                chosen(Arg {
-                    kind: Kind::Block(&[
+                    ])),
+                chosen(tokened_block("AGE", "age", &[
                         arg("error_rate", Kind::Double),
                         arg("capacity", Kind::Int),
                         arg("window_ms", Kind::Int),
-                    ]),
-                    ..option("AGE", "age", Kind::Int)
-                }),
+                    ])),
             ],
         )),
     ])

@@ -8,7 +8,7 @@ use crate::cache::core::{
 };
 use crate::common::error::WardenError;
 use crate::common::grammar::{
-    arg, chosen, key, option, shape_only_request, Arg, Grammar, Kind, Request,
+    arg, chosen, key, option, shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
 
 /// Where `CACHE.SET` carries its ttl: a replicated call may carry its effect
@@ -46,6 +46,7 @@ impl<'a> Request<'a> for Set<'a> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         let r = &mut self.request;
         match arg.name {
@@ -78,14 +79,15 @@ impl<'a> Request<'a> for Get {
     const GRAMMAR: Grammar = Grammar::new(&[
         key(),
         option("MINVERSION", "version", Kind::Int),
-        Arg {
-            kind: Kind::Block(&[
+        tokened_block(
+            "HOT",
+            "hot",
+            &[
                 arg("reads", Kind::Int),
                 arg("window_ms", Kind::Int),
                 chosen(option("EXTEND", "ttl_ms", Kind::Int)),
-            ]),
-            ..option("HOT", "hot", Kind::Int)
-        },
+            ],
+        ),
         option("LEASE", "lease_ms", Kind::Int),
         option("WAIT", "timeout_ms", Kind::Int),
     ]);
@@ -99,6 +101,7 @@ impl<'a> Request<'a> for Get {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         let hot = || Hot {
             reads: 0,
@@ -174,6 +177,7 @@ impl<'a, const WITH_VALUE: bool> Request<'a> for SetEntry<'a, WITH_VALUE> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "value" => self.value = word,

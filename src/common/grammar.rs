@@ -62,17 +62,35 @@ pub struct Arg {
     pub optional: bool,
     /// Whether it may repeat (`item [item ...]`).
     pub multiple: bool,
+    /// Words one occurrence takes (`words_of`), worked out when it is
+    /// declared; private, so an `Arg` is only made by the functions below,
+    /// which keep it right.
+    words: usize,
+}
+
+/// An argument with every field given, its word count worked out.
+const fn declare(
+    name: &'static str,
+    kind: Kind,
+    token: Option<&'static str>,
+    optional: bool,
+    multiple: bool,
+) -> Arg {
+    let mut a = Arg {
+        name,
+        kind,
+        token,
+        optional,
+        multiple,
+        words: 0,
+    };
+    a.words = words_of(&a) as usize;
+    a
 }
 
 /// A required positional argument.
 pub const fn arg(name: &'static str, kind: Kind) -> Arg {
-    Arg {
-        name,
-        kind,
-        token: None,
-        optional: false,
-        multiple: false,
-    }
+    declare(name, kind, None, false, false)
 }
 
 /// The key, at argument 1.
@@ -82,48 +100,30 @@ pub const fn key() -> Arg {
 
 /// An optional `TOKEN value`.
 pub const fn option(token: &'static str, name: &'static str, kind: Kind) -> Arg {
-    Arg {
-        name,
-        kind,
-        token: Some(token),
-        optional: true,
-        multiple: false,
-    }
+    declare(name, kind, Some(token), true, false)
+}
+
+/// An optional `TOKEN` followed by `parts` in order (`HOT reads window_ms
+/// EXTEND ttl_ms`).
+pub const fn tokened_block(token: &'static str, name: &'static str, parts: &'static [Arg]) -> Arg {
+    option(token, name, Kind::Block(parts))
 }
 
 /// An optional pure token (`NONSCALING`), named after itself.
 pub const fn flag(token: &'static str) -> Arg {
-    Arg {
-        name: token,
-        kind: Kind::Flag,
-        token: Some(token),
-        optional: true,
-        multiple: false,
-    }
+    declare(token, Kind::Flag, Some(token), true, false)
 }
 
 /// Arguments that go together and repeat: `name [name ...]`, each `name`
 /// being `parts` in order (`rate burst [rate burst ...]`).
 pub const fn pairs(name: &'static str, parts: &'static [Arg]) -> Arg {
-    Arg {
-        name,
-        kind: Kind::Block(parts),
-        token: None,
-        optional: false,
-        multiple: true,
-    }
+    declare(name, Kind::Block(parts), None, false, true)
 }
 
 /// An optional choice of exactly one of `parts` (`[SHARED | LIMIT n]`); each
 /// part is made with `chosen`.
 pub const fn one_of(name: &'static str, parts: &'static [Arg]) -> Arg {
-    Arg {
-        name,
-        kind: Kind::OneOf(parts),
-        token: None,
-        optional: true,
-        multiple: false,
-    }
+    declare(name, Kind::OneOf(parts), None, true, false)
 }
 
 /// A part of a `one_of`: not optional on its own (the choice is).
@@ -136,12 +136,15 @@ pub const fn chosen(part: Arg) -> Arg {
 
 /// Strings that repeat to the end: `name [name ...]`.
 pub const fn items(name: &'static str) -> Arg {
+    declare(name, Kind::Str, None, false, true)
+}
+
+/// `Arg` that may repeat: an option that takes every word after its token
+/// (`ITEMS item ...`).
+pub const fn repeated(a: Arg) -> Arg {
     Arg {
-        name,
-        kind: Kind::Str,
-        token: None,
-        optional: false,
         multiple: true,
+        ..a
     }
 }
 
@@ -188,6 +191,9 @@ pub struct Grammar {
     first_option: usize,
     /// Whether an option must be given (`ITEMS item ...`).
     required_option: bool,
+    /// Whether every positional is one required word, so the positionals are
+    /// words 1 to `first_option` and one count check covers them all.
+    single_word_positionals: bool,
 }
 
 impl Grammar {
@@ -202,12 +208,21 @@ impl Grammar {
             required_option |= !args[i].optional;
             i += 1;
         }
+        let (mut single_word_positionals, mut i) = (true, 0);
+        while i < first_option {
+            let a = &args[i];
+            single_word_positionals &= !a.optional
+                && !a.multiple
+                && matches!(a.kind, Kind::Key | Kind::Str | Kind::Int | Kind::Double);
+            i += 1;
+        }
         Grammar {
             args,
             tail: Tail::Options,
             exclusive: true,
             first_option,
             required_option,
+            single_word_positionals,
         }
     }
 
@@ -429,10 +444,12 @@ pub fn parse_into<'a, R: Request<'a>, W: Words<'a> + ?Sized>(
         lifetime: std::marker::PhantomData,
     };
     let grammar = R::GRAMMAR;
-    reader.positionals(
-        &grammar.args[..grammar.first_option],
-        grammar.first_option < grammar.args.len(),
-    )?;
+    let positionals = &grammar.args[..grammar.first_option];
+    if grammar.single_word_positionals {
+        reader.single_words(positionals)?;
+    } else {
+        reader.positionals(positionals, grammar.first_option < grammar.args.len())?;
+    }
     let options = &grammar.args[grammar.first_option..];
     if options.is_empty() {
         if reader.at < words.count() {
@@ -457,29 +474,10 @@ pub fn starts_options(word: &[u8]) -> bool {
     word.first().is_some_and(u8::is_ascii_alphabetic) && !word.eq_ignore_ascii_case(b"inf")
 }
 
-/// Words one occurrence of `a` takes, without a loop for a single value.
+/// Words one occurrence of `a` takes (worked out when it was declared).
 #[inline(always)]
 fn width(a: &Arg) -> usize {
-    let token = usize::from(a.token.is_some());
-    match a.kind {
-        Kind::Flag => token,
-        Kind::Key | Kind::Str | Kind::Int | Kind::Double => token + 1,
-        Kind::Block(parts) => {
-            token
-                + parts
-                    .iter()
-                    .filter(|p| !p.optional)
-                    .map(|p| match p.kind {
-                        Kind::Block(_) | Kind::OneOf(_) => words_of(p) as usize,
-                        _ => {
-                            usize::from(p.token.is_some())
-                                + usize::from(!matches!(p.kind, Kind::Flag))
-                        }
-                    })
-                    .sum::<usize>()
-        }
-        Kind::OneOf(_) => words_of(a) as usize,
-    }
+    a.words
 }
 
 /// Whether `a` is read as a positional argument (no token, not a choice).
@@ -529,6 +527,23 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
         self.request
             .take(arg, word)
             .map_err(|error| Refused { at: i, error })
+    }
+
+    /// Reads leading positionals that are one word each (the common case,
+    /// without a check per argument): too few words is the wrong number of
+    /// arguments, as the per-argument reading finds.
+    #[inline(always)]
+    fn single_words(&mut self, args: &'static [Arg]) -> Result<(), Refused> {
+        if self.left() < args.len() {
+            return Err(self.arity());
+        }
+        for (i, arg) in args.iter().enumerate() {
+            if !matches!(arg.kind, Kind::Key) {
+                self.take(arg, self.at + i)?;
+            }
+        }
+        self.at += args.len();
+        Ok(())
     }
 
     /// Reads the leading positional arguments `args` (options follow them

@@ -47,22 +47,20 @@ const INSERT: &[Arg] = &[
     key(),
     option("CAPACITY", "capacity", Kind::Int),
     flag("NONSCALING"),
-    required(Arg {
-        multiple: true,
-        ..option("ITEMS", "item", Kind::Str)
-    }),
+    required(repeated(option("ITEMS", "item", Kind::Str))),
 ];
 const GET: &[Arg] = &[
     key(),
     option("MINVERSION", "version", Kind::Int),
-    Arg {
-        kind: Kind::Block(&[
+    tokened_block(
+        "HOT",
+        "hot",
+        &[
             arg("reads", Kind::Int),
             arg("window_ms", Kind::Int),
             chosen(option("EXTEND", "ttl_ms", Kind::Int)),
-        ]),
-        ..option("HOT", "hot", Kind::Int)
-    },
+        ],
+    ),
 ];
 const INFO: &[Arg] = &[key(), optional(arg("field", Kind::Str))];
 const RESERVE: &[Arg] = &[

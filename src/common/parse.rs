@@ -5,28 +5,28 @@ use crate::common::error::WardenError;
 /// Parses a decimal i64 the way Redis does: optional '-', digits only, no
 /// leading '+', spaces or leading zeros; `None` when it is not one.
 pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
-    let (negative, digits) = match bytes.strip_prefix(b"-") {
-        Some(rest) => (true, rest),
-        None => (false, bytes),
+    let (negative, digits) = match bytes {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, bytes),
     };
     if digits.is_empty() || digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
         return None;
     }
-    if negative && digits == b"0" {
-        return None; // "-0", which Redis refuses too
-    }
-    // Accumulate negatively so i64::MIN fits.
-    let mut value: i64 = 0;
+    // At most 19 digits: below 10^19, which fits a u64 without a check per digit.
+    let mut magnitude: u64 = 0;
     for &d in digits {
-        if !d.is_ascii_digit() {
+        let digit = d.wrapping_sub(b'0');
+        if digit > 9 {
             return None;
         }
-        value = value.checked_mul(10)?.checked_sub(i64::from(d - b'0'))?;
+        magnitude = magnitude * 10 + u64::from(digit);
     }
-    if negative {
-        Some(value)
-    } else {
-        value.checked_neg()
+    match (negative, magnitude) {
+        (true, 0) => None, // "-0", which Redis refuses too
+        // 2^63 itself is i64::MIN, whose negation wraps to itself.
+        (true, m) if m <= 1 << 63 => Some((m as i64).wrapping_neg()),
+        (true, _) => None,
+        (false, m) => i64::try_from(m).ok(),
     }
 }
 
@@ -50,13 +50,17 @@ impl IntArg {
     /// above `max` (however many digits), otherwise `ERR <name> must be a
     /// positive / non-negative integer` for anything that is not an integer
     /// in range.
+    #[inline]
     pub fn parse(&self, bytes: &[u8]) -> Result<i64, WardenError> {
-        if self.duration {
+        // A plain integer first: it never has a unit (`with_unit` needs a
+        // digit, then a letter), so the order does not change the answer.
+        let value = parse_i64(bytes);
+        if value.is_none() && self.duration {
             if let Some(ms) = self.with_unit(bytes) {
                 return ms;
             }
         }
-        match parse_i64(bytes) {
+        match value {
             Some(v) if v > self.max => Err(WardenError::OutOfRange(self.name)),
             Some(v) if v >= self.min => Ok(v),
             None if is_large_positive_integer(bytes) => Err(WardenError::OutOfRange(self.name)),
@@ -296,9 +300,17 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// Whether `arg` equals the ASCII keyword `word`, ignoring case.
+/// Whether `arg` equals the ASCII keyword `word`, ignoring case. A byte
+/// typed as declared matches at once; only a letter is compared folded (the
+/// same answer as `eq_ignore_ascii_case`, without folding every byte).
+#[inline]
 pub fn is_keyword(arg: &[u8], word: &str) -> bool {
-    arg.eq_ignore_ascii_case(word.as_bytes())
+    let word = word.as_bytes();
+    arg.len() == word.len()
+        && arg
+            .iter()
+            .zip(word)
+            .all(|(&a, &w)| a == w || (w.is_ascii_alphabetic() && a | 0x20 == w | 0x20))
 }
 
 #[cfg(test)]
@@ -344,6 +356,28 @@ mod tests {
             timeout.parse(b"18446744073709551615"),
             Err(WardenError::OutOfRange("timeout"))
         );
+    }
+
+    #[test]
+    fn keywords_match_as_eq_ignore_ascii_case_does() {
+        let words = ["WAIT", "max_wait", "X1", "A_B", "", "inf"];
+        // Every byte against each position of each word, so each letter meets
+        // its other case, its neighbours and the bytes 0x20 apart from it.
+        for word in words {
+            for at in 0..word.len() {
+                for b in 0..=255u8 {
+                    let mut arg = word.as_bytes().to_vec();
+                    arg[at] = b;
+                    assert_eq!(
+                        is_keyword(&arg, word),
+                        arg.eq_ignore_ascii_case(word.as_bytes()),
+                        "{arg:?} vs {word}"
+                    );
+                }
+            }
+            assert!(is_keyword(word.to_lowercase().as_bytes(), word));
+            assert!(!is_keyword(format!("{word}x").as_bytes(), word));
+        }
     }
 
     #[test]
@@ -402,7 +436,12 @@ mod tests {
             b"01",
             b"-0",
             b"9223372036854775808",
+            b"-9223372036854775809",
+            b"9999999999999999999",
+            b"-9999999999999999999",
             b"99999999999999999999",
+            b"1/",
+            b"1:",
             b"abc",
             b"\xff",
         ] {

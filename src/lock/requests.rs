@@ -63,6 +63,7 @@ impl<'a> Request<'a> for Acquire<'a> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "owner" => self.owner = owner(word)?,
@@ -110,6 +111,7 @@ impl<'a> Request<'a> for OwnerGrant<'a, false> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         self.take_field(arg, word)
     }
@@ -132,6 +134,7 @@ impl<'a> Request<'a> for OwnerGrant<'a, true> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         self.take_field(arg, word)
     }
@@ -183,6 +186,7 @@ impl<'a> Request<'a> for Guard<'a> {
         matches!(arg.name, "owner" | "token")
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "owner" => self.owner = word,
@@ -228,6 +232,7 @@ impl<'a> Request<'a> for SetState<'a> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "owner" => self.owner = owner(word)?,
@@ -262,6 +267,7 @@ impl<'a> Request<'a> for SetStates<'a> {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "limit:floor:expiry" => self.head = word,

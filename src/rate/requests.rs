@@ -20,6 +20,15 @@ fn count(word: &[u8], arg: IntArg) -> Result<u64, WardenError> {
     arg.parse(word).map(|v| v as u64)
 }
 
+/// The slot of the next limit, if there is room for one more (the error is
+/// only made when there is not).
+fn next_limit<T>(limits: &mut [T], count: usize) -> Result<&mut T, WardenError> {
+    match limits.get_mut(count) {
+        Some(slot) => Ok(slot),
+        None => Err(WardenError::TooManyLimits),
+    }
+}
+
 /// The `COST n` option (1 when absent).
 const COST: Arg = option("COST", "cost", Kind::Int);
 
@@ -53,13 +62,11 @@ impl<'a> Request<'a> for Token {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "rate" => {
-                let slot = self
-                    .limits
-                    .get_mut(self.count)
-                    .ok_or(WardenError::TooManyLimits)?;
+                let slot = next_limit(&mut self.limits, self.count)?;
                 slot.rate = Rate::parse(word)?;
             }
             "burst" => {
@@ -98,6 +105,7 @@ impl<'a> Request<'a> for Leaky {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "rate" => self.limit.rate = Rate::parse(word)?,
@@ -138,13 +146,11 @@ impl<'a> Request<'a> for Window {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
             "limit" => {
-                let slot = self
-                    .limits
-                    .get_mut(self.count)
-                    .ok_or(WardenError::TooManyLimits)?;
+                let slot = next_limit(&mut self.limits, self.count)?;
                 slot.limit = count(word, rate::WINDOW_LIMIT)?;
             }
             "window_ms" => {
@@ -196,6 +202,7 @@ impl<'a> Request<'a> for Gcra {
         }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         let word = cell_integer(word);
         match arg.name {
@@ -224,6 +231,7 @@ impl<'a> Request<'a> for SetState<'a> {
         SetState { state: &[] }
     }
 
+    #[inline(always)]
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         if arg.name == "state" {
             self.state = word;

@@ -142,14 +142,27 @@ impl Rate {
     /// to the longest period fits (`None`: any other form, 0, or a period
     /// beyond the longest, which the general parse refuses).
     fn whole_per_period(text: &[u8]) -> Option<Rate> {
-        let (count, period_ns) = match text.iter().position(|b| *b == b'/') {
-            None => (text, 1_000_000_000),
-            Some(at) => (&text[..at], parse_period_ns(&text[at + 1..]).ok()?),
+        // The count's digits, read in the same pass that finds the period.
+        let (mut count, mut digits) = (0u64, 0);
+        for &b in text {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            count = count * 10 + u64::from(digit);
+            digits += 1;
+            if digits > 12 {
+                return None;
+            }
+        }
+        let period_ns = match &text[digits..] {
+            [] => 1_000_000_000,
+            [b'/', period @ ..] => parse_period_ns(period).ok()?,
+            _ => return None,
         };
-        if count.is_empty() || count.len() > 12 || !count.iter().all(u8::is_ascii_digit) {
+        if digits == 0 {
             return None;
         }
-        let count = count.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'));
         // `parse_period_ns` keeps the period within 10^6..=MAX_PERIOD_NS;
         // checked again here because the cast below relies on it.
         if count == 0 || period_ns > MAX_PERIOD_NS {
@@ -158,7 +171,12 @@ impl Rate {
         // count × 10^6 ticks per ms against period_ns per token, reduced:
         // both below 10^18.
         let (per_ms, per_token) = (count * 1_000_000, period_ns as u64);
-        let g = gcd64(per_ms, per_token);
+        // Most rates divide their period evenly: no gcd loop for them.
+        let g = if per_token % per_ms == 0 {
+            per_ms
+        } else {
+            gcd64(per_ms, per_token)
+        };
         Some(Rate::Finite {
             ticks_per_token: per_token / g,
             ticks_per_ms: per_ms / g,

@@ -183,6 +183,10 @@ fn whole_rates_take_the_short_path_to_the_same_ratio() {
         b"1/11575d",
         b"1/999999999999d",
         b"inf",
+        b"12a",
+        b"1//s",
+        b"+1",
+        b"-1",
     ] {
         assert_eq!(Rate::whole_per_period(other), None, "{other:?}");
     }
