@@ -553,6 +553,7 @@ pub(crate) fn ms_for(ticks: u128, tpm: u64) -> Option<u128> {
 
 /// Expiry of a bucket state: when it would be full again (`None`: never).
 /// A limit at rate inf is full one millisecond after it was written.
+#[inline(always)]
 pub(crate) fn full_at(state: &BucketState) -> Result<Option<i64>, WardenError> {
     if state.ticks_per_token == 0 {
         return Ok(Some(
