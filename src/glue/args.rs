@@ -72,7 +72,7 @@ impl<'a> Words<'a> for Args<'a> {
 /// Refuses an internal command (`name`, lower case) unless it comes from the
 /// master link or the AOF being loaded: a client could otherwise forge any
 /// lock's owner and token or any limiter's state.
-pub fn internal_only(ctx: *mut Ctx, name: &'static str) -> Result<(), WardenError> {
+pub fn internal_only(ctx: Ctx, name: &'static str) -> Result<(), WardenError> {
     if host::is_replay(ctx) {
         Ok(())
     } else {

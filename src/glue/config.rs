@@ -190,7 +190,7 @@ unsafe extern "C" fn set_error_rate(
         Err(e) => {
             let msg = e.to_string();
             let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
-            let text = OwnedString::new(std::ptr::null_mut(), msg.as_bytes());
+            let text = OwnedString::new(None, msg.as_bytes());
             // SAFETY: `err` is the error slot Redis passed; `text` is a C string Redis copies.
             unsafe { *err = api!(RedisModule_HoldString)(std::ptr::null_mut(), text.as_ptr()) };
             raw::REDISMODULE_ERR as c_int
@@ -230,7 +230,7 @@ fn module_arg_defaults(
 
 /// Registers every configuration (module arguments become the defaults, a
 /// `warden.<name>` line in redis.conf overrides them) and loads them.
-pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> {
+pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<(), WardenError> {
     let (defaults, rate) = module_arg_defaults(args)?;
     let failed = |name: &str| WardenError::BadModuleArgument(format!("cannot register {name}"));
     for (config, default) in INT_CONFIGS.iter().zip(defaults) {
@@ -243,7 +243,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
         // SAFETY: called from OnLoad with the load context; the name is a C string and the callbacks match the config's kind.
         let status = unsafe {
             api!(RedisModule_RegisterNumericConfig)(
-                ctx,
+                ctx.as_ptr(),
                 name.as_ptr(),
                 default,
                 flags,
@@ -264,7 +264,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
     // SAFETY: as above.
     let status = unsafe {
         api!(RedisModule_RegisterStringConfig)(
-            ctx,
+            ctx.as_ptr(),
             name.as_ptr(),
             rate.as_ptr(),
             0,
@@ -278,7 +278,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
         return Err(failed(BF_ERROR_RATE_NAME));
     }
     // SAFETY: called from OnLoad with the load context.
-    if unsafe { api!(RedisModule_LoadConfigs)(ctx) } != raw::REDISMODULE_OK as c_int {
+    if unsafe { api!(RedisModule_LoadConfigs)(ctx.as_ptr()) } != raw::REDISMODULE_OK as c_int {
         return Err(WardenError::BadModuleArgument(
             "a warden configuration in redis.conf is invalid".to_string(),
         ));

@@ -30,9 +30,12 @@ pub unsafe fn bytes<'a>(s: *const RString) -> &'a [u8] {
 pub struct OwnedString(*mut RString);
 
 impl OwnedString {
-    /// Copies `data` into a new Redis string.
-    pub fn new(ctx: *mut Ctx, data: &[u8]) -> OwnedString {
-        // SAFETY: `data` is readable for its length; Redis copies it (a null context: the string is ours to free).
+    /// Copies `data` into a new Redis string, created on `ctx` (`None`: on no
+    /// context).
+    pub fn new(ctx: Option<Ctx>, data: &[u8]) -> OwnedString {
+        let ctx = ctx.map_or(std::ptr::null_mut(), Ctx::as_ptr);
+        // SAFETY: `ctx` is null or a live context; `data` is readable for its
+        // length; Redis copies it (the string is ours to free).
         OwnedString(unsafe {
             api!(RedisModule_CreateString)(ctx, data.as_ptr().cast(), data.len())
         })
@@ -77,19 +80,21 @@ pub struct Key {
 
 impl Key {
     /// Opens `name` for reading and writing.
-    pub fn writable(ctx: *mut Ctx, name: *mut RString) -> Key {
+    pub fn writable(ctx: Ctx, name: *mut RString) -> Key {
         let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
         Key {
             // SAFETY: `ctx` is the live context of the call and `name` a live string; Redis returns null or a key we close on drop.
-            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode) },
+            ptr: unsafe { api!(RedisModule_OpenKey)(ctx.as_ptr(), name, mode) },
         }
     }
 
     /// Opens `name` for reading only.
-    pub fn readable(ctx: *mut Ctx, name: *mut RString) -> Key {
+    pub fn readable(ctx: Ctx, name: *mut RString) -> Key {
         Key {
             // SAFETY: as in `writable`.
-            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, raw::REDISMODULE_READ as c_int) },
+            ptr: unsafe {
+                api!(RedisModule_OpenKey)(ctx.as_ptr(), name, raw::REDISMODULE_READ as c_int)
+            },
         }
     }
 
@@ -249,15 +254,15 @@ impl Drop for Key {
 }
 
 /// The database the context works on.
-pub fn selected_db(ctx: *mut Ctx) -> c_int {
+pub fn selected_db(ctx: Ctx) -> c_int {
     // SAFETY: `ctx` is the live context of the current call.
-    unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
+    unsafe { api!(RedisModule_GetSelectedDb)(ctx.as_ptr()) }
 }
 
 /// Switches the context to database `db`.
-pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
+pub fn select_db(ctx: Ctx, db: c_int) -> bool {
     // SAFETY: as above.
-    unsafe { api!(RedisModule_SelectDb)(ctx, db) == raw::REDISMODULE_OK as c_int }
+    unsafe { api!(RedisModule_SelectDb)(ctx.as_ptr(), db) == raw::REDISMODULE_OK as c_int }
 }
 
 /// Announces a write to `key`: signals it modified (WATCH, client-side
@@ -265,12 +270,12 @@ pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
 /// `notify-keyspace-events`). Every write calls this; a call that changes
 /// nothing does not (the module option `NO_IMPLICIT_SIGNAL_MODIFIED` stops
 /// Redis from signalling every key opened for writing).
-pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
+pub fn notify(ctx: Ctx, event: &CStr, key: *mut RString) {
     let class = raw::REDISMODULE_NOTIFY_MODULE;
     // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.
     unsafe {
-        api!(RedisModule_SignalModifiedKey)(ctx, key);
-        api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key)
+        api!(RedisModule_SignalModifiedKey)(ctx.as_ptr(), key);
+        api!(RedisModule_NotifyKeyspaceEvent)(ctx.as_ptr(), class, event.as_ptr(), key)
     };
 }
 
@@ -281,9 +286,10 @@ pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
 /// # Safety
 /// `s` is a live argument of the call on `ctx`, and no slice of its bytes
 /// (`bytes`) is used afterwards: appending may move them.
-pub unsafe fn append_to_argument(ctx: *mut Ctx, s: *mut RString, tail: &[u8]) -> bool {
+pub unsafe fn append_to_argument(ctx: Ctx, s: *mut RString, tail: &[u8]) -> bool {
     // SAFETY: per the contract; `tail` is readable for its length and copied.
-    let status =
-        unsafe { api!(RedisModule_StringAppendBuffer)(ctx, s, tail.as_ptr().cast(), tail.len()) };
+    let status = unsafe {
+        api!(RedisModule_StringAppendBuffer)(ctx.as_ptr(), s, tail.as_ptr().cast(), tail.len())
+    };
     status == raw::REDISMODULE_OK as c_int
 }

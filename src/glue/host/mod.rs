@@ -9,14 +9,16 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw;
 
-pub use raw::{RedisModuleCtx as Ctx, RedisModuleString as RString};
+pub use raw::RedisModuleString as RString;
 
 mod call;
+mod handle;
 mod key;
 mod reply;
 mod server;
 
 pub use call::*;
+pub use handle::*;
 pub use key::*;
 pub use reply::*;
 pub use server::*;
@@ -132,7 +134,7 @@ pub fn check_api() -> Result<(), &'static str> {
 #[derive(Clone, Copy)]
 pub enum Sink {
     /// `RedisModule_Replicate` from a command or timer context.
-    Replication(*mut Ctx),
+    Replication(Ctx),
     /// `RedisModule_EmitAOF` from a type's `aof_rewrite` callback.
     AofRewrite(*mut raw::RedisModuleIO),
 }
@@ -145,7 +147,7 @@ macro_rules! emit {
             $crate::glue::host::Sink::Replication(ctx) => {
                 // SAFETY: a live context; `$fmt` describes the arguments that follow.
                 unsafe {
-                    $crate::glue::host::api!(RedisModule_Replicate)(ctx, $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                    $crate::glue::host::api!(RedisModule_Replicate)(ctx.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
                 };
             }
             $crate::glue::host::Sink::AofRewrite(io) => {
@@ -186,8 +188,8 @@ pub fn now_ms() -> i64 {
 }
 
 /// Writes a warning line to the server log.
-pub fn log_warning(ctx: *mut Ctx, message: &str) {
-    redis_module::Context::new(ctx).log_warning(message);
+pub fn log_warning(ctx: Ctx, message: &str) {
+    ctx.context().log_warning(message);
 }
 
 /// Runs `f`, turning a panic into `fallback` so it never unwinds into Redis.

@@ -31,7 +31,7 @@ pub trait Family: Sync {
     /// Moves the queue of `name` in database `db` if it can: the key is open
     /// for writing and the server accepts writes. Take waiters with
     /// `pop_front`, answer them, and `look_at` the key again when needed.
-    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64);
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64);
 
     /// What a waiter whose WAIT timeout passed (or that `CLIENT UNBLOCK`
     /// freed) is answered.
@@ -92,7 +92,7 @@ pub enum Answer {
     /// An integer (a lock's fencing token).
     Integer(i64),
     /// A reply the family writes itself (a cache value with its lease).
-    Custom(Box<dyn Fn(*mut Ctx)>),
+    Custom(Box<dyn Fn(Ctx)>),
     /// An error (its slot moved to another cluster node, tokens ran out).
     Error(String),
     /// nil: the WAIT timeout passed.
@@ -158,9 +158,9 @@ const MAX_TIMER_DELAY_MS: i64 = 86_400_000;
 const DEFERRED_RETRY_MS: i64 = 5;
 
 /// A module timer `delay_ms` from now (clamped to 0..=`MAX_TIMER_DELAY_MS`).
-fn start_timer<T: 'static>(ctx: *mut Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
+fn start_timer<T: 'static>(ctx: Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
     let delay = Duration::from_millis(delay_ms.clamp(0, MAX_TIMER_DELAY_MS) as u64);
-    Context::new(ctx).create_timer(delay, callback, data);
+    ctx.context().create_timer(delay, callback, data);
 }
 
 /// Serial of the next waiter.
@@ -226,7 +226,7 @@ pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
 /// Answers `error` to the oldest waiters of (db, key) that wait for a `P`,
 /// up to the first one of another family, whose family then looks at the
 /// key (it may serve what this one cannot: a key re-created as its type).
-pub fn fail_front<P: 'static>(ctx: *mut Ctx, db: c_int, key: &[u8], error: &str) {
+pub fn fail_front<P: 'static>(ctx: Ctx, db: c_int, key: &[u8], error: &str) {
     while front::<P, _>(db, key, |_| ()).is_some() {
         if let Some(waiter) = pop_front::<P>(db, key) {
             waiter.answer(Answer::Error(error.to_string()));
@@ -285,7 +285,7 @@ pub fn take_where<P: 'static>(
 /// was not waiting. When it was the oldest waiter and others wait behind it,
 /// the key is looked at again: what it waited for may have held back the
 /// next ones (a writer ahead of readers a shared lock could take now).
-fn remove_client(ctx: *mut Ctx, bc: *mut BlockedClient) -> Option<&'static dyn Family> {
+fn remove_client(ctx: Ctx, bc: *mut BlockedClient) -> Option<&'static dyn Family> {
     let (family, serve_next) = with_registry(|r| {
         let id = r.by_client.remove(&(bc as usize))?;
         let entry = r.keys.get_mut(&id)?;
@@ -331,7 +331,7 @@ pub struct WaitRequest {
 /// Blocks the calling client on (db, key) until its family answers it or
 /// its timeout passes (then nil).
 pub fn block(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     db: c_int,
     key: &[u8],
     request: WaitRequest,
@@ -348,7 +348,7 @@ pub fn block(
     // SAFETY: `ctx` is the live context of a command that may block (checked by the caller); the callbacks match Redis's signatures.
     let bc = unsafe {
         api!(RedisModule_BlockClient)(
-            ctx,
+            ctx.as_ptr(),
             Some(on_answered),
             Some(on_timeout),
             Some(free_answer),
@@ -399,17 +399,19 @@ pub fn block(
 /// Timer at a waiter's WAIT timeout: it leaves the queue and gets nil (a
 /// timeout beyond the longest timer delay re-arms until it is reached).
 fn on_wait_timeout(ctx: &Context, serial: u64) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
         let Some(waiting) = blocked(serial) else {
             return; // already granted, moved or disconnected
         };
         let now = host::now_ms();
         if let Some(at) = waiting.timeout_at.filter(|at| *at > now) {
-            start_timer(ctx.ctx, at - now, on_wait_timeout, serial);
+            start_timer(ctx, at - now, on_wait_timeout, serial);
             return;
         }
         let bc = waiting.bc as *mut BlockedClient;
-        if let Some(family) = remove_client(ctx.ctx, bc) {
+        if let Some(family) = remove_client(ctx, bc) {
             wake(bc, family.timeout_answer());
         }
     })
@@ -427,7 +429,7 @@ fn wake(bc: *mut BlockedClient, answer: Answer) {
 /// In cluster mode, the error for waiters of `key` when its slot is served
 /// elsewhere now (a key that vanished may have left with its slot): `MOVED slot ip:port`, `ASK slot ip:port` while the slot is
 /// migrating, or `TRYAGAIN` when nobody is known to serve it.
-pub fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
+pub fn moved_error(ctx: Ctx, key: &[u8]) -> Option<String> {
     if !host::is_cluster(ctx) {
         return None;
     }
@@ -492,7 +494,7 @@ const RECHECK_MS: i64 = 1000;
 /// so a lease that ends is served even if Redis has not expired the key yet.
 /// A deadline earlier than the pending timer (a hand-off with a shorter ttl,
 /// a PEXPIRE) gets a timer of its own.
-pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
+pub fn look_at(ctx: Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
     let id = queue_id(db, key);
     let due = deadline.saturating_add(1);
     let needed = with_registry(|r| {
@@ -516,7 +518,7 @@ pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
     }
 }
 
-fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
+fn schedule(ctx: Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
     let id = queue_id(db, key);
     let needed = with_registry(|r| {
         let Some(entry) = r.keys.get_mut(&id) else {
@@ -530,6 +532,8 @@ fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
 }
 
 fn on_timer(ctx: &Context, alarm: Alarm) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
         let id = alarm.id;
         let family = with_registry(|r| {
@@ -552,26 +556,26 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
             return;
         };
         let (db, key) = split_queue_id(&id);
-        if !host::writes_allowed(ctx.ctx) {
+        if !host::writes_allowed(ctx) {
             // Paused, failing over, loading or no longer a master: a write
             // now would crash a paused Redis 7.0 or diverge a replica. What
             // was due is retried soon; the periodic look had nothing due and
             // keeps its pace (else every key with waiters would spin a 5 ms
             // timer for as long as a pause lasts).
             match alarm.why {
-                Wake::Recheck => schedule(ctx.ctx, db, key, Wake::Recheck, RECHECK_MS),
-                _ => schedule(ctx.ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS),
+                Wake::Recheck => schedule(ctx, db, key, Wake::Recheck, RECHECK_MS),
+                _ => schedule(ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS),
             }
             return;
         }
-        if !host::select_db(ctx.ctx, db) {
+        if !host::select_db(ctx, db) {
             return;
         }
-        let name = OwnedString::new(ctx.ctx, key);
-        let mut open = Key::writable(ctx.ctx, name.as_ptr());
-        family.serve(ctx.ctx, &mut open, name.as_ptr(), db, host::now_ms());
+        let name = OwnedString::new(Some(ctx), key);
+        let mut open = Key::writable(ctx, name.as_ptr());
+        family.serve(ctx, &mut open, name.as_ptr(), db, host::now_ms());
         if count(db, key) > 0 {
-            schedule(ctx.ctx, db, key, Wake::Recheck, RECHECK_MS);
+            schedule(ctx, db, key, Wake::Recheck, RECHECK_MS);
         }
     })
 }
@@ -582,20 +586,22 @@ static KEY_EVENTS_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 /// Subscribes `on_key_event` the first time a client waits. Until then warden
 /// adds nothing to other commands: Redis runs every subscribed module's hook
 /// (with a temporary client) on each DEL, EXPIRE, SET … PX and RENAME.
-fn subscribe_key_events(ctx: *mut Ctx) {
+fn subscribe_key_events(ctx: Ctx) {
     if KEY_EVENTS_SUBSCRIBED.load(Ordering::Relaxed) {
         return;
     }
     let kinds = raw::NotifyEvent::GENERIC | raw::NotifyEvent::EXPIRED | raw::NotifyEvent::EVICTED;
     // SAFETY: `ctx` is a live context; the callback matches Redis's signature.
-    unsafe { api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, kinds.bits(), Some(on_key_event)) };
+    unsafe {
+        api!(RedisModule_SubscribeToKeyspaceEvents)(ctx.as_ptr(), kinds.bits(), Some(on_key_event))
+    };
     KEY_EVENTS_SUBSCRIBED.store(true, Ordering::Relaxed);
 }
 
 /// Keyspace hook: a key with waiters was deleted, expired, evicted or renamed.
 /// Writing here is unsafe on 7.0, so the hand-off runs from a 0 ms timer.
 unsafe extern "C" fn on_key_event(
-    ctx: *mut Ctx,
+    ctx: *mut raw::RedisModuleCtx,
     _kind: c_int,
     _event: *const c_char,
     key: *mut RString,
@@ -604,6 +610,8 @@ unsafe extern "C" fn on_key_event(
         if total_waiting() == 0 {
             return;
         }
+        // SAFETY: the context Redis passed this keyspace hook, used while it runs.
+        let ctx = unsafe { Ctx::from_raw(ctx) };
         let db = host::selected_db(ctx);
         // SAFETY: Redis passes the event's key, alive during this callback.
         let key = unsafe { host::bytes(key) };
@@ -614,7 +622,7 @@ unsafe extern "C" fn on_key_event(
 
 /// Schedules a hand-off check for every key with waiters in a database
 /// `affected` accepts.
-fn wake_databases(ctx: *mut Ctx, affected: impl Fn(c_int) -> bool) {
+fn wake_databases(ctx: Ctx, affected: impl Fn(c_int) -> bool) {
     let ids: Vec<Vec<u8>> = with_registry(|r| {
         r.keys
             .keys()
@@ -635,7 +643,7 @@ fn wake_databases(ctx: *mut Ctx, affected: impl Fn(c_int) -> bool) {
 /// keys without per-key events, so every key with waiters in the databases
 /// involved gets a hand-off check.
 pub unsafe extern "C" fn on_databases_changed(
-    ctx: *mut Ctx,
+    ctx: *mut raw::RedisModuleCtx,
     event: raw::RedisModuleEvent,
     subevent: u64,
     data: *mut c_void,
@@ -644,6 +652,8 @@ pub unsafe extern "C" fn on_databases_changed(
         if data.is_null() || total_waiting() == 0 {
             return;
         }
+        // SAFETY: the context Redis passed this event hook, used while it runs.
+        let ctx = unsafe { Ctx::from_raw(ctx) };
         if event.id == raw::REDISMODULE_EVENT_FLUSHDB {
             if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END {
                 return;
@@ -661,7 +671,7 @@ pub unsafe extern "C" fn on_databases_changed(
 }
 
 /// Subscribes the flush and swap hooks.
-pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
+pub fn subscribe_database_events(ctx: Ctx) -> bool {
     [
         raw::REDISMODULE_EVENT_FLUSHDB,
         raw::REDISMODULE_EVENT_SWAPDB,
@@ -671,14 +681,24 @@ pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
         let event = raw::RedisModuleEvent { id, dataver: 1 };
         // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
         unsafe {
-            api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_databases_changed))
-                == raw::REDISMODULE_OK as c_int
+            api!(RedisModule_SubscribeToServerEvent)(
+                ctx.as_ptr(),
+                event,
+                Some(on_databases_changed),
+            ) == raw::REDISMODULE_OK as c_int
         }
     })
 }
 
 /// Reply callback: the client was woken with an `Answer`.
-unsafe extern "C" fn on_answered(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
+unsafe extern "C" fn on_answered(
+    ctx: *mut raw::RedisModuleCtx,
+    _argv: *mut *mut RString,
+    _argc: c_int,
+) -> c_int {
+    // SAFETY: the reply context Redis passed this blocked-client callback,
+    // used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx) };
     shield(raw::REDISMODULE_OK as c_int, || {
         reply_answer(ctx);
         raw::REDISMODULE_OK as c_int
@@ -686,10 +706,11 @@ unsafe extern "C" fn on_answered(ctx: *mut Ctx, _argv: *mut *mut RString, _argc:
 }
 
 /// Replies with the answer a waiter was woken with; false if there is none.
-fn reply_answer(ctx: *mut Ctx) -> bool {
+fn reply_answer(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the reply context of a client this module blocked; its
     // private data is null or the `Answer` given to `wake`.
-    let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Answer>();
+    let data =
+        unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx.as_ptr()) }.cast::<Answer>();
     // SAFETY: as above; Redis frees it (`free_answer`) only after this callback.
     match unsafe { data.as_ref() } {
         Some(answer) => reply(ctx, answer),
@@ -699,7 +720,7 @@ fn reply_answer(ctx: *mut Ctx) -> bool {
 }
 
 /// Writes `answer` as the reply on `ctx`.
-fn reply(ctx: *mut Ctx, answer: &Answer) {
+fn reply(ctx: Ctx, answer: &Answer) {
     match answer {
         Answer::Integer(n) => host::reply_integer(ctx, *n),
         Answer::Custom(reply) => reply(ctx),
@@ -710,13 +731,19 @@ fn reply(ctx: *mut Ctx, answer: &Answer) {
 
 /// `CLIENT UNBLOCK` (Redis's own timeout is never set): leave the queue and
 /// answer nil, unless the lock was handed over in the same event-loop turn.
-unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
+unsafe extern "C" fn on_timeout(
+    ctx: *mut raw::RedisModuleCtx,
+    _argv: *mut *mut RString,
+    _argc: c_int,
+) -> c_int {
+    // SAFETY: as in `on_answered`.
+    let ctx = unsafe { Ctx::from_raw(ctx) };
     shield(raw::REDISMODULE_OK as c_int, || {
         if reply_answer(ctx) {
             return raw::REDISMODULE_OK as c_int;
         }
         // SAFETY: `ctx` is the reply context of a client this module blocked.
-        let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
+        let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx.as_ptr()) };
         match remove_client(ctx, bc) {
             Some(family) => {
                 // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
@@ -731,7 +758,9 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
 
 /// Disconnect callback (`CLIENT KILL`, connection lost, role change): forget
 /// the waiter so the lock is never handed to a client that is gone.
-unsafe extern "C" fn on_disconnect(ctx: *mut Ctx, bc: *mut BlockedClient) {
+unsafe extern "C" fn on_disconnect(ctx: *mut raw::RedisModuleCtx, bc: *mut BlockedClient) {
+    // SAFETY: the context Redis passed this disconnect callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx) };
     shield((), || {
         if remove_client(ctx, bc).is_some() {
             // SAFETY: as above: it was still waiting, so it has not been unblocked yet.
@@ -740,7 +769,7 @@ unsafe extern "C" fn on_disconnect(ctx: *mut Ctx, bc: *mut BlockedClient) {
     })
 }
 
-unsafe extern "C" fn free_answer(_ctx: *mut Ctx, data: *mut c_void) {
+unsafe extern "C" fn free_answer(_ctx: *mut raw::RedisModuleCtx, data: *mut c_void) {
     if !data.is_null() {
         // SAFETY: non-null private data is always the boxed `Answer` of `wake`.
         drop(unsafe { Box::from_raw(data.cast::<Answer>()) });
