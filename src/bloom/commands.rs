@@ -28,7 +28,7 @@ use crate::bloom::wire::{float_text, LoadFilter};
 use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config::{self};
-use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
+use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, and never more than the
 /// machine's physical memory (a filter that large would get the server killed
@@ -59,7 +59,7 @@ fn clock_for(f: &BloomFilter) -> u64 {
 }
 
 /// Replicates the creation of `f` as an explicit reserve.
-fn replicate_reserve(ctx: Ctx, key: *mut RString, f: &BloomFilter) {
+fn replicate_reserve(ctx: Ctx, key: RStr, f: &BloomFilter) {
     let rate = float_text(f.error_rate());
     let replicate = api!(RedisModule_Replicate);
     // The option that shapes the filter, with its value: AGE, EXPANSION, or
@@ -79,7 +79,7 @@ fn replicate_reserve(ctx: Ctx, key: *mut RString, f: &BloomFilter) {
                 ctx.as_ptr(),
                 c"BF.RESERVEX".as_ptr(),
                 c"sclcl".as_ptr(),
-                key,
+                key.as_ptr(),
                 rate.as_ptr(),
                 capacity as i64,
                 word.as_ptr(),
@@ -89,7 +89,7 @@ fn replicate_reserve(ctx: Ctx, key: *mut RString, f: &BloomFilter) {
                 ctx.as_ptr(),
                 c"BF.RESERVEX".as_ptr(),
                 c"sclc".as_ptr(),
-                key,
+                key.as_ptr(),
                 rate.as_ptr(),
                 capacity as i64,
                 c"NONSCALING".as_ptr(),
@@ -231,9 +231,9 @@ fn replicate_changed(
     (first, at): (usize, Option<u64>),
     not_added: &[usize],
 ) {
-    let items: Vec<*mut RString> = (first..args.len())
+    let items: Vec<_> = (first..args.len())
         .filter(|i| !not_added.contains(i))
-        .map(|i| args.raw(i))
+        .map(|i| args.raw(i).as_ptr())
         .collect();
     let replicate = api!(RedisModule_Replicate);
     // SAFETY: a live command context; `items` holds live argument strings, as many as given.
@@ -243,7 +243,7 @@ fn replicate_changed(
                 ctx.as_ptr(),
                 c"BF._ADDATX".as_ptr(),
                 c"slv".as_ptr(),
-                args.raw(1),
+                args.raw(1).as_ptr(),
                 at as i64,
                 items.as_ptr(),
                 items.len(),
@@ -252,7 +252,7 @@ fn replicate_changed(
                 ctx.as_ptr(),
                 c"BF.MADDX".as_ptr(),
                 c"sv".as_ptr(),
-                args.raw(1),
+                args.raw(1).as_ptr(),
                 items.as_ptr(),
                 items.len(),
             ),

@@ -19,7 +19,7 @@ use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{BloomFilter, FilterParts, Layer};
 use crate::bloom::wire::LoadFilter;
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{RStr, Sink};
 use crate::glue::stats::{BF_BYTES, BF_FILTERS};
 
 /// Current RDB encoding version of filter values (2 added the window).
@@ -199,7 +199,7 @@ impl StoredValue for BloomFilter {
         save_parts(rdb, self.parts());
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         if let Some(a) = self.aging() {
             LoadFilter::Age {
                 error_rate: self.error_rate(),

@@ -20,7 +20,7 @@ use crate::bloom::core::dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::data_type::{digest_parts, load_filter, save_parts, words_to_le};
 use crate::bloom::wire::LoadChunk;
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{RStr, Sink};
 
 /// Current RDB encoding version of values being loaded (as `warden-bf`'s).
 pub const LOADING_ENCODING_VERSION: i32 = 2;
@@ -57,7 +57,7 @@ impl StoredValue for LoadingFilter {
         raw::save_unsigned(rdb, self.loaded());
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         let header = encode_header(self.parts());
         LoadChunk {
             iterator: HEADER_ITERATOR,

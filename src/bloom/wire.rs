@@ -18,7 +18,7 @@ use std::ffi::{CStr, CString};
 use crate::common::error::WardenError;
 use crate::common::parse::{is_keyword, parse_f64, parse_i64};
 use crate::glue::args::Args;
-use crate::glue::host::{emit, RString, Sink};
+use crate::glue::host::{emit, RStr, Sink};
 
 /// The command's name.
 pub const LOAD_FILTER: &CStr = c"BF._LOADX";
@@ -112,7 +112,7 @@ impl<'a> LoadFilter<'a> {
     }
 
     /// Writes this command for `key` to `sink`.
-    pub fn emit(&self, sink: Sink, key: *mut RString) {
+    pub fn emit(&self, sink: Sink, key: RStr) {
         match *self {
             LoadFilter::Age {
                 error_rate,
@@ -124,7 +124,7 @@ impl<'a> LoadFilter<'a> {
                     sink,
                     LOAD_FILTER,
                     c"sccll",
-                    key,
+                    key.as_ptr(),
                     c"AGE".as_ptr(),
                     rate.as_ptr(),
                     capacity as i64,
@@ -148,7 +148,7 @@ impl<'a> LoadFilter<'a> {
                     sink,
                     LOAD_FILTER,
                     c"scclllcllll",
-                    key,
+                    key.as_ptr(),
                     c"LAYER".as_ptr(),
                     rate.as_ptr(),
                     i64::from(expansion),
@@ -178,7 +178,7 @@ impl<'a> LoadFilter<'a> {
                     sink,
                     LOAD_FILTER,
                     c"scclllclll",
-                    key,
+                    key.as_ptr(),
                     c"LAYER".as_ptr(),
                     rate.as_ptr(),
                     i64::from(expansion),
@@ -198,7 +198,7 @@ impl<'a> LoadFilter<'a> {
                 sink,
                 LOAD_FILTER,
                 c"scllb",
-                key,
+                key.as_ptr(),
                 c"BITS".as_ptr(),
                 index as i64,
                 word_offset as i64,
@@ -221,12 +221,12 @@ pub struct LoadChunk<'a> {
 
 impl LoadChunk<'_> {
     /// Writes this command for `key` to `sink`.
-    pub fn emit(&self, sink: Sink, key: *mut RString) {
+    pub fn emit(&self, sink: Sink, key: RStr) {
         emit!(
             sink,
             c"BF.LOADCHUNKX",
             c"slb",
-            key,
+            key.as_ptr(),
             self.iterator as i64,
             self.data.as_ptr(),
             self.data.len()

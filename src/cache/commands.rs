@@ -16,7 +16,7 @@ use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
 use crate::glue::fence::{observe_token, with_fence};
-use crate::glue::host::{self, Ctx, Key, RString, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 
@@ -99,7 +99,7 @@ fn store(key: &Key, entry: CacheEntry) {
 /// known to apply.
 fn apply(
     ctx: Ctx,
-    name: *mut RString,
+    name: RStr,
     value: Option<&[u8]>,
     (meta, expiry): (Meta, Expiry),
     replicate: impl FnOnce(&Meta, Expiry),
@@ -181,7 +181,7 @@ fn reply_with_lease(ctx: Ctx, value: Option<&[u8]>, token: i64) {
 
 /// Replicates a lease just taken on `name` (the entry is in the key) and
 /// moves the key's expiry to the entry's end.
-fn lease_taken(ctx: Ctx, key: &Key, name: *mut RString, meta: &Meta, expires: i64) {
+fn lease_taken(ctx: Ctx, key: &Key, name: RStr, meta: &Meta, expires: i64) {
     emit_meta(Sink::Replication(ctx), name, meta, Expiry::AtEnd);
     key.set_abs_expire(expires);
     host::notify(ctx, c"cache.lease", name);
@@ -189,7 +189,7 @@ fn lease_taken(ctx: Ctx, key: &Key, name: *mut RString, meta: &Meta, expires: i6
 }
 
 /// Stores a lease-only entry for a miss on a missing key and replicates it.
-fn lease_on_missing(ctx: Ctx, key: &Key, name: *mut RString, lease: Lease, now: i64) {
+fn lease_on_missing(ctx: Ctx, key: &Key, name: RStr, lease: Lease, now: i64) {
     let entry = CacheEntry::lease_only(lease, now);
     let (meta, expires) = (entry.meta(), entry.expires_at());
     key.set_value(Box::new(entry));
@@ -280,7 +280,7 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 /// `CACHE.GET` without `LEASE`: the value when fresh (counting a HOT read),
 /// else nil. The key is opened for reading (half the cost of opening it for
 /// writing), and again for writing only when a HOT extension is due.
-fn plain_get(ctx: Ctx, name: *mut RString, options: &Get, now: i64) -> Result<(), WardenError> {
+fn plain_get(ctx: Ctx, name: RStr, options: &Get, now: i64) -> Result<(), WardenError> {
     let mut key = Key::readable(ctx, name);
     let Some(entry) = key.value::<CacheEntry>()? else {
         stats::count(&stats::CACHE_MISSES);
@@ -353,7 +353,7 @@ struct Cache;
 static CACHE: Cache = Cache;
 
 impl Family for Cache {
-    fn serve(&self, ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
     }
 
@@ -370,10 +370,8 @@ impl Family for Cache {
 /// gets it (in arrival order); then the oldest of the rest takes a lease
 /// when none runs (the others wait for that refresh). `key` is open for
 /// writing on `db`.
-fn serve_waiters(ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
-    // SAFETY: `name` is the caller's live key name (a command argument or a
-    // string the timer owns), unchanged while this function runs.
-    let key_bytes = unsafe { host::bytes(name) };
+fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
+    let key_bytes = name.bytes();
     match key.value::<CacheEntry>() {
         Ok(Some(entry)) if entry.is_fresh(0, now) => {
             let version = entry.version;

@@ -17,7 +17,7 @@ use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::common::thin_bytes::ThinBytes;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{RStr, Sink};
 
 /// Current RDB encoding version of cache values.
 pub const CACHE_ENCODING_VERSION: i32 = 1;
@@ -111,7 +111,7 @@ impl StoredValue for CacheEntry {
         }
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // Redis writes the key's own PEXPIREAT after this, if it has one.
         match &self.value {
             Some(v) => emit_entry(aof, key, v, None, &self.meta(), Expiry::Persist),

@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::glue::host::{api, shield, ModuleValue, RString, Sink};
+use crate::glue::host::{api, shield, ModuleValue, RStr, Sink};
 
 /// A Rust type stored as the values of one Redis module type, and everything
 /// Redis asks of such a value. Every warden type implements all of it: Redis
@@ -37,7 +37,7 @@ pub trait StoredValue: Sized + Clone + 'static {
 
     /// Emits the commands that rebuild the value at `key` to `aof` (an AOF
     /// rewrite's `Sink::AofRewrite`); Redis writes the key's expiry after them.
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString);
+    fn aof_rewrite(&self, aof: Sink, key: RStr);
 
     /// Bytes the value uses (MEMORY USAGE).
     fn mem_usage(&self) -> usize;
@@ -161,10 +161,13 @@ unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, valu
 /// `aof_rewrite`. Safety: as `rdb_save`, and `key` is the value's live key name.
 unsafe extern "C" fn aof_rewrite<T: StoredValue>(
     aof: *mut raw::RedisModuleIO,
-    key: *mut RString,
+    key: *mut raw::RedisModuleString,
     value: *mut c_void,
 ) {
     shield((), || {
+        // SAFETY: the value's key name, which Redis keeps alive and unchanged
+        // while this callback runs.
+        let key = unsafe { RStr::from_raw(key) };
         // SAFETY: Redis passes a value it stored for `T`'s type.
         if let Some(value) = unsafe { stored::<T>(value) } {
             value.aof_rewrite(Sink::AofRewrite(aof), key);
@@ -210,8 +213,8 @@ unsafe extern "C" fn free<T: StoredValue>(value: *mut c_void) {
 /// `copy` (COPY): a boxed `StoredValue::copy`. Safety: Redis passes a value
 /// of `T`'s type.
 unsafe extern "C" fn copy<T: StoredValue>(
-    _from: *mut RString,
-    _to: *mut RString,
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {

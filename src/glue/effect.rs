@@ -27,7 +27,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::glue::config;
-use crate::glue::host::{self, CallSource, Ctx, RString};
+use crate::glue::host::{self, CallSource, Ctx, RStr};
 use crate::glue::stats;
 
 /// Separates an argument from the effect appended to it.
@@ -44,7 +44,7 @@ const MAX_EFFECT: usize = 256;
 /// # Safety
 /// `arg` is a live argument of the call on `ctx` whose bytes are not used
 /// after this call (they may move); nothing else has been replicated by it.
-pub unsafe fn replicate_in_place(ctx: Ctx, arg: *mut RString, state: &[u8]) -> bool {
+pub unsafe fn replicate_in_place(ctx: Ctx, arg: RStr, state: &[u8]) -> bool {
     if !in_place_allowed(ctx) {
         return false;
     }
@@ -63,7 +63,7 @@ pub unsafe fn replicate_in_place(ctx: Ctx, arg: *mut RString, state: &[u8]) -> b
 ///
 /// # Safety
 /// As `replicate_in_place`.
-pub unsafe fn replicate_marked(ctx: Ctx, arg: *mut RString, marked: &[u8]) -> bool {
+pub unsafe fn replicate_marked(ctx: Ctx, arg: RStr, marked: &[u8]) -> bool {
     if !in_place_allowed(ctx) {
         return false;
     }
@@ -94,7 +94,7 @@ fn in_place_allowed(ctx: Ctx) -> bool {
 /// # Safety
 /// As `replicate_in_place`.
 #[inline]
-unsafe fn append_and_replicate(ctx: Ctx, arg: *mut RString, text: &[u8]) -> bool {
+unsafe fn append_and_replicate(ctx: Ctx, arg: RStr, text: &[u8]) -> bool {
     // SAFETY: per this function's contract.
     if !unsafe { host::append_to_argument(ctx, arg, text) } {
         return as_command();

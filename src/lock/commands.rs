@@ -12,7 +12,7 @@ use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
 use crate::glue::fence::{observe_token, with_fence};
-use crate::glue::host::{self, emit, Ctx, Either, Key, RString, Sink};
+use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 use crate::lock::core::handover::{self, holds_as, Head, Verdict};
@@ -86,12 +86,7 @@ pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
 /// Replicates a lock's whole state with its absolute deadline as
 /// `DLOCK._SET`. `owner_arg` is the client's owner argument when it is the
 /// owner (shared, not copied).
-fn replicate_state(
-    ctx: Ctx,
-    key: *mut RString,
-    owner_arg: Option<*mut RString>,
-    state: &LockState,
-) {
+fn replicate_state(ctx: Ctx, key: RStr, owner_arg: Option<RStr>, state: &LockState) {
     SetLock::emit(state, Sink::Replication(ctx), key, owner_arg);
 }
 
@@ -113,7 +108,7 @@ fn replicate_effect(ctx: Ctx, args: &Args, state: &LockState) {
 /// emitted.
 fn apply_state(
     ctx: Ctx,
-    name: *mut RString,
+    name: RStr,
     state: LockState,
     replicate: impl FnOnce(&LockState),
 ) -> Result<(), WardenError> {
@@ -336,7 +331,7 @@ fn look_again(ctx: Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i64) {
 fn grant_to(
     ctx: Ctx,
     key: &mut Key,
-    name: *mut RString,
+    name: RStr,
     owner: &[u8],
     want: Want,
     deadline: i64,
@@ -378,7 +373,7 @@ fn grant_to(
 /// release): drops holders whose lease ended, then replicates the whole set
 /// with absolute deadlines and sets the key's expiry to the last lease; a
 /// set left without holders is deleted (replicated as `DEL`).
-fn store_set_changes(ctx: Ctx, key: &mut Key, name: *mut RString, now: i64) {
+fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
     let Ok(Lock::Set(set)) = lock_of(key) else {
         return;
     };
@@ -390,7 +385,7 @@ fn store_set_changes(ctx: Ctx, key: &mut Key, name: *mut RString, now: i64) {
         }
         None => {
             key.delete();
-            emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+            emit!(Sink::Replication(ctx), c"DEL", c"s", name.as_ptr());
         }
     }
 }
@@ -611,7 +606,7 @@ struct Locks;
 static LOCKS: Locks = Locks;
 
 impl Family for Locks {
-    fn serve(&self, ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
     }
 
@@ -624,10 +619,8 @@ impl Family for Locks {
 /// rule lets them in: one exclusive waiter, or consecutive shared (or
 /// semaphore) waiters together, replicated as one change of the set. `key`
 /// is open for writing on `db`. Returns whether a waiter got the lock.
-fn serve_waiters(ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) -> bool {
-    // SAFETY: `name` is the caller's live key name (a command argument or a
-    // string the timer owns), unchanged while this function runs.
-    let key_bytes = unsafe { host::bytes(name) };
+fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) -> bool {
+    let key_bytes = name.bytes();
     let (served, set_changed) = hand_over(ctx, key, name, db, key_bytes, now);
     if set_changed {
         store_set_changes(ctx, key, name, now);
@@ -643,7 +636,7 @@ fn serve_waiters(ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i6
 fn hand_over(
     ctx: Ctx,
     key: &mut Key,
-    name: *mut RString,
+    name: RStr,
     db: c_int,
     key_bytes: &[u8],
     now: i64,
@@ -740,7 +733,7 @@ fn hand_over(
 fn renew_grant(
     ctx: Ctx,
     key: &mut Key,
-    name: *mut RString,
+    name: RStr,
     owner: &[u8],
     reentrant: bool,
     deadline: i64,

@@ -21,7 +21,7 @@ use redis_module::raw;
 use crate::common::compact_bytes::CompactBytes;
 use crate::glue::data_type::{methods, with_aux, Digest, StoredValue};
 use crate::glue::fence::{self, observe_token};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{RStr, Sink};
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::wire::SetLock;
 
@@ -89,7 +89,7 @@ impl StoredValue for LockState {
         save_state(rdb, self, NO_DEADLINE);
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         let state = LockState {
             deadline_ms: NO_DEADLINE,
             ..self.clone()

@@ -16,7 +16,7 @@ use redis_module::raw;
 
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{RStr, Sink};
 use crate::lock::core::plain::LockState;
 use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::{load_state, save_state};
@@ -85,7 +85,7 @@ impl StoredValue for LockSet {
         }
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // The rewrite leaves the expiry to the PEXPIREAT Redis writes after it.
         SetLocks::emit(self, None, aof, key);
     }

@@ -13,7 +13,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
-use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
+use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::rate::core::bucket::{self};
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
@@ -34,7 +34,7 @@ fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, 
 /// keyspace event `event`.
 fn store(
     ctx: Ctx,
-    (key, name): (&mut Key, *mut RString),
+    (key, name): (&mut Key, RStr),
     limiter: LimiterRef,
     expires: Option<i64>,
     event: &CStr,

@@ -14,7 +14,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{RStr, Sink};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS};
 use crate::rate::core::window::WindowState;
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
@@ -128,7 +128,7 @@ impl StoredValue for Limiter {
         }
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // The key's expiry follows as its own PEXPIREAT.
         SetLimiter::emit(self.view(), None, aof, key);
     }

@@ -12,7 +12,7 @@ use redis_module::raw;
 
 use crate::common::error::WardenError;
 use crate::glue::args::Args;
-use crate::glue::host::{self, api, Ctx, RString};
+use crate::glue::host::{self, api, Ctx, RStr};
 
 /// A command handler: replies itself on success; an `Err` becomes the error reply.
 pub type Handler = fn(Ctx, &Args) -> Result<(), WardenError>;
@@ -27,18 +27,20 @@ pub type Handler = fn(Ctx, &Args) -> Result<(), WardenError>;
 /// valid until the command function returns.
 pub unsafe fn guard(
     ctx: *mut raw::RedisModuleCtx,
-    argv: *mut *mut RString,
+    argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     handler: Handler,
 ) -> c_int {
     // SAFETY: the command's own context, used only during this call (this
     // function's contract).
     let ctx = unsafe { Ctx::from_raw(ctx) };
-    let argv: &[*mut RString] = if argv.is_null() || argc <= 0 {
+    let argv: &[RStr] = if argv.is_null() || argc <= 0 {
         &[]
     } else {
-        // SAFETY: Redis passes `argc` live arguments at `argv` for the duration of the call.
-        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+        // SAFETY: Redis passes `argc` live, non-null arguments at `argv`, kept
+        // for the duration of the call (this function's contract); an `RStr`
+        // is a transparent non-null string pointer.
+        unsafe { std::slice::from_raw_parts(argv.cast::<RStr>(), argc as usize) }
     };
     let args = Args::new(argv);
     let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, &args)));
@@ -81,7 +83,11 @@ pub struct Command {
     /// Command name as clients type it (lower case).
     pub name: &'static str,
     /// The `extern "C"` entry point made by `command_fn!`.
-    pub func: unsafe extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut RString, c_int) -> c_int,
+    pub func: unsafe extern "C" fn(
+        *mut raw::RedisModuleCtx,
+        *mut *mut raw::RedisModuleString,
+        c_int,
+    ) -> c_int,
     /// Redis command flags (`write` also marks the key spec read-write).
     pub flags: &'static str,
     /// What `COMMAND DOCS` and `COMMAND INFO` show.

@@ -5,7 +5,7 @@ use std::ffi::{c_int, CStr};
 
 use redis_module::raw;
 
-use crate::glue::host::{api, Ctx, RString};
+use crate::glue::host::{api, Ctx, RStr};
 
 /// A reply of `RedisModule_Call`, freed when dropped.
 pub struct CallReply(*mut raw::RedisModuleCallReply);
@@ -112,7 +112,7 @@ impl Drop for CallScope {
 /// Runs `argv` (the command name first) with `RedisModule_Call` and the
 /// format `format`, which must start with `v` (the argv form), e.g.
 /// `c"v!CM0"`. `Err(errno)` when Redis refused to run it.
-pub fn call(ctx: Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallReply, c_int> {
+pub fn call(ctx: Ctx, format: &CStr, argv: &[RStr]) -> Result<CallReply, c_int> {
     let Some((&name, rest)) = argv.split_first() else {
         return Err(libc::EINVAL);
     };
@@ -123,15 +123,16 @@ pub fn call(ctx: Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallReply,
     let _scope = CallScope;
     // SAFETY: `name` is a live string; its bytes are NUL-terminated (an sds).
     // The `v` format takes an argv pointer and a count, which `rest` provides
-    // for the duration of the call; Redis takes its own references.
+    // for the duration of the call (an `RStr` is a transparent string
+    // pointer); Redis takes its own references.
     let reply = unsafe {
-        let name = api!(RedisModule_StringPtrLen)(name, std::ptr::null_mut());
+        let name = api!(RedisModule_StringPtrLen)(name.as_ptr(), std::ptr::null_mut());
         *libc::__errno_location() = 0;
         api!(RedisModule_Call)(
             ctx.as_ptr(),
             name,
             format.as_ptr(),
-            rest.as_ptr(),
+            rest.as_ptr().cast::<*mut raw::RedisModuleString>(),
             rest.len(),
         )
     };
@@ -176,15 +177,18 @@ pub fn key_at(ctx: Ctx, pos: usize, flags: c_int) {
 /// The positions of the keys in `argv` (the command name first), each with its
 /// access flags, as the server finds them for that command; empty for an
 /// unknown command or a wrong number of arguments.
-pub fn command_keys(ctx: Ctx, argv: &[*mut RString]) -> Vec<(usize, c_int)> {
+pub fn command_keys(ctx: Ctx, argv: &[RStr]) -> Vec<(usize, c_int)> {
     let mut count: c_int = 0;
     let mut flags: *mut c_int = std::ptr::null_mut();
-    // SAFETY: `argv` holds live strings for the duration of the call; Redis
-    // only reads them (the pointer is `*mut` in the C signature alone).
+    // SAFETY: `argv` holds live strings for the duration of the call (an
+    // `RStr` is a transparent string pointer); Redis only reads them (the
+    // pointer is `*mut` in the C signature alone).
     let positions = unsafe {
         api!(RedisModule_GetCommandKeysWithFlags)(
             ctx.as_ptr(),
-            argv.as_ptr().cast_mut(),
+            argv.as_ptr()
+                .cast::<*mut raw::RedisModuleString>()
+                .cast_mut(),
             argv.len() as c_int,
             &mut count,
             &mut flags,

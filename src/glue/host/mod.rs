@@ -2,14 +2,14 @@
 //! `redis-module` crate does not wrap, or wraps with per-call allocations.
 //!
 //! Every function here must be called from the Redis main thread. Split by
-//! concern: keys (`key`), replies (`reply`), calls into the server (`call`)
-//! and the server's state (`server`); this file holds the API table itself.
+//! concern: the handles Redis's pointers become at the FFI boundary
+//! (`handle`), keys (`key`), replies (`reply`), calls into the server
+//! (`call`) and the server's state (`server`); this file holds the API table
+//! itself.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw;
-
-pub use raw::RedisModuleString as RString;
 
 mod call;
 mod handle;

@@ -24,14 +24,14 @@ use redis_module::Context;
 use crate::common::cluster::{key_slot, slot_owner, SlotOwner};
 use crate::common::error::WardenError;
 use crate::common::wait_queue::WaitQueue;
-use crate::glue::host::{self, api, shield, Ctx, Key, OwnedString, RString};
+use crate::glue::host::{self, api, shield, Ctx, Key, OwnedString, RStr};
 
 /// A kind of thing clients wait for.
 pub trait Family: Sync {
     /// Moves the queue of `name` in database `db` if it can: the key is open
     /// for writing and the server accepts writes. Take waiters with
     /// `pop_front`, answer them, and `look_at` the key again when needed.
-    fn serve(&self, ctx: Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64);
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64);
 
     /// What a waiter whose WAIT timeout passed (or that `CLIENT UNBLOCK`
     /// freed) is answered.
@@ -572,8 +572,8 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
             return;
         }
         let name = OwnedString::new(Some(ctx), key);
-        let mut open = Key::writable(ctx, name.as_ptr());
-        family.serve(ctx, &mut open, name.as_ptr(), db, host::now_ms());
+        let mut open = Key::writable(ctx, name.as_rstr());
+        family.serve(ctx, &mut open, name.as_rstr(), db, host::now_ms());
         if count(db, key) > 0 {
             schedule(ctx, db, key, Wake::Recheck, RECHECK_MS);
         }
@@ -604,7 +604,7 @@ unsafe extern "C" fn on_key_event(
     ctx: *mut raw::RedisModuleCtx,
     _kind: c_int,
     _event: *const c_char,
-    key: *mut RString,
+    key: *mut raw::RedisModuleString,
 ) -> c_int {
     shield((), || {
         if total_waiting() == 0 {
@@ -613,8 +613,8 @@ unsafe extern "C" fn on_key_event(
         // SAFETY: the context Redis passed this keyspace hook, used while it runs.
         let ctx = unsafe { Ctx::from_raw(ctx) };
         let db = host::selected_db(ctx);
-        // SAFETY: Redis passes the event's key, alive during this callback.
-        let key = unsafe { host::bytes(key) };
+        // SAFETY: Redis passes the event's key, alive and unchanged during this callback.
+        let key = unsafe { RStr::from_raw(key) }.bytes();
         schedule(ctx, db, key, Wake::KeyEvent, 0);
     });
     raw::REDISMODULE_OK as c_int
@@ -693,7 +693,7 @@ pub fn subscribe_database_events(ctx: Ctx) -> bool {
 /// Reply callback: the client was woken with an `Answer`.
 unsafe extern "C" fn on_answered(
     ctx: *mut raw::RedisModuleCtx,
-    _argv: *mut *mut RString,
+    _argv: *mut *mut raw::RedisModuleString,
     _argc: c_int,
 ) -> c_int {
     // SAFETY: the reply context Redis passed this blocked-client callback,
@@ -733,7 +733,7 @@ fn reply(ctx: Ctx, answer: &Answer) {
 /// answer nil, unless the lock was handed over in the same event-loop turn.
 unsafe extern "C" fn on_timeout(
     ctx: *mut raw::RedisModuleCtx,
-    _argv: *mut *mut RString,
+    _argv: *mut *mut raw::RedisModuleString,
     _argc: c_int,
 ) -> c_int {
     // SAFETY: as in `on_answered`.
