@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::glue::host::{api, shield, ModuleValue, RStr, Sink};
+use crate::glue::host::{api, shield, Io, ModuleValue, RStr, Sink};
 
 /// A Rust type stored as the values of one Redis module type, and everything
 /// Redis asks of such a value. Every warden type implements all of it: Redis
@@ -30,10 +30,10 @@ pub trait StoredValue: Sized + Clone + 'static {
     /// Reads a value saved with encoding version `encver` (within the range
     /// above), validating every field, since RESTORE feeds this bytes from
     /// clients: `None` on bad data.
-    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self>;
+    fn load(rdb: Io, encver: i32) -> Option<Self>;
 
     /// Saves the value in the layout `load` reads.
-    fn save(&self, rdb: *mut raw::RedisModuleIO);
+    fn save(&self, rdb: Io);
 
     /// Emits the commands that rebuild the value at `key` to `aof` (an AOF
     /// rewrite's `Sink::AofRewrite`); Redis writes the key's expiry after them.
@@ -144,6 +144,8 @@ unsafe extern "C" fn rdb_load<T: StoredValue>(
         if !(T::OLDEST_ENCODING_VERSION..=T::ENCODING_VERSION).contains(&encver) {
             return std::ptr::null_mut();
         }
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let rdb = unsafe { Io::from_raw(rdb) };
         T::load(rdb, encver).map_or(std::ptr::null_mut(), into_raw)
     })
 }
@@ -151,6 +153,8 @@ unsafe extern "C" fn rdb_load<T: StoredValue>(
 /// `rdb_save`. Safety: Redis passes a value of `T`'s type and a live IO.
 unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     shield((), || {
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let rdb = unsafe { Io::from_raw(rdb) };
         // SAFETY: Redis passes a value it stored for `T`'s type.
         if let Some(value) = unsafe { stored::<T>(value) } {
             value.save(rdb);
@@ -168,6 +172,8 @@ unsafe extern "C" fn aof_rewrite<T: StoredValue>(
         // SAFETY: the value's key name, which Redis keeps alive and unchanged
         // while this callback runs.
         let key = unsafe { RStr::from_raw(key) };
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let aof = unsafe { Io::from_raw(aof) };
         // SAFETY: Redis passes a value it stored for `T`'s type.
         if let Some(value) = unsafe { stored::<T>(value) } {
             value.aof_rewrite(Sink::AofRewrite(aof), key);

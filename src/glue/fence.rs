@@ -13,7 +13,7 @@ use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, api, emit, shield, Ctx, Sink};
+use crate::glue::host::{self, api, emit, shield, Ctx, Io, Sink};
 
 /// The state of the module's `FenceClock`.
 static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
@@ -144,7 +144,9 @@ pub fn set_floor(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
     shield((), || {
         if when == raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
-            raw::save_signed(rdb, FENCE_LAST.load(Ordering::Relaxed));
+            // SAFETY: the stream Redis passed this callback, used while it runs.
+            let rdb = unsafe { Io::from_raw(rdb) };
+            rdb.save_signed(FENCE_LAST.load(Ordering::Relaxed));
         }
     })
 }
@@ -163,7 +165,9 @@ pub unsafe extern "C" fn aux_load(
         if encver < 1 || when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
             return raw::REDISMODULE_ERR as c_int;
         }
-        match raw::load_signed(rdb) {
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let rdb = unsafe { Io::from_raw(rdb) };
+        match rdb.load_signed() {
             Ok(floor) if (0..=MAX_TOKEN).contains(&floor) => {
                 observe_token(floor);
                 raw::REDISMODULE_OK as c_int

@@ -136,7 +136,7 @@ pub enum Sink {
     /// `RedisModule_Replicate` from a command or timer context.
     Replication(Ctx),
     /// `RedisModule_EmitAOF` from a type's `aof_rewrite` callback.
-    AofRewrite(*mut raw::RedisModuleIO),
+    AofRewrite(Io),
 }
 
 /// Writes command `$cmd` with the `RedisModule_Replicate` format `$fmt` and
@@ -153,7 +153,7 @@ macro_rules! emit {
             $crate::glue::host::Sink::AofRewrite(io) => {
                 // SAFETY: the rewrite's live IO; `$fmt` describes the arguments that follow.
                 unsafe {
-                    $crate::glue::host::api!(RedisModule_EmitAOF)(io, $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                    $crate::glue::host::api!(RedisModule_EmitAOF)(io.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
                 };
             }
         }
