@@ -92,20 +92,12 @@ pub fn emit_entry(
     let text = meta_text(meta, expiry);
     let text = text.as_bytes();
     match value_arg {
-        Some(arg) => emit!(
-            sink,
-            SET_ENTRY,
-            c"ssb",
-            key.as_ptr(),
-            arg.as_ptr(),
-            text.as_ptr(),
-            text.len()
-        ),
+        Some(arg) => emit!(sink, SET_ENTRY, c"ssb", key, arg, text.as_ptr(), text.len()),
         None => emit!(
             sink,
             SET_ENTRY,
             c"sbb",
-            key.as_ptr(),
+            key,
             value.as_ptr(),
             value.len(),
             text.as_ptr(),
@@ -118,14 +110,7 @@ pub fn emit_entry(
 pub fn emit_meta(sink: Sink, key: RStr, meta: &Meta, expiry: Expiry) {
     let text = meta_text(meta, expiry);
     let text = text.as_bytes();
-    emit!(
-        sink,
-        SET_META,
-        c"sb",
-        key.as_ptr(),
-        text.as_ptr(),
-        text.len()
-    );
+    emit!(sink, SET_META, c"sb", key, text.as_ptr(), text.len());
 }
 
 #[cfg(test)]

@@ -385,7 +385,7 @@ fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
         }
         None => {
             key.delete();
-            emit!(Sink::Replication(ctx), c"DEL", c"s", name.as_ptr());
+            emit!(Sink::Replication(ctx), c"DEL", c"s", name);
         }
     }
 }

@@ -99,7 +99,7 @@ impl SetLocks {
             sink,
             SET_LOCKS,
             c"sbb",
-            key.as_ptr(),
+            key,
             header.as_ptr(),
             header.len(),
             holders.as_ptr(),

@@ -50,20 +50,12 @@ impl SetLock {
         let text = text.as_bytes();
         let owner = &state.owner;
         match owner_arg {
-            Some(arg) => emit!(
-                sink,
-                SET_LOCK,
-                c"ssb",
-                key.as_ptr(),
-                arg.as_ptr(),
-                text.as_ptr(),
-                text.len()
-            ),
+            Some(arg) => emit!(sink, SET_LOCK, c"ssb", key, arg, text.as_ptr(), text.len()),
             None => emit!(
                 sink,
                 SET_LOCK,
                 c"sbb",
-                key.as_ptr(),
+                key,
                 owner.as_ptr(),
                 owner.len(),
                 text.as_ptr(),

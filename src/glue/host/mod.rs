@@ -139,21 +139,62 @@ pub enum Sink {
     AofRewrite(Io),
 }
 
+/// An argument `emit!` passes to the variadic `RedisModule_Replicate` and
+/// `RedisModule_EmitAOF`: a string handle goes as its raw pointer, integers
+/// and buffers as they are. A type without this trait cannot be passed.
+pub trait EmitArg {
+    /// What the C call receives.
+    type Raw;
+    /// The argument as the C call receives it.
+    fn c_arg(self) -> Self::Raw;
+}
+
+impl EmitArg for RStr<'_> {
+    type Raw = *mut raw::RedisModuleString;
+    #[inline(always)]
+    fn c_arg(self) -> Self::Raw {
+        self.as_ptr()
+    }
+}
+
+/// `EmitArg` for integers, passed as they are.
+macro_rules! emit_as_is {
+    ($($t:ty),+) => {
+        $(impl EmitArg for $t {
+            type Raw = $t;
+            #[inline(always)]
+            fn c_arg(self) -> $t {
+                self
+            }
+        })+
+    };
+}
+emit_as_is!(i64, usize);
+
+/// Buffers and C strings go as their pointers.
+impl<T> EmitArg for *const T {
+    type Raw = *const T;
+    #[inline(always)]
+    fn c_arg(self) -> *const T {
+        self
+    }
+}
+
 /// Writes command `$cmd` with the `RedisModule_Replicate` format `$fmt` and
-/// its arguments to a `Sink`.
+/// its arguments (`EmitArg`s) to a `Sink`.
 macro_rules! emit {
     ($sink:expr, $cmd:expr, $fmt:expr, $($arg:expr),+ $(,)?) => {
         match $sink {
             $crate::glue::host::Sink::Replication(ctx) => {
                 // SAFETY: a live context; `$fmt` describes the arguments that follow.
                 unsafe {
-                    $crate::glue::host::api!(RedisModule_Replicate)(ctx.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                    $crate::glue::host::api!(RedisModule_Replicate)(ctx.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($crate::glue::host::EmitArg::c_arg($arg)),+)
                 };
             }
             $crate::glue::host::Sink::AofRewrite(io) => {
                 // SAFETY: the rewrite's live IO; `$fmt` describes the arguments that follow.
                 unsafe {
-                    $crate::glue::host::api!(RedisModule_EmitAOF)(io.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                    $crate::glue::host::api!(RedisModule_EmitAOF)(io.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($crate::glue::host::EmitArg::c_arg($arg)),+)
                 };
             }
         }
