@@ -349,8 +349,8 @@ pub fn block(
     let bc = unsafe {
         api!(RedisModule_BlockClient)(
             ctx.as_ptr(),
-            Some(on_answered),
-            Some(on_timeout),
+            Some(on_reply::<false>),
+            Some(on_reply::<true>),
             Some(free_answer),
             0,
         )
@@ -421,7 +421,7 @@ fn on_wait_timeout(ctx: &Context, serial: u64) {
 fn wake(bc: *mut BlockedClient, answer: Answer) {
     let data = Box::into_raw(Box::new(answer)).cast::<c_void>();
     // SAFETY: `bc` is a blocked client not yet unblocked (it was just taken
-    // from the registry); Redis hands `data` to `on_answered`, then frees it
+    // from the registry); Redis hands `data` to `on_reply`, then frees it
     // with `free_answer`.
     unsafe { api!(RedisModule_UnblockClient)(bc, data) };
 }
@@ -690,21 +690,6 @@ pub fn subscribe_database_events(ctx: Ctx) -> bool {
     })
 }
 
-/// Reply callback: the client was woken with an `Answer`.
-unsafe extern "C" fn on_answered(
-    ctx: *mut raw::RedisModuleCtx,
-    _argv: *mut *mut raw::RedisModuleString,
-    _argc: c_int,
-) -> c_int {
-    // SAFETY: the reply context Redis passed this blocked-client callback,
-    // used while it runs.
-    let ctx = unsafe { Ctx::from_raw(ctx) };
-    shield(raw::REDISMODULE_OK as c_int, || {
-        reply_answer(ctx);
-        raw::REDISMODULE_OK as c_int
-    })
-}
-
 /// Replies with the answer a waiter was woken with; false if there is none.
 fn reply_answer(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the reply context of a client this module blocked; its
@@ -729,17 +714,21 @@ fn reply(ctx: Ctx, answer: &Answer) {
     }
 }
 
-/// `CLIENT UNBLOCK` (Redis's own timeout is never set): leave the queue and
-/// answer nil, unless the lock was handed over in the same event-loop turn.
-unsafe extern "C" fn on_timeout(
+/// The reply callback (`TIMED_OUT` false) and the timeout callback (true)
+/// of a blocked client. A client woken with an `Answer` gets it, also when
+/// the timeout callback runs in the event-loop turn it was handed the lock.
+/// Otherwise the timeout callback (`CLIENT UNBLOCK`: Redis's own timeout is
+/// never set) takes it out of the queue with its family's timeout answer.
+unsafe extern "C" fn on_reply<const TIMED_OUT: bool>(
     ctx: *mut raw::RedisModuleCtx,
     _argv: *mut *mut raw::RedisModuleString,
     _argc: c_int,
 ) -> c_int {
-    // SAFETY: as in `on_answered`.
+    // SAFETY: the reply context Redis passed this blocked-client callback,
+    // used while it runs.
     let ctx = unsafe { Ctx::from_raw(ctx) };
     shield(raw::REDISMODULE_OK as c_int, || {
-        if reply_answer(ctx) {
+        if reply_answer(ctx) || !TIMED_OUT {
             return raw::REDISMODULE_OK as c_int;
         }
         // SAFETY: `ctx` is the reply context of a client this module blocked.
