@@ -43,9 +43,38 @@ pub trait Family: Sync {
     fn gauge(&self) -> &'static AtomicI64;
 }
 
+/// A client this module blocked (`RedisModuleBlockedClient`), owned by its
+/// waiter from `RedisModule_BlockClient` on. Whoever takes the waiter out of
+/// the registry gets it and unblocks it, once: `wake` and `release` consume it.
+struct Client(*mut BlockedClient);
+
+impl Client {
+    /// The registry's key for this client (Redis's handle as a number).
+    fn id(&self) -> usize {
+        self.0 as usize
+    }
+
+    /// Wakes the client with `answer` as its reply.
+    fn wake(self, answer: Answer) {
+        let data = Box::into_raw(Box::new(answer)).cast::<c_void>();
+        // SAFETY: a blocked client not yet unblocked (this consumes the one
+        // `Client` of it); Redis hands `data` to `on_reply`, then frees it
+        // with `free_answer`.
+        unsafe { api!(RedisModule_UnblockClient)(self.0, data) };
+    }
+
+    /// Unblocks the client without an answer (the callback running for it
+    /// replies itself, or it is gone).
+    fn release(self) {
+        // SAFETY: a blocked client not yet unblocked (this consumes the one
+        // `Client` of it).
+        unsafe { api!(RedisModule_UnblockClient)(self.0, std::ptr::null_mut()) };
+    }
+}
+
 /// A blocked client and what it waits for (the family's payload).
 struct Waiter {
-    bc: *mut BlockedClient,
+    client: Client,
     /// Unique for the module's lifetime (blocked-client handles are reused).
     serial: u64,
     /// Who serves it (its gauge counts it).
@@ -61,21 +90,21 @@ impl Waiter {
     }
 
     /// The waiter as a `P`'s, or its client when it waits for another family.
-    fn into_served<P: 'static>(self) -> Result<Served<P>, *mut BlockedClient> {
-        let bc = self.bc;
+    fn into_served<P: 'static>(self) -> Result<Served<P>, Client> {
+        let client = self.client;
         match self.payload.downcast::<P>() {
             Ok(payload) => Ok(Served {
-                bc,
+                client,
                 payload: *payload,
             }),
-            Err(_) => Err(bc),
+            Err(_) => Err(client),
         }
     }
 }
 
 /// A waiter taken from its queue: its payload, and the client to `answer`.
 pub struct Served<P> {
-    bc: *mut BlockedClient,
+    client: Client,
     /// What the waiter asked for.
     pub payload: P,
 }
@@ -83,7 +112,7 @@ pub struct Served<P> {
 impl<P> Served<P> {
     /// Wakes the client with `answer` as its reply.
     pub fn answer(self, answer: Answer) {
-        wake(self.bc, answer);
+        self.client.wake(answer);
     }
 }
 
@@ -136,7 +165,7 @@ impl Registry {
     /// Forgets a waiter taken from its queue: its indexes and its count.
     fn forget(&mut self, w: &Waiter) {
         w.leave();
-        self.by_client.remove(&(w.bc as usize));
+        self.by_client.remove(&w.client.id());
         self.by_serial.remove(&w.serial);
     }
 
@@ -215,9 +244,9 @@ pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
     })?;
     match waiter.into_served::<P>() {
         Ok(served) => Some(served),
-        Err(bc) => {
+        Err(client) => {
             // Another family's waiter on this key: it cannot be served here.
-            wake(bc, Answer::Error(WardenError::WrongType.to_string()));
+            client.wake(Answer::Error(WardenError::WrongType.to_string()));
             None
         }
     }
@@ -281,16 +310,17 @@ pub fn take_where<P: 'static>(
         .collect()
 }
 
-/// Removes a blocked client wherever it waits: its family, or `None` if it
-/// was not waiting. When it was the oldest waiter and others wait behind it,
-/// the key is looked at again: what it waited for may have held back the
-/// next ones (a writer ahead of readers a shared lock could take now).
-fn remove_client(ctx: Ctx, bc: *mut BlockedClient) -> Option<&'static dyn Family> {
-    let (family, serve_next) = with_registry(|r| {
-        let id = r.by_client.remove(&(bc as usize))?;
+/// Removes the blocked client `client` (its `Client::id`) wherever it waits:
+/// its family and the client to unblock, or `None` if it was not waiting.
+/// When it was the oldest waiter and others wait behind it, the key is
+/// looked at again: what it waited for may have held back the next ones (a
+/// writer ahead of readers a shared lock could take now).
+fn remove_client(ctx: Ctx, client: usize) -> Option<(&'static dyn Family, Client)> {
+    let (removed, serve_next) = with_registry(|r| {
+        let id = r.by_client.remove(&client)?;
         let entry = r.keys.get_mut(&id)?;
-        let was_head = entry.queue.front().is_some_and(|w| w.bc == bc);
-        let removed = entry.queue.remove_where(|w| w.bc == bc);
+        let was_head = entry.queue.front().is_some_and(|w| w.client.id() == client);
+        let removed = entry.queue.remove_where(|w| w.client.id() == client);
         if let Some(w) = &removed {
             w.leave();
             r.by_serial.remove(&w.serial);
@@ -299,13 +329,13 @@ fn remove_client(ctx: Ctx, bc: *mut BlockedClient) -> Option<&'static dyn Family
         if entry.idle() {
             r.keys.remove(&id);
         }
-        Some((removed.map(|w| w.family), serve_next))
+        Some((removed.map(|w| (w.family, w.client)), serve_next))
     })?;
     if let Some(id) = serve_next {
         let (db, key) = split_queue_id(&id);
         schedule(ctx, db, key, Wake::KeyEvent, 0);
     }
-    family
+    removed
 }
 
 /// The waiter with `serial`, if it still waits.
@@ -346,7 +376,7 @@ pub fn block(
     // unblocked in the same event-loop turn, so the module keeps the timeout
     // itself (a timer) and Redis never times these clients out.
     // SAFETY: `ctx` is the live context of a command that may block (checked by the caller); the callbacks match Redis's signatures.
-    let bc = unsafe {
+    let client = Client(unsafe {
         api!(RedisModule_BlockClient)(
             ctx.as_ptr(),
             Some(on_reply::<false>),
@@ -354,13 +384,13 @@ pub fn block(
             Some(free_answer),
             0,
         )
-    };
-    // SAFETY: `bc` was just returned by RedisModule_BlockClient.
-    unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
-    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+    });
+    // SAFETY: the client was just returned by RedisModule_BlockClient.
+    unsafe { api!(RedisModule_SetDisconnectCallback)(client.0, Some(on_disconnect)) };
+    let (serial, bc) = (NEXT_SERIAL.fetch_add(1, Ordering::Relaxed), client.id());
     let family = request.family;
     let waiter = Waiter {
-        bc,
+        client,
         serial,
         family,
         payload: request.payload,
@@ -368,11 +398,8 @@ pub fn block(
     let timeout_at = (timeout_ms > 0).then(|| now.saturating_add(timeout_ms));
     with_registry(|r| {
         let id = queue_id(db, key);
-        r.by_client.insert(bc as usize, id.clone());
-        let entry = Blocked {
-            bc: bc as usize,
-            timeout_at,
-        };
+        r.by_client.insert(bc, id.clone());
+        let entry = Blocked { bc, timeout_at };
         r.by_serial.insert(serial, entry);
         r.keys
             .entry(id)
@@ -410,20 +437,10 @@ fn on_wait_timeout(ctx: &Context, serial: u64) {
             start_timer(ctx, at - now, on_wait_timeout, serial);
             return;
         }
-        let bc = waiting.bc as *mut BlockedClient;
-        if let Some(family) = remove_client(ctx, bc) {
-            wake(bc, family.timeout_answer());
+        if let Some((family, client)) = remove_client(ctx, waiting.bc) {
+            client.wake(family.timeout_answer());
         }
     })
-}
-
-/// Wakes a waiter with its answer.
-fn wake(bc: *mut BlockedClient, answer: Answer) {
-    let data = Box::into_raw(Box::new(answer)).cast::<c_void>();
-    // SAFETY: `bc` is a blocked client not yet unblocked (it was just taken
-    // from the registry); Redis hands `data` to `on_reply`, then frees it
-    // with `free_answer`.
-    unsafe { api!(RedisModule_UnblockClient)(bc, data) };
 }
 
 /// In cluster mode, the error for waiters of `key` when its slot is served
@@ -452,12 +469,12 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
         let mut queue = entry.queue;
         while let Some(w) = queue.pop_front() {
             r.forget(&w);
-            drained.push(w.bc);
+            drained.push(w.client);
         }
         Some(drained)
     });
-    for bc in drained.unwrap_or_default() {
-        wake(bc, Answer::Error(error.to_string()));
+    for client in drained.unwrap_or_default() {
+        client.wake(Answer::Error(error.to_string()));
     }
 }
 
@@ -733,10 +750,9 @@ unsafe extern "C" fn on_reply<const TIMED_OUT: bool>(
         }
         // SAFETY: `ctx` is the reply context of a client this module blocked.
         let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx.as_ptr()) };
-        match remove_client(ctx, bc) {
-            Some(family) => {
-                // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
-                unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        match remove_client(ctx, bc as usize) {
+            Some((family, client)) => {
+                client.release();
                 reply(ctx, &family.timeout_answer());
             }
             None => host::reply_null(ctx),
@@ -751,9 +767,8 @@ unsafe extern "C" fn on_disconnect(ctx: *mut raw::RedisModuleCtx, bc: *mut Block
     // SAFETY: the context Redis passed this disconnect callback, used while it runs.
     let ctx = unsafe { Ctx::from_raw(ctx) };
     shield((), || {
-        if remove_client(ctx, bc).is_some() {
-            // SAFETY: as above: it was still waiting, so it has not been unblocked yet.
-            unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        if let Some((_, client)) = remove_client(ctx, bc as usize) {
+            client.release();
         }
     })
 }
