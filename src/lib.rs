@@ -4,9 +4,6 @@
 //! beside its glue (commands, data types, wire formats); `common` is the pure
 //! code the families share and `glue` the Redis-facing code they share.
 
-// Glue functions take the raw pointers Redis hands to module callbacks
-// (contexts, strings, keys); they are valid for the duration of the call.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
