@@ -4,9 +4,6 @@
 //! beside its glue (commands, data types, wire formats); `common` is the pure
 //! code the families share and `glue` the Redis-facing code they share.
 
-// Glue functions take the raw pointers Redis hands to module callbacks
-// (contexts, strings, keys); they are valid for the duration of the call.
-#![allow(clippy::not_unsafe_ptr_arg_deref)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -40,20 +37,23 @@ static COMMANDS: [&[commands::Command]; 4] = [
 
 /// Registers everything warden adds to the server, stopping at the first failure.
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
+    // SAFETY: `OnLoad`'s context, which the crate's `RedisModule_OnLoad`
+    // passes in `ctx`; used only while it runs.
+    let load = unsafe { host::Ctx::from_raw(ctx.ctx) };
     host::check_api().map_err(|missing| format!("this server lacks {missing}"))?;
-    config::register(ctx.ctx, args).map_err(|e| e.to_string())?;
-    commands::register(ctx.ctx, &COMMANDS)?;
-    if !info::register(ctx.ctx) {
+    config::register(load, args).map_err(|e| e.to_string())?;
+    commands::register(load, &COMMANDS)?;
+    if !info::register(load) {
         return Err("cannot register the INFO section".to_string());
     }
-    if !waiting::subscribe_database_events(ctx.ctx) {
+    if !waiting::subscribe_database_events(load) {
         return Err("cannot subscribe to flush and swapdb events".to_string());
     }
-    if !fence::subscribe_role_changes(ctx.ctx) {
+    if !fence::subscribe_role_changes(load) {
         return Err("cannot subscribe to replication role changes".to_string());
     }
     let features = host::detect_server();
-    host::set_module_options(ctx.ctx, features);
+    host::set_module_options(load, features);
     Ok(())
 }
 

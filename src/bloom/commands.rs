@@ -28,14 +28,14 @@ use crate::bloom::wire::{float_text, LoadFilter};
 use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config::{self};
-use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
+use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, and never more than the
 /// machine's physical memory (a filter that large would get the server killed
 /// by the kernel); except for writes applied from a master or the AOF, which
 /// must rebuild what already exists (they are held only to the largest value
 /// the setting accepts).
-pub fn max_bytes(ctx: *mut Ctx) -> u64 {
+pub fn max_bytes(ctx: Ctx) -> u64 {
     if host::is_replay(ctx) {
         config::BF_MAX_BYTES.max as u64
     } else {
@@ -59,7 +59,7 @@ fn clock_for(f: &BloomFilter) -> u64 {
 }
 
 /// Replicates the creation of `f` as an explicit reserve.
-fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
+fn replicate_reserve(ctx: Ctx, key: RStr, f: &BloomFilter) {
     let rate = float_text(f.error_rate());
     let replicate = api!(RedisModule_Replicate);
     // The option that shapes the filter, with its value: AGE, EXPANSION, or
@@ -76,20 +76,20 @@ fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
     unsafe {
         match option {
             Some((word, value)) => replicate(
-                ctx,
+                ctx.as_ptr(),
                 c"BF.RESERVEX".as_ptr(),
                 c"sclcl".as_ptr(),
-                key,
+                key.as_ptr(),
                 rate.as_ptr(),
                 capacity as i64,
                 word.as_ptr(),
                 value,
             ),
             None => replicate(
-                ctx,
+                ctx.as_ptr(),
                 c"BF.RESERVEX".as_ptr(),
                 c"sclc".as_ptr(),
-                key,
+                key.as_ptr(),
                 rate.as_ptr(),
                 capacity as i64,
                 c"NONSCALING".as_ptr(),
@@ -99,7 +99,7 @@ fn replicate_reserve(ctx: *mut Ctx, key: *mut RString, f: &BloomFilter) {
 }
 
 /// `BF.RESERVEX key error_rate capacity [EXPANSION n] [NONSCALING] [AGE window_ms]`
-pub fn reserve(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let Reserve(options) = args.parse::<Reserve>()?;
     let params = options.params()?;
     let name = args.raw(1);
@@ -138,7 +138,7 @@ enum AddEffect {
 /// the keyspace event `event` when the key changed. An aging filter adds as
 /// of `at` when given (a master's time, `BF._ADDATX`), else of the clock.
 fn add_items(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     (first, at): (usize, Option<u64>),
     create: Option<BloomParams>,
@@ -226,33 +226,33 @@ fn add_items(
 /// add at `at` (the replica adds them as of the master's time), else as
 /// `BF.MADDX key items`.
 fn replicate_changed(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     (first, at): (usize, Option<u64>),
     not_added: &[usize],
 ) {
-    let items: Vec<*mut RString> = (first..args.len())
+    let items: Vec<_> = (first..args.len())
         .filter(|i| !not_added.contains(i))
-        .map(|i| args.raw(i))
+        .map(|i| args.raw(i).as_ptr())
         .collect();
     let replicate = api!(RedisModule_Replicate);
     // SAFETY: a live command context; `items` holds live argument strings, as many as given.
     unsafe {
         match at {
             Some(at) => replicate(
-                ctx,
+                ctx.as_ptr(),
                 c"BF._ADDATX".as_ptr(),
                 c"slv".as_ptr(),
-                args.raw(1),
+                args.raw(1).as_ptr(),
                 at as i64,
                 items.as_ptr(),
                 items.len(),
             ),
             None => replicate(
-                ctx,
+                ctx.as_ptr(),
                 c"BF.MADDX".as_ptr(),
                 c"sv".as_ptr(),
-                args.raw(1),
+                args.raw(1).as_ptr(),
                 items.as_ptr(),
                 items.len(),
             ),
@@ -262,13 +262,13 @@ fn replicate_changed(
 
 /// Sends a reply array of `count` per-item outcomes, one at a time.
 struct ItemReplies {
-    ctx: *mut Ctx,
+    ctx: Ctx,
     count: usize,
     started: bool,
 }
 
 impl ItemReplies {
-    fn new(ctx: *mut Ctx, count: usize) -> ItemReplies {
+    fn new(ctx: Ctx, count: usize) -> ItemReplies {
         ItemReplies {
             ctx,
             count,
@@ -280,7 +280,7 @@ impl ItemReplies {
         if !self.started {
             self.started = true;
             // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-            unsafe { api!(RedisModule_ReplyWithArray)(self.ctx, self.count as c_long) };
+            unsafe { api!(RedisModule_ReplyWithArray)(self.ctx.as_ptr(), self.count as c_long) };
         }
         match outcome {
             Ok(a) => host::reply_integer(self.ctx, i64::from(a == Added::New)),
@@ -290,7 +290,7 @@ impl ItemReplies {
 }
 
 /// `BF.ADDX key item`
-pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Add>()?;
     let params = CreateOptions::default().params()?;
     let mut outcome = Err(WardenError::Internal);
@@ -307,7 +307,7 @@ pub fn add(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `BF.MADDX key item [item ...]`
-pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn madd(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<MultiAdd>()?;
     let params = CreateOptions::default().params()?;
     let mut replies = ItemReplies::new(ctx, args.len() - 2);
@@ -323,7 +323,7 @@ pub fn madd(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `BF._ADDATX key unix_ms item [item ...]`: an aging filter's adds as of a
 /// master's time (the replication and AOF form of its adds). Internal.
-pub fn add_at(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn add_at(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "bf._addatx")?;
     let at = args.parse::<AddAt>()?.at;
     {
@@ -345,7 +345,7 @@ pub fn add_at(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `BF.INSERTX key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
-pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn insert(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let Insert { options, items } = args.parse::<Insert>()?;
     let first = args.len() - items;
     let params = options.params()?;
@@ -363,7 +363,7 @@ pub fn insert(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// Runs `answer` on the filter in key `args[1]` for reads; `None` if missing.
 fn read_filter<R>(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     answer: impl FnOnce(&BloomFilter) -> R,
 ) -> Result<Option<R>, WardenError> {
@@ -372,7 +372,7 @@ fn read_filter<R>(
 }
 
 /// `BF.EXISTSX key item`
-pub fn exists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Exists>()?;
     let found = read_filter(ctx, args, |f| {
         f.contains(ItemHash::of(args.bytes(2)), clock_for(f))
@@ -382,7 +382,7 @@ pub fn exists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `BF.MEXISTSX key item [item ...]`
-pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<MultiExists>()?;
     let items = 2..args.len();
     let found = read_filter(ctx, args, |f| {
@@ -393,7 +393,7 @@ pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
             .collect::<Vec<bool>>()
     })?;
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long) };
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), items.len() as c_long) };
     for i in 0..items.len() {
         let hit = found.as_ref().is_some_and(|f| f[i]);
         host::reply_integer(ctx, i64::from(hit));
@@ -402,14 +402,14 @@ pub fn mexists(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `BF.CARDX key`
-pub fn card(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn card(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Card>()?;
     let items = read_filter(ctx, args, |f| f.items(clock_for(f)))?;
     host::reply_integer(ctx, items.unwrap_or(0) as i64);
     Ok(())
 }
 
-fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize, now: u64) {
+fn reply_info_value(ctx: Ctx, f: &BloomFilter, field: usize, now: u64) {
     let live_blocks = |a: &Aging| f.layers().len() - a.first_live(now);
     match field {
         0 => host::reply_integer(ctx, f.capacity() as i64),
@@ -427,7 +427,7 @@ fn reply_info_value(ctx: *mut Ctx, f: &BloomFilter, field: usize, now: u64) {
 }
 
 /// `BF.INFOX key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|ERROR]`
-pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let only = args.parse::<Info>()?.only;
     let mut key = Key::readable(ctx, args.raw(1));
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
@@ -435,7 +435,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
     match only {
         Some(field) => {
             // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-            unsafe { api!(RedisModule_ReplyWithArray)(ctx, 1) };
+            unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 1) };
             reply_info_value(ctx, f, field, now);
         }
         None => {
@@ -457,7 +457,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `BF._LOADX key LAYER error_rate expansion index capacity layer_error hashes items bits`
 /// and `BF._LOADX key BITS index word_offset bytes`: the AOF form of a filter,
 /// its bit arrays in chunks. Internal.
-pub fn load(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "bf._loadx")?;
     let bad = || WardenError::BadFilterData;
     let chunk = LoadFilter::parse(args)?;

@@ -13,13 +13,12 @@ use std::sync::atomic::Ordering;
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
-use redis_module::raw;
 
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{BloomFilter, FilterParts, Layer};
 use crate::bloom::wire::LoadFilter;
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{Io, RStr, Sink};
 use crate::glue::stats::{BF_BYTES, BF_FILTERS};
 
 /// Current RDB encoding version of filter values (2 added the window).
@@ -85,15 +84,12 @@ pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
 /// (`BloomFilter::check_parts` before any layer is read, `Layer::from_parts`
 /// for each): `Ok(None)` on bad data. `warden-bl` reuses it; `encver` is the
 /// version the value was saved with (1 has no window).
-pub fn load_filter(
-    rdb: *mut raw::RedisModuleIO,
-    encver: i32,
-) -> Result<Option<BloomFilter>, Error> {
-    let error_rate = raw::load_double(rdb)?;
-    let expansion = raw::load_unsigned(rdb)?;
-    let layer_count = raw::load_unsigned(rdb)?;
+pub fn load_filter(rdb: Io, encver: i32) -> Result<Option<BloomFilter>, Error> {
+    let error_rate = rdb.load_double()?;
+    let expansion = rdb.load_unsigned()?;
+    let layer_count = rdb.load_unsigned()?;
     let window_ms = if encver >= WINDOW_ENCODING_VERSION {
-        raw::load_unsigned(rdb)?
+        rdb.load_unsigned()?
     } else {
         0
     };
@@ -104,10 +100,10 @@ pub fn load_filter(
         return Ok(None);
     };
     let aging = if aging {
-        let capacity = raw::load_unsigned(rdb)?;
+        let capacity = rdb.load_unsigned()?;
         let mut opened = Vec::with_capacity(layer_count);
         for _ in 0..layer_count {
-            opened.push(raw::load_unsigned(rdb)?);
+            opened.push(rdb.load_unsigned()?);
         }
         match Aging::from_parts(window_ms, capacity, opened) {
             Ok(a) => Some(a),
@@ -118,11 +114,11 @@ pub fn load_filter(
     };
     let mut layers = Vec::with_capacity(layer_count);
     for _ in 0..layer_count {
-        let capacity = raw::load_unsigned(rdb)?;
-        let layer_error = raw::load_double(rdb)?;
-        let hashes = raw::load_unsigned(rdb)?;
-        let items = raw::load_unsigned(rdb)?;
-        let bits = raw::load_string_buffer(rdb)?;
+        let capacity = rdb.load_unsigned()?;
+        let layer_error = rdb.load_double()?;
+        let hashes = rdb.load_unsigned()?;
+        let items = rdb.load_unsigned()?;
+        let bits = rdb.load_string_buffer()?;
         let Some(words) = words_from_le(bits.as_ref()) else {
             return Ok(None);
         };
@@ -138,26 +134,26 @@ pub fn load_filter(
 }
 
 /// Writes a filter's fields in the RDB layout of `warden-bf`.
-pub fn save_parts(rdb: *mut raw::RedisModuleIO, f: FilterParts) {
-    raw::save_double(rdb, f.error_rate);
-    raw::save_unsigned(rdb, u64::from(f.expansion));
-    raw::save_unsigned(rdb, f.layers.len() as u64);
+pub fn save_parts(rdb: Io, f: FilterParts) {
+    rdb.save_double(f.error_rate);
+    rdb.save_unsigned(u64::from(f.expansion));
+    rdb.save_unsigned(f.layers.len() as u64);
     match f.aging {
         Some(a) => {
-            raw::save_unsigned(rdb, a.window_ms());
-            raw::save_unsigned(rdb, a.capacity());
+            rdb.save_unsigned(a.window_ms());
+            rdb.save_unsigned(a.capacity());
             for &opened in a.opened() {
-                raw::save_unsigned(rdb, opened);
+                rdb.save_unsigned(opened);
             }
         }
-        None => raw::save_unsigned(rdb, 0),
+        None => rdb.save_unsigned(0),
     }
     for layer in f.layers {
-        raw::save_unsigned(rdb, layer.capacity());
-        raw::save_double(rdb, layer.error_rate());
-        raw::save_unsigned(rdb, u64::from(layer.hashes()));
-        raw::save_unsigned(rdb, layer.items());
-        raw::save_slice(rdb, &words_to_le(layer.words()));
+        rdb.save_unsigned(layer.capacity());
+        rdb.save_double(layer.error_rate());
+        rdb.save_unsigned(u64::from(layer.hashes()));
+        rdb.save_unsigned(layer.items());
+        rdb.save_slice(&words_to_le(layer.words()));
     }
 }
 
@@ -189,17 +185,17 @@ impl StoredValue for BloomFilter {
         &BLOOM_TYPE
     }
 
-    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self> {
+    fn load(rdb: Io, encver: i32) -> Option<Self> {
         let f = load_filter(rdb, encver).ok().flatten()?;
         track_new(&f);
         Some(f)
     }
 
-    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+    fn save(&self, rdb: Io) {
         save_parts(rdb, self.parts());
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         if let Some(a) = self.aging() {
             LoadFilter::Age {
                 error_rate: self.error_rate(),

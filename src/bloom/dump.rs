@@ -19,16 +19,16 @@ use crate::glue::args::Args;
 use crate::glue::host::{self, api, Ctx, Key};
 
 /// Replies `[iterator, data]`.
-fn reply_chunk(ctx: *mut Ctx, iterator: u64, data: &[u8]) {
+fn reply_chunk(ctx: Ctx, iterator: u64, data: &[u8]) {
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx, 2 as c_long) };
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 2 as c_long) };
     host::reply_integer(ctx, iterator as i64);
     host::reply_bulk(ctx, data);
 }
 
 /// `BF.SCANDUMPX key iterator`: `[1, header]` for iterator 0, then
 /// `[next, bits]` for each chunk, and `[0, ""]` after the last.
-pub fn scandump(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let iterator = args.parse::<ScanDump>()?.iterator;
     let mut key = Key::readable(ctx, args.raw(1));
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
@@ -51,7 +51,7 @@ pub fn scandump(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `BF.LOADCHUNKX key iterator data`: the header (iterator 1) creates the key
 /// as a filter being loaded; each chunk must be the next one, of its exact
 /// length; after the last one the key holds the filter (its TTL kept).
-pub fn loadchunk(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let LoadChunk { iterator, data } = args.parse::<LoadChunk>()?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);

@@ -14,13 +14,12 @@
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
-use redis_module::raw;
 
 use crate::bloom::core::dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::data_type::{digest_parts, load_filter, save_parts, words_to_le};
 use crate::bloom::wire::LoadChunk;
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{Io, RStr, Sink};
 
 /// Current RDB encoding version of values being loaded (as `warden-bf`'s).
 pub const LOADING_ENCODING_VERSION: i32 = 2;
@@ -32,11 +31,11 @@ pub static LOADING_TYPE: RedisType = RedisType::new(
     methods::<LoadingFilter>(),
 );
 
-fn load_loading(rdb: *mut raw::RedisModuleIO, encver: i32) -> Result<Option<LoadingFilter>, Error> {
+fn load_loading(rdb: Io, encver: i32) -> Result<Option<LoadingFilter>, Error> {
     let Some(filter) = load_filter(rdb, encver)? else {
         return Ok(None);
     };
-    let loaded = raw::load_unsigned(rdb)?;
+    let loaded = rdb.load_unsigned()?;
     Ok(LoadingFilter::resume(filter, loaded).ok())
 }
 
@@ -48,16 +47,16 @@ impl StoredValue for LoadingFilter {
         &LOADING_TYPE
     }
 
-    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self> {
+    fn load(rdb: Io, encver: i32) -> Option<Self> {
         load_loading(rdb, encver).ok().flatten()
     }
 
-    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+    fn save(&self, rdb: Io) {
         save_parts(rdb, self.parts());
-        raw::save_unsigned(rdb, self.loaded());
+        rdb.save_unsigned(self.loaded());
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         let header = encode_header(self.parts());
         LoadChunk {
             iterator: HEADER_ITERATOR,

@@ -18,7 +18,7 @@ use std::ffi::{CStr, CString};
 use crate::common::error::WardenError;
 use crate::common::parse::{is_keyword, parse_f64, parse_i64};
 use crate::glue::args::Args;
-use crate::glue::host::{emit, RString, Sink};
+use crate::glue::host::{emit, RStr, Sink};
 
 /// The command's name.
 pub const LOAD_FILTER: &CStr = c"BF._LOADX";
@@ -112,7 +112,7 @@ impl<'a> LoadFilter<'a> {
     }
 
     /// Writes this command for `key` to `sink`.
-    pub fn emit(&self, sink: Sink, key: *mut RString) {
+    pub fn emit(&self, sink: Sink, key: RStr) {
         match *self {
             LoadFilter::Age {
                 error_rate,
@@ -221,7 +221,7 @@ pub struct LoadChunk<'a> {
 
 impl LoadChunk<'_> {
     /// Writes this command for `key` to `sink`.
-    pub fn emit(&self, sink: Sink, key: *mut RString) {
+    pub fn emit(&self, sink: Sink, key: RStr) {
         emit!(
             sink,
             c"BF.LOADCHUNKX",

@@ -16,12 +16,12 @@ use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
 use crate::glue::fence::{observe_token, with_fence};
-use crate::glue::host::{self, Ctx, Key, RString, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 
 /// `CACHE.SET key value ttl_ms [STALE stale_ms] [VERSION v] [LEASE token]`
-pub fn set(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let Set { value, request } = match args.parse::<Set>() {
         Ok(set) => set,
         Err(r) if r.at == TTL_AT => return apply_replayed_set(ctx, args, r.error),
@@ -73,7 +73,7 @@ pub fn set(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// A SET whose ttl (`args[3]`) did not parse: from a master or the AOF it
 /// may carry its effect (`ttl@meta`), applied like `CACHE._SET` and
 /// replicated as it came; otherwise it is the error `e`.
-fn apply_replayed_set(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
+fn apply_replayed_set(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
     let Some(text) = effect::replayed(ctx, args.bytes(3)) else {
         return Err(e);
     };
@@ -98,8 +98,8 @@ fn store(key: &Key, entry: CacheEntry) {
 /// the key gets a lease-only entry). `replicate` passes it on once it is
 /// known to apply.
 fn apply(
-    ctx: *mut Ctx,
-    name: *mut RString,
+    ctx: Ctx,
+    name: RStr,
     value: Option<&[u8]>,
     (meta, expiry): (Meta, Expiry),
     replicate: impl FnOnce(&Meta, Expiry),
@@ -139,7 +139,7 @@ fn apply(
 
 /// `CACHE._SET key value meta`: a whole entry with absolute times.
 /// Internal: only from the master link or the AOF.
-pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set_entry(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "cache._set")?;
     let request = args.parse::<SetWhole>()?;
     let parsed = parse_meta(request.meta)?;
@@ -159,7 +159,7 @@ pub fn set_entry(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `CACHE._META key meta`: an entry's state but its value, with absolute
 /// times. Internal: only from the master link or the AOF.
-pub fn set_meta(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set_meta(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "cache._meta")?;
     let parsed = parse_meta(args.parse::<SetMeta>()?.meta)?;
     apply(ctx, args.raw(1), None, parsed, |meta, expiry| {
@@ -170,7 +170,7 @@ pub fn set_meta(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// Replies `[value or nil, lease token or 0]`: a `CACHE.GET … LEASE`.
-fn reply_with_lease(ctx: *mut Ctx, value: Option<&[u8]>, token: i64) {
+fn reply_with_lease(ctx: Ctx, value: Option<&[u8]>, token: i64) {
     host::reply_array(ctx, 2);
     match value {
         Some(v) => host::reply_bulk(ctx, v),
@@ -181,7 +181,7 @@ fn reply_with_lease(ctx: *mut Ctx, value: Option<&[u8]>, token: i64) {
 
 /// Replicates a lease just taken on `name` (the entry is in the key) and
 /// moves the key's expiry to the entry's end.
-fn lease_taken(ctx: *mut Ctx, key: &Key, name: *mut RString, meta: &Meta, expires: i64) {
+fn lease_taken(ctx: Ctx, key: &Key, name: RStr, meta: &Meta, expires: i64) {
     emit_meta(Sink::Replication(ctx), name, meta, Expiry::AtEnd);
     key.set_abs_expire(expires);
     host::notify(ctx, c"cache.lease", name);
@@ -189,7 +189,7 @@ fn lease_taken(ctx: *mut Ctx, key: &Key, name: *mut RString, meta: &Meta, expire
 }
 
 /// Stores a lease-only entry for a miss on a missing key and replicates it.
-fn lease_on_missing(ctx: *mut Ctx, key: &Key, name: *mut RString, lease: Lease, now: i64) {
+fn lease_on_missing(ctx: Ctx, key: &Key, name: RStr, lease: Lease, now: i64) {
     let entry = CacheEntry::lease_only(lease, now);
     let (meta, expires) = (entry.meta(), entry.expires_at());
     key.set_value(Box::new(entry));
@@ -197,7 +197,7 @@ fn lease_on_missing(ctx: *mut Ctx, key: &Key, name: *mut RString, lease: Lease, 
 }
 
 /// `CACHE.GET key [MINVERSION v] [HOT reads window_ms EXTEND ttl_ms] [LEASE lease_ms [WAIT timeout_ms]]`
-pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let options = args.parse::<Get>()?;
     let now = host::now_ms();
     let name = args.raw(1);
@@ -280,12 +280,7 @@ pub fn get(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `CACHE.GET` without `LEASE`: the value when fresh (counting a HOT read),
 /// else nil. The key is opened for reading (half the cost of opening it for
 /// writing), and again for writing only when a HOT extension is due.
-fn plain_get(
-    ctx: *mut Ctx,
-    name: *mut RString,
-    options: &Get,
-    now: i64,
-) -> Result<(), WardenError> {
+fn plain_get(ctx: Ctx, name: RStr, options: &Get, now: i64) -> Result<(), WardenError> {
     let mut key = Key::readable(ctx, name);
     let Some(entry) = key.value::<CacheEntry>()? else {
         stats::count(&stats::CACHE_MISSES);
@@ -312,7 +307,7 @@ fn plain_get(
 }
 
 /// `CACHE.INFO key`
-pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Info>()?;
     let now = host::now_ms();
     let mut key = Key::readable(ctx, args.raw(1));
@@ -358,7 +353,7 @@ struct Cache;
 static CACHE: Cache = Cache;
 
 impl Family for Cache {
-    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
     }
 
@@ -375,10 +370,8 @@ impl Family for Cache {
 /// gets it (in arrival order); then the oldest of the rest takes a lease
 /// when none runs (the others wait for that refresh). `key` is open for
 /// writing on `db`.
-fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
-    // SAFETY: `name` is the caller's live key name (a command argument or a
-    // string the timer owns), unchanged while this function runs.
-    let key_bytes = unsafe { host::bytes(name) };
+fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
+    let key_bytes = name.bytes();
     match key.value::<CacheEntry>() {
         Ok(Some(entry)) if entry.is_fresh(0, now) => {
             let version = entry.version;

@@ -10,14 +10,13 @@
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
-use redis_module::raw;
 
 use crate::cache::core::{CacheEntry, Lease, Meta};
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::common::thin_bytes::ThinBytes;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{Io, RStr, Sink};
 
 /// Current RDB encoding version of cache values.
 pub const CACHE_ENCODING_VERSION: i32 = 1;
@@ -31,12 +30,12 @@ pub const MAX_STORED_VALUE_BYTES: usize = 512 * 1024 * 1024;
 pub static CACHE_TYPE: RedisType =
     RedisType::new("warden-ch", CACHE_ENCODING_VERSION, methods::<CacheEntry>());
 
-fn load_entry(rdb: *mut raw::RedisModuleIO) -> Result<CacheEntry, Error> {
+fn load_entry(rdb: Io) -> Result<CacheEntry, Error> {
     let bad = || Error::generic("invalid cache entry");
-    let value = match raw::load_unsigned(rdb)? {
+    let value = match rdb.load_unsigned()? {
         0 => None,
         1 => {
-            let value = raw::load_string_buffer(rdb)?;
+            let value = rdb.load_string_buffer()?;
             if value.as_ref().len() > MAX_STORED_VALUE_BYTES {
                 return Err(bad());
             }
@@ -44,11 +43,11 @@ fn load_entry(rdb: *mut raw::RedisModuleIO) -> Result<CacheEntry, Error> {
         }
         _ => return Err(bad()),
     };
-    let version = raw::load_signed(rdb)?;
-    let fresh_until = raw::load_signed(rdb)?;
-    let stale_until = raw::load_signed(rdb)?;
-    let token = raw::load_signed(rdb)?;
-    let until_ms = raw::load_signed(rdb)?;
+    let version = rdb.load_signed()?;
+    let fresh_until = rdb.load_signed()?;
+    let stale_until = rdb.load_signed()?;
+    let token = rdb.load_signed()?;
+    let until_ms = rdb.load_signed()?;
     let lease = match (token, until_ms) {
         (0, 0) => None,
         (token, until_ms) => Some(Lease { token, until_ms }),
@@ -83,7 +82,7 @@ impl StoredValue for CacheEntry {
         &CACHE_TYPE
     }
 
-    fn load(rdb: *mut raw::RedisModuleIO, _encver: i32) -> Option<Self> {
+    fn load(rdb: Io, _encver: i32) -> Option<Self> {
         let entry = load_entry(rdb).ok()?;
         if let Some(lease) = entry.lease.as_deref() {
             observe_token(lease.token);
@@ -91,13 +90,13 @@ impl StoredValue for CacheEntry {
         Some(entry)
     }
 
-    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+    fn save(&self, rdb: Io) {
         match &self.value {
             Some(v) => {
-                raw::save_unsigned(rdb, 1);
-                raw::save_slice(rdb, v);
+                rdb.save_unsigned(1);
+                rdb.save_slice(v);
             }
-            None => raw::save_unsigned(rdb, 0),
+            None => rdb.save_unsigned(0),
         }
         let lease = lease_fields(self.lease.as_deref());
         for field in [
@@ -107,11 +106,11 @@ impl StoredValue for CacheEntry {
             lease.token,
             lease.until_ms,
         ] {
-            raw::save_signed(rdb, field);
+            rdb.save_signed(field);
         }
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // Redis writes the key's own PEXPIREAT after this, if it has one.
         match &self.value {
             Some(v) => emit_entry(aof, key, v, None, &self.meta(), Expiry::Persist),

@@ -13,7 +13,7 @@ use std::ffi::CStr;
 use crate::cache::core::{Lease, Meta};
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_some_fields, FieldText};
-use crate::glue::host::{emit, RString, Sink};
+use crate::glue::host::{emit, RStr, Sink};
 
 /// The whole-entry command's name.
 pub const SET_ENTRY: &CStr = c"CACHE._SET";
@@ -83,9 +83,9 @@ pub fn meta_text(meta: &Meta, expiry: Expiry) -> FieldText {
 /// client's own value argument when there is one (shared, not copied).
 pub fn emit_entry(
     sink: Sink,
-    key: *mut RString,
+    key: RStr,
     value: &[u8],
-    value_arg: Option<*mut RString>,
+    value_arg: Option<RStr>,
     meta: &Meta,
     expiry: Expiry,
 ) {
@@ -107,7 +107,7 @@ pub fn emit_entry(
 }
 
 /// Writes `CACHE._META key meta` to `sink`.
-pub fn emit_meta(sink: Sink, key: *mut RString, meta: &Meta, expiry: Expiry) {
+pub fn emit_meta(sink: Sink, key: RStr, meta: &Meta, expiry: Expiry) {
     let text = meta_text(meta, expiry);
     let text = text.as_bytes();
     emit!(sink, SET_META, c"sb", key, text.as_ptr(), text.len());

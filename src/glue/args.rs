@@ -3,16 +3,16 @@
 use crate::common::error::WardenError;
 use crate::common::grammar::{self, Refused, Request, Words};
 use crate::common::parse::parse_i64;
-use crate::glue::host::{self, Ctx, RString};
+use crate::glue::host::{self, Ctx, RStr};
 
 /// The arguments of one call, borrowed from Redis (no copies).
 pub struct Args<'a> {
-    argv: &'a [*mut RString],
+    argv: &'a [RStr<'a>],
 }
 
 impl<'a> Args<'a> {
     /// The arguments Redis passed to a command.
-    pub fn new(argv: &'a [*mut RString]) -> Args<'a> {
+    pub fn new(argv: &'a [RStr<'a>]) -> Args<'a> {
         Args { argv }
     }
 
@@ -26,21 +26,19 @@ impl<'a> Args<'a> {
         self.argv.is_empty()
     }
 
-    /// The raw string at position `i` (for keys and zero-copy replication).
-    pub fn raw(&self, i: usize) -> *mut RString {
+    /// The string at position `i` (for keys and zero-copy replication).
+    pub fn raw(&self, i: usize) -> RStr<'a> {
         self.argv[i]
     }
 
-    /// The raw strings from position `i` on (a command carried inside this one).
-    pub fn raw_from(&self, i: usize) -> &'a [*mut RString] {
+    /// The strings from position `i` on (a command carried inside this one).
+    pub fn raw_from(&self, i: usize) -> &'a [RStr<'a>] {
         &self.argv[i.min(self.argv.len())..]
     }
 
     /// The bytes at position `i`.
     pub fn bytes(&self, i: usize) -> &'a [u8] {
-        // SAFETY: Redis keeps the arguments alive and unchanged for the whole
-        // call, which `'a` (the borrow of argv) does not outlive.
-        unsafe { host::bytes(self.argv[i]) }
+        self.argv[i].bytes()
     }
 
     /// The integer at position `i`, or `err` when it is not one.
@@ -72,7 +70,7 @@ impl<'a> Words<'a> for Args<'a> {
 /// Refuses an internal command (`name`, lower case) unless it comes from the
 /// master link or the AOF being loaded: a client could otherwise forge any
 /// lock's owner and token or any limiter's state.
-pub fn internal_only(ctx: *mut Ctx, name: &'static str) -> Result<(), WardenError> {
+pub fn internal_only(ctx: Ctx, name: &'static str) -> Result<(), WardenError> {
     if host::is_replay(ctx) {
         Ok(())
     } else {

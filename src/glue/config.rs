@@ -12,7 +12,7 @@ use redis_module::RedisString;
 use crate::bloom::core::filter::{validate_error_rate, MAX_EXPANSION};
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_f64, parse_i64};
-use crate::glue::host::{api, Ctx, OwnedString, RString};
+use crate::glue::host::{api, Ctx, OwnedString, RStr};
 
 /// An integer configuration with its range.
 pub struct IntConfig {
@@ -106,7 +106,7 @@ static BF_ERROR_RATE: AtomicU64 = AtomicU64::new(0x3F84_7AE1_47AE_147B); // 0.01
 
 thread_local! {
     /// The error-rate text `CONFIG GET` shows (main thread only).
-    static BF_ERROR_RATE_TEXT: Cell<*mut RString> = const { Cell::new(std::ptr::null_mut()) };
+    static BF_ERROR_RATE_TEXT: Cell<*mut raw::RedisModuleString> = const { Cell::new(std::ptr::null_mut()) };
 }
 
 /// Current `dlock-max-waiters`.
@@ -154,7 +154,7 @@ unsafe extern "C" fn set_int(
     _name: *const c_char,
     value: c_longlong,
     privdata: *mut c_void,
-    _err: *mut *mut RString,
+    _err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
     // Redis has already checked the range given at registration.
     // SAFETY: as above.
@@ -164,18 +164,22 @@ unsafe extern "C" fn set_int(
     raw::REDISMODULE_OK as c_int
 }
 
-unsafe extern "C" fn get_error_rate(_name: *const c_char, _privdata: *mut c_void) -> *mut RString {
+unsafe extern "C" fn get_error_rate(
+    _name: *const c_char,
+    _privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
     BF_ERROR_RATE_TEXT.with(Cell::get)
 }
 
 unsafe extern "C" fn set_error_rate(
     _name: *const c_char,
-    value: *mut RString,
+    value: *mut raw::RedisModuleString,
     _privdata: *mut c_void,
-    err: *mut *mut RString,
+    err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
-    // SAFETY: Redis passes the new value, alive during this callback.
-    match parse_error_rate(unsafe { crate::glue::host::bytes(value) }) {
+    // SAFETY: Redis passes the new value, alive and unchanged during this callback.
+    let text = unsafe { RStr::from_raw(value) };
+    match parse_error_rate(text.bytes()) {
         Ok(p) => {
             BF_ERROR_RATE.store(p.to_bits(), Ordering::Relaxed);
             // SAFETY: `value` is the live new value; retaining it keeps it past the callback.
@@ -190,9 +194,11 @@ unsafe extern "C" fn set_error_rate(
         Err(e) => {
             let msg = e.to_string();
             let msg = msg.strip_prefix("ERR ").unwrap_or(&msg);
-            let text = OwnedString::new(std::ptr::null_mut(), msg.as_bytes());
+            let text = OwnedString::new(None, msg.as_bytes());
             // SAFETY: `err` is the error slot Redis passed; `text` is a C string Redis copies.
-            unsafe { *err = api!(RedisModule_HoldString)(std::ptr::null_mut(), text.as_ptr()) };
+            unsafe {
+                *err = api!(RedisModule_HoldString)(std::ptr::null_mut(), text.as_rstr().as_ptr())
+            };
             raw::REDISMODULE_ERR as c_int
         }
     }
@@ -230,7 +236,7 @@ fn module_arg_defaults(
 
 /// Registers every configuration (module arguments become the defaults, a
 /// `warden.<name>` line in redis.conf overrides them) and loads them.
-pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> {
+pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<(), WardenError> {
     let (defaults, rate) = module_arg_defaults(args)?;
     let failed = |name: &str| WardenError::BadModuleArgument(format!("cannot register {name}"));
     for (config, default) in INT_CONFIGS.iter().zip(defaults) {
@@ -243,7 +249,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
         // SAFETY: called from OnLoad with the load context; the name is a C string and the callbacks match the config's kind.
         let status = unsafe {
             api!(RedisModule_RegisterNumericConfig)(
-                ctx,
+                ctx.as_ptr(),
                 name.as_ptr(),
                 default,
                 flags,
@@ -264,7 +270,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
     // SAFETY: as above.
     let status = unsafe {
         api!(RedisModule_RegisterStringConfig)(
-            ctx,
+            ctx.as_ptr(),
             name.as_ptr(),
             rate.as_ptr(),
             0,
@@ -278,7 +284,7 @@ pub fn register(ctx: *mut Ctx, args: &[RedisString]) -> Result<(), WardenError> 
         return Err(failed(BF_ERROR_RATE_NAME));
     }
     // SAFETY: called from OnLoad with the load context.
-    if unsafe { api!(RedisModule_LoadConfigs)(ctx) } != raw::REDISMODULE_OK as c_int {
+    if unsafe { api!(RedisModule_LoadConfigs)(ctx.as_ptr()) } != raw::REDISMODULE_OK as c_int {
         return Err(WardenError::BadModuleArgument(
             "a warden configuration in redis.conf is invalid".to_string(),
         ));

@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::glue::host::{api, shield, ModuleValue, RString, Sink};
+use crate::glue::host::{api, shield, Io, ModuleValue, RStr, Sink};
 
 /// A Rust type stored as the values of one Redis module type, and everything
 /// Redis asks of such a value. Every warden type implements all of it: Redis
@@ -30,14 +30,14 @@ pub trait StoredValue: Sized + Clone + 'static {
     /// Reads a value saved with encoding version `encver` (within the range
     /// above), validating every field, since RESTORE feeds this bytes from
     /// clients: `None` on bad data.
-    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self>;
+    fn load(rdb: Io, encver: i32) -> Option<Self>;
 
     /// Saves the value in the layout `load` reads.
-    fn save(&self, rdb: *mut raw::RedisModuleIO);
+    fn save(&self, rdb: Io);
 
     /// Emits the commands that rebuild the value at `key` to `aof` (an AOF
     /// rewrite's `Sink::AofRewrite`); Redis writes the key's expiry after them.
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString);
+    fn aof_rewrite(&self, aof: Sink, key: RStr);
 
     /// Bytes the value uses (MEMORY USAGE).
     fn mem_usage(&self) -> usize;
@@ -144,6 +144,8 @@ unsafe extern "C" fn rdb_load<T: StoredValue>(
         if !(T::OLDEST_ENCODING_VERSION..=T::ENCODING_VERSION).contains(&encver) {
             return std::ptr::null_mut();
         }
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let rdb = unsafe { Io::from_raw(rdb) };
         T::load(rdb, encver).map_or(std::ptr::null_mut(), into_raw)
     })
 }
@@ -151,6 +153,8 @@ unsafe extern "C" fn rdb_load<T: StoredValue>(
 /// `rdb_save`. Safety: Redis passes a value of `T`'s type and a live IO.
 unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     shield((), || {
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let rdb = unsafe { Io::from_raw(rdb) };
         // SAFETY: Redis passes a value it stored for `T`'s type.
         if let Some(value) = unsafe { stored::<T>(value) } {
             value.save(rdb);
@@ -161,10 +165,15 @@ unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, valu
 /// `aof_rewrite`. Safety: as `rdb_save`, and `key` is the value's live key name.
 unsafe extern "C" fn aof_rewrite<T: StoredValue>(
     aof: *mut raw::RedisModuleIO,
-    key: *mut RString,
+    key: *mut raw::RedisModuleString,
     value: *mut c_void,
 ) {
     shield((), || {
+        // SAFETY: the value's key name, which Redis keeps alive and unchanged
+        // while this callback runs.
+        let key = unsafe { RStr::from_raw(key) };
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let aof = unsafe { Io::from_raw(aof) };
         // SAFETY: Redis passes a value it stored for `T`'s type.
         if let Some(value) = unsafe { stored::<T>(value) } {
             value.aof_rewrite(Sink::AofRewrite(aof), key);
@@ -210,8 +219,8 @@ unsafe extern "C" fn free<T: StoredValue>(value: *mut c_void) {
 /// `copy` (COPY): a boxed `StoredValue::copy`. Safety: Redis passes a value
 /// of `T`'s type.
 unsafe extern "C" fn copy<T: StoredValue>(
-    _from: *mut RString,
-    _to: *mut RString,
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {

@@ -27,7 +27,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::glue::config;
-use crate::glue::host::{self, CallSource, Ctx, RString};
+use crate::glue::host::{self, CallSource, Ctx, RStr};
 use crate::glue::stats;
 
 /// Separates an argument from the effect appended to it.
@@ -44,7 +44,7 @@ const MAX_EFFECT: usize = 256;
 /// # Safety
 /// `arg` is a live argument of the call on `ctx` whose bytes are not used
 /// after this call (they may move); nothing else has been replicated by it.
-pub unsafe fn replicate_in_place(ctx: *mut Ctx, arg: *mut RString, state: &[u8]) -> bool {
+pub unsafe fn replicate_in_place(ctx: Ctx, arg: RStr, state: &[u8]) -> bool {
     if !in_place_allowed(ctx) {
         return false;
     }
@@ -63,7 +63,7 @@ pub unsafe fn replicate_in_place(ctx: *mut Ctx, arg: *mut RString, state: &[u8])
 ///
 /// # Safety
 /// As `replicate_in_place`.
-pub unsafe fn replicate_marked(ctx: *mut Ctx, arg: *mut RString, marked: &[u8]) -> bool {
+pub unsafe fn replicate_marked(ctx: Ctx, arg: RStr, marked: &[u8]) -> bool {
     if !in_place_allowed(ctx) {
         return false;
     }
@@ -78,7 +78,7 @@ pub unsafe fn replicate_marked(ctx: *mut Ctx, arg: *mut RString, marked: &[u8]) 
 /// `warden.fast-replication` on. Otherwise the effect is counted as a
 /// command (and a call replayed without its effect is noted).
 #[inline]
-fn in_place_allowed(ctx: *mut Ctx) -> bool {
+fn in_place_allowed(ctx: Ctx) -> bool {
     match host::call_source(ctx) {
         CallSource::Client if config::fast_replication() => true,
         CallSource::Replay => {
@@ -94,7 +94,7 @@ fn in_place_allowed(ctx: *mut Ctx) -> bool {
 /// # Safety
 /// As `replicate_in_place`.
 #[inline]
-unsafe fn append_and_replicate(ctx: *mut Ctx, arg: *mut RString, text: &[u8]) -> bool {
+unsafe fn append_and_replicate(ctx: Ctx, arg: RStr, text: &[u8]) -> bool {
     // SAFETY: per this function's contract.
     if !unsafe { host::append_to_argument(ctx, arg, text) } {
         return as_command();
@@ -115,7 +115,7 @@ fn as_command() -> bool {
 /// The effect a master or the AOF appended to `arg`, when this call is
 /// applied from there; `None` for a client's call (which is then judged as
 /// typed: a marked argument is invalid).
-pub fn replayed(ctx: *mut Ctx, arg: &[u8]) -> Option<&[u8]> {
+pub fn replayed(ctx: Ctx, arg: &[u8]) -> Option<&[u8]> {
     let at = arg.iter().rposition(|b| *b == MARK)?;
     host::is_replay(ctx).then(|| &arg[at + 1..])
 }
@@ -123,7 +123,7 @@ pub fn replayed(ctx: *mut Ctx, arg: &[u8]) -> Option<&[u8]> {
 /// Notes a time-dependent call applied from a master or the AOF without
 /// the effect it should carry: the master's rewrite did not reach this
 /// server, so the call ran on this server's clock. Logged once, counted.
-fn note_unmarked_replay(ctx: *mut Ctx) {
+fn note_unmarked_replay(ctx: Ctx) {
     static LOGGED: AtomicBool = AtomicBool::new(false);
     stats::count(&stats::REPLAYS_WITHOUT_EFFECT);
     if !LOGGED.swap(true, Ordering::Relaxed) {

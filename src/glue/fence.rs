@@ -13,7 +13,7 @@ use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, api, emit, shield, Ctx, Sink};
+use crate::glue::host::{self, api, emit, shield, Ctx, Io, Sink};
 
 /// The state of the module's `FenceClock`.
 static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
@@ -40,7 +40,7 @@ pub fn observe_token(token: i64) {
 /// Role-change hook: on becoming master, starts a failover epoch and
 /// schedules telling the replicas.
 unsafe extern "C" fn on_role_changed(
-    ctx: *mut Ctx,
+    ctx: *mut raw::RedisModuleCtx,
     _event: raw::RedisModuleEvent,
     subevent: u64,
     _data: *mut c_void,
@@ -49,9 +49,11 @@ unsafe extern "C" fn on_role_changed(
         if subevent != raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER {
             return;
         }
+        // SAFETY: the context Redis passed this event hook, used while it runs.
+        let ctx = unsafe { Ctx::from_raw(ctx) };
         let now = host::now_ms();
         let floor = with_fence(|fence| fence.promote(now));
-        redis_module::Context::new(ctx).log_notice(&format!(
+        ctx.context().log_notice(&format!(
             "warden: became master; fencing tokens now start above {floor} (failover epoch)"
         ));
         announce_later(ctx, 0);
@@ -59,8 +61,8 @@ unsafe extern "C" fn on_role_changed(
 }
 
 /// Schedules `announce_floor` in `delay_ms`.
-fn announce_later(ctx: *mut Ctx, delay_ms: u64) {
-    Context::new(ctx).create_timer(
+fn announce_later(ctx: Ctx, delay_ms: u64) {
+    ctx.context().create_timer(
         std::time::Duration::from_millis(delay_ms),
         announce_floor,
         (),
@@ -71,27 +73,29 @@ fn announce_later(ctx: *mut Ctx, delay_ms: u64) {
 /// the epoch even before any grant; waits while writes are held back, and
 /// gives up if the node is no longer master.
 fn announce_floor(ctx: &Context, _: ()) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
-        if !host::writes_allowed(ctx.ctx) {
-            if host::is_master(ctx.ctx) {
-                announce_later(ctx.ctx, FENCE_RETRY_MS);
+        if !host::writes_allowed(ctx) {
+            if host::is_master(ctx) {
+                announce_later(ctx, FENCE_RETRY_MS);
             }
             return;
         }
         let floor = FENCE_LAST.load(Ordering::Relaxed) as c_longlong;
-        emit!(Sink::Replication(ctx.ctx), c"dlock._fence", c"l", floor);
+        emit!(Sink::Replication(ctx), c"dlock._fence", c"l", floor);
     })
 }
 
 /// Subscribes the role-change hook.
-pub fn subscribe_role_changes(ctx: *mut Ctx) -> bool {
+pub fn subscribe_role_changes(ctx: Ctx) -> bool {
     let event = raw::RedisModuleEvent {
         id: raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
         dataver: 1,
     };
     // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
     unsafe {
-        api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_role_changed))
+        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, Some(on_role_changed))
             == raw::REDISMODULE_OK as c_int
     }
 }
@@ -118,7 +122,7 @@ impl<'a> Request<'a> for Fence<'a> {
 
 /// `DLOCK._FENCE floor`: raises the token floor to `floor` (the epoch of the
 /// master that sent it). Internal: only from the master link or the AOF.
-pub fn set_floor(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set_floor(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._fence")?;
     let request = args.parse::<Fence>()?;
     let floor = match parse_i64(request.floor) {
@@ -140,7 +144,9 @@ pub fn set_floor(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 pub unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
     shield((), || {
         if when == raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
-            raw::save_signed(rdb, FENCE_LAST.load(Ordering::Relaxed));
+            // SAFETY: the stream Redis passed this callback, used while it runs.
+            let rdb = unsafe { Io::from_raw(rdb) };
+            rdb.save_signed(FENCE_LAST.load(Ordering::Relaxed));
         }
     })
 }
@@ -159,7 +165,9 @@ pub unsafe extern "C" fn aux_load(
         if encver < 1 || when != raw::REDISMODULE_AUX_BEFORE_RDB as c_int {
             return raw::REDISMODULE_ERR as c_int;
         }
-        match raw::load_signed(rdb) {
+        // SAFETY: the stream Redis passed this callback, used while it runs.
+        let rdb = unsafe { Io::from_raw(rdb) };
+        match rdb.load_signed() {
             Ok(floor) if (0..=MAX_TOKEN).contains(&floor) => {
                 observe_token(floor);
                 raw::REDISMODULE_OK as c_int

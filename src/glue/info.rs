@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use redis_module::raw;
 
-use crate::glue::host::{api, shield};
+use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
@@ -54,7 +54,9 @@ unsafe extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: 
 }
 
 /// Registers the INFO callback.
-pub fn register(ctx: *mut raw::RedisModuleCtx) -> bool {
+pub fn register(ctx: Ctx) -> bool {
     // SAFETY: called from OnLoad with the load context.
-    unsafe { api!(RedisModule_RegisterInfoFunc)(ctx, Some(info)) == raw::REDISMODULE_OK as c_int }
+    unsafe {
+        api!(RedisModule_RegisterInfoFunc)(ctx.as_ptr(), Some(info)) == raw::REDISMODULE_OK as c_int
+    }
 }

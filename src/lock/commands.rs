@@ -12,7 +12,7 @@ use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
 use crate::glue::fence::{observe_token, with_fence};
-use crate::glue::host::{self, emit, Ctx, Either, Key, RString, Sink};
+use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 use crate::lock::core::handover::{self, holds_as, Head, Verdict};
@@ -86,19 +86,14 @@ pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
 /// Replicates a lock's whole state with its absolute deadline as
 /// `DLOCK._SET`. `owner_arg` is the client's owner argument when it is the
 /// owner (shared, not copied).
-fn replicate_state(
-    ctx: *mut Ctx,
-    key: *mut RString,
-    owner_arg: Option<*mut RString>,
-    state: &LockState,
-) {
+fn replicate_state(ctx: Ctx, key: RStr, owner_arg: Option<RStr>, state: &LockState) {
     SetLock::emit(state, Sink::Replication(ctx), key, owner_arg);
 }
 
 /// Replicates the new state of the lock in `args[1]`, owned by `args[2]`,
 /// after an ACQUIRE or EXTEND: in the call itself, as `ttl@state` in
 /// `args[3]` (`effect`), or else as `DLOCK._SET`.
-fn replicate_effect(ctx: *mut Ctx, args: &Args, state: &LockState) {
+fn replicate_effect(ctx: Ctx, args: &Args, state: &LockState) {
     let text = SetLock::state_text(state);
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
@@ -112,8 +107,8 @@ fn replicate_effect(ctx: *mut Ctx, args: &Args, state: &LockState) {
 /// nothing: the fencing clock moves past its token, a `dlock.set` event is
 /// emitted.
 fn apply_state(
-    ctx: *mut Ctx,
-    name: *mut RString,
+    ctx: Ctx,
+    name: RStr,
     state: LockState,
     replicate: impl FnOnce(&LockState),
 ) -> Result<(), WardenError> {
@@ -129,7 +124,7 @@ fn apply_state(
 /// An ACQUIRE or EXTEND whose ttl (`args[3]`) did not parse: from a master
 /// or the AOF it may carry its effect (`ttl@state`), which is applied like
 /// `DLOCK._SET` and replicated as it came; otherwise it is the error `e`.
-fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
+fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
     let Some(text) = effect::replayed(ctx, args.bytes(3)) else {
         return Err(e);
     };
@@ -150,7 +145,7 @@ fn store(key: &Key, state: LockState) {
 }
 
 /// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n]`
-pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let request = match args.parse::<req::Acquire>() {
         Ok(request) => request,
         Err(r) if r.at == req::TTL_AT => return apply_replayed(ctx, args, r.error),
@@ -221,7 +216,7 @@ pub fn acquire(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// A request that cannot be granted now: blocks the client with `WAIT` (the
 /// key looked at again at `look_at`), answers nil without.
 fn wait_or_nil(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     owner: &[u8],
     ttl_ms: i64,
@@ -258,7 +253,7 @@ fn wait_or_nil(
 /// the grant rule (`lock::core::set::admit`).
 #[allow(clippy::too_many_arguments)]
 fn acquire_in_set(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     key: &mut Key,
     owner: &[u8],
@@ -319,7 +314,7 @@ fn queued_kind_allows(db: c_int, key: &[u8], want: Want) -> Result<(), WardenErr
 
 /// With waiters on the key, makes sure they are looked at when the next
 /// lease ends (a holder's repeat or extension may have moved it earlier).
-fn look_again(ctx: *mut Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i64) {
+fn look_again(ctx: Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i64) {
     if waiting::count(db, key_bytes) == 0 {
         return;
     }
@@ -334,9 +329,9 @@ fn look_again(ctx: *mut Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i6
 /// waiters granted together). A set of another kind, or one whose holders
 /// all left, is replaced; tokens stay above the key's floor.
 fn grant_to(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     key: &mut Key,
-    name: *mut RString,
+    name: RStr,
     owner: &[u8],
     want: Want,
     deadline: i64,
@@ -378,7 +373,7 @@ fn grant_to(
 /// release): drops holders whose lease ended, then replicates the whole set
 /// with absolute deadlines and sets the key's expiry to the last lease; a
 /// set left without holders is deleted (replicated as `DEL`).
-fn store_set_changes(ctx: *mut Ctx, key: &mut Key, name: *mut RString, now: i64) {
+fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
     let Ok(Lock::Set(set)) = lock_of(key) else {
         return;
     };
@@ -404,7 +399,7 @@ fn store_set_changes(ctx: *mut Ctx, key: &mut Key, name: *mut RString, now: i64)
 /// master or the AOF the release was already decided there — so neither the
 /// clock nor the key's expiry is read. A release that hands the lock to a
 /// waiter replicates the new state instead.
-pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn release(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let request = args.parse::<req::Release>()?;
     let (owner, token) = (request.owner, request.token);
     let name = args.raw(1);
@@ -451,7 +446,7 @@ pub fn release(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// (a lease that ended meanwhile is dropped there too, by this clock), and
 /// the place freed goes to the waiters at the head of the queue.
 fn release_in_set(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     key: &mut Key,
     owner: &[u8],
@@ -488,7 +483,7 @@ fn release_in_set(
 
 /// EXTEND of one holder of a set: its own lease only.
 fn extend_in_set(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     key: &mut Key,
     owner: &[u8],
@@ -516,7 +511,7 @@ fn extend_in_set(
 }
 
 /// `DLOCK.EXTEND key owner ttl_ms [TOKEN t]`
-pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let request = match args.parse::<req::Extend>() {
         Ok(request) => request,
         Err(r) if r.at == req::TTL_AT => return apply_replayed(ctx, args, r.error),
@@ -558,7 +553,7 @@ pub fn extend(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `DLOCK._SETS key limit:floor:expiry holders`: the replication and AOF form of a
 /// lock with several holders (see `set_wire`). Internal: only from the master
 /// link or the AOF.
-pub fn set_states(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._sets")?;
     let request = args.parse::<req::SetStates>()?;
     let (set, expiry) = SetLocks::parse(request.head, request.holders)?;
@@ -581,7 +576,7 @@ pub fn set_states(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `DLOCK._SET key owner token:holds:deadline_ms`: the replication and AOF
 /// form of every lock change, with an absolute deadline (`NO_DEADLINE`: the
 /// key gets no expiry). Internal: only from the master link or the AOF.
-pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set_state(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "dlock._set")?;
     let request = args.parse::<req::SetState>()?;
     let state = SetLock::parse(request.owner, request.state)?;
@@ -611,7 +606,7 @@ struct Locks;
 static LOCKS: Locks = Locks;
 
 impl Family for Locks {
-    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) {
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
     }
 
@@ -624,10 +619,8 @@ impl Family for Locks {
 /// rule lets them in: one exclusive waiter, or consecutive shared (or
 /// semaphore) waiters together, replicated as one change of the set. `key`
 /// is open for writing on `db`. Returns whether a waiter got the lock.
-fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64) -> bool {
-    // SAFETY: `name` is the caller's live key name (a command argument or a
-    // string the timer owns), unchanged while this function runs.
-    let key_bytes = unsafe { host::bytes(name) };
+fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) -> bool {
+    let key_bytes = name.bytes();
     let (served, set_changed) = hand_over(ctx, key, name, db, key_bytes, now);
     if set_changed {
         store_set_changes(ctx, key, name, now);
@@ -641,9 +634,9 @@ fn serve_waiters(ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, no
 /// Returns whether a waiter got the lock, and whether a set changed (its
 /// state is not replicated yet).
 fn hand_over(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     key: &mut Key,
-    name: *mut RString,
+    name: RStr,
     db: c_int,
     key_bytes: &[u8],
     now: i64,
@@ -738,9 +731,9 @@ fn hand_over(
 /// more hold; nothing changes when that would overflow. A plain lock's change
 /// is replicated here, a set's by the caller.
 fn renew_grant(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     key: &mut Key,
-    name: *mut RString,
+    name: RStr,
     owner: &[u8],
     reentrant: bool,
     deadline: i64,

@@ -16,12 +16,11 @@
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
-use redis_module::raw;
 
 use crate::common::compact_bytes::CompactBytes;
 use crate::glue::data_type::{methods, with_aux, Digest, StoredValue};
 use crate::glue::fence::{self, observe_token};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{Io, RStr, Sink};
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::wire::SetLock;
 
@@ -45,15 +44,15 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
 
 /// Loads one lock state (owner, token, holds, deadline): a plain lock's value
 /// and each holder of a lock set (`set_type`). Validation is the caller's.
-pub(super) fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Error> {
-    let owner = raw::load_string_buffer(rdb)?;
+pub(super) fn load_state(rdb: Io) -> Result<LockState, Error> {
+    let owner = rdb.load_string_buffer()?;
     if owner.as_ref().len() > MAX_STORED_OWNER_BYTES {
         return Err(Error::generic("owner too long"));
     }
     let owner = CompactBytes::from(owner.as_ref());
-    let token = raw::load_signed(rdb)?;
-    let holds = raw::load_signed(rdb)?;
-    let deadline_ms = raw::load_signed(rdb)?;
+    let token = rdb.load_signed()?;
+    let holds = rdb.load_signed()?;
+    let deadline_ms = rdb.load_signed()?;
     Ok(LockState {
         owner,
         token,
@@ -65,11 +64,11 @@ pub(super) fn load_state(rdb: *mut raw::RedisModuleIO) -> Result<LockState, Erro
 /// Saves one lock state in the layout `load_state` reads, with the deadline
 /// `deadline_ms` (a set holder's own; `NO_DEADLINE` for a plain lock, whose
 /// lease is the key's expiry).
-pub(super) fn save_state(rdb: *mut raw::RedisModuleIO, state: &LockState, deadline_ms: i64) {
-    raw::save_slice(rdb, &state.owner);
-    raw::save_signed(rdb, state.token);
-    raw::save_signed(rdb, state.holds);
-    raw::save_signed(rdb, deadline_ms);
+pub(super) fn save_state(rdb: Io, state: &LockState, deadline_ms: i64) {
+    rdb.save_slice(&state.owner);
+    rdb.save_signed(state.token);
+    rdb.save_signed(state.holds);
+    rdb.save_signed(deadline_ms);
 }
 
 impl StoredValue for LockState {
@@ -79,17 +78,17 @@ impl StoredValue for LockState {
         &LOCK_TYPE
     }
 
-    fn load(rdb: *mut raw::RedisModuleIO, _encver: i32) -> Option<Self> {
+    fn load(rdb: Io, _encver: i32) -> Option<Self> {
         let state = load_state(rdb).ok().filter(|s| s.validate().is_ok())?;
         observe_token(state.token);
         Some(state)
     }
 
-    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+    fn save(&self, rdb: Io) {
         save_state(rdb, self, NO_DEADLINE);
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         let state = LockState {
             deadline_ms: NO_DEADLINE,
             ..self.clone()

@@ -71,7 +71,7 @@ thread_local! {
 }
 
 /// `DLOCK.GUARD key owner token command [arg ...]`
-pub fn guard(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn guard(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if host::is_keys_position_request(ctx) {
         declare_keys(ctx, args);
         return Ok(());
@@ -131,7 +131,7 @@ impl Drop for Declaring {
 /// command with the access the server gives them for that command. A nested
 /// request (the carried command is itself a DLOCK.GUARD) declares only its
 /// lock key; such a call is refused when it runs.
-fn declare_keys(ctx: *mut Ctx, args: &Args) {
+fn declare_keys(ctx: Ctx, args: &Args) {
     if args.len() < 2 {
         return;
     }
@@ -163,7 +163,7 @@ fn command_name(args: &Args) -> String {
 
 /// Refuses a command DLOCK.GUARD must not run (see `lock::core::guard`), or one
 /// the server does not know.
-fn check_runnable(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+fn check_runnable(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut buffer = [0u8; SHORT_NAME];
     let given = args.bytes(COMMAND_AT);
     let owned;
@@ -200,7 +200,7 @@ fn check_runnable(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// The verdict on `name`, from the cache or `COMMAND INFO`; `None` when the
 /// server does not know the command.
-fn verdict_of(ctx: *mut Ctx, name: &[u8]) -> Option<Verdict> {
+fn verdict_of(ctx: Ctx, name: &[u8]) -> Option<Verdict> {
     if let Some(verdict) = VERDICTS.with(|v| v.borrow().get(name).copied()) {
         return Some(verdict);
     }

@@ -10,7 +10,7 @@ use crate::lock::core::set::{LockSet, SetKind};
 use crate::lock::requests::Info;
 
 /// `DLOCK.INFO key`
-pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Info>()?;
     let now = host::now_ms();
     let mut key = Key::readable(ctx, args.raw(1));
@@ -43,7 +43,7 @@ pub fn info(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// ends last (`ttl_ms` is the key's PTTL), then `mode` (`shared` or
 /// `limit`), `limit` for a semaphore, and `holders`, each with its own
 /// owner, token, ttl_ms and holds; nil when no lease runs.
-fn info_set(ctx: *mut Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
+fn info_set(ctx: Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
     let Some(last) = set.live(now).max_by_key(|h| h.deadline_ms) else {
         host::reply_null(ctx);
         return;
@@ -76,7 +76,7 @@ fn info_set(ctx: *mut Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
 
 /// The `owner`, `token`, `ttl_ms` and `holds` fields of one grant in a
 /// DLOCK.INFO map.
-fn reply_grant(ctx: *mut Ctx, grant: &LockState, ttl_ms: i64) {
+fn reply_grant(ctx: Ctx, grant: &LockState, ttl_ms: i64) {
     host::reply_bulk(ctx, b"owner");
     host::reply_bulk(ctx, &grant.owner);
     host::reply_bulk(ctx, b"token");

@@ -40,7 +40,7 @@ pub fn is_good_replica(field: &[u8], max_lag_s: i64) -> bool {
 /// few good replicas. Calls applied from the master link or the AOF pass.
 /// The replay check (a context-flags call, two thirds of the rule's cost)
 /// runs only on the way to a refusal.
-pub fn require(ctx: *mut Ctx, now_ms: i64) -> Result<(), WardenError> {
+pub fn require(ctx: Ctx, now_ms: i64) -> Result<(), WardenError> {
     let needed = DLOCK_MIN_REPLICAS.get();
     if needed == 0 {
         return Ok(());
@@ -59,7 +59,7 @@ pub fn require(ctx: *mut Ctx, now_ms: i64) -> Result<(), WardenError> {
 }
 
 /// Replicas online within `max_lag_s`, counted at most once per `REFRESH_MS`.
-fn good_replicas(ctx: *mut Ctx, max_lag_s: i64, now_ms: i64) -> i64 {
+fn good_replicas(ctx: Ctx, max_lag_s: i64, now_ms: i64) -> i64 {
     let (at, lag, count) = COUNTED.with(Cell::get);
     if lag == max_lag_s && (at..at.saturating_add(REFRESH_MS)).contains(&now_ms) {
         return count;

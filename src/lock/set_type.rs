@@ -12,11 +12,10 @@
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
-use redis_module::raw;
 
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{Io, RStr, Sink};
 use crate::lock::core::plain::LockState;
 use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::{load_state, save_state};
@@ -32,15 +31,15 @@ const MAX_STORED_HOLDERS: u64 = MAX_LIMIT as u64;
 pub static LOCK_SET_TYPE: RedisType =
     RedisType::new("warden-ls", LOCK_SET_ENCODING_VERSION, methods::<LockSet>());
 
-fn load_set(rdb: *mut raw::RedisModuleIO) -> Result<LockSet, Error> {
-    let limit = raw::load_unsigned(rdb)?;
+fn load_set(rdb: Io) -> Result<LockSet, Error> {
+    let limit = rdb.load_unsigned()?;
     let kind = match limit {
         0 => SetKind::Shared,
         n if n <= MAX_LIMIT as u64 => SetKind::Limit(n as u32),
         _ => return Err(Error::generic("limit out of range")),
     };
-    let floor = raw::load_signed(rdb)?;
-    let count = raw::load_unsigned(rdb)?;
+    let floor = rdb.load_signed()?;
+    let count = rdb.load_unsigned()?;
     if count > MAX_STORED_HOLDERS {
         return Err(Error::generic("too many holders"));
     }
@@ -70,22 +69,22 @@ impl StoredValue for LockSet {
         &LOCK_SET_TYPE
     }
 
-    fn load(rdb: *mut raw::RedisModuleIO, _encver: i32) -> Option<Self> {
+    fn load(rdb: Io, _encver: i32) -> Option<Self> {
         let set = load_set(rdb).ok().filter(|s| s.validate().is_ok())?;
         observe_token(set.floor);
         Some(set)
     }
 
-    fn save(&self, rdb: *mut raw::RedisModuleIO) {
-        raw::save_unsigned(rdb, u64::from(limit_code(self.kind)));
-        raw::save_signed(rdb, self.floor);
-        raw::save_unsigned(rdb, self.holders.len() as u64);
+    fn save(&self, rdb: Io) {
+        rdb.save_unsigned(u64::from(limit_code(self.kind)));
+        rdb.save_signed(self.floor);
+        rdb.save_unsigned(self.holders.len() as u64);
         for h in &self.holders {
             save_state(rdb, h, h.deadline_ms);
         }
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // The rewrite leaves the expiry to the PEXPIREAT Redis writes after it.
         SetLocks::emit(self, None, aof, key);
     }

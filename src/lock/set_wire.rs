@@ -11,7 +11,7 @@ use std::ffi::CStr;
 use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_fields, FieldText};
-use crate::glue::host::{emit, RString, Sink};
+use crate::glue::host::{emit, RStr, Sink};
 use crate::lock::core::plain::LockState;
 use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
 
@@ -91,7 +91,7 @@ impl SetLocks {
     }
 
     /// Writes `DLOCK._SETS key limit:floor:expiry holders` to `sink`.
-    pub fn emit(set: &LockSet, expiry: Option<i64>, sink: Sink, key: *mut RString) {
+    pub fn emit(set: &LockSet, expiry: Option<i64>, sink: Sink, key: RStr) {
         let header = SetLocks::header(set, expiry);
         let header = header.as_bytes();
         let holders = SetLocks::holders(set);

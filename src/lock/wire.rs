@@ -8,7 +8,7 @@ use std::ffi::CStr;
 use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_fields, FieldText};
-use crate::glue::host::{emit, RString, Sink};
+use crate::glue::host::{emit, RStr, Sink};
 use crate::lock::core::plain::LockState;
 
 /// The command's name.
@@ -45,7 +45,7 @@ impl SetLock {
     /// Writes `DLOCK._SET key owner state` to `sink`. `owner_arg` is the
     /// client's own owner argument when it is this lock's owner (shared, not
     /// copied).
-    pub fn emit(state: &LockState, sink: Sink, key: *mut RString, owner_arg: Option<*mut RString>) {
+    pub fn emit(state: &LockState, sink: Sink, key: RStr, owner_arg: Option<RStr>) {
         let text = SetLock::state_text(state);
         let text = text.as_bytes();
         let owner = &state.owner;

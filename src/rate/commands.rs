@@ -13,7 +13,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
-use crate::glue::host::{self, api, Ctx, Key, RString, Sink};
+use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::rate::core::bucket::{self};
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
@@ -33,8 +33,8 @@ fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, 
 /// Stores a limiter's new states with their absolute expiry and emits the
 /// keyspace event `event`.
 fn store(
-    ctx: *mut Ctx,
-    (key, name): (&mut Key, *mut RString),
+    ctx: Ctx,
+    (key, name): (&mut Key, RStr),
     limiter: LimiterRef,
     expires: Option<i64>,
     event: &CStr,
@@ -49,7 +49,7 @@ fn store(
 
 /// Replicates the new state of the limiter in `args[1]`: in the call
 /// itself, as `arg@state` in `args[2]` (`effect`), or else as `RL._SET`.
-fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: LimiterRef, expires: Option<i64>) {
+fn replicate_effect(ctx: Ctx, args: &Args, limiter: LimiterRef, expires: Option<i64>) {
     // The text in a buffer sized for its count of limits.
     let in_place = match limiter.count() {
         1 => {
@@ -75,13 +75,7 @@ fn replicate_effect(ctx: *mut Ctx, args: &Args, limiter: LimiterRef, expires: Op
 }
 
 /// Replicates and stores the states a call decided to write, if any.
-fn write(
-    ctx: *mut Ctx,
-    args: &Args,
-    key: &mut Key,
-    limiter: LimiterRef,
-    store_as: Option<Option<i64>>,
-) {
+fn write(ctx: Ctx, args: &Args, key: &mut Key, limiter: LimiterRef, store_as: Option<Option<i64>>) {
     let Some(expires) = store_as else { return };
     let event = match limiter.kind() {
         LimiterKind::Token => c"rl.token",
@@ -96,7 +90,7 @@ fn write(
 /// An RL command whose first parameter (`args[2]`) did not parse: from a
 /// master or the AOF it may carry its effect (`arg@state`), which is applied
 /// like `RL._SET` and replicated as it came; otherwise it is the error `e`.
-fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
+fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenError> {
     let Some(text) = effect::replayed(ctx, args.bytes(2)) else {
         return Err(e);
     };
@@ -115,7 +109,7 @@ fn apply_replayed(ctx: *mut Ctx, args: &Args, e: WardenError) -> Result<(), Ward
 /// carrying its effect in its first parameter, applied here
 /// (`apply_replayed`).
 fn read<'a, R: Request<'a>>(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args<'a>,
     request: &mut R,
 ) -> Result<bool, WardenError> {
@@ -126,14 +120,14 @@ fn read<'a, R: Request<'a>>(
     }
 }
 
-fn reply_decision(ctx: *mut Ctx, d: &Decision) {
+fn reply_decision(ctx: Ctx, d: &Decision) {
     stats::count(if d.allowed {
         &stats::RL_ALLOWED
     } else {
         &stats::RL_DENIED
     });
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx, 4 as c_long) };
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 4 as c_long) };
     for v in [i64::from(d.allowed), d.remaining, d.wait_ms, d.reset_ms] {
         host::reply_integer(ctx, v);
     }
@@ -143,7 +137,7 @@ fn reply_decision(ctx: *mut Ctx, d: &Decision) {
 /// `n` new states (one inline, or room for every limit), then writes what
 /// it decided and replies.
 fn run_buckets(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     args: &Args,
     kind: LimiterKind,
     n: usize,
@@ -176,7 +170,7 @@ fn run_buckets(
 }
 
 /// `RL.TOKEN key rate burst [rate burst ...] [COST n] [MAXWAIT ms]`
-pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn token(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut r = Token::empty();
     if !read(ctx, args, &mut r)? {
         return Ok(());
@@ -192,7 +186,7 @@ pub fn token(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `RL.LEAKY key rate capacity [COST n]`
-pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn leaky(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut r = Leaky::empty();
     if !read(ctx, args, &mut r)? {
         return Ok(());
@@ -211,7 +205,7 @@ pub fn leaky(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 }
 
 /// `RL.WINDOW key limit window_ms [limit window_ms ...] [COST n]`
-pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn window(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut r = Window::empty();
     if !read(ctx, args, &mut r)? {
         return Ok(());
@@ -237,7 +231,7 @@ pub fn window(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// `RL.GCRA key max_burst count period_s [quantity | QUANTITY n]`, replying
 /// like redis-cell's `CL.THROTTLE` and reading its arguments the same way.
-pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn gcra(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut r = Gcra::empty();
     if !read(ctx, args, &mut r)? {
         return Ok(());
@@ -268,7 +262,7 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
         &stats::RL_DENIED
     });
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx, 5 as c_long) };
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 5 as c_long) };
     for v in [
         r.limited,
         r.limit,
@@ -284,7 +278,7 @@ pub fn gcra(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
 /// `RL._SET key kind:n:limits…:pxat_ms` (see `wire`): the replication and
 /// AOF form of a limiter's state in one argument (`pxat_ms` -1: no
 /// expiry). Internal.
-pub fn set_state(ctx: *mut Ctx, args: &Args) -> Result<(), WardenError> {
+pub fn set_state(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     internal_only(ctx, "rl._set")?;
     let request = args.parse::<SetState>()?;
     let (limiter, expires) = SetLimiter::parse(request.state)?;

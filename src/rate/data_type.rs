@@ -11,10 +11,9 @@
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
-use redis_module::raw;
 
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::host::{RString, Sink};
+use crate::glue::host::{Io, RStr, Sink};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS};
 use crate::rate::core::window::WindowState;
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
@@ -28,32 +27,32 @@ pub static LIMITER_TYPE: RedisType =
     RedisType::new("warden-rl", LIMITER_ENCODING_VERSION, methods::<Limiter>());
 
 /// The four fields of a window limit.
-fn load_window(rdb: *mut raw::RedisModuleIO) -> Result<[i128; 4], Error> {
+fn load_window(rdb: Io) -> Result<[i128; 4], Error> {
     Ok([
-        i128::from(raw::load_signed(rdb)?),
-        i128::from(raw::load_signed(rdb)?),
-        i128::from(raw::load_unsigned(rdb)?),
-        i128::from(raw::load_unsigned(rdb)?),
+        i128::from(rdb.load_signed()?),
+        i128::from(rdb.load_signed()?),
+        i128::from(rdb.load_unsigned()?),
+        i128::from(rdb.load_unsigned()?),
     ])
 }
 
 /// The first four fields of a bucket limit (last_ms, deficit, ticks per
 /// token, ticks per ms); a deficit of 2^127 or more reads as negative and
 /// is refused.
-fn load_bucket(rdb: *mut raw::RedisModuleIO) -> Result<[i128; 4], Error> {
-    let last = raw::load_signed(rdb)?;
-    let high = raw::load_unsigned(rdb)?;
-    let low = raw::load_unsigned(rdb)?;
+fn load_bucket(rdb: Io) -> Result<[i128; 4], Error> {
+    let last = rdb.load_signed()?;
+    let high = rdb.load_unsigned()?;
+    let low = rdb.load_unsigned()?;
     Ok([
         i128::from(last),
         ((u128::from(high) << 64) | u128::from(low)) as i128,
-        i128::from(raw::load_unsigned(rdb)?),
-        i128::from(raw::load_unsigned(rdb)?),
+        i128::from(rdb.load_unsigned()?),
+        i128::from(rdb.load_unsigned()?),
     ])
 }
 
-fn load_limiter(rdb: *mut raw::RedisModuleIO, encver: i32) -> Result<Option<Limiter>, Error> {
-    let kind = raw::load_unsigned(rdb)?;
+fn load_limiter(rdb: Io, encver: i32) -> Result<Option<Limiter>, Error> {
+    let kind = rdb.load_unsigned()?;
     let Some(kind) = i64::try_from(kind).ok().and_then(LimiterKind::from_code) else {
         return Ok(None);
     };
@@ -65,7 +64,7 @@ fn load_limiter(rdb: *mut raw::RedisModuleIO, encver: i32) -> Result<Option<Limi
         };
         return Ok(Limiter::from_v1_fields(kind, fields).ok());
     }
-    let Ok(n) = Limiter::check_count(kind, i128::from(raw::load_unsigned(rdb)?)) else {
+    let Ok(n) = Limiter::check_count(kind, i128::from(rdb.load_unsigned()?)) else {
         return Ok(None);
     };
     if kind == LimiterKind::Window {
@@ -81,7 +80,7 @@ fn load_limiter(rdb: *mut raw::RedisModuleIO, encver: i32) -> Result<Option<Limi
     let mut states = [BucketState::default(); MAX_LIMITS];
     for s in states.iter_mut().take(n) {
         let [last, deficit, tpt, tpm] = load_bucket(rdb)?;
-        let burst = i128::from(raw::load_unsigned(rdb)?);
+        let burst = i128::from(rdb.load_unsigned()?);
         let Ok(b) = Limiter::bucket_limit(kind, [last, deficit, tpt, tpm, burst]) else {
             return Ok(None);
         };
@@ -98,37 +97,37 @@ impl StoredValue for Limiter {
         &LIMITER_TYPE
     }
 
-    fn load(rdb: *mut raw::RedisModuleIO, encver: i32) -> Option<Self> {
+    fn load(rdb: Io, encver: i32) -> Option<Self> {
         load_limiter(rdb, encver).ok().flatten()
     }
 
-    fn save(&self, rdb: *mut raw::RedisModuleIO) {
+    fn save(&self, rdb: Io) {
         let view = self.view();
-        raw::save_unsigned(rdb, view.kind() as u64);
-        raw::save_unsigned(rdb, view.count() as u64);
+        rdb.save_unsigned(view.kind() as u64);
+        rdb.save_unsigned(view.count() as u64);
         match view {
             LimiterRef::Bucket(_, states) => {
                 for s in states {
-                    raw::save_signed(rdb, s.last_ms);
-                    raw::save_unsigned(rdb, (s.deficit >> 64) as u64);
-                    raw::save_unsigned(rdb, s.deficit as u64);
-                    raw::save_unsigned(rdb, s.ticks_per_token);
-                    raw::save_unsigned(rdb, s.ticks_per_ms);
-                    raw::save_unsigned(rdb, s.burst);
+                    rdb.save_signed(s.last_ms);
+                    rdb.save_unsigned((s.deficit >> 64) as u64);
+                    rdb.save_unsigned(s.deficit as u64);
+                    rdb.save_unsigned(s.ticks_per_token);
+                    rdb.save_unsigned(s.ticks_per_ms);
+                    rdb.save_unsigned(s.burst);
                 }
             }
             LimiterRef::Window(states) => {
                 for w in states {
-                    raw::save_signed(rdb, w.start_ms);
-                    raw::save_signed(rdb, w.window_ms);
-                    raw::save_unsigned(rdb, w.previous);
-                    raw::save_unsigned(rdb, w.current);
+                    rdb.save_signed(w.start_ms);
+                    rdb.save_signed(w.window_ms);
+                    rdb.save_unsigned(w.previous);
+                    rdb.save_unsigned(w.current);
                 }
             }
         }
     }
 
-    fn aof_rewrite(&self, aof: Sink, key: *mut RString) {
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // The key's expiry follows as its own PEXPIREAT.
         SetLimiter::emit(self.view(), None, aof, key);
     }

@@ -18,7 +18,7 @@ use std::ffi::CStr;
 
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_some_fields, Fields};
-use crate::glue::host::{emit, RString, Sink};
+use crate::glue::host::{emit, RStr, Sink};
 use crate::rate::core::rate::MAX_LIMITS;
 use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
 
@@ -129,7 +129,7 @@ impl SetLimiter {
     }
 
     /// Writes `RL._SET key state` to `sink`.
-    pub fn emit(limiter: LimiterRef, expires: Option<i64>, sink: Sink, key: *mut RString) {
+    pub fn emit(limiter: LimiterRef, expires: Option<i64>, sink: Sink, key: RStr) {
         let state = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, None);
         let state = state.as_bytes();
         emit!(sink, SET_LIMITER, c"sb", key, state.as_ptr(), state.len());

@@ -85,7 +85,7 @@ impl Doc {
 /// writes its key, whether it carries another command whose keys it declares
 /// through `getkeys-api`, doc); the commands must exist.
 pub fn register<'a>(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     commands: impl Iterator<Item = (&'a str, bool, bool, &'a Doc)>,
 ) -> Result<(), String> {
     let version: &'static raw::RedisModuleCommandInfoVersion =
@@ -98,7 +98,7 @@ pub fn register<'a>(
     for (name, writes, carries_command, doc) in commands {
         let c_name = CString::new(name).map_err(|e| e.to_string())?;
         // SAFETY: called from OnLoad with the load context, after the command was created.
-        let command = unsafe { api!(RedisModule_GetCommand)(ctx, c_name.as_ptr()) };
+        let command = unsafe { api!(RedisModule_GetCommand)(ctx.as_ptr(), c_name.as_ptr()) };
         if command.is_null() {
             return Err(format!("no command {} to document", name));
         }

@@ -12,18 +12,35 @@ use redis_module::raw;
 
 use crate::common::error::WardenError;
 use crate::glue::args::Args;
-use crate::glue::host::{self, api, Ctx, RString};
+use crate::glue::host::{self, api, Ctx, RStr};
 
 /// A command handler: replies itself on success; an `Err` becomes the error reply.
-pub type Handler = fn(*mut Ctx, &Args) -> Result<(), WardenError>;
+pub type Handler = fn(Ctx, &Args) -> Result<(), WardenError>;
 
 /// Runs a handler with the panic guard: a panic becomes an `ERR` reply.
-pub fn guard(ctx: *mut Ctx, argv: *mut *mut RString, argc: c_int, handler: Handler) -> c_int {
-    let argv: &[*mut RString] = if argv.is_null() || argc <= 0 {
+/// The command side of the FFI boundary: the context and the arguments
+/// become handles here, once per call.
+///
+/// # Safety
+/// `ctx`, `argv` and `argc` are what Redis passed to a command function: the
+/// live context of the call and `argc` live arguments at `argv` (or null),
+/// valid until the command function returns.
+pub unsafe fn guard(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+    handler: Handler,
+) -> c_int {
+    // SAFETY: the command's own context, used only during this call (this
+    // function's contract).
+    let ctx = unsafe { Ctx::from_raw(ctx) };
+    let argv: &[RStr] = if argv.is_null() || argc <= 0 {
         &[]
     } else {
-        // SAFETY: Redis passes `argc` live arguments at `argv` for the duration of the call.
-        unsafe { std::slice::from_raw_parts(argv, argc as usize) }
+        // SAFETY: Redis passes `argc` live, non-null arguments at `argv`, kept
+        // for the duration of the call (this function's contract); an `RStr`
+        // is a transparent non-null string pointer.
+        unsafe { std::slice::from_raw_parts(argv.cast::<RStr>(), argc as usize) }
     };
     let args = Args::new(argv);
     let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, &args)));
@@ -52,7 +69,9 @@ macro_rules! command_fn {
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
-            $crate::glue::commands::guard(ctx, argv, argc, $handler)
+            // SAFETY: Redis calls a command function with its live context and
+            // `argc` live arguments at `argv`, valid until it returns.
+            unsafe { $crate::glue::commands::guard(ctx, argv, argc, $handler) }
         }
         trampoline as unsafe extern "C" fn(_, _, _) -> _
     }};
@@ -64,7 +83,11 @@ pub struct Command {
     /// Command name as clients type it (lower case).
     pub name: &'static str,
     /// The `extern "C"` entry point made by `command_fn!`.
-    pub func: unsafe extern "C" fn(*mut Ctx, *mut *mut RString, c_int) -> c_int,
+    pub func: unsafe extern "C" fn(
+        *mut raw::RedisModuleCtx,
+        *mut *mut raw::RedisModuleString,
+        c_int,
+    ) -> c_int,
     /// Redis command flags (`write` also marks the key spec read-write).
     pub flags: &'static str,
     /// What `COMMAND DOCS` and `COMMAND INFO` show.
@@ -92,7 +115,7 @@ fn rows(families: &'static Families) -> impl Iterator<Item = &'static Command> {
 }
 
 /// Registers the command table with Redis.
-pub fn register(ctx: *mut Ctx, families: &'static Families) -> Result<(), String> {
+pub fn register(ctx: Ctx, families: &'static Families) -> Result<(), String> {
     for spec in rows(families) {
         let name = CString::new(spec.name).map_err(|e| e.to_string())?;
         let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
@@ -100,7 +123,7 @@ pub fn register(ctx: *mut Ctx, families: &'static Families) -> Result<(), String
         // SAFETY: called from OnLoad with the load context; `name` and `flags` are C strings and `spec.func` a command entry point.
         let status = unsafe {
             api!(RedisModule_CreateCommand)(
-                ctx,
+                ctx.as_ptr(),
                 name.as_ptr(),
                 Some(spec.func),
                 flags.as_ptr(),
@@ -133,7 +156,7 @@ fn family_category(name: &str) -> &'static str {
 /// per family, set on each command with `read`/`write`/`fast`/`blocking` as
 /// its flags say. Redis 7.0 has neither function; the README's ACL recipe
 /// covers it there. Best effort: a refusal is logged, the module still loads.
-fn add_acl_categories(ctx: *mut Ctx, families: &'static Families) {
+fn add_acl_categories(ctx: Ctx, families: &'static Families) {
     // SAFETY: reading function pointers the server filled in at load.
     let (Some(add), Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {
         raw::RedisModule_SetCommandACLCategories
@@ -147,7 +170,7 @@ fn add_acl_categories(ctx: *mut Ctx, families: &'static Families) {
         ("cache", c"cache"),
     ] {
         // SAFETY: called from OnLoad with the load context, as required.
-        if unsafe { add(ctx, name.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+        if unsafe { add(ctx.as_ptr(), name.as_ptr()) } != raw::REDISMODULE_OK as c_int {
             host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
         }
     }
@@ -170,7 +193,7 @@ fn add_acl_categories(ctx: *mut Ctx, families: &'static Families) {
         };
         // SAFETY: the command was registered above; both strings are C strings.
         let ok = unsafe {
-            let command = api!(RedisModule_GetCommand)(ctx, name.as_ptr());
+            let command = api!(RedisModule_GetCommand)(ctx.as_ptr(), name.as_ptr());
             !command.is_null() && set(command, categories.as_ptr()) == raw::REDISMODULE_OK as c_int
         };
         if !ok {

@@ -5,16 +5,16 @@ use std::ffi::{c_int, CStr};
 
 use redis_module::raw;
 
-use crate::glue::host::{api, Ctx, RString};
+use crate::glue::host::{api, Ctx, RStr};
 
 /// A reply of `RedisModule_Call`, freed when dropped.
 pub struct CallReply(*mut raw::RedisModuleCallReply);
 
 impl CallReply {
     /// Passes the reply on to the client of `ctx` as it is.
-    pub fn forward(&self, ctx: *mut Ctx) {
+    pub fn forward(&self, ctx: Ctx) {
         // SAFETY: `ctx` is the live context of the running command and the reply is live.
-        unsafe { api!(RedisModule_ReplyWithCallReply)(ctx, self.0) };
+        unsafe { api!(RedisModule_ReplyWithCallReply)(ctx.as_ptr(), self.0) };
     }
 
     /// The reply as a borrowed node, to read it.
@@ -112,7 +112,7 @@ impl Drop for CallScope {
 /// Runs `argv` (the command name first) with `RedisModule_Call` and the
 /// format `format`, which must start with `v` (the argv form), e.g.
 /// `c"v!CM0"`. `Err(errno)` when Redis refused to run it.
-pub fn call(ctx: *mut Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallReply, c_int> {
+pub fn call(ctx: Ctx, format: &CStr, argv: &[RStr]) -> Result<CallReply, c_int> {
     let Some((&name, rest)) = argv.split_first() else {
         return Err(libc::EINVAL);
     };
@@ -123,11 +123,18 @@ pub fn call(ctx: *mut Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallR
     let _scope = CallScope;
     // SAFETY: `name` is a live string; its bytes are NUL-terminated (an sds).
     // The `v` format takes an argv pointer and a count, which `rest` provides
-    // for the duration of the call; Redis takes its own references.
+    // for the duration of the call (an `RStr` is a transparent string
+    // pointer); Redis takes its own references.
     let reply = unsafe {
-        let name = api!(RedisModule_StringPtrLen)(name, std::ptr::null_mut());
+        let name = api!(RedisModule_StringPtrLen)(name.as_ptr(), std::ptr::null_mut());
         *libc::__errno_location() = 0;
-        api!(RedisModule_Call)(ctx, name, format.as_ptr(), rest.as_ptr(), rest.len())
+        api!(RedisModule_Call)(
+            ctx.as_ptr(),
+            name,
+            format.as_ptr(),
+            rest.as_ptr().cast::<*mut raw::RedisModuleString>(),
+            rest.len(),
+        )
     };
     if reply.is_null() {
         // SAFETY: reading this thread's errno, which RedisModule_Call set.
@@ -137,12 +144,12 @@ pub fn call(ctx: *mut Ctx, format: &CStr, argv: &[*mut RString]) -> Result<CallR
 }
 
 /// `COMMAND INFO <name>`, or `None` when the server cannot answer it.
-pub fn command_info(ctx: *mut Ctx, name: &[u8]) -> Option<CallReply> {
+pub fn command_info(ctx: Ctx, name: &[u8]) -> Option<CallReply> {
     // SAFETY: `ctx` is live; the `cb` format takes a C string and a buffer
     // with its length, both readable during the call.
     let reply = unsafe {
         api!(RedisModule_Call)(
-            ctx,
+            ctx.as_ptr(),
             c"COMMAND".as_ptr(),
             c"cb".as_ptr(),
             c"INFO".as_ptr(),
@@ -155,30 +162,33 @@ pub fn command_info(ctx: *mut Ctx, name: &[u8]) -> Option<CallReply> {
 
 /// Whether the running call only asks which arguments are keys (a command
 /// registered with `getkeys-api`).
-pub fn is_keys_position_request(ctx: *mut Ctx) -> bool {
+pub fn is_keys_position_request(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the live context of the current call.
-    unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx) != 0 }
+    unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.as_ptr()) != 0 }
 }
 
 /// Declares argument `pos` of the running call a key with the access flags
 /// `flags` (`REDISMODULE_CMD_KEY_*`), in a keys request.
-pub fn key_at(ctx: *mut Ctx, pos: usize, flags: c_int) {
+pub fn key_at(ctx: Ctx, pos: usize, flags: c_int) {
     // SAFETY: as above; Redis ignores positions outside the arguments.
-    unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx, pos as c_int, flags) };
+    unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx.as_ptr(), pos as c_int, flags) };
 }
 
 /// The positions of the keys in `argv` (the command name first), each with its
 /// access flags, as the server finds them for that command; empty for an
 /// unknown command or a wrong number of arguments.
-pub fn command_keys(ctx: *mut Ctx, argv: &[*mut RString]) -> Vec<(usize, c_int)> {
+pub fn command_keys(ctx: Ctx, argv: &[RStr]) -> Vec<(usize, c_int)> {
     let mut count: c_int = 0;
     let mut flags: *mut c_int = std::ptr::null_mut();
-    // SAFETY: `argv` holds live strings for the duration of the call; Redis
-    // only reads them (the pointer is `*mut` in the C signature alone).
+    // SAFETY: `argv` holds live strings for the duration of the call (an
+    // `RStr` is a transparent string pointer); Redis only reads them (the
+    // pointer is `*mut` in the C signature alone).
     let positions = unsafe {
         api!(RedisModule_GetCommandKeysWithFlags)(
-            ctx,
-            argv.as_ptr().cast_mut(),
+            ctx.as_ptr(),
+            argv.as_ptr()
+                .cast::<*mut raw::RedisModuleString>()
+                .cast_mut(),
             argv.len() as c_int,
             &mut count,
             &mut flags,

@@ -7,40 +7,28 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::common::error::WardenError;
-use crate::glue::host::{api, Ctx, RString};
-
-/// The bytes of a Redis string, borrowed without copying.
-///
-/// # Safety
-/// `s` must be a live Redis string that is neither freed nor changed while
-/// the returned slice (of the caller's lifetime `'a`) is used: an argument of
-/// the running command, or a string the caller owns.
-pub unsafe fn bytes<'a>(s: *const RString) -> &'a [u8] {
-    let mut len = 0usize;
-    // SAFETY: `s` is a live string (the caller's contract); Redis writes its length.
-    let ptr = unsafe { api!(RedisModule_StringPtrLen)(s, &mut len) };
-    if ptr.is_null() || len == 0 {
-        return &[];
-    }
-    // SAFETY: Redis returned `len` readable bytes at `ptr`, alive as long as `s` is.
-    unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) }
-}
+use crate::glue::host::{api, Ctx, RStr};
 
 /// An owned Redis string created from bytes (freed on drop).
-pub struct OwnedString(*mut RString);
+pub struct OwnedString(*mut raw::RedisModuleString);
 
 impl OwnedString {
-    /// Copies `data` into a new Redis string.
-    pub fn new(ctx: *mut Ctx, data: &[u8]) -> OwnedString {
-        // SAFETY: `data` is readable for its length; Redis copies it (a null context: the string is ours to free).
+    /// Copies `data` into a new Redis string, created on `ctx` (`None`: on no
+    /// context).
+    pub fn new(ctx: Option<Ctx>, data: &[u8]) -> OwnedString {
+        let ctx = ctx.map_or(std::ptr::null_mut(), Ctx::as_ptr);
+        // SAFETY: `ctx` is null or a live context; `data` is readable for its
+        // length; Redis copies it (the string is ours to free).
         OwnedString(unsafe {
             api!(RedisModule_CreateString)(ctx, data.as_ptr().cast(), data.len())
         })
     }
 
-    /// The raw string, valid while `self` lives.
-    pub fn as_ptr(&self) -> *mut RString {
-        self.0
+    /// The string, for as long as `self` is borrowed.
+    pub fn as_rstr(&self) -> RStr<'_> {
+        // SAFETY: a string this struct created and frees only on drop, and
+        // never changes.
+        unsafe { RStr::from_raw(self.0) }
     }
 }
 
@@ -77,19 +65,25 @@ pub struct Key {
 
 impl Key {
     /// Opens `name` for reading and writing.
-    pub fn writable(ctx: *mut Ctx, name: *mut RString) -> Key {
+    pub fn writable(ctx: Ctx, name: RStr) -> Key {
         let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
         Key {
             // SAFETY: `ctx` is the live context of the call and `name` a live string; Redis returns null or a key we close on drop.
-            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, mode) },
+            ptr: unsafe { api!(RedisModule_OpenKey)(ctx.as_ptr(), name.as_ptr(), mode) },
         }
     }
 
     /// Opens `name` for reading only.
-    pub fn readable(ctx: *mut Ctx, name: *mut RString) -> Key {
+    pub fn readable(ctx: Ctx, name: RStr) -> Key {
         Key {
             // SAFETY: as in `writable`.
-            ptr: unsafe { api!(RedisModule_OpenKey)(ctx, name, raw::REDISMODULE_READ as c_int) },
+            ptr: unsafe {
+                api!(RedisModule_OpenKey)(
+                    ctx.as_ptr(),
+                    name.as_ptr(),
+                    raw::REDISMODULE_READ as c_int,
+                )
+            },
         }
     }
 
@@ -249,15 +243,15 @@ impl Drop for Key {
 }
 
 /// The database the context works on.
-pub fn selected_db(ctx: *mut Ctx) -> c_int {
+pub fn selected_db(ctx: Ctx) -> c_int {
     // SAFETY: `ctx` is the live context of the current call.
-    unsafe { api!(RedisModule_GetSelectedDb)(ctx) }
+    unsafe { api!(RedisModule_GetSelectedDb)(ctx.as_ptr()) }
 }
 
 /// Switches the context to database `db`.
-pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
+pub fn select_db(ctx: Ctx, db: c_int) -> bool {
     // SAFETY: as above.
-    unsafe { api!(RedisModule_SelectDb)(ctx, db) == raw::REDISMODULE_OK as c_int }
+    unsafe { api!(RedisModule_SelectDb)(ctx.as_ptr(), db) == raw::REDISMODULE_OK as c_int }
 }
 
 /// Announces a write to `key`: signals it modified (WATCH, client-side
@@ -265,12 +259,12 @@ pub fn select_db(ctx: *mut Ctx, db: c_int) -> bool {
 /// `notify-keyspace-events`). Every write calls this; a call that changes
 /// nothing does not (the module option `NO_IMPLICIT_SIGNAL_MODIFIED` stops
 /// Redis from signalling every key opened for writing).
-pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
+pub fn notify(ctx: Ctx, event: &CStr, key: RStr) {
     let class = raw::REDISMODULE_NOTIFY_MODULE;
     // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.
     unsafe {
-        api!(RedisModule_SignalModifiedKey)(ctx, key);
-        api!(RedisModule_NotifyKeyspaceEvent)(ctx, class, event.as_ptr(), key)
+        api!(RedisModule_SignalModifiedKey)(ctx.as_ptr(), key.as_ptr());
+        api!(RedisModule_NotifyKeyspaceEvent)(ctx.as_ptr(), class, event.as_ptr(), key.as_ptr())
     };
 }
 
@@ -280,10 +274,16 @@ pub fn notify(ctx: *mut Ctx, event: &CStr, key: *mut RString) {
 ///
 /// # Safety
 /// `s` is a live argument of the call on `ctx`, and no slice of its bytes
-/// (`bytes`) is used afterwards: appending may move them.
-pub unsafe fn append_to_argument(ctx: *mut Ctx, s: *mut RString, tail: &[u8]) -> bool {
+/// (`RStr::bytes`) is used afterwards: appending may move them.
+pub unsafe fn append_to_argument(ctx: Ctx, s: RStr, tail: &[u8]) -> bool {
     // SAFETY: per the contract; `tail` is readable for its length and copied.
-    let status =
-        unsafe { api!(RedisModule_StringAppendBuffer)(ctx, s, tail.as_ptr().cast(), tail.len()) };
+    let status = unsafe {
+        api!(RedisModule_StringAppendBuffer)(
+            ctx.as_ptr(),
+            s.as_ptr(),
+            tail.as_ptr().cast(),
+            tail.len(),
+        )
+    };
     status == raw::REDISMODULE_OK as c_int
 }

@@ -2,21 +2,23 @@
 //! `redis-module` crate does not wrap, or wraps with per-call allocations.
 //!
 //! Every function here must be called from the Redis main thread. Split by
-//! concern: keys (`key`), replies (`reply`), calls into the server (`call`)
-//! and the server's state (`server`); this file holds the API table itself.
+//! concern: the handles Redis's pointers become at the FFI boundary
+//! (`handle`), keys (`key`), replies (`reply`), calls into the server
+//! (`call`) and the server's state (`server`); this file holds the API table
+//! itself.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw;
 
-pub use raw::{RedisModuleCtx as Ctx, RedisModuleString as RString};
-
 mod call;
+mod handle;
 mod key;
 mod reply;
 mod server;
 
 pub use call::*;
+pub use handle::*;
 pub use key::*;
 pub use reply::*;
 pub use server::*;
@@ -132,26 +134,67 @@ pub fn check_api() -> Result<(), &'static str> {
 #[derive(Clone, Copy)]
 pub enum Sink {
     /// `RedisModule_Replicate` from a command or timer context.
-    Replication(*mut Ctx),
+    Replication(Ctx),
     /// `RedisModule_EmitAOF` from a type's `aof_rewrite` callback.
-    AofRewrite(*mut raw::RedisModuleIO),
+    AofRewrite(Io),
+}
+
+/// An argument `emit!` passes to the variadic `RedisModule_Replicate` and
+/// `RedisModule_EmitAOF`: a string handle goes as its raw pointer, integers
+/// and buffers as they are. A type without this trait cannot be passed.
+pub trait EmitArg {
+    /// What the C call receives.
+    type Raw;
+    /// The argument as the C call receives it.
+    fn c_arg(self) -> Self::Raw;
+}
+
+impl EmitArg for RStr<'_> {
+    type Raw = *mut raw::RedisModuleString;
+    #[inline(always)]
+    fn c_arg(self) -> Self::Raw {
+        self.as_ptr()
+    }
+}
+
+/// `EmitArg` for integers, passed as they are.
+macro_rules! emit_as_is {
+    ($($t:ty),+) => {
+        $(impl EmitArg for $t {
+            type Raw = $t;
+            #[inline(always)]
+            fn c_arg(self) -> $t {
+                self
+            }
+        })+
+    };
+}
+emit_as_is!(i64, usize);
+
+/// Buffers and C strings go as their pointers.
+impl<T> EmitArg for *const T {
+    type Raw = *const T;
+    #[inline(always)]
+    fn c_arg(self) -> *const T {
+        self
+    }
 }
 
 /// Writes command `$cmd` with the `RedisModule_Replicate` format `$fmt` and
-/// its arguments to a `Sink`.
+/// its arguments (`EmitArg`s) to a `Sink`.
 macro_rules! emit {
     ($sink:expr, $cmd:expr, $fmt:expr, $($arg:expr),+ $(,)?) => {
         match $sink {
             $crate::glue::host::Sink::Replication(ctx) => {
                 // SAFETY: a live context; `$fmt` describes the arguments that follow.
                 unsafe {
-                    $crate::glue::host::api!(RedisModule_Replicate)(ctx, $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                    $crate::glue::host::api!(RedisModule_Replicate)(ctx.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($crate::glue::host::EmitArg::c_arg($arg)),+)
                 };
             }
             $crate::glue::host::Sink::AofRewrite(io) => {
                 // SAFETY: the rewrite's live IO; `$fmt` describes the arguments that follow.
                 unsafe {
-                    $crate::glue::host::api!(RedisModule_EmitAOF)(io, $cmd.as_ptr(), $fmt.as_ptr(), $($arg),+)
+                    $crate::glue::host::api!(RedisModule_EmitAOF)(io.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($crate::glue::host::EmitArg::c_arg($arg)),+)
                 };
             }
         }
@@ -186,8 +229,8 @@ pub fn now_ms() -> i64 {
 }
 
 /// Writes a warning line to the server log.
-pub fn log_warning(ctx: *mut Ctx, message: &str) {
-    redis_module::Context::new(ctx).log_warning(message);
+pub fn log_warning(ctx: Ctx, message: &str) {
+    ctx.context().log_warning(message);
 }
 
 /// Runs `f`, turning a panic into `fallback` so it never unwinds into Redis.

@@ -7,27 +7,27 @@ use redis_module::raw;
 use crate::glue::host::{api, Ctx};
 
 /// Replies with an integer.
-pub fn reply_integer(ctx: *mut Ctx, v: i64) {
+pub fn reply_integer(ctx: Ctx, v: i64) {
     // SAFETY: `ctx` is the live context of a call that owes a reply.
-    unsafe { api!(RedisModule_ReplyWithLongLong)(ctx, v) };
+    unsafe { api!(RedisModule_ReplyWithLongLong)(ctx.as_ptr(), v) };
 }
 
 /// Replies with nil.
-pub fn reply_null(ctx: *mut Ctx) {
+pub fn reply_null(ctx: Ctx) {
     // SAFETY: as above.
-    unsafe { api!(RedisModule_ReplyWithNull)(ctx) };
+    unsafe { api!(RedisModule_ReplyWithNull)(ctx.as_ptr()) };
 }
 
 /// Replies with a decimal: a double in RESP3, and in RESP2 a bulk string of
 /// the fewest digits that read back as `v`, with an exponent below 10^-4 as
 /// `%g` writes them (`0.1` where the server's own `%.17g` would send
 /// `0.10000000000000001`; `0.001`; `1e-10`).
-pub fn reply_decimal(ctx: *mut Ctx, v: f64) {
+pub fn reply_decimal(ctx: Ctx, v: f64) {
     // SAFETY: a live command context.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     if flags & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0 {
         // SAFETY: as above.
-        unsafe { api!(RedisModule_ReplyWithDouble)(ctx, v) };
+        unsafe { api!(RedisModule_ReplyWithDouble)(ctx.as_ptr(), v) };
     } else {
         let text = if v != 0.0 && v.abs() < 1e-4 {
             format!("{v:e}")
@@ -39,31 +39,31 @@ pub fn reply_decimal(ctx: *mut Ctx, v: f64) {
 }
 
 /// Replies with a binary-safe bulk string.
-pub fn reply_bulk(ctx: *mut Ctx, v: &[u8]) {
+pub fn reply_bulk(ctx: Ctx, v: &[u8]) {
     // SAFETY: as above; `v` is readable for its length and copied by Redis.
-    unsafe { api!(RedisModule_ReplyWithStringBuffer)(ctx, v.as_ptr().cast(), v.len()) };
+    unsafe { api!(RedisModule_ReplyWithStringBuffer)(ctx.as_ptr(), v.as_ptr().cast(), v.len()) };
 }
 
 /// Replies with a status string such as `OK`.
-pub fn reply_status(ctx: *mut Ctx, v: &CStr) {
+pub fn reply_status(ctx: Ctx, v: &CStr) {
     // SAFETY: as above; `v` is a C string.
-    unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx, v.as_ptr()) };
+    unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), v.as_ptr()) };
 }
 
 /// Starts an array of `len` elements (the elements follow).
-pub fn reply_array(ctx: *mut Ctx, len: usize) {
+pub fn reply_array(ctx: Ctx, len: usize) {
     // SAFETY: as above; the elements follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx, len as std::ffi::c_long) };
+    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), len as std::ffi::c_long) };
 }
 
 /// Starts a map of `pairs` entries (a flat array of 2×pairs in RESP2).
-pub fn reply_map(ctx: *mut Ctx, pairs: usize) {
+pub fn reply_map(ctx: Ctx, pairs: usize) {
     // SAFETY: as above; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithMap)(ctx, pairs as std::ffi::c_long) };
+    unsafe { api!(RedisModule_ReplyWithMap)(ctx.as_ptr(), pairs as std::ffi::c_long) };
 }
 
 /// Replies with an error; `message` starts with its code (`ERR`, `WRONGTYPE`).
-pub fn reply_error(ctx: *mut Ctx, message: &str) {
+pub fn reply_error(ctx: Ctx, message: &str) {
     let mut text = Vec::with_capacity(message.len() + 1);
     text.extend(
         message
@@ -72,5 +72,5 @@ pub fn reply_error(ctx: *mut Ctx, message: &str) {
     );
     text.push(0);
     // SAFETY: as above; `text` is NUL-terminated and copied by Redis.
-    unsafe { api!(RedisModule_ReplyWithError)(ctx, text.as_ptr().cast()) };
+    unsafe { api!(RedisModule_ReplyWithError)(ctx.as_ptr(), text.as_ptr().cast()) };
 }

@@ -12,13 +12,13 @@ use crate::glue::host::{api, in_call, Ctx};
 /// a hand-off): not while clients are paused (`CLIENT PAUSE`, `FAILOVER`),
 /// on a replica, or while loading. Writing then crashes Redis 7.0 (a paused
 /// server keeps expired keys it reports as missing) or diverges a replica.
-pub fn writes_allowed(ctx: *mut Ctx) -> bool {
+pub fn writes_allowed(ctx: Ctx) -> bool {
     // SAFETY: plain query of server state, from the main thread.
     if unsafe { api!(RedisModule_AvoidReplicaTraffic)() } != 0 {
         return false;
     }
     // SAFETY: `ctx` is the live context of the current callback.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     let blocked = raw::REDISMODULE_CTX_FLAGS_LOADING
         | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING
         | raw::REDISMODULE_CTX_FLAGS_SLAVE;
@@ -26,20 +26,20 @@ pub fn writes_allowed(ctx: *mut Ctx) -> bool {
 }
 
 /// Whether this node is a master (whatever else holds writes back).
-pub fn is_master(ctx: *mut Ctx) -> bool {
+pub fn is_master(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the live context of the current callback.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0
 }
 
 /// The `slave<i>` fields of `INFO replication` (`ip=…,port=…,state=…,
 /// offset=…,lag=…`), one per connected replica. It formats the whole
 /// section: call it rarely.
-pub fn replica_fields(ctx: *mut Ctx) -> Vec<Vec<u8>> {
+pub fn replica_fields(ctx: Ctx) -> Vec<Vec<u8>> {
     // SAFETY: `ctx` is a live context; the data is freed below, and the
     // field texts are copied out before that.
     unsafe {
-        let data = api!(RedisModule_GetServerInfo)(ctx, c"replication".as_ptr());
+        let data = api!(RedisModule_GetServerInfo)(ctx.as_ptr(), c"replication".as_ptr());
         if data.is_null() {
             return Vec::new();
         }
@@ -60,7 +60,7 @@ pub fn replica_fields(ctx: *mut Ctx) -> Vec<Vec<u8>> {
                 fields.push(CStr::from_ptr(text).to_bytes().to_vec());
             }
         }
-        api!(RedisModule_FreeServerInfo)(ctx, data);
+        api!(RedisModule_FreeServerInfo)(ctx.as_ptr(), data);
         fields
     }
 }
@@ -68,9 +68,9 @@ pub fn replica_fields(ctx: *mut Ctx) -> Vec<Vec<u8>> {
 /// Whether this call may block the client: not inside MULTI, Lua or
 /// RM_Call, and not on a (writable) replica, where no hand-off can ever
 /// serve it (the module writes only on a master).
-pub fn may_block(ctx: *mut Ctx) -> bool {
+pub fn may_block(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the live context of the current call.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     let deny = raw::REDISMODULE_CTX_FLAGS_MULTI
         | raw::REDISMODULE_CTX_FLAGS_LUA
         | raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING
@@ -79,15 +79,15 @@ pub fn may_block(ctx: *mut Ctx) -> bool {
 }
 
 /// Whether the server runs in cluster mode.
-pub fn is_cluster(ctx: *mut Ctx) -> bool {
+pub fn is_cluster(ctx: Ctx) -> bool {
     // SAFETY: as above.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0
 }
 
 /// `CLUSTER NODES` as this node sees it (rare paths only: it formats text).
-pub fn cluster_nodes(ctx: *mut Ctx) -> Option<String> {
-    match redis_module::Context::new(ctx).call("CLUSTER", &["NODES"]) {
+pub fn cluster_nodes(ctx: Ctx) -> Option<String> {
+    match ctx.context().call("CLUSTER", &["NODES"]) {
         Ok(redis_module::RedisValue::SimpleString(s))
         | Ok(redis_module::RedisValue::BulkString(s)) => Some(s),
         Ok(redis_module::RedisValue::StringBuffer(b)) => {
@@ -166,7 +166,7 @@ pub fn detect_server() -> ServerFeatures {
 /// refused, not fatal), keys are signalled modified only by `notify` (a read
 /// or a refused write leaves WATCH and client-side caching alone) and, on
 /// Valkey 9+, atomic slot migration is supported.
-pub fn set_module_options(ctx: *mut Ctx, features: ServerFeatures) {
+pub fn set_module_options(ctx: Ctx, features: ServerFeatures) {
     let mut options = (raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
         | raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED) as c_int;
     if features.atomic_slot_migration {
@@ -174,24 +174,24 @@ pub fn set_module_options(ctx: *mut Ctx, features: ServerFeatures) {
     }
     // SAFETY: called from OnLoad with the load context; the server supports
     // every option bit set here (checked in `detect_server`).
-    unsafe { api!(RedisModule_SetModuleOptions)(ctx, options) };
+    unsafe { api!(RedisModule_SetModuleOptions)(ctx.as_ptr(), options) };
 }
 
 /// Whether this call is applied from a master (on Valkey 9 also a slot
 /// import, whose client is flagged as replicated) or replayed from the AOF,
 /// where outcomes must not depend on this server's clock.
-pub fn is_replay(ctx: *mut Ctx) -> bool {
+pub fn is_replay(ctx: Ctx) -> bool {
     // SAFETY: as above.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) != 0
 }
 
 /// Replicates the current command as it is. Only for commands whose effect
 /// does not depend on time when applied with `is_replay` (never mixed with
 /// other replication calls in one command).
-pub fn replicate_verbatim(ctx: *mut Ctx) {
+pub fn replicate_verbatim(ctx: Ctx) {
     // SAFETY: `ctx` is the live context of the running command.
-    unsafe { api!(RedisModule_ReplicateVerbatim)(ctx) };
+    unsafe { api!(RedisModule_ReplicateVerbatim)(ctx.as_ptr()) };
 }
 
 /// Where the running call comes from, as far as replicating it goes.
@@ -208,9 +208,9 @@ pub enum CallSource {
 }
 
 /// Where the running call comes from (one `RedisModule_GetContextFlags`).
-pub fn call_source(ctx: *mut Ctx) -> CallSource {
+pub fn call_source(ctx: Ctx) -> CallSource {
     // SAFETY: `ctx` is the live context of the current call.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
     let replay = raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING;
     let unit = raw::REDISMODULE_CTX_FLAGS_MULTI | raw::REDISMODULE_CTX_FLAGS_LUA;
     if flags & replay != 0 {

@@ -24,14 +24,14 @@ use redis_module::Context;
 use crate::common::cluster::{key_slot, slot_owner, SlotOwner};
 use crate::common::error::WardenError;
 use crate::common::wait_queue::WaitQueue;
-use crate::glue::host::{self, api, shield, Ctx, Key, OwnedString, RString};
+use crate::glue::host::{self, api, shield, Ctx, Key, OwnedString, RStr};
 
 /// A kind of thing clients wait for.
 pub trait Family: Sync {
     /// Moves the queue of `name` in database `db` if it can: the key is open
     /// for writing and the server accepts writes. Take waiters with
     /// `pop_front`, answer them, and `look_at` the key again when needed.
-    fn serve(&self, ctx: *mut Ctx, key: &mut Key, name: *mut RString, db: c_int, now: i64);
+    fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64);
 
     /// What a waiter whose WAIT timeout passed (or that `CLIENT UNBLOCK`
     /// freed) is answered.
@@ -43,9 +43,38 @@ pub trait Family: Sync {
     fn gauge(&self) -> &'static AtomicI64;
 }
 
+/// A client this module blocked (`RedisModuleBlockedClient`), owned by its
+/// waiter from `RedisModule_BlockClient` on. Whoever takes the waiter out of
+/// the registry gets it and unblocks it, once: `wake` and `release` consume it.
+struct Client(*mut BlockedClient);
+
+impl Client {
+    /// The registry's key for this client (Redis's handle as a number).
+    fn id(&self) -> usize {
+        self.0 as usize
+    }
+
+    /// Wakes the client with `answer` as its reply.
+    fn wake(self, answer: Answer) {
+        let data = Box::into_raw(Box::new(answer)).cast::<c_void>();
+        // SAFETY: a blocked client not yet unblocked (this consumes the one
+        // `Client` of it); Redis hands `data` to `on_reply`, then frees it
+        // with `free_answer`.
+        unsafe { api!(RedisModule_UnblockClient)(self.0, data) };
+    }
+
+    /// Unblocks the client without an answer (the callback running for it
+    /// replies itself, or it is gone).
+    fn release(self) {
+        // SAFETY: a blocked client not yet unblocked (this consumes the one
+        // `Client` of it).
+        unsafe { api!(RedisModule_UnblockClient)(self.0, std::ptr::null_mut()) };
+    }
+}
+
 /// A blocked client and what it waits for (the family's payload).
 struct Waiter {
-    bc: *mut BlockedClient,
+    client: Client,
     /// Unique for the module's lifetime (blocked-client handles are reused).
     serial: u64,
     /// Who serves it (its gauge counts it).
@@ -61,21 +90,21 @@ impl Waiter {
     }
 
     /// The waiter as a `P`'s, or its client when it waits for another family.
-    fn into_served<P: 'static>(self) -> Result<Served<P>, *mut BlockedClient> {
-        let bc = self.bc;
+    fn into_served<P: 'static>(self) -> Result<Served<P>, Client> {
+        let client = self.client;
         match self.payload.downcast::<P>() {
             Ok(payload) => Ok(Served {
-                bc,
+                client,
                 payload: *payload,
             }),
-            Err(_) => Err(bc),
+            Err(_) => Err(client),
         }
     }
 }
 
 /// A waiter taken from its queue: its payload, and the client to `answer`.
 pub struct Served<P> {
-    bc: *mut BlockedClient,
+    client: Client,
     /// What the waiter asked for.
     pub payload: P,
 }
@@ -83,7 +112,7 @@ pub struct Served<P> {
 impl<P> Served<P> {
     /// Wakes the client with `answer` as its reply.
     pub fn answer(self, answer: Answer) {
-        wake(self.bc, answer);
+        self.client.wake(answer);
     }
 }
 
@@ -92,7 +121,7 @@ pub enum Answer {
     /// An integer (a lock's fencing token).
     Integer(i64),
     /// A reply the family writes itself (a cache value with its lease).
-    Custom(Box<dyn Fn(*mut Ctx)>),
+    Custom(Box<dyn Fn(Ctx)>),
     /// An error (its slot moved to another cluster node, tokens ran out).
     Error(String),
     /// nil: the WAIT timeout passed.
@@ -136,7 +165,7 @@ impl Registry {
     /// Forgets a waiter taken from its queue: its indexes and its count.
     fn forget(&mut self, w: &Waiter) {
         w.leave();
-        self.by_client.remove(&(w.bc as usize));
+        self.by_client.remove(&w.client.id());
         self.by_serial.remove(&w.serial);
     }
 
@@ -158,9 +187,9 @@ const MAX_TIMER_DELAY_MS: i64 = 86_400_000;
 const DEFERRED_RETRY_MS: i64 = 5;
 
 /// A module timer `delay_ms` from now (clamped to 0..=`MAX_TIMER_DELAY_MS`).
-fn start_timer<T: 'static>(ctx: *mut Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
+fn start_timer<T: 'static>(ctx: Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
     let delay = Duration::from_millis(delay_ms.clamp(0, MAX_TIMER_DELAY_MS) as u64);
-    Context::new(ctx).create_timer(delay, callback, data);
+    ctx.context().create_timer(delay, callback, data);
 }
 
 /// Serial of the next waiter.
@@ -215,9 +244,9 @@ pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
     })?;
     match waiter.into_served::<P>() {
         Ok(served) => Some(served),
-        Err(bc) => {
+        Err(client) => {
             // Another family's waiter on this key: it cannot be served here.
-            wake(bc, Answer::Error(WardenError::WrongType.to_string()));
+            client.wake(Answer::Error(WardenError::WrongType.to_string()));
             None
         }
     }
@@ -226,7 +255,7 @@ pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
 /// Answers `error` to the oldest waiters of (db, key) that wait for a `P`,
 /// up to the first one of another family, whose family then looks at the
 /// key (it may serve what this one cannot: a key re-created as its type).
-pub fn fail_front<P: 'static>(ctx: *mut Ctx, db: c_int, key: &[u8], error: &str) {
+pub fn fail_front<P: 'static>(ctx: Ctx, db: c_int, key: &[u8], error: &str) {
     while front::<P, _>(db, key, |_| ()).is_some() {
         if let Some(waiter) = pop_front::<P>(db, key) {
             waiter.answer(Answer::Error(error.to_string()));
@@ -281,16 +310,17 @@ pub fn take_where<P: 'static>(
         .collect()
 }
 
-/// Removes a blocked client wherever it waits: its family, or `None` if it
-/// was not waiting. When it was the oldest waiter and others wait behind it,
-/// the key is looked at again: what it waited for may have held back the
-/// next ones (a writer ahead of readers a shared lock could take now).
-fn remove_client(ctx: *mut Ctx, bc: *mut BlockedClient) -> Option<&'static dyn Family> {
-    let (family, serve_next) = with_registry(|r| {
-        let id = r.by_client.remove(&(bc as usize))?;
+/// Removes the blocked client `client` (its `Client::id`) wherever it waits:
+/// its family and the client to unblock, or `None` if it was not waiting.
+/// When it was the oldest waiter and others wait behind it, the key is
+/// looked at again: what it waited for may have held back the next ones (a
+/// writer ahead of readers a shared lock could take now).
+fn remove_client(ctx: Ctx, client: usize) -> Option<(&'static dyn Family, Client)> {
+    let (removed, serve_next) = with_registry(|r| {
+        let id = r.by_client.remove(&client)?;
         let entry = r.keys.get_mut(&id)?;
-        let was_head = entry.queue.front().is_some_and(|w| w.bc == bc);
-        let removed = entry.queue.remove_where(|w| w.bc == bc);
+        let was_head = entry.queue.front().is_some_and(|w| w.client.id() == client);
+        let removed = entry.queue.remove_where(|w| w.client.id() == client);
         if let Some(w) = &removed {
             w.leave();
             r.by_serial.remove(&w.serial);
@@ -299,13 +329,13 @@ fn remove_client(ctx: *mut Ctx, bc: *mut BlockedClient) -> Option<&'static dyn F
         if entry.idle() {
             r.keys.remove(&id);
         }
-        Some((removed.map(|w| w.family), serve_next))
+        Some((removed.map(|w| (w.family, w.client)), serve_next))
     })?;
     if let Some(id) = serve_next {
         let (db, key) = split_queue_id(&id);
         schedule(ctx, db, key, Wake::KeyEvent, 0);
     }
-    family
+    removed
 }
 
 /// The waiter with `serial`, if it still waits.
@@ -331,7 +361,7 @@ pub struct WaitRequest {
 /// Blocks the calling client on (db, key) until its family answers it or
 /// its timeout passes (then nil).
 pub fn block(
-    ctx: *mut Ctx,
+    ctx: Ctx,
     db: c_int,
     key: &[u8],
     request: WaitRequest,
@@ -346,21 +376,21 @@ pub fn block(
     // unblocked in the same event-loop turn, so the module keeps the timeout
     // itself (a timer) and Redis never times these clients out.
     // SAFETY: `ctx` is the live context of a command that may block (checked by the caller); the callbacks match Redis's signatures.
-    let bc = unsafe {
+    let client = Client(unsafe {
         api!(RedisModule_BlockClient)(
-            ctx,
-            Some(on_answered),
-            Some(on_timeout),
+            ctx.as_ptr(),
+            Some(on_reply::<false>),
+            Some(on_reply::<true>),
             Some(free_answer),
             0,
         )
-    };
-    // SAFETY: `bc` was just returned by RedisModule_BlockClient.
-    unsafe { api!(RedisModule_SetDisconnectCallback)(bc, Some(on_disconnect)) };
-    let serial = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+    });
+    // SAFETY: the client was just returned by RedisModule_BlockClient.
+    unsafe { api!(RedisModule_SetDisconnectCallback)(client.0, Some(on_disconnect)) };
+    let (serial, bc) = (NEXT_SERIAL.fetch_add(1, Ordering::Relaxed), client.id());
     let family = request.family;
     let waiter = Waiter {
-        bc,
+        client,
         serial,
         family,
         payload: request.payload,
@@ -368,11 +398,8 @@ pub fn block(
     let timeout_at = (timeout_ms > 0).then(|| now.saturating_add(timeout_ms));
     with_registry(|r| {
         let id = queue_id(db, key);
-        r.by_client.insert(bc as usize, id.clone());
-        let entry = Blocked {
-            bc: bc as usize,
-            timeout_at,
-        };
+        r.by_client.insert(bc, id.clone());
+        let entry = Blocked { bc, timeout_at };
         r.by_serial.insert(serial, entry);
         r.keys
             .entry(id)
@@ -399,35 +426,27 @@ pub fn block(
 /// Timer at a waiter's WAIT timeout: it leaves the queue and gets nil (a
 /// timeout beyond the longest timer delay re-arms until it is reached).
 fn on_wait_timeout(ctx: &Context, serial: u64) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
         let Some(waiting) = blocked(serial) else {
             return; // already granted, moved or disconnected
         };
         let now = host::now_ms();
         if let Some(at) = waiting.timeout_at.filter(|at| *at > now) {
-            start_timer(ctx.ctx, at - now, on_wait_timeout, serial);
+            start_timer(ctx, at - now, on_wait_timeout, serial);
             return;
         }
-        let bc = waiting.bc as *mut BlockedClient;
-        if let Some(family) = remove_client(ctx.ctx, bc) {
-            wake(bc, family.timeout_answer());
+        if let Some((family, client)) = remove_client(ctx, waiting.bc) {
+            client.wake(family.timeout_answer());
         }
     })
-}
-
-/// Wakes a waiter with its answer.
-fn wake(bc: *mut BlockedClient, answer: Answer) {
-    let data = Box::into_raw(Box::new(answer)).cast::<c_void>();
-    // SAFETY: `bc` is a blocked client not yet unblocked (it was just taken
-    // from the registry); Redis hands `data` to `on_answered`, then frees it
-    // with `free_answer`.
-    unsafe { api!(RedisModule_UnblockClient)(bc, data) };
 }
 
 /// In cluster mode, the error for waiters of `key` when its slot is served
 /// elsewhere now (a key that vanished may have left with its slot): `MOVED slot ip:port`, `ASK slot ip:port` while the slot is
 /// migrating, or `TRYAGAIN` when nobody is known to serve it.
-pub fn moved_error(ctx: *mut Ctx, key: &[u8]) -> Option<String> {
+pub fn moved_error(ctx: Ctx, key: &[u8]) -> Option<String> {
     if !host::is_cluster(ctx) {
         return None;
     }
@@ -450,12 +469,12 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
         let mut queue = entry.queue;
         while let Some(w) = queue.pop_front() {
             r.forget(&w);
-            drained.push(w.bc);
+            drained.push(w.client);
         }
         Some(drained)
     });
-    for bc in drained.unwrap_or_default() {
-        wake(bc, Answer::Error(error.to_string()));
+    for client in drained.unwrap_or_default() {
+        client.wake(Answer::Error(error.to_string()));
     }
 }
 
@@ -492,7 +511,7 @@ const RECHECK_MS: i64 = 1000;
 /// so a lease that ends is served even if Redis has not expired the key yet.
 /// A deadline earlier than the pending timer (a hand-off with a shorter ttl,
 /// a PEXPIRE) gets a timer of its own.
-pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
+pub fn look_at(ctx: Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
     let id = queue_id(db, key);
     let due = deadline.saturating_add(1);
     let needed = with_registry(|r| {
@@ -516,7 +535,7 @@ pub fn look_at(ctx: *mut Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
     }
 }
 
-fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
+fn schedule(ctx: Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
     let id = queue_id(db, key);
     let needed = with_registry(|r| {
         let Some(entry) = r.keys.get_mut(&id) else {
@@ -530,6 +549,8 @@ fn schedule(ctx: *mut Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
 }
 
 fn on_timer(ctx: &Context, alarm: Alarm) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
         let id = alarm.id;
         let family = with_registry(|r| {
@@ -552,26 +573,26 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
             return;
         };
         let (db, key) = split_queue_id(&id);
-        if !host::writes_allowed(ctx.ctx) {
+        if !host::writes_allowed(ctx) {
             // Paused, failing over, loading or no longer a master: a write
             // now would crash a paused Redis 7.0 or diverge a replica. What
             // was due is retried soon; the periodic look had nothing due and
             // keeps its pace (else every key with waiters would spin a 5 ms
             // timer for as long as a pause lasts).
             match alarm.why {
-                Wake::Recheck => schedule(ctx.ctx, db, key, Wake::Recheck, RECHECK_MS),
-                _ => schedule(ctx.ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS),
+                Wake::Recheck => schedule(ctx, db, key, Wake::Recheck, RECHECK_MS),
+                _ => schedule(ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS),
             }
             return;
         }
-        if !host::select_db(ctx.ctx, db) {
+        if !host::select_db(ctx, db) {
             return;
         }
-        let name = OwnedString::new(ctx.ctx, key);
-        let mut open = Key::writable(ctx.ctx, name.as_ptr());
-        family.serve(ctx.ctx, &mut open, name.as_ptr(), db, host::now_ms());
+        let name = OwnedString::new(Some(ctx), key);
+        let mut open = Key::writable(ctx, name.as_rstr());
+        family.serve(ctx, &mut open, name.as_rstr(), db, host::now_ms());
         if count(db, key) > 0 {
-            schedule(ctx.ctx, db, key, Wake::Recheck, RECHECK_MS);
+            schedule(ctx, db, key, Wake::Recheck, RECHECK_MS);
         }
     })
 }
@@ -582,31 +603,35 @@ static KEY_EVENTS_SUBSCRIBED: AtomicBool = AtomicBool::new(false);
 /// Subscribes `on_key_event` the first time a client waits. Until then warden
 /// adds nothing to other commands: Redis runs every subscribed module's hook
 /// (with a temporary client) on each DEL, EXPIRE, SET … PX and RENAME.
-fn subscribe_key_events(ctx: *mut Ctx) {
+fn subscribe_key_events(ctx: Ctx) {
     if KEY_EVENTS_SUBSCRIBED.load(Ordering::Relaxed) {
         return;
     }
     let kinds = raw::NotifyEvent::GENERIC | raw::NotifyEvent::EXPIRED | raw::NotifyEvent::EVICTED;
     // SAFETY: `ctx` is a live context; the callback matches Redis's signature.
-    unsafe { api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, kinds.bits(), Some(on_key_event)) };
+    unsafe {
+        api!(RedisModule_SubscribeToKeyspaceEvents)(ctx.as_ptr(), kinds.bits(), Some(on_key_event))
+    };
     KEY_EVENTS_SUBSCRIBED.store(true, Ordering::Relaxed);
 }
 
 /// Keyspace hook: a key with waiters was deleted, expired, evicted or renamed.
 /// Writing here is unsafe on 7.0, so the hand-off runs from a 0 ms timer.
 unsafe extern "C" fn on_key_event(
-    ctx: *mut Ctx,
+    ctx: *mut raw::RedisModuleCtx,
     _kind: c_int,
     _event: *const c_char,
-    key: *mut RString,
+    key: *mut raw::RedisModuleString,
 ) -> c_int {
     shield((), || {
         if total_waiting() == 0 {
             return;
         }
+        // SAFETY: the context Redis passed this keyspace hook, used while it runs.
+        let ctx = unsafe { Ctx::from_raw(ctx) };
         let db = host::selected_db(ctx);
-        // SAFETY: Redis passes the event's key, alive during this callback.
-        let key = unsafe { host::bytes(key) };
+        // SAFETY: Redis passes the event's key, alive and unchanged during this callback.
+        let key = unsafe { RStr::from_raw(key) }.bytes();
         schedule(ctx, db, key, Wake::KeyEvent, 0);
     });
     raw::REDISMODULE_OK as c_int
@@ -614,7 +639,7 @@ unsafe extern "C" fn on_key_event(
 
 /// Schedules a hand-off check for every key with waiters in a database
 /// `affected` accepts.
-fn wake_databases(ctx: *mut Ctx, affected: impl Fn(c_int) -> bool) {
+fn wake_databases(ctx: Ctx, affected: impl Fn(c_int) -> bool) {
     let ids: Vec<Vec<u8>> = with_registry(|r| {
         r.keys
             .keys()
@@ -635,7 +660,7 @@ fn wake_databases(ctx: *mut Ctx, affected: impl Fn(c_int) -> bool) {
 /// keys without per-key events, so every key with waiters in the databases
 /// involved gets a hand-off check.
 pub unsafe extern "C" fn on_databases_changed(
-    ctx: *mut Ctx,
+    ctx: *mut raw::RedisModuleCtx,
     event: raw::RedisModuleEvent,
     subevent: u64,
     data: *mut c_void,
@@ -644,6 +669,8 @@ pub unsafe extern "C" fn on_databases_changed(
         if data.is_null() || total_waiting() == 0 {
             return;
         }
+        // SAFETY: the context Redis passed this event hook, used while it runs.
+        let ctx = unsafe { Ctx::from_raw(ctx) };
         if event.id == raw::REDISMODULE_EVENT_FLUSHDB {
             if subevent != raw::REDISMODULE_SUBEVENT_FLUSHDB_END {
                 return;
@@ -661,7 +688,7 @@ pub unsafe extern "C" fn on_databases_changed(
 }
 
 /// Subscribes the flush and swap hooks.
-pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
+pub fn subscribe_database_events(ctx: Ctx) -> bool {
     [
         raw::REDISMODULE_EVENT_FLUSHDB,
         raw::REDISMODULE_EVENT_SWAPDB,
@@ -671,25 +698,21 @@ pub fn subscribe_database_events(ctx: *mut Ctx) -> bool {
         let event = raw::RedisModuleEvent { id, dataver: 1 };
         // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
         unsafe {
-            api!(RedisModule_SubscribeToServerEvent)(ctx, event, Some(on_databases_changed))
-                == raw::REDISMODULE_OK as c_int
+            api!(RedisModule_SubscribeToServerEvent)(
+                ctx.as_ptr(),
+                event,
+                Some(on_databases_changed),
+            ) == raw::REDISMODULE_OK as c_int
         }
     })
 }
 
-/// Reply callback: the client was woken with an `Answer`.
-unsafe extern "C" fn on_answered(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
-    shield(raw::REDISMODULE_OK as c_int, || {
-        reply_answer(ctx);
-        raw::REDISMODULE_OK as c_int
-    })
-}
-
 /// Replies with the answer a waiter was woken with; false if there is none.
-fn reply_answer(ctx: *mut Ctx) -> bool {
+fn reply_answer(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the reply context of a client this module blocked; its
     // private data is null or the `Answer` given to `wake`.
-    let data = unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx) }.cast::<Answer>();
+    let data =
+        unsafe { api!(RedisModule_GetBlockedClientPrivateData)(ctx.as_ptr()) }.cast::<Answer>();
     // SAFETY: as above; Redis frees it (`free_answer`) only after this callback.
     match unsafe { data.as_ref() } {
         Some(answer) => reply(ctx, answer),
@@ -699,7 +722,7 @@ fn reply_answer(ctx: *mut Ctx) -> bool {
 }
 
 /// Writes `answer` as the reply on `ctx`.
-fn reply(ctx: *mut Ctx, answer: &Answer) {
+fn reply(ctx: Ctx, answer: &Answer) {
     match answer {
         Answer::Integer(n) => host::reply_integer(ctx, *n),
         Answer::Custom(reply) => reply(ctx),
@@ -708,19 +731,28 @@ fn reply(ctx: *mut Ctx, answer: &Answer) {
     }
 }
 
-/// `CLIENT UNBLOCK` (Redis's own timeout is never set): leave the queue and
-/// answer nil, unless the lock was handed over in the same event-loop turn.
-unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: c_int) -> c_int {
+/// The reply callback (`TIMED_OUT` false) and the timeout callback (true)
+/// of a blocked client. A client woken with an `Answer` gets it, also when
+/// the timeout callback runs in the event-loop turn it was handed the lock.
+/// Otherwise the timeout callback (`CLIENT UNBLOCK`: Redis's own timeout is
+/// never set) takes it out of the queue with its family's timeout answer.
+unsafe extern "C" fn on_reply<const TIMED_OUT: bool>(
+    ctx: *mut raw::RedisModuleCtx,
+    _argv: *mut *mut raw::RedisModuleString,
+    _argc: c_int,
+) -> c_int {
+    // SAFETY: the reply context Redis passed this blocked-client callback,
+    // used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx) };
     shield(raw::REDISMODULE_OK as c_int, || {
-        if reply_answer(ctx) {
+        if reply_answer(ctx) || !TIMED_OUT {
             return raw::REDISMODULE_OK as c_int;
         }
         // SAFETY: `ctx` is the reply context of a client this module blocked.
-        let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx) };
-        match remove_client(ctx, bc) {
-            Some(family) => {
-                // SAFETY: `bc` was still in the registry, so it has not been unblocked yet.
-                unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        let bc = unsafe { api!(RedisModule_GetBlockedClientHandle)(ctx.as_ptr()) };
+        match remove_client(ctx, bc as usize) {
+            Some((family, client)) => {
+                client.release();
                 reply(ctx, &family.timeout_answer());
             }
             None => host::reply_null(ctx),
@@ -731,16 +763,17 @@ unsafe extern "C" fn on_timeout(ctx: *mut Ctx, _argv: *mut *mut RString, _argc: 
 
 /// Disconnect callback (`CLIENT KILL`, connection lost, role change): forget
 /// the waiter so the lock is never handed to a client that is gone.
-unsafe extern "C" fn on_disconnect(ctx: *mut Ctx, bc: *mut BlockedClient) {
+unsafe extern "C" fn on_disconnect(ctx: *mut raw::RedisModuleCtx, bc: *mut BlockedClient) {
+    // SAFETY: the context Redis passed this disconnect callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx) };
     shield((), || {
-        if remove_client(ctx, bc).is_some() {
-            // SAFETY: as above: it was still waiting, so it has not been unblocked yet.
-            unsafe { api!(RedisModule_UnblockClient)(bc, std::ptr::null_mut()) };
+        if let Some((_, client)) = remove_client(ctx, bc as usize) {
+            client.release();
         }
     })
 }
 
-unsafe extern "C" fn free_answer(_ctx: *mut Ctx, data: *mut c_void) {
+unsafe extern "C" fn free_answer(_ctx: *mut raw::RedisModuleCtx, data: *mut c_void) {
     if !data.is_null() {
         // SAFETY: non-null private data is always the boxed `Answer` of `wake`.
         drop(unsafe { Box::from_raw(data.cast::<Answer>()) });
