@@ -455,7 +455,7 @@ pub fn parse_into<'a, R: Request<'a>, W: Words<'a> + ?Sized>(
         if reader.at < words.count() {
             return Err(reader.arity());
         }
-    } else {
+    } else if reader.at < words.count() || grammar.required_option {
         if grammar.tail == Tail::Exact {
             reader.check_exact(options)?;
         }
@@ -577,6 +577,14 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     #[inline(always)]
     fn repeated(&mut self, arg: &'static Arg, options_follow: bool) -> Result<(), Refused> {
         let size = width(arg);
+        if size == 1 && !options_follow && !R::reads(arg) {
+            // Single words to the end that the request reads by position.
+            if self.left() == 0 && !arg.optional {
+                return Err(self.arity());
+            }
+            self.at = self.words.count();
+            return Ok(());
+        }
         let mut groups = 0;
         while self.left() > 0 && !(options_follow && groups > 0 && starts_options(self.word())) {
             if self.left() < size {

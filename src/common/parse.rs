@@ -155,7 +155,7 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
 /// Integers joined by ':' in a fixed buffer of `N` bytes: the one-argument
 /// form of an internal state (`1796000000000000:1:1796000030000`), built
 /// without allocating. It sits on the replication path of every lock grant
-/// and limiter write, so digits go two at a time and 128-bit division
+/// and limiter write, so digits go four, then two, at a time and 128-bit division
 /// happens only for values beyond 64 bits. Optionally led by a mark byte
 /// (`@`, the in-place effect's separator, see `effect`).
 pub struct Fields<const N: usize> {
@@ -225,6 +225,16 @@ impl<const N: usize> Fields<N> {
     fn push_u64(&mut self, mut n: u64, min_width: usize) {
         let mut digits = [b'0'; 20];
         let mut at = digits.len();
+        // Four digits per division while there are more than four: a
+        // millisecond time takes three steps instead of six.
+        while n >= 10_000 {
+            let four = (n % 10_000) as usize;
+            n /= 10_000;
+            let (high, low) = (four / 100 * 2, four % 100 * 2);
+            at -= 4;
+            digits[at..at + 2].copy_from_slice(&DIGIT_PAIRS[high..high + 2]);
+            digits[at + 2..at + 4].copy_from_slice(&DIGIT_PAIRS[low..low + 2]);
+        }
         while n >= 100 {
             let pair = (n % 100) as usize * 2;
             n /= 100;

@@ -541,6 +541,7 @@ fn gcra_deficit(
 }
 
 /// Milliseconds for `ticks` to refill at `tpm` ticks/ms (rounded up); `None` if never.
+#[inline]
 pub(crate) fn ms_for(ticks: u128, tpm: u64) -> Option<u128> {
     if ticks == 0 {
         Some(0)
