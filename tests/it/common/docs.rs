@@ -6,6 +6,7 @@
 use super::*;
 
 use std::cell::Cell;
+use std::collections::HashMap;
 
 /// One documented argument.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +104,15 @@ pub fn command_docs(con: &mut Connection, name: &str) -> Vec<DocArg> {
         .find(|(f, _)| f == "arguments")
         .map(|(_, a)| args_of(&a))
         .unwrap_or_default()
+}
+
+/// The documented arguments of each of `names`, read once: the grammar the fuzzer
+/// draws its calls from for a whole run.
+pub fn docs_of(con: &mut Connection, names: &[&str]) -> HashMap<String, Vec<DocArg>> {
+    names
+        .iter()
+        .map(|n| (n.to_string(), command_docs(con, n)))
+        .collect()
 }
 
 /// The word sequences one occurrence of `a` may take, values from `value`
