@@ -3,11 +3,14 @@
 //! error from the command itself); it uses every token each command's docs name
 //! — options, pure tokens, choices and inner tokens, internal commands' too — so
 //! a part of the tree the drawing skips fails here; every row of its value table
-//! fills an argument the docs name.
+//! fills an argument the docs name. It sends no token the docs do not name, so an
+//! option the parser accepted without documenting it would never be fuzzed: every
+//! option word warden knows (`WORDS`, which must hold every documented token) is
+//! refused by each command whose docs omit it.
 
 use crate::common::docs::*;
 use crate::common::fuzz_calls::{build, draw, sanitize_wait, show_call};
-use crate::common::grammar::{value_row, Gen, COMMANDS, VALUES};
+use crate::common::grammar::{b, value_row, Gen, COMMANDS, VALUES, WORDS};
 use crate::common::payload::Rng;
 use crate::common::*;
 
@@ -74,6 +77,13 @@ fn the_fuzzers_calls_are_the_documented_grammar() {
         if !missing.is_empty() {
             problems.push(format!("{name}: the fuzzer never sends {missing:?}"));
         }
+        let unlisted: Vec<&String> = documented
+            .iter()
+            .filter(|t| !WORDS.contains(&t.as_str()))
+            .collect();
+        if !unlisted.is_empty() {
+            problems.push(format!("{name}: WORDS lacks {unlisted:?}"));
+        }
     }
     for (row, used) in VALUES.iter().zip(rows_used) {
         if !used {
@@ -83,5 +93,42 @@ fn the_fuzzers_calls_are_the_documented_grammar() {
             ));
         }
     }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Each public command's longest documented call (every option, the longest
+/// choice) with one more option word its docs do not name — any of `WORDS`, every
+/// command's tokens and look-alikes, alone or with a value — is refused by the
+/// grammar. Commands whose last argument takes any word to the end
+/// (`item ...`, a guarded command) have no place for one.
+#[test]
+fn no_option_the_docs_omit_is_accepted() {
+    let (checked, problems) = send_public_calls(
+        &|_, docs, fresh| {
+            if docs.last().is_some_and(|a| a.multiple && a.token.is_none()) {
+                return Vec::new();
+            }
+            let own = tokens(docs);
+            let base = documented_calls(docs, &|a| sample(a, fresh), usize::MAX)
+                .into_iter()
+                .max_by_key(Vec::len)
+                .expect("a documented call");
+            let at = before_rest(docs, &base);
+            let mut calls = Vec::new();
+            for word in WORDS.iter().filter(|w| !own.iter().any(|t| t == *w)) {
+                for extra in [vec![b(word)], vec![b(word), b("1")]] {
+                    let mut call = base.clone();
+                    call.splice(at..at, extra);
+                    calls.push(call);
+                }
+            }
+            calls
+        },
+        &|name, reply| !refused_by_grammar(name, reply),
+    );
+    assert!(
+        checked > 500,
+        "only {checked} calls with an undocumented word"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

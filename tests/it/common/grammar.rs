@@ -75,11 +75,18 @@ pub const NUMS: &[&str] = &[
     "",
 ];
 
-/// Every option word of every command (plus look-alikes).
+/// Every option word of every command (plus look-alikes), written out here rather than
+/// read from the docs: `fuzz_grammar.rs` checks it holds every documented token, and
+/// that each command refuses those its docs do not name.
 pub const WORDS: &[&str] = &[
     "WAIT",
+    "REENTRANT",
+    "SHARED",
+    "LIMIT",
+    "TOKEN",
     "EXPANSION",
     "NONSCALING",
+    "AGE",
     "CAPACITY",
     "ERROR",
     "NOCREATE",
@@ -91,6 +98,12 @@ pub const WORDS: &[&str] = &[
     "COST",
     "MAXWAIT",
     "QUANTITY",
+    "STALE",
+    "VERSION",
+    "LEASE",
+    "MINVERSION",
+    "HOT",
+    "EXTEND",
     "WAITX",
     "ITEM",
     "COSTS",
