@@ -6,72 +6,18 @@
 //! that the declaration drives the parse.
 
 use crate::common::docs::*;
-use crate::common::*;
 
 use std::cell::Cell;
 
-/// A valid-looking value for an argument, by its name; keys are fresh.
-fn sample(a: &DocArg, fresh: &Cell<u32>) -> Vec<u8> {
-    let v = match (a.kind.as_str(), a.name.as_str()) {
-        ("key", _) => {
-            fresh.set(fresh.get() + 1);
-            return format!("docs:{}", fresh.get()).into_bytes();
-        }
-        (_, "owner") => "o",
-        (_, "ttl_ms" | "stale_ms" | "lease_ms") => "10000",
-        (_, "timeout_ms") => "1",
-        (_, "n" | "reads") => "3",
-        (_, "t" | "token" | "version" | "quantity" | "cost" | "iterator") => "1",
-        (_, "command") => "PING",
-        (_, "error_rate") => "0.01",
-        (_, "capacity" | "burst" | "limit" | "max_burst" | "count") => "100",
-        (_, "expansion") => "2",
-        (_, "window_ms") => "60000",
-        (_, "period_s") => "60",
-        (_, "max_wait_ms") => "0",
-        (_, "rate") => "10/s",
-        (_, "field") => "CAPACITY",
-        ("integer", _) => "1",
-        ("double", _) => "0.5",
-        _ => "x",
-    };
-    v.as_bytes().to_vec()
-}
-
-fn send(con: &mut Connection, name: &str, args: &[Vec<u8>]) -> redis::RedisResult<Value> {
-    let mut c = cmd(name);
-    for a in args {
-        c.arg(&a[..]);
-    }
-    c.query(con)
-}
-
-fn show(name: &str, args: &[Vec<u8>]) -> String {
-    let words: Vec<String> = args
-        .iter()
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    format!("{name} {}", words.join(" "))
-}
-
 #[test]
 fn every_documented_call_parses() {
-    let server = Server::start();
-    let mut con = server.conn();
-    let fresh = Cell::new(0);
-    let mut problems = Vec::new();
-    let mut checked = 0;
-    for name in public_commands(&mut con) {
-        let docs = command_docs(&mut con, &name);
-        assert!(!docs.is_empty(), "{name}: no documented arguments");
-        for call in documented_calls(&docs, &|a| sample(a, &fresh), 64) {
-            let reply = send(&mut con, &name, &call);
-            checked += 1;
-            if refused_by_grammar(&name, &reply) {
-                problems.push(format!("{}: {reply:?}", show(&name, &call)));
-            }
-        }
-    }
+    let (checked, problems) = send_public_calls(
+        &|name, docs, fresh| {
+            assert!(!docs.is_empty(), "{name}: no documented arguments");
+            documented_calls(docs, &|a| sample(a, fresh), 64)
+        },
+        &refused_by_grammar,
+    );
     assert!(checked > 150, "only {checked} documented calls");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
@@ -81,16 +27,7 @@ fn every_documented_call_parses() {
 /// (`ITEMS item ...`), where they would be items.
 fn undocumented_calls(docs: &[DocArg], base: &[Vec<u8>], fresh: &Cell<u32>) -> Vec<Vec<Vec<u8>>> {
     let value = |a: &DocArg| sample(a, fresh);
-    let rest_token = docs
-        .iter()
-        .find(|a| a.token.is_some() && a.multiple)
-        .and_then(|a| a.token.clone());
-    let at = rest_token
-        .and_then(|t| {
-            base.iter()
-                .position(|w| w.eq_ignore_ascii_case(t.as_bytes()))
-        })
-        .unwrap_or(base.len());
+    let at = before_rest(docs, base);
     let with = |extra: Vec<Vec<u8>>| -> Vec<Vec<u8>> {
         base[..at]
             .iter()
@@ -130,26 +67,17 @@ fn undocumented_calls(docs: &[DocArg], base: &[Vec<u8>], fresh: &Cell<u32>) -> V
 
 #[test]
 fn undocumented_calls_are_refused_by_the_grammar() {
-    let server = Server::start();
-    let mut con = server.conn();
-    let fresh = Cell::new(0);
-    let mut problems = Vec::new();
-    let mut checked = 0;
-    for name in public_commands(&mut con) {
-        let docs = command_docs(&mut con, &name);
-        // The shortest documented call: the positionals alone.
-        let base = documented_calls(&docs, &|a| sample(a, &fresh), usize::MAX)
-            .into_iter()
-            .min_by_key(Vec::len)
-            .expect("a documented call");
-        for call in undocumented_calls(&docs, &base, &fresh) {
-            let reply = send(&mut con, &name, &call);
-            checked += 1;
-            if !refused_by_grammar(&name, &reply) {
-                problems.push(format!("{}: {reply:?}", show(&name, &call)));
-            }
-        }
-    }
+    let (checked, problems) = send_public_calls(
+        &|_, docs, fresh| {
+            // The shortest documented call: the positionals alone.
+            let base = documented_calls(docs, &|a| sample(a, fresh), usize::MAX)
+                .into_iter()
+                .min_by_key(Vec::len)
+                .expect("a documented call");
+            undocumented_calls(docs, &base, fresh)
+        },
+        &|name, reply| !refused_by_grammar(name, reply),
+    );
     assert!(checked > 30, "only {checked} undocumented calls");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -14,10 +14,16 @@
 //! a run. `DLOCK.ACQUIRE … WAIT` is only ever sent with a timeout of at most 50 ms
 //! outside MULTI and scripts, so nothing can block for long.
 //!
-//! The grammar (key space, value generators, each command's arguments, mutations and
-//! reply shapes) is in `tests/it/common/grammar.rs`; this file drives it. The regression the
-//! fuzzer found for blocked acquires is in `tests/it/dlock_waiting.rs`.
+//! The grammar is `COMMAND DOCS`: the shape of every call (which arguments, in which
+//! order, which options, choices and repeats) is drawn from the command's argument tree,
+//! read once from the master at the start (`common/docs.rs`, drawn by
+//! `common/fuzz_calls.rs`'s `draw`), so the fuzzer, the docs and the parser share the
+//! one declaration in `src/`. The values (key space, generators by command and argument
+//! name) and the mutations are in `common/grammar.rs`, the reply shapes in
+//! `common/fuzz_calls.rs`; this file drives them. The regression the fuzzer found for
+//! blocked acquires is in `tests/it/dlock_waiting.rs`.
 
+use crate::common::docs::{docs_of, DocArg};
 use crate::common::fuzz_calls::*;
 use crate::common::grammar::*;
 use crate::common::payload::Rng;
@@ -67,6 +73,9 @@ struct Fuzz {
     internal: Vec<String>,
     odd_codes: Vec<String>,
     wrong_shapes: Vec<String>,
+    /// Every command's `COMMAND DOCS` arguments, read from the master at the start:
+    /// the shape of every call.
+    docs: HashMap<String, Vec<DocArg>>,
     /// Blocked acquires that never got a reply.
     lost: Vec<String>,
     /// Error replies by message.
@@ -190,7 +199,7 @@ impl Fuzz {
             p: 5 + self.rng.below(45),
             now,
         };
-        let mut args = grammar(&g, &mut self.rng, name);
+        let mut args = draw(&g, &mut self.rng, name, &self.docs[name]);
         if self.rng.chance(2, 5) {
             mutate(&mut self.rng, &mut args);
         }
@@ -232,11 +241,11 @@ impl Fuzz {
             || name == "BF._ADDATX"
         {
             // The internal commands with well-formed states.
-            let args = grammar(&g, &mut self.rng, name);
+            let args = draw(&g, &mut self.rng, name, &self.docs[name]);
             self.send(to, name.as_bytes(), &args);
             return;
         }
-        let args = grammar(&g, &mut self.rng, name);
+        let args = draw(&g, &mut self.rng, name, &self.docs[name]);
         let shape = match name {
             "DLOCK.ACQUIRE" => Shape::TokenOrNil,
             "DLOCK.RELEASE" | "DLOCK.EXTEND" | "BF.ADDX" | "BF.EXISTSX" => Shape::Int01,
@@ -625,6 +634,7 @@ fn grammar_fuzz_against_master_and_replica() {
     let con3 = timed(m.conn_resp3(), READ_TIMEOUT);
     let rcon = timed(r.conn(), READ_TIMEOUT);
     let waiters = (0..3).map(|_| timed(m.conn(), READ_TIMEOUT)).collect();
+    let docs = docs_of(&mut m.conn(), COMMANDS);
     let mut f = Fuzz {
         rng: Rng(seed),
         seed,
@@ -640,6 +650,7 @@ fn grammar_fuzz_against_master_and_replica() {
         internal: Vec::new(),
         odd_codes: Vec::new(),
         wrong_shapes: Vec::new(),
+        docs,
         lost: Vec::new(),
         by_message: HashMap::new(),
         valid: (0, 0),

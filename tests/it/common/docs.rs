@@ -5,6 +5,9 @@
 
 use super::*;
 
+use std::cell::Cell;
+use std::collections::HashMap;
+
 /// One documented argument.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocArg {
@@ -103,6 +106,15 @@ pub fn command_docs(con: &mut Connection, name: &str) -> Vec<DocArg> {
         .unwrap_or_default()
 }
 
+/// The documented arguments of each of `names`, read once: the grammar the fuzzer
+/// draws its calls from for a whole run.
+pub fn docs_of(con: &mut Connection, names: &[&str]) -> HashMap<String, Vec<DocArg>> {
+    names
+        .iter()
+        .map(|n| (n.to_string(), command_docs(con, n)))
+        .collect()
+}
+
 /// The word sequences one occurrence of `a` may take, values from `value`
 /// (every choice of a one-of; an optional part of a block with and without).
 pub fn occurrences(a: &DocArg, value: &dyn Fn(&DocArg) -> Vec<u8>) -> Vec<Vec<Vec<u8>>> {
@@ -176,6 +188,48 @@ pub fn documented_calls(
     picked
 }
 
+/// A valid-looking value for an argument, by its name; keys are fresh.
+pub fn sample(a: &DocArg, fresh: &Cell<u32>) -> Vec<u8> {
+    let v = match (a.kind.as_str(), a.name.as_str()) {
+        ("key", _) => {
+            fresh.set(fresh.get() + 1);
+            return format!("docs:{}", fresh.get()).into_bytes();
+        }
+        (_, "owner") => "o",
+        (_, "ttl_ms" | "stale_ms" | "lease_ms") => "10000",
+        (_, "timeout_ms") => "1",
+        (_, "n" | "reads") => "3",
+        (_, "t" | "token" | "version" | "quantity" | "cost" | "iterator") => "1",
+        (_, "command") => "PING",
+        (_, "error_rate") => "0.01",
+        (_, "capacity" | "burst" | "limit" | "max_burst" | "count") => "100",
+        (_, "expansion") => "2",
+        (_, "window_ms") => "60000",
+        (_, "period_s") => "60",
+        (_, "max_wait_ms") => "0",
+        (_, "rate") => "10/s",
+        (_, "field") => "CAPACITY",
+        ("integer", _) => "1",
+        ("double", _) => "0.5",
+        _ => "x",
+    };
+    v.as_bytes().to_vec()
+}
+
+/// Where a word put among the options of `call` goes: before a token that takes
+/// every word after it (`ITEMS item ...`), where it would be an item, else at the
+/// end.
+pub fn before_rest(docs: &[DocArg], call: &[Vec<u8>]) -> usize {
+    docs.iter()
+        .find(|a| a.token.is_some() && a.multiple)
+        .and_then(|a| {
+            let t = a.token.as_deref()?;
+            call.iter()
+                .position(|w| w.eq_ignore_ascii_case(t.as_bytes()))
+        })
+        .unwrap_or(call.len())
+}
+
 /// The public commands: internal ones (`._`) refuse every client before
 /// reading their arguments.
 pub fn public_commands(con: &mut Connection) -> Vec<String> {
@@ -189,6 +243,35 @@ pub fn public_commands(con: &mut Connection) -> Vec<String> {
     let mut public: Vec<String> = names.into_iter().filter(|n| !n.contains("._")).collect();
     public.sort();
     public
+}
+
+/// The calls (arguments after the name) to send of a command, from its name, its
+/// docs and a counter for fresh keys.
+pub type CallsOf = dyn Fn(&str, &[DocArg], &Cell<u32>) -> Vec<Vec<Vec<u8>>>;
+
+/// Sends, on a fresh server, the calls `calls` makes of every public command;
+/// returns how many were sent, and those `wrong` flags (from the command's name
+/// and the reply) shown with their reply.
+pub fn send_public_calls(
+    calls: &CallsOf,
+    wrong: &dyn Fn(&str, &redis::RedisResult<Value>) -> bool,
+) -> (usize, Vec<String>) {
+    let server = Server::start();
+    let mut con = server.conn();
+    let fresh = Cell::new(0);
+    let (mut sent, mut flagged) = (0, Vec::new());
+    for name in public_commands(&mut con) {
+        let docs = command_docs(&mut con, &name);
+        for call in calls(&name, &docs, &fresh) {
+            let c = command(&[&[name.as_bytes().to_vec()], &call[..]].concat());
+            let reply = c.query(&mut con);
+            sent += 1;
+            if wrong(&name, &reply) {
+                flagged.push(format!("{} -> {reply:?}", show(&c)));
+            }
+        }
+    }
+    (sent, flagged)
 }
 
 /// The parse refused the call: a syntax error, or the wrong number of

@@ -1,8 +1,10 @@
-//! The fuzzer's calls as sent and as answered: safe WAIT timeouts, a call shown
-//! and built, the errors in a reply, and the reply shape each command must
+//! The fuzzer's calls: drawn from the command's `COMMAND DOCS` tree with the values
+//! of `grammar.rs` (`draw`), and as sent and as answered: safe WAIT timeouts, a call
+//! shown and built, the errors in a reply, and the reply shape each command must
 //! answer with (`fits`).
 
-use super::grammar::b;
+use super::docs::DocArg;
+use super::grammar::{b, value_row, Fill, Gen, VALUES};
 use super::payload::Rng;
 use super::*;
 
@@ -18,6 +20,136 @@ pub fn sanitize_wait(rng: &mut Rng, a: &mut [Vec<u8>]) {
             && !SAFE_TIMEOUTS.iter().any(|s| s.as_bytes() == a[i + 1])
         {
             a[i + 1] = b(rng.pick(SAFE_TIMEOUTS));
+        }
+    }
+}
+
+/// Arguments (after the name) of a call of `name` drawn from `docs`, its `COMMAND DOCS`
+/// tree: the positionals in order, an optional one present half the time; each option
+/// present a third of the time (a required one always), in random order but for a
+/// token that takes the rest of the call (`ITEMS item ...`), which comes last; one
+/// part of a one-of; a block's parts in order, an optional one half the time; a
+/// repeated argument 1 to n times (`repeats`); tokens in random case; values from
+/// `VALUES`. A fuzzed call (`g.p > 0`) now and then has an option twice, or two parts
+/// of a one-of (`AGE … EXPANSION …`), which the docs do not allow.
+pub fn draw(g: &Gen, rng: &mut Rng, name: &str, docs: &[DocArg]) -> Vec<Vec<u8>> {
+    let mut call = Call {
+        g,
+        name,
+        words: Vec::new(),
+        rest: false,
+    };
+    let split = docs
+        .iter()
+        .position(|a| !a.is_positional())
+        .unwrap_or(docs.len());
+    let (positionals, options) = docs.split_at(split);
+    for a in positionals {
+        if !a.optional || rng.chance(1, 2) {
+            call.arg(rng, a);
+        }
+    }
+    let mut chosen: Vec<&DocArg> = options
+        .iter()
+        .filter(|a| !a.optional || rng.chance(1, 3))
+        .collect();
+    if g.p > 0 && !options.is_empty() && rng.chance(1, 6) {
+        chosen.push(&options[rng.below(options.len())]);
+    }
+    for i in (1..chosen.len()).rev() {
+        let j = rng.below(i + 1);
+        chosen.swap(i, j);
+    }
+    chosen.sort_by_key(|a| a.token.is_some() && a.multiple);
+    for a in chosen {
+        call.arg(rng, a);
+    }
+    call.words
+}
+
+/// How many times a repeated argument comes: a group (`rate burst`) mostly once, else
+/// 2 to 9 times (up to one more than a key holds); a word (`item`) 1 to 12 times, now
+/// and then up to 200.
+fn repeats(rng: &mut Rng, a: &DocArg) -> usize {
+    if a.kind == "block" {
+        if rng.chance(1, 4) {
+            2 + rng.below(8)
+        } else {
+            1
+        }
+    } else {
+        let spread = if rng.chance(1, 10) { 200 } else { 12 };
+        1 + rng.below(spread)
+    }
+}
+
+/// A call being drawn.
+struct Call<'g> {
+    g: &'g Gen,
+    name: &'g str,
+    words: Vec<Vec<u8>>,
+    /// A `Rest` value has taken the end of the call.
+    rest: bool,
+}
+
+impl Call<'_> {
+    /// Argument `a`: its token, then its value once, or 1 to n times if it repeats.
+    fn arg(&mut self, rng: &mut Rng, a: &DocArg) {
+        if self.rest {
+            return;
+        }
+        if let Some(t) = &a.token {
+            let w = self.g.word(rng, t);
+            self.words.push(w);
+        }
+        let n = if a.multiple { repeats(rng, a) } else { 1 };
+        for _ in 0..n {
+            self.value(rng, a);
+        }
+    }
+
+    /// One value of `a`: nothing for a pure token, one part of a one-of (two now and
+    /// then in a fuzzed call), a block's parts, else its `VALUES` row's.
+    fn value(&mut self, rng: &mut Rng, a: &DocArg) {
+        match a.kind.as_str() {
+            "pure-token" => {}
+            "oneof" => {
+                let n = if self.g.p > 0 && rng.chance(1, 3) {
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..n {
+                    let part = &a.parts[rng.below(a.parts.len())];
+                    self.arg(rng, part);
+                }
+            }
+            "block" => {
+                for p in &a.parts {
+                    if !p.optional || rng.chance(1, 2) {
+                        self.arg(rng, p);
+                    }
+                }
+            }
+            _ => {
+                let row = value_row(self.name, &a.name).unwrap_or_else(|| {
+                    panic!(
+                        "no value for argument `{}` of {} in VALUES",
+                        a.name, self.name
+                    )
+                });
+                match VALUES[row].2 {
+                    Fill::Word(f) => {
+                        let w = f(self.g, rng, &self.words);
+                        self.words.push(w);
+                    }
+                    Fill::Rest(f) => {
+                        let rest = f(self.g, rng, &self.words);
+                        self.words.extend(rest);
+                        self.rest = true;
+                    }
+                }
+            }
         }
     }
 }

@@ -1,7 +1,10 @@
-//! The grammar of `tests/it/fuzz.rs`'s command fuzzer: a small keyspace per type, odd
-//! bytes and numbers, value generators per argument (`Gen`), every warden command's
-//! arguments with options in random order, case and number (`grammar`) and mutations
-//! of a call. The calls as sent and answered are `fuzz_calls`.
+//! The values of `tests/it/fuzz.rs`'s command fuzzer. The shape of every call is the
+//! command's `COMMAND DOCS` tree, read from the server under test (`docs.rs`), the one
+//! declaration the parser and the docs also come from; `fuzz_calls::draw` walks it.
+//! What goes in each argument is picked here, by command and argument name
+//! (`VALUES`), from the value generators (`Gen`: a small keyspace per type, odd bytes
+//! and numbers, rates, items, internal states), and `mutate` damages a call's
+//! structure.
 
 use super::payload::Rng;
 
@@ -72,11 +75,18 @@ pub const NUMS: &[&str] = &[
     "",
 ];
 
-/// Every option word of every command (plus look-alikes).
+/// Every option word of every command (plus look-alikes), written out here rather than
+/// read from the docs: `fuzz_grammar.rs` checks it holds every documented token, and
+/// that each command refuses those its docs do not name.
 pub const WORDS: &[&str] = &[
     "WAIT",
+    "REENTRANT",
+    "SHARED",
+    "LIMIT",
+    "TOKEN",
     "EXPANSION",
     "NONSCALING",
+    "AGE",
     "CAPACITY",
     "ERROR",
     "NOCREATE",
@@ -88,6 +98,12 @@ pub const WORDS: &[&str] = &[
     "COST",
     "MAXWAIT",
     "QUANTITY",
+    "STALE",
+    "VERSION",
+    "LEASE",
+    "MINVERSION",
+    "HOT",
+    "EXTEND",
     "WAITX",
     "ITEM",
     "COSTS",
@@ -268,9 +284,6 @@ pub fn nasty(rng: &mut Rng) -> Vec<u8> {
     }
 }
 
-/// Generates an option's value.
-pub type ValueGen = fn(&Gen, &mut Rng) -> Vec<u8>;
-
 /// Generates command arguments; `p` is the percentage of values drawn malformed.
 pub struct Gen {
     pub p: usize,
@@ -313,6 +326,11 @@ impl Gen {
         self.val(rng, |r| r.below(max + 1).to_string().into_bytes())
     }
 
+    /// A number from 1 to `max`.
+    pub fn positive(&self, rng: &mut Rng, max: usize) -> Vec<u8> {
+        self.val(rng, |r| (1 + r.below(max)).to_string().into_bytes())
+    }
+
     pub fn word(&self, rng: &mut Rng, w: &str) -> Vec<u8> {
         self.val(rng, |r| rand_case(r, w))
     }
@@ -339,12 +357,6 @@ impl Gen {
                 format!("i{}", r.below(300)).into_bytes()
             }
         })
-    }
-
-    pub fn items(&self, rng: &mut Rng, at_least: usize) -> Vec<Vec<u8>> {
-        let spread = if rng.chance(1, 10) { 200 } else { 12 };
-        let n = at_least + rng.below(spread);
-        (0..n).map(|_| self.item(rng)).collect()
     }
 
     /// `token:holds:deadline_ms`, as DLOCK._SET takes it.
@@ -464,81 +476,6 @@ impl Gen {
             parts.join(":").into_bytes()
         })
     }
-
-    /// Options `(word, value generator)` in random order, case and number.
-    pub fn options(&self, rng: &mut Rng, opts: &[(&str, Option<ValueGen>)]) -> Vec<Vec<u8>> {
-        let mut chosen: Vec<usize> = (0..opts.len()).filter(|_| rng.chance(1, 3)).collect();
-        if self.p > 0 && rng.chance(1, 6) && !opts.is_empty() {
-            chosen.push(rng.below(opts.len()));
-        }
-        for i in (1..chosen.len()).rev() {
-            let j = rng.below(i + 1);
-            chosen.swap(i, j);
-        }
-        let mut out = Vec::new();
-        for i in chosen {
-            let (w, v) = opts[i];
-            out.push(self.word(rng, w));
-            if let Some(v) = v {
-                out.push(v(self, rng));
-            }
-        }
-        out
-    }
-}
-
-pub fn g_timeout(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.val(rng, |r| (1 + r.below(50)).to_string().into_bytes())
-}
-
-/// `LIMIT n`: small semaphores.
-pub fn g_limit(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.val(rng, |r| (1 + r.below(3)).to_string().into_bytes())
-}
-
-/// A fencing token: near the clock-based tokens the server issues now (so some match a
-/// grant), or any small integer.
-pub fn g_token(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    let near = g.now.saturating_mul(1000) - rng.below(5_000_000) as i64;
-    g.val(rng, |r| {
-        if r.chance(1, 2) {
-            near.to_string().into_bytes()
-        } else {
-            r.below(100).to_string().into_bytes()
-        }
-    })
-}
-
-pub fn g_expansion(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.pick(rng, EXPANSIONS)
-}
-
-pub fn g_window(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.pick(rng, WINDOWS)
-}
-
-pub fn g_capacity(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.pick(rng, CAPACITIES)
-}
-
-pub fn g_error(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.pick(rng, ERROR_RATES)
-}
-
-pub fn g_cost(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.int(rng, 5)
-}
-
-pub fn g_version(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.int(rng, 5)
-}
-
-pub fn g_lease_ms(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.val(rng, |r| (1 + r.below(300)).to_string().into_bytes())
-}
-
-pub fn g_maxwait(g: &Gen, rng: &mut Rng) -> Vec<u8> {
-    g.int(rng, 5_000)
 }
 
 /// Every warden command the fuzzer knows.
@@ -575,279 +512,302 @@ pub const COMMANDS: &[&str] = &[
     "CACHE._META",
 ];
 
-/// Arguments (after the name) of a plausible call of `name`.
-pub fn grammar(g: &Gen, rng: &mut Rng, name: &str) -> Vec<Vec<u8>> {
-    let mut a: Vec<Vec<u8>> = Vec::new();
-    match name {
-        "DLOCK.ACQUIRE" => {
-            a.push(g.key(rng, LOCK_KEYS));
-            a.push(g.owner(rng));
-            a.push(g.ttl(rng));
-            // `[SHARED | LIMIT n]` is a choice: at most one of them.
-            let mut opts: Vec<(&str, Option<ValueGen>)> =
-                vec![("WAIT", Some(g_timeout)), ("REENTRANT", None)];
-            match rng.below(3) {
-                0 => opts.push(("SHARED", None)),
-                1 => opts.push(("LIMIT", Some(g_limit))),
-                _ => {}
-            }
-            a.extend(g.options(rng, &opts));
+/// A value generator: one word for an argument, given the words of the call drawn
+/// before it (`drawn`, the key first), which some values agree with.
+pub type WordGen = fn(&Gen, &mut Rng, &[Vec<u8>]) -> Vec<u8>;
+
+/// A generator of the words that end a call, given those drawn before them.
+pub type RestGen = fn(&Gen, &mut Rng, &[Vec<u8>]) -> Vec<Vec<u8>>;
+
+/// What the fuzzer puts in an argument `COMMAND DOCS` names.
+#[derive(Clone, Copy)]
+pub enum Fill {
+    /// One word.
+    Word(WordGen),
+    /// Every word from this argument to the end of the call, where the tree does not
+    /// say what comes (DLOCK.GUARD's wrapped command and its arguments).
+    Rest(RestGen),
+}
+
+use Fill::{Rest, Word};
+
+/// The fuzzer's values, by command and argument (named as `COMMAND DOCS` names it):
+/// the row of the command itself wins over its family's (`BF.`), which wins over
+/// every command's (`*`). Only values: which arguments a call has comes from the docs.
+pub const VALUES: &[(&str, &str, Fill)] = &[
+    ("*", "ttl_ms", Word(|g, r, _| g.ttl(r))),
+    ("*", "timeout_ms", Word(|g, r, _| g.positive(r, 50))),
+    ("DLOCK.", "key", Word(|g, r, _| g.key(r, LOCK_KEYS))),
+    ("DLOCK.", "owner", Word(|g, r, _| g.owner(r))),
+    ("DLOCK.", "t", Word(fencing_token)),
+    ("DLOCK.ACQUIRE", "n", Word(|g, r, _| g.positive(r, 3))),
+    ("DLOCK.GUARD", "token", Word(fencing_token)),
+    ("DLOCK.GUARD", "command", Rest(guarded)),
+    ("DLOCK._SET", "state", Word(|g, r, _| g.lock_state(r))),
+    ("DLOCK._SETS", "limit:floor:expiry", Word(set_limit)),
+    ("DLOCK._SETS", "holders", Word(set_holders)),
+    ("DLOCK._FENCE", "floor", Word(fence_floor)),
+    ("BF.", "key", Word(|g, r, _| g.key(r, BF_KEYS))),
+    ("BF.", "item", Word(|g, r, _| g.item(r))),
+    ("BF.", "error_rate", Word(|g, r, _| g.pick(r, ERROR_RATES))),
+    ("BF.", "capacity", Word(|g, r, _| g.pick(r, CAPACITIES))),
+    ("BF.", "expansion", Word(|g, r, _| g.pick(r, EXPANSIONS))),
+    ("BF.", "window_ms", Word(|g, r, _| g.pick(r, WINDOWS))),
+    ("BF.INFOX", "field", Word(info_field)),
+    ("BF._ADDATX", "unix_ms", Word(added_at)),
+    ("BF._LOADX", "index", Word(|g, r, _| g.int(r, 3))),
+    (
+        "BF._LOADX",
+        "layer_error",
+        Word(|g, r, _| g.pick(r, LAYER_RATES)),
+    ),
+    ("BF._LOADX", "hashes", Word(|g, r, _| g.int(r, 20))),
+    ("BF._LOADX", "items", Word(|g, r, _| g.int(r, 100))),
+    ("BF._LOADX", "bits", Word(layer_bits)),
+    ("BF._LOADX", "opened", Word(block_opened)),
+    ("BF._LOADX", "word_offset", Word(|g, r, _| g.int(r, 64))),
+    ("BF._LOADX", "bytes", Word(layer_words)),
+    ("BF.SCANDUMPX", "iterator", Word(scan_iterator)),
+    ("BF.LOADCHUNKX", "iterator", Word(chunk_iterator)),
+    ("BF.LOADCHUNKX", "data", Word(chunk_data)),
+    ("RL.TOKEN", "key", Word(|g, r, _| g.key(r, RL_TOKEN_KEYS))),
+    ("RL.LEAKY", "key", Word(|g, r, _| g.key(r, RL_LEAKY_KEYS))),
+    ("RL.WINDOW", "key", Word(|g, r, _| g.key(r, RL_WINDOW_KEYS))),
+    ("RL.GCRA", "key", Word(|g, r, _| g.key(r, RL_GCRA_KEYS))),
+    ("RL._SET", "key", Word(limiter_key)),
+    ("RL.", "rate", Word(|g, r, _| g.rate(r))),
+    ("RL.", "cost", Word(|g, r, _| g.int(r, 5))),
+    ("RL.TOKEN", "burst", Word(|g, r, _| g.int(r, 20))),
+    ("RL.TOKEN", "max_wait_ms", Word(|g, r, _| g.int(r, 5_000))),
+    ("RL.LEAKY", "capacity", Word(|g, r, _| g.positive(r, 20))),
+    ("RL.WINDOW", "limit", Word(|g, r, _| g.positive(r, 20))),
+    (
+        "RL.WINDOW",
+        "window_ms",
+        Word(|g, r, _| g.positive(r, 5_000)),
+    ),
+    ("RL.GCRA", "max_burst", Word(|g, r, _| g.int(r, 20))),
+    ("RL.GCRA", "count", Word(|g, r, _| g.positive(r, 100))),
+    ("RL.GCRA", "period_s", Word(|g, r, _| g.positive(r, 60))),
+    ("RL.GCRA", "quantity", Word(|g, r, _| g.int(r, 5))),
+    ("RL._SET", "state", Word(limiter_state)),
+    ("CACHE.", "key", Word(|g, r, _| g.key(r, CACHE_KEYS))),
+    ("CACHE.", "value", Word(|g, r, _| g.item(r))),
+    ("CACHE.", "version", Word(|g, r, _| g.int(r, 5))),
+    ("CACHE.SET", "stale_ms", Word(|g, r, _| g.int(r, 5_000))),
+    ("CACHE.SET", "token", Word(lease_token)),
+    ("CACHE.GET", "reads", Word(|g, r, _| g.int(r, 4))),
+    (
+        "CACHE.GET",
+        "window_ms",
+        Word(|g, r, _| g.positive(r, 1_000)),
+    ),
+    ("CACHE.GET", "lease_ms", Word(|g, r, _| g.positive(r, 300))),
+    ("CACHE._SET", "state", Word(|g, r, _| g.cache_meta(r, true))),
+    ("CACHE._META", "state", Word(meta_state)),
+];
+
+/// Error rates of a filter's layers (tighter than the filter's, as the module sizes
+/// them).
+const LAYER_RATES: &[&str] = &["0.005", "0.01", "0.0025", "0.05"];
+
+/// The `VALUES` row for argument `arg` of command `name`, if any.
+pub fn value_row(name: &str, arg: &str) -> Option<usize> {
+    let rank = |scope: &str| {
+        if scope == name {
+            Some(0)
+        } else if scope.ends_with('.') && name.starts_with(scope) {
+            Some(1)
+        } else {
+            (scope == "*").then_some(2)
         }
-        "DLOCK.RELEASE" => {
-            a.push(g.key(rng, LOCK_KEYS));
-            a.push(g.owner(rng));
-            a.extend(g.options(rng, &[("TOKEN", Some(g_token))]));
+    };
+    (0..VALUES.len())
+        .filter(|&i| VALUES[i].1 == arg)
+        .filter_map(|i| Some((rank(VALUES[i].0)?, i)))
+        .min()
+        .map(|(_, i)| i)
+}
+
+/// A fencing token: near the clock-based tokens the server issues now (so some match a
+/// grant), or any small integer.
+fn fencing_token(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let near = g.now.saturating_mul(1000) - rng.below(5_000_000) as i64;
+    g.val(rng, |r| {
+        if r.chance(1, 2) {
+            near.to_string().into_bytes()
+        } else {
+            r.below(100).to_string().into_bytes()
         }
-        "DLOCK.EXTEND" => {
-            a.push(g.key(rng, LOCK_KEYS));
-            a.push(g.owner(rng));
-            a.push(g.ttl(rng));
-            a.extend(g.options(rng, &[("TOKEN", Some(g_token))]));
-        }
-        "DLOCK.INFO" => a.push(g.key(rng, LOCK_KEYS)),
-        "DLOCK.GUARD" => {
-            let lock = g.key(rng, LOCK_KEYS);
-            let owner = g.owner(rng);
-            a.push(lock.clone());
-            a.push(owner.clone());
-            a.push(g_token(g, rng));
-            let other = g.key(rng, OTHER_KEYS);
-            let inner: Vec<Vec<u8>> = match rng.below(9) {
-                0 | 1 => vec![b("INCR"), other],
-                2 => vec![b("SET"), other, g.item(rng)],
-                3 => vec![b("GET"), other],
-                4 => vec![b("DLOCK.EXTEND"), lock, owner, g.ttl(rng)],
-                5 => vec![b("RL.TOKEN"), g.key(rng, RL_TOKEN_KEYS), b("1/h"), b("5")],
-                6 => vec![b("BLPOP"), other, b("0")],
-                7 => vec![b("MULTI")],
-                _ => vec![b("DLOCK.GUARD"), lock, owner, b("1"), b("INCR"), other],
-            };
-            a.extend(inner);
-        }
-        "DLOCK._SETS" => {
-            a.push(g.key(rng, LOCK_KEYS));
-            let floor = g.now * 1000 + 5;
-            let expiry = g.now + 60_000;
-            a.push(g.val(rng, |r| {
-                format!("{}:{floor}:{expiry}", r.below(3)).into_bytes()
-            }));
-            let holders = format!("1:a{}:1:{};", g.now * 1000, g.now + 60_000);
-            a.push(g.val(rng, |_| holders.clone().into_bytes()));
-        }
-        "DLOCK._FENCE" => {
-            let floor = g.now * 1000;
-            a.push(g.val(rng, |r| {
-                (floor + r.below(1000) as i64).to_string().into_bytes()
-            }));
-        }
-        "DLOCK._SET" => {
-            a.push(g.key(rng, LOCK_KEYS));
-            a.push(g.owner(rng));
-            a.push(g.lock_state(rng));
-        }
-        "BF.RESERVEX" => {
-            a.push(g.key(rng, BF_KEYS));
-            a.push(g.pick(rng, ERROR_RATES));
-            a.push(g.pick(rng, CAPACITIES));
-            a.extend(g.options(
-                rng,
-                &[
-                    ("EXPANSION", Some(g_expansion)),
-                    ("NONSCALING", None),
-                    ("AGE", Some(g_window)),
-                ],
-            ));
-        }
-        "BF._ADDATX" => {
-            a.push(g.key(rng, BF_KEYS));
-            let at = g.now + rng.below(4_000) as i64 - 2_000;
-            a.push(g.val(rng, |_| at.to_string().into_bytes()));
-            a.extend(g.items(rng, 1));
-        }
-        "BF.ADDX" | "BF.EXISTSX" => {
-            a.push(g.key(rng, BF_KEYS));
-            a.push(g.item(rng));
-        }
-        "BF.MADDX" | "BF.MEXISTSX" => {
-            a.push(g.key(rng, BF_KEYS));
-            a.extend(g.items(rng, 1));
-        }
-        "BF.INSERTX" => {
-            a.push(g.key(rng, BF_KEYS));
-            a.extend(g.options(
-                rng,
-                &[
-                    ("CAPACITY", Some(g_capacity)),
-                    ("ERROR", Some(g_error)),
-                    ("EXPANSION", Some(g_expansion)),
-                    ("NOCREATE", None),
-                    ("NONSCALING", None),
-                ],
-            ));
-            a.push(g.word(rng, "ITEMS"));
-            a.extend(g.items(rng, 1));
-        }
-        "BF.INFOX" => {
-            a.push(g.key(rng, BF_KEYS));
-            if rng.chance(1, 2) {
-                let w = rng.pick(&[
-                    "CAPACITY",
-                    "SIZE",
-                    "FILTERS",
-                    "ITEMS",
-                    "EXPANSION",
-                    "ERROR",
-                    "WINDOW",
-                ]);
-                a.push(g.word(rng, w));
-            }
-        }
-        "BF.CARDX" => a.push(g.key(rng, BF_KEYS)),
-        "BF._LOADX" => {
-            a.push(g.key(rng, BF_KEYS));
-            if rng.chance(1, 5) {
-                a.push(g.word(rng, "AGE"));
-                a.push(g.pick(rng, ERROR_RATES));
-                a.push(g.pick(rng, CAPACITIES));
-                a.push(g.pick(rng, WINDOWS));
-            } else if rng.chance(1, 2) {
-                a.push(g.word(rng, "LAYER"));
-                a.push(g.pick(rng, ERROR_RATES));
-                a.push(g.pick(rng, EXPANSIONS));
-                a.push(g.int(rng, 3));
-                a.push(g.pick(rng, CAPACITIES));
-                a.push(g.pick(rng, &["0.005", "0.01", "0.0025", "0.05"]));
-                a.push(g.int(rng, 20));
-                a.push(g.int(rng, 100));
-            } else {
-                a.push(g.word(rng, "BITS"));
-                a.push(g.int(rng, 3));
-                a.push(g.int(rng, 64));
-                a.push(g.val(rng, |r| {
-                    let words = r.pick(&[0usize, 1, 2, 8, 64, 512]);
-                    r.bytes(8 * words)
-                }));
-            }
-        }
-        "BF.SCANDUMPX" => {
-            a.push(g.key(rng, BF_KEYS));
-            a.push(g.val(rng, |r| {
-                let (it, _) = dump_chunk(r.below(DUMP_SHAPES.len()), r.below(2));
-                let it = r.pick(&[0, 0, 1, it, it + 8, 1 << 40]);
-                it.to_string().into_bytes()
-            }));
-        }
-        "BF.LOADCHUNKX" => {
-            a.push(g.key(rng, BF_KEYS));
-            let s = rng.below(DUMP_SHAPES.len());
-            if rng.chance(1, 2) {
-                a.push(g.val(rng, |_| b("1")));
-                a.push(g.val(rng, |r| dump_header(s, r.below(30) as u64)));
-            } else {
-                let (it, len) = dump_chunk(s, rng.below(2));
-                a.push(g.val(rng, |_| it.to_string().into_bytes()));
-                a.push(g.val(rng, |r| r.bytes(len as usize)));
-            }
-        }
-        "RL.TOKEN" => {
-            a.push(g.key(rng, RL_TOKEN_KEYS));
-            // One limit mostly, sometimes several (up to one more than a key holds).
-            let limits = if rng.chance(1, 4) {
-                2 + rng.below(8)
-            } else {
-                1
-            };
-            for _ in 0..limits {
-                a.push(g.rate(rng));
-                a.push(g.int(rng, 20));
-            }
-            a.extend(g.options(rng, &[("COST", Some(g_cost)), ("MAXWAIT", Some(g_maxwait))]));
-        }
-        "RL.LEAKY" => {
-            a.push(g.key(rng, RL_LEAKY_KEYS));
-            a.push(g.rate(rng));
-            a.push(g.val(rng, |r| (1 + r.below(20)).to_string().into_bytes()));
-            a.extend(g.options(rng, &[("COST", Some(g_cost))]));
-        }
-        "RL.WINDOW" => {
-            a.push(g.key(rng, RL_WINDOW_KEYS));
-            let limits = if rng.chance(1, 4) {
-                2 + rng.below(8)
-            } else {
-                1
-            };
-            for _ in 0..limits {
-                a.push(g.val(rng, |r| (1 + r.below(20)).to_string().into_bytes()));
-                a.push(g.val(rng, |r| (1 + r.below(5_000)).to_string().into_bytes()));
-            }
-            a.extend(g.options(rng, &[("COST", Some(g_cost))]));
-        }
-        "RL.GCRA" => {
-            a.push(g.key(rng, RL_GCRA_KEYS));
-            a.push(g.int(rng, 20));
-            a.push(g.val(rng, |r| (1 + r.below(100)).to_string().into_bytes()));
-            a.push(g.val(rng, |r| (1 + r.below(60)).to_string().into_bytes()));
-            a.extend(g.options(rng, &[("QUANTITY", Some(g_cost))]));
-        }
-        "RL._SET" => {
-            // Kinds 1 token, 2 leaky, 3 GCRA, 4 window, each on its own keys.
-            let kind = 1 + rng.below(4);
-            let keys = [RL_TOKEN_KEYS, RL_LEAKY_KEYS, RL_GCRA_KEYS, RL_WINDOW_KEYS][kind - 1];
-            a.push(g.key(rng, keys));
-            a.push(g.limiter_state(rng, kind));
-        }
-        "CACHE.SET" => {
-            a.push(g.key(rng, CACHE_KEYS));
-            a.push(g.item(rng));
-            a.push(g.ttl(rng));
-            a.extend(g.options(
-                rng,
-                &[
-                    ("STALE", Some(g_maxwait)),
-                    ("VERSION", Some(g_version)),
-                    (
-                        "LEASE",
-                        Some(|g: &Gen, r: &mut Rng| {
-                            g.val(r, |r| {
-                                (g.now * 1000 + r.below(1_000_000) as i64)
-                                    .to_string()
-                                    .into_bytes()
-                            })
-                        }),
-                    ),
-                ],
-            ));
-        }
-        "CACHE.GET" => {
-            a.push(g.key(rng, CACHE_KEYS));
-            a.extend(g.options(rng, &[("MINVERSION", Some(g_version))]));
-            if rng.chance(1, 3) {
-                a.push(g.word(rng, "HOT"));
-                a.push(g.int(rng, 4));
-                a.push(g.val(rng, |r| (1 + r.below(1_000)).to_string().into_bytes()));
-                a.push(g.word(rng, "EXTEND"));
-                a.push(g.ttl(rng));
-            }
-            if rng.chance(1, 2) {
-                a.push(g.word(rng, "LEASE"));
-                a.push(g_lease_ms(g, rng));
-                a.extend(g.options(rng, &[("WAIT", Some(g_timeout))]));
-            }
-        }
-        "CACHE.INFO" => a.push(g.key(rng, CACHE_KEYS)),
-        "CACHE._SET" => {
-            a.push(g.key(rng, CACHE_KEYS));
-            a.push(g.item(rng));
-            a.push(g.cache_meta(rng, true));
-        }
-        "CACHE._META" => {
-            a.push(g.key(rng, CACHE_KEYS));
-            let with_value = rng.chance(1, 2);
-            a.push(g.cache_meta(rng, with_value));
-        }
-        other => unreachable!("{other}"),
+    })
+}
+
+/// DLOCK.GUARD's wrapped command, after `key owner token`: a native write or read, a
+/// warden command, a blocking one, MULTI, or a guard of the same lock inside.
+fn guarded(g: &Gen, rng: &mut Rng, drawn: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let (lock, owner) = (drawn[0].clone(), drawn[1].clone());
+    let other = g.key(rng, OTHER_KEYS);
+    match rng.below(9) {
+        0 | 1 => vec![b("INCR"), other],
+        2 => vec![b("SET"), other, g.item(rng)],
+        3 => vec![b("GET"), other],
+        4 => vec![b("DLOCK.EXTEND"), lock, owner, g.ttl(rng)],
+        5 => vec![b("RL.TOKEN"), g.key(rng, RL_TOKEN_KEYS), b("1/h"), b("5")],
+        6 => vec![b("BLPOP"), other, b("0")],
+        7 => vec![b("MULTI")],
+        _ => vec![b("DLOCK.GUARD"), lock, owner, b("1"), b("INCR"), other],
     }
-    a
+}
+
+/// DLOCK._SETS's `limit:floor:expiry`.
+fn set_limit(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let floor = g.now * 1000 + 5;
+    let expiry = g.now + 60_000;
+    g.val(rng, |r| {
+        format!("{}:{floor}:{expiry}", r.below(3)).into_bytes()
+    })
+}
+
+/// DLOCK._SETS's holders: one shared holder.
+fn set_holders(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let holders = format!("1:a{}:1:{};", g.now * 1000, g.now + 60_000);
+    g.val(rng, |_| holders.into_bytes())
+}
+
+/// DLOCK._FENCE's floor: near the tokens issued now.
+fn fence_floor(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let floor = g.now * 1000;
+    g.val(rng, |r| {
+        (floor + r.below(1000) as i64).to_string().into_bytes()
+    })
+}
+
+/// A field of BF.INFOX.
+fn info_field(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let w = rng.pick(&[
+        "CAPACITY",
+        "SIZE",
+        "FILTERS",
+        "ITEMS",
+        "EXPANSION",
+        "ERROR",
+        "WINDOW",
+    ]);
+    g.word(rng, w)
+}
+
+/// BF._ADDATX's time: within two seconds of now.
+fn added_at(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let at = g.now + rng.below(4_000) as i64 - 2_000;
+    g.val(rng, |_| at.to_string().into_bytes())
+}
+
+/// A number of `word`, if it is one.
+fn number<T: std::str::FromStr>(word: &[u8]) -> Option<T> {
+    std::str::from_utf8(word).ok()?.parse().ok()
+}
+
+/// A layer's bits (`LAYER … capacity layer_error hashes items bits`): mostly the size
+/// the module gives the capacity and error drawn before them, else a multiple of 64.
+fn layer_bits(g: &Gen, rng: &mut Rng, drawn: &[Vec<u8>]) -> Vec<u8> {
+    let n = drawn.len();
+    let sized = (n >= 4)
+        .then(|| Some((number::<u64>(&drawn[n - 4])?, number::<f64>(&drawn[n - 3])?)))
+        .flatten()
+        .and_then(|(capacity, rate)| dump_layer_bytes(capacity, rate).checked_mul(8));
+    g.val(rng, |r| {
+        let bits = match sized {
+            Some(bits) if r.chance(3, 4) => bits,
+            _ => 64 * (1 + r.below(64) as u64),
+        };
+        bits.to_string().into_bytes()
+    })
+}
+
+/// When an aging filter's block opened: in the last ten seconds.
+fn block_opened(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let opened = g.now - rng.below(10_000) as i64;
+    g.val(rng, |_| opened.to_string().into_bytes())
+}
+
+/// Little-endian 64-bit words of a layer (`BITS … bytes`).
+fn layer_words(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    g.val(rng, |r| {
+        let words = r.pick(&[0usize, 1, 2, 8, 64, 512]);
+        r.bytes(8 * words)
+    })
+}
+
+/// A BF.SCANDUMPX iterator: the start, a chunk's, or past the end.
+fn scan_iterator(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    g.val(rng, |r| {
+        let (it, _) = dump_chunk(r.below(DUMP_SHAPES.len()), r.below(2));
+        let it = r.pick(&[0, 0, 1, it, it + 8, 1 << 40]);
+        it.to_string().into_bytes()
+    })
+}
+
+/// A BF.LOADCHUNKX iterator: the header's (1), or a chunk's of a `DUMP_SHAPES` filter.
+fn chunk_iterator(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let s = rng.below(DUMP_SHAPES.len());
+    let it = if rng.chance(1, 2) {
+        1
+    } else {
+        dump_chunk(s, rng.below(2)).0
+    };
+    g.val(rng, |_| it.to_string().into_bytes())
+}
+
+/// BF.LOADCHUNKX's data for the iterator drawn before it: a header after 1, bytes of
+/// the chunk's length after a chunk's iterator, else any bytes.
+fn chunk_data(g: &Gen, rng: &mut Rng, drawn: &[Vec<u8>]) -> Vec<u8> {
+    let it = drawn.last().and_then(|w| number::<u64>(w));
+    let s = rng.below(DUMP_SHAPES.len());
+    let chunk = (0..DUMP_SHAPES.len())
+        .flat_map(|s| (0..2).map(move |j| dump_chunk(s, j)))
+        .find(|&(at, _)| Some(at) == it);
+    g.val(rng, |r| match (it, chunk) {
+        (Some(1), _) => dump_header(s, r.below(30) as u64),
+        (_, Some((_, len))) => r.bytes(len as usize),
+        _ => {
+            let words = r.below(64);
+            r.bytes(8 * words)
+        }
+    })
+}
+
+/// Limiter keys of each kind: 1 token, 2 leaky, 3 GCRA, 4 window (RL._SET's states).
+const LIMITER_KEYS: [&[&str]; 4] = [RL_TOKEN_KEYS, RL_LEAKY_KEYS, RL_GCRA_KEYS, RL_WINDOW_KEYS];
+
+/// RL._SET's key: a limiter of any kind.
+fn limiter_key(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let keys = rng.pick(&LIMITER_KEYS);
+    g.key(rng, keys)
+}
+
+/// RL._SET's state, of the kind of the key drawn before it (any kind for another key).
+fn limiter_state(g: &Gen, rng: &mut Rng, drawn: &[Vec<u8>]) -> Vec<u8> {
+    let key = String::from_utf8_lossy(&drawn[0]);
+    let kind = match LIMITER_KEYS.iter().position(|keys| keys.contains(&&*key)) {
+        Some(i) => i + 1,
+        None => 1 + rng.below(4),
+    };
+    g.limiter_state(rng, kind)
+}
+
+/// CACHE._META's state: of an entry with a value half the time, else of a lease alone.
+fn meta_state(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    let with_value = rng.chance(1, 2);
+    g.cache_meta(rng, with_value)
+}
+
+/// CACHE.SET's `LEASE` token: near the tokens issued now.
+fn lease_token(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+    g.val(rng, |r| {
+        (g.now * 1000 + r.below(1_000_000) as i64)
+            .to_string()
+            .into_bytes()
+    })
 }
 
 /// Structural damage: arities, duplicates, insertions, swaps.
