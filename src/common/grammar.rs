@@ -191,9 +191,9 @@ pub struct Grammar {
     first_option: usize,
     /// Whether an option must be given (`ITEMS item ...`).
     required_option: bool,
-    /// Whether every positional is one required word, so the positionals are
-    /// words 1 to `first_option` and one count check covers them all.
-    single_word_positionals: bool,
+    /// How many leading positionals are one required word each: they are
+    /// words 1 to `single_words`, and one count check covers them all.
+    single_words: usize,
 }
 
 impl Grammar {
@@ -208,13 +208,16 @@ impl Grammar {
             required_option |= !args[i].optional;
             i += 1;
         }
-        let (mut single_word_positionals, mut i) = (true, 0);
-        while i < first_option {
-            let a = &args[i];
-            single_word_positionals &= !a.optional
+        let mut single_words = 0;
+        while single_words < first_option {
+            let a = &args[single_words];
+            let single = !a.optional
                 && !a.multiple
                 && matches!(a.kind, Kind::Key | Kind::Str | Kind::Int | Kind::Double);
-            i += 1;
+            if !single {
+                break;
+            }
+            single_words += 1;
         }
         Grammar {
             args,
@@ -222,7 +225,7 @@ impl Grammar {
             exclusive: true,
             first_option,
             required_option,
-            single_word_positionals,
+            single_words,
         }
     }
 
@@ -444,11 +447,10 @@ pub fn parse_into<'a, R: Request<'a>, W: Words<'a> + ?Sized>(
         lifetime: std::marker::PhantomData,
     };
     let grammar = R::GRAMMAR;
-    let positionals = &grammar.args[..grammar.first_option];
-    if grammar.single_word_positionals {
-        reader.single_words(positionals)?;
-    } else {
-        reader.positionals(positionals, grammar.first_option < grammar.args.len())?;
+    reader.single_words(&grammar.args[..grammar.single_words])?;
+    let others = &grammar.args[grammar.single_words..grammar.first_option];
+    if !others.is_empty() {
+        reader.positionals(others, grammar.first_option < grammar.args.len())?;
     }
     let options = &grammar.args[grammar.first_option..];
     if options.is_empty() {
@@ -529,7 +531,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
             .map_err(|error| Refused { at: i, error })
     }
 
-    /// Reads leading positionals that are one word each (the common case,
+    /// Reads the leading positionals that are one word each (most of them,
     /// without a check per argument): too few words is the wrong number of
     /// arguments, as the per-argument reading finds.
     #[inline(always)]
