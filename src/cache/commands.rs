@@ -12,6 +12,7 @@ use crate::cache::core::{new_lease, CacheEntry, Lease, Meta, Read};
 use crate::cache::requests::{Get, Info, Set, SetMeta, SetWhole, TTL_AT};
 use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
 use crate::common::error::WardenError;
+use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
@@ -198,7 +199,8 @@ fn lease_on_missing(ctx: Ctx, key: &Key, name: RStr, lease: Lease, now: i64) {
 
 /// `CACHE.GET key [MINVERSION v] [HOT reads window_ms EXTEND ttl_ms] [LEASE lease_ms [WAIT timeout_ms]]`
 pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
-    let options = args.parse::<Get>()?;
+    let mut options = Get::empty();
+    args.parse_into(&mut options)?;
     let now = host::now_ms();
     let name = args.raw(1);
     let Some(lease_ms) = options.lease_ms else {

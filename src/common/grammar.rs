@@ -536,7 +536,7 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     /// arguments, as the per-argument reading finds.
     #[inline(always)]
     fn single_words(&mut self, args: &'static [Arg]) -> Result<(), Refused> {
-        if self.left() < args.len() {
+        if self.words.count() < self.at + args.len() {
             return Err(self.arity());
         }
         for (i, arg) in args.iter().enumerate() {
