@@ -73,6 +73,7 @@ lint:
 bench: build
 	$(CARGO) build --release --example stampede
 	bash tests/bench/bench.sh
+	python3 tests/bench/memory.py | tee target/bench/memory.md
 
 bench-instructions: build
 	bash tests/bench/instructions.sh
