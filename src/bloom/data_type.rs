@@ -17,6 +17,7 @@ use redis_module::native_types::RedisType;
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{BloomFilter, FilterParts, Layer};
 use crate::bloom::wire::LoadFilter;
+use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 use crate::glue::stats::{BF_BYTES, BF_FILTERS};
@@ -29,6 +30,17 @@ const WINDOW_ENCODING_VERSION: i32 = 2;
 
 /// Bytes of bit array per `BF._LOADX … BITS` command in a rewritten AOF.
 pub const AOF_CHUNK_BYTES: usize = 4 << 20;
+
+/// Bytes of bit array per unit of `free_effort` (jemalloc's largest small
+/// size class): a filter of several MB is defragmented in steps, one layer
+/// at a time, and lazily freed in the background.
+const EFFORT_BYTES: u64 = 16 << 10;
+
+/// The `free_effort` of a filter of `layers` layers and `size` bytes: one
+/// unit per allocation and per `EFFORT_BYTES` of bits.
+pub fn filter_effort(layers: usize, size: u64) -> usize {
+    (2 + layers as u64 + size / EFFORT_BYTES) as usize
+}
 
 /// Accounts a filter that starts to live in the keyspace.
 pub fn track_new(f: &BloomFilter) {
@@ -242,6 +254,14 @@ impl StoredValue for BloomFilter {
         let f = self.clone();
         track_new(&f);
         f
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, cursor: u64) -> Option<u64> {
+        self.relocate(cursor as usize, m).map(|next| next as u64)
+    }
+
+    fn free_effort(&self) -> usize {
+        filter_effort(self.layers().len(), self.size())
     }
 
     fn on_free(&self) {

@@ -16,8 +16,9 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::bloom::core::dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
-use crate::bloom::data_type::{digest_parts, load_filter, save_parts, words_to_le};
+use crate::bloom::data_type::{digest_parts, filter_effort, load_filter, save_parts, words_to_le};
 use crate::bloom::wire::LoadChunk;
+use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 
@@ -81,5 +82,13 @@ impl StoredValue for LoadingFilter {
     fn digest(&self, md: &mut Digest) {
         digest_parts(md, self.parts());
         md.add_int(self.loaded() as i64);
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, cursor: u64) -> Option<u64> {
+        self.relocate(cursor as usize, m).map(|next| next as u64)
+    }
+
+    fn free_effort(&self) -> usize {
+        filter_effort(self.parts().layers.len(), self.size())
     }
 }

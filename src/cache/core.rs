@@ -8,6 +8,7 @@
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::{IntArg, MAX_DURATION_MS};
+use crate::common::relocate::{self, Mover};
 use crate::common::thin_bytes::ThinBytes;
 
 /// `ttl_ms` of CACHE.SET: how long the value is fresh.
@@ -173,6 +174,17 @@ fn after(now_ms: i64, ms: i64, arg: &'static str) -> Result<i64, WardenError> {
 }
 
 impl CacheEntry {
+    /// Offers the value's and the lease's heap blocks to `m` (active
+    /// defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        if let Some(value) = &mut self.value {
+            value.relocate(m);
+        }
+        if let Some(lease) = &mut self.lease {
+            relocate::boxed(lease, m);
+        }
+    }
+
     /// The entry `CACHE.SET` stores (the caller checked `may_set`); the HOT
     /// read count of `previous` carries over.
     pub fn stored(

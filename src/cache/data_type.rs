@@ -13,6 +13,7 @@ use redis_module::native_types::RedisType;
 
 use crate::cache::core::{CacheEntry, Lease, Meta};
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
+use crate::common::relocate::Mover;
 use crate::common::thin_bytes::ThinBytes;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
@@ -136,5 +137,10 @@ impl StoredValue for CacheEntry {
         ] {
             md.add_int(field);
         }
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, _cursor: u64) -> Option<u64> {
+        self.relocate(m);
+        None
     }
 }

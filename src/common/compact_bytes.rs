@@ -4,6 +4,8 @@
 use std::fmt;
 use std::ops::Deref;
 
+use crate::common::relocate::{self, Mover};
+
 /// Bytes that fit without a heap allocation.
 const INLINE: usize = 46;
 
@@ -22,6 +24,13 @@ impl CompactBytes {
         match self {
             CompactBytes::Inline { .. } => 0,
             CompactBytes::Heap(b) => b.len(),
+        }
+    }
+
+    /// Offers the heap block, if any, to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        if let CompactBytes::Heap(b) = self {
+            relocate::boxed_slice(b, m);
         }
     }
 }
@@ -88,5 +97,17 @@ mod tests {
             CompactBytes::from(&b"ab"[..]),
             CompactBytes::from(&b"abc"[..])
         );
+    }
+
+    #[test]
+    fn only_heap_content_is_relocated() {
+        let mut m = crate::common::relocate::tests::TestMover::default();
+        let long: Vec<u8> = (0..100u8).collect();
+        let mut short = CompactBytes::from(&b"owner"[..]);
+        let mut heap = CompactBytes::from(&long[..]);
+        short.relocate(&mut m);
+        heap.relocate(&mut m);
+        assert_eq!((&*short, &*heap), (&b"owner"[..], &long[..]));
+        assert_eq!(m.moved, 1);
     }
 }

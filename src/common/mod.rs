@@ -1,6 +1,7 @@
 //! Pure code the families share: no Redis types, no clock reads. The error
 //! type, argument parsing, the fencing clock, compact byte strings, the
-//! cluster's key slots and the waiters' queue.
+//! cluster's key slots, the waiters' queue and the moving of heap blocks for
+//! active defragmentation.
 
 pub mod cluster;
 pub mod compact_bytes;
@@ -8,5 +9,6 @@ pub mod error;
 pub mod fence_clock;
 pub mod grammar;
 pub mod parse;
+pub mod relocate;
 pub mod thin_bytes;
 pub mod wait_queue;

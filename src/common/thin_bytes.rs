@@ -8,6 +8,8 @@ use std::fmt;
 use std::ops::Deref;
 use std::ptr::NonNull;
 
+use crate::common::relocate::Mover;
+
 /// Bytes in front of the value: its length.
 const HEADER: usize = std::mem::size_of::<u32>();
 
@@ -30,6 +32,14 @@ impl ThinBytes {
     /// Bytes held on the heap, the length header included.
     pub fn heap_bytes(&self) -> usize {
         HEADER + self.len()
+    }
+
+    /// Offers the allocation to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        if let Some(new) = m.relocate(self.0, Self::layout(self.len())) {
+            // `Mover` guarantees the header and bytes were copied there.
+            self.0 = new;
+        }
     }
 
     /// The length in bytes.
@@ -117,5 +127,17 @@ mod tests {
             drop(t);
             assert_eq!(&*c, bytes);
         }
+    }
+
+    #[test]
+    fn relocated_bytes_keep_their_length_and_content() {
+        let mut m = crate::common::relocate::tests::TestMover::default();
+        for n in [0usize, 3, 100] {
+            let data: Vec<u8> = (0..n).map(|i| i as u8).collect();
+            let mut b = ThinBytes::from(&data[..]);
+            b.relocate(&mut m);
+            assert_eq!(&*b, &data[..]);
+        }
+        assert_eq!(m.moved, 3);
     }
 }

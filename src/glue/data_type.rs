@@ -1,16 +1,21 @@
-//! Module data types: persistence (RDB, AOF rewrite), digest, copy, memory.
+//! Module data types: persistence (RDB, AOF rewrite), digest, copy, memory,
+//! active defragmentation.
 //!
 //! A type implements `StoredValue` in safe code; the callbacks Redis calls
 //! are the generic ones here, and `methods::<T>()` puts them in a table.
 //! Adding a callback (`defrag`, say) takes a trait method with a default, a
 //! generic callback beside the others and its line in `methods`.
 
-use std::ffi::{c_int, c_void};
+use std::alloc::Layout;
+use std::ffi::{c_int, c_ulong, c_void};
+use std::ptr::NonNull;
 
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
+use crate::common::relocate::Mover;
 use crate::glue::host::{api, shield, Io, ModuleValue, RStr, Sink};
+use crate::glue::stats::{count, DEFRAG_MOVED, DEFRAG_PAUSED};
 
 /// A Rust type stored as the values of one Redis module type, and everything
 /// Redis asks of such a value. Every warden type implements all of it: Redis
@@ -48,6 +53,26 @@ pub trait StoredValue: Sized + Clone + 'static {
     /// The value COPY stores at the destination: a clone by default.
     fn copy(&self) -> Self {
         self.clone()
+    }
+
+    /// Offers the value's own heap blocks (not the value itself: the
+    /// callback moves that) to `m` for active defragmentation, starting at
+    /// `cursor` (0 at the start of a pass). `Some(cursor)` asks to be called
+    /// again from there: only a value whose `free_effort` exceeds the
+    /// server's `active-defrag-max-scan-fields` is walked in steps, and
+    /// `m.should_stop()` only answers true in such a step. The default, for
+    /// a value with no heap block of its own: nothing more to move.
+    fn defrag(&mut self, _m: &mut dyn Mover, _cursor: u64) -> Option<u64> {
+        None
+    }
+
+    /// The work of freeing the value (about one unit per allocation, and per
+    /// 16 KiB of a large one): above `active-defrag-max-scan-fields` Redis
+    /// defragments it in steps, above 64 a lazy free (UNLINK, FLUSHALL
+    /// ASYNC) frees it in a background thread. 1, Redis's own default for a
+    /// type without the callback, unless a type says otherwise.
+    fn free_effort(&self) -> usize {
+        1
     }
 
     /// Undoes what a value living in the keyspace counts (gauges); runs once,
@@ -95,10 +120,10 @@ pub const fn methods<T: StoredValue>() -> raw::RedisModuleTypeMethods {
         aux_save: None,
         aux_save2: None,
         aux_save_triggers: 0,
-        free_effort: None,
+        free_effort: Some(free_effort::<T>),
         unlink: None,
         copy: Some(copy::<T>),
-        defrag: None,
+        defrag: Some(defrag::<T>),
         copy2: None,
         free_effort2: None,
         mem_usage2: None,
@@ -226,5 +251,117 @@ unsafe extern "C" fn copy<T: StoredValue>(
     shield(std::ptr::null_mut(), || {
         // SAFETY: Redis passes a value it stored for `T`'s type.
         unsafe { stored::<T>(value) }.map_or(std::ptr::null_mut(), |v| into_raw(v.copy()))
+    })
+}
+
+/// `free_effort`. Safety: Redis passes a value of `T`'s type.
+unsafe extern "C" fn free_effort<T: StoredValue>(
+    _key: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    shield(1, || {
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        unsafe { stored::<T>(value) }.map_or(1, |v| v.free_effort().max(1))
+    })
+}
+
+/// The `Mover` of a defrag callback: Redis's `RedisModule_DefragAlloc`.
+struct DefragMover(*mut raw::RedisModuleDefragCtx);
+
+// SAFETY: every block of the global allocator (`glue::alloc::WardenAlloc`)
+// comes from Redis's allocator. `RedisModule_DefragAlloc` returns NULL and
+// leaves the block alone, or copies its whole usable size into a new block of
+// the same jemalloc size class (so the same size and alignment, valid for the
+// block's layout with Redis's free and realloc), frees the old one and
+// returns the new one. A server without it moves nothing.
+unsafe impl Mover for DefragMover {
+    fn relocate(&mut self, block: NonNull<u8>, _layout: Layout) -> Option<NonNull<u8>> {
+        // SAFETY: the pointer is filled in once at module load and only read.
+        let defrag_alloc = unsafe { raw::RedisModule_DefragAlloc }?;
+        // SAFETY: the live defrag context of the running callback, and a
+        // live block of Redis's allocator (per `Mover`'s contract).
+        let new = NonNull::new(unsafe { defrag_alloc(self.0, block.as_ptr().cast()) })?;
+        count(&DEFRAG_MOVED);
+        Some(new.cast())
+    }
+
+    fn should_stop(&mut self) -> bool {
+        // SAFETY: the pointer is filled in once at module load and only read.
+        let Some(should_stop) = (unsafe { raw::RedisModule_DefragShouldStop }) else {
+            return false;
+        };
+        // SAFETY: the live defrag context of the running callback.
+        unsafe { should_stop(self.0) != 0 }
+    }
+}
+
+impl DefragMover {
+    /// The cursor of a step of a value defragmented in steps (`None` when
+    /// the value is defragmented at once, in one call).
+    fn cursor(&self) -> Option<u64> {
+        // SAFETY: the pointer is filled in once at module load and only read.
+        let get = unsafe { raw::RedisModule_DefragCursorGet }?;
+        let mut cursor: c_ulong = 0;
+        // SAFETY: the live defrag context and a local to write to.
+        let status = unsafe { get(self.0, &mut cursor) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(cursor)
+    }
+
+    /// Stores the cursor to resume at; false when the value is not walked in steps.
+    fn set_cursor(&self, cursor: u64) -> bool {
+        // SAFETY: the pointer is filled in once at module load and only read.
+        let Some(set) = (unsafe { raw::RedisModule_DefragCursorSet }) else {
+            return false;
+        };
+        // SAFETY: the live defrag context of the running callback.
+        unsafe { set(self.0, cursor as c_ulong) == raw::REDISMODULE_OK as c_int }
+    }
+}
+
+/// `defrag` (active defragmentation): moves the value's box (at the start of
+/// a pass) and then what `StoredValue::defrag` offers; 1 asks Redis to call
+/// again (a value walked in steps), 0 when done. Safety: Redis passes a live
+/// defrag context and the address of the key's value, of `T`'s type, which
+/// it reads back after the call.
+unsafe extern "C" fn defrag<T: StoredValue>(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: *mut raw::RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    shield(0, || {
+        if ctx.is_null() || value.is_null() {
+            return 0;
+        }
+        let mut mover = DefragMover(ctx);
+        let stepped = mover.cursor();
+        let mut cursor = stepped.unwrap_or(0);
+        // SAFETY: Redis passes the address of the value's pointer, which it
+        // lets this callback replace.
+        let slot = unsafe { &mut *value };
+        if cursor == 0 {
+            if let Some(old) = NonNull::new(slot.cast::<u8>()) {
+                if let Some(new) = mover.relocate(old, Layout::new::<T>()) {
+                    // The box's `T` now lives at `new` (`Mover`'s contract):
+                    // Redis keeps the value's new address.
+                    *slot = new.as_ptr().cast();
+                }
+            }
+        }
+        // SAFETY: the value Redis stored for `T`'s type (a boxed `T`, maybe
+        // just moved), which nothing else references while this runs.
+        let Some(v) = (unsafe { slot.cast::<T>().as_mut() }) else {
+            return 0;
+        };
+        loop {
+            match v.defrag(&mut mover, cursor) {
+                None => return 0,
+                Some(next) if stepped.is_some() && mover.set_cursor(next) => {
+                    count(&DEFRAG_PAUSED);
+                    return 1;
+                }
+                // Called at once (no step to resume at): finish now.
+                Some(next) => cursor = next,
+            }
+        }
     })
 }

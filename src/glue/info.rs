@@ -10,7 +10,7 @@ use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 16] {
+fn fields() -> [(&'static CStr, i64); 18] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
@@ -32,6 +32,8 @@ fn fields() -> [(&'static CStr, i64); 16] {
             c"replays_without_effect",
             load(&stats::REPLAYS_WITHOUT_EFFECT),
         ),
+        (c"defrag_moved", load(&stats::DEFRAG_MOVED)),
+        (c"defrag_paused", load(&stats::DEFRAG_PAUSED)),
     ]
 }
 

@@ -18,6 +18,7 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::common::compact_bytes::CompactBytes;
+use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, with_aux, Digest, StoredValue};
 use crate::glue::fence::{self, observe_token};
 use crate::glue::host::{Io, RStr, Sink};
@@ -104,5 +105,10 @@ impl StoredValue for LockState {
         md.add_bytes(&self.owner);
         md.add_int(self.token);
         md.add_int(self.holds);
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, _cursor: u64) -> Option<u64> {
+        self.relocate(m);
+        None
     }
 }

@@ -13,6 +13,7 @@
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
+use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
 use crate::glue::host::{Io, RStr, Sink};
@@ -108,5 +109,13 @@ impl StoredValue for LockSet {
             md.add_int(h.holds);
             md.add_int(h.deadline_ms);
         }
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, cursor: u64) -> Option<u64> {
+        self.relocate(cursor as usize, m).map(|next| next as u64)
+    }
+
+    fn free_effort(&self) -> usize {
+        1 + self.holders.len()
     }
 }

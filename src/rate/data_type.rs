@@ -12,6 +12,7 @@
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
+use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS};
@@ -139,5 +140,10 @@ impl StoredValue for Limiter {
     fn digest(&self, md: &mut Digest) {
         let state = SetLimiter::state_text::<STATE_TEXT>(self.view(), None, None);
         md.add_bytes(state.as_bytes());
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, _cursor: u64) -> Option<u64> {
+        self.relocate(m);
+        None
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::common::error::WardenError;
 use crate::common::parse::MAX_EVENTS;
+use crate::common::relocate::{self, Mover};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS, UNKNOWN_BURST};
 use crate::rate::core::window::WindowState;
 
@@ -52,6 +53,13 @@ pub enum Limits<S> {
 }
 
 impl<S: Copy> Limits<S> {
+    /// Offers the heap block of several limits to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        if let Limits::Many(all) = self {
+            relocate::boxed_slice(all, m);
+        }
+    }
+
     /// The limits of `states` (one or more).
     pub fn from_slice(states: &[S]) -> Limits<S> {
         match states {
@@ -136,6 +144,14 @@ fn bad() -> WardenError {
 }
 
 impl Limiter {
+    /// Offers the limits' heap block, if any, to `m`.
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        match self {
+            Limiter::Bucket(_, limits) => limits.relocate(m),
+            Limiter::Window(limits) => limits.relocate(m),
+        }
+    }
+
     /// The command that owns this limiter.
     pub fn kind(&self) -> LimiterKind {
         self.view().kind()

@@ -29,6 +29,7 @@ mod cluster_slot_migration;
 mod command_docs;
 mod command_keys;
 mod compat;
+mod defrag;
 mod dlock;
 mod dlock_errors;
 mod dlock_failover;

@@ -24,6 +24,7 @@
 
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
+use crate::common::relocate::{self, Mover};
 
 /// Slots per window: the slack past the window is window / GENERATIONS.
 pub const GENERATIONS: u64 = 4;
@@ -89,6 +90,11 @@ pub enum Target {
 }
 
 impl Aging {
+    /// Offers the blocks' opening times to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        relocate::vec(&mut self.opened, m);
+    }
+
     /// A new filter's state: no blocks yet.
     pub fn new(window_ms: u64, capacity: u64) -> Result<Aging, WardenError> {
         Aging::from_parts(window_ms, capacity, Vec::new())

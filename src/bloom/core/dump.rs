@@ -27,6 +27,7 @@ use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{aging_overhead, BloomFilter, FilterParts, Layer};
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
+use crate::common::relocate::{self, Mover};
 
 /// Largest chunk of bits (RedisBloom's `MAX_SCANDUMP_SIZE`).
 pub const MAX_CHUNK_BYTES: u64 = 16 << 20;
@@ -216,6 +217,17 @@ pub struct LoadingFilter {
 }
 
 impl LoadingFilter {
+    /// Offers the heap blocks to `m` as `BloomFilter::relocate` does.
+    pub fn relocate(&mut self, from: usize, m: &mut dyn Mover) -> Option<usize> {
+        if from == 0 {
+            relocate::vec(&mut self.layers, m);
+            if let Some(aging) = &mut self.aging {
+                aging.relocate(m);
+            }
+        }
+        relocate::walk(&mut self.layers, from, m, Layer::relocate)
+    }
+
     /// Starts loading from a header chunk. Every field is checked as the RDB
     /// loader checks it, and the whole filter against `max_bytes`, before
     /// anything is allocated; the layers are then allocated zeroed.

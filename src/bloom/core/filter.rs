@@ -6,6 +6,7 @@ use std::f64::consts::LN_2;
 use crate::bloom::core::aging::{self, Aging, Target};
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
+use crate::common::relocate::{self, Mover};
 
 /// Error-rate tightening per new layer: each layer halves the previous rate,
 /// so a scaling filter's compound rate stays at or below the asked one.
@@ -263,6 +264,11 @@ pub struct Layer {
 }
 
 impl Layer {
+    /// Offers the bit array to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        relocate::vec(&mut self.words, m);
+    }
+
     /// An empty layer of the given geometry.
     fn new(capacity: u64, error_rate: f64, g: Geometry) -> Layer {
         Layer {
@@ -458,6 +464,20 @@ pub struct BloomFilter {
 }
 
 impl BloomFilter {
+    /// Offers the filter's heap blocks to `m`: at `from` 0 the layer table
+    /// and the aging state, then the bit arrays from layer `from` on;
+    /// `Some(layer)` to resume at when `m` asked to stop.
+    pub fn relocate(&mut self, from: usize, m: &mut dyn Mover) -> Option<usize> {
+        if from == 0 {
+            relocate::boxed_slice(&mut self.layers, m);
+            if let Some(aging) = &mut self.aging {
+                relocate::boxed(aging, m);
+                aging.relocate(m);
+            }
+        }
+        relocate::walk(&mut self.layers, from, m, Layer::relocate)
+    }
+
     /// A filter with one empty layer. A scaling filter's first layer uses half
     /// the asked rate. Refused before allocating if it would exceed `max_bytes`.
     pub fn new(params: BloomParams, max_bytes: u64) -> Result<BloomFilter, WardenError> {

@@ -312,3 +312,32 @@ fn stored_filter_fields_are_checked_before_the_layers() {
         Ok(f)
     );
 }
+
+#[test]
+fn a_relocated_filter_keeps_its_items_and_resumes_by_layer() {
+    use crate::common::relocate::tests::TestMover;
+    let mut f = filter(0.01, 10, 2);
+    for i in 0..200 {
+        f.add(item(i), 0, NO_CAP).expect("add");
+    }
+    let layers = f.layers().len();
+    assert!(layers > 3, "{layers} layers");
+    let before = f.clone();
+    // Stopped after every move past the first two: one layer per step.
+    let mut m = TestMover {
+        budget: 2,
+        ..TestMover::default()
+    };
+    let mut from = 0;
+    let mut steps = 0;
+    while let Some(next) = f.relocate(from, &mut m) {
+        assert!(next > from || from == 0);
+        from = next;
+        steps += 1;
+        m.budget = m.moved + 1;
+    }
+    assert!(steps >= layers - 2, "{steps} steps for {layers} layers");
+    assert_eq!(m.moved, 1 + layers, "the layer table and every bit array");
+    assert_eq!(f, before);
+    assert!((0..200).all(|i| f.contains(item(i), 0)));
+}

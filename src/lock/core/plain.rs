@@ -5,6 +5,7 @@ use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::{IntArg, MAX_DURATION_MS};
+use crate::common::relocate::Mover;
 
 /// `ttl_ms` of DLOCK.ACQUIRE and DLOCK.EXTEND.
 pub const TTL_MS: IntArg = IntArg {
@@ -88,6 +89,11 @@ pub fn lease_deadline(now_ms: i64, ttl_ms: i64) -> Result<i64, WardenError> {
 }
 
 impl LockState {
+    /// Offers the owner's heap block, if any, to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        self.owner.relocate(m);
+    }
+
     /// Whether the lock is held at `now_ms`: some holds left and the lease running.
     pub fn is_live(&self, now_ms: i64) -> bool {
         self.holds > 0 && now_ms < self.deadline_ms

@@ -8,6 +8,7 @@ use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::IntArg;
+use crate::common::relocate::{self, Mover};
 use crate::lock::core::plain::{LockState, Release, NO_DEADLINE};
 
 /// Largest `n` of `LIMIT n`.
@@ -158,6 +159,15 @@ pub fn admit(holding: Holding, want: Want, now: i64) -> Admit {
 }
 
 impl LockSet {
+    /// Offers the holder table to `m`, then each holder's owner from holder
+    /// `from` on: `Some(holder)` to resume at when `m` asked to stop.
+    pub fn relocate(&mut self, from: usize, m: &mut dyn Mover) -> Option<usize> {
+        if from == 0 {
+            relocate::vec(&mut self.holders, m);
+        }
+        relocate::walk(&mut self.holders, from, m, LockState::relocate)
+    }
+
     /// An empty set of `kind` whose next grant's token exceeds `floor`.
     pub fn new(kind: SetKind, floor: i64) -> LockSet {
         LockSet {

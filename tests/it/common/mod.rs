@@ -126,6 +126,8 @@ pub struct Server {
     pub dir: PathBuf,
     args: Vec<String>,
     module_args: Vec<String>,
+    /// The server binary when not `REDIS_SERVER`'s (`start_binary`).
+    binary: Option<PathBuf>,
     child: Option<Child>,
 }
 
@@ -162,6 +164,12 @@ impl Server {
     /// Starts a server with extra server options (`["--appendonly", "yes"]`)
     /// and module arguments (`["dlock-max-waiters", "5"]`).
     pub fn start_with(args: &[&str], module_args: &[&str]) -> Server {
+        Server::start_binary(None, args, module_args)
+    }
+
+    /// As `start_with`, running `binary` (a peer server build, say) instead
+    /// of `REDIS_SERVER`'s, also when restarted.
+    pub fn start_binary(binary: Option<&Path>, args: &[&str], module_args: &[&str]) -> Server {
         let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("target/it")
@@ -173,6 +181,7 @@ impl Server {
             dir,
             args: args.iter().map(|s| s.to_string()).collect(),
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
+            binary: binary.map(Path::to_path_buf),
             child: None,
         };
         s.spawn_with_retries();
@@ -202,7 +211,10 @@ impl Server {
 
     fn spawn(&mut self) -> Result<(), String> {
         let log = self.dir.join("redis.log");
-        let mut c = Command::new(server_binary());
+        let mut c = match &self.binary {
+            Some(b) => Command::new(b),
+            None => Command::new(server_binary()),
+        };
         c.current_dir(&self.dir)
             .arg("--port")
             .arg(self.port.to_string())
@@ -773,6 +785,7 @@ pub mod payload;
 pub mod payload_checks;
 pub mod payload_forgeries;
 pub mod payload_types;
+pub mod peer_redis;
 pub mod ranges;
 pub mod rate;
 pub mod server_ops;
