@@ -194,6 +194,11 @@ pub struct Grammar {
     /// How many leading positionals are one required word each: they are
     /// words 1 to `single_words`, and one count check covers them all.
     single_words: usize,
+    /// The most words a call can have after its name (`usize::MAX` when a
+    /// repeat or an option makes it unbounded): more is the wrong number of
+    /// arguments before any value is read, as Redis's own arity check would
+    /// say for a fixed-arity command.
+    most_words: usize,
 }
 
 impl Grammar {
@@ -219,6 +224,16 @@ impl Grammar {
             }
             single_words += 1;
         }
+        let (mut most_words, mut i) = (0, 0);
+        while i < args.len() {
+            let a = &args[i];
+            if a.multiple || i >= first_option {
+                most_words = usize::MAX;
+                break;
+            }
+            most_words += a.words;
+            i += 1;
+        }
         Grammar {
             args,
             tail: Tail::Options,
@@ -226,6 +241,7 @@ impl Grammar {
             first_option,
             required_option,
             single_words,
+            most_words,
         }
     }
 
@@ -447,6 +463,9 @@ pub fn parse_into<'a, R: Request<'a>, W: Words<'a> + ?Sized>(
         lifetime: std::marker::PhantomData,
     };
     let grammar = R::GRAMMAR;
+    if reader.left() > grammar.most_words {
+        return Err(reader.arity());
+    }
     reader.single_words(&grammar.args[..grammar.single_words])?;
     let others = &grammar.args[grammar.single_words..grammar.first_option];
     if !others.is_empty() {

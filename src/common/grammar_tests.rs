@@ -256,6 +256,11 @@ fn optional_positionals_and_leftover_words() {
     assert_eq!(names(&run::<6>("k").expect("parses")), [] as [&str; 0]);
     assert_eq!(names(&run::<6>("k f").expect("parses")), ["field"]);
     assert_eq!(run::<6>("k f g"), arity(), "no options: a word too many");
+    assert_eq!(
+        run::<6>("k bad g"),
+        arity(),
+        "a word too many is found before a bad value, as Redis's arity check would"
+    );
     let seen = run::<8>("k SET a b c").expect("parses");
     assert_eq!(names(&seen), ["command", "arg", "arg", "arg"]);
     assert_eq!(names(&run::<8>("k PING").expect("parses")), ["command"]);

@@ -72,6 +72,12 @@ fn bad_input_is_refused_with_clear_errors_and_changes_nothing() {
         words(&["BF.INFOX", "nokey", "SIZE", "x"]),
         &arity("bf.infox"),
     );
+    // A word too many is the wrong number of arguments even when the field
+    // before it is unknown, as it always was.
+    add(
+        words(&["BF.INFOX", "nokey", "FOO", "x"]),
+        &arity("bf.infox"),
+    );
     add(words(&["BF.INSERTX", "nokey"]), &arity("bf.insertx"));
     add(
         words(&["BF.INSERTX", "nokey", "ITEMS"]),
