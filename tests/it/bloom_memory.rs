@@ -76,6 +76,7 @@ fn reserving_a_large_filter_adds_no_resident_memory_until_written() {
         "2000 adds made half the filter resident"
     );
     let _: i64 = query!(&mut con, "DEL", "big");
+    wait_lazyfree(&mut con, "the deleted filter");
     assert!(
         (used_memory(&mut con) as u64) < used1 - size * 99 / 100,
         "DEL freed the filter"
@@ -93,11 +94,13 @@ fn a_header_allocates_zeroed_and_loads_give_everything_back() {
     let _: () = query!(&mut con, "BF.LOADCHUNKX", "part", 1, &header[..]);
     let (_, used1) = counted_not_resident(&mut con, (rss0, used0), size, "the header");
     let _: i64 = query!(&mut con, "DEL", "part");
+    wait_lazyfree(&mut con, "the deleted filter being loaded");
     assert!(
         (used_memory(&mut con) as u64) < used1 - size * 99 / 100,
         "DEL freed the filter being loaded"
     );
     let _: i64 = query!(&mut con, "DEL", "big");
+    wait_lazyfree(&mut con, "the reserved filter");
 
     // Loads finished, abandoned half-way, copied and renamed, then FLUSHALL: a second
     // round ends where the first one did.

@@ -492,12 +492,7 @@ fn memory_field(con: &mut Connection, field: &str) -> i64 {
 fn settle_and_measure(server: &Server) -> (i64, Connection) {
     let mut con = timed(server.conn(), READ_TIMEOUT);
     let _: () = query!(&mut con, "FLUSHALL", "SYNC");
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            memory_field(&mut con, "lazyfree_pending_objects") == 0
-        }),
-        "lazyfree never finished"
-    );
+    wait_lazyfree(&mut con, "what was freed in the background before FLUSHALL");
     // Lease timers of the last waiter rounds (at most 300 ms) fire, closed clients go.
     std::thread::sleep(Duration::from_millis(1_200));
     assert!(

@@ -100,10 +100,17 @@ fn free_port() -> u16 {
 /// counters (`bf_filters`, `bf_bytes`) drop only then.
 pub fn debug_reload(con: &mut Connection) {
     let _: () = query!(con, "DEBUG", "RELOAD");
+    wait_lazyfree(con, "the dataset DEBUG RELOAD replaced");
+}
+
+/// Waits until the server's background thread has freed everything handed
+/// to it (`what`, for the failure message): Valkey 8+ deletes lazily by
+/// default, and a large Bloom filter's free effort sends it there.
+pub fn wait_lazyfree(con: &mut Connection, what: &str) {
     let freed = wait_until(Duration::from_secs(10), || {
         info_field(con, "memory", "lazyfree_pending_objects").as_deref() == Some("0")
     });
-    assert!(freed, "the dataset DEBUG RELOAD replaced was never freed");
+    assert!(freed, "{what} was never freed");
 }
 
 /// Polls `cond` until it is true or `timeout` passes; returns whether it became true.
