@@ -19,7 +19,7 @@ use redis_module::alloc::RedisAlloc;
 use redis_module::raw;
 
 /// Alignment every Redis allocation of a multiple of 16 bytes has.
-const NATURAL_ALIGN: usize = 16;
+pub const NATURAL_ALIGN: usize = 16;
 
 /// `size` rounded up to a multiple of `align` (a power of two), as
 /// `RedisAlloc` does: jemalloc aligns a block to its size class.

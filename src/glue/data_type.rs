@@ -14,6 +14,7 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::common::relocate::Mover;
+use crate::glue::alloc::NATURAL_ALIGN;
 use crate::glue::host::{api, shield, Io, ModuleValue, RStr, Sink};
 use crate::glue::stats::{count, DEFRAG_MOVED, DEFRAG_PAUSED};
 
@@ -275,7 +276,12 @@ struct DefragMover(*mut raw::RedisModuleDefragCtx);
 // block's layout with Redis's free and realloc), frees the old one and
 // returns the new one. A server without it moves nothing.
 unsafe impl Mover for DefragMover {
-    fn relocate(&mut self, block: NonNull<u8>, _layout: Layout) -> Option<NonNull<u8>> {
+    fn relocate(&mut self, block: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+        // A block aligned beyond what every jemalloc block has might lose its
+        // alignment in the move: it stays (no warden value has one today).
+        if layout.align() > NATURAL_ALIGN {
+            return None;
+        }
         // SAFETY: the pointer is filled in once at module load and only read.
         let defrag_alloc = unsafe { raw::RedisModule_DefragAlloc }?;
         // SAFETY: the live defrag context of the running callback, and a

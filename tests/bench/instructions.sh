@@ -40,7 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 PORT=$(free_port)
 valgrind --tool=callgrind --dump-instr=no --collect-jumps=no \
     --callgrind-out-file="$TMP/cg.out" \

@@ -19,7 +19,7 @@ for tool in valgrind callgrind_control callgrind_annotate redis-server redis-ben
 done
 CALLS=${BENCH_CALLS:-2000}
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 # per_call SO KEYSPACE SETUP WORDS...: module + RM_* instructions per call.
 # SETUP runs with $PORT set; a word `$TOKEN` is replaced by what SETUP
