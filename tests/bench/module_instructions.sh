@@ -72,7 +72,12 @@ row() {
     for so in "${BUILDS[@]}"; do printf ' %s |' "$(per_call "$so" "$keyspace" "$setup" "$@")"; done
     echo
 }
-BUILDS=("$@")
+BUILDS=()
+for so in "$@"; do
+    [[ -f $so ]] || { echo "module_instructions: $so not found" >&2; exit 1; }
+    # Absolute: the server runs in its own directory.
+    BUILDS+=("$(realpath "$so")")
+done
 row "DLOCK.ACQUIRE" $FRESH "" DLOCK.ACQUIRE lock:__rand_int__ owner 30000
 row "DLOCK.ACQUIRE WAIT REENTRANT" $FRESH "" DLOCK.ACQUIRE lock:__rand_int__ owner 30000 WAIT 10 REENTRANT
 row "DLOCK.ACQUIRE, held" 1000 "$HOLD_LOCKS" DLOCK.ACQUIRE lock:__rand_int__ other 30000
