@@ -660,7 +660,11 @@ pub fn info_field(con: &mut Connection, section: &str, field: &str) -> Option<St
 
 /// An integer field of `INFO warden`;
 /// `field` is given without the `warden_` prefix Redis adds to module fields.
+/// Read once the background thread has freed what was handed to it, so a
+/// gauge counts only values still in the keyspace (a large filter deleted or
+/// replaced is freed there, and Valkey 8+ deletes lazily by default).
 pub fn warden_stat(con: &mut Connection, field: &str) -> i64 {
+    wait_lazyfree(con, "a value freed in the background before INFO warden");
     info_field(con, "warden", &format!("warden_{field}"))
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("INFO warden has no integer field warden_{field}"))
