@@ -17,7 +17,7 @@ use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS};
 use crate::rate::core::window::WindowState;
-use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
+use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef, Scratch};
 use crate::rate::wire::{SetLimiter, STATE_TEXT};
 
 /// Current RDB encoding version of limiter values.
@@ -103,7 +103,8 @@ impl StoredValue for Limiter {
     }
 
     fn save(&self, rdb: Io) {
-        let view = self.view();
+        let mut room = Scratch::default();
+        let view = self.view(&mut room);
         rdb.save_unsigned(view.kind() as u64);
         rdb.save_unsigned(view.count() as u64);
         match view {
@@ -130,7 +131,7 @@ impl StoredValue for Limiter {
 
     fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // The key's expiry follows as its own PEXPIREAT.
-        SetLimiter::emit(self.view(), None, aof, key);
+        SetLimiter::emit(self.view(&mut Scratch::default()), None, aof, key);
     }
 
     fn mem_usage(&self) -> usize {
@@ -138,7 +139,8 @@ impl StoredValue for Limiter {
     }
 
     fn digest(&self, md: &mut Digest) {
-        let state = SetLimiter::state_text::<STATE_TEXT>(self.view(), None, None);
+        let mut room = Scratch::default();
+        let state = SetLimiter::state_text::<STATE_TEXT>(self.view(&mut room), None, None);
         md.add_bytes(state.as_bytes());
     }
 

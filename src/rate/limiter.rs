@@ -4,103 +4,133 @@
 use crate::common::error::WardenError;
 use crate::common::parse::MAX_EVENTS;
 use crate::common::relocate::{self, Mover};
+use crate::rate::core::packed::{Pack, Packed};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS, UNKNOWN_BURST};
 use crate::rate::core::window::WindowState;
 
-/// Which command owns a limiter key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimiterKind {
-    /// RL.TOKEN
-    Token = 1,
-    /// RL.LEAKY
-    Leaky = 2,
-    /// RL.GCRA
-    Gcra = 3,
-    /// RL.WINDOW
-    Window = 4,
+pub use crate::rate::core::packed::LimiterKind;
+
+/// A stored limiter: its limits in the packed form when every field fits
+/// (`core::packed`), else in their wide form on the heap. The form is chosen
+/// on every write; what is saved, replicated and digested is the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Limiter {
+    /// One limit, packed: the whole value is 32 bytes (the common case).
+    One(Packed),
+    /// Two to `MAX_LIMITS` limits, each packed.
+    Few(Box<[Packed]>),
+    /// Token bucket, leaky bucket or GCRA limits with a field too wide to pack.
+    Bucket(LimiterKind, Box<[BucketState]>),
+    /// Sliding-window limits with a field too wide to pack.
+    Window(Box<[WindowState]>),
 }
 
-impl LimiterKind {
-    /// The kind stored as `code`.
-    pub fn from_code(code: i64) -> Option<LimiterKind> {
-        match code {
-            1 => Some(LimiterKind::Token),
-            2 => Some(LimiterKind::Leaky),
-            3 => Some(LimiterKind::Gcra),
-            4 => Some(LimiterKind::Window),
+// A one-limit limiter is one 32-byte block (jemalloc's 32 B class).
+const _: () = assert!(std::mem::size_of::<Limiter>() == 32);
+
+/// A state type a limiter holds, packed or wide.
+pub trait Stored: Pack {
+    /// Whether limiters of `kind` hold states of this type.
+    fn holds(kind: LimiterKind) -> bool;
+
+    /// The wide states of `l`, if it holds them.
+    fn wide(l: &Limiter) -> Option<&[Self]>;
+
+    /// The same, to write in place.
+    fn wide_mut(l: &mut Limiter) -> Option<&mut [Self]>;
+
+    /// A limiter of `kind` holding `states` in the wide form.
+    fn wide_limiter(kind: LimiterKind, states: Box<[Self]>) -> Limiter;
+}
+
+impl Stored for BucketState {
+    fn holds(kind: LimiterKind) -> bool {
+        kind != LimiterKind::Window
+    }
+
+    fn wide(l: &Limiter) -> Option<&[BucketState]> {
+        match l {
+            Limiter::Bucket(_, all) => Some(all),
             _ => None,
         }
     }
 
-    /// Most limits a key of this kind holds: RL.TOKEN and RL.WINDOW take
-    /// several, RL.LEAKY and RL.GCRA one.
-    pub fn max_limits(self) -> usize {
-        match self {
-            LimiterKind::Token | LimiterKind::Window => MAX_LIMITS,
-            LimiterKind::Leaky | LimiterKind::Gcra => 1,
+    fn wide_mut(l: &mut Limiter) -> Option<&mut [BucketState]> {
+        match l {
+            Limiter::Bucket(_, all) => Some(all),
+            _ => None,
+        }
+    }
+
+    fn wide_limiter(kind: LimiterKind, states: Box<[BucketState]>) -> Limiter {
+        Limiter::Bucket(kind, states)
+    }
+}
+
+impl Stored for WindowState {
+    fn holds(kind: LimiterKind) -> bool {
+        kind == LimiterKind::Window
+    }
+
+    fn wide(l: &Limiter) -> Option<&[WindowState]> {
+        match l {
+            Limiter::Window(all) => Some(all),
+            _ => None,
+        }
+    }
+
+    fn wide_mut(l: &mut Limiter) -> Option<&mut [WindowState]> {
+        match l {
+            Limiter::Window(all) => Some(all),
+            _ => None,
+        }
+    }
+
+    fn wide_limiter(_: LimiterKind, states: Box<[WindowState]>) -> Limiter {
+        Limiter::Window(states)
+    }
+}
+
+/// Room on the stack to read a limiter's states into: one limit, or (made
+/// only when needed) every limit.
+pub struct Decoded<S> {
+    one: [S; 1],
+    all: Option<[S; MAX_LIMITS]>,
+}
+
+impl<S: Stored> Decoded<S> {
+    /// Empty room.
+    pub fn new() -> Decoded<S> {
+        Decoded {
+            one: [S::EMPTY],
+            all: None,
         }
     }
 }
 
-/// The limits of one key: one inline (a one-limit key allocates nothing
-/// more), or several on the heap.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Limits<S> {
-    /// The common case.
-    One(S),
-    /// Two to `MAX_LIMITS`.
-    Many(Box<[S]>),
-}
-
-impl<S: Copy> Limits<S> {
-    /// Offers the heap block of several limits to `m` (active defragmentation).
-    pub fn relocate(&mut self, m: &mut dyn Mover) {
-        if let Limits::Many(all) = self {
-            relocate::boxed_slice(all, m);
-        }
-    }
-
-    /// The limits of `states` (one or more).
-    pub fn from_slice(states: &[S]) -> Limits<S> {
-        match states {
-            [one] => Limits::One(*one),
-            _ => Limits::Many(states.into()),
-        }
-    }
-
-    /// Every limit, in order.
-    pub fn as_slice(&self) -> &[S] {
-        match self {
-            Limits::One(s) => std::slice::from_ref(s),
-            Limits::Many(all) => all,
-        }
-    }
-
-    /// Replaces the limits, in place when their count is the same.
-    pub fn set(&mut self, states: &[S]) {
-        match self {
-            Limits::One(s) if states.len() == 1 => *s = states[0],
-            Limits::Many(all) if all.len() == states.len() => all.copy_from_slice(states),
-            _ => *self = Limits::from_slice(states),
-        }
-    }
-
-    /// Bytes held outside the value itself.
-    pub fn heap_bytes(&self) -> usize {
-        match self {
-            Limits::One(_) => 0,
-            Limits::Many(all) => std::mem::size_of_val::<[S]>(all),
-        }
+impl<S: Stored> Default for Decoded<S> {
+    fn default() -> Decoded<S> {
+        Decoded::new()
     }
 }
 
-/// A stored limiter.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Limiter {
-    /// Token bucket, leaky bucket or GCRA.
-    Bucket(LimiterKind, Limits<BucketState>),
-    /// Sliding-window counter.
-    Window(Limits<WindowState>),
+/// Room for the states of any limiter (`Limiter::view`).
+#[derive(Default)]
+pub struct Scratch {
+    buckets: Decoded<BucketState>,
+    windows: Decoded<WindowState>,
+}
+
+/// Packs `states` into `slots` (of the same length); false, with `slots`
+/// partly overwritten, when one does not fit.
+fn pack_into<S: Stored>(slots: &mut [Packed], kind: LimiterKind, states: &[S]) -> bool {
+    for (slot, s) in slots.iter_mut().zip(states) {
+        match s.pack(kind) {
+            Some(p) => *slot = p,
+            None => return false,
+        }
+    }
+    true
 }
 
 /// The states of a limiter, borrowed: what is written to RDB, `RL._SET`
@@ -133,8 +163,8 @@ impl LimiterRef<'_> {
     /// An owned limiter with these states.
     pub fn to_limiter(self) -> Limiter {
         match self {
-            LimiterRef::Bucket(kind, s) => Limiter::Bucket(kind, Limits::from_slice(s)),
-            LimiterRef::Window(s) => Limiter::Window(Limits::from_slice(s)),
+            LimiterRef::Bucket(kind, s) => Limiter::from_states(kind, s),
+            LimiterRef::Window(s) => Limiter::from_states(LimiterKind::Window, s),
         }
     }
 }
@@ -147,40 +177,105 @@ impl Limiter {
     /// Offers the limits' heap block, if any, to `m`.
     pub fn relocate(&mut self, m: &mut dyn Mover) {
         match self {
-            Limiter::Bucket(_, limits) => limits.relocate(m),
-            Limiter::Window(limits) => limits.relocate(m),
+            Limiter::One(_) => {}
+            Limiter::Few(all) => relocate::boxed_slice(all, m),
+            Limiter::Bucket(_, all) => relocate::boxed_slice(all, m),
+            Limiter::Window(all) => relocate::boxed_slice(all, m),
         }
     }
 
     /// The command that owns this limiter.
     pub fn kind(&self) -> LimiterKind {
-        self.view().kind()
-    }
-
-    /// The states, borrowed.
-    pub fn view(&self) -> LimiterRef<'_> {
         match self {
-            Limiter::Bucket(kind, l) => LimiterRef::Bucket(*kind, l.as_slice()),
-            Limiter::Window(l) => LimiterRef::Window(l.as_slice()),
+            Limiter::One(p) => p.kind(),
+            Limiter::Few(all) => all.first().map_or(LimiterKind::Token, Packed::kind),
+            Limiter::Bucket(kind, _) => *kind,
+            Limiter::Window(_) => LimiterKind::Window,
         }
     }
 
-    /// Takes the states of `new` (of the same kind), in place when the
-    /// count of limits is the same.
-    pub fn set(&mut self, new: LimiterRef) {
-        match (self, new) {
-            (Limiter::Bucket(kind, l), LimiterRef::Bucket(k, s)) if *kind == k => l.set(s),
-            (Limiter::Window(l), LimiterRef::Window(s)) => l.set(s),
-            (this, new) => *this = new.to_limiter(),
+    /// A limiter of `kind` holding `states`: packed when every one fits.
+    pub fn from_states<S: Stored>(kind: LimiterKind, states: &[S]) -> Limiter {
+        match states {
+            [one] => {
+                if let Some(p) = one.pack(kind) {
+                    return Limiter::One(p);
+                }
+            }
+            [_, _, ..] => {
+                let packed: Option<Box<[Packed]>> = states.iter().map(|s| s.pack(kind)).collect();
+                if let Some(all) = packed {
+                    return Limiter::Few(all);
+                }
+            }
+            [] => {}
         }
+        S::wide_limiter(kind, states.into())
+    }
+
+    /// The states of type `S` this limiter holds (none when it holds the
+    /// other type), read into `room` when packed.
+    pub fn states<'a, S: Stored>(&'a self, room: &'a mut Decoded<S>) -> &'a [S] {
+        match self {
+            Limiter::One(p) if S::holds(p.kind()) => {
+                room.one[0] = S::unpack(p);
+                &room.one
+            }
+            Limiter::Few(packed) if packed.first().is_some_and(|p| S::holds(p.kind())) => {
+                let all = room.all.insert([S::EMPTY; MAX_LIMITS]);
+                for (s, p) in all.iter_mut().zip(packed.iter()) {
+                    *s = S::unpack(p);
+                }
+                &all[..packed.len()]
+            }
+            _ => S::wide(self).unwrap_or(&[]),
+        }
+    }
+
+    /// The states, read into `room` where packed.
+    pub fn view<'a>(&'a self, room: &'a mut Scratch) -> LimiterRef<'a> {
+        match self.kind() {
+            LimiterKind::Window => LimiterRef::Window(self.states(&mut room.windows)),
+            kind => LimiterRef::Bucket(kind, self.states(&mut room.buckets)),
+        }
+    }
+
+    /// Takes the states of `new`, in place when the form and count of
+    /// limits stay the same.
+    pub fn set(&mut self, new: LimiterRef) {
+        match new {
+            LimiterRef::Bucket(kind, s) => self.set_states(kind, s),
+            LimiterRef::Window(s) => self.set_states(LimiterKind::Window, s),
+        }
+    }
+
+    fn set_states<S: Stored>(&mut self, kind: LimiterKind, states: &[S]) {
+        let in_place = match (&mut *self, states) {
+            (Limiter::One(p), [one]) => one.pack(kind).map(|new| *p = new).is_some(),
+            (Limiter::Few(all), _) => all.len() == states.len() && pack_into(all, kind, states),
+            _ => false,
+        };
+        if in_place {
+            return;
+        }
+        let packs = states.iter().all(|s| s.pack(kind).is_some());
+        if !packs && self.kind() == kind {
+            if let Some(wide) = S::wide_mut(self).filter(|w| w.len() == states.len()) {
+                wide.copy_from_slice(states);
+                return;
+            }
+        }
+        *self = Limiter::from_states(kind, states);
     }
 
     /// Bytes the value uses (`MEMORY USAGE`).
     pub fn mem_usage(&self) -> usize {
         std::mem::size_of::<Limiter>()
             + match self {
-                Limiter::Bucket(_, l) => l.heap_bytes(),
-                Limiter::Window(l) => l.heap_bytes(),
+                Limiter::One(_) => 0,
+                Limiter::Few(all) => std::mem::size_of_val::<[Packed]>(all),
+                Limiter::Bucket(_, all) => std::mem::size_of_val::<[BucketState]>(all),
+                Limiter::Window(all) => std::mem::size_of_val::<[WindowState]>(all),
             }
     }
 
@@ -246,7 +341,7 @@ impl Limiter {
     /// bucket without its burst), checked like the current form.
     pub fn from_v1_fields(kind: LimiterKind, f: [i128; 4]) -> Result<Limiter, WardenError> {
         match kind {
-            LimiterKind::Window => Ok(Limiter::Window(Limits::One(Limiter::window_limit(f)?))),
+            LimiterKind::Window => Ok(Limiter::from_states(kind, &[Limiter::window_limit(f)?])),
             _ => {
                 if f[2] == 0 {
                     return Err(bad()); // version 1 had no rate of inf
@@ -257,8 +352,109 @@ impl Limiter {
                     0
                 };
                 let s = Limiter::bucket_limit(kind, [f[0], f[1], f[2], f[3], burst])?;
-                Ok(Limiter::Bucket(kind, Limits::One(s)))
+                Ok(Limiter::from_states(kind, &[s]))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bucket(deficit: u128, burst: u64) -> BucketState {
+        BucketState {
+            last_ms: 1_796_104_473_859,
+            deficit,
+            ticks_per_token: 10,
+            ticks_per_ms: 1,
+            burst,
+        }
+    }
+
+    fn window(current: u64) -> WindowState {
+        WindowState {
+            start_ms: 1_796_104_473_000,
+            window_ms: 60_000,
+            previous: 3,
+            current,
+        }
+    }
+
+    /// The states `l` holds, read back through `view`.
+    fn read(l: &Limiter) -> (LimiterKind, Vec<BucketState>, Vec<WindowState>) {
+        let mut room = Scratch::default();
+        match l.view(&mut room) {
+            LimiterRef::Bucket(kind, s) => (kind, s.to_vec(), vec![]),
+            LimiterRef::Window(s) => (LimiterKind::Window, vec![], s.to_vec()),
+        }
+    }
+
+    #[test]
+    fn every_write_chooses_the_packed_form_when_the_states_fit() {
+        let small = bucket(5, 10);
+        let huge = bucket(u128::from(u64::MAX) + 1, 10);
+        let mut l = Limiter::from_states(LimiterKind::Token, &[small]);
+        assert!(matches!(l, Limiter::One(_)));
+        assert_eq!(l.mem_usage(), 32);
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[huge]));
+        assert!(matches!(l, Limiter::Bucket(LimiterKind::Token, _)));
+        assert_eq!(read(&l), (LimiterKind::Token, vec![huge], vec![]));
+        assert_eq!(l.mem_usage(), 32 + 48);
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[small]));
+        assert!(matches!(l, Limiter::One(_)));
+        assert_eq!(read(&l), (LimiterKind::Token, vec![small], vec![]));
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, small]));
+        assert!(matches!(l, Limiter::Few(_)));
+        assert_eq!(l.mem_usage(), 32 + 64);
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, huge]));
+        assert!(matches!(l, Limiter::Bucket(_, _)));
+        assert_eq!(read(&l).1, vec![small, huge]);
+        assert_eq!(l.mem_usage(), 32 + 96);
+        let unknown = bucket(5, UNKNOWN_BURST);
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[unknown, huge]));
+        assert_eq!(read(&l).1, vec![unknown, huge]);
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, small]));
+        assert!(matches!(l, Limiter::Few(_)));
+        assert_eq!(read(&l).1, vec![small, small]);
+    }
+
+    #[test]
+    fn windows_and_kinds_read_back_as_written() {
+        let w = [window(7), window(1 << 56), window(0)];
+        for n in 1..=3 {
+            let l = LimiterRef::Window(&w[..n]).to_limiter();
+            assert_eq!(l.kind(), LimiterKind::Window);
+            assert_eq!(read(&l), (LimiterKind::Window, vec![], w[..n].to_vec()));
+            let mut room = Decoded::<BucketState>::new();
+            assert!(l.states(&mut room).is_empty(), "no bucket states");
+        }
+        for kind in [LimiterKind::Token, LimiterKind::Leaky, LimiterKind::Gcra] {
+            let l = Limiter::from_states(kind, &[bucket(1, 0)]);
+            assert_eq!(read(&l), (kind, vec![bucket(1, 0)], vec![]));
+            let mut room = Decoded::<WindowState>::new();
+            assert!(l.states(&mut room).is_empty(), "no window states");
+        }
+        let mut l = Limiter::from_states(LimiterKind::Token, &[bucket(1, 0)]);
+        l.set(LimiterRef::Window(&[window(1)]));
+        assert_eq!(read(&l), (LimiterKind::Window, vec![], vec![window(1)]));
+    }
+
+    #[test]
+    fn every_heap_block_is_offered_to_the_mover() {
+        let mut m = relocate::tests::TestMover::default();
+        let huge = bucket(u128::MAX >> 1, 0);
+        let mut forms = [
+            Limiter::from_states(LimiterKind::Token, &[bucket(1, 1)]),
+            Limiter::from_states(LimiterKind::Token, &[bucket(1, 1), bucket(2, 2)]),
+            Limiter::from_states(LimiterKind::Leaky, &[huge]),
+            Limiter::from_states(LimiterKind::Window, &[window(1 << 60)]),
+        ];
+        let before: Vec<_> = forms.iter().map(read).collect();
+        for l in &mut forms {
+            l.relocate(&mut m);
+        }
+        assert_eq!(m.moved, 3);
+        assert_eq!(forms.iter().map(read).collect::<Vec<_>>(), before);
     }
 }

@@ -3,5 +3,6 @@
 //! by the caller.
 
 pub mod bucket;
+pub mod packed;
 pub mod rate;
 pub mod window;
