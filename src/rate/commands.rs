@@ -156,13 +156,22 @@ fn run_buckets(
         Some(l) => l.states(&mut room),
         None => &[],
     };
-    let mut one = [BucketState::default()];
-    let mut all;
-    let out: &mut [BucketState] = if n == 1 {
-        &mut one
-    } else {
-        all = [BucketState::default(); MAX_LIMITS];
-        &mut all[..]
+    // The smallest buffer that holds them: zeroing all eight costs more
+    // than the rest of a two-limit call's bookkeeping.
+    let (mut one, mut few, mut all);
+    let out: &mut [BucketState] = match n {
+        1 => {
+            one = [BucketState::default()];
+            &mut one
+        }
+        2..=3 => {
+            few = [BucketState::default(); 3];
+            &mut few
+        }
+        _ => {
+            all = [BucketState::default(); MAX_LIMITS];
+            &mut all
+        }
     };
     let d = decide(stored, now, out)?;
     write(

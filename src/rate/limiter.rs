@@ -5,7 +5,7 @@ use crate::common::error::WardenError;
 use crate::common::parse::MAX_EVENTS;
 use crate::common::relocate::{self, Mover};
 use crate::rate::core::packed::{Pack, Packed};
-use crate::rate::core::rate::{BucketState, MAX_LIMITS, UNKNOWN_BURST};
+use crate::rate::core::rate::{BucketState, UNKNOWN_BURST};
 use crate::rate::core::window::WindowState;
 
 pub use crate::rate::core::packed::LimiterKind;
@@ -17,8 +17,6 @@ pub use crate::rate::core::packed::LimiterKind;
 pub enum Limiter {
     /// One limit, packed: the whole value is 32 bytes (the common case).
     One(Packed),
-    /// Two to `MAX_LIMITS` limits, each packed.
-    Few(Box<[Packed]>),
     /// Token bucket, leaky bucket or GCRA limits with a field too wide to pack.
     Bucket(LimiterKind, Box<[BucketState]>),
     /// Sliding-window limits with a field too wide to pack.
@@ -91,20 +89,15 @@ impl Stored for WindowState {
     }
 }
 
-/// Room on the stack to read a limiter's states into: one limit, or (made
-/// only when needed) every limit.
+/// Room on the stack to read a packed limit into.
 pub struct Decoded<S> {
-    one: [S; 1],
-    all: Option<[S; MAX_LIMITS]>,
+    one: Option<S>,
 }
 
 impl<S: Stored> Decoded<S> {
     /// Empty room.
     pub fn new() -> Decoded<S> {
-        Decoded {
-            one: [S::EMPTY],
-            all: None,
-        }
+        Decoded { one: None }
     }
 }
 
@@ -119,18 +112,6 @@ impl<S: Stored> Default for Decoded<S> {
 pub struct Scratch {
     buckets: Decoded<BucketState>,
     windows: Decoded<WindowState>,
-}
-
-/// Packs `states` into `slots` (of the same length); false, with `slots`
-/// partly overwritten, when one does not fit.
-fn pack_into<S: Stored>(slots: &mut [Packed], kind: LimiterKind, states: &[S]) -> bool {
-    for (slot, s) in slots.iter_mut().zip(states) {
-        match s.pack(kind) {
-            Some(p) => *slot = p,
-            None => return false,
-        }
-    }
-    true
 }
 
 /// The states of a limiter, borrowed: what is written to RDB, `RL._SET`
@@ -178,7 +159,6 @@ impl Limiter {
     pub fn relocate(&mut self, m: &mut dyn Mover) {
         match self {
             Limiter::One(_) => {}
-            Limiter::Few(all) => relocate::boxed_slice(all, m),
             Limiter::Bucket(_, all) => relocate::boxed_slice(all, m),
             Limiter::Window(all) => relocate::boxed_slice(all, m),
         }
@@ -188,28 +168,26 @@ impl Limiter {
     pub fn kind(&self) -> LimiterKind {
         match self {
             Limiter::One(p) => p.kind(),
-            Limiter::Few(all) => all.first().map_or(LimiterKind::Token, Packed::kind),
             Limiter::Bucket(kind, _) => *kind,
             Limiter::Window(_) => LimiterKind::Window,
         }
     }
 
     /// A limiter of `kind` holding `states`: packed when every one fits.
+    #[inline]
     pub fn from_states<S: Stored>(kind: LimiterKind, states: &[S]) -> Limiter {
-        match states {
-            [one] => {
-                if let Some(p) = one.pack(kind) {
-                    return Limiter::One(p);
-                }
+        if let [one] = states {
+            if let Some(p) = one.pack(kind) {
+                return Limiter::One(p);
             }
-            [_, _, ..] => {
-                let packed: Option<Box<[Packed]>> = states.iter().map(|s| s.pack(kind)).collect();
-                if let Some(all) = packed {
-                    return Limiter::Few(all);
-                }
-            }
-            [] => {}
         }
+        Limiter::from_several(kind, states)
+    }
+
+    /// `from_states` for what does not pack into one limit: several limits
+    /// (copied as they are: packing each costs more instructions than the
+    /// copy), or one too wide to pack.
+    fn from_several<S: Stored>(kind: LimiterKind, states: &[S]) -> Limiter {
         S::wide_limiter(kind, states.into())
     }
 
@@ -218,15 +196,7 @@ impl Limiter {
     pub fn states<'a, S: Stored>(&'a self, room: &'a mut Decoded<S>) -> &'a [S] {
         match self {
             Limiter::One(p) if S::holds(p.kind()) => {
-                room.one[0] = S::unpack(p);
-                &room.one
-            }
-            Limiter::Few(packed) if packed.first().is_some_and(|p| S::holds(p.kind())) => {
-                let all = room.all.insert([S::EMPTY; MAX_LIMITS]);
-                for (s, p) in all.iter_mut().zip(packed.iter()) {
-                    *s = S::unpack(p);
-                }
-                &all[..packed.len()]
+                std::slice::from_ref(room.one.insert(S::unpack(p)))
             }
             _ => S::wide(self).unwrap_or(&[]),
         }
@@ -250,22 +220,21 @@ impl Limiter {
     }
 
     fn set_states<S: Stored>(&mut self, kind: LimiterKind, states: &[S]) {
-        let in_place = match (&mut *self, states) {
-            (Limiter::One(p), [one]) => one.pack(kind).map(|new| *p = new).is_some(),
-            (Limiter::Few(all), _) => all.len() == states.len() && pack_into(all, kind, states),
-            _ => false,
+        let packed = match states {
+            [one] => one.pack(kind),
+            _ => None,
         };
-        if in_place {
-            return;
+        let same_kind = self.kind() == kind;
+        match (&mut *self, packed) {
+            (Limiter::One(p), Some(new)) => *p = new,
+            (_, Some(new)) => *self = Limiter::One(new),
+            (this, None) => match S::wide_mut(this) {
+                Some(wide) if same_kind && wide.len() == states.len() => {
+                    wide.copy_from_slice(states)
+                }
+                _ => *this = Limiter::from_several(kind, states),
+            },
         }
-        let packs = states.iter().all(|s| s.pack(kind).is_some());
-        if !packs && self.kind() == kind {
-            if let Some(wide) = S::wide_mut(self).filter(|w| w.len() == states.len()) {
-                wide.copy_from_slice(states);
-                return;
-            }
-        }
-        *self = Limiter::from_states(kind, states);
     }
 
     /// Bytes the value uses (`MEMORY USAGE`).
@@ -273,7 +242,6 @@ impl Limiter {
         std::mem::size_of::<Limiter>()
             + match self {
                 Limiter::One(_) => 0,
-                Limiter::Few(all) => std::mem::size_of_val::<[Packed]>(all),
                 Limiter::Bucket(_, all) => std::mem::size_of_val::<[BucketState]>(all),
                 Limiter::Window(all) => std::mem::size_of_val::<[WindowState]>(all),
             }
@@ -405,8 +373,8 @@ mod tests {
         assert!(matches!(l, Limiter::One(_)));
         assert_eq!(read(&l), (LimiterKind::Token, vec![small], vec![]));
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, small]));
-        assert!(matches!(l, Limiter::Few(_)));
-        assert_eq!(l.mem_usage(), 32 + 64);
+        assert!(matches!(l, Limiter::Bucket(..)));
+        assert_eq!(l.mem_usage(), 32 + 96);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, huge]));
         assert!(matches!(l, Limiter::Bucket(_, _)));
         assert_eq!(read(&l).1, vec![small, huge]);
@@ -415,8 +383,10 @@ mod tests {
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[unknown, huge]));
         assert_eq!(read(&l).1, vec![unknown, huge]);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, small]));
-        assert!(matches!(l, Limiter::Few(_)));
         assert_eq!(read(&l).1, vec![small, small]);
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[small]));
+        assert!(matches!(l, Limiter::One(_)));
+        assert_eq!(read(&l), (LimiterKind::Token, vec![small], vec![]));
     }
 
     #[test]

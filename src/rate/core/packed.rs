@@ -64,20 +64,26 @@ pub struct Packed {
 }
 
 impl Packed {
-    /// Packs three 64-bit words and a value below `TOP_LIMIT`.
-    fn new(kind: LimiterKind, words: [u64; 3], top: u64) -> Option<Packed> {
-        (top < TOP_LIMIT).then_some(Packed {
-            words,
+    /// Packs `words` (the last below `TOP_LIMIT`) with `kind`.
+    #[inline]
+    fn new(kind: LimiterKind, words: Words) -> Packed {
+        let [a, b, c, top] = words;
+        debug_assert!(top < TOP_LIMIT);
+        Packed {
+            words: [a, b, c],
             low: top as u32,
             mid: (top >> 32) as u16,
             high: (top >> 48) as u8,
             kind,
-        })
+        }
     }
 
-    /// The 56-bit field.
-    fn top(&self) -> u64 {
-        u64::from(self.low) | u64::from(self.mid) << 32 | u64::from(self.high) << 48
+    /// The four words, without the kind.
+    #[inline]
+    pub fn words(&self) -> Words {
+        let top = u64::from(self.low) | u64::from(self.mid) << 32 | u64::from(self.high) << 48;
+        let [a, b, c] = self.words;
+        [a, b, c, top]
     }
 
     /// The kind of the limiter this limit belongs to.
@@ -86,16 +92,32 @@ impl Packed {
     }
 }
 
+/// The four words of a packed limit, without its kind.
+pub type Words = [u64; 4];
+
 /// A limit state that has a packed form.
 pub trait Pack: Copy {
     /// A placeholder value (buffers).
     const EMPTY: Self;
 
+    /// The packed words, `None` when a field is too wide for them (the
+    /// last word is then below `TOP_LIMIT`).
+    fn pack_words(&self) -> Option<Words>;
+
+    /// The state `w` holds (packed from a state of this type).
+    fn unpack_words(w: &Words) -> Self;
+
     /// The packed form, `None` when a field is too wide for it.
-    fn pack(&self, kind: LimiterKind) -> Option<Packed>;
+    #[inline]
+    fn pack(&self, kind: LimiterKind) -> Option<Packed> {
+        self.pack_words().map(|w| Packed::new(kind, w))
+    }
 
     /// The state `p` holds (packed from a state of this type).
-    fn unpack(p: &Packed) -> Self;
+    #[inline]
+    fn unpack(p: &Packed) -> Self {
+        Self::unpack_words(&p.words())
+    }
 }
 
 impl Pack for BucketState {
@@ -107,22 +129,27 @@ impl Pack for BucketState {
         burst: 0,
     };
 
-    fn pack(&self, kind: LimiterKind) -> Option<Packed> {
-        let deficit = u64::try_from(self.deficit).ok()?;
-        let tpt = u32::try_from(self.ticks_per_token).ok()?;
-        let tpm = u32::try_from(self.ticks_per_ms).ok()?;
-        let ticks = u64::from(tpt) | u64::from(tpm) << 32;
-        Packed::new(kind, [self.last_ms as u64, deficit, ticks], self.burst)
+    #[inline]
+    fn pack_words(&self) -> Option<Words> {
+        // One test for every width: any bit above a field's width.
+        let (tpt, tpm) = (self.ticks_per_token, self.ticks_per_ms);
+        let wide = (self.deficit >> 64) as u64 | (tpt | tpm) >> 32 | self.burst >> 56;
+        if wide != 0 {
+            return None;
+        }
+        let ticks = tpt | tpm << 32;
+        Some([self.last_ms as u64, self.deficit as u64, ticks, self.burst])
     }
 
-    fn unpack(p: &Packed) -> BucketState {
-        let [last, deficit, ticks] = p.words;
+    #[inline]
+    fn unpack_words(w: &Words) -> BucketState {
+        let [last, deficit, ticks, burst] = *w;
         BucketState {
             last_ms: last as i64,
             deficit: u128::from(deficit),
             ticks_per_token: ticks & u64::from(u32::MAX),
             ticks_per_ms: ticks >> 32,
-            burst: p.top(),
+            burst,
         }
     }
 }
@@ -130,18 +157,23 @@ impl Pack for BucketState {
 impl Pack for WindowState {
     const EMPTY: WindowState = WindowState::NONE;
 
-    fn pack(&self, kind: LimiterKind) -> Option<Packed> {
-        let words = [self.start_ms as u64, self.window_ms as u64, self.previous];
-        Packed::new(kind, words, self.current)
+    #[inline]
+    fn pack_words(&self) -> Option<Words> {
+        if self.current >= TOP_LIMIT {
+            return None;
+        }
+        let (start, window) = (self.start_ms as u64, self.window_ms as u64);
+        Some([start, window, self.previous, self.current])
     }
 
-    fn unpack(p: &Packed) -> WindowState {
-        let [start, window, previous] = p.words;
+    #[inline]
+    fn unpack_words(w: &Words) -> WindowState {
+        let [start, window, previous, current] = *w;
         WindowState {
             start_ms: start as i64,
             window_ms: window as i64,
             previous,
-            current: p.top(),
+            current,
         }
     }
 }
