@@ -255,9 +255,8 @@ pub fn gcra(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     }
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
-    let mut room = Decoded::<BucketState>::new();
     let state = match limiter_in(&mut key, LimiterKind::Gcra)? {
-        Some(l) => l.states(&mut room).first().copied(),
+        Some(l) => l.first::<BucketState>(),
         None => None,
     };
     let out = rate::gcra(

@@ -202,6 +202,16 @@ impl Limiter {
         }
     }
 
+    /// The first state of type `S` (RL.GCRA and RL.LEAKY hold one), read
+    /// without a room.
+    #[inline]
+    pub fn first<S: Stored>(&self) -> Option<S> {
+        match self {
+            Limiter::One(p) if S::holds(p.kind()) => Some(S::unpack(p)),
+            _ => S::wide(self).and_then(|all| all.first().copied()),
+        }
+    }
+
     /// The states, read into `room` where packed.
     pub fn view<'a>(&'a self, room: &'a mut Scratch) -> LimiterRef<'a> {
         match self.kind() {
