@@ -10,35 +10,54 @@ use crate::rate::core::window::WindowState;
 
 pub use crate::rate::core::packed::LimiterKind;
 
-/// A stored limiter: its limits in the packed form when every field fits
-/// (`core::packed`), else in their wide form on the heap. The form is chosen
-/// on every write; what is saved, replicated and digested is the same.
+/// A stored limiter: one or two limits in the packed form when every field
+/// fits (`core::packed`), else in their wide form on the heap. The form is
+/// chosen on every write; what is saved, replicated and digested is the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Limiter {
-    /// One limit, packed: the whole value is 32 bytes (the common case).
+    /// One limit, packed: the whole value is 16 bytes (the common case).
     One(Packed),
-    /// Token bucket, leaky bucket or GCRA limits with a field too wide to pack.
+    /// Two limits, packed, in a 32-byte block.
+    Two(Box<[Packed; 2]>),
+    /// Any count of limits, a field too wide to pack among them.
+    Wide(Box<Wide>),
+}
+
+/// The limits of a limiter in their wide form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wide {
+    /// Token bucket, leaky bucket or GCRA limits.
     Bucket(LimiterKind, Box<[BucketState]>),
-    /// Sliding-window limits with a field too wide to pack.
+    /// Sliding-window limits.
     Window(Box<[WindowState]>),
 }
 
-// A one-limit limiter is one 32-byte block (jemalloc's 32 B class).
-const _: () = assert!(std::mem::size_of::<Limiter>() == 32);
+impl Wide {
+    /// The command that owns these limits.
+    fn kind(&self) -> LimiterKind {
+        match self {
+            Wide::Bucket(kind, _) => *kind,
+            Wide::Window(_) => LimiterKind::Window,
+        }
+    }
+}
+
+// A one-limit limiter is one 16-byte block (jemalloc's smallest class).
+const _: () = assert!(std::mem::size_of::<Limiter>() == 16);
 
 /// A state type a limiter holds, packed or wide.
 pub trait Stored: Pack {
     /// Whether limiters of `kind` hold states of this type.
     fn holds(kind: LimiterKind) -> bool;
 
-    /// The wide states of `l`, if it holds them.
-    fn wide(l: &Limiter) -> Option<&[Self]>;
+    /// The wide states of `w`, if it holds them.
+    fn wide(w: &Wide) -> Option<&[Self]>;
 
     /// The same, to write in place.
-    fn wide_mut(l: &mut Limiter) -> Option<&mut [Self]>;
+    fn wide_mut(w: &mut Wide) -> Option<&mut [Self]>;
 
-    /// A limiter of `kind` holding `states` in the wide form.
-    fn wide_limiter(kind: LimiterKind, states: Box<[Self]>) -> Limiter;
+    /// Wide limits of `kind` holding `states`.
+    fn wide_of(kind: LimiterKind, states: Box<[Self]>) -> Wide;
 }
 
 impl Stored for BucketState {
@@ -46,22 +65,22 @@ impl Stored for BucketState {
         kind != LimiterKind::Window
     }
 
-    fn wide(l: &Limiter) -> Option<&[BucketState]> {
-        match l {
-            Limiter::Bucket(_, all) => Some(all),
-            _ => None,
+    fn wide(w: &Wide) -> Option<&[BucketState]> {
+        match w {
+            Wide::Bucket(_, all) => Some(all),
+            Wide::Window(_) => None,
         }
     }
 
-    fn wide_mut(l: &mut Limiter) -> Option<&mut [BucketState]> {
-        match l {
-            Limiter::Bucket(_, all) => Some(all),
-            _ => None,
+    fn wide_mut(w: &mut Wide) -> Option<&mut [BucketState]> {
+        match w {
+            Wide::Bucket(_, all) => Some(all),
+            Wide::Window(_) => None,
         }
     }
 
-    fn wide_limiter(kind: LimiterKind, states: Box<[BucketState]>) -> Limiter {
-        Limiter::Bucket(kind, states)
+    fn wide_of(kind: LimiterKind, states: Box<[BucketState]>) -> Wide {
+        Wide::Bucket(kind, states)
     }
 }
 
@@ -70,34 +89,34 @@ impl Stored for WindowState {
         kind == LimiterKind::Window
     }
 
-    fn wide(l: &Limiter) -> Option<&[WindowState]> {
-        match l {
-            Limiter::Window(all) => Some(all),
-            _ => None,
+    fn wide(w: &Wide) -> Option<&[WindowState]> {
+        match w {
+            Wide::Window(all) => Some(all),
+            Wide::Bucket(..) => None,
         }
     }
 
-    fn wide_mut(l: &mut Limiter) -> Option<&mut [WindowState]> {
-        match l {
-            Limiter::Window(all) => Some(all),
-            _ => None,
+    fn wide_mut(w: &mut Wide) -> Option<&mut [WindowState]> {
+        match w {
+            Wide::Window(all) => Some(all),
+            Wide::Bucket(..) => None,
         }
     }
 
-    fn wide_limiter(_: LimiterKind, states: Box<[WindowState]>) -> Limiter {
-        Limiter::Window(states)
+    fn wide_of(_: LimiterKind, states: Box<[WindowState]>) -> Wide {
+        Wide::Window(states)
     }
 }
 
-/// Room on the stack to read a packed limit into.
+/// Room on the stack to read packed limits into.
 pub struct Decoded<S> {
-    one: Option<S>,
+    two: [S; 2],
 }
 
 impl<S: Stored> Decoded<S> {
     /// Empty room.
     pub fn new() -> Decoded<S> {
-        Decoded { one: None }
+        Decoded { two: [S::EMPTY; 2] }
     }
 }
 
@@ -155,50 +174,72 @@ fn bad() -> WardenError {
 }
 
 impl Limiter {
-    /// Offers the limits' heap block, if any, to `m`.
+    /// Offers the limits' heap blocks, if any, to `m`.
     pub fn relocate(&mut self, m: &mut dyn Mover) {
         match self {
             Limiter::One(_) => {}
-            Limiter::Bucket(_, all) => relocate::boxed_slice(all, m),
-            Limiter::Window(all) => relocate::boxed_slice(all, m),
+            Limiter::Two(two) => relocate::boxed(two, m),
+            Limiter::Wide(wide) => {
+                relocate::boxed(wide, m);
+                match &mut **wide {
+                    Wide::Bucket(_, all) => relocate::boxed_slice(all, m),
+                    Wide::Window(all) => relocate::boxed_slice(all, m),
+                }
+            }
         }
     }
 
     /// The command that owns this limiter.
+    #[inline]
     pub fn kind(&self) -> LimiterKind {
         match self {
             Limiter::One(p) => p.kind(),
-            Limiter::Bucket(kind, _) => *kind,
-            Limiter::Window(_) => LimiterKind::Window,
+            Limiter::Two(two) => two[0].kind(),
+            Limiter::Wide(wide) => wide.kind(),
+        }
+    }
+
+    /// The wide states of type `S`, if this limiter holds them.
+    fn wide<S: Stored>(&self) -> Option<&[S]> {
+        match self {
+            Limiter::Wide(wide) => S::wide(wide),
+            _ => None,
         }
     }
 
     /// A limiter of `kind` holding `states`: packed when every one fits.
     #[inline]
     pub fn from_states<S: Stored>(kind: LimiterKind, states: &[S]) -> Limiter {
-        if let [one] = states {
-            if let Some(p) = one.pack(kind) {
-                return Limiter::One(p);
+        match states {
+            [one] => {
+                if let Some(p) = one.pack(kind, None, 0) {
+                    return Limiter::One(p);
+                }
             }
+            [a, b] => {
+                if let (Some(pa), Some(pb)) = (a.pack(kind, None, 0), b.pack(kind, None, 1)) {
+                    return Limiter::Two(Box::new([pa, pb]));
+                }
+            }
+            _ => {}
         }
-        Limiter::from_several(kind, states)
-    }
-
-    /// `from_states` for what does not pack into one limit: several limits
-    /// (copied as they are: packing each costs more instructions than the
-    /// copy), or one too wide to pack.
-    fn from_several<S: Stored>(kind: LimiterKind, states: &[S]) -> Limiter {
-        S::wide_limiter(kind, states.into())
+        Limiter::Wide(Box::new(S::wide_of(kind, states.into())))
     }
 
     /// The states of type `S` this limiter holds (none when it holds the
     /// other type), read into `room` when packed.
+    #[inline]
     pub fn states<'a, S: Stored>(&'a self, room: &'a mut Decoded<S>) -> &'a [S] {
         match self {
             Limiter::One(p) if S::holds(p.kind()) => {
-                std::slice::from_ref(room.one.insert(S::unpack(p)))
+                room.two[0] = S::unpack(p);
+                &room.two[..1]
             }
-            _ => S::wide(self).unwrap_or(&[]),
+            Limiter::Two(two) if S::holds(two[0].kind()) => {
+                room.two = [S::unpack(&two[0]), S::unpack(&two[1])];
+                &room.two
+            }
+            _ => self.wide().unwrap_or(&[]),
         }
     }
 
@@ -208,7 +249,8 @@ impl Limiter {
     pub fn first<S: Stored>(&self) -> Option<S> {
         match self {
             Limiter::One(p) if S::holds(p.kind()) => Some(S::unpack(p)),
-            _ => S::wide(self).and_then(|all| all.first().copied()),
+            Limiter::Two(two) if S::holds(two[0].kind()) => Some(S::unpack(&two[0])),
+            _ => self.wide().and_then(|all: &[S]| all.first().copied()),
         }
     }
 
@@ -222,6 +264,7 @@ impl Limiter {
 
     /// Takes the states of `new`, in place when the form and count of
     /// limits stay the same.
+    #[inline]
     pub fn set(&mut self, new: LimiterRef) {
         match new {
             LimiterRef::Bucket(kind, s) => self.set_states(kind, s),
@@ -229,21 +272,43 @@ impl Limiter {
         }
     }
 
+    #[inline]
     fn set_states<S: Stored>(&mut self, kind: LimiterKind, states: &[S]) {
-        let packed = match states {
-            [one] => one.pack(kind),
-            _ => None,
-        };
-        let same_kind = self.kind() == kind;
-        match (&mut *self, packed) {
-            (Limiter::One(p), Some(new)) => *p = new,
-            (_, Some(new)) => *self = Limiter::One(new),
-            (this, None) => match S::wide_mut(this) {
-                Some(wide) if same_kind && wide.len() == states.len() => {
-                    wide.copy_from_slice(states)
+        match (&mut *self, states) {
+            // The parameters id the key held is the likely one again.
+            (Limiter::One(p), [one]) => {
+                if let Some(new) = one.pack(kind, Some(p.params_id()), 0) {
+                    *p = new;
+                    return;
                 }
-                _ => *this = Limiter::from_several(kind, states),
-            },
+            }
+            (Limiter::Two(two), [a, b]) => {
+                let hints = (Some(two[0].params_id()), Some(two[1].params_id()));
+                if let (Some(pa), Some(pb)) = (a.pack(kind, hints.0, 0), b.pack(kind, hints.1, 1)) {
+                    **two = [pa, pb];
+                    return;
+                }
+            }
+            (Limiter::Wide(wide), _) if wide.kind() == kind => {
+                if let Some(all) = S::wide_mut(wide).filter(|all| all.len() == states.len()) {
+                    if !Limiter::packs(kind, states) {
+                        all.copy_from_slice(states);
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
+        *self = Limiter::from_states(kind, states);
+    }
+
+    /// Whether `states` have a packed form (one or two limits, every field
+    /// narrow enough).
+    fn packs<S: Stored>(kind: LimiterKind, states: &[S]) -> bool {
+        match states {
+            [one] => one.pack(kind, None, 0).is_some(),
+            [a, b] => a.pack(kind, None, 0).is_some() && b.pack(kind, None, 1).is_some(),
+            _ => false,
         }
     }
 
@@ -252,8 +317,14 @@ impl Limiter {
         std::mem::size_of::<Limiter>()
             + match self {
                 Limiter::One(_) => 0,
-                Limiter::Bucket(_, all) => std::mem::size_of_val::<[BucketState]>(all),
-                Limiter::Window(all) => std::mem::size_of_val::<[WindowState]>(all),
+                Limiter::Two(two) => std::mem::size_of_val(&**two),
+                Limiter::Wide(wide) => {
+                    std::mem::size_of::<Wide>()
+                        + match &**wide {
+                            Wide::Bucket(_, all) => std::mem::size_of_val::<[BucketState]>(all),
+                            Wide::Window(all) => std::mem::size_of_val::<[WindowState]>(all),
+                        }
+                }
             }
     }
 
@@ -374,29 +445,43 @@ mod tests {
         let huge = bucket(u128::from(u64::MAX) + 1, 10);
         let mut l = Limiter::from_states(LimiterKind::Token, &[small]);
         assert!(matches!(l, Limiter::One(_)));
-        assert_eq!(l.mem_usage(), 32);
+        assert_eq!(l.mem_usage(), 16);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[huge]));
-        assert!(matches!(l, Limiter::Bucket(LimiterKind::Token, _)));
+        assert!(matches!(l, Limiter::Wide(_)));
         assert_eq!(read(&l), (LimiterKind::Token, vec![huge], vec![]));
-        assert_eq!(l.mem_usage(), 32 + 48);
+        assert_eq!(l.mem_usage(), 16 + 24 + 48);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small]));
         assert!(matches!(l, Limiter::One(_)));
         assert_eq!(read(&l), (LimiterKind::Token, vec![small], vec![]));
-        l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, small]));
-        assert!(matches!(l, Limiter::Bucket(..)));
-        assert_eq!(l.mem_usage(), 32 + 96);
+        l.set(LimiterRef::Bucket(
+            LimiterKind::Token,
+            &[small, bucket(7, 20)],
+        ));
+        assert!(matches!(l, Limiter::Two(_)));
+        assert_eq!(l.mem_usage(), 16 + 32);
+        assert_eq!(read(&l).1, vec![small, bucket(7, 20)]);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, huge]));
-        assert!(matches!(l, Limiter::Bucket(_, _)));
+        assert!(matches!(l, Limiter::Wide(_)));
         assert_eq!(read(&l).1, vec![small, huge]);
-        assert_eq!(l.mem_usage(), 32 + 96);
+        assert_eq!(l.mem_usage(), 16 + 24 + 96);
         let unknown = bucket(5, UNKNOWN_BURST);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[unknown, huge]));
         assert_eq!(read(&l).1, vec![unknown, huge]);
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small, small]));
+        assert!(
+            matches!(l, Limiter::Two(_)),
+            "a wide key packs when it fits again"
+        );
         assert_eq!(read(&l).1, vec![small, small]);
+        let three = [small, bucket(1, 1), bucket(2, 2)];
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &three));
+        assert!(matches!(l, Limiter::Wide(_)));
+        assert_eq!(read(&l).1, three.to_vec());
         l.set(LimiterRef::Bucket(LimiterKind::Token, &[small]));
         assert!(matches!(l, Limiter::One(_)));
         assert_eq!(read(&l), (LimiterKind::Token, vec![small], vec![]));
+        l.set(LimiterRef::Bucket(LimiterKind::Leaky, &[bucket(3, 0)]));
+        assert_eq!(read(&l), (LimiterKind::Leaky, vec![bucket(3, 0)], vec![]));
     }
 
     #[test]
@@ -430,11 +515,13 @@ mod tests {
             Limiter::from_states(LimiterKind::Leaky, &[huge]),
             Limiter::from_states(LimiterKind::Window, &[window(1 << 60)]),
         ];
+        assert!(matches!(forms[1], Limiter::Two(_)));
         let before: Vec<_> = forms.iter().map(read).collect();
         for l in &mut forms {
             l.relocate(&mut m);
         }
-        assert_eq!(m.moved, 3);
+        // The two-limit block, and each wide form's box and slice.
+        assert_eq!(m.moved, 5);
         assert_eq!(forms.iter().map(read).collect::<Vec<_>>(), before);
     }
 }

@@ -189,7 +189,7 @@ def main():
     cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
            "--save", "", "--appendonly", "yes", "--aof-use-rdb-preamble", "no",
            "--rdbcompression", "no", "--auto-aof-rewrite-percentage", "0",
-           "--loadmodule", args.module]
+           "--loadmodule", os.path.abspath(args.module)]
     if has_cell:
         cmd += ["--loadmodule", os.path.abspath(args.redis_cell)]
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

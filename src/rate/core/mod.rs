@@ -4,5 +4,6 @@
 
 pub mod bucket;
 pub mod packed;
+pub mod params;
 pub mod rate;
 pub mod window;

@@ -1,13 +1,16 @@
-//! The packed in-memory form of one limit: 32 bytes holding a bucket or
-//! window state whose fields fit narrower widths (the common case), with the
-//! limiter's kind in the last byte. States that do not fit (huge rates or
-//! deficits, a burst of a version 1 state) stay in their wide form; callers
-//! choose on every write (`Pack::pack` answers `None`).
+//! The packed in-memory form of one limit: 16 bytes holding a bucket or
+//! window state whose fields fit narrower widths (the common case), its
+//! parameters as an id in the shared table (`params`), and the limiter's
+//! kind in the last byte. States that do not fit (huge deficits or counts,
+//! times past the year 2527, a table full of other parameters) stay in
+//! their wide form; callers choose on every write (`Pack::pack` answers
+//! `None`).
 //!
-//! Bucket: last_ms (64 bits), deficit (64), ticks per token and per ms (32
-//! each), burst (56). Window: start_ms, window_ms, previous (64 each),
-//! current (56).
+//! Bucket: last_ms (44 bits), deficit (60), parameters id (16): ticks per
+//! token, ticks per ms and burst. Window: start_ms (44), previous (30),
+//! current (30), parameters id (16): the window's length.
 
+use crate::rate::core::params::{Params, PARAMS};
 use crate::rate::core::rate::{BucketState, MAX_LIMITS};
 use crate::rate::core::window::WindowState;
 
@@ -47,77 +50,82 @@ impl LimiterKind {
     }
 }
 
-/// Values of the 56-bit field are below this.
-pub const TOP_LIMIT: u64 = 1 << 56;
+/// Times (last_ms, start_ms) are below this: 2^44 ms, the year 2527.
+pub const TOP_TIME: u64 = 1 << 44;
 
-/// One limit in 32 bytes. `repr(C)` keeps the kind in the last byte, whose
-/// unused values let an enum around it keep other forms (a boxed slice) in
-/// the first 24 bytes at no extra size.
+/// A bucket's deficit is below this.
+pub const TOP_DEFICIT: u64 = 1 << 60;
+
+/// A window's counts are below this.
+pub const TOP_COUNT: u64 = 1 << 30;
+
+/// One limit in 16 bytes: 104 bits of state, a 16-bit parameters id and
+/// the kind. `repr(C)` keeps the kind in the last byte, whose unused values
+/// let an enum around it keep a pointer in the first 8 bytes at no extra
+/// size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(C)]
 pub struct Packed {
-    words: [u64; 3],
-    low: u32,
-    mid: u16,
+    low: u64,
+    mid: u32,
+    id: u16,
     high: u8,
     kind: LimiterKind,
 }
 
 impl Packed {
-    /// Packs `words` (the last below `TOP_LIMIT`) with `kind`.
+    /// Packs `time` (below `TOP_TIME`) and `rest` (below 2^60) with the
+    /// parameters `id` and `kind`.
     #[inline]
-    fn new(kind: LimiterKind, words: Words) -> Packed {
-        let [a, b, c, top] = words;
-        debug_assert!(top < TOP_LIMIT);
+    fn new(kind: LimiterKind, id: u16, time: u64, rest: u64) -> Packed {
+        debug_assert!(time < TOP_TIME && rest < 1 << 60);
         Packed {
-            words: [a, b, c],
-            low: top as u32,
-            mid: (top >> 32) as u16,
-            high: (top >> 48) as u8,
+            low: time | rest << 44,
+            mid: (rest >> 20) as u32,
+            high: (rest >> 52) as u8,
+            id,
             kind,
         }
     }
 
-    /// The four words, without the kind.
+    /// The time field (44 bits).
     #[inline]
-    pub fn words(&self) -> Words {
-        let top = u64::from(self.low) | u64::from(self.mid) << 32 | u64::from(self.high) << 48;
-        let [a, b, c] = self.words;
-        [a, b, c, top]
+    fn time(&self) -> u64 {
+        self.low & (TOP_TIME - 1)
+    }
+
+    /// The other 60 bits of state.
+    #[inline]
+    fn rest(&self) -> u64 {
+        self.low >> 44 | u64::from(self.mid) << 20 | u64::from(self.high) << 52
     }
 
     /// The kind of the limiter this limit belongs to.
+    #[inline]
     pub fn kind(&self) -> LimiterKind {
         self.kind
     }
-}
 
-/// The four words of a packed limit, without its kind.
-pub type Words = [u64; 4];
+    /// The id of its parameters in the shared table.
+    #[inline]
+    pub fn params_id(&self) -> u16 {
+        self.id
+    }
+}
 
 /// A limit state that has a packed form.
 pub trait Pack: Copy {
     /// A placeholder value (buffers).
     const EMPTY: Self;
 
-    /// The packed words, `None` when a field is too wide for them (the
-    /// last word is then below `TOP_LIMIT`).
-    fn pack_words(&self) -> Option<Words>;
-
-    /// The state `w` holds (packed from a state of this type).
-    fn unpack_words(w: &Words) -> Self;
-
-    /// The packed form, `None` when a field is too wide for it.
-    #[inline]
-    fn pack(&self, kind: LimiterKind) -> Option<Packed> {
-        self.pack_words().map(|w| Packed::new(kind, w))
-    }
+    /// The packed form, `None` when a field is too wide for it or its
+    /// parameters get no id. `hint` is the parameters id the caller
+    /// expects (the one the key held), checked first; `position` is the
+    /// limit's place in its key (`Table::intern`).
+    fn pack(&self, kind: LimiterKind, hint: Option<u16>, position: usize) -> Option<Packed>;
 
     /// The state `p` holds (packed from a state of this type).
-    #[inline]
-    fn unpack(p: &Packed) -> Self {
-        Self::unpack_words(&p.words())
-    }
+    fn unpack(p: &Packed) -> Self;
 }
 
 impl Pack for BucketState {
@@ -130,25 +138,24 @@ impl Pack for BucketState {
     };
 
     #[inline]
-    fn pack_words(&self) -> Option<Words> {
-        // One test for every width: any bit above a field's width.
-        let (tpt, tpm) = (self.ticks_per_token, self.ticks_per_ms);
-        let wide = (self.deficit >> 64) as u64 | (tpt | tpm) >> 32 | self.burst >> 56;
-        if wide != 0 {
+    fn pack(&self, kind: LimiterKind, hint: Option<u16>, position: usize) -> Option<Packed> {
+        let time = self.last_ms as u64;
+        if time >= TOP_TIME || self.deficit >= u128::from(TOP_DEFICIT) {
             return None;
         }
-        let ticks = tpt | tpm << 32;
-        Some([self.last_ms as u64, self.deficit as u64, ticks, self.burst])
+        let params: Params = [self.ticks_per_token, self.ticks_per_ms, self.burst];
+        let id = PARAMS.intern(&params, hint, position)?;
+        Some(Packed::new(kind, id, time, self.deficit as u64))
     }
 
     #[inline]
-    fn unpack_words(w: &Words) -> BucketState {
-        let [last, deficit, ticks, burst] = *w;
+    fn unpack(p: &Packed) -> BucketState {
+        let [ticks_per_token, ticks_per_ms, burst] = PARAMS.params_of(p.id);
         BucketState {
-            last_ms: last as i64,
-            deficit: u128::from(deficit),
-            ticks_per_token: ticks & u64::from(u32::MAX),
-            ticks_per_ms: ticks >> 32,
+            last_ms: p.time() as i64,
+            deficit: u128::from(p.rest()),
+            ticks_per_token,
+            ticks_per_ms,
             burst,
         }
     }
@@ -158,22 +165,28 @@ impl Pack for WindowState {
     const EMPTY: WindowState = WindowState::NONE;
 
     #[inline]
-    fn pack_words(&self) -> Option<Words> {
-        if self.current >= TOP_LIMIT {
+    fn pack(&self, kind: LimiterKind, hint: Option<u16>, position: usize) -> Option<Packed> {
+        let time = self.start_ms as u64;
+        if time >= TOP_TIME || (self.previous | self.current) >= TOP_COUNT {
             return None;
         }
-        let (start, window) = (self.start_ms as u64, self.window_ms as u64);
-        Some([start, window, self.previous, self.current])
+        let id = PARAMS.intern(&[self.window_ms as u64, 0, 0], hint, position)?;
+        Some(Packed::new(
+            kind,
+            id,
+            time,
+            self.previous | self.current << 30,
+        ))
     }
 
     #[inline]
-    fn unpack_words(w: &Words) -> WindowState {
-        let [start, window, previous, current] = *w;
+    fn unpack(p: &Packed) -> WindowState {
+        let rest = p.rest();
         WindowState {
-            start_ms: start as i64,
-            window_ms: window as i64,
-            previous,
-            current,
+            start_ms: p.time() as i64,
+            window_ms: PARAMS.params_of(p.id)[0] as i64,
+            previous: rest & (TOP_COUNT - 1),
+            current: rest >> 30,
         }
     }
 }
@@ -213,12 +226,16 @@ mod tests {
                 _ => self.next() & edge,
             }
         }
+        /// One of a few parameter values, so the shared table stays small.
+        fn param(&mut self) -> u64 {
+            [0, 1, 7, 1000, 3_600_000, u64::MAX][(self.next() % 6) as usize]
+        }
     }
 
     #[test]
-    fn one_limit_fits_one_small_size_class() {
-        assert_eq!(std::mem::size_of::<Packed>(), 32);
-        assert_eq!(std::mem::size_of::<Option<Packed>>(), 32);
+    fn one_limit_fits_the_smallest_size_class() {
+        assert_eq!(std::mem::size_of::<Packed>(), 16);
+        assert_eq!(std::mem::size_of::<Option<Packed>>(), 16);
     }
 
     #[test]
@@ -226,26 +243,20 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for i in 0..200_000u32 {
             let deficit = match i % 3 {
-                0 => u128::from(rng.around(64)),
+                0 => u128::from(rng.around(60)),
                 1 => u128::from(u64::MAX) + 1 + u128::from(rng.next() % 4),
-                _ => u128::from(rng.next()) << 64 | u128::from(rng.next()),
+                _ => u128::from(rng.around(64)),
             };
             let s = BucketState {
-                last_ms: rng.next() as i64,
+                last_ms: rng.around(44) as i64,
                 deficit,
-                ticks_per_token: rng.around(32),
-                ticks_per_ms: rng.around(32),
-                burst: match rng.next() % 5 {
-                    0 => u64::MAX,
-                    _ => rng.around(56),
-                },
+                ticks_per_token: rng.param(),
+                ticks_per_ms: rng.param(),
+                burst: rng.param(),
             };
             let kind = KINDS[i as usize % 3];
-            let fits = s.deficit <= u128::from(u64::MAX)
-                && s.ticks_per_token <= u64::from(u32::MAX)
-                && s.ticks_per_ms <= u64::from(u32::MAX)
-                && s.burst < TOP_LIMIT;
-            match s.pack(kind) {
+            let fits = (s.last_ms as u64) < TOP_TIME && s.deficit < u128::from(TOP_DEFICIT);
+            match s.pack(kind, None, 0) {
                 Some(p) => {
                     assert!(fits, "{s:?} packed");
                     assert_eq!(p.kind(), kind);
@@ -259,51 +270,41 @@ mod tests {
     #[test]
     fn bucket_limits_at_the_edges() {
         let s = BucketState {
-            last_ms: i64::MAX,
-            deficit: u128::from(u64::MAX),
-            ticks_per_token: u64::from(u32::MAX),
-            ticks_per_ms: u64::from(u32::MAX),
-            burst: TOP_LIMIT - 1,
+            last_ms: (TOP_TIME - 1) as i64,
+            deficit: u128::from(TOP_DEFICIT - 1),
+            ticks_per_token: u64::MAX,
+            ticks_per_ms: u64::MAX,
+            burst: crate::rate::core::rate::UNKNOWN_BURST,
         };
-        let p = s.pack(LimiterKind::Token).expect("widest packed");
+        let p = s.pack(LimiterKind::Token, None, 0).expect("widest packed");
         assert_eq!(BucketState::unpack(&p), s);
+        assert_eq!(
+            s.pack(LimiterKind::Token, Some(p.params_id()), 0),
+            Some(p),
+            "the hint gives the same id"
+        );
         let wider = [
             BucketState {
                 deficit: s.deficit + 1,
                 ..s
             },
             BucketState {
-                ticks_per_token: s.ticks_per_token + 1,
+                last_ms: TOP_TIME as i64,
                 ..s
             },
+            BucketState { last_ms: -1, ..s },
             BucketState {
-                ticks_per_ms: s.ticks_per_ms + 1,
-                ..s
-            },
-            BucketState {
-                burst: TOP_LIMIT,
-                ..s
-            },
-            BucketState {
-                burst: crate::rate::core::rate::UNKNOWN_BURST,
+                last_ms: i64::MIN,
                 ..s
             },
         ];
         for w in wider {
-            assert_eq!(w.pack(LimiterKind::Token), None, "{w:?}");
+            assert_eq!(w.pack(LimiterKind::Token, None, 0), None, "{w:?}");
         }
         let zero = BucketState::EMPTY;
         assert_eq!(
-            BucketState::unpack(&zero.pack(LimiterKind::Gcra).unwrap()),
+            BucketState::unpack(&zero.pack(LimiterKind::Gcra, None, 0).unwrap()),
             zero
-        );
-        let negative = BucketState {
-            last_ms: i64::MIN,
-            ..zero
-        };
-        assert_eq!(
-            BucketState::unpack(&negative.pack(LimiterKind::Leaky).unwrap()),
-            negative
         );
     }
 
@@ -312,34 +313,41 @@ mod tests {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for _ in 0..200_000 {
             let w = WindowState {
-                start_ms: rng.next() as i64,
-                window_ms: rng.next() as i64,
-                previous: rng.around(64),
-                current: rng.around(56),
+                start_ms: rng.around(44) as i64,
+                window_ms: rng.param() as i64,
+                previous: rng.around(30),
+                current: rng.around(30),
             };
-            match w.pack(LimiterKind::Window) {
+            let fits =
+                (w.start_ms as u64) < TOP_TIME && w.previous < TOP_COUNT && w.current < TOP_COUNT;
+            match w.pack(LimiterKind::Window, None, 0) {
                 Some(p) => {
-                    assert!(w.current < TOP_LIMIT, "{w:?}");
+                    assert!(fits, "{w:?}");
                     assert_eq!(p.kind(), LimiterKind::Window);
                     assert_eq!(WindowState::unpack(&p), w);
                 }
-                None => assert!(w.current >= TOP_LIMIT, "{w:?}"),
+                None => assert!(!fits, "{w:?}"),
             }
         }
         let edge = WindowState {
-            start_ms: i64::MAX,
+            start_ms: (TOP_TIME - 1) as i64,
             window_ms: i64::MAX,
-            previous: u64::MAX,
-            current: TOP_LIMIT - 1,
+            previous: TOP_COUNT - 1,
+            current: TOP_COUNT - 1,
         };
-        assert_eq!(
-            WindowState::unpack(&edge.pack(LimiterKind::Window).unwrap()),
-            edge
-        );
-        let over = WindowState {
-            current: TOP_LIMIT,
-            ..edge
-        };
-        assert_eq!(over.pack(LimiterKind::Window), None);
+        let p = edge.pack(LimiterKind::Window, None, 0).unwrap();
+        assert_eq!(WindowState::unpack(&p), edge);
+        for over in [
+            WindowState {
+                current: TOP_COUNT,
+                ..edge
+            },
+            WindowState {
+                previous: TOP_COUNT,
+                ..edge
+            },
+        ] {
+            assert_eq!(over.pack(LimiterKind::Window, None, 0), None);
+        }
     }
 }
