@@ -169,3 +169,59 @@ fn limiter_keys_cost_no_more_than_redis_cells() {
     eprintln!("{}", figures.join("\n"));
     report("bytes per limiter key", failures);
 }
+
+/// Past 65,536 distinct parameter sets the shared table is full: later
+/// limits keep their parameters in the wide form, larger but exact, through
+/// a reload, and the keys inside the table stay as they were.
+#[test]
+fn limiters_past_a_full_parameter_table_stay_exact() {
+    let (s, mut con) = Server::start_conn();
+    const SETS: i64 = 65_536 + 64;
+    let mut writer = s.conn();
+    let mut pipe = redis::pipe();
+    for i in 0..SETS {
+        pipe.cmd("RL.WINDOW")
+            .arg(format!("w:{i}"))
+            .arg(100)
+            .arg(60_000 + i)
+            .arg("COST")
+            .arg(7)
+            .ignore();
+        if i % 1000 == 999 {
+            let _: () = pipe.query(&mut writer).expect("pipeline");
+            pipe = redis::pipe();
+        }
+    }
+    let _: () = pipe.query(&mut writer).expect("pipeline");
+    let usage = |con: &mut Connection, i: i64| -> i64 {
+        query!(con, "MEMORY", "USAGE", format!("w:{i}"), "SAMPLES", 0)
+    };
+    let (inside, past) = (usage(&mut con, 0), usage(&mut con, SETS - 1));
+    assert!(
+        past > inside,
+        "a key past the full table is in the wide form: {past} B vs {inside} B"
+    );
+    for round in ["before", "after DEBUG RELOAD"] {
+        for i in [0, 1, 65_535, 65_536, SETS - 1] {
+            let r: Vec<i64> = query!(
+                &mut con,
+                "RL.WINDOW",
+                format!("w:{i}"),
+                100,
+                60_000 + i,
+                "COST",
+                0
+            );
+            assert_eq!(r[..2], [1, 93], "w:{i} {round}: {r:?}");
+        }
+        ok(&mut con, cmd("DEBUG").arg("RELOAD"));
+    }
+    // A new key with parameters the table holds is still packed.
+    let _: Vec<i64> = query!(&mut con, "RL.WINDOW", "again", 100, 60_000);
+    assert_eq!(usage(&mut con, 0), inside);
+    let again: i64 = query!(&mut con, "MEMORY", "USAGE", "again", "SAMPLES", 0);
+    assert!(
+        again < past,
+        "{again} B with known parameters, {past} B without"
+    );
+}
