@@ -45,10 +45,11 @@ fn rdb_bytes(s: &Server, con: &mut Connection) -> i64 {
 /// cron finishes it within a tick or two).
 fn settled_memory(con: &mut Connection) -> i64 {
     let mut last = used_memory(con);
-    for _ in 0..30 {
+    for _ in 0..50 {
         std::thread::sleep(std::time::Duration::from_millis(120));
+        let stats: String = query!(con, "DEBUG", "HTSTATS", 0);
         let now = used_memory(con);
-        if now == last {
+        if now == last && !stats.contains("rehashing") {
             return now;
         }
         last = now;
