@@ -5,6 +5,7 @@ use crate::common::error::WardenError;
 use crate::common::parse::MAX_EVENTS;
 use crate::common::relocate::{self, Mover};
 use crate::rate::core::packed::{Pack, Packed};
+use crate::rate::core::params::PARAMS;
 use crate::rate::core::rate::{BucketState, UNKNOWN_BURST};
 use crate::rate::core::window::WindowState;
 
@@ -13,7 +14,9 @@ pub use crate::rate::core::packed::LimiterKind;
 /// A stored limiter: one or two limits in the packed form when every field
 /// fits (`core::packed`), else in their wide form on the heap. The form is
 /// chosen on every write; what is saved, replicated and digested is the same.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A packed limit holds its parameters id in the shared table (`params`):
+/// taken when packed, given back when the limiter changes form or drops.
+#[derive(Debug, PartialEq, Eq)]
 pub enum Limiter {
     /// One limit, packed: the whole value is 16 bytes (the common case).
     One(Packed),
@@ -39,6 +42,26 @@ impl Wide {
             Wide::Bucket(kind, _) => *kind,
             Wide::Window(_) => LimiterKind::Window,
         }
+    }
+}
+
+impl Drop for Limiter {
+    fn drop(&mut self) {
+        self.release_ids();
+    }
+}
+
+impl Clone for Limiter {
+    fn clone(&self) -> Limiter {
+        let copy = match self {
+            Limiter::One(p) => Limiter::One(*p),
+            Limiter::Two(two) => Limiter::Two(two.clone()),
+            Limiter::Wide(wide) => Limiter::Wide(wide.clone()),
+        };
+        for p in copy.packed() {
+            PARAMS.retain(p.params_id());
+        }
+        copy
     }
 }
 
@@ -207,6 +230,40 @@ impl Limiter {
         }
     }
 
+    /// The packed limits (none in the wide form).
+    fn packed(&self) -> &[Packed] {
+        match self {
+            Limiter::One(p) => std::slice::from_ref(p),
+            Limiter::Two(two) => &two[..],
+            Limiter::Wide(_) => &[],
+        }
+    }
+
+    /// Gives back the parameters ids of the packed limits.
+    fn release_ids(&self) {
+        for p in self.packed() {
+            PARAMS.release(p.params_id());
+        }
+    }
+
+    /// Two limits packed, holding their ids; `None` (holding nothing) when
+    /// either does not pack. `hints` as in `Pack::pack`.
+    #[inline]
+    fn pack_two<S: Stored>(
+        kind: LimiterKind,
+        (a, b): (&S, &S),
+        hints: (Option<u16>, Option<u16>),
+    ) -> Option<[Packed; 2]> {
+        let pa = a.pack(kind, hints.0, 0)?;
+        match b.pack(kind, hints.1, 1) {
+            Some(pb) => Some([pa, pb]),
+            None => {
+                PARAMS.release(pa.params_id());
+                None
+            }
+        }
+    }
+
     /// A limiter of `kind` holding `states`: packed when every one fits.
     #[inline]
     pub fn from_states<S: Stored>(kind: LimiterKind, states: &[S]) -> Limiter {
@@ -217,8 +274,8 @@ impl Limiter {
                 }
             }
             [a, b] => {
-                if let (Some(pa), Some(pb)) = (a.pack(kind, None, 0), b.pack(kind, None, 1)) {
-                    return Limiter::Two(Box::new([pa, pb]));
+                if let Some(two) = Limiter::pack_two(kind, (a, b), (None, None)) {
+                    return Limiter::Two(Box::new(two));
                 }
             }
             _ => {}
@@ -277,15 +334,19 @@ impl Limiter {
         match (&mut *self, states) {
             // The parameters id the key held is the likely one again.
             (Limiter::One(p), [one]) => {
-                if let Some(new) = one.pack(kind, Some(p.params_id()), 0) {
+                let old = p.params_id();
+                if let Some(new) = one.pack(kind, Some(old), 0) {
                     *p = new;
+                    PARAMS.release(old);
                     return;
                 }
             }
             (Limiter::Two(two), [a, b]) => {
-                let hints = (Some(two[0].params_id()), Some(two[1].params_id()));
-                if let (Some(pa), Some(pb)) = (a.pack(kind, hints.0, 0), b.pack(kind, hints.1, 1)) {
-                    **two = [pa, pb];
+                let old = (two[0].params_id(), two[1].params_id());
+                if let Some(new) = Limiter::pack_two(kind, (a, b), (Some(old.0), Some(old.1))) {
+                    **two = new;
+                    PARAMS.release(old.0);
+                    PARAMS.release(old.1);
                     return;
                 }
             }
@@ -303,11 +364,14 @@ impl Limiter {
     }
 
     /// Whether `states` have a packed form (one or two limits, every field
-    /// narrow enough).
+    /// narrow enough, their parameters in the table).
     fn packs<S: Stored>(kind: LimiterKind, states: &[S]) -> bool {
+        let release = |p: &Packed| PARAMS.release(p.params_id());
         match states {
-            [one] => one.pack(kind, None, 0).is_some(),
-            [a, b] => a.pack(kind, None, 0).is_some() && b.pack(kind, None, 1).is_some(),
+            [one] => one.pack(kind, None, 0).map(|p| release(&p)).is_some(),
+            [a, b] => Limiter::pack_two(kind, (a, b), (None, None))
+                .map(|two| two.iter().for_each(release))
+                .is_some(),
             _ => false,
         }
     }
@@ -482,6 +546,56 @@ mod tests {
         assert_eq!(read(&l), (LimiterKind::Token, vec![small], vec![]));
         l.set(LimiterRef::Bucket(LimiterKind::Leaky, &[bucket(3, 0)]));
         assert_eq!(read(&l), (LimiterKind::Leaky, vec![bucket(3, 0)], vec![]));
+    }
+
+    #[test]
+    fn every_form_change_copy_and_drop_keeps_the_parameter_counts() {
+        // Parameters no other test uses, so the shared counts are this test's.
+        let own = |n: u64| BucketState {
+            ticks_per_token: 0x5eed_0000 + n,
+            ..bucket(5, 10)
+        };
+        let id = |s: BucketState| {
+            let p = s.pack(LimiterKind::Token, None, 0).unwrap();
+            PARAMS.release(p.params_id());
+            p.params_id()
+        };
+        let (a, b, c) = (own(1), own(2), own(3));
+        let (ia, ib, ic) = (id(a), id(b), id(c));
+        let held = || {
+            (
+                PARAMS.holders_of(ia),
+                PARAMS.holders_of(ib),
+                PARAMS.holders_of(ic),
+            )
+        };
+        assert_eq!(held(), (0, 0, 0));
+        let mut l = Limiter::from_states(LimiterKind::Token, &[a]);
+        assert_eq!(held(), (1, 0, 0));
+        let copy = l.clone();
+        assert_eq!(held(), (2, 0, 0));
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[b]));
+        assert_eq!(held(), (1, 1, 0));
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[b, c]));
+        assert_eq!(held(), (1, 1, 1));
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[a, c]));
+        assert_eq!(held(), (2, 0, 1));
+        let huge = BucketState {
+            deficit: u128::MAX >> 1,
+            ..a
+        };
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[c, huge]));
+        assert!(matches!(l, Limiter::Wide(_)));
+        assert_eq!(held(), (1, 0, 0), "the wide form holds no id");
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[c, b]));
+        assert_eq!(held(), (1, 1, 1));
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[a, b, c]));
+        assert_eq!(held(), (1, 0, 0));
+        l.set(LimiterRef::Bucket(LimiterKind::Token, &[c]));
+        drop(copy);
+        assert_eq!(held(), (0, 0, 1));
+        drop(l);
+        assert_eq!(held(), (0, 0, 0));
     }
 
     #[test]

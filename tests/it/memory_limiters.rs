@@ -173,7 +173,8 @@ fn limiter_keys_cost_no_more_than_redis_cells() {
 
 /// Past 65,536 distinct parameter sets the shared table is full: later
 /// limits keep their parameters in the wide form, larger but exact, through
-/// a reload, and the keys inside the table stay as they were.
+/// a reload, and the keys inside the table stay as they were; once the keys
+/// are gone, their sets are reused.
 #[test]
 fn limiters_past_a_full_parameter_table_stay_exact() {
     let (s, mut con) = Server::start_conn();
@@ -225,4 +226,10 @@ fn limiters_past_a_full_parameter_table_stay_exact() {
         again < past,
         "{again} B with known parameters, {past} B without"
     );
+    // Keys deleted give their parameter sets back: new ones pack again.
+    let _: () = query!(&mut con, "FLUSHALL");
+    wait_lazyfree(&mut con, "the flushed limiters");
+    let _: Vec<i64> = query!(&mut con, "RL.WINDOW", "new", 100, 1_000_000);
+    let new: i64 = query!(&mut con, "MEMORY", "USAGE", "new", "SAMPLES", 0);
+    assert_eq!(new, inside, "a key with new parameters after FLUSHALL");
 }
