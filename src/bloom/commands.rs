@@ -46,7 +46,7 @@ pub fn max_bytes(ctx: Ctx) -> u64 {
 /// The filter in a key: `Ok(None)` when the key is empty; an error when it
 /// holds a filter that `BF.LOADCHUNKX` has not finished loading.
 pub fn filter_in(key: &mut Key) -> Result<Option<&mut BloomFilter>, WardenError> {
-    key.value_unless::<BloomFilter, LoadingFilter>(WardenError::FilterLoading)
+    key.value_unless::<BloomFilter, LoadingFilter>(|| WardenError::FilterLoading)
 }
 
 /// The server clock for a command on filter `f`: read (once) only for an

@@ -11,4 +11,5 @@ pub mod grammar;
 pub mod parse;
 pub mod relocate;
 pub mod thin_bytes;
+pub mod varint;
 pub mod wait_queue;

@@ -18,7 +18,7 @@ use crate::glue::stats;
 use crate::rate::core::bucket::{self};
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
 use crate::rate::core::window::{self, WindowState};
-use crate::rate::limiter::{Limiter, LimiterKind, LimiterRef};
+use crate::rate::limiter::{Decoded, Limiter, LimiterKind, LimiterRef, Scratch};
 use crate::rate::requests::{Gcra, Leaky, SetState, Token, Window, FIRST_PARAMETER_AT};
 use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT};
 
@@ -98,7 +98,13 @@ fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenErr
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;
-    store(ctx, (&mut key, name), limiter.view(), expires, c"rl.set");
+    store(
+        ctx,
+        (&mut key, name),
+        limiter.view(&mut Scratch::default()),
+        expires,
+        c"rl.set",
+    );
     // Verbatim is safe here: this argv already carries the absolute state.
     host::replicate_verbatim(ctx);
     host::reply_status(ctx, c"OK");
@@ -145,17 +151,27 @@ fn run_buckets(
 ) -> Result<(), WardenError> {
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
+    let mut room = Decoded::new();
     let stored = match limiter_in(&mut key, kind)? {
-        Some(Limiter::Bucket(_, l)) => l.as_slice(),
-        _ => &[],
+        Some(l) => l.states(&mut room),
+        None => &[],
     };
-    let mut one = [BucketState::default()];
-    let mut all;
-    let out: &mut [BucketState] = if n == 1 {
-        &mut one
-    } else {
-        all = [BucketState::default(); MAX_LIMITS];
-        &mut all[..]
+    // The smallest buffer that holds them: zeroing all eight costs more
+    // than the rest of a two-limit call's bookkeeping.
+    let (mut one, mut few, mut all);
+    let out: &mut [BucketState] = match n {
+        1 => {
+            one = [BucketState::default()];
+            &mut one
+        }
+        2..=3 => {
+            few = [BucketState::default(); 3];
+            &mut few
+        }
+        _ => {
+            all = [BucketState::default(); MAX_LIMITS];
+            &mut all
+        }
     };
     let d = decide(stored, now, out)?;
     write(
@@ -212,9 +228,10 @@ pub fn window(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     }
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
+    let mut room = Decoded::new();
     let stored: &[WindowState] = match limiter_in(&mut key, LimiterKind::Window)? {
-        Some(Limiter::Window(l)) => l.as_slice(),
-        _ => &[],
+        Some(l) => l.states(&mut room),
+        None => &[],
     };
     let mut out = [WindowState::NONE; MAX_LIMITS];
     let d = window::sliding_windows(stored, &r.limits[..r.count], r.cost, now, &mut out)?;
@@ -239,8 +256,8 @@ pub fn gcra(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let now = host::now_ms();
     let mut key = Key::writable(ctx, args.raw(1));
     let state = match limiter_in(&mut key, LimiterKind::Gcra)? {
-        Some(Limiter::Bucket(_, l)) => l.as_slice().first().copied(),
-        _ => None,
+        Some(l) => l.first::<BucketState>(),
+        None => None,
     };
     let out = rate::gcra(
         state.as_ref(),
@@ -285,8 +302,10 @@ pub fn set_state(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     key.value::<Limiter>()?;
-    SetLimiter::emit(limiter.view(), expires, Sink::Replication(ctx), name);
-    store(ctx, (&mut key, name), limiter.view(), expires, c"rl.set");
+    let mut room = Scratch::default();
+    let view = limiter.view(&mut room);
+    SetLimiter::emit(view, expires, Sink::Replication(ctx), name);
+    store(ctx, (&mut key, name), view, expires, c"rl.set");
     host::reply_status(ctx, c"OK");
     Ok(())
 }

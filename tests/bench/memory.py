@@ -161,14 +161,35 @@ def wait_rewrite(con):
     raise TimeoutError("AOF rewrite did not finish")
 
 
-def measure(con, directory, calls_for, keys):
+def settled_memory(con):
+    """used_memory once the server has finished growing its dictionaries (a
+    rehash in progress holds the old table and the new one)."""
+    last = con.used_memory()
+    for _ in range(50):
+        time.sleep(0.12)
+        now = con.used_memory()
+        if now == last:
+            return now
+        last = now
+    raise TimeoutError("used_memory never settled")
+
+
+def measure(con, directory, calls_for, keys, port):
     con.call("FLUSHALL")
-    before = con.used_memory()
+    before = settled_memory(con)
     calls = []
     for i in range(keys):
         calls.extend(calls_for("k:%09d" % i))
-    con.pipeline(calls)
-    ram = (con.used_memory() - before) / keys
+    # From a connection of its own, closed before measuring: a pipeline's
+    # query and reply buffers count in used_memory while their client lives.
+    writer = Conn(port)
+    writer.pipeline(calls)
+    writer.sock.close()
+    for _ in range(100):
+        if "connected_clients:1\r" in con.call("INFO", "clients"):
+            break
+        time.sleep(0.05)
+    ram = (settled_memory(con) - before) / keys
     con.call("SAVE")
     rdb = file_size(os.path.join(directory, "dump.rdb"))
     con.call("BGREWRITEAOF")
@@ -189,7 +210,7 @@ def main():
     cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
            "--save", "", "--appendonly", "yes", "--aof-use-rdb-preamble", "no",
            "--rdbcompression", "no", "--auto-aof-rewrite-percentage", "0",
-           "--loadmodule", args.module]
+           "--loadmodule", os.path.abspath(args.module)]
     if has_cell:
         cmd += ["--loadmodule", os.path.abspath(args.redis_cell)]
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -217,7 +238,7 @@ def main():
         print("| kind | used_memory B/key | RDB B/key | AOF rewrite B/key |")
         print("|---|---:|---:|---:|")
         for name, calls_for in rows(has_cell):
-            ram, rdb, aof = measure(con, directory, calls_for, args.keys)
+            ram, rdb, aof = measure(con, directory, calls_for, args.keys, port)
             print("| %s | %.0f | %.1f | %.1f |" % (
                 name, ram, (rdb - empty_rdb) / args.keys, (aof - empty_aof) / args.keys))
             sys.stdout.flush()

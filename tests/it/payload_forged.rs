@@ -46,6 +46,18 @@ fn forged_payloads_reach_each_types_loader() {
             "{}: re-encoded payload",
             b.key
         );
+        if let Some(v3) = limiter_v3(&b.dump).filter(|_| b.dump.encver() == 2) {
+            let again = format!("{}:v3", b.key);
+            let restore = restore_like(&mut con, &b.key, &again, &encode(&v3));
+            let v = raw(&mut con, &restore);
+            assert!(is_ok(&v), "{}: version 3 re-encoded refused: {v:?}", b.key);
+            assert_eq!(
+                digest_value(&mut con, again.as_bytes()),
+                digest_value(&mut con, b.key.as_bytes()),
+                "{}: version 3 re-encoded",
+                b.key
+            );
+        }
         let mut bad = b.payload.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
@@ -58,6 +70,14 @@ fn forged_payloads_reach_each_types_loader() {
     let mut with = |name: &str, base: &Base, f: &dyn Fn(&mut Dump)| {
         let mut d = base.dump.clone();
         f(&mut d);
+        // A limiter forgery of fields (not of the version or framing) also
+        // in the current layout, where it has one.
+        let fields_only = d.encver() == 2 && d.eof;
+        if fields_only && Ty::of(&base.dump.type_name()) == Some(Ty::Limiter) {
+            if let Some(v3) = limiter_v3(&d) {
+                must_fail.push((format!("{} {name}, version 3", base.key), v3));
+            }
+        }
         must_fail.push((format!("{} {name}", base.key), d));
     };
     let lock = &locks[0];
@@ -175,8 +195,57 @@ fn forged_payloads_reach_each_types_loader() {
         d.fields[4] = Field::U(0);
         d.fields[5] = Field::U(0);
     });
-    with("encoding version 3", token, &|d| {
+    with("version 2 layout under version 3", token, &|d| {
         d.module_id = (d.module_id & !1023) | 3
+    });
+    with("encoding version 4", token, &|d| {
+        d.module_id = (d.module_id & !1023) | 4
+    });
+    // The current layout's own framing: one string of a kind byte, a count
+    // byte and varints.
+    let v3 = |d: &mut Dump| *d = limiter_v3(d).expect("a limiter layout");
+    let string = |d: &mut Dump| -> Vec<u8> {
+        match &d.fields[..] {
+            [Field::S(b)] => b.clone(),
+            other => panic!("not one string: {other:?}"),
+        }
+    };
+    with("version 3: a byte past the end", token, &|d| {
+        v3(d);
+        let mut b = string(d);
+        b.push(0);
+        d.fields = vec![Field::S(b)];
+    });
+    with("version 3: the last byte missing", gcra, &|d| {
+        v3(d);
+        let mut b = string(d);
+        b.pop();
+        d.fields = vec![Field::S(b)];
+    });
+    with("version 3: a varint that never ends", window, &|d| {
+        v3(d);
+        let mut b = string(d);
+        b.truncate(2);
+        b.extend([0xff; 24]);
+        d.fields = vec![Field::S(b)];
+    });
+    with("version 3: a deficit past 2^127", leaky, &|d| {
+        v3(d);
+        let mut b = string(d);
+        b.truncate(2);
+        b.push(1); // last_ms
+        b.extend([0xff; 18]);
+        b.push(0x03); // deficit: all 128 bits
+        b.extend([1, 1, 0]);
+        d.fields = vec![Field::S(b)];
+    });
+    with("version 3: empty", token, &|d| {
+        d.fields = vec![Field::S(Vec::new())]
+    });
+    with("version 3: two strings", token, &|d| {
+        v3(d);
+        let b = string(d);
+        d.fields = vec![Field::S(b.clone()), Field::S(b)];
     });
     let filter = &filters[0];
     with("layer count 0", filter, &|d| d.fields[2] = Field::U(0));

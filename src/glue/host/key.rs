@@ -99,13 +99,15 @@ impl Key {
     /// `WRONGTYPE` for a value of any other type. The reference lives as long
     /// as this borrow of the open key.
     pub fn value<T: ModuleValue>(&mut self) -> Result<Option<&mut T>, WardenError> {
-        self.value_unless::<T, T>(WardenError::WrongType)
+        self.value_unless::<T, T>(|| WardenError::WrongType)
     }
 
-    /// Like `value`, but a key holding a `U` answers `instead` (not WRONGTYPE).
+    /// Like `value`, but a key holding a `U` answers `instead()` (not
+    /// WRONGTYPE). A function, so the usual path builds and drops no error.
+    #[inline]
     pub fn value_unless<T: ModuleValue, U: ModuleValue>(
         &mut self,
-        instead: WardenError,
+        instead: impl FnOnce() -> WardenError,
     ) -> Result<Option<&mut T>, WardenError> {
         if self.ptr.is_null() {
             return Ok(None);
@@ -124,7 +126,7 @@ impl Key {
         if held != ours {
             let other = *U::redis_type().raw_type.borrow();
             return Err(if held == other {
-                instead
+                instead()
             } else {
                 WardenError::WrongType
             });

@@ -163,9 +163,10 @@ fn decide(
     now_ms: i64,
     out: &mut [BucketState],
 ) -> Result<Decided, WardenError> {
-    let out = out
-        .get_mut(..limits.len())
-        .ok_or(WardenError::TooManyLimits)?;
+    // No error is built (and dropped) on the usual path.
+    let Some(out) = out.get_mut(..limits.len()) else {
+        return Err(WardenError::TooManyLimits);
+    };
     // First every limit's state at now, and whether the call passes.
     let (mut allowed, mut never) = (true, false);
     let (mut wait, mut retry) = (0u128, 0u128);

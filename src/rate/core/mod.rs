@@ -3,5 +3,7 @@
 //! by the caller.
 
 pub mod bucket;
+pub mod packed;
+pub mod params;
 pub mod rate;
 pub mod window;

@@ -388,27 +388,30 @@ fn parse_decimal(text: &[u8]) -> Option<(u128, i32)> {
 /// no leading zero): `BadRate` when it is malformed, out of range when it is
 /// well formed but longer than `MAX_PERIOD_NS` (10^9 s), whatever the count.
 fn parse_period_ns(text: &[u8]) -> Result<u128, WardenError> {
-    let split = text
-        .iter()
-        .position(|b| !b.is_ascii_digit())
-        .ok_or(WardenError::BadRate)?;
+    // Early returns only: the usual path builds (and drops) no error.
+    let Some(split) = text.iter().position(|b| !b.is_ascii_digit()) else {
+        return Err(WardenError::BadRate);
+    };
     let (k, unit) = text.split_at(split);
-    let unit = unit_ns(unit).ok_or(WardenError::BadRate)?;
+    let Some(unit) = unit_ns(unit) else {
+        return Err(WardenError::BadRate);
+    };
     if k.first() == Some(&b'0') {
         return Err(WardenError::BadRate);
     }
     let k: u128 = match k.len() {
         0 => 1,
         // 38 digits always fit in a u128.
-        1..=38 => std::str::from_utf8(k)
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .ok_or(WardenError::BadRate)?,
+        1..=38 => match std::str::from_utf8(k).ok().and_then(|t| t.parse().ok()) {
+            Some(k) => k,
+            None => return Err(WardenError::BadRate),
+        },
         _ => return Err(WardenError::OutOfRange(RATE)),
     };
-    k.checked_mul(unit)
-        .filter(|ns| *ns <= MAX_PERIOD_NS)
-        .ok_or(WardenError::OutOfRange(RATE))
+    match k.checked_mul(unit) {
+        Some(ns) if ns <= MAX_PERIOD_NS => Ok(ns),
+        _ => Err(WardenError::OutOfRange(RATE)),
+    }
 }
 
 /// Most limits one key holds (`RL.TOKEN k 10/s 10 1000/h 1000 …`).

@@ -114,9 +114,10 @@ pub fn sliding_windows(
     now_ms: i64,
     out: &mut [WindowState],
 ) -> Result<Decided, WardenError> {
-    let out = out
-        .get_mut(..limits.len())
-        .ok_or(WardenError::TooManyLimits)?;
+    // No error is built (and dropped) on the usual path.
+    let Some(out) = out.get_mut(..limits.len()) else {
+        return Err(WardenError::TooManyLimits);
+    };
     let (mut allowed, mut never) = (true, false);
     let (mut remaining, mut remaining_after) = (i64::MAX, i64::MAX);
     let (mut retry, mut reset, mut reset_after) = (0i64, 0i64, 0i64);

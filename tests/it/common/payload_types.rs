@@ -58,7 +58,8 @@ impl Ty {
     pub fn encver(self) -> u64 {
         match self {
             Ty::Lock | Ty::LockSet | Ty::Cache => 1,
-            Ty::Limiter | Ty::Filter | Ty::Loading => 2,
+            Ty::Filter | Ty::Loading => 2,
+            Ty::Limiter => 3,
         }
     }
 }
@@ -263,7 +264,9 @@ pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
     bases
 }
 
-/// Limiters: every kind, a token bucket in debt, a window with history.
+/// Limiters: every kind, a token bucket in debt, a window with history. Their
+/// `dump` is in the layout of encoding version 2 (`limiter_v2`), whose fields
+/// forgeries can name; `payload` is the real DUMP (version 3).
 pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
     must(con, &cmd_of!("RL.TOKEN", "rb:token", "1/h", 10, "COST", 3));
     must(con, &cmd_of!("RL.TOKEN", "rb:debt", "1/h", 5, "COST", 5));
@@ -317,8 +320,14 @@ pub fn limiter_bases(con: &mut Connection) -> Vec<Base> {
             2
         ),
     );
-    let bases = bases_of(con, &LIMITER_BASES, Ty::Limiter);
-    for b in &bases {
+    let mut bases = bases_of(con, &LIMITER_BASES, Ty::Limiter);
+    for b in &mut bases {
+        let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
+        assert_eq!(kinds, ["S"], "{}: limiter layout", b.key);
+        b.dump = limiter_v2(&b.dump);
+        let back = limiter_v3(&b.dump).map(|d| d.fields);
+        let real = parse_dump(&b.payload).fields;
+        assert_eq!(back.as_ref(), Some(&real), "{}: version 3 again", b.key);
         let kinds: Vec<&str> = b.dump.fields.iter().map(field_kind).collect();
         let n = match b.key.as_str() {
             "rb:limits" => 3,
@@ -446,6 +455,100 @@ pub const LIMITER_BASES: [&str; 7] = [
     "rb:limits",
     "rb:windows",
 ];
+
+/// Appends `v` as the varint of encoding version 3 (7 bits a byte, low first).
+fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads a varint of encoding version 3 at `at`, moving past it.
+fn take_varint(bytes: &[u8], at: &mut usize) -> u128 {
+    let mut v = 0u128;
+    for shift in (0..).step_by(7) {
+        let b = bytes[*at];
+        *at += 1;
+        v |= u128::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return v;
+        }
+    }
+    unreachable!()
+}
+
+/// A limiter DUMP of encoding version 3 (one string: kind and count bytes,
+/// then each limit's fields as varints) in the layout of version 2 (each
+/// field an RDB integer, the deficit as its high and low 64 bits).
+pub fn limiter_v2(d: &Dump) -> Dump {
+    let [Field::S(bytes)] = &d.fields[..] else {
+        panic!("not a version 3 limiter: {:?}", d.fields);
+    };
+    let (kind, count) = (bytes[0], bytes[1]);
+    let mut at = 2;
+    let mut fields = vec![Field::U(u64::from(kind)), Field::U(u64::from(count))];
+    for _ in 0..count {
+        if kind == 4 {
+            for _ in 0..4 {
+                fields.push(Field::U(take_varint(bytes, &mut at) as u64));
+            }
+        } else {
+            let last = take_varint(bytes, &mut at) as u64;
+            let deficit = take_varint(bytes, &mut at);
+            fields.push(Field::U(last));
+            fields.push(Field::U((deficit >> 64) as u64));
+            fields.push(Field::U(deficit as u64));
+            for _ in 0..3 {
+                fields.push(Field::U(take_varint(bytes, &mut at) as u64));
+            }
+        }
+    }
+    assert_eq!(at, bytes.len(), "trailing bytes in {bytes:?}");
+    let mut old = d.clone();
+    old.fields = fields;
+    old.module_id = (old.module_id & !1023) | 2;
+    old
+}
+
+/// The version 2 layout `d` (as `limiter_v2` makes it, forged or not) in
+/// the layout of encoding version 3: the kind and count as their low byte,
+/// signed fields as their two's-complement bits. `None` when a field is not
+/// an integer or the count of fields fits no count of limits.
+pub fn limiter_v3(d: &Dump) -> Option<Dump> {
+    let ints: Vec<u64> = d
+        .fields
+        .iter()
+        .map(|f| match f {
+            Field::U(v) => Some(*v),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (kind, count) = (*ints.first()?, *ints.get(1)?);
+    let per = if kind == 4 { 4 } else { 6 };
+    let limits = &ints[2..];
+    if !limits.len().is_multiple_of(per) {
+        return None;
+    }
+    let mut bytes = vec![kind as u8, count as u8];
+    for l in limits.chunks(per) {
+        if per == 4 {
+            l.iter()
+                .for_each(|v| put_varint(&mut bytes, u128::from(*v)));
+        } else {
+            put_varint(&mut bytes, u128::from(l[0]));
+            put_varint(&mut bytes, u128::from(l[1]) << 64 | u128::from(l[2]));
+            l[3..]
+                .iter()
+                .for_each(|v| put_varint(&mut bytes, u128::from(*v)));
+        }
+    }
+    let mut new = d.clone();
+    new.fields = vec![Field::S(bytes)];
+    new.module_id = (new.module_id & !1023) | 3;
+    Some(new)
+}
 
 /// A one-limit limiter dump in the layout of encoding version 1 (no count,
 /// no burst), as an earlier warden wrote it.

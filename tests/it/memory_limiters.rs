@@ -1,0 +1,235 @@
+//! What a rate-limiter key costs, in `used_memory` and in RDB bytes, against
+//! the keys a user compares it with, measured in the same run: redis-cell's
+//! `CL.THROTTLE` key (when its build is found beside the project, in
+//! `../shared/peers/`, or at `WARDEN_REDIS_CELL`) and a string key of its
+//! shape (a 19-character value, as redis-cell stores its TAT: one 48 B
+//! embedded string, 20 bytes in an RDB), which stands in for it anywhere.
+//! Memory is deterministic for one allocator, so the bounds are exact
+//! figures, not timings.
+
+use std::path::PathBuf;
+
+use crate::common::*;
+
+/// Keys per row: enough that every row's dictionaries grow alike.
+const KEYS: usize = 20_000;
+
+/// The redis-cell module, if present.
+fn redis_cell() -> Option<PathBuf> {
+    let path = std::env::var_os("WARDEN_REDIS_CELL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/peers/redis-cell-0.5.0/libredis_cell.so")
+        });
+    path.exists().then_some(path)
+}
+
+/// RAM and RDB bytes per key of one row.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    ram: f64,
+    rdb: f64,
+}
+
+/// The size of the server's RDB file after SAVE.
+fn rdb_bytes(s: &Server, con: &mut Connection) -> i64 {
+    let _: () = query!(con, "SAVE");
+    std::fs::metadata(s.dir.join("dump.rdb"))
+        .expect("dump.rdb")
+        .len() as i64
+}
+
+/// `used_memory` once the server has finished growing its dictionaries (a
+/// rehash in progress holds the old table and the new one; the server's
+/// cron finishes it within a tick or two).
+fn settled_memory(con: &mut Connection) -> i64 {
+    let mut last = used_memory(con);
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(120));
+        let stats: String = query!(con, "DEBUG", "HTSTATS", 0);
+        let now = used_memory(con);
+        if now == last && !stats.contains("rehashing") {
+            return now;
+        }
+        last = now;
+    }
+    panic!("used_memory never settled (last {last})");
+}
+
+/// What `KEYS` keys made with `call` (its key inserted second) add, over an
+/// empty server: measured on a second round, so what the first call of a
+/// kind allocates once (a module's tables, the server's) is left out.
+fn cost(s: &Server, con: &mut Connection, call: &[&str]) -> Cost {
+    add_keys(s, con, call);
+    add_keys(s, con, call)
+}
+
+/// One round of `cost`. The keys are written from a connection of their
+/// own, closed before `con` measures: a pipeline's query and reply buffers
+/// are in `used_memory` while their client lives.
+fn add_keys(s: &Server, con: &mut Connection, call: &[&str]) -> Cost {
+    let _: () = query!(con, "FLUSHALL");
+    let (ram0, rdb0) = (settled_memory(con), rdb_bytes(s, con));
+    let mut writer = s.conn();
+    let mut pipe = redis::pipe();
+    for i in 0..KEYS {
+        let key = format!("k:{i:09}");
+        let mut words = vec![call[0], key.as_str()];
+        words.extend(&call[1..]);
+        pipe.add_command(command(&words)).ignore();
+        if i % 1000 == 999 {
+            let _: () = pipe.query(&mut writer).expect("pipeline");
+            pipe = redis::pipe();
+        }
+    }
+    let _: () = pipe.query(&mut writer).expect("pipeline");
+    drop(writer);
+    let alone = wait_until(std::time::Duration::from_secs(5), || {
+        info_field(con, "clients", "connected_clients").as_deref() == Some("1")
+    });
+    assert!(alone, "the writer's connection never closed");
+    let n: i64 = query!(con, "DBSIZE");
+    assert_eq!(n as usize, KEYS, "{call:?}: every key kept");
+    let per = |d: i64| d as f64 / KEYS as f64;
+    Cost {
+        ram: per(settled_memory(con) - ram0),
+        rdb: per(rdb_bytes(s, con) - rdb0),
+    }
+}
+
+#[test]
+fn limiter_keys_cost_no_more_than_redis_cells() {
+    let cell = redis_cell();
+    let mut args = vec!["--rdbcompression", "no"];
+    let cell_path = cell.as_ref().map(|p| p.display().to_string());
+    if let Some(p) = &cell_path {
+        args.extend(["--loadmodule", p.as_str()]);
+    }
+    let s = Server::start_with(&args, &[]);
+    let mut con = s.conn();
+    let shape = cost(
+        &s,
+        &mut con,
+        &["SET", "0123456789abcdefghi", "PX", "3600000"],
+    );
+    // CL.THROTTLE's key lives as long as its bucket takes to refill.
+    let mut figures = vec![format!("a 19-character string key: {shape:?}")];
+    let mut failures = Vec::new();
+    let peer = match cell {
+        Some(_) => {
+            let c = cost(&s, &mut con, &["CL.THROTTLE", "10", "1", "3600"]);
+            figures.push(format!("redis-cell CL.THROTTLE: {c:?}"));
+            if (c.ram - shape.ram).abs() > 0.5 || (c.rdb - shape.rdb).abs() > 0.5 {
+                failures.push(format!(
+                    "the stand-in for redis-cell is not its size: {shape:?} vs {c:?}"
+                ));
+            }
+            c
+        }
+        None => {
+            figures.push("redis-cell not found: its stand-in is the bound".into());
+            shape
+        }
+    };
+    let one_limit: [(&str, &[&str], f64); 4] = [
+        ("RL.GCRA", &["RL.GCRA", "10", "1", "3600"], 1.0),
+        ("RL.TOKEN, one limit", &["RL.TOKEN", "1/h", "10"], 1.15),
+        ("RL.LEAKY", &["RL.LEAKY", "1/h", "10"], 1.15),
+        ("RL.WINDOW, one limit", &["RL.WINDOW", "100", "60000"], 1.15),
+    ];
+    let mut token = None;
+    for (name, call, times) in one_limit {
+        let c = cost(&s, &mut con, call);
+        figures.push(format!("{name}: {c:?}"));
+        if c.ram.round() > (peer.ram * times).round() {
+            failures.push(format!(
+                "{name}: {:.2} B/key of RAM, above {times} x CL.THROTTLE's {:.2}",
+                c.ram, peer.ram
+            ));
+        }
+        if c.rdb.round() > (peer.rdb * 1.3).round() {
+            failures.push(format!(
+                "{name}: {:.2} RDB bytes/key, above 1.3 x CL.THROTTLE's {:.2}",
+                c.rdb, peer.rdb
+            ));
+        }
+        if name.starts_with("RL.TOKEN") {
+            token = Some(c);
+        }
+    }
+    let one = token.expect("the one-limit RL.TOKEN row");
+    let two = cost(&s, &mut con, &["RL.TOKEN", "1/h", "10", "1000/d", "1000"]);
+    figures.push(format!("RL.TOKEN, two limits: {two:?}"));
+    if two.ram.round() > (one.ram * 1.3).round() {
+        failures.push(format!(
+            "RL.TOKEN, two limits: {:.2} B/key of RAM, above 1.3 x one limit's {:.2}",
+            two.ram, one.ram
+        ));
+    }
+    eprintln!("{}", figures.join("\n"));
+    report("bytes per limiter key", failures);
+}
+
+/// Past 65,536 distinct parameter sets the shared table is full: later
+/// limits keep their parameters in the wide form, larger but exact, through
+/// a reload, and the keys inside the table stay as they were; once the keys
+/// are gone, their sets are reused.
+#[test]
+fn limiters_past_a_full_parameter_table_stay_exact() {
+    let (s, mut con) = Server::start_conn();
+    const SETS: i64 = 65_536 + 64;
+    let mut writer = s.conn();
+    let mut pipe = redis::pipe();
+    for i in 0..SETS {
+        pipe.cmd("RL.WINDOW")
+            .arg(format!("w:{i}"))
+            .arg(100)
+            .arg(60_000 + i)
+            .arg("COST")
+            .arg(7)
+            .ignore();
+        if i % 1000 == 999 {
+            let _: () = pipe.query(&mut writer).expect("pipeline");
+            pipe = redis::pipe();
+        }
+    }
+    let _: () = pipe.query(&mut writer).expect("pipeline");
+    let usage = |con: &mut Connection, i: i64| -> i64 {
+        query!(con, "MEMORY", "USAGE", format!("w:{i}"), "SAMPLES", 0)
+    };
+    let (inside, past) = (usage(&mut con, 0), usage(&mut con, SETS - 1));
+    assert!(
+        past > inside,
+        "a key past the full table is in the wide form: {past} B vs {inside} B"
+    );
+    for round in ["before", "after DEBUG RELOAD"] {
+        for i in [0, 1, 65_535, 65_536, SETS - 1] {
+            let r: Vec<i64> = query!(
+                &mut con,
+                "RL.WINDOW",
+                format!("w:{i}"),
+                100,
+                60_000 + i,
+                "COST",
+                0
+            );
+            assert_eq!(r[..2], [1, 93], "w:{i} {round}: {r:?}");
+        }
+        ok(&mut con, cmd("DEBUG").arg("RELOAD"));
+    }
+    // A new key with parameters the table holds is still packed.
+    let _: Vec<i64> = query!(&mut con, "RL.WINDOW", "again", 100, 60_000);
+    assert_eq!(usage(&mut con, 0), inside);
+    let again: i64 = query!(&mut con, "MEMORY", "USAGE", "again", "SAMPLES", 0);
+    assert!(
+        again < past,
+        "{again} B with known parameters, {past} B without"
+    );
+    // Keys deleted give their parameter sets back: new ones pack again.
+    let _: () = query!(&mut con, "FLUSHALL");
+    wait_lazyfree(&mut con, "the flushed limiters");
+    let _: Vec<i64> = query!(&mut con, "RL.WINDOW", "new", 100, 1_000_000);
+    let new: i64 = query!(&mut con, "MEMORY", "USAGE", "new", "SAMPLES", 0);
+    assert_eq!(new, inside, "a key with new parameters after FLUSHALL");
+}
