@@ -560,15 +560,18 @@ fn the_periodic_look_answers_every_overwritten_key_and_passes_the_others_by() {
         stat(&mut con, "keyspace_misses"),
     );
     let at = Instant::now();
-    let (overwritten, held): (Vec<_>, Vec<_>) =
-        keys.iter().zip(waiters).enumerate().partition(|(i, _)| i % 2 == 0);
+    let (overwritten, held): (Vec<_>, Vec<_>) = keys
+        .iter()
+        .zip(waiters)
+        .enumerate()
+        .partition(|(i, _)| i % 2 == 0);
     for (_, (key, _)) in &overwritten {
         let _: () = query!(&mut con, "SET", key.as_str(), "text");
     }
-    for (_, (key, w)) in overwritten {
-        let a = w.join();
-        assert!(a.reply.is_error_starting("WRONGTYPE"), "{key}: {:?}", a.reply);
-        a.assert_within(at, Duration::from_secs(3), key);
+    let answers = join_all(overwritten.into_iter().map(|(_, (_, w))| w).collect());
+    for a in &answers {
+        a.assert_within(at, Duration::from_secs(3), "the overwrite");
+        assert!(a.error().starts_with("WRONGTYPE"), "{}", a.error());
     }
     // Two more looks pass the held keys by.
     std::thread::sleep(Duration::from_millis(2_100));
