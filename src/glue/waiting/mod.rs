@@ -171,6 +171,10 @@ struct Registry {
     by_serial: HashMap<u64, Blocked>,
     /// Whether the periodic look (`on_sweep`) is pending.
     sweep_armed: bool,
+    /// Whether the next periodic look serves every key, passing none by: it
+    /// found the server refusing writes (a replica, paused, loading), and
+    /// whatever changed meanwhile is looked at as the per-key look would.
+    full_look: bool,
 }
 
 impl Registry {
@@ -622,9 +626,15 @@ fn on_sweep(ctx: &Context, (): ()) {
     let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
         // Paused, failing over, loading or no longer a master: nothing is
-        // served now, and the look keeps its pace.
-        if total_waiting() > 0 && host::writes_allowed(ctx) {
-            sweep(ctx);
+        // served now, the look keeps its pace, and the next one that may
+        // serve looks at every key in full.
+        if total_waiting() > 0 {
+            if host::writes_allowed(ctx) {
+                let full = with_registry(|r| std::mem::take(&mut r.full_look));
+                sweep(ctx, full);
+            } else {
+                with_registry(|r| r.full_look = true);
+            }
         }
         let again = with_registry(|r| {
             r.sweep_armed = total_waiting() > 0;
@@ -642,16 +652,17 @@ struct Visit {
     name: Rc<OwnedString>,
     /// Its oldest waiter's family.
     family: &'static dyn Family,
-    /// Whether a lease-end timer is pending for it.
+    /// Whether a lease-end timer is pending for it (and the look may pass
+    /// it by).
     deadline_pending: bool,
 }
 
 /// Looks at every key with waiters. What the look is for, a key gone or of
-/// another type, is seen without serving: a key that still holds a value of
-/// its oldest waiter's family, with a deadline timer pending, is passed by
-/// (opened, its type compared). Any other key is served as a
-/// key event would serve it.
-fn sweep(ctx: Ctx) {
+/// another type, is seen without serving: unless `full`, a key that still
+/// holds a value of its oldest waiter's family, with a deadline timer
+/// pending, is passed by (opened, its type compared). Any other key is
+/// served as a key event would serve it.
+fn sweep(ctx: Ctx, full: bool) {
     let visits: Vec<Visit> = with_registry(|r| {
         r.keys
             .iter_mut()
@@ -665,7 +676,7 @@ fn sweep(ctx: Ctx) {
                     db,
                     name: Rc::clone(name),
                     family,
-                    deadline_pending: entry.lease_timer_at.is_some(),
+                    deadline_pending: !full && entry.lease_timer_at.is_some(),
                 })
             })
             .collect()
