@@ -74,6 +74,7 @@ bench: build
 	$(CARGO) build --release --example stampede
 	bash tests/bench/bench.sh
 	python3 tests/bench/memory.py | tee target/bench/memory.md
+	python3 tests/bench/idle_waiters.py | tee target/bench/idle_waiters.md
 
 bench-instructions: build
 	bash tests/bench/instructions.sh

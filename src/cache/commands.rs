@@ -359,6 +359,10 @@ impl Family for Cache {
         serve_waiters(ctx, key, name, db, now);
     }
 
+    fn holds_own(&self, key: &Key) -> bool {
+        key.holds::<CacheEntry>()
+    }
+
     fn timeout_answer(&self) -> Answer {
         Answer::Custom(Box::new(|ctx| reply_with_lease(ctx, None, 0)))
     }

@@ -610,6 +610,10 @@ impl Family for Locks {
         serve_waiters(ctx, key, name, db, now);
     }
 
+    fn holds_own(&self, key: &Key) -> bool {
+        key.holds::<LockState>() || key.holds::<LockSet>()
+    }
+
     fn gauge(&self) -> &'static AtomicI64 {
         &stats::LOCKS_WAITING
     }

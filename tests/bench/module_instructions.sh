@@ -81,6 +81,7 @@ done
 row "DLOCK.ACQUIRE" $FRESH "" DLOCK.ACQUIRE lock:__rand_int__ owner 30000
 row "DLOCK.ACQUIRE WAIT REENTRANT" $FRESH "" DLOCK.ACQUIRE lock:__rand_int__ owner 30000 WAIT 10 REENTRANT
 row "DLOCK.ACQUIRE, held" 1000 "$HOLD_LOCKS" DLOCK.ACQUIRE lock:__rand_int__ other 30000
+row "DLOCK.ACQUIRE WAIT 1, held (blocks, times out)" 1000 "$HOLD_LOCKS" DLOCK.ACQUIRE lock:__rand_int__ other 30000 WAIT 1
 row "DLOCK.EXTEND" 1000 "$HOLD_LOCKS" DLOCK.EXTEND lock:__rand_int__ owner 600000
 row "DLOCK.RELEASE, not the holder" 1000 "$HOLD_LOCKS" DLOCK.RELEASE lock:__rand_int__ other
 row "DLOCK.INFO" 1000 "$HOLD_LOCKS" DLOCK.INFO lock:__rand_int__

@@ -534,3 +534,62 @@ fn a_lock_overwritten_by_another_command_answers_its_waiters() {
     a.assert_within(at, Duration::from_secs(3), "the overwrite");
     wait_waiting(&mut con, 0);
 }
+
+/// warden's periodic look covers every key with waiters at once and passes
+/// the others by: of 30 held keys with a waiter each, the 15 overwritten by
+/// `SET` answer WRONGTYPE within the look; the 15 still held keep waiting
+/// through further looks and are granted at their release; and the look
+/// leaves no trace in the keyspace statistics (no hit or miss counted).
+#[test]
+fn the_periodic_look_answers_every_overwritten_key_and_passes_the_others_by() {
+    let (server, mut con) = lock_server();
+    let keys: Vec<String> = (0..30).map(|i| format!("look:{i}")).collect();
+    let mut waiters = Vec::new();
+    for key in &keys {
+        try_acquire(&mut con, key, "holder", 600_000).expect("granted");
+        waiters.push(Waiter::lock(&server, key, "w", 10_000, 0));
+    }
+    wait_waiting(&mut con, 30);
+    let stat = |con: &mut Connection, field: &str| -> i64 {
+        info_field(con, "stats", field)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("INFO stats {field}"))
+    };
+    let (hits, misses) = (
+        stat(&mut con, "keyspace_hits"),
+        stat(&mut con, "keyspace_misses"),
+    );
+    let at = Instant::now();
+    let (overwritten, held): (Vec<_>, Vec<_>) = keys
+        .iter()
+        .zip(waiters)
+        .enumerate()
+        .partition(|(i, _)| i % 2 == 0);
+    for (_, (key, _)) in &overwritten {
+        let _: () = query!(&mut con, "SET", key.as_str(), "text");
+    }
+    let answers = join_all(overwritten.into_iter().map(|(_, (_, w))| w).collect());
+    for a in &answers {
+        a.assert_within(at, Duration::from_secs(3), "the overwrite");
+        assert!(a.error().starts_with("WRONGTYPE"), "{}", a.error());
+    }
+    // Two more looks pass the held keys by.
+    std::thread::sleep(Duration::from_millis(2_100));
+    assert_eq!(warden_stat(&mut con, "locks_waiting"), 15);
+    for (_, (key, w)) in &held {
+        assert!(!w.is_finished(), "{key}: answered while its lock is held");
+    }
+    assert_eq!(
+        (
+            stat(&mut con, "keyspace_hits"),
+            stat(&mut con, "keyspace_misses")
+        ),
+        (hits, misses),
+        "the periodic look counted keyspace hits or misses"
+    );
+    for (_, (key, w)) in held {
+        assert_eq!(release(&mut con, key.as_str(), "holder"), 1, "{key}");
+        w.join().token(key);
+    }
+    wait_waiting(&mut con, 0);
+}

@@ -15,6 +15,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -32,6 +33,12 @@ pub trait Family: Sync {
     /// for writing and the server accepts writes. Take waiters with
     /// `pop_front`, answer them, and `look_at` the key again when needed.
     fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64);
+
+    /// Whether `key` holds a value of this family's own types. Such a value
+    /// changes only through the family's commands, which move the queue
+    /// themselves, or with an event or at a deadline the machinery is told
+    /// of: the periodic look passes it by (see `sweep`).
+    fn holds_own(&self, key: &Key) -> bool;
 
     /// What a waiter whose WAIT timeout passed (or that `CLIENT UNBLOCK`
     /// freed) is answered.
@@ -132,16 +139,19 @@ pub enum Answer {
 /// deleted and re-created as another type may queue both kinds).
 struct KeyWaiters {
     queue: WaitQueue<Waiter>,
-    /// Whether a key-event or cluster-check timer is pending (by `Wake`).
-    armed: [bool; 2],
+    /// Whether a key-event timer (`Wake::KeyEvent`) is pending.
+    event_armed: bool,
     /// When the earliest pending lease-end timer fires (absolute ms).
     lease_timer_at: Option<i64>,
+    /// The key's name as a Redis string, made by the first periodic look and
+    /// kept for the next ones (which then copy and allocate nothing).
+    name: Option<Rc<OwnedString>>,
 }
 
 impl KeyWaiters {
     /// Nobody waits and no timer will look at the key: the entry can go.
     fn idle(&self) -> bool {
-        self.queue.is_empty() && !self.armed.iter().any(|a| *a) && self.lease_timer_at.is_none()
+        self.queue.is_empty() && !self.event_armed && self.lease_timer_at.is_none()
     }
 }
 
@@ -159,6 +169,12 @@ struct Registry {
     keys: HashMap<Vec<u8>, KeyWaiters>,
     by_client: HashMap<usize, Vec<u8>>,
     by_serial: HashMap<u64, Blocked>,
+    /// Whether the periodic look (`on_sweep`) is pending.
+    sweep_armed: bool,
+    /// Whether the next periodic look serves every key, passing none by: it
+    /// found the server refusing writes (a replica, paused, loading), and
+    /// whatever changed meanwhile is looked at as the per-key look would.
+    full_look: bool,
 }
 
 impl Registry {
@@ -405,8 +421,9 @@ pub fn block(
             .entry(id)
             .or_insert_with(|| KeyWaiters {
                 queue: WaitQueue::default(),
-                armed: [false; 2],
+                event_armed: false,
                 lease_timer_at: None,
+                name: None,
             })
             .queue
             .push(waiter);
@@ -419,7 +436,7 @@ pub fn block(
     if let Some(at) = request.look_at {
         look_at(ctx, db, key, at, now);
     }
-    schedule(ctx, db, key, Wake::Recheck, RECHECK_MS);
+    arm_sweep(ctx);
     Ok(())
 }
 
@@ -478,21 +495,14 @@ pub fn fail_all(db: c_int, key: &[u8], error: &str) {
     }
 }
 
-/// Why a timer fires.
+/// Why a per-key timer fires.
 #[derive(Clone, Copy)]
 enum Wake {
     /// The key was deleted, expired, renamed, flushed or swapped, or serving
     /// was deferred while the server did not accept writes.
-    KeyEvent = 0,
-    /// A periodic look while clients wait, for what ends a key without an
-    /// event warden hears: a cluster node that loses a slot deletes its keys
-    /// silently, and a command that overwrites a key (`SET`, `SORT … STORE`,
-    /// `SUNIONSTORE`) sends an event of its own type's class. Listening to
-    /// those classes would cost every such write on the server a module call
-    /// (+500 instructions per `SET`, ~19%).
-    Recheck = 1,
+    KeyEvent,
     /// The family asked to look at this time (`Alarm::at`): a lease end.
-    Deadline = 2,
+    Deadline,
 }
 
 /// A pending look at one key with waiters.
@@ -504,8 +514,8 @@ struct Alarm {
     at: i64,
 }
 
-/// How often a key with waiters is looked at (`Wake::Recheck`).
-const RECHECK_MS: i64 = 1000;
+/// How often every key with waiters is looked at (`on_sweep`).
+const SWEEP_MS: i64 = 1000;
 
 /// Makes sure a timer looks at (db, key) just after `deadline` (absolute ms),
 /// so a lease that ends is served even if Redis has not expired the key yet.
@@ -535,13 +545,15 @@ pub fn look_at(ctx: Ctx, db: c_int, key: &[u8], deadline: i64, now: i64) {
     }
 }
 
+/// Makes sure a `Wake::KeyEvent` timer looks at (db, key) in `delay_ms`
+/// (one pending per key).
 fn schedule(ctx: Ctx, db: c_int, key: &[u8], why: Wake, delay_ms: i64) {
     let id = queue_id(db, key);
     let needed = with_registry(|r| {
         let Some(entry) = r.keys.get_mut(&id) else {
             return false;
         };
-        !std::mem::replace(&mut entry.armed[why as usize], true)
+        !std::mem::replace(&mut entry.event_armed, true)
     });
     if needed {
         start_timer(ctx, delay_ms, on_timer, Alarm { id, why, at: 0 });
@@ -560,7 +572,7 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
                     entry.lease_timer_at = None;
                 }
                 Wake::Deadline => {}
-                why => entry.armed[why as usize] = false,
+                Wake::KeyEvent => entry.event_armed = false,
             }
             if entry.idle() {
                 r.keys.remove(&id);
@@ -576,25 +588,123 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
         if !host::writes_allowed(ctx) {
             // Paused, failing over, loading or no longer a master: a write
             // now would crash a paused Redis 7.0 or diverge a replica. What
-            // was due is retried soon; the periodic look had nothing due and
-            // keeps its pace (else every key with waiters would spin a 5 ms
-            // timer for as long as a pause lasts).
-            match alarm.why {
-                Wake::Recheck => schedule(ctx, db, key, Wake::Recheck, RECHECK_MS),
-                _ => schedule(ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS),
-            }
+            // was due is retried soon.
+            schedule(ctx, db, key, Wake::KeyEvent, DEFERRED_RETRY_MS);
             return;
         }
-        if !host::select_db(ctx, db) {
-            return;
-        }
-        let name = OwnedString::new(Some(ctx), key);
-        let mut open = Key::writable(ctx, name.as_rstr());
-        family.serve(ctx, &mut open, name.as_rstr(), db, host::now_ms());
-        if count(db, key) > 0 {
-            schedule(ctx, db, key, Wake::Recheck, RECHECK_MS);
+        if host::select_db(ctx, db) {
+            serve(ctx, family, db, key);
         }
     })
+}
+
+/// Lets `family` move the queue of (db, key), the key open for writing on
+/// the selected database `db`.
+fn serve(ctx: Ctx, family: &'static dyn Family, db: c_int, key: &[u8]) {
+    let name = OwnedString::new(Some(ctx), key);
+    let mut open = Key::writable(ctx, name.as_rstr());
+    family.serve(ctx, &mut open, name.as_rstr(), db, host::now_ms());
+}
+
+/// Starts the periodic look unless it is pending.
+fn arm_sweep(ctx: Ctx) {
+    if !with_registry(|r| std::mem::replace(&mut r.sweep_armed, true)) {
+        start_timer(ctx, SWEEP_MS, on_sweep, ());
+    }
+}
+
+/// The periodic look, once a second while clients wait, at every key with
+/// waiters, for what ends a key without an event warden hears: a cluster
+/// node that loses a slot deletes its keys silently, and a command that
+/// overwrites a key (`SET`, `SORT … STORE`, `SUNIONSTORE`) sends an event of
+/// its own type's class. Listening to those classes would cost every such
+/// write on the server a module call (+500 instructions per `SET`, ~19%).
+/// One timer for all keys: a timer per key woke the server once per key and
+/// second.
+fn on_sweep(ctx: &Context, (): ()) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
+    shield((), || {
+        // Paused, failing over, loading or no longer a master: nothing is
+        // served now, the look keeps its pace, and the next one that may
+        // serve looks at every key in full.
+        if total_waiting() > 0 {
+            if host::writes_allowed(ctx) {
+                let full = with_registry(|r| std::mem::take(&mut r.full_look));
+                sweep(ctx, full);
+            } else {
+                with_registry(|r| r.full_look = true);
+            }
+        }
+        let again = with_registry(|r| {
+            r.sweep_armed = total_waiting() > 0;
+            r.sweep_armed
+        });
+        if again {
+            start_timer(ctx, SWEEP_MS, on_sweep, ());
+        }
+    })
+}
+
+/// A key the periodic look visits.
+struct Visit {
+    db: c_int,
+    name: Rc<OwnedString>,
+    /// Its oldest waiter's family.
+    family: &'static dyn Family,
+    /// Whether a lease-end timer is pending for it (and the look may pass
+    /// it by).
+    deadline_pending: bool,
+}
+
+/// Looks at every key with waiters. What the look is for, a key gone or of
+/// another type, is seen without serving: unless `full`, a key that still
+/// holds a value of its oldest waiter's family, with a deadline timer
+/// pending, is passed by (opened, its type compared). Any other key is
+/// served as a key event would serve it.
+fn sweep(ctx: Ctx, full: bool) {
+    let visits: Vec<Visit> = with_registry(|r| {
+        r.keys
+            .iter_mut()
+            .filter_map(|(id, entry)| {
+                let family = entry.queue.front()?.family;
+                let (db, key) = split_queue_id(id);
+                let name = entry
+                    .name
+                    .get_or_insert_with(|| Rc::new(OwnedString::new(None, key)));
+                Some(Visit {
+                    db,
+                    name: Rc::clone(name),
+                    family,
+                    deadline_pending: !full && entry.lease_timer_at.is_some(),
+                })
+            })
+            .collect()
+    });
+    let mut selected = None;
+    for visit in visits {
+        if selected != Some(visit.db) {
+            if !host::select_db(ctx, visit.db) {
+                continue;
+            }
+            selected = Some(visit.db);
+        }
+        let name = visit.name.as_rstr();
+        // Opened for writing, as serving would: a key opened for reading
+        // would count as a keyspace hit or miss and send `keymiss` events.
+        if visit.deadline_pending && visit.family.holds_own(&Key::writable(ctx, name)) {
+            continue;
+        }
+        // Keys served before may have answered these waiters (a whole
+        // flush): the oldest waiter's family now, if anyone still waits.
+        let key = name.bytes();
+        let id = queue_id(visit.db, key);
+        let Some(family) = with_registry(|r| r.keys.get(&id)?.queue.front().map(|w| w.family))
+        else {
+            continue;
+        };
+        serve(ctx, family, visit.db, key);
+    }
 }
 
 /// Whether `on_key_event` is subscribed (it stays so once it is).
