@@ -25,7 +25,7 @@ impl Key {
     fn holding(&self) -> Holding<'_> {
         match self {
             Key::Empty => Holding::Free,
-            Key::One(s) => Holding::Exclusive(s),
+            Key::One(s) => Holding::Exclusive(s.view()),
             Key::Set(set) => Holding::Set(set),
         }
     }
@@ -433,7 +433,7 @@ fn another_familys_waiter_is_dropped() {
     assert!(queue.is_empty());
     // Dropped even on a held key: it never waits behind a lock it cannot take.
     let x = plain::grant(b"x", 1_000, 0, 0, &mut fence).unwrap();
-    let held = Holding::Exclusive(&x);
+    let held = Holding::Exclusive(x.view());
     assert_eq!(
         decide(held, Head::Other, 10, false, not_moved),
         Verdict::Drop

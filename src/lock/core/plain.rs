@@ -1,6 +1,8 @@
 //! The lock state machine: grants, re-entry, release, extension, expiry and
 //! fencing tokens. Times are Unix milliseconds passed in by the caller.
 
+use std::ops::Deref;
+
 use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
@@ -38,11 +40,13 @@ pub const NO_DEADLINE: i64 = i64::MAX;
 
 /// A held lock: who holds it, its fencing token, how many holds, and when the
 /// lease ends (absolute ms; the lock is free from `deadline_ms` on). The
-/// lease is the key's expiry: the glue reads `deadline_ms` from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockState {
+/// lease is the key's expiry: the glue reads `deadline_ms` from it. `O`
+/// holds the owner: its own bytes, or (`LockState<&[u8]>`, a view of a
+/// stored `PackedLock`) borrowed ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockState<O = CompactBytes> {
     /// The holder's identity, any non-empty byte string.
-    pub owner: CompactBytes,
+    pub owner: O,
     /// Fencing token of this grant.
     pub token: i64,
     /// Re-entrant hold count, at least 1.
@@ -92,6 +96,18 @@ impl LockState {
     /// Offers the owner's heap block, if any, to `m` (active defragmentation).
     pub fn relocate(&mut self, m: &mut dyn Mover) {
         self.owner.relocate(m);
+    }
+}
+
+impl<O: Deref<Target = [u8]>> LockState<O> {
+    /// The same state with its owner borrowed.
+    pub fn view(&self) -> LockState<&[u8]> {
+        LockState {
+            owner: &self.owner,
+            token: self.token,
+            holds: self.holds,
+            deadline_ms: self.deadline_ms,
+        }
     }
 
     /// Whether the lock is held at `now_ms`: some holds left and the lease running.
@@ -165,8 +181,8 @@ impl LockState {
 /// Decides an acquire by `owner` against the current record (`None` = no key).
 /// `deadline_ms` is the lease end a grant or re-entry gets; `reentrant` asks
 /// for one more hold when `owner` already holds the lock.
-pub fn acquire(
-    current: Option<&mut LockState>,
+pub fn acquire<O: Deref<Target = [u8]>>(
+    current: Option<&mut LockState<O>>,
     owner: &[u8],
     deadline_ms: i64,
     reentrant: bool,
