@@ -25,18 +25,6 @@ use crate::lock::requests as req;
 use crate::lock::set_wire::SetLocks;
 use crate::lock::wire::SetLock;
 
-/// The lock in a key: `Ok(None)` when the key is empty. Its deadline is the
-/// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
-/// the lease (`NO_DEADLINE` when the key has no expiry).
-pub(super) fn lock_in(key: &mut Key) -> Result<Option<LockState<&[u8]>>, WardenError> {
-    if key.is_empty() {
-        return Ok(None); // a new lock: no expiry to read
-    }
-    let expiry = key.abs_expire();
-    let lock = key.value::<PackedLock>()?;
-    Ok(lock.map(|lock| lock.state(expiry.unwrap_or(NO_DEADLINE))))
-}
-
 /// Stores a new hold count in the plain lock of `key`: in its block, or in
 /// a new one (with the key's expiry kept) when the block cannot hold it.
 fn store_holds(key: &mut Key, holds: i64) -> Result<(), WardenError> {
@@ -75,12 +63,13 @@ impl Lock<'_> {
     }
 }
 
-/// The lock in a key, whichever kind (see `Lock`); a plain lock's deadline
-/// is read from the key's expiry, as in `lock_in`, and so is a set's bound
-/// (`LockSet::expiry_bound`).
+/// The lock in a key, whichever kind (see `Lock`). A plain lock's deadline
+/// is the key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE …
+/// ttl` move the lease (`NO_DEADLINE` when the key has no expiry); so is a
+/// set's bound (`LockSet::expiry_bound`).
 pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
     if key.is_empty() {
-        return Ok(Lock::Free); // no expiry to read (as in `lock_in`)
+        return Ok(Lock::Free); // a new lock: no expiry to read
     }
     let expiry = key.abs_expire();
     Ok(match key.either::<PackedLock, LockSet>()? {
@@ -153,7 +142,7 @@ fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenErr
 }
 
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
-fn store(key: &Key, state: &LockState) {
+fn store<O: Deref<Target = [u8]>>(key: &Key, state: &LockState<O>) {
     let deadline = state.deadline_ms;
     key.set_value(PackedLock::new(&state.owner, state.token, state.holds));
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
@@ -207,7 +196,6 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             fence,
         )
     })?;
-    let holds = current.map(|s| s.holds);
     match outcome {
         Acquire::Granted(state) => {
             let token = state.token;
@@ -220,19 +208,21 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             host::reply_integer(ctx, token);
         }
         Acquire::Reentered { token } => {
+            // The view holds the renewed lease and hold count: replicated,
+            // then stored.
+            let state = current.ok_or(WardenError::Internal)?;
+            replicate_effect(ctx, args, &state);
+            let holds = state.holds;
             if options.reentrant {
-                store_holds(&mut key, holds.ok_or(WardenError::Internal)?)?;
+                store_holds(&mut key, holds)?;
             }
             key.set_abs_expire(deadline);
-            if let Ok(Some(state)) = lock_in(&mut key) {
-                replicate_effect(ctx, args, &state);
-            }
             host::notify(ctx, c"dlock.acquire", name);
             look_again(ctx, &mut key, db, args.bytes(1), now);
             host::reply_integer(ctx, token);
         }
         Acquire::Busy => {
-            let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
+            let holder_deadline = current.map_or(now, |s| s.deadline_ms);
             wait_or_nil(ctx, args, owner, ttl_ms, options, holder_deadline, now)?;
         }
     }

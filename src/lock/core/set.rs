@@ -563,7 +563,7 @@ mod tests {
                         now,
                         &mut self.fence,
                     );
-                    self.exclusive = Some(s.unwrap());
+                    self.exclusive = Some(s.unwrap().owned());
                 }
                 Some(kind) => {
                     let set = self.set.get_or_insert_with(|| LockSet::new(kind, floor));
