@@ -139,7 +139,8 @@ impl StoredValue for LockSet {
         } else {
             load_set_v2(rdb)
         };
-        let set = set.ok().filter(|s| s.validate().is_ok())?;
+        let mut set = set.ok().filter(|s| s.validate().is_ok())?;
+        set.holders.shrink_to_fit();
         observe_token(set.floor);
         Some(set)
     }

@@ -234,6 +234,9 @@ impl LockSet {
         }
         let token = fence.next_above(self.floor, now)?;
         self.floor = token;
+        // Room for this holder only: most sets have one or two holders, and
+        // a vector's first growth would make room for four.
+        self.holders.reserve_exact(1);
         self.holders.push(LockState {
             owner: CompactBytes::from(owner),
             token,
