@@ -229,6 +229,15 @@ mod tests {
                 (lock.owner(), lock.token(), lock.holds()),
                 (owner, token, holds)
             );
+            assert_eq!(
+                lock.state(7),
+                LockState {
+                    owner,
+                    token,
+                    holds,
+                    deadline_ms: 7
+                }
+            );
             assert_eq!(*lock.boxed_copy(), *lock);
             let wide = owner.len() > 127 || token > TOKEN_MASK as i64 || holds > 7;
             let n = if wide { 16 } else { 0 } + owner.len();
