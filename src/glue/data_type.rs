@@ -85,6 +85,85 @@ impl<T: StoredValue> ModuleValue for T {
     fn redis_type() -> &'static RedisType {
         <T as StoredValue>::redis_type()
     }
+
+    unsafe fn from_raw<'a>(value: *mut c_void) -> Option<&'a mut T> {
+        // SAFETY: per the contract, a boxed `T` (the default `into_raw`).
+        unsafe { value.cast::<T>().as_mut() }
+    }
+}
+
+/// What the callbacks of `methods` ask of a type: every `StoredValue` (a
+/// boxed `T`), or a type of variable size that implements it itself (its
+/// values are one block: `lock::core::packed::PackedLock`). The methods are
+/// `StoredValue`'s, with boxed values where a `T` is made.
+pub trait Stored: ModuleValue {
+    /// `StoredValue::ENCODING_VERSION`.
+    const ENCODING_VERSION: i32;
+    /// `StoredValue::OLDEST_ENCODING_VERSION`.
+    const OLDEST_ENCODING_VERSION: i32;
+    /// `StoredValue::load`, boxed.
+    fn load_boxed(rdb: Io, encver: i32) -> Option<Box<Self>>;
+    /// `StoredValue::save`.
+    fn save(&self, rdb: Io);
+    /// `StoredValue::aof_rewrite`.
+    fn aof_rewrite(&self, aof: Sink, key: RStr);
+    /// `StoredValue::mem_usage`.
+    fn mem_usage(&self) -> usize;
+    /// `StoredValue::digest`.
+    fn digest(&self, md: &mut Digest);
+    /// `StoredValue::copy`, boxed.
+    fn copy_boxed(&self) -> Box<Self>;
+    /// `StoredValue::defrag`.
+    fn defrag(&mut self, _m: &mut dyn Mover, _cursor: u64) -> Option<u64> {
+        None
+    }
+    /// `StoredValue::free_effort`.
+    fn free_effort(&self) -> usize {
+        1
+    }
+    /// `StoredValue::on_free`.
+    fn on_free(&self) {}
+}
+
+impl<T: StoredValue> Stored for T {
+    const ENCODING_VERSION: i32 = <T as StoredValue>::ENCODING_VERSION;
+    const OLDEST_ENCODING_VERSION: i32 = <T as StoredValue>::OLDEST_ENCODING_VERSION;
+
+    fn load_boxed(rdb: Io, encver: i32) -> Option<Box<T>> {
+        T::load(rdb, encver).map(Box::new)
+    }
+
+    fn save(&self, rdb: Io) {
+        StoredValue::save(self, rdb);
+    }
+
+    fn aof_rewrite(&self, aof: Sink, key: RStr) {
+        StoredValue::aof_rewrite(self, aof, key);
+    }
+
+    fn mem_usage(&self) -> usize {
+        StoredValue::mem_usage(self)
+    }
+
+    fn digest(&self, md: &mut Digest) {
+        StoredValue::digest(self, md);
+    }
+
+    fn copy_boxed(&self) -> Box<T> {
+        Box::new(self.copy())
+    }
+
+    fn defrag(&mut self, m: &mut dyn Mover, cursor: u64) -> Option<u64> {
+        StoredValue::defrag(self, m, cursor)
+    }
+
+    fn free_effort(&self) -> usize {
+        StoredValue::free_effort(self)
+    }
+
+    fn on_free(&self) {
+        StoredValue::on_free(self);
+    }
 }
 
 /// The digest of a `digest` callback, for `StoredValue::digest` to feed.
@@ -108,7 +187,7 @@ impl Digest {
 }
 
 /// The method table of `T`'s type: the generic callbacks below, for `T`.
-pub const fn methods<T: StoredValue>() -> raw::RedisModuleTypeMethods {
+pub const fn methods<T: Stored + ?Sized>() -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
         rdb_load: Some(rdb_load::<T>),
@@ -149,20 +228,16 @@ pub const fn with_aux(
 ///
 /// # Safety
 /// `value` is null or a value Redis stored for `T`'s type, which `methods`
-/// and `Key::set_value` make a boxed `T`, alive while the callback runs.
-unsafe fn stored<'a, T: StoredValue>(value: *const c_void) -> Option<&'a T> {
-    // SAFETY: per this function's contract.
-    unsafe { value.cast::<T>().as_ref() }
-}
-
-/// A new value handed to Redis (freed by `free::<T>`).
-fn into_raw<T: StoredValue>(value: T) -> *mut c_void {
-    Box::into_raw(Box::new(value)).cast::<c_void>()
+/// and `Key::set_value` make a `T` from `T::into_raw`, alive while the
+/// callback runs.
+unsafe fn stored<'a, T: Stored + ?Sized>(value: *const c_void) -> Option<&'a T> {
+    // SAFETY: per this function's contract; only read through.
+    unsafe { T::from_raw(value.cast_mut()) }.map(|v| &*v)
 }
 
 /// `rdb_load`: a boxed `T`, or null (Redis answers `Bad data format`) for
 /// an unknown encoding version or bad data.
-unsafe extern "C" fn rdb_load<T: StoredValue>(
+unsafe extern "C" fn rdb_load<T: Stored + ?Sized>(
     rdb: *mut raw::RedisModuleIO,
     encver: c_int,
 ) -> *mut c_void {
@@ -172,12 +247,15 @@ unsafe extern "C" fn rdb_load<T: StoredValue>(
         }
         // SAFETY: the stream Redis passed this callback, used while it runs.
         let rdb = unsafe { Io::from_raw(rdb) };
-        T::load(rdb, encver).map_or(std::ptr::null_mut(), into_raw)
+        T::load_boxed(rdb, encver).map_or(std::ptr::null_mut(), T::into_raw)
     })
 }
 
 /// `rdb_save`. Safety: Redis passes a value of `T`'s type and a live IO.
-unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+unsafe extern "C" fn rdb_save<T: Stored + ?Sized>(
+    rdb: *mut raw::RedisModuleIO,
+    value: *mut c_void,
+) {
     shield((), || {
         // SAFETY: the stream Redis passed this callback, used while it runs.
         let rdb = unsafe { Io::from_raw(rdb) };
@@ -189,7 +267,7 @@ unsafe extern "C" fn rdb_save<T: StoredValue>(rdb: *mut raw::RedisModuleIO, valu
 }
 
 /// `aof_rewrite`. Safety: as `rdb_save`, and `key` is the value's live key name.
-unsafe extern "C" fn aof_rewrite<T: StoredValue>(
+unsafe extern "C" fn aof_rewrite<T: Stored + ?Sized>(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
@@ -208,7 +286,7 @@ unsafe extern "C" fn aof_rewrite<T: StoredValue>(
 }
 
 /// `mem_usage`. Safety: Redis passes a value of `T`'s type.
-unsafe extern "C" fn mem_usage<T: StoredValue>(value: *const c_void) -> usize {
+unsafe extern "C" fn mem_usage<T: Stored + ?Sized>(value: *const c_void) -> usize {
     shield(0, || {
         // SAFETY: Redis passes a value it stored for `T`'s type.
         unsafe { stored::<T>(value) }.map_or(0, T::mem_usage)
@@ -217,7 +295,10 @@ unsafe extern "C" fn mem_usage<T: StoredValue>(value: *const c_void) -> usize {
 
 /// `digest`: the value's fields, then the end of its sequence. Safety: Redis
 /// passes a value of `T`'s type and a live digest.
-unsafe extern "C" fn digest<T: StoredValue>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+unsafe extern "C" fn digest<T: Stored + ?Sized>(
+    md: *mut raw::RedisModuleDigest,
+    value: *mut c_void,
+) {
     shield((), || {
         // SAFETY: Redis passes a value it stored for `T`'s type.
         let Some(value) = (unsafe { stored::<T>(value) }) else {
@@ -231,32 +312,37 @@ unsafe extern "C" fn digest<T: StoredValue>(md: *mut raw::RedisModuleDigest, val
 
 /// `free`: runs `on_free`, then drops the value. Safety: Redis frees a value
 /// of `T`'s type, once.
-unsafe extern "C" fn free<T: StoredValue>(value: *mut c_void) {
+unsafe extern "C" fn free<T: Stored + ?Sized>(value: *mut c_void) {
     if value.is_null() {
         return;
     }
     shield((), || {
-        // SAFETY: Redis frees a value it stored for `T`'s type (a boxed `T`), once.
-        let value = unsafe { Box::from_raw(value.cast::<T>()) };
+        // SAFETY: Redis frees a value it stored for `T`'s type (from
+        // `T::into_raw`), once: the box is taken back and dropped.
+        let Some(value) = (unsafe { T::from_raw(value) }) else {
+            return;
+        };
+        // SAFETY: the reference is the whole boxed value `into_raw` gave up.
+        let value = unsafe { Box::from_raw(value as *mut T) };
         value.on_free();
     })
 }
 
 /// `copy` (COPY): a boxed `StoredValue::copy`. Safety: Redis passes a value
 /// of `T`'s type.
-unsafe extern "C" fn copy<T: StoredValue>(
+unsafe extern "C" fn copy<T: Stored + ?Sized>(
     _from: *mut raw::RedisModuleString,
     _to: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> *mut c_void {
     shield(std::ptr::null_mut(), || {
         // SAFETY: Redis passes a value it stored for `T`'s type.
-        unsafe { stored::<T>(value) }.map_or(std::ptr::null_mut(), |v| into_raw(v.copy()))
+        unsafe { stored::<T>(value) }.map_or(std::ptr::null_mut(), |v| T::into_raw(v.copy_boxed()))
     })
 }
 
 /// `free_effort`. Safety: Redis passes a value of `T`'s type.
-unsafe extern "C" fn free_effort<T: StoredValue>(
+unsafe extern "C" fn free_effort<T: Stored + ?Sized>(
     _key: *mut raw::RedisModuleString,
     value: *const c_void,
 ) -> usize {
@@ -329,7 +415,7 @@ impl DefragMover {
 /// again (a value walked in steps), 0 when done. Safety: Redis passes a live
 /// defrag context and the address of the key's value, of `T`'s type, which
 /// it reads back after the call.
-unsafe extern "C" fn defrag<T: StoredValue>(
+unsafe extern "C" fn defrag<T: Stored + ?Sized>(
     ctx: *mut raw::RedisModuleDefragCtx,
     _key: *mut raw::RedisModuleString,
     value: *mut *mut c_void,
@@ -345,17 +431,20 @@ unsafe extern "C" fn defrag<T: StoredValue>(
         // lets this callback replace.
         let slot = unsafe { &mut *value };
         if cursor == 0 {
-            if let Some(old) = NonNull::new(slot.cast::<u8>()) {
-                if let Some(new) = mover.relocate(old, Layout::new::<T>()) {
-                    // The box's `T` now lives at `new` (`Mover`'s contract):
-                    // Redis keeps the value's new address.
+            // SAFETY: the value Redis stored for `T`'s type (from `T::into_raw`).
+            if let Some(v) = unsafe { T::from_raw(*slot) } {
+                let layout = Layout::for_value::<T>(v);
+                let old = NonNull::from(v).cast::<u8>();
+                if let Some(new) = mover.relocate(old, layout) {
+                    // The value now lives at `new` (`Mover`'s contract):
+                    // Redis keeps its new address.
                     *slot = new.as_ptr().cast();
                 }
             }
         }
-        // SAFETY: the value Redis stored for `T`'s type (a boxed `T`, maybe
-        // just moved), which nothing else references while this runs.
-        let Some(v) = (unsafe { slot.cast::<T>().as_mut() }) else {
+        // SAFETY: the value Redis stored for `T`'s type (maybe just moved),
+        // which nothing else references while this runs.
+        let Some(v) = (unsafe { T::from_raw(*slot) }) else {
             return 0;
         };
         loop {

@@ -5,6 +5,7 @@
 //! `release`); calls that change nothing replicate nothing.
 
 use std::ffi::c_int;
+use std::ops::Deref;
 use std::sync::atomic::AtomicI64;
 
 use crate::common::error::WardenError;
@@ -16,6 +17,7 @@ use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
 use crate::lock::core::handover::{self, holds_as, Head, Verdict};
+use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
 use crate::lock::replicas;
@@ -23,28 +25,27 @@ use crate::lock::requests as req;
 use crate::lock::set_wire::SetLocks;
 use crate::lock::wire::SetLock;
 
-/// The lock in a key: `Ok(None)` when the key is empty. Its deadline is the
-/// key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE … ttl` move
-/// the lease (`NO_DEADLINE` when the key has no expiry).
-pub(super) fn lock_in(key: &mut Key) -> Result<Option<&mut LockState>, WardenError> {
-    if key.is_empty() {
-        return Ok(None); // a new lock: no expiry to read
-    }
+/// Stores a new hold count in the plain lock of `key`: in its block, or in
+/// a new one (with the key's expiry kept) when the block cannot hold it.
+fn store_holds(key: &mut Key, holds: i64) -> Result<(), WardenError> {
     let expiry = key.abs_expire();
-    let state = key.value::<LockState>()?;
-    if let Some(state) = state {
-        state.deadline_ms = expiry.unwrap_or(NO_DEADLINE);
-        return Ok(Some(state));
+    let lock = key.value::<PackedLock>()?.ok_or(WardenError::Internal)?;
+    if lock.set_holds(holds) {
+        return Ok(());
     }
-    Ok(None)
+    let moved = PackedLock::new(lock.owner(), lock.token(), holds);
+    key.set_value(moved);
+    key.set_abs_expire_or_persist(expiry);
+    Ok(())
 }
 
 /// What a lock key holds: nothing, a plain lock, or a set of holders.
 pub(super) enum Lock<'a> {
     /// An empty key.
     Free,
-    /// A plain (exclusive) lock, its deadline read from the key's expiry.
-    One(&'a mut LockState),
+    /// A plain (exclusive) lock, its deadline read from the key's expiry (a
+    /// view of the stored `PackedLock`: a change is stored with `store_holds`).
+    One(LockState<&'a [u8]>),
     /// Shared holders or a semaphore's, each with its own lease (the key's
     /// expiry, the last of them, bounds them all by removing the key).
     Set(&'a mut LockSet),
@@ -56,26 +57,24 @@ impl Lock<'_> {
     pub(super) fn holding(&self) -> Holding<'_> {
         match self {
             Lock::Free => Holding::Free,
-            Lock::One(s) => Holding::Exclusive(s),
+            Lock::One(s) => Holding::Exclusive(*s),
             Lock::Set(set) => Holding::Set(set),
         }
     }
 }
 
-/// The lock in a key, whichever kind (see `Lock`); a plain lock's deadline
-/// is read from the key's expiry, as in `lock_in`, and so is a set's bound
-/// (`LockSet::expiry_bound`).
+/// The lock in a key, whichever kind (see `Lock`). A plain lock's deadline
+/// is the key's expiry, read here, so `PEXPIRE`, `PERSIST` and `RESTORE …
+/// ttl` move the lease (`NO_DEADLINE` when the key has no expiry); so is a
+/// set's bound (`LockSet::expiry_bound`).
 pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
     if key.is_empty() {
-        return Ok(Lock::Free); // no expiry to read (as in `lock_in`)
+        return Ok(Lock::Free); // a new lock: no expiry to read
     }
     let expiry = key.abs_expire();
-    Ok(match key.either::<LockState, LockSet>()? {
+    Ok(match key.either::<PackedLock, LockSet>()? {
         Either::Empty => Lock::Free,
-        Either::First(state) => {
-            state.deadline_ms = expiry.unwrap_or(NO_DEADLINE);
-            Lock::One(state)
-        }
+        Either::First(lock) => Lock::One(lock.state(expiry.unwrap_or(NO_DEADLINE))),
         Either::Second(set) => {
             set.expiry_bound = expiry.unwrap_or(NO_DEADLINE);
             Lock::Set(set)
@@ -86,14 +85,19 @@ pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
 /// Replicates a lock's whole state with its absolute deadline as
 /// `DLOCK._SET`. `owner_arg` is the client's owner argument when it is the
 /// owner (shared, not copied).
-fn replicate_state(ctx: Ctx, key: RStr, owner_arg: Option<RStr>, state: &LockState) {
+fn replicate_state<O: Deref<Target = [u8]>>(
+    ctx: Ctx,
+    key: RStr,
+    owner_arg: Option<RStr>,
+    state: &LockState<O>,
+) {
     SetLock::emit(state, Sink::Replication(ctx), key, owner_arg);
 }
 
 /// Replicates the new state of the lock in `args[1]`, owned by `args[2]`,
 /// after an ACQUIRE or EXTEND: in the call itself, as `ttl@state` in
 /// `args[3]` (`effect`), or else as `DLOCK._SET`.
-fn replicate_effect(ctx: Ctx, args: &Args, state: &LockState) {
+fn replicate_effect<O: Deref<Target = [u8]>>(ctx: Ctx, args: &Args, state: &LockState<O>) {
     let text = SetLock::state_text(state);
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
@@ -116,7 +120,7 @@ fn apply_state(
     lock_of(&mut key)?;
     observe_token(state.token);
     replicate(&state);
-    store(&key, state);
+    store(&key, &state);
     host::notify(ctx, c"dlock.set", name);
     Ok(())
 }
@@ -138,9 +142,9 @@ fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenErr
 }
 
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
-fn store(key: &Key, state: LockState) {
+fn store<O: Deref<Target = [u8]>>(key: &Key, state: &LockState<O>) {
     let deadline = state.deadline_ms;
-    key.set_value(Box::new(state));
+    key.set_value(PackedLock::new(&state.owner, state.token, state.holds));
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
@@ -183,13 +187,20 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         };
     }
     let outcome = with_fence(|fence| {
-        core_lock::acquire(current, owner, deadline, options.reentrant, now, fence)
+        core_lock::acquire(
+            current.as_mut(),
+            owner,
+            deadline,
+            options.reentrant,
+            now,
+            fence,
+        )
     })?;
     match outcome {
         Acquire::Granted(state) => {
             let token = state.token;
             replicate_effect(ctx, args, &state);
-            store(&key, state);
+            store(&key, &state);
             host::notify(ctx, c"dlock.acquire", name);
             stats::count(&stats::LOCKS_GRANTED);
             // A holder's repeat may have shortened its lease.
@@ -197,16 +208,21 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             host::reply_integer(ctx, token);
         }
         Acquire::Reentered { token } => {
-            key.set_abs_expire(deadline);
-            if let Ok(Some(state)) = lock_in(&mut key) {
-                replicate_effect(ctx, args, state);
+            // The view holds the renewed lease and hold count: replicated,
+            // then stored.
+            let state = current.ok_or(WardenError::Internal)?;
+            replicate_effect(ctx, args, &state);
+            let holds = state.holds;
+            if options.reentrant {
+                store_holds(&mut key, holds)?;
             }
+            key.set_abs_expire(deadline);
             host::notify(ctx, c"dlock.acquire", name);
             look_again(ctx, &mut key, db, args.bytes(1), now);
             host::reply_integer(ctx, token);
         }
         Acquire::Busy => {
-            let holder_deadline = lock_in(&mut key)?.map_or(now, |s| s.deadline_ms);
+            let holder_deadline = current.map_or(now, |s| s.deadline_ms);
             wait_or_nil(ctx, args, owner, ttl_ms, options, holder_deadline, now)?;
         }
     }
@@ -347,7 +363,7 @@ fn grant_to(
         let state = with_fence(|fence| core_lock::grant(owner, deadline, floor, now, fence))?;
         let token = state.token;
         replicate_state(ctx, name, None, &state);
-        store(key, state);
+        store(key, &state);
         return Ok(token);
     };
     if same_set {
@@ -404,16 +420,23 @@ pub fn release(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let (owner, token) = (request.owner, request.token);
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let state = match key.either::<LockState, LockSet>()? {
+    let lock = match key.either::<PackedLock, LockSet>()? {
         Either::Second(_) => return release_in_set(ctx, args, &mut key, owner, token),
-        Either::First(state) => Some(state),
+        Either::First(lock) => Some(lock),
         Either::Empty => None,
     };
-    let Some(state) = state else {
+    let Some(lock) = lock else {
         host::reply_integer(ctx, 0);
         return Ok(());
     };
-    match state.release(owner, token, i64::MIN) {
+    let mut state = lock.state(NO_DEADLINE);
+    let outcome = state.release(owner, token, i64::MIN);
+    // One hold fewer (0 once freed: a hand-over sees a free lock) fits the block.
+    let holds = state.holds;
+    if outcome != Release::NotHeld && !lock.set_holds(holds) {
+        store_holds(&mut key, holds)?;
+    }
+    match outcome {
         Release::NotHeld => host::reply_integer(ctx, 0),
         Release::StillHeld => {
             // Time-independent: applied elsewhere it drops the same hold.
@@ -529,10 +552,10 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Lock::Free => None,
     };
     let extended = match current {
-        Some(state) => {
+        Some(mut state) => {
             let extended = state.extend(owner, token, deadline, now);
             if extended {
-                replicate_effect(ctx, args, state);
+                replicate_effect(ctx, args, &state);
             }
             extended
         }
@@ -611,7 +634,7 @@ impl Family for Locks {
     }
 
     fn holds_own(&self, key: &Key) -> bool {
-        key.holds::<LockState>() || key.holds::<LockSet>()
+        key.holds::<PackedLock>() || key.holds::<LockSet>()
     }
 
     fn gauge(&self) -> &'static AtomicI64 {
@@ -749,11 +772,12 @@ fn renew_grant(
             .ok_or(WardenError::HoldsOverflow)
     };
     match lock_of(key)? {
-        Lock::One(state) => {
+        Lock::One(mut state) => {
             state.holds = add_hold(state.holds)?;
             state.deadline_ms = deadline;
-            let token = state.token;
-            replicate_state(ctx, name, None, state);
+            let (token, holds) = (state.token, state.holds);
+            replicate_state(ctx, name, None, &state);
+            store_holds(key, holds)?;
             key.set_abs_expire(deadline);
             Ok(token)
         }

@@ -1,32 +1,38 @@
-//! The `warden-lk` data type: one held lock (owner, token, holds, deadline).
+//! The `warden-lk` data type: one held lock, a `PackedLock` (owner, token,
+//! holds in one block; the lease is the key's expiry).
 //!
-//! RDB layout, encoding version 1: owner (string buffer), token (signed),
-//! holds (signed), deadline in Unix ms (signed). Every field is validated on
-//! load because RESTORE feeds this code bytes from clients.
-//! The type also carries the module's fencing floor as RDB aux data
-//! (`fence::aux_save`): one signed integer before the keys.
+//! RDB layout, encoding version 2: one string buffer, a plain lock's
+//! `record` (a grant's head: token and holds, then the owner). Version 1
+//! (still loaded): owner (string buffer), token (signed), holds (signed),
+//! deadline in Unix ms (signed, ignored: the key's expiry is the lease).
+//! Every field is validated on load because RESTORE feeds this code bytes
+//! from clients. The type also carries the module's fencing floor as RDB aux
+//! data (`fence::aux_save`): one signed integer before the keys.
 //!
-//! The lease is the key's expiry: the stored deadline is only what it was at
-//! the last lock command (the command glue reads the expiry). So digest, AOF
-//! rewrite and RDB leave it out: Redis digests and saves the expiry itself,
-//! and writes a `PEXPIREAT` after the `DLOCK._SET … NO_DEADLINE` the rewrite
-//! emits. RDB and `DUMP` save `NO_DEADLINE` in its place, so a read that
-//! brought the cached deadline up to date (after `PERSIST`, say) on the master
-//! only leaves the same bytes as on a replica.
+//! Digest, AOF rewrite and RDB leave the lease out: Redis digests and saves
+//! the expiry itself, and writes a `PEXPIREAT` after the `DLOCK._SET …
+//! NO_DEADLINE` the rewrite emits.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::common::compact_bytes::CompactBytes;
-use crate::common::relocate::Mover;
-use crate::glue::data_type::{methods, with_aux, Digest, StoredValue};
+use crate::glue::data_type::{methods, with_aux, Digest, Stored};
 use crate::glue::fence::{self, observe_token};
-use crate::glue::host::{Io, RStr, Sink};
+use crate::glue::host::{Io, ModuleValue, RStr, Sink};
+use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
+use crate::lock::core::record;
 use crate::lock::wire::SetLock;
 
 /// Current RDB encoding version of lock values.
-pub const LOCK_ENCODING_VERSION: i32 = 1;
+pub const LOCK_ENCODING_VERSION: i32 = 2;
+
+/// The first encoding version (one field per value, deadline included).
+pub const LOCK_ENCODING_V1: i32 = 1;
 
 /// Longest owner accepted from storage (the command path has no limit beyond
 /// Redis's own argument size, but a forged payload must not claim gigabytes).
@@ -37,14 +43,15 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
     "warden-lk",
     LOCK_ENCODING_VERSION,
     with_aux(
-        methods::<LockState>(),
+        methods::<PackedLock>(),
         Some(fence::aux_load),
         Some(fence::aux_save),
     ),
 );
 
-/// Loads one lock state (owner, token, holds, deadline): a plain lock's value
-/// and each holder of a lock set (`set_type`). Validation is the caller's.
+/// Loads one lock state in the layout of encoding version 1 (owner, token,
+/// holds, deadline): a plain lock's value and each holder of a lock set of
+/// version 1 (`set_type`). Validation is the caller's.
 pub(super) fn load_state(rdb: Io) -> Result<LockState, Error> {
     let owner = rdb.load_string_buffer()?;
     if owner.as_ref().len() > MAX_STORED_OWNER_BYTES {
@@ -62,53 +69,64 @@ pub(super) fn load_state(rdb: Io) -> Result<LockState, Error> {
     })
 }
 
-/// Saves one lock state in the layout `load_state` reads, with the deadline
-/// `deadline_ms` (a set holder's own; `NO_DEADLINE` for a plain lock, whose
-/// lease is the key's expiry).
-pub(super) fn save_state(rdb: Io, state: &LockState, deadline_ms: i64) {
-    rdb.save_slice(&state.owner);
-    rdb.save_signed(state.token);
-    rdb.save_signed(state.holds);
-    rdb.save_signed(deadline_ms);
+/// Reads a plain lock of encoding version `encver`, checked as every stored
+/// lock is (`LockState::validate`).
+fn load_lock(rdb: Io, encver: i32) -> Option<Box<PackedLock>> {
+    let lock = if encver == LOCK_ENCODING_V1 {
+        let state = load_state(rdb).ok()?;
+        PackedLock::new(&state.owner, state.token, state.holds)
+    } else {
+        let bytes = rdb.load_string_buffer().ok()?;
+        let (owner, token, holds) = record::read_plain(bytes.as_ref())?;
+        PackedLock::new(owner, token, holds)
+    };
+    lock.state(NO_DEADLINE).validate().ok()?;
+    Some(lock)
 }
 
-impl StoredValue for LockState {
-    const ENCODING_VERSION: i32 = LOCK_ENCODING_VERSION;
-
+impl ModuleValue for PackedLock {
     fn redis_type() -> &'static RedisType {
         &LOCK_TYPE
     }
 
-    fn load(rdb: Io, _encver: i32) -> Option<Self> {
-        let state = load_state(rdb).ok().filter(|s| s.validate().is_ok())?;
-        observe_token(state.token);
-        Some(state)
+    unsafe fn from_raw<'a>(value: *mut c_void) -> Option<&'a mut PackedLock> {
+        let block = NonNull::new(value.cast::<u8>())?;
+        // SAFETY: per the contract, the start of a block `into_raw` gave
+        // up: a boxed `PackedLock` (made by `PackedLock::new`), live and not
+        // otherwise referenced for 'a.
+        Some(unsafe { &mut *PackedLock::from_raw(block).as_ptr() })
+    }
+}
+
+impl Stored for PackedLock {
+    const ENCODING_VERSION: i32 = LOCK_ENCODING_VERSION;
+    const OLDEST_ENCODING_VERSION: i32 = LOCK_ENCODING_V1;
+
+    fn load_boxed(rdb: Io, encver: i32) -> Option<Box<PackedLock>> {
+        let lock = load_lock(rdb, encver)?;
+        observe_token(lock.token());
+        Some(lock)
     }
 
     fn save(&self, rdb: Io) {
-        save_state(rdb, self, NO_DEADLINE);
+        rdb.save_slice(&record::plain(self.owner(), self.token(), self.holds()));
     }
 
     fn aof_rewrite(&self, aof: Sink, key: RStr) {
-        let state = LockState {
-            deadline_ms: NO_DEADLINE,
-            ..self.clone()
-        };
-        SetLock::emit(&state, aof, key, None);
+        SetLock::emit(&self.state(NO_DEADLINE), aof, key, None);
     }
 
     fn mem_usage(&self) -> usize {
-        std::mem::size_of::<LockState>() + self.owner.heap_bytes()
+        self.heap_bytes()
     }
 
     fn digest(&self, md: &mut Digest) {
-        md.add_bytes(&self.owner);
-        md.add_int(self.token);
-        md.add_int(self.holds);
+        md.add_bytes(self.owner());
+        md.add_int(self.token());
+        md.add_int(self.holds());
     }
 
-    fn defrag(&mut self, m: &mut dyn Mover, _cursor: u64) -> Option<u64> {
-        self.relocate(m);
-        None
+    fn copy_boxed(&self) -> Box<PackedLock> {
+        self.boxed_copy()
     }
 }

@@ -1,5 +1,7 @@
 //! `DLOCK.INFO`: a lock's holder (or holders), lease, holds and waiters.
 
+use std::ops::Deref;
+
 use crate::common::error::WardenError;
 use crate::glue::args::Args;
 use crate::glue::host::{self, Ctx, Key};
@@ -30,7 +32,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Some(state) if state.is_live(now) => {
             let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
             host::reply_map(ctx, 5);
-            reply_grant(ctx, state, state.ttl_ms(now));
+            reply_grant(ctx, &state, state.ttl_ms(now));
             host::reply_bulk(ctx, b"waiters");
             host::reply_integer(ctx, waiters as i64);
         }
@@ -76,7 +78,7 @@ fn info_set(ctx: Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
 
 /// The `owner`, `token`, `ttl_ms` and `holds` fields of one grant in a
 /// DLOCK.INFO map.
-fn reply_grant(ctx: Ctx, grant: &LockState, ttl_ms: i64) {
+fn reply_grant<O: Deref<Target = [u8]>>(ctx: Ctx, grant: &LockState<O>, ttl_ms: i64) {
     host::reply_bulk(ctx, b"owner");
     host::reply_bulk(ctx, &grant.owner);
     host::reply_bulk(ctx, b"token");

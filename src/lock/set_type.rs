@@ -1,11 +1,13 @@
 //! The `warden-ls` data type: a lock with several holders (`SHARED` read
 //! holders or a `LIMIT n` semaphore), each with its own lease.
 //!
-//! RDB layout, encoding version 1: limit (unsigned, 0 = shared), floor token
-//! (signed), holder count (unsigned), then per holder a plain lock's layout
-//! (`data_type::save_state`): owner (string buffer), token, holds and
-//! deadline in Unix ms (signed). Every field is validated on
-//! load because RESTORE feeds this code bytes from clients.
+//! RDB layout, encoding version 2: one string buffer, a lock set's
+//! `record` (limit, floor and holder count, then per holder its grant's head,
+//! deadline and owner). Version 1 (still loaded): limit (unsigned, 0 =
+//! shared), floor token (signed), holder count (unsigned), then per holder
+//! owner (string buffer), token, holds and deadline in Unix ms (signed).
+//! Every field is validated on load because RESTORE feeds this code bytes
+//! from clients.
 //!
 //! Unlike a plain lock, each holder's deadline is data (the key's expiry is
 //! the last of them), so digest and AOF rewrite include the deadlines.
@@ -13,17 +15,23 @@
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
+use crate::common::compact_bytes::CompactBytes;
+
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
 use crate::glue::host::{Io, RStr, Sink};
 use crate::lock::core::plain::LockState;
+use crate::lock::core::record;
 use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
-use crate::lock::data_type::{load_state, save_state};
+use crate::lock::data_type::load_state;
 use crate::lock::set_wire::SetLocks;
 
 /// Current RDB encoding version of lock sets.
-pub const LOCK_SET_ENCODING_VERSION: i32 = 1;
+pub const LOCK_SET_ENCODING_VERSION: i32 = 2;
+
+/// The first encoding version (one field per value).
+const LOCK_SET_ENCODING_V1: i32 = 1;
 
 /// Most holders a stored set may claim (a semaphore's limit bounds its own).
 const MAX_STORED_HOLDERS: u64 = MAX_LIMIT as u64;
@@ -32,15 +40,17 @@ const MAX_STORED_HOLDERS: u64 = MAX_LIMIT as u64;
 pub static LOCK_SET_TYPE: RedisType =
     RedisType::new("warden-ls", LOCK_SET_ENCODING_VERSION, methods::<LockSet>());
 
-fn load_set(rdb: Io) -> Result<LockSet, Error> {
-    let limit = rdb.load_unsigned()?;
-    let kind = match limit {
-        0 => SetKind::Shared,
-        n if n <= MAX_LIMIT as u64 => SetKind::Limit(n as u32),
-        _ => return Err(Error::generic("limit out of range")),
-    };
-    let floor = rdb.load_signed()?;
-    let count = rdb.load_unsigned()?;
+/// The kind a stored limit stands for (0: shared).
+fn kind_of(limit: u64) -> Result<SetKind, Error> {
+    match limit {
+        0 => Ok(SetKind::Shared),
+        n if n <= MAX_LIMIT as u64 => Ok(SetKind::Limit(n as u32)),
+        _ => Err(Error::generic("limit out of range")),
+    }
+}
+
+/// Checks a stored holder count.
+fn check_count(count: u64) -> Result<(), Error> {
     if count > MAX_STORED_HOLDERS {
         return Err(Error::generic("too many holders"));
     }
@@ -48,11 +58,63 @@ fn load_set(rdb: Io) -> Result<LockSet, Error> {
         // The module deletes a set whose last holder leaves.
         return Err(Error::generic("a lock set without holders"));
     }
+    Ok(())
+}
+
+/// A set in the layout of encoding version 1.
+fn load_set_v1(rdb: Io) -> Result<LockSet, Error> {
+    let kind = kind_of(rdb.load_unsigned()?)?;
+    let floor = rdb.load_signed()?;
+    let count = rdb.load_unsigned()?;
+    check_count(count)?;
     let mut set = LockSet::new(kind, floor);
     for _ in 0..count {
         set.holders.push(load_state(rdb)?);
     }
     Ok(set)
+}
+
+/// A set in the layout of encoding version 2 (`record`).
+fn load_set_v2(rdb: Io) -> Result<LockSet, Error> {
+    let bytes = rdb.load_string_buffer()?;
+    let bad = || Error::generic("malformed lock set");
+    let mut r = record::Reader::new(bytes.as_ref());
+    let kind = kind_of(r.varint().ok_or_else(bad)?)?;
+    let floor = r.signed().ok_or_else(bad)?;
+    let count = r.varint().ok_or_else(bad)?;
+    check_count(count)?;
+    let mut set = LockSet::new(kind, floor);
+    for _ in 0..count {
+        let (token, holds) = r.grant().ok_or_else(bad)?;
+        let deadline_ms = r.signed().ok_or_else(bad)?;
+        let len = usize::try_from(r.varint().ok_or_else(bad)?).map_err(|_| bad())?;
+        let owner = r.bytes(len).ok_or_else(bad)?;
+        set.holders.push(LockState {
+            owner: CompactBytes::from(owner),
+            token,
+            holds,
+            deadline_ms,
+        });
+    }
+    if !r.is_done() {
+        return Err(bad());
+    }
+    Ok(set)
+}
+
+/// A set's version 2 payload.
+fn set_record(set: &LockSet) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + set.holders.len() * 24);
+    record::put_varint(&mut out, u64::from(limit_code(set.kind)));
+    record::put_varint(&mut out, set.floor as u64);
+    record::put_varint(&mut out, set.holders.len() as u64);
+    for h in &set.holders {
+        record::put_grant(&mut out, h.token, h.holds);
+        record::put_varint(&mut out, h.deadline_ms as u64);
+        record::put_varint(&mut out, h.owner.len() as u64);
+        out.extend_from_slice(&h.owner);
+    }
+    out
 }
 
 /// The stored form of a set's kind: its limit, 0 for a shared lock.
@@ -65,24 +127,26 @@ fn limit_code(kind: SetKind) -> u32 {
 
 impl StoredValue for LockSet {
     const ENCODING_VERSION: i32 = LOCK_SET_ENCODING_VERSION;
+    const OLDEST_ENCODING_VERSION: i32 = LOCK_SET_ENCODING_V1;
 
     fn redis_type() -> &'static RedisType {
         &LOCK_SET_TYPE
     }
 
-    fn load(rdb: Io, _encver: i32) -> Option<Self> {
-        let set = load_set(rdb).ok().filter(|s| s.validate().is_ok())?;
+    fn load(rdb: Io, encver: i32) -> Option<Self> {
+        let set = if encver == LOCK_SET_ENCODING_V1 {
+            load_set_v1(rdb)
+        } else {
+            load_set_v2(rdb)
+        };
+        let mut set = set.ok().filter(|s| s.validate().is_ok())?;
+        set.holders.shrink_to_fit();
         observe_token(set.floor);
         Some(set)
     }
 
     fn save(&self, rdb: Io) {
-        rdb.save_unsigned(u64::from(limit_code(self.kind)));
-        rdb.save_signed(self.floor);
-        rdb.save_unsigned(self.holders.len() as u64);
-        for h in &self.holders {
-            save_state(rdb, h, h.deadline_ms);
-        }
+        rdb.save_slice(&set_record(self));
     }
 
     fn aof_rewrite(&self, aof: Sink, key: RStr) {

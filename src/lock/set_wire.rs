@@ -87,6 +87,7 @@ impl SetLocks {
             rest = &tail[end + 1..];
         }
         set.validate()?;
+        set.holders.shrink_to_fit();
         Ok((set, expiry))
     }
 

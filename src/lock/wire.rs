@@ -4,6 +4,7 @@
 //! Unix ms; `NO_DEADLINE` leaves the key without expiry.
 
 use std::ffi::CStr;
+use std::ops::Deref;
 
 use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
@@ -34,7 +35,7 @@ impl SetLock {
     }
 
     /// The state argument: token, holds and deadline joined by ':'.
-    pub fn state_text(state: &LockState) -> FieldText {
+    pub fn state_text<O>(state: &LockState<O>) -> FieldText {
         FieldText::new(&[
             state.token.into(),
             state.holds.into(),
@@ -45,10 +46,15 @@ impl SetLock {
     /// Writes `DLOCK._SET key owner state` to `sink`. `owner_arg` is the
     /// client's own owner argument when it is this lock's owner (shared, not
     /// copied).
-    pub fn emit(state: &LockState, sink: Sink, key: RStr, owner_arg: Option<RStr>) {
+    pub fn emit<O: Deref<Target = [u8]>>(
+        state: &LockState<O>,
+        sink: Sink,
+        key: RStr,
+        owner_arg: Option<RStr>,
+    ) {
         let text = SetLock::state_text(state);
         let text = text.as_bytes();
-        let owner = &state.owner;
+        let owner: &[u8] = &state.owner;
         match owner_arg {
             Some(arg) => emit!(sink, SET_LOCK, c"ssb", key, arg, text.as_ptr(), text.len()),
             None => emit!(

@@ -29,6 +29,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER_CELL = os.path.join(ROOT, "..", "shared", "peers", "redis-cell-0.5.0", "libredis_cell.so")
 VALUE_100 = "v" * 100
+# A UUID, the owner many clients use.
+UUID_OWNER = "0b9f6c1e-7d2a-4c55-9e3b-5a1f2d8c7e40"
 
 # The seeds' token bucket: tokens and last refill in a hash of two fields.
 LUA_TOKEN = (
@@ -118,6 +120,8 @@ def rows(has_cell):
     table = [
         ("SET k owner NX PX (the seeds' lock)", lambda k: [["SET", k, "owner", "NX", "PX", 600000]]),
         ("DLOCK.ACQUIRE", lambda k: [["DLOCK.ACQUIRE", k, "owner", 600000]]),
+        ("SET k <UUID> NX PX (a 36-byte owner)", lambda k: [["SET", k, UUID_OWNER, "NX", "PX", 600000]]),
+        ("DLOCK.ACQUIRE, a 36-byte owner", lambda k: [["DLOCK.ACQUIRE", k, UUID_OWNER, 600000]]),
         ("DLOCK.ACQUIRE … SHARED, one holder", lambda k: [["DLOCK.ACQUIRE", k, "owner", 600000, "SHARED"]]),
         ("DLOCK.ACQUIRE … SHARED, two holders", lambda k: [
             ["DLOCK.ACQUIRE", k, "owner", 600000, "SHARED"],

@@ -5,7 +5,8 @@
 //! issue a token (a forged RESTORE) answering every waiter.
 
 use crate::common::dlock::*;
-use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::lock_record::with_token;
+use crate::common::payload::{encode, parse_dump};
 use crate::common::waiter::*;
 use crate::common::*;
 
@@ -501,8 +502,7 @@ fn a_failed_hand_off_answers_the_waiter_it_took() {
     let (server, mut con) = lock_server();
     try_acquire(&mut con, "model", "x", 100_000).expect("granted");
     let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
-    let mut forged = parse_dump(&dump);
-    forged.fields[1] = Field::U(1 << 62);
+    let forged = with_token(&parse_dump(&dump), 1 << 62);
     let _: () = query!(&mut con, "RESTORE", "k", 0, encode(&forged));
     let first = Waiter::lock(&server, "k", "w1", 1_000, 0);
     let second = Waiter::lock(&server, "k", "w2", 1_000, 0);

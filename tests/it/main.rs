@@ -44,6 +44,7 @@ mod fuzz_grammar;
 mod keyspace_events;
 mod leaks;
 mod memory_limiters;
+mod memory_locks;
 mod numeric_ranges_bf_rl;
 mod numeric_ranges_dlock;
 mod numeric_ranges_internal;

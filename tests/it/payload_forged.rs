@@ -4,6 +4,7 @@
 //! break a documented invariant of each type refused, and a restored lock whose fencing
 //! token is the largest integer never making later tokens repeat.
 
+use crate::common::lock_record::*;
 use crate::common::payload::*;
 use crate::common::payload_forgeries::*;
 use crate::common::payload_types::*;
@@ -81,23 +82,82 @@ fn forged_payloads_reach_each_types_loader() {
         must_fail.push((format!("{} {name}", base.key), d));
     };
     let lock = &locks[0];
-    with("owner empty", lock, &|d| d.fields[0] = Field::S(Vec::new()));
-    with("token 0", lock, &|d| d.fields[1] = sig(0));
-    with("token -1", lock, &|d| d.fields[1] = sig(-1));
-    with("holds 0", lock, &|d| d.fields[2] = sig(0));
-    with("holds -5", lock, &|d| d.fields[2] = sig(-5));
-    with("deadline 0", lock, &|d| d.fields[3] = sig(0));
-    with("deadline i64::MIN", lock, &|d| d.fields[3] = sig(i64::MIN));
-    with("token with the SINT opcode", lock, &|d| {
-        d.fields[1] = Field::I(now * 1000)
+    let grant = Grant::of(&lock.dump);
+    let forged: [(&str, Grant); 6] = [
+        (
+            "owner empty",
+            Grant {
+                owner: Vec::new(),
+                ..grant.clone()
+            },
+        ),
+        (
+            "token 0",
+            Grant {
+                token: 0,
+                ..grant.clone()
+            },
+        ),
+        (
+            "token -1",
+            Grant {
+                token: -1,
+                ..grant.clone()
+            },
+        ),
+        (
+            "token 2^62 + 1",
+            Grant {
+                token: (1 << 62) + 1,
+                ..grant.clone()
+            },
+        ),
+        (
+            "holds 0",
+            Grant {
+                holds: 0,
+                ..grant.clone()
+            },
+        ),
+        (
+            "holds -5",
+            Grant {
+                holds: -5,
+                ..grant.clone()
+            },
+        ),
+    ];
+    for (name, g) in forged {
+        with(name, lock, &move |d| g.put(d));
+    }
+    let bytes = grant.lock_bytes();
+    let mut raw_lock =
+        |name: &str, b: Vec<u8>| with(name, lock, &move |d| d.fields = vec![Field::S(b.clone())]);
+    raw_lock("empty record", Vec::new());
+    raw_lock("head only", bytes[..1].to_vec());
+    raw_lock("token cut short", bytes[..3].to_vec());
+    raw_lock(
+        "unknown flag",
+        [&[bytes[0] | 0x40][..], &bytes[1..]].concat(),
+    );
+    raw_lock("holds flag without holds", {
+        let n = usize::from(bytes[0] & 7) + 1;
+        [&[bytes[0] | 8][..], &bytes[1..=n]].concat()
     });
-    with("missing deadline", lock, &|d| {
-        d.fields.pop();
+    raw_lock("holds varint of 11 bytes", {
+        let mut b = head(grant.token, 2, 8)[..9].to_vec();
+        b.extend([0x80; 10]);
+        b.push(1);
+        b.extend_from_slice(b"o");
+        b
     });
-    with("extra field", lock, &|d| d.fields.push(sig(1)));
-    with("encoding version 2", lock, &|d| {
-        d.module_id = (d.module_id & !1023) | 2
+    with("the record as a number", lock, &|d| {
+        d.fields = vec![Field::U(5)]
     });
+    with("record and an extra field", lock, &|d| {
+        d.fields.push(sig(1))
+    });
+    with("encoding version 3", lock, &|d| *d = with_encver(d, 3));
     with("owner length 2^62", lock, &|d| {
         let mut r = Vec::new();
         enc_len(&mut r, OP_STRING);
@@ -105,17 +165,104 @@ fn forged_payloads_reach_each_types_loader() {
         r.extend_from_slice(b"a");
         d.fields[0] = Field::Raw(r);
     });
-    // Lock sets: [limit, floor, count, then owner, token, holds, deadline each].
+    // Version 1 (today's main's layout: owner, token, holds, deadline) is
+    // still read, with every field checked.
+    let v1 = as_v1(&lock.dump, now + 60_000);
+    let v1_with = |f: &dyn Fn(&mut Dump)| {
+        let mut d = v1.clone();
+        f(&mut d);
+        d
+    };
+    for (name, d) in [
+        (
+            "v1 owner empty",
+            v1_with(&|d| d.fields[0] = Field::S(Vec::new())),
+        ),
+        ("v1 token 0", v1_with(&|d| d.fields[1] = sig(0))),
+        ("v1 token -1", v1_with(&|d| d.fields[1] = sig(-1))),
+        ("v1 holds 0", v1_with(&|d| d.fields[2] = sig(0))),
+        ("v1 holds -5", v1_with(&|d| d.fields[2] = sig(-5))),
+        (
+            "v1 token with the SINT opcode",
+            v1_with(&|d| d.fields[1] = Field::I(now * 1000)),
+        ),
+        (
+            "v1 missing deadline",
+            v1_with(&|d| {
+                d.fields.pop();
+            }),
+        ),
+        ("v1 extra field", v1_with(&|d| d.fields.push(sig(1)))),
+        ("v1 packed record", with_encver(&lock.dump, 1)),
+    ] {
+        with(name, lock, &move |x| *x = d.clone());
+    }
+    // Lock sets: limit, floor, count, then each holder's grant, deadline and owner.
     let (shared, one) = (&sets[0], &sets[2]);
-    with("a set without holders", one, &|d| {
-        d.fields.truncate(3);
-        d.fields[2] = Field::U(0);
+    let set = SetRec::of(&shared.dump);
+    let mut with_set = |name: &str, base: &Base, s: SetRec, claim: Option<u64>| {
+        let b = s.bytes_claiming(claim.unwrap_or(s.holders.len() as u64));
+        with(name, base, &move |d| d.fields = vec![Field::S(b.clone())])
+    };
+    let none = SetRec {
+        holders: Vec::new(),
+        ..SetRec::of(&one.dump)
+    };
+    with_set("a set without holders", one, none, None);
+    let mut twice = set.clone();
+    twice.holders[1].owner = twice.holders[0].owner.clone();
+    with_set("an owner holding twice", shared, twice, None);
+    with_set(
+        "two holders of LIMIT 1",
+        shared,
+        SetRec {
+            limit: 1,
+            ..set.clone()
+        },
+        None,
+    );
+    with_set(
+        "limit 2^20 + 1",
+        shared,
+        SetRec {
+            limit: (1 << 20) + 1,
+            ..set.clone()
+        },
+        None,
+    );
+    with_set(
+        "floor 0",
+        shared,
+        SetRec {
+            floor: 0,
+            ..set.clone()
+        },
+        None,
+    );
+    let mut above = set.clone();
+    above.holders[0].token = set.floor + 1;
+    with_set("a token above the floor", shared, above, None);
+    let mut no_deadline = set.clone();
+    no_deadline.holders[0].deadline = 0;
+    with_set("deadline 0", shared, no_deadline, None);
+    with_set("one holder more claimed", shared, set.clone(), Some(3));
+    with_set("one holder fewer claimed", shared, set.clone(), Some(1));
+    with_set("2^40 holders claimed", shared, set.clone(), Some(1 << 40));
+    let mut long = set.clone();
+    long.holders[1].owner = vec![b'o'; 5];
+    let mut cut = long.bytes_claiming(2);
+    cut.truncate(cut.len() - 2);
+    with("an owner cut short", shared, &move |d| {
+        d.fields = vec![Field::S(cut.clone())]
     });
-    with("an owner holding twice", shared, &|d| {
-        d.fields[7] = d.fields[3].clone()
+    let v1_set = as_v1(&shared.dump, 0);
+    with("v1 owner holding twice", shared, &|d| {
+        *d = v1_set.clone();
+        d.fields[7] = d.fields[3].clone();
     });
-    with("two holders of LIMIT 1", shared, &|d| {
-        d.fields[0] = Field::U(1)
+    with("v1 holders cut", shared, &|d| {
+        *d = v1_set.clone();
+        d.fields.pop();
     });
     let token = &limiters[0];
     let leaky = &limiters[2];
@@ -353,6 +500,42 @@ fn forged_payloads_reach_each_types_loader() {
     );
 }
 
+/// Payloads of encoding version 1 (today's main's RDB and DUMP layout: one
+/// field per value) still load, as the same value: the same digest, the
+/// same DLOCK.INFO, and the lease from the key's TTL.
+#[test]
+fn version_1_lock_payloads_still_load() {
+    let mut s = Server::start();
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    let locks = lock_bases(&mut con);
+    let sets = lock_set_bases(&mut con);
+    for b in locks.iter().chain(&sets) {
+        assert_eq!(b.dump.encver(), 2, "{}: saved as version 2", b.key);
+        let old = as_v1(&b.dump, now_ms() + 1_000);
+        let key = format!("{}:v1", b.key);
+        let v = raw(
+            &mut con,
+            cmd("RESTORE").arg(&key).arg(LONG_TTL_MS).arg(encode(&old)),
+        );
+        assert!(is_ok(&v), "{}: version 1 payload refused: {v:?}", b.key);
+        assert_eq!(
+            digest_value(&mut con, key.as_bytes()),
+            digest_value(&mut con, b.key.as_bytes()),
+            "{}: version 1 payload",
+            b.key
+        );
+        let info = |con: &mut Connection, k: &str| {
+            let v = raw(con, cmd("DLOCK.INFO").arg(k));
+            format!("{v:?}").split("ttl_ms").next().map(str::to_owned)
+        };
+        assert_eq!(info(&mut con, &key), info(&mut con, &b.key), "{}", b.key);
+        // Saved again, it is version 2.
+        let again: Vec<u8> = cmd("DUMP").arg(&key).query(&mut con).unwrap();
+        assert_eq!(parse_dump(&again).encver(), 2, "{}", b.key);
+    }
+    s.assert_alive();
+}
+
 /// A lock payload whose fencing token is the largest 64-bit integer is either refused,
 /// or later grants still get strictly increasing tokens (or an error): never the same
 /// token twice.
@@ -363,8 +546,7 @@ fn restored_lock_token_cannot_exhaust_fencing_tokens() {
     let lock = lock_bases(&mut con);
     let mut findings = Vec::new();
     for token in [i64::MAX, i64::MAX - 1] {
-        let mut d = lock[0].dump.clone();
-        d.fields[1] = sig(token);
+        let d = with_token(&lock[0].dump, token);
         let payload = encode(&d);
         let v = raw(
             &mut con,

@@ -43,13 +43,29 @@ impl Drop for OwnedString {
 /// that lets `Key::value` hand out typed references and nothing else.
 /// Implemented for every `data_type::StoredValue`, whose type's callbacks
 /// are `data_type::methods::<Self>()`.
-pub trait ModuleValue: Sized + 'static {
+///
+/// A value is handed to Redis as one pointer (`into_raw`): a boxed `Self`'s
+/// address, or, for a type of variable size (`lock::core::packed`), the
+/// start of its one block, from which `from_raw` finds the whole value.
+pub trait ModuleValue: 'static {
     /// The Redis type whose values are `Self` (and only `Self`).
     fn redis_type() -> &'static RedisType;
+
+    /// The value behind a pointer Redis keeps for it.
+    ///
+    /// # Safety
+    /// `value` is null or a pointer `into_raw` returned for a `Self` that is
+    /// still alive and not otherwise referenced for `'a`.
+    unsafe fn from_raw<'a>(value: *mut c_void) -> Option<&'a mut Self>;
+
+    /// The pointer Redis keeps for `value` (its owner from now on).
+    fn into_raw(value: Box<Self>) -> *mut c_void {
+        Box::into_raw(value).cast::<c_void>()
+    }
 }
 
 /// What `Key::either` found.
-pub enum Either<'a, T, U> {
+pub enum Either<'a, T: ?Sized, U: ?Sized> {
     /// An empty key.
     Empty,
     /// A `T`.
@@ -98,14 +114,14 @@ impl Key {
     /// The key's value if it holds a `T`: `Ok(None)` for an empty key,
     /// `WRONGTYPE` for a value of any other type. The reference lives as long
     /// as this borrow of the open key.
-    pub fn value<T: ModuleValue>(&mut self) -> Result<Option<&mut T>, WardenError> {
+    pub fn value<T: ModuleValue + ?Sized>(&mut self) -> Result<Option<&mut T>, WardenError> {
         self.value_unless::<T, T>(|| WardenError::WrongType)
     }
 
     /// Like `value`, but a key holding a `U` answers `instead()` (not
     /// WRONGTYPE). A function, so the usual path builds and drops no error.
     #[inline]
-    pub fn value_unless<T: ModuleValue, U: ModuleValue>(
+    pub fn value_unless<T: ModuleValue + ?Sized, U: ModuleValue + ?Sized>(
         &mut self,
         instead: impl FnOnce() -> WardenError,
     ) -> Result<Option<&mut T>, WardenError> {
@@ -131,18 +147,15 @@ impl Key {
                 WardenError::WrongType
             });
         }
-        // SAFETY: values of `ours` are always a boxed `T` (`ModuleValue`), owned
-        // by Redis while the key stays open; `&mut self` keeps it so.
-        Ok(unsafe {
-            api!(RedisModule_ModuleTypeGetValue)(self.ptr)
-                .cast::<T>()
-                .as_mut()
-        })
+        // SAFETY: values of `ours` are always a `T` handed over by
+        // `T::into_raw` (`ModuleValue`), owned by Redis while the key stays
+        // open; `&mut self` keeps it so.
+        Ok(unsafe { T::from_raw(api!(RedisModule_ModuleTypeGetValue)(self.ptr)) })
     }
 
     /// The key's value if it holds a `T` (`Ok(Either::First)`) or a `U`
     /// (`Ok(Either::Second)`), with one type check; `WRONGTYPE` for any other.
-    pub fn either<T: ModuleValue, U: ModuleValue>(
+    pub fn either<T: ModuleValue + ?Sized, U: ModuleValue + ?Sized>(
         &mut self,
     ) -> Result<Either<'_, T, U>, WardenError> {
         if self.ptr.is_null() {
@@ -162,18 +175,18 @@ impl Key {
         // open, and `&mut self` keeps it so.
         let value = unsafe { api!(RedisModule_ModuleTypeGetValue)(self.ptr) };
         if held == *T::redis_type().raw_type.borrow() {
-            // SAFETY: values of `T`'s type are always a boxed `T` (`ModuleValue`).
-            return Ok(unsafe { value.cast::<T>().as_mut() }.map_or(Either::Empty, Either::First));
+            // SAFETY: values of `T`'s type are always a `T` from `T::into_raw`.
+            return Ok(unsafe { T::from_raw(value) }.map_or(Either::Empty, Either::First));
         }
         if held == *U::redis_type().raw_type.borrow() {
-            // SAFETY: values of `U`'s type are always a boxed `U` (`ModuleValue`).
-            return Ok(unsafe { value.cast::<U>().as_mut() }.map_or(Either::Empty, Either::Second));
+            // SAFETY: values of `U`'s type are always a `U` from `U::into_raw`.
+            return Ok(unsafe { U::from_raw(value) }.map_or(Either::Empty, Either::Second));
         }
         Err(WardenError::WrongType)
     }
 
     /// Whether the key holds a `T`.
-    pub fn holds<T: ModuleValue>(&self) -> bool {
+    pub fn holds<T: ModuleValue + ?Sized>(&self) -> bool {
         if self.ptr.is_null() {
             return false;
         }
@@ -186,18 +199,22 @@ impl Key {
     }
 
     /// Stores `value` in the key (replacing what was there; drops the key's TTL).
-    pub fn set_value<T: ModuleValue>(&self, value: Box<T>) {
+    pub fn set_value<T: ModuleValue + ?Sized>(&self, value: Box<T>) {
         if self.ptr.is_null() {
             return; // only a key opened for reading can be null: nothing to store
         }
         let ours = *T::redis_type().raw_type.borrow();
-        let raw_value = Box::into_raw(value).cast::<c_void>();
-        // SAFETY: an open key; on success Redis owns the box and frees it with
-        // the type's `free` callback, which drops a `T`.
+        let raw_value = T::into_raw(value);
+        // SAFETY: an open key; on success Redis owns the value and frees it
+        // with the type's `free` callback, which drops a `T`.
         let status = unsafe { api!(RedisModule_ModuleTypeSetValue)(self.ptr, ours, raw_value) };
         if status != raw::REDISMODULE_OK as c_int {
-            // SAFETY: not stored, so the box is still ours: take it back to free it.
-            drop(unsafe { Box::from_raw(raw_value.cast::<T>()) });
+            // SAFETY: not stored, so the value is still ours (from `into_raw`
+            // just above): take it back to free it.
+            if let Some(value) = unsafe { T::from_raw(raw_value) } {
+                // SAFETY: the reference is the boxed value `into_raw` gave up.
+                drop(unsafe { Box::from_raw(value as *mut T) });
+            }
         }
     }
 

@@ -25,7 +25,7 @@ impl Key {
     fn holding(&self) -> Holding<'_> {
         match self {
             Key::Empty => Holding::Free,
-            Key::One(s) => Holding::Exclusive(s),
+            Key::One(s) => Holding::Exclusive(s.view()),
             Key::Set(set) => Holding::Set(set),
         }
     }
@@ -72,9 +72,11 @@ impl Key {
         );
         match w.want.set_kind() {
             None => {
-                let state = plain::grant(&w.owner, deadline, floor, now, fence).unwrap();
+                let state = plain::grant(&w.owner, deadline, floor, now, fence)
+                    .unwrap()
+                    .owned();
                 let token = state.token;
-                *self = Key::One(state);
+                *self = Key::One(state.owned());
                 token
             }
             Some(kind) => {
@@ -235,7 +237,11 @@ fn release_all(key: &mut Key, now: i64) {
 fn waiters_are_served_in_arrival_order() {
     let mut fence = FenceClock::default();
     let mut now = 1_000;
-    let mut key = Key::One(plain::grant(b"h", 1_500, 0, now, &mut fence).unwrap());
+    let mut key = Key::One(
+        plain::grant(b"h", 1_500, 0, now, &mut fence)
+            .unwrap()
+            .owned(),
+    );
     let mut queue = queue_of(&[
         waiter("a", Want::Exclusive),
         waiter("b", Want::Exclusive),
@@ -285,7 +291,11 @@ fn an_exclusive_grant_stops_the_queue() {
 fn consecutive_shared_waiters_go_together_up_to_the_first_exclusive() {
     let mut fence = FenceClock::default();
     let now = 2_000;
-    let mut key = Key::One(plain::grant(b"w", now, 0, 1_000, &mut fence).unwrap());
+    let mut key = Key::One(
+        plain::grant(b"w", now, 0, 1_000, &mut fence)
+            .unwrap()
+            .owned(),
+    );
     let old = key.floor();
     let mut queue = queue_of(&[
         waiter("r1", Want::Shared),
@@ -359,7 +369,11 @@ fn a_repeat_renews_its_grant_instead_of_taking_a_second_place() {
     );
     assert_eq!(queue.len(), 1, "c waits");
     // A plain lock's holder asking again renews too.
-    let mut key = Key::One(plain::grant(b"x", 1_100, 0, now, &mut fence).unwrap());
+    let mut key = Key::One(
+        plain::grant(b"x", 1_100, 0, now, &mut fence)
+            .unwrap()
+            .owned(),
+    );
     let x = key.floor();
     let mut queue = queue_of(&[waiter("x", Want::Exclusive), waiter("y", Want::Exclusive)]);
     let answers = hand_over(&mut key, &mut queue, now, &mut fence, &not_moved);
@@ -397,7 +411,7 @@ fn an_ended_lease_frees_its_place_at_now() {
     let owners: Vec<&[u8]> = set.holders.iter().map(|h| &*h.owner).collect();
     assert_eq!(owners, [b"b", b"c"], "a's ended lease is pruned");
     // A plain lock's ended lease: the waiter gets a new, larger token.
-    let mut key = Key::One(plain::grant(b"x", 100, 0, 0, &mut fence).unwrap());
+    let mut key = Key::One(plain::grant(b"x", 100, 0, 0, &mut fence).unwrap().owned());
     let old = key.floor();
     let mut queue = queue_of(&[waiter("y", Want::Exclusive)]);
     assert!(hand_over(&mut key, &mut queue, 99, &mut fence, &not_moved).is_empty());
@@ -432,8 +446,8 @@ fn another_familys_waiter_is_dropped() {
     );
     assert!(queue.is_empty());
     // Dropped even on a held key: it never waits behind a lock it cannot take.
-    let x = plain::grant(b"x", 1_000, 0, 0, &mut fence).unwrap();
-    let held = Holding::Exclusive(&x);
+    let x = plain::grant(b"x", 1_000, 0, 0, &mut fence).unwrap().owned();
+    let held = Holding::Exclusive(x.view());
     assert_eq!(
         decide(held, Head::Other, 10, false, not_moved),
         Verdict::Drop
@@ -480,13 +494,13 @@ fn slot_moved_only_when_the_key_is_gone_and_nothing_was_served() {
     // Never asked when the key is there: held, released, or expired.
     let calls = Cell::new(0);
     let moved = counting(Some("MOVED 12 127.0.0.1:7001"), &calls);
-    let x = plain::grant(b"x", 200, 0, 0, &mut fence).unwrap();
+    let x = plain::grant(b"x", 200, 0, 0, &mut fence).unwrap().owned();
     for now in [100, 200, 300] {
-        let mut key = Key::One(x.clone());
+        let mut key = Key::One(x.owned());
         let mut queue = queue_of(&[waiter("a", Want::Exclusive)]);
         hand_over(&mut key, &mut queue, now, &mut fence, &moved);
     }
-    let mut key = Key::One(x.clone());
+    let mut key = Key::One(x.owned());
     release_all(&mut key, 100);
     let mut queue = queue_of(&[waiter("a", Want::Exclusive)]);
     let answers = hand_over(&mut key, &mut queue, 100, &mut fence, &moved);
@@ -543,7 +557,11 @@ fn random_key(rng: &mut Rng, semaphore: bool, limit: u32, now: i64, fence: &mut 
         0 => Key::Empty,
         1 if !semaphore => {
             let owner = format!("o{}", rng.below(5));
-            Key::One(plain::grant(owner.as_bytes(), deadline(rng), 0, 0, fence).unwrap())
+            Key::One(
+                plain::grant(owner.as_bytes(), deadline(rng), 0, 0, fence)
+                    .unwrap()
+                    .owned(),
+            )
         }
         _ => {
             let kind = if semaphore {

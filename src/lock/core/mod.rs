@@ -5,5 +5,7 @@
 
 pub mod guard;
 pub mod handover;
+pub mod packed;
 pub mod plain;
+pub mod record;
 pub mod set;

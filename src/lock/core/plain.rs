@@ -1,6 +1,8 @@
 //! The lock state machine: grants, re-entry, release, extension, expiry and
 //! fencing tokens. Times are Unix milliseconds passed in by the caller.
 
+use std::ops::Deref;
+
 use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
@@ -38,11 +40,13 @@ pub const NO_DEADLINE: i64 = i64::MAX;
 
 /// A held lock: who holds it, its fencing token, how many holds, and when the
 /// lease ends (absolute ms; the lock is free from `deadline_ms` on). The
-/// lease is the key's expiry: the glue reads `deadline_ms` from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockState {
+/// lease is the key's expiry: the glue reads `deadline_ms` from it. `O`
+/// holds the owner: its own bytes, or (`LockState<&[u8]>`, a view of a
+/// stored `PackedLock`) borrowed ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockState<O = CompactBytes> {
     /// The holder's identity, any non-empty byte string.
-    pub owner: CompactBytes,
+    pub owner: O,
     /// Fencing token of this grant.
     pub token: i64,
     /// Re-entrant hold count, at least 1.
@@ -53,9 +57,10 @@ pub struct LockState {
 
 /// What `acquire` decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Acquire {
-    /// A new grant: store this state (replaces any expired record).
-    Granted(LockState),
+pub enum Acquire<'a> {
+    /// A new grant: store this state (replaces any expired record); its
+    /// owner is the caller's.
+    Granted(LockState<&'a [u8]>),
     /// The owner already held it: same token, lease renewed, and one more
     /// hold when asked for re-entry (a plain repeat, such as a client's
     /// retry, leaves the count as it was).
@@ -92,6 +97,28 @@ impl LockState {
     /// Offers the owner's heap block, if any, to `m` (active defragmentation).
     pub fn relocate(&mut self, m: &mut dyn Mover) {
         self.owner.relocate(m);
+    }
+}
+
+impl<O: Deref<Target = [u8]>> LockState<O> {
+    /// The same state with its own copy of the owner.
+    pub fn owned(&self) -> LockState {
+        LockState {
+            owner: CompactBytes::from(&*self.owner),
+            token: self.token,
+            holds: self.holds,
+            deadline_ms: self.deadline_ms,
+        }
+    }
+
+    /// The same state with its owner borrowed.
+    pub fn view(&self) -> LockState<&[u8]> {
+        LockState {
+            owner: &self.owner,
+            token: self.token,
+            holds: self.holds,
+            deadline_ms: self.deadline_ms,
+        }
     }
 
     /// Whether the lock is held at `now_ms`: some holds left and the lease running.
@@ -165,14 +192,14 @@ impl LockState {
 /// Decides an acquire by `owner` against the current record (`None` = no key).
 /// `deadline_ms` is the lease end a grant or re-entry gets; `reentrant` asks
 /// for one more hold when `owner` already holds the lock.
-pub fn acquire(
-    current: Option<&mut LockState>,
-    owner: &[u8],
+pub fn acquire<'a, O: Deref<Target = [u8]>>(
+    current: Option<&mut LockState<O>>,
+    owner: &'a [u8],
     deadline_ms: i64,
     reentrant: bool,
     now_ms: i64,
     fence: &mut FenceClock,
-) -> Result<Acquire, WardenError> {
+) -> Result<Acquire<'a>, WardenError> {
     match current {
         Some(state) if state.is_live(now_ms) => {
             if *state.owner != *owner {
@@ -202,15 +229,15 @@ pub fn acquire(
 
 /// A fresh grant with a new fencing token above `floor` (the token of the
 /// expired record the grant replaces, 0 for none).
-pub fn grant(
-    owner: &[u8],
+pub fn grant<'a>(
+    owner: &'a [u8],
     deadline_ms: i64,
     floor: i64,
     now_ms: i64,
     fence: &mut FenceClock,
-) -> Result<LockState, WardenError> {
+) -> Result<LockState<&'a [u8]>, WardenError> {
     Ok(LockState {
-        owner: CompactBytes::from(owner),
+        owner,
         token: fence.next_above(floor, now_ms)?,
         holds: 1,
         deadline_ms,
@@ -224,18 +251,18 @@ mod tests {
     /// A manual clock for the tests.
     struct Clock(i64);
 
-    fn acquire_at(
+    fn acquire_at<'a>(
         slot: &mut Option<LockState>,
-        owner: &[u8],
+        owner: &'a [u8],
         ttl: i64,
         clock: &Clock,
         fence: &mut FenceClock,
-    ) -> Acquire {
+    ) -> Acquire<'a> {
         let deadline = lease_deadline(clock.0, ttl).expect("valid ttl");
         let out =
             acquire(slot.as_mut(), owner, deadline, true, clock.0, fence).expect("no overflow");
         if let Acquire::Granted(state) = &out {
-            *slot = Some(state.clone());
+            *slot = Some(state.owned());
         }
         out
     }
@@ -396,7 +423,7 @@ mod tests {
         let mut fence = FenceClock::default();
         let mut state = grant(b"a", 1_000, 0, 0, &mut fence).expect("grant");
         state.holds = i64::MAX;
-        let before = state.clone();
+        let before = state;
         assert_eq!(
             acquire(Some(&mut state), b"a", 2_000, true, 0, &mut fence),
             Err(WardenError::HoldsOverflow)

@@ -96,7 +96,7 @@ pub enum Holding<'a> {
     /// gone, which may have left with its cluster slot).
     Free,
     /// A plain lock's holder.
-    Exclusive(&'a LockState),
+    Exclusive(LockState<&'a [u8]>),
     /// Shared holders or a semaphore's.
     Set(&'a LockSet),
 }
@@ -234,6 +234,9 @@ impl LockSet {
         }
         let token = fence.next_above(self.floor, now)?;
         self.floor = token;
+        // Room for this holder only: most sets have one or two holders, and
+        // a vector's first growth would make room for four.
+        self.holders.reserve_exact(1);
         self.holders.push(LockState {
             owner: CompactBytes::from(owner),
             token,
@@ -395,19 +398,19 @@ mod tests {
         let mut fence = FenceClock::default();
         let x = crate::lock::core::plain::grant(b"x", 500, 0, 0, &mut fence).unwrap();
         assert_eq!(
-            admit(Holding::Exclusive(&x), Want::Shared, 10),
+            admit(Holding::Exclusive(x.view()), Want::Shared, 10),
             Admit::Later
         );
         assert_eq!(
-            admit(Holding::Exclusive(&x), Want::Exclusive, 10),
+            admit(Holding::Exclusive(x.view()), Want::Exclusive, 10),
             Admit::Later
         );
         assert_eq!(
-            admit(Holding::Exclusive(&x), Want::Limit(2), 10),
+            admit(Holding::Exclusive(x.view()), Want::Limit(2), 10),
             Admit::OtherKind
         );
         assert_eq!(
-            admit(Holding::Exclusive(&x), Want::Limit(2), 500),
+            admit(Holding::Exclusive(x.view()), Want::Limit(2), 500),
             Admit::Now
         );
     }
@@ -420,7 +423,7 @@ mod tests {
             (0, None)
         );
         let x = crate::lock::core::plain::grant(b"x", 500, 0, 0, &mut fence).unwrap();
-        let held = Holding::Exclusive(&x);
+        let held = Holding::Exclusive(x.view());
         assert_eq!((held.floor(), held.next_deadline(10)), (x.token, Some(500)));
         assert_eq!(held.next_deadline(500), None, "lease ended");
         let mut set = LockSet::new(SetKind::Shared, x.token);
@@ -541,7 +544,7 @@ mod tests {
     impl Model {
         fn holding(&self) -> Holding<'_> {
             match (&self.exclusive, &self.set) {
-                (Some(x), _) => Holding::Exclusive(x),
+                (Some(x), _) => Holding::Exclusive(x.view()),
                 (None, Some(s)) => Holding::Set(s),
                 (None, None) => Holding::Free,
             }
@@ -563,7 +566,7 @@ mod tests {
                         now,
                         &mut self.fence,
                     );
-                    self.exclusive = Some(s.unwrap());
+                    self.exclusive = Some(s.unwrap().owned());
                 }
                 Some(kind) => {
                     let set = self.set.get_or_insert_with(|| LockSet::new(kind, floor));
@@ -714,7 +717,10 @@ mod tests {
         let x = crate::lock::core::plain::grant(b"x", 100, 0, 0, &mut fence).unwrap();
         // Queue: shared r1, shared r2, exclusive w, shared r3.
         let queue = [Want::Shared, Want::Shared, Want::Exclusive, Want::Shared];
-        assert_eq!(admit(Holding::Exclusive(&x), queue[0], 50), Admit::Later);
+        assert_eq!(
+            admit(Holding::Exclusive(x.view()), queue[0], 50),
+            Admit::Later
+        );
         // At 100 the exclusive lease ends: r1 and r2 go together, w stops r3.
         let mut set = LockSet::new(SetKind::Shared, x.token);
         let mut served = 0;

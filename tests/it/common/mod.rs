@@ -792,6 +792,7 @@ pub mod dlock;
 pub mod docs;
 pub mod fuzz_calls;
 pub mod grammar;
+pub mod lock_record;
 pub mod payload;
 pub mod payload_checks;
 pub mod payload_forgeries;

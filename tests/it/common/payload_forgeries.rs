@@ -1,6 +1,7 @@
 //! Forgeries of each warden type's payloads (`payload_types`): odd values of the
 //! same kind, other opcodes, other types' fields and structural forgeries per type.
 
+use super::lock_record::*;
 use super::payload::*;
 use super::payload_types::*;
 use super::*;
@@ -23,56 +24,74 @@ pub fn odd_same(rng: &mut Rng, f: &Field) -> Field {
     }
 }
 
-/// Lock-specific forgeries: owner, token, holds, deadline.
+/// Lock-specific forgeries, of the packed record (owner, token, holds) or
+/// of the version 1 layout (owner, token, holds, deadline fields).
 pub fn forge_lock(rng: &mut Rng, d: &mut Dump) {
     let now = now_ms();
-    if d.fields.len() != 4 {
+    let Some(mut g) = Grant::read(d) else {
         return;
-    }
-    match rng.below(5) {
+    };
+    match rng.below(6) {
         0 => {
-            d.fields[0] = Field::S(match rng.below(5) {
+            g.owner = match rng.below(5) {
                 0 => Vec::new(),
                 1 => vec![0],
                 2 => vec![b'o'; 64 * 1024],
                 3 => rng.some_bytes(1, 40),
                 _ => b"\xff".to_vec(),
-            })
+            }
         }
         1 => {
-            d.fields[1] = sig(rng.pick(&[
+            g.token = rng.pick(&[
                 0,
                 -1,
                 1,
                 i64::MIN,
                 i64::MAX,
                 i64::MAX - 1,
+                (1 << 62) + 1,
                 now * 1000,
                 now * 1000 + 1_000_000_000,
-            ]))
+            ])
         }
-        2 => d.fields[2] = sig(rng.pick(&[0, -1, 1, 2, i64::MAX, i64::MIN, 1 << 40])),
+        2 => g.holds = rng.pick(&[0, -1, 1, 2, 7, 8, i64::MAX, i64::MIN, 1 << 40]),
         3 => {
-            d.fields[3] = sig(rng.pick(&[
-                0,
-                -1,
-                1,
-                now - 1_000,
-                now + 10,
-                now + 1_000_000_000,
-                i64::MAX,
-                i64::MIN,
-            ]))
+            // The record's bytes cut, grown or a flag bit flipped.
+            let mut b = g.lock_bytes();
+            match rng.below(3) {
+                0 => b.truncate(rng.below(b.len())),
+                1 => b[0] ^= 1 << rng.below(8),
+                _ => b.extend(rng.some_bytes(1, 10)),
+            }
+            d.fields = vec![Field::S(b)];
+            return;
+        }
+        4 => {
+            // Version 1 with a field out of range.
+            g.deadline = now + 60_000;
+            let mut old = g.v1_fields();
+            let i = rng.below(4);
+            old[i] = match i {
+                0 => Field::S(rng.pick(&[Vec::new(), vec![0]])),
+                3 => sig(rng.pick(&[0, -1, 1, i64::MAX, i64::MIN])),
+                _ => sig(rng.pick(&[0, -1, i64::MAX, i64::MIN])),
+            };
+            *d = with_encver(d, 1);
+            d.fields = old;
+            return;
         }
         _ => {
-            // A signed number written with the SINT opcode (RedisModule_SaveSigned
-            // writes UINT; the loader must not take SINT for it).
-            let i = 1 + rng.below(3);
-            if let Field::U(v) = d.fields[i] {
-                d.fields[i] = Field::I(v as i64);
+            // The packed record under version 1, or version 1's fields under 2.
+            if rng.chance(1, 2) {
+                *d = with_encver(d, 1);
+            } else {
+                g.deadline = now + 60_000;
+                d.fields = g.v1_fields();
             }
+            return;
         }
     }
+    g.put(d);
 }
 
 /// Layer counts a forged filter of `layers` layers may claim: none, one more or one
@@ -281,33 +300,46 @@ pub fn forge_limiter(rng: &mut Rng, d: &mut Dump) {
 }
 
 /// Lock sets: a limit, floor or holder count out of line with the holders; a holder's
-/// owner, token, holds or deadline out of range.
+/// owner, token, holds or deadline out of range; the record cut or grown.
 pub fn forge_lock_set(rng: &mut Rng, d: &mut Dump) {
     let now = now_ms();
-    if d.fields.len() < 3 {
+    let Some(mut set) = SetRec::read(d) else {
         return;
-    }
-    let holders = (d.fields.len() - 3) / 4;
-    match rng.below(4) {
-        0 => d.fields[0] = Field::U(rng.pick(&[0, 1, 2, 1 << 20, (1 << 20) + 1, u64::MAX])),
-        1 => d.fields[1] = sig(rng.pick(&[0, -1, 1, i64::MAX, now * 1000 - 1])),
-        2 => d.fields[2] = Field::U(rng.pick(&[0, holders as u64 + 1, 1 << 40, u64::MAX])),
-        _ if holders > 0 => {
-            let at = 3 + 4 * rng.below(holders);
+    };
+    let holders = set.holders.len();
+    let mut claim = holders as u64;
+    match rng.below(5) {
+        0 => set.limit = rng.pick(&[0, 1, 2, 1 << 20, (1 << 20) + 1, u64::MAX]),
+        1 => set.floor = rng.pick(&[0, -1, 1, i64::MAX, now * 1000 - 1]),
+        2 => {
+            claim = rng.pick(&[
+                0,
+                holders as u64 + 1,
+                holders.saturating_sub(1) as u64,
+                1 << 40,
+                u64::MAX,
+            ])
+        }
+        3 if holders > 0 => {
+            let h = &mut set.holders[rng.below(holders)];
             match rng.below(4) {
-                0 => {
-                    d.fields[at] = Field::S(rng.pick(&[Vec::new(), b"r1".to_vec(), b"a".to_vec()]))
-                }
-                1 => {
-                    d.fields[at + 1] =
-                        sig(rng.pick(&[0, -1, i64::MAX, now * 1000 + 1_000_000_000_000]))
-                }
-                2 => d.fields[at + 2] = sig(rng.pick(&[0, -1, i64::MAX])),
-                _ => d.fields[at + 3] = sig(rng.pick(&[0, -1, 1, now - 1, i64::MAX])),
+                0 => h.owner = rng.pick(&[Vec::new(), b"r1".to_vec(), b"a".to_vec()]),
+                1 => h.token = rng.pick(&[0, -1, i64::MAX, now * 1000 + 1_000_000_000_000]),
+                2 => h.holds = rng.pick(&[0, -1, i64::MAX]),
+                _ => h.deadline = rng.pick(&[0, -1, 1, now - 1, i64::MAX]),
             }
         }
-        _ => {}
+        _ => {
+            let mut b = set.bytes_claiming(claim);
+            match rng.below(2) {
+                0 => b.truncate(rng.below(b.len())),
+                _ => b.extend(rng.some_bytes(1, 10)),
+            }
+            d.fields = vec![Field::S(b)];
+            return;
+        }
     }
+    d.fields = vec![Field::S(set.bytes_claiming(claim))];
 }
 
 /// The forgeries of type `ty`.
