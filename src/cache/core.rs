@@ -92,24 +92,57 @@ pub struct Lease {
     pub until_ms: i64,
 }
 
-/// One cached value and what decides how it is served. Kept small: an entry
-/// costs at most 64 bytes more than the same value as a Redis string.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The latest time an entry holds (48 bits of milliseconds: the year
+/// 10889); periods that would end later are range errors, and stored states
+/// reaching past it are refused.
+pub const MAX_TIME: i64 = (1 << 48) - 1;
+
+/// A time in `0..=MAX_TIME` in 6 bytes (the entry's struct stays 32 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Time48([u8; 6]);
+
+impl Time48 {
+    /// `t`, clamped to `0..=MAX_TIME` (callers check or validate it first).
+    fn new(t: i64) -> Time48 {
+        let b = (t.clamp(0, MAX_TIME) as u64).to_le_bytes();
+        Time48([b[0], b[1], b[2], b[3], b[4], b[5]])
+    }
+
+    fn get(self) -> i64 {
+        let [a, b, c, d, e, f] = self.0;
+        i64::from_le_bytes([a, b, c, d, e, f, 0, 0])
+    }
+}
+
+/// What most entries lack (a version, a stale period, a lease), boxed so a
+/// plain entry pays nothing for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Extra {
+    version: i64,
+    stale_until: i64,
+    /// The lease token, 0 without a lease (tokens are positive).
+    lease_token: i64,
+    lease_until: i64,
+}
+
+/// One cached value and what decides how it is served. A struct of 32
+/// bytes (one size class) and the value's own block of its length + 4
+/// bytes, the size class of a Redis string's buffer for the same value; the
+/// version, stale end and lease are boxed apart, only when an entry has one.
+/// So a plain entry costs 48 bytes more than the same value as a string
+/// (the module-value cell and this struct).
+#[derive(Clone, PartialEq, Eq)]
 pub struct CacheEntry {
     /// The value; `None` while only a lease is held on a miss.
-    pub value: Option<ThinBytes>,
-    /// The caller's version of the data (0 without a value).
-    pub version: i64,
-    /// Fresh until this moment (absolute ms).
-    pub fresh_until: i64,
-    /// Served stale until this moment; the value is dropped after it.
-    pub stale_until: i64,
-    /// The live or lapsed refresh lease, if any (boxed: most entries have none).
-    pub lease: Option<Box<Lease>>,
+    value: Option<ThinBytes>,
+    /// Version, stale end and lease, when any is set.
+    extra: Option<Box<Extra>>,
     /// Reads counted in the current HOT window (master only, not replicated).
-    pub reads: u32,
+    reads: u32,
+    /// Fresh until this moment (absolute ms).
+    fresh_until: Time48,
     /// End of the current HOT window (master only, not replicated).
-    pub window_until: i64,
+    window_until: Time48,
 }
 
 /// The replicated state of an entry except its value: version, fresh and
@@ -168,20 +201,39 @@ impl Lease {
     }
 }
 
-/// The end of a period of `ms` starting at `now_ms`, checked.
+/// The end of a period of `ms` starting at `now_ms`, checked: at most
+/// `MAX_TIME` (the latest time an entry holds).
 fn after(now_ms: i64, ms: i64, arg: &'static str) -> Result<i64, WardenError> {
-    now_ms.checked_add(ms).ok_or(WardenError::OutOfRange(arg))
+    now_ms
+        .checked_add(ms)
+        .filter(|t| *t <= MAX_TIME)
+        .ok_or(WardenError::OutOfRange(arg))
 }
 
 impl CacheEntry {
-    /// Offers the value's and the lease's heap blocks to `m` (active
+    /// An entry holding `value` (or only a lease, `None`) in the state
+    /// `meta` (times within `0..=MAX_TIME`); the HOT read count of
+    /// `previous` carries over.
+    pub fn new(value: Option<&[u8]>, meta: &Meta, previous: Option<&CacheEntry>) -> CacheEntry {
+        let mut entry = CacheEntry {
+            value: value.map(ThinBytes::from),
+            extra: None,
+            reads: previous.map_or(0, |p| p.reads),
+            fresh_until: Time48::default(),
+            window_until: previous.map_or(Time48::default(), |p| p.window_until),
+        };
+        entry.apply_meta(meta);
+        entry
+    }
+
+    /// Offers the value's and the extras' heap blocks to `m` (active
     /// defragmentation).
     pub fn relocate(&mut self, m: &mut dyn Mover) {
         if let Some(value) = &mut self.value {
             value.relocate(m);
         }
-        if let Some(lease) = &mut self.lease {
-            relocate::boxed(lease, m);
+        if let Some(extra) = &mut self.extra {
+            relocate::boxed(extra, m);
         }
     }
 
@@ -195,59 +247,102 @@ impl CacheEntry {
     ) -> Result<CacheEntry, WardenError> {
         let fresh_until = after(now_ms, request.ttl_ms, TTL_MS.name)?;
         let stale_until = after(fresh_until, request.stale_ms, STALE_MS.name)?;
-        Ok(CacheEntry {
-            value: Some(value.into()),
+        let meta = Meta {
             version: request.version,
             fresh_until,
             stale_until,
             lease: None,
-            reads: previous.map_or(0, |p| p.reads),
-            window_until: previous.map_or(0, |p| p.window_until),
-        })
+        };
+        Ok(CacheEntry::new(Some(value), &meta, previous))
     }
 
     /// An entry holding only a lease (a miss on a missing key).
     pub fn lease_only(lease: Lease, now_ms: i64) -> CacheEntry {
-        CacheEntry {
-            value: None,
+        let now_ms = now_ms.clamp(0, MAX_TIME);
+        let meta = Meta {
             version: 0,
             fresh_until: now_ms,
             stale_until: now_ms,
-            lease: Some(Box::new(lease)),
-            reads: 0,
-            window_until: 0,
-        }
+            lease: Some(lease),
+        };
+        CacheEntry::new(None, &meta, None)
+    }
+
+    /// The value; `None` while only a lease is held on a miss.
+    pub fn value(&self) -> Option<&[u8]> {
+        self.value.as_deref()
+    }
+
+    /// The caller's version of the data (0 without a value).
+    pub fn version(&self) -> i64 {
+        self.extra.as_ref().map_or(0, |x| x.version)
+    }
+
+    /// Fresh until this moment (absolute ms).
+    pub fn fresh_until(&self) -> i64 {
+        self.fresh_until.get()
+    }
+
+    /// Served stale until this moment; the value is dropped after it.
+    pub fn stale_until(&self) -> i64 {
+        self.extra
+            .as_ref()
+            .map_or_else(|| self.fresh_until(), |x| x.stale_until)
+    }
+
+    /// The live or lapsed refresh lease, if any.
+    pub fn lease(&self) -> Option<Lease> {
+        self.extra
+            .as_ref()
+            .filter(|x| x.lease_token != 0)
+            .map(|x| Lease {
+                token: x.lease_token,
+                until_ms: x.lease_until,
+            })
+    }
+
+    /// Reads counted in the current HOT window (master only, not replicated).
+    pub fn reads(&self) -> u32 {
+        self.reads
+    }
+
+    /// End of the current HOT window (master only, not replicated).
+    pub fn window_until(&self) -> i64 {
+        self.window_until.get()
     }
 
     /// The value while it may be served at all (fresh or stale).
     pub fn live_value(&self, now_ms: i64) -> Option<&[u8]> {
-        self.value.as_deref().filter(|_| now_ms < self.stale_until)
+        self.value().filter(|_| now_ms < self.stale_until())
     }
 
     /// The version guarding writes: the value's while it lives, else 0.
     pub fn live_version(&self, now_ms: i64) -> i64 {
         if self.live_value(now_ms).is_some() {
-            self.version
+            self.version()
         } else {
             0
         }
     }
 
-    /// Whether the value is fresh at `now_ms` and at least `min_version`.
+    /// Whether the value is fresh at `now_ms` and at least `min_version`
+    /// (versions are never negative: `min_version` 0 is any version).
     pub fn is_fresh(&self, min_version: i64, now_ms: i64) -> bool {
-        self.value.is_some() && now_ms < self.fresh_until && self.version >= min_version
+        self.value.is_some()
+            && now_ms < self.fresh_until()
+            && (min_version <= 0 || self.version() >= min_version)
     }
 
     /// The value a caller asking for `min_version` may be given stale: one
     /// in its stale period (or fresh) and at least that version.
     pub fn stale_value(&self, min_version: i64, now_ms: i64) -> Option<&[u8]> {
         self.live_value(now_ms)
-            .filter(|_| self.version >= min_version)
+            .filter(|_| self.version() >= min_version)
     }
 
     /// The lease if it still runs.
     pub fn live_lease(&self, now_ms: i64) -> Option<Lease> {
-        self.lease.as_deref().copied().filter(|l| l.is_live(now_ms))
+        self.lease().filter(|l| l.is_live(now_ms))
     }
 
     /// How a read asking for `min_version` is answered at `now_ms`.
@@ -279,25 +374,30 @@ impl CacheEntry {
     /// now (the stale period follows). An extension reaches `extend_ms +
     /// window_ms` ahead, so every later read of the same window is already
     /// covered: a hot key moves (and replicates) at most once per window,
-    /// not on every millisecond it is read. Returns whether the deadlines moved.
+    /// not on every millisecond it is read. Returns whether the deadlines
+    /// moved. The count is kept in place: no allocation.
     pub fn count_read(&mut self, hot: &Hot, now_ms: i64) -> bool {
-        if now_ms >= self.window_until {
-            self.window_until = now_ms.saturating_add(hot.window_ms);
+        if now_ms >= self.window_until() {
+            self.window_until = Time48::new(now_ms.saturating_add(hot.window_ms));
             self.reads = 0;
         }
         self.reads = self.reads.saturating_add(1);
         if self.reads < hot.reads {
             return false;
         }
-        if now_ms.saturating_add(hot.extend_ms) <= self.fresh_until {
+        let fresh_until = self.fresh_until();
+        if now_ms.saturating_add(hot.extend_ms) <= fresh_until {
             return false;
         }
         let target = now_ms
             .saturating_add(hot.extend_ms)
-            .saturating_add(hot.window_ms);
-        let stale_period = self.stale_until.saturating_sub(self.fresh_until).max(0);
-        self.fresh_until = target;
-        self.stale_until = target.saturating_add(stale_period);
+            .saturating_add(hot.window_ms)
+            .min(MAX_TIME);
+        self.fresh_until = Time48::new(target);
+        if let Some(extra) = &mut self.extra {
+            let stale_period = extra.stale_until.saturating_sub(fresh_until).max(0);
+            extra.stale_until = target.saturating_add(stale_period).min(MAX_TIME);
+        }
         true
     }
 
@@ -312,43 +412,74 @@ impl CacheEntry {
         fence: &mut FenceClock,
     ) -> Result<Lease, WardenError> {
         let lease = new_lease(lease_ms, now_ms, fence)?;
-        self.lease = Some(Box::new(lease));
+        let meta = Meta {
+            lease: Some(lease),
+            ..self.meta()
+        };
+        self.apply_meta(&meta);
         Ok(lease)
     }
 
     /// When the key must expire: after the stale period, or the lease if it
     /// ends later.
     pub fn expires_at(&self) -> i64 {
-        let lease_end = self.lease.as_deref().map_or(i64::MIN, |l| l.until_ms);
-        self.stale_until.max(lease_end)
+        let lease_end = self.lease().map_or(i64::MIN, |l| l.until_ms);
+        self.stale_until().max(lease_end)
     }
 
     /// The replicated state except the value.
     pub fn meta(&self) -> Meta {
         Meta {
-            version: self.version,
-            fresh_until: self.fresh_until,
-            stale_until: self.stale_until,
-            lease: self.lease.as_deref().copied(),
+            version: self.version(),
+            fresh_until: self.fresh_until(),
+            stale_until: self.stale_until(),
+            lease: self.lease(),
         }
     }
 
     /// Replaces the replicated state except the value (from a master, the
     /// AOF or a payload; `meta` validated).
+    /// The extras are boxed only when the state has one of them.
     pub fn apply_meta(&mut self, meta: &Meta) {
-        self.version = meta.version;
-        self.fresh_until = meta.fresh_until;
-        self.stale_until = meta.stale_until;
-        self.lease = meta.lease.map(Box::new);
+        self.fresh_until = Time48::new(meta.fresh_until);
+        let lease = meta.lease.unwrap_or(Lease {
+            token: 0,
+            until_ms: 0,
+        });
+        let extra = Extra {
+            version: meta.version,
+            stale_until: meta.stale_until,
+            lease_token: lease.token,
+            lease_until: lease.until_ms,
+        };
+        let plain =
+            extra.version == 0 && extra.stale_until == self.fresh_until() && extra.lease_token == 0;
+        match &mut self.extra {
+            _ if plain => self.extra = None,
+            Some(boxed) => **boxed = extra,
+            None => self.extra = Some(Box::new(extra)),
+        }
     }
 
-    /// Bytes the entry uses besides its own struct: the value and the lease.
+    /// Bytes the entry uses besides its own struct: the value and the
+    /// extras.
     pub fn heap_bytes(&self) -> usize {
         self.value.as_ref().map_or(0, ThinBytes::heap_bytes)
             + self
-                .lease
+                .extra
                 .as_ref()
-                .map_or(0, |_| std::mem::size_of::<Lease>())
+                .map_or(0, |_| std::mem::size_of::<Extra>())
+    }
+}
+
+impl std::fmt::Debug for CacheEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacheEntry")
+            .field("value", &self.value)
+            .field("meta", &self.meta())
+            .field("reads", &self.reads)
+            .field("window_until", &self.window_until())
+            .finish()
     }
 }
 
@@ -363,8 +494,8 @@ pub fn new_lease(lease_ms: i64, now_ms: i64, fence: &mut FenceClock) -> Result<L
 
 impl Meta {
     /// Checks a state read from storage or a replication stream: times not
-    /// negative, fresh before stale, a version only with a value, a lease
-    /// token in the fencing range.
+    /// negative nor past `MAX_TIME`, fresh before stale, a version only
+    /// with a value, a lease token in the fencing range.
     pub fn validate(&self, has_value: bool) -> Result<(), WardenError> {
         if self.version < 0 || (!has_value && self.version != 0) {
             return Err(WardenError::InvalidState("version out of range"));
@@ -374,8 +505,16 @@ impl Meta {
                 "fresh and stale ends out of order",
             ));
         }
+        if self.stale_until > MAX_TIME {
+            return Err(WardenError::InvalidState("stale end out of range"));
+        }
         match self.lease {
-            Some(l) if l.token <= 0 || l.token > MAX_TOKEN || l.until_ms <= 0 => {
+            Some(l)
+                if l.token <= 0
+                    || l.token > MAX_TOKEN
+                    || l.until_ms <= 0
+                    || l.until_ms > MAX_TIME =>
+            {
                 Err(WardenError::InvalidState("lease out of range"))
             }
             None if !has_value => Err(WardenError::InvalidState(
@@ -483,8 +622,8 @@ mod tests {
         assert!(!e.count_read(&hot, T0 + 10));
         assert!(!e.count_read(&hot, T0 + 20));
         assert!(e.count_read(&hot, T0 + 30), "third read in the window");
-        assert_eq!(e.fresh_until, T0 + 1130, "extend_ms + window_ms ahead");
-        assert_eq!(e.stale_until, T0 + 1330, "the stale period follows");
+        assert_eq!(e.fresh_until(), T0 + 1130, "extend_ms + window_ms ahead");
+        assert_eq!(e.stale_until(), T0 + 1330, "the stale period follows");
         assert!(!e.count_read(&hot, T0 + 30), "already fresh that long");
         for t in 31..110 {
             assert!(
@@ -492,13 +631,13 @@ mod tests {
                 "once per window (read at +{t})"
             );
             assert!(
-                e.fresh_until - (T0 + t) >= hot.extend_ms,
+                e.fresh_until() - (T0 + t) >= hot.extend_ms,
                 "at least extend_ms left"
             );
         }
         // A new window starts the count again.
         assert!(!e.count_read(&hot, T0 + 200));
-        assert_eq!(e.reads, 1);
+        assert_eq!(e.reads(), 1);
         let long = Hot {
             extend_ms: 10,
             ..hot
@@ -507,7 +646,7 @@ mod tests {
         for t in 0..5 {
             e.count_read(&long, T0 + 210 + t);
         }
-        assert_eq!(e.fresh_until, before.fresh_until, "never shortened");
+        assert_eq!(e.fresh_until(), before.fresh_until(), "never shortened");
     }
 
     #[test]
@@ -577,8 +716,75 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_costs_at_most_56_bytes_besides_its_value() {
-        assert!(std::mem::size_of::<CacheEntry>() <= 56);
+    fn a_plain_entry_costs_32_bytes_besides_its_value() {
+        assert_eq!(std::mem::size_of::<CacheEntry>(), 32, "one size class");
+        assert_eq!(std::mem::size_of::<Extra>(), 32);
+        let e = entry(&[7u8; 100], 10, 0, 0);
+        assert_eq!(e.heap_bytes(), 4 + 100, "a string's buffer: 3 + 100 + 1");
+        assert!(e.extra.is_none());
+        for (stale, version) in [(5, 0), (0, 9)] {
+            let e = entry(&[7u8; 100], 10, stale, version);
+            assert_eq!(e.heap_bytes(), 4 + 100 + 32, "{stale} {version}");
+        }
+    }
+
+    #[test]
+    fn extras_come_and_go_with_the_state() {
+        let mut fence = FenceClock::default();
+        let mut e = entry(b"v", 10, 0, 0);
+        let lease = e.take_lease(50, T0, &mut fence).unwrap();
+        assert_eq!(e.lease(), Some(lease));
+        assert_eq!((e.version(), e.stale_until()), (0, T0 + 10));
+        let meta = Meta {
+            lease: None,
+            ..e.meta()
+        };
+        e.apply_meta(&meta);
+        assert!(e.extra.is_none(), "a plain state boxes nothing");
+        assert_eq!(e.meta(), meta);
+        let hot = Hot {
+            reads: 1,
+            window_ms: 5,
+            extend_ms: 100,
+        };
+        let mut stale = entry(b"v", 10, 20, 0);
+        assert!(stale.count_read(&hot, T0));
+        assert_eq!(
+            (stale.fresh_until(), stale.stale_until()),
+            (T0 + 105, T0 + 125)
+        );
+        assert_eq!(Time48::new(MAX_TIME + 1).get(), MAX_TIME);
+        assert_eq!(Time48::new(-1).get(), 0);
+    }
+
+    #[test]
+    fn times_past_48_bits_are_range_errors_or_refused() {
+        assert_eq!(
+            CacheEntry::stored(b"v", &set(MAX_TIME - T0 + 1, 0, 0, None), None, T0),
+            Err(WardenError::OutOfRange("ttl"))
+        );
+        let meta = entry(b"v", 10, 0, 0).meta();
+        for bad in [
+            Meta {
+                stale_until: MAX_TIME + 1,
+                ..meta
+            },
+            Meta {
+                lease: Some(Lease {
+                    token: 5,
+                    until_ms: MAX_TIME + 1,
+                }),
+                ..meta
+            },
+        ] {
+            assert!(bad.validate(true).is_err(), "{bad:?}");
+        }
+        assert!(Meta {
+            stale_until: MAX_TIME,
+            ..meta
+        }
+        .validate(true)
+        .is_ok());
     }
 
     #[test]
@@ -626,7 +832,7 @@ mod tests {
                         if let Some(entry) = &e {
                             let min = next(5) as i64;
                             if entry.is_fresh(min, now) {
-                                assert!(now < entry.fresh_until && entry.version >= min);
+                                assert!(now < entry.fresh_until() && entry.version() >= min);
                             }
                         }
                     }
