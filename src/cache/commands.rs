@@ -34,7 +34,7 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let now = host::now_ms();
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let entry = {
+    let (entry, meta) = {
         let current = key.value::<CacheEntry>()?;
         let allowed = match current.as_deref() {
             Some(entry) => entry.may_set(&request, now),
@@ -45,9 +45,12 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             host::reply_integer(ctx, 0);
             return Ok(());
         }
-        CacheEntry::stored(value, &request, current.as_deref(), now)?
+        let meta = Meta::stored(&request, now)?;
+        (
+            CacheEntry::new(Some(value), &meta, current.as_deref()),
+            meta,
+        )
     };
-    let meta = entry.meta();
     let text = meta_text(&meta, Expiry::AtEnd);
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
@@ -226,7 +229,7 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
                 emit_meta(Sink::Replication(ctx), name, &entry.meta(), Expiry::AtEnd);
             }
             stats::count(&stats::CACHE_HITS);
-            reply_with_lease(ctx, entry.value(), 0);
+            reply_with_lease(ctx, Some(entry.value_or_empty()), 0);
             if extended {
                 let expires = entry.expires_at();
                 key.set_abs_expire(expires);
@@ -291,7 +294,7 @@ fn plain_get(ctx: Ctx, name: RStr, options: &Get, now: i64) -> Result<(), Warden
     // The read count is the master's working state: counted in place.
     let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
     stats::count(&stats::CACHE_HITS);
-    host::reply_bulk(ctx, entry.value().unwrap_or(b""));
+    host::reply_bulk(ctx, entry.value_or_empty());
     if extended {
         let (meta, expires) = (entry.meta(), entry.expires_at());
         drop(key);
@@ -375,7 +378,7 @@ fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
                 waiting::take_where::<CacheWaiter>(db, key_bytes, |w| w.min_version <= version);
             if !served.is_empty() {
                 // One copy of the value serves every waiter it satisfies.
-                let value: Rc<[u8]> = entry.value().unwrap_or(b"").into();
+                let value: Rc<[u8]> = entry.value_or_empty().into();
                 for waiter in served {
                     stats::count(&stats::CACHE_HITS);
                     let value = Rc::clone(&value);
