@@ -97,17 +97,20 @@ pub struct Lease {
 /// Bytes in front of the value in an entry's block: its length.
 const LEN_BYTES: usize = 4;
 
-/// Bytes of the extras after the value: version, stale end, lease token
-/// and lease end (0 and 0 without a lease), little-endian.
-const EXTRA_BYTES: usize = 32;
-
 /// `CacheEntry::flags`: the entry holds a value.
 const HAS_VALUE: u32 = 1;
-/// `CacheEntry::flags`: the block ends with the extras.
-const HAS_EXTRA: u32 = 2;
+/// `CacheEntry::flags`: the block stores a version (8 bytes).
+const HAS_VERSION: u32 = 2;
+/// `CacheEntry::flags`: the block stores a stale end (8 bytes).
+const HAS_STALE: u32 = 4;
+/// `CacheEntry::flags`: the block stores a lease token and end (16 bytes).
+const HAS_LEASE: u32 = 8;
+/// The flags of the extras.
+const EXTRAS: u32 = HAS_VERSION | HAS_STALE | HAS_LEASE;
 
-/// What most entries lack (a version, a stale period, a lease), stored
-/// after the value only when an entry has one.
+/// What most entries lack (a version, a stale period, a lease). Stored
+/// after the value, each field only when it differs from its default (0, the
+/// fresh end, no lease), in that order, little-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Extra {
     version: i64,
@@ -118,54 +121,79 @@ struct Extra {
 }
 
 impl Extra {
-    fn to_bytes(self) -> [u8; EXTRA_BYTES] {
-        let mut out = [0u8; EXTRA_BYTES];
-        let fields = [
-            self.version,
-            self.stale_until,
-            self.lease_token,
-            self.lease_until,
-        ];
-        for (chunk, field) in out.chunks_exact_mut(8).zip(fields) {
-            chunk.copy_from_slice(&field.to_le_bytes());
-        }
-        out
+    /// The flags of the fields an entry fresh until `fresh_until` stores.
+    fn kinds(&self, fresh_until: i64) -> u32 {
+        (if self.version != 0 { HAS_VERSION } else { 0 })
+            | (if self.stale_until != fresh_until {
+                HAS_STALE
+            } else {
+                0
+            })
+            | (if self.lease_token != 0 { HAS_LEASE } else { 0 })
     }
 
-    fn from_bytes(bytes: [u8; EXTRA_BYTES]) -> Extra {
-        let field = |i: usize| {
+    /// The stored fields of `kinds`, in order.
+    fn stored(&self, kinds: u32) -> impl Iterator<Item = i64> {
+        [
+            (HAS_VERSION, self.version),
+            (HAS_STALE, self.stale_until),
+            (HAS_LEASE, self.lease_token),
+            (HAS_LEASE, self.lease_until),
+        ]
+        .into_iter()
+        .filter(move |(kind, _)| kinds & kind != 0)
+        .map(|(_, field)| field)
+    }
+
+    /// Reads the fields of `kinds` from `bytes` (as `stored` wrote them);
+    /// the others take their defaults.
+    fn read(bytes: &[u8], kinds: u32, fresh_until: i64) -> Extra {
+        let mut fields = bytes.chunks_exact(8).map(|c| {
             let mut b = [0u8; 8];
-            b.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            b.copy_from_slice(c);
             i64::from_le_bytes(b)
+        });
+        let mut next = |kind: u32, default: i64| {
+            if kinds & kind != 0 {
+                fields.next().unwrap_or(default)
+            } else {
+                default
+            }
         };
         Extra {
-            version: field(0),
-            stale_until: field(1),
-            lease_token: field(2),
-            lease_until: field(3),
+            version: next(HAS_VERSION, 0),
+            stale_until: next(HAS_STALE, fresh_until),
+            lease_token: next(HAS_LEASE, 0),
+            lease_until: next(HAS_LEASE, 0),
         }
     }
 }
 
-/// The layout of a block holding `len` value bytes (and the extras).
-fn block_layout(len: usize, extra: bool) -> Layout {
-    let size = LEN_BYTES + len + if extra { EXTRA_BYTES } else { 0 };
+/// Bytes of the extras of `kinds`.
+fn extra_bytes(kinds: u32) -> usize {
+    8 * (kinds & (HAS_VERSION | HAS_STALE)).count_ones() as usize
+        + if kinds & HAS_LEASE != 0 { 16 } else { 0 }
+}
+
+/// The layout of a block holding `len` value bytes and the extras of `kinds`.
+fn block_layout(len: usize, kinds: u32) -> Layout {
+    let size = LEN_BYTES + len + extra_bytes(kinds);
     Layout::from_size_align(size, 1).unwrap_or_else(|_| handle_alloc_error(Layout::new::<u64>()))
 }
 
-/// A new block: the length of `value`, `value`, then `extra` when given.
-/// `value` is at most `u32::MAX` bytes (longer input is cut, which no caller
-/// passes: values are capped far below).
+/// A new block: the length of `value`, `value`, then the fields of `extra`
+/// that `kinds` names. `value` is at most `u32::MAX` bytes (longer input is
+/// cut, which no caller passes: values are capped far below).
 #[inline]
-fn new_block(value: &[u8], extra: Option<&Extra>) -> NonNull<u8> {
+fn new_block(value: &[u8], extra: Option<&Extra>, kinds: u32) -> NonNull<u8> {
     let value = &value[..value.len().min(u32::MAX as usize)];
-    let layout = block_layout(value.len(), extra.is_some());
+    let layout = block_layout(value.len(), kinds);
     // SAFETY: the layout's size is at least LEN_BYTES (non-zero).
     let raw = unsafe { alloc(layout) };
     let Some(block) = NonNull::new(raw) else {
         handle_alloc_error(layout)
     };
-    // SAFETY: the block holds LEN_BYTES + len (+ EXTRA_BYTES) bytes; a
+    // SAFETY: the block holds LEN_BYTES + len (+ the extras) bytes; a
     // fresh allocation overlaps no source.
     unsafe {
         let p = block.as_ptr();
@@ -174,28 +202,32 @@ fn new_block(value: &[u8], extra: Option<&Extra>) -> NonNull<u8> {
         p.add(LEN_BYTES)
             .copy_from_nonoverlapping(value.as_ptr(), value.len());
     }
-    if let Some(extra) = extra {
-        // SAFETY: as above: the block ends with EXTRA_BYTES for them.
-        unsafe { write_extra(block, value.len(), extra) };
+    if let Some(extra) = extra.filter(|_| kinds != 0) {
+        // SAFETY: as above: the block ends with room for these extras.
+        unsafe { write_extra(block, value.len(), kinds, extra) };
     }
     block
 }
 
-/// Writes `extra` after the `len` value bytes of `block` (out of line: most
-/// entries have none, and the common path stays short).
+/// Writes the fields of `extra` that `kinds` names after the `len` value
+/// bytes of `block` (out of line: most entries have none, and the common
+/// path stays short).
 ///
 /// # Safety
-/// `block` holds LEN_BYTES + `len` + EXTRA_BYTES bytes, and nothing else
-/// references it.
+/// `block` holds LEN_BYTES + `len` + `extra_bytes(kinds)` bytes, and nothing
+/// else references it.
 #[inline(never)]
-unsafe fn write_extra(block: NonNull<u8>, len: usize, extra: &Extra) {
-    // SAFETY: per this function's contract.
-    unsafe {
-        block
-            .as_ptr()
-            .add(LEN_BYTES + len)
-            .cast::<[u8; EXTRA_BYTES]>()
-            .write_unaligned(extra.to_bytes())
+unsafe fn write_extra(block: NonNull<u8>, len: usize, kinds: u32, extra: &Extra) {
+    for (i, field) in extra.stored(kinds).enumerate() {
+        // SAFETY: per this function's contract, field `i` of the extras
+        // lies within the block.
+        unsafe {
+            block
+                .as_ptr()
+                .add(LEN_BYTES + len + 8 * i)
+                .cast::<[u8; 8]>()
+                .write_unaligned(field.to_le_bytes())
+        }
     }
 }
 
@@ -206,7 +238,7 @@ unsafe fn write_extra(block: NonNull<u8>, len: usize, extra: &Extra) {
 /// version, stale end and lease. So a plain entry costs 48 bytes more than
 /// the same value as a string (the module-value cell and this struct).
 pub struct CacheEntry {
-    /// The block: value length, value, extras (when `HAS_EXTRA`).
+    /// The block: value length, value, the extras its flags name.
     block: NonNull<u8>,
     /// Fresh until this moment (absolute ms).
     fresh_until: i64,
@@ -214,7 +246,7 @@ pub struct CacheEntry {
     window_until: i64,
     /// Reads counted in the current HOT window (master only, not replicated).
     reads: u32,
-    /// `HAS_VALUE`, `HAS_EXTRA`.
+    /// `HAS_VALUE` and the extras stored (`EXTRAS`).
     flags: u32,
 }
 
@@ -295,13 +327,13 @@ impl CacheEntry {
     #[inline]
     pub fn new(value: Option<&[u8]>, meta: &Meta, previous: Option<&CacheEntry>) -> CacheEntry {
         let extra = Extra::of(meta);
+        let kinds = extra.map_or(0, |x| x.kinds(meta.fresh_until));
         CacheEntry {
-            block: new_block(value.unwrap_or(b""), extra.as_ref()),
+            block: new_block(value.unwrap_or(b""), extra.as_ref(), kinds),
             fresh_until: meta.fresh_until,
             window_until: previous.map_or(0, |p| p.window_until),
             reads: previous.map_or(0, |p| p.reads),
-            flags: if value.is_some() { HAS_VALUE } else { 0 }
-                | if extra.is_some() { HAS_EXTRA } else { 0 },
+            flags: if value.is_some() { HAS_VALUE } else { 0 } | kinds,
         }
     }
 
@@ -329,44 +361,47 @@ impl CacheEntry {
     /// The extras, when the block has them.
     #[inline]
     fn extra(&self) -> Option<Extra> {
-        if self.flags & HAS_EXTRA == 0 {
+        let kinds = self.flags & EXTRAS;
+        if kinds == 0 {
             return None;
         }
-        // SAFETY: with HAS_EXTRA the block ends with EXTRA_BYTES after the value.
+        // SAFETY: the block ends with the extras its flags name, after the
+        // value, written by `new_block` or `write_extra`.
         let bytes = unsafe {
-            self.block
-                .as_ptr()
-                .add(LEN_BYTES + self.len())
-                .cast::<[u8; EXTRA_BYTES]>()
-                .read_unaligned()
+            std::slice::from_raw_parts(
+                self.block.as_ptr().add(LEN_BYTES + self.len()),
+                extra_bytes(kinds),
+            )
         };
-        Some(Extra::from_bytes(bytes))
+        Some(Extra::read(bytes, kinds, self.fresh_until))
     }
 
     /// The block's layout.
     fn layout(&self) -> Layout {
-        block_layout(self.len(), self.flags & HAS_EXTRA != 0)
+        block_layout(self.len(), self.flags & EXTRAS)
     }
 
-    /// Stores `extra` (or none): in place when the block has room for it,
-    /// else in a new block with the value copied.
+    /// Stores `extra` (or none; its stale end read against the current
+    /// fresh end): in place when the block stores the same fields, else in a
+    /// new block with the value copied.
     fn set_extra(&mut self, extra: Option<Extra>) {
+        let kinds = extra.map_or(0, |x| x.kinds(self.fresh_until));
         match extra {
-            Some(extra) if self.flags & HAS_EXTRA != 0 => {
-                // SAFETY: with HAS_EXTRA the block has room for the extras
-                // after the value; `&mut self` owns it alone.
-                unsafe { write_extra(self.block, self.len(), &extra) }
+            _ if kinds == self.flags & EXTRAS => {
+                if let Some(extra) = extra.filter(|_| kinds != 0) {
+                    // SAFETY: the block has room for exactly these extras
+                    // after the value; `&mut self` owns it alone.
+                    unsafe { write_extra(self.block, self.len(), kinds, &extra) }
+                }
             }
-            None if self.flags & HAS_EXTRA == 0 => {}
             extra => {
                 let old_layout = self.layout();
-                let block = new_block(self.bytes(), extra.as_ref());
+                let block = new_block(self.bytes(), extra.as_ref(), kinds);
                 let old = std::mem::replace(&mut self.block, block);
                 // SAFETY: `old` was this entry's block, allocated with
                 // `old_layout` and referenced nowhere else; freed once.
                 unsafe { dealloc(old.as_ptr(), old_layout) };
-                self.flags =
-                    (self.flags & !HAS_EXTRA) | if extra.is_some() { HAS_EXTRA } else { 0 };
+                self.flags = (self.flags & !EXTRAS) | kinds;
             }
         }
     }
@@ -637,7 +672,7 @@ impl Drop for CacheEntry {
 impl Clone for CacheEntry {
     fn clone(&self) -> Self {
         CacheEntry {
-            block: new_block(self.bytes(), self.extra().as_ref()),
+            block: new_block(self.bytes(), self.extra().as_ref(), self.flags & EXTRAS),
             ..*self
         }
     }

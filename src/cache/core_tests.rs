@@ -193,13 +193,12 @@ fn huge_periods_are_range_errors_not_overflow() {
 #[test]
 fn a_plain_entry_costs_32_bytes_besides_its_value() {
     assert_eq!(std::mem::size_of::<CacheEntry>(), 32, "one size class");
-    assert_eq!(EXTRA_BYTES, 32);
     let e = entry(&[7u8; 100], 10, 0, 0);
     assert_eq!(e.heap_bytes(), 4 + 100, "a string's buffer: 3 + 100 + 1");
     assert!(e.extra().is_none());
     for (stale, version) in [(5, 0), (0, 9)] {
         let e = entry(&[7u8; 100], 10, stale, version);
-        assert_eq!(e.heap_bytes(), 4 + 100 + 32, "{stale} {version}");
+        assert_eq!(e.heap_bytes(), 4 + 100 + 8, "{stale} {version}: one field");
         assert_eq!(e.value(), Some(&[7u8; 100][..]));
         assert_eq!((e.version(), e.stale_until()), (version, T0 + 10 + stale));
     }
@@ -216,10 +215,17 @@ fn blocks_move_and_copy_with_their_extras() {
         e.relocate(&mut m);
         assert_eq!(e, before);
         assert_eq!(e.value(), Some(value));
-        assert_eq!(e.heap_bytes(), 4 + value.len() + 32);
+        let fields = usize::from(stale > 0) + usize::from(version > 0) + 2;
+        assert_eq!(e.heap_bytes(), 4 + value.len() + 8 * fields);
         assert_eq!(e.version(), version);
     }
     assert_eq!(m.moved, 3);
+    let both = entry(b"v", 10, 5, 9);
+    assert_eq!(both.heap_bytes(), 4 + 1 + 16);
+    assert_eq!(
+        (both.version(), both.stale_until(), both.lease()),
+        (9, T0 + 15, None)
+    );
     let lease = new_lease(10, T0, &mut fence).unwrap();
     let only = CacheEntry::lease_only(lease, T0);
     assert_eq!((only.value(), only.lease()), (None, Some(lease)));
