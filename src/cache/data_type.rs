@@ -118,7 +118,7 @@ impl StoredValue for CacheEntry {
         }
     }
 
-    /// The box Redis holds (one pointer) and the entry's block.
+    /// The entry's struct (the block Redis points at) and its heap block.
     fn mem_usage(&self) -> usize {
         std::mem::size_of::<CacheEntry>() + self.heap_bytes()
     }
