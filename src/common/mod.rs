@@ -10,5 +10,4 @@ pub mod fence_clock;
 pub mod grammar;
 pub mod parse;
 pub mod relocate;
-pub mod thin_bytes;
 pub mod wait_queue;
