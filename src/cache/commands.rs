@@ -34,7 +34,7 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let now = host::now_ms();
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    let entry = {
+    let (entry, meta) = {
         let current = key.value::<CacheEntry>()?;
         let allowed = match current.as_deref() {
             Some(entry) => entry.may_set(&request, now),
@@ -45,9 +45,12 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             host::reply_integer(ctx, 0);
             return Ok(());
         }
-        CacheEntry::stored(value, &request, current.as_deref(), now)?
+        let meta = Meta::stored(&request, now)?;
+        (
+            CacheEntry::new(Some(value), &meta, current.as_deref()),
+            meta,
+        )
     };
-    let meta = entry.meta();
     let text = meta_text(&meta, Expiry::AtEnd);
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
@@ -109,7 +112,7 @@ fn apply(
     let current = key.value::<CacheEntry>()?;
     match (value, current) {
         (None, Some(current)) => {
-            meta.validate(current.value.is_some())?;
+            meta.validate(current.value().is_some())?;
             current.apply_meta(&meta);
             let expires = current.expires_at();
             replicate(&meta, expiry);
@@ -117,13 +120,7 @@ fn apply(
         }
         (value, current) => {
             meta.validate(value.is_some())?;
-            let mut entry = CacheEntry {
-                value: value.map(Into::into),
-                reads: current.as_deref().map_or(0, |c| c.reads),
-                window_until: current.as_deref().map_or(0, |c| c.window_until),
-                ..CacheEntry::default()
-            };
-            entry.apply_meta(&meta);
+            let entry = CacheEntry::new(value, &meta, current.as_deref());
             replicate(&meta, expiry);
             store(&key, entry);
         }
@@ -232,7 +229,7 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
                 emit_meta(Sink::Replication(ctx), name, &entry.meta(), Expiry::AtEnd);
             }
             stats::count(&stats::CACHE_HITS);
-            reply_with_lease(ctx, entry.value.as_deref(), 0);
+            reply_with_lease(ctx, Some(entry.value_or_empty()), 0);
             if extended {
                 let expires = entry.expires_at();
                 key.set_abs_expire(expires);
@@ -297,7 +294,7 @@ fn plain_get(ctx: Ctx, name: RStr, options: &Get, now: i64) -> Result<(), Warden
     // The read count is the master's working state: counted in place.
     let extended = options.hot.is_some_and(|hot| entry.count_read(&hot, now));
     stats::count(&stats::CACHE_HITS);
-    host::reply_bulk(ctx, entry.value.as_deref().unwrap_or(b""));
+    host::reply_bulk(ctx, entry.value_or_empty());
     if extended {
         let (meta, expires) = (entry.meta(), entry.expires_at());
         drop(key);
@@ -317,8 +314,8 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         host::reply_null(ctx);
         return Ok(());
     };
-    let reads = if now < entry.window_until {
-        entry.reads
+    let reads = if now < entry.window_until() {
+        entry.reads()
     } else {
         0
     };
@@ -326,9 +323,9 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
     host::reply_map(ctx, 6);
     for (field, value) in [
-        (&b"version"[..], entry.version),
-        (b"fresh_ms", entry.fresh_until.saturating_sub(now)),
-        (b"stale_ms", entry.stale_until.saturating_sub(now)),
+        (&b"version"[..], entry.version()),
+        (b"fresh_ms", entry.fresh_until().saturating_sub(now)),
+        (b"stale_ms", entry.stale_until().saturating_sub(now)),
         (b"reads", i64::from(reads)),
         (b"lease", lease),
         (b"waiters", waiters as i64),
@@ -380,12 +377,12 @@ fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
     let key_bytes = name.bytes();
     match key.value::<CacheEntry>() {
         Ok(Some(entry)) if entry.is_fresh(0, now) => {
-            let version = entry.version;
+            let version = entry.version();
             let served =
                 waiting::take_where::<CacheWaiter>(db, key_bytes, |w| w.min_version <= version);
             if !served.is_empty() {
                 // One copy of the value serves every waiter it satisfies.
-                let value: Rc<[u8]> = entry.value.as_deref().unwrap_or(b"").into();
+                let value: Rc<[u8]> = entry.value_or_empty().into();
                 for waiter in served {
                     stats::count(&stats::CACHE_HITS);
                     let value = Rc::clone(&value);

@@ -8,8 +8,10 @@
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::{IntArg, MAX_DURATION_MS};
-use crate::common::relocate::{self, Mover};
-use crate::common::thin_bytes::ThinBytes;
+use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use std::ptr::NonNull;
+
+use crate::common::relocate::Mover;
 
 /// `ttl_ms` of CACHE.SET: how long the value is fresh.
 pub const TTL_MS: IntArg = IntArg {
@@ -92,25 +94,167 @@ pub struct Lease {
     pub until_ms: i64,
 }
 
-/// One cached value and what decides how it is served. Kept small: an entry
-/// costs at most 64 bytes more than the same value as a Redis string.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct CacheEntry {
-    /// The value; `None` while only a lease is held on a miss.
-    pub value: Option<ThinBytes>,
-    /// The caller's version of the data (0 without a value).
-    pub version: i64,
-    /// Fresh until this moment (absolute ms).
-    pub fresh_until: i64,
-    /// Served stale until this moment; the value is dropped after it.
-    pub stale_until: i64,
-    /// The live or lapsed refresh lease, if any (boxed: most entries have none).
-    pub lease: Option<Box<Lease>>,
-    /// Reads counted in the current HOT window (master only, not replicated).
-    pub reads: u32,
-    /// End of the current HOT window (master only, not replicated).
-    pub window_until: i64,
+/// Bytes in front of the value in an entry's block: its length.
+const LEN_BYTES: usize = 4;
+
+/// `CacheEntry::flags`: the entry holds a value.
+const HAS_VALUE: u32 = 1;
+/// `CacheEntry::flags`: the block stores a version (8 bytes).
+const HAS_VERSION: u32 = 2;
+/// `CacheEntry::flags`: the block stores a stale end (8 bytes).
+const HAS_STALE: u32 = 4;
+/// `CacheEntry::flags`: the block stores a lease token and end (16 bytes).
+const HAS_LEASE: u32 = 8;
+/// The flags of the extras.
+const EXTRAS: u32 = HAS_VERSION | HAS_STALE | HAS_LEASE;
+
+/// What most entries lack (a version, a stale period, a lease). Stored
+/// after the value, each field only when it differs from its default (0, the
+/// fresh end, no lease), in that order, little-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Extra {
+    version: i64,
+    stale_until: i64,
+    /// The lease token, 0 without a lease (tokens are positive).
+    lease_token: i64,
+    lease_until: i64,
 }
+
+impl Extra {
+    /// The flags of the fields an entry fresh until `fresh_until` stores.
+    fn kinds(&self, fresh_until: i64) -> u32 {
+        (if self.version != 0 { HAS_VERSION } else { 0 })
+            | (if self.stale_until != fresh_until {
+                HAS_STALE
+            } else {
+                0
+            })
+            | (if self.lease_token != 0 { HAS_LEASE } else { 0 })
+    }
+
+    /// The stored fields of `kinds`, in order.
+    fn stored(&self, kinds: u32) -> impl Iterator<Item = i64> {
+        [
+            (HAS_VERSION, self.version),
+            (HAS_STALE, self.stale_until),
+            (HAS_LEASE, self.lease_token),
+            (HAS_LEASE, self.lease_until),
+        ]
+        .into_iter()
+        .filter(move |(kind, _)| kinds & kind != 0)
+        .map(|(_, field)| field)
+    }
+
+    /// Reads the fields of `kinds` from `bytes` (as `stored` wrote them);
+    /// the others take their defaults.
+    fn read(bytes: &[u8], kinds: u32, fresh_until: i64) -> Extra {
+        let mut fields = bytes.chunks_exact(8).map(|c| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            i64::from_le_bytes(b)
+        });
+        let mut next = |kind: u32, default: i64| {
+            if kinds & kind != 0 {
+                fields.next().unwrap_or(default)
+            } else {
+                default
+            }
+        };
+        Extra {
+            version: next(HAS_VERSION, 0),
+            stale_until: next(HAS_STALE, fresh_until),
+            lease_token: next(HAS_LEASE, 0),
+            lease_until: next(HAS_LEASE, 0),
+        }
+    }
+}
+
+/// Bytes of the extras of `kinds`.
+fn extra_bytes(kinds: u32) -> usize {
+    8 * (kinds & (HAS_VERSION | HAS_STALE)).count_ones() as usize
+        + if kinds & HAS_LEASE != 0 { 16 } else { 0 }
+}
+
+/// The layout of a block holding `len` value bytes and the extras of `kinds`.
+fn block_layout(len: usize, kinds: u32) -> Layout {
+    let size = LEN_BYTES + len + extra_bytes(kinds);
+    Layout::from_size_align(size, 1).unwrap_or_else(|_| handle_alloc_error(Layout::new::<u64>()))
+}
+
+/// A new block: the length of `value`, `value`, then the fields of `extra`
+/// that `kinds` names. `value` is at most `u32::MAX` bytes (longer input is
+/// cut, which no caller passes: values are capped far below).
+#[inline]
+fn new_block(value: &[u8], extra: Option<&Extra>, kinds: u32) -> NonNull<u8> {
+    let value = &value[..value.len().min(u32::MAX as usize)];
+    let layout = block_layout(value.len(), kinds);
+    // SAFETY: the layout's size is at least LEN_BYTES (non-zero).
+    let raw = unsafe { alloc(layout) };
+    let Some(block) = NonNull::new(raw) else {
+        handle_alloc_error(layout)
+    };
+    // SAFETY: the block holds LEN_BYTES + len (+ the extras) bytes; a
+    // fresh allocation overlaps no source.
+    unsafe {
+        let p = block.as_ptr();
+        p.cast::<[u8; LEN_BYTES]>()
+            .write_unaligned((value.len() as u32).to_le_bytes());
+        p.add(LEN_BYTES)
+            .copy_from_nonoverlapping(value.as_ptr(), value.len());
+    }
+    if let Some(extra) = extra.filter(|_| kinds != 0) {
+        // SAFETY: as above: the block ends with room for these extras.
+        unsafe { write_extra(block, value.len(), kinds, extra) };
+    }
+    block
+}
+
+/// Writes the fields of `extra` that `kinds` names after the `len` value
+/// bytes of `block` (out of line: most entries have none, and the common
+/// path stays short).
+///
+/// # Safety
+/// `block` holds LEN_BYTES + `len` + `extra_bytes(kinds)` bytes, and nothing
+/// else references it.
+#[inline(never)]
+unsafe fn write_extra(block: NonNull<u8>, len: usize, kinds: u32, extra: &Extra) {
+    for (i, field) in extra.stored(kinds).enumerate() {
+        // SAFETY: per this function's contract, field `i` of the extras
+        // lies within the block.
+        unsafe {
+            block
+                .as_ptr()
+                .add(LEN_BYTES + len + 8 * i)
+                .cast::<[u8; 8]>()
+                .write_unaligned(field.to_le_bytes())
+        }
+    }
+}
+
+/// One cached value and what decides how it is served: a struct of 32
+/// bytes (one size class) and one heap block holding the value's length
+/// and bytes (length + 4 bytes: the size class of a Redis string's buffer
+/// for the same value), then, only when the entry has one of them, its
+/// version, stale end and lease. So a plain entry costs 48 bytes more than
+/// the same value as a string (the module-value cell and this struct).
+pub struct CacheEntry {
+    /// The block: value length, value, the extras its flags name.
+    block: NonNull<u8>,
+    /// Fresh until this moment (absolute ms).
+    fresh_until: i64,
+    /// End of the current HOT window (master only, not replicated).
+    window_until: i64,
+    /// Reads counted in the current HOT window (master only, not replicated).
+    reads: u32,
+    /// `HAS_VALUE` and the extras stored (`EXTRAS`).
+    flags: u32,
+}
+
+// SAFETY: an entry owns its block alone (like a `Box<[u8]>`); shared
+// references only read it.
+unsafe impl Send for CacheEntry {}
+// SAFETY: as above.
+unsafe impl Sync for CacheEntry {}
 
 /// The replicated state of an entry except its value: version, fresh and
 /// stale ends, lease token and end (0, 0 for none).
@@ -170,18 +314,103 @@ impl Lease {
 
 /// The end of a period of `ms` starting at `now_ms`, checked.
 fn after(now_ms: i64, ms: i64, arg: &'static str) -> Result<i64, WardenError> {
-    now_ms.checked_add(ms).ok_or(WardenError::OutOfRange(arg))
+    // Not `ok_or`: that builds (and drops) the error on every call.
+    match now_ms.checked_add(ms) {
+        Some(end) => Ok(end),
+        None => Err(WardenError::OutOfRange(arg)),
+    }
 }
 
 impl CacheEntry {
-    /// Offers the value's and the lease's heap blocks to `m` (active
-    /// defragmentation).
-    pub fn relocate(&mut self, m: &mut dyn Mover) {
-        if let Some(value) = &mut self.value {
-            value.relocate(m);
+    /// An entry holding `value` (or only a lease, `None`) in the state
+    /// `meta`; the HOT read count of `previous` carries over.
+    #[inline]
+    pub fn new(value: Option<&[u8]>, meta: &Meta, previous: Option<&CacheEntry>) -> CacheEntry {
+        let extra = Extra::of(meta);
+        let kinds = extra.map_or(0, |x| x.kinds(meta.fresh_until));
+        CacheEntry {
+            block: new_block(value.unwrap_or(b""), extra.as_ref(), kinds),
+            fresh_until: meta.fresh_until,
+            window_until: previous.map_or(0, |p| p.window_until),
+            reads: previous.map_or(0, |p| p.reads),
+            flags: if value.is_some() { HAS_VALUE } else { 0 } | kinds,
         }
-        if let Some(lease) = &mut self.lease {
-            relocate::boxed(lease, m);
+    }
+
+    /// The value's length.
+    #[inline]
+    fn len(&self) -> usize {
+        // SAFETY: the block starts with the length, written by `new_block`.
+        let bytes = unsafe {
+            self.block
+                .as_ptr()
+                .cast::<[u8; LEN_BYTES]>()
+                .read_unaligned()
+        };
+        u32::from_le_bytes(bytes) as usize
+    }
+
+    /// The value's bytes (empty without a value).
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes follow the length, written by `new_block`, and
+        // live as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.block.as_ptr().add(LEN_BYTES), self.len()) }
+    }
+
+    /// The extras, when the block has them.
+    #[inline]
+    fn extra(&self) -> Option<Extra> {
+        let kinds = self.flags & EXTRAS;
+        if kinds == 0 {
+            return None;
+        }
+        // SAFETY: the block ends with the extras its flags name, after the
+        // value, written by `new_block` or `write_extra`.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                self.block.as_ptr().add(LEN_BYTES + self.len()),
+                extra_bytes(kinds),
+            )
+        };
+        Some(Extra::read(bytes, kinds, self.fresh_until))
+    }
+
+    /// The block's layout.
+    fn layout(&self) -> Layout {
+        block_layout(self.len(), self.flags & EXTRAS)
+    }
+
+    /// Stores `extra` (or none; its stale end read against the current
+    /// fresh end): in place when the block stores the same fields, else in a
+    /// new block with the value copied.
+    fn set_extra(&mut self, extra: Option<Extra>) {
+        let kinds = extra.map_or(0, |x| x.kinds(self.fresh_until));
+        match extra {
+            _ if kinds == self.flags & EXTRAS => {
+                if let Some(extra) = extra.filter(|_| kinds != 0) {
+                    // SAFETY: the block has room for exactly these extras
+                    // after the value; `&mut self` owns it alone.
+                    unsafe { write_extra(self.block, self.len(), kinds, &extra) }
+                }
+            }
+            extra => {
+                let old_layout = self.layout();
+                let block = new_block(self.bytes(), extra.as_ref(), kinds);
+                let old = std::mem::replace(&mut self.block, block);
+                // SAFETY: `old` was this entry's block, allocated with
+                // `old_layout` and referenced nowhere else; freed once.
+                unsafe { dealloc(old.as_ptr(), old_layout) };
+                self.flags = (self.flags & !EXTRAS) | kinds;
+            }
+        }
+    }
+
+    /// Offers the entry's block to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        if let Some(new) = m.relocate(self.block, self.layout()) {
+            // `Mover` guarantees the block's bytes were copied there.
+            self.block = new;
         }
     }
 
@@ -193,61 +422,98 @@ impl CacheEntry {
         previous: Option<&CacheEntry>,
         now_ms: i64,
     ) -> Result<CacheEntry, WardenError> {
-        let fresh_until = after(now_ms, request.ttl_ms, TTL_MS.name)?;
-        let stale_until = after(fresh_until, request.stale_ms, STALE_MS.name)?;
-        Ok(CacheEntry {
-            value: Some(value.into()),
-            version: request.version,
-            fresh_until,
-            stale_until,
-            lease: None,
-            reads: previous.map_or(0, |p| p.reads),
-            window_until: previous.map_or(0, |p| p.window_until),
-        })
+        let meta = Meta::stored(request, now_ms)?;
+        Ok(CacheEntry::new(Some(value), &meta, previous))
     }
 
     /// An entry holding only a lease (a miss on a missing key).
     pub fn lease_only(lease: Lease, now_ms: i64) -> CacheEntry {
-        CacheEntry {
-            value: None,
+        let meta = Meta {
             version: 0,
             fresh_until: now_ms,
             stale_until: now_ms,
-            lease: Some(Box::new(lease)),
-            reads: 0,
-            window_until: 0,
-        }
+            lease: Some(lease),
+        };
+        CacheEntry::new(None, &meta, None)
+    }
+
+    /// The value; `None` while only a lease is held on a miss.
+    pub fn value(&self) -> Option<&[u8]> {
+        (self.flags & HAS_VALUE != 0).then(|| self.bytes())
+    }
+
+    /// The value's bytes, or none (empty) while only a lease is held: for a
+    /// caller that checked `is_fresh`, without checking again.
+    pub fn value_or_empty(&self) -> &[u8] {
+        self.bytes()
+    }
+
+    /// The caller's version of the data (0 without a value).
+    pub fn version(&self) -> i64 {
+        self.extra().map_or(0, |x| x.version)
+    }
+
+    /// Fresh until this moment (absolute ms).
+    pub fn fresh_until(&self) -> i64 {
+        self.fresh_until
+    }
+
+    /// Served stale until this moment; the value is dropped after it.
+    pub fn stale_until(&self) -> i64 {
+        self.extra().map_or(self.fresh_until, |x| x.stale_until)
+    }
+
+    /// The live or lapsed refresh lease, if any.
+    pub fn lease(&self) -> Option<Lease> {
+        self.extra().filter(|x| x.lease_token != 0).map(|x| Lease {
+            token: x.lease_token,
+            until_ms: x.lease_until,
+        })
+    }
+
+    /// Reads counted in the current HOT window (master only, not replicated).
+    pub fn reads(&self) -> u32 {
+        self.reads
+    }
+
+    /// End of the current HOT window (master only, not replicated).
+    pub fn window_until(&self) -> i64 {
+        self.window_until
     }
 
     /// The value while it may be served at all (fresh or stale).
     pub fn live_value(&self, now_ms: i64) -> Option<&[u8]> {
-        self.value.as_deref().filter(|_| now_ms < self.stale_until)
+        self.value().filter(|_| now_ms < self.stale_until())
     }
 
     /// The version guarding writes: the value's while it lives, else 0.
     pub fn live_version(&self, now_ms: i64) -> i64 {
         if self.live_value(now_ms).is_some() {
-            self.version
+            self.version()
         } else {
             0
         }
     }
 
-    /// Whether the value is fresh at `now_ms` and at least `min_version`.
+    /// Whether the value is fresh at `now_ms` and at least `min_version`
+    /// (versions are never negative: `min_version` 0 is any version).
+    #[inline]
     pub fn is_fresh(&self, min_version: i64, now_ms: i64) -> bool {
-        self.value.is_some() && now_ms < self.fresh_until && self.version >= min_version
+        self.flags & HAS_VALUE != 0
+            && now_ms < self.fresh_until
+            && (min_version <= 0 || self.version() >= min_version)
     }
 
     /// The value a caller asking for `min_version` may be given stale: one
     /// in its stale period (or fresh) and at least that version.
     pub fn stale_value(&self, min_version: i64, now_ms: i64) -> Option<&[u8]> {
         self.live_value(now_ms)
-            .filter(|_| self.version >= min_version)
+            .filter(|_| self.version() >= min_version)
     }
 
     /// The lease if it still runs.
     pub fn live_lease(&self, now_ms: i64) -> Option<Lease> {
-        self.lease.as_deref().copied().filter(|l| l.is_live(now_ms))
+        self.lease().filter(|l| l.is_live(now_ms))
     }
 
     /// How a read asking for `min_version` is answered at `now_ms`.
@@ -279,7 +545,9 @@ impl CacheEntry {
     /// now (the stale period follows). An extension reaches `extend_ms +
     /// window_ms` ahead, so every later read of the same window is already
     /// covered: a hot key moves (and replicates) at most once per window,
-    /// not on every millisecond it is read. Returns whether the deadlines moved.
+    /// not on every millisecond it is read. Returns whether the deadlines
+    /// moved. The count is kept in place: no allocation.
+    #[inline]
     pub fn count_read(&mut self, hot: &Hot, now_ms: i64) -> bool {
         if now_ms >= self.window_until {
             self.window_until = now_ms.saturating_add(hot.window_ms);
@@ -289,15 +557,19 @@ impl CacheEntry {
         if self.reads < hot.reads {
             return false;
         }
-        if now_ms.saturating_add(hot.extend_ms) <= self.fresh_until {
+        let fresh_until = self.fresh_until;
+        if now_ms.saturating_add(hot.extend_ms) <= fresh_until {
             return false;
         }
         let target = now_ms
             .saturating_add(hot.extend_ms)
             .saturating_add(hot.window_ms);
-        let stale_period = self.stale_until.saturating_sub(self.fresh_until).max(0);
         self.fresh_until = target;
-        self.stale_until = target.saturating_add(stale_period);
+        if let Some(mut extra) = self.extra() {
+            let stale_period = extra.stale_until.saturating_sub(fresh_until).max(0);
+            extra.stale_until = target.saturating_add(stale_period);
+            self.set_extra(Some(extra));
+        }
         true
     }
 
@@ -312,43 +584,118 @@ impl CacheEntry {
         fence: &mut FenceClock,
     ) -> Result<Lease, WardenError> {
         let lease = new_lease(lease_ms, now_ms, fence)?;
-        self.lease = Some(Box::new(lease));
+        let meta = Meta {
+            lease: Some(lease),
+            ..self.meta()
+        };
+        self.apply_meta(&meta);
         Ok(lease)
     }
 
     /// When the key must expire: after the stale period, or the lease if it
     /// ends later.
+    #[inline]
     pub fn expires_at(&self) -> i64 {
-        let lease_end = self.lease.as_deref().map_or(i64::MIN, |l| l.until_ms);
-        self.stale_until.max(lease_end)
+        match self.extra() {
+            None => self.fresh_until,
+            Some(x) if x.lease_token != 0 => x.stale_until.max(x.lease_until),
+            Some(x) => x.stale_until,
+        }
     }
 
     /// The replicated state except the value.
+    #[inline]
     pub fn meta(&self) -> Meta {
-        Meta {
-            version: self.version,
-            fresh_until: self.fresh_until,
-            stale_until: self.stale_until,
-            lease: self.lease.as_deref().copied(),
+        match self.extra() {
+            None => Meta {
+                version: 0,
+                fresh_until: self.fresh_until,
+                stale_until: self.fresh_until,
+                lease: None,
+            },
+            Some(x) => Meta {
+                version: x.version,
+                fresh_until: self.fresh_until,
+                stale_until: x.stale_until,
+                lease: (x.lease_token != 0).then_some(Lease {
+                    token: x.lease_token,
+                    until_ms: x.lease_until,
+                }),
+            },
         }
     }
 
     /// Replaces the replicated state except the value (from a master, the
     /// AOF or a payload; `meta` validated).
+    /// The extras are stored only when the state has one of them.
     pub fn apply_meta(&mut self, meta: &Meta) {
-        self.version = meta.version;
         self.fresh_until = meta.fresh_until;
-        self.stale_until = meta.stale_until;
-        self.lease = meta.lease.map(Box::new);
+        self.set_extra(Extra::of(meta));
     }
 
-    /// Bytes the entry uses besides its own struct: the value and the lease.
+    /// Bytes the entry uses besides its own struct: its block.
     pub fn heap_bytes(&self) -> usize {
-        self.value.as_ref().map_or(0, ThinBytes::heap_bytes)
-            + self
-                .lease
-                .as_ref()
-                .map_or(0, |_| std::mem::size_of::<Lease>())
+        self.layout().size()
+    }
+}
+
+impl Extra {
+    /// The extras of `meta`, or `None` when it has none of them (version 0,
+    /// no stale period, no lease).
+    #[inline]
+    fn of(meta: &Meta) -> Option<Extra> {
+        let lease = meta.lease.unwrap_or(Lease {
+            token: 0,
+            until_ms: 0,
+        });
+        let extra = Extra {
+            version: meta.version,
+            stale_until: meta.stale_until,
+            lease_token: lease.token,
+            lease_until: lease.until_ms,
+        };
+        let plain =
+            extra.version == 0 && extra.stale_until == meta.fresh_until && meta.lease.is_none();
+        (!plain).then_some(extra)
+    }
+}
+
+impl Drop for CacheEntry {
+    fn drop(&mut self) {
+        let layout = self.layout();
+        // SAFETY: the entry's block, allocated by `new_block` with this
+        // layout (its length and extras never change in place), freed once.
+        unsafe { dealloc(self.block.as_ptr(), layout) }
+    }
+}
+
+impl Clone for CacheEntry {
+    fn clone(&self) -> Self {
+        CacheEntry {
+            block: new_block(self.bytes(), self.extra().as_ref(), self.flags & EXTRAS),
+            ..*self
+        }
+    }
+}
+
+impl PartialEq for CacheEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.value() == other.value()
+            && self.meta() == other.meta()
+            && (self.reads, self.window_until) == (other.reads, other.window_until)
+    }
+}
+
+impl Eq for CacheEntry {}
+
+impl std::fmt::Debug for CacheEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CacheEntry")
+            .field("value", &self.value().map(String::from_utf8_lossy))
+            .field("meta", &self.meta())
+            .field("reads", &self.reads)
+            .field("window_until", &self.window_until)
+            .finish()
     }
 }
 
@@ -362,6 +709,20 @@ pub fn new_lease(lease_ms: i64, now_ms: i64, fence: &mut FenceClock) -> Result<L
 }
 
 impl Meta {
+    /// The state `CACHE.SET` with `request` stores at `now_ms` (a period
+    /// that overflows is a range error).
+    #[inline]
+    pub fn stored(request: &SetRequest, now_ms: i64) -> Result<Meta, WardenError> {
+        let fresh_until = after(now_ms, request.ttl_ms, TTL_MS.name)?;
+        let stale_until = after(fresh_until, request.stale_ms, STALE_MS.name)?;
+        Ok(Meta {
+            version: request.version,
+            fresh_until,
+            stale_until,
+            lease: None,
+        })
+    }
+
     /// Checks a state read from storage or a replication stream: times not
     /// negative, fresh before stale, a version only with a value, a lease
     /// token in the fencing range.
@@ -387,265 +748,5 @@ impl Meta {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const T0: i64 = 1_800_000_000_000;
-
-    fn set(ttl_ms: i64, stale_ms: i64, version: i64, lease: Option<i64>) -> SetRequest {
-        SetRequest {
-            ttl_ms,
-            stale_ms,
-            version,
-            lease,
-        }
-    }
-
-    fn entry(value: &[u8], ttl: i64, stale: i64, version: i64) -> CacheEntry {
-        CacheEntry::stored(value, &set(ttl, stale, version, None), None, T0).unwrap()
-    }
-
-    #[test]
-    fn a_value_is_fresh_then_stale_then_gone() {
-        let e = entry(b"v", 100, 50, 0);
-        assert!(e.is_fresh(0, T0));
-        assert!(e.is_fresh(0, T0 + 99));
-        assert!(!e.is_fresh(0, T0 + 100));
-        assert_eq!(e.stale_value(0, T0 + 100), Some(&b"v"[..]));
-        assert_eq!(e.stale_value(0, T0 + 149), Some(&b"v"[..]));
-        assert_eq!(e.stale_value(0, T0 + 150), None);
-        assert_eq!(e.expires_at(), T0 + 150);
-        assert_eq!(e.read(0, T0 + 120), Read::Vacant);
-    }
-
-    #[test]
-    fn min_version_turns_an_older_fresh_value_into_a_miss() {
-        let e = entry(b"v", 100, 50, 7);
-        assert!(e.is_fresh(7, T0));
-        assert!(!e.is_fresh(8, T0));
-        assert_eq!(e.read(8, T0), Read::Vacant);
-        assert_eq!(e.stale_value(8, T0), None, "too old to serve even stale");
-    }
-
-    #[test]
-    fn older_versions_are_refused_while_the_value_lives() {
-        let e = entry(b"v", 100, 50, 7);
-        assert!(!e.may_set(&set(10, 0, 6, None), T0 + 149));
-        assert!(e.may_set(&set(10, 0, 7, None), T0));
-        assert!(e.may_set(&set(10, 0, 8, None), T0));
-        // Once the value is gone its version guards nothing.
-        assert!(e.may_set(&set(10, 0, 0, None), T0 + 150));
-    }
-
-    #[test]
-    fn a_lease_set_lands_only_while_its_lease_is_current() {
-        let mut fence = FenceClock::default();
-        let mut e = entry(b"old", 10, 1000, 0);
-        let lease = e.take_lease(500, T0 + 20, &mut fence).unwrap();
-        assert_eq!(e.read(0, T0 + 20), Read::Refreshing);
-        assert!(e.may_set(&set(10, 0, 0, Some(lease.token)), T0 + 519));
-        assert!(
-            !e.may_set(&set(10, 0, 0, Some(lease.token)), T0 + 520),
-            "lapsed"
-        );
-        assert!(!e.may_set(&set(10, 0, 0, Some(lease.token + 1)), T0 + 30));
-        // A plain SET replaces the entry and with it the lease.
-        let replaced = CacheEntry::stored(b"new", &set(10, 0, 0, None), Some(&e), T0 + 30).unwrap();
-        assert!(!replaced.may_set(&set(10, 0, 0, Some(lease.token)), T0 + 31));
-        assert_eq!(
-            e.expires_at(),
-            T0 + 1010,
-            "the stale end is later than the lease"
-        );
-    }
-
-    #[test]
-    fn leases_take_fencing_tokens_and_outlive_the_value() {
-        let mut fence = FenceClock::starting_at(T0 * 1000 + 5);
-        let mut e = entry(b"v", 10, 10, 3);
-        let first = e.take_lease(100, T0 + 30, &mut fence).unwrap();
-        assert_eq!(first.token, (T0 + 30) * 1000);
-        assert_eq!(e.stale_value(0, T0 + 30), None, "past its stale period");
-        assert_eq!(e.live_version(T0 + 30), 0, "a dead value guards nothing");
-        assert_eq!(e.expires_at(), T0 + 130);
-        let second = e.take_lease(100, T0 + 30, &mut fence).unwrap();
-        assert!(second.token > first.token);
-    }
-
-    #[test]
-    fn hot_reads_extend_freshness_never_shorten_it() {
-        let hot = Hot {
-            reads: 3,
-            window_ms: 100,
-            extend_ms: 1000,
-        };
-        let mut e = entry(b"v", 500, 200, 0);
-        assert!(!e.count_read(&hot, T0 + 10));
-        assert!(!e.count_read(&hot, T0 + 20));
-        assert!(e.count_read(&hot, T0 + 30), "third read in the window");
-        assert_eq!(e.fresh_until, T0 + 1130, "extend_ms + window_ms ahead");
-        assert_eq!(e.stale_until, T0 + 1330, "the stale period follows");
-        assert!(!e.count_read(&hot, T0 + 30), "already fresh that long");
-        for t in 31..110 {
-            assert!(
-                !e.count_read(&hot, T0 + t),
-                "once per window (read at +{t})"
-            );
-            assert!(
-                e.fresh_until - (T0 + t) >= hot.extend_ms,
-                "at least extend_ms left"
-            );
-        }
-        // A new window starts the count again.
-        assert!(!e.count_read(&hot, T0 + 200));
-        assert_eq!(e.reads, 1);
-        let long = Hot {
-            extend_ms: 10,
-            ..hot
-        };
-        let before = e.clone();
-        for t in 0..5 {
-            e.count_read(&long, T0 + 210 + t);
-        }
-        assert_eq!(e.fresh_until, before.fresh_until, "never shortened");
-    }
-
-    #[test]
-    fn meta_round_trips_and_validates() {
-        let mut fence = FenceClock::default();
-        let mut e = entry(b"v", 10, 20, 4);
-        e.take_lease(50, T0 + 5, &mut fence).unwrap();
-        let meta = e.meta();
-        assert!(meta.validate(true).is_ok());
-        let mut other = entry(b"v", 1, 1, 0);
-        other.apply_meta(&meta);
-        assert_eq!(other.meta(), meta);
-        let bad = [
-            Meta {
-                version: -1,
-                ..meta
-            },
-            Meta {
-                stale_until: meta.fresh_until - 1,
-                ..meta
-            },
-            Meta {
-                lease: Some(Lease {
-                    token: 0,
-                    until_ms: 1,
-                }),
-                ..meta
-            },
-            Meta {
-                lease: Some(Lease {
-                    token: MAX_TOKEN + 1,
-                    until_ms: 1,
-                }),
-                ..meta
-            },
-        ];
-        for m in bad {
-            assert!(m.validate(true).is_err(), "{m:?}");
-        }
-        assert!(Meta { version: 1, ..meta }.validate(false).is_err());
-        assert!(Meta {
-            version: 0,
-            lease: None,
-            ..meta
-        }
-        .validate(false)
-        .is_err());
-        assert!(Meta { version: 0, ..meta }.validate(false).is_ok());
-    }
-
-    #[test]
-    fn huge_periods_are_range_errors_not_overflow() {
-        let far = i64::MAX - 5;
-        assert_eq!(
-            CacheEntry::stored(b"v", &set(10, 0, 0, None), None, far),
-            Err(WardenError::OutOfRange("ttl"))
-        );
-        assert_eq!(
-            CacheEntry::stored(b"v", &set(1, i64::MAX - 10, 0, None), None, T0),
-            Err(WardenError::OutOfRange("stale"))
-        );
-        let mut fence = FenceClock::default();
-        assert_eq!(
-            new_lease(10, far, &mut fence),
-            Err(WardenError::OutOfRange("lease"))
-        );
-    }
-
-    #[test]
-    fn an_entry_costs_at_most_56_bytes_besides_its_value() {
-        assert!(std::mem::size_of::<CacheEntry>() <= 56);
-    }
-
-    #[test]
-    fn random_schedules_never_serve_stale_as_fresh_or_accept_old_versions() {
-        // A small deterministic generator: no dependency needed.
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
-        let mut fence = FenceClock::default();
-        for _ in 0..200 {
-            let mut e: Option<CacheEntry> = None;
-            let mut now = T0;
-            let mut leases: Vec<i64> = Vec::new();
-            for _ in 0..100 {
-                now += next(40) as i64;
-                if e.as_ref().is_some_and(|e| now >= e.expires_at()) {
-                    e = None; // Redis expired the key
-                }
-                match next(3) {
-                    0 => {
-                        let lease = match next(3) {
-                            0 => leases.last().copied(),
-                            1 => leases.first().copied(),
-                            _ => None,
-                        };
-                        let req = set(1 + next(30) as i64, next(30) as i64, next(5) as i64, lease);
-                        let allowed = e.as_ref().is_none_or(|e| e.may_set(&req, now));
-                        let allowed = allowed && (lease.is_none() || e.is_some());
-                        if allowed {
-                            let stored = CacheEntry::stored(b"x", &req, e.as_ref(), now).unwrap();
-                            if let Some(prev) = &e {
-                                assert!(req.version >= prev.live_version(now));
-                                if let Some(t) = lease {
-                                    assert_eq!(prev.live_lease(now).map(|l| l.token), Some(t));
-                                }
-                            }
-                            e = Some(stored);
-                        }
-                    }
-                    1 => {
-                        if let Some(entry) = &e {
-                            let min = next(5) as i64;
-                            if entry.is_fresh(min, now) {
-                                assert!(now < entry.fresh_until && entry.version >= min);
-                            }
-                        }
-                    }
-                    _ => {
-                        let entry = e.get_or_insert_with(|| {
-                            let lease = new_lease(20, now, &mut fence).unwrap();
-                            leases.push(lease.token);
-                            CacheEntry::lease_only(lease, now)
-                        });
-                        if entry.read(0, now) == Read::Vacant {
-                            let lease = entry.take_lease(20, now, &mut fence).unwrap();
-                            leases.push(lease.token);
-                        }
-                        let live: Vec<_> = entry.live_lease(now).into_iter().collect();
-                        assert!(live.len() <= 1);
-                        assert!(entry.expires_at() >= now, "a live entry outlives now");
-                    }
-                }
-            }
-        }
-    }
-}
+#[path = "core_tests.rs"]
+mod tests;

@@ -14,7 +14,6 @@ use redis_module::native_types::RedisType;
 use crate::cache::core::{CacheEntry, Lease, Meta};
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::common::relocate::Mover;
-use crate::common::thin_bytes::ThinBytes;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
 use crate::glue::host::{Io, RStr, Sink};
@@ -40,7 +39,7 @@ fn load_entry(rdb: Io) -> Result<CacheEntry, Error> {
             if value.as_ref().len() > MAX_STORED_VALUE_BYTES {
                 return Err(bad());
             }
-            Some(ThinBytes::from(value.as_ref()))
+            Some(value)
         }
         _ => return Err(bad()),
     };
@@ -60,12 +59,11 @@ fn load_entry(rdb: Io) -> Result<CacheEntry, Error> {
         lease,
     };
     meta.validate(value.is_some()).map_err(|_| bad())?;
-    let mut entry = CacheEntry {
-        value,
-        ..CacheEntry::default()
-    };
-    entry.apply_meta(&meta);
-    Ok(entry)
+    Ok(CacheEntry::new(
+        value.as_ref().map(|v| v.as_ref()),
+        &meta,
+        None,
+    ))
 }
 
 /// The lease fields as stored and digested: token and end, 0 and 0 without one.
@@ -85,25 +83,26 @@ impl StoredValue for CacheEntry {
 
     fn load(rdb: Io, _encver: i32) -> Option<Self> {
         let entry = load_entry(rdb).ok()?;
-        if let Some(lease) = entry.lease.as_deref() {
+        if let Some(lease) = entry.lease() {
             observe_token(lease.token);
         }
         Some(entry)
     }
 
     fn save(&self, rdb: Io) {
-        match &self.value {
+        match self.value() {
             Some(v) => {
                 rdb.save_unsigned(1);
                 rdb.save_slice(v);
             }
             None => rdb.save_unsigned(0),
         }
-        let lease = lease_fields(self.lease.as_deref());
+        let meta = self.meta();
+        let lease = lease_fields(meta.lease.as_ref());
         for field in [
-            self.version,
-            self.fresh_until,
-            self.stale_until,
+            meta.version,
+            meta.fresh_until,
+            meta.stale_until,
             lease.token,
             lease.until_ms,
         ] {
@@ -113,12 +112,13 @@ impl StoredValue for CacheEntry {
 
     fn aof_rewrite(&self, aof: Sink, key: RStr) {
         // Redis writes the key's own PEXPIREAT after this, if it has one.
-        match &self.value {
+        match self.value() {
             Some(v) => emit_entry(aof, key, v, None, &self.meta(), Expiry::Persist),
             None => emit_meta(aof, key, &self.meta(), Expiry::Persist),
         }
     }
 
+    /// The entry's struct (the block Redis points at) and its heap block.
     fn mem_usage(&self) -> usize {
         std::mem::size_of::<CacheEntry>() + self.heap_bytes()
     }
@@ -126,8 +126,8 @@ impl StoredValue for CacheEntry {
     fn digest(&self, md: &mut Digest) {
         let meta = self.meta();
         let lease = lease_fields(meta.lease.as_ref());
-        md.add_int(i64::from(self.value.is_some()));
-        md.add_bytes(self.value.as_deref().unwrap_or(b""));
+        md.add_int(i64::from(self.value().is_some()));
+        md.add_bytes(self.value().unwrap_or(b""));
         for field in [
             meta.version,
             meta.fresh_until,

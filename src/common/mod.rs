@@ -10,6 +10,5 @@ pub mod fence_clock;
 pub mod grammar;
 pub mod parse;
 pub mod relocate;
-pub mod thin_bytes;
 pub mod varint;
 pub mod wait_queue;

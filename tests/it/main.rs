@@ -43,6 +43,7 @@ mod fuzz;
 mod fuzz_grammar;
 mod keyspace_events;
 mod leaks;
+mod memory_cache;
 mod memory_limiters;
 mod memory_locks;
 mod numeric_ranges_bf_rl;
