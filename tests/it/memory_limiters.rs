@@ -9,10 +9,8 @@
 
 use std::path::PathBuf;
 
+use crate::common::memory::{keyed, MemoryBench};
 use crate::common::*;
-
-/// Keys per row: enough that every row's dictionaries grow alike.
-const KEYS: usize = 20_000;
 
 /// The redis-cell module, if present.
 fn redis_cell() -> Option<PathBuf> {
@@ -25,107 +23,25 @@ fn redis_cell() -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-/// RAM and RDB bytes per key of one row.
-#[derive(Debug, Clone, Copy)]
-struct Cost {
-    ram: f64,
-    rdb: f64,
-}
-
-/// The size of the server's RDB file after SAVE.
-fn rdb_bytes(s: &Server, con: &mut Connection) -> i64 {
-    let _: () = query!(con, "SAVE");
-    std::fs::metadata(s.dir.join("dump.rdb"))
-        .expect("dump.rdb")
-        .len() as i64
-}
-
-/// `used_memory` once the server has finished growing its dictionaries (a
-/// rehash in progress holds the old table and the new one; the server's
-/// cron finishes it within a tick or two).
-fn settled_memory(con: &mut Connection) -> i64 {
-    let mut last = used_memory(con);
-    for _ in 0..50 {
-        std::thread::sleep(std::time::Duration::from_millis(120));
-        let stats: String = query!(con, "DEBUG", "HTSTATS", 0);
-        let now = used_memory(con);
-        if now == last && !stats.contains("rehashing") {
-            return now;
-        }
-        last = now;
-    }
-    panic!("used_memory never settled (last {last})");
-}
-
-/// What `KEYS` keys made with `call` (its key inserted second) add, over an
-/// empty server: measured on a second round, so what the first call of a
-/// kind allocates once (a module's tables, the server's) is left out.
-fn cost(s: &Server, con: &mut Connection, call: &[&str]) -> Cost {
-    add_keys(s, con, call);
-    add_keys(s, con, call)
-}
-
-/// One round of `cost`. The keys are written from a connection of their
-/// own, closed before `con` measures: a pipeline's query and reply buffers
-/// are in `used_memory` while their client lives.
-fn add_keys(s: &Server, con: &mut Connection, call: &[&str]) -> Cost {
-    let _: () = query!(con, "FLUSHALL");
-    let (ram0, rdb0) = (settled_memory(con), rdb_bytes(s, con));
-    let mut writer = s.conn();
-    let mut pipe = redis::pipe();
-    for i in 0..KEYS {
-        let key = format!("k:{i:09}");
-        let mut words = vec![call[0], key.as_str()];
-        words.extend(&call[1..]);
-        pipe.add_command(command(&words)).ignore();
-        if i % 1000 == 999 {
-            let _: () = pipe.query(&mut writer).expect("pipeline");
-            pipe = redis::pipe();
-        }
-    }
-    let _: () = pipe.query(&mut writer).expect("pipeline");
-    drop(writer);
-    let alone = wait_until(std::time::Duration::from_secs(5), || {
-        info_field(con, "clients", "connected_clients").as_deref() == Some("1")
-    });
-    assert!(alone, "the writer's connection never closed");
-    let n: i64 = query!(con, "DBSIZE");
-    assert_eq!(n as usize, KEYS, "{call:?}: every key kept");
-    let per = |d: i64| d as f64 / KEYS as f64;
-    Cost {
-        ram: per(settled_memory(con) - ram0),
-        rdb: per(rdb_bytes(s, con) - rdb0),
-    }
-}
-
 #[test]
 fn limiter_keys_cost_no_more_than_redis_cells() {
     let cell = redis_cell();
-    let mut args = vec!["--rdbcompression", "no"];
+    let mut args = Vec::new();
     let cell_path = cell.as_ref().map(|p| p.display().to_string());
     if let Some(p) = &cell_path {
         args.extend(["--loadmodule", p.as_str()]);
     }
-    let s = Server::start_with(&args, &[]);
-    let mut con = s.conn();
-    // The bounds are jemalloc's size classes (Redis's allocator); a server
-    // built with libc's malloc (the Valkey wheels) counts memory otherwise.
-    let allocator = info_field(&mut con, "memory", "mem_allocator").unwrap_or_default();
-    if !allocator.starts_with("jemalloc") {
-        println!("SKIP: the server's allocator is {allocator:?}, not jemalloc");
+    let mut b = MemoryBench::start(&args);
+    if !b.is_jemalloc() {
         return;
     }
-    let shape = cost(
-        &s,
-        &mut con,
-        &["SET", "0123456789abcdefghi", "PX", "3600000"],
-    );
+    let shape = b.cost(keyed(&["SET", "0123456789abcdefghi", "PX", "3600000"]));
     // CL.THROTTLE's key lives as long as its bucket takes to refill.
     let mut figures = vec![format!("a 19-character string key: {shape:?}")];
     let mut failures = Vec::new();
     let peer = match cell {
         Some(_) => {
-            let c = cost(&s, &mut con, &["CL.THROTTLE", "10", "1", "3600"]);
+            let c = b.cost(keyed(&["CL.THROTTLE", "10", "1", "3600"]));
             figures.push(format!("redis-cell CL.THROTTLE: {c:?}"));
             if (c.ram - shape.ram).abs() > 0.5 || (c.rdb - shape.rdb).abs() > 0.5 {
                 failures.push(format!(
@@ -147,7 +63,7 @@ fn limiter_keys_cost_no_more_than_redis_cells() {
     ];
     let mut token = None;
     for (name, call, times) in one_limit {
-        let c = cost(&s, &mut con, call);
+        let c = b.cost(keyed(call));
         figures.push(format!("{name}: {c:?}"));
         if c.ram.round() > (peer.ram * times).round() {
             failures.push(format!(
@@ -166,7 +82,7 @@ fn limiter_keys_cost_no_more_than_redis_cells() {
         }
     }
     let one = token.expect("the one-limit RL.TOKEN row");
-    let two = cost(&s, &mut con, &["RL.TOKEN", "1/h", "10", "1000/d", "1000"]);
+    let two = b.cost(keyed(&["RL.TOKEN", "1/h", "10", "1000/d", "1000"]));
     figures.push(format!("RL.TOKEN, two limits: {two:?}"));
     if two.ram.round() > (one.ram * 1.3).round() {
         failures.push(format!(

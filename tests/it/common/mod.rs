@@ -793,6 +793,7 @@ pub mod docs;
 pub mod fuzz_calls;
 pub mod grammar;
 pub mod lock_record;
+pub mod memory;
 pub mod payload;
 pub mod payload_checks;
 pub mod payload_forgeries;
