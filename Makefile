@@ -19,6 +19,12 @@ deps:
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    case "$$missing" in *redis-server*) \
+	      if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet redis-server 2>/dev/null; then \
+	        echo "stopping and disabling Debian's redis-server service, which the install started on 127.0.0.1:6379 (make run serves there)"; \
+	        systemctl stop redis-server; systemctl disable --quiet redis-server; \
+	      fi;; \
+	    esac; \
 	  else \
 	    echo "missing:$$missing"; \
 	    echo "install them first, e.g.: sudo apt-get install$$missing"; \
@@ -35,6 +41,12 @@ build: deps
 # repository. The copy names the module and the data directory by absolute path.
 RUN_DIR := target/run
 run: build $(RUN_DIR)/redis.conf
+	@if redis-cli -h 127.0.0.1 -p 6379 PING >/dev/null 2>&1; then \
+	  echo "make run: 127.0.0.1:6379 is already served by another process:"; \
+	  (ss -ltnp 'sport = :6379' 2>/dev/null || true) | tail -n +2; \
+	  echo "stop it first (Debian's packaged server: sudo systemctl disable --now redis-server)"; \
+	  exit 1; \
+	fi
 	redis-server $(RUN_DIR)/redis.conf
 
 $(RUN_DIR)/redis.conf: redis.conf.example
