@@ -294,6 +294,33 @@ pub fn parse_some_fields<const N: usize>(bytes: &[u8]) -> Option<([i128; N], usi
     Some((out, count))
 }
 
+/// Parses a byte count the way Redis reads its memory settings (and
+/// `CONFIG SET` a module's memory configuration): digits, then an optional
+/// unit of any case: `b`, `k` (1000), `kb` (1024), `m`, `mb`, `g`, `gb`;
+/// `None` when it is not one or exceeds an i64.
+pub fn parse_memory(bytes: &[u8]) -> Option<i64> {
+    let split = bytes
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(bytes.len());
+    let (digits, unit) = bytes.split_at(split);
+    const UNITS: [(&str, i64); 7] = [
+        ("b", 1),
+        ("k", 1000),
+        ("kb", 1 << 10),
+        ("m", 1_000_000),
+        ("mb", 1 << 20),
+        ("g", 1_000_000_000),
+        ("gb", 1 << 30),
+    ];
+    let scale = if unit.is_empty() {
+        1
+    } else {
+        UNITS.iter().find(|(name, _)| is_keyword(unit, name))?.1
+    };
+    parse_i64(digits)?.checked_mul(scale)
+}
+
 /// Parses a finite decimal number ("0.01", "1e-3"); `None` for text, NaN,
 /// infinities and values that overflow (such as "1e400").
 pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
@@ -326,6 +353,34 @@ pub fn is_keyword(arg: &[u8], word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_sizes_read_as_redis_reads_them() {
+        let cases: [(&[u8], Option<i64>); 14] = [
+            (b"1024", Some(1024)),
+            (b"0", Some(0)),
+            (b"1mb", Some(1 << 20)),
+            (b"1MB", Some(1 << 20)),
+            (b"64m", Some(64_000_000)),
+            (b"2kb", Some(2048)),
+            (b"2K", Some(2000)),
+            (b"3gb", Some(3 << 30)),
+            (b"7b", Some(7)),
+            (b"1tb", None),
+            (b"-1mb", None),
+            (b"mb", None),
+            (b"1.5mb", None),
+            (b"9223372036854775807gb", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                parse_memory(text),
+                want,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
 
     #[test]
     fn int_args_name_themselves_at_every_edge() {

@@ -11,7 +11,7 @@ use redis_module::RedisString;
 
 use crate::bloom::core::filter::{validate_error_rate, MAX_EXPANSION};
 use crate::common::error::WardenError;
-use crate::common::parse::{parse_f64, parse_i64};
+use crate::common::parse::{parse_f64, parse_i64, parse_memory};
 use crate::glue::host::{api, Ctx, OwnedString, RStr};
 
 /// An integer configuration with its range.
@@ -46,12 +46,26 @@ impl IntConfig {
         self.value.load(Ordering::Relaxed)
     }
 
+    /// Reads a module argument's value in the forms `CONFIG SET` accepts
+    /// for this configuration (a memory one takes units: `64mb`).
     fn parse(&self, text: &[u8]) -> Result<i64, WardenError> {
-        match parse_i64(text) {
+        let value = if self.memory {
+            parse_memory(text)
+        } else {
+            parse_i64(text)
+        };
+        match value {
             Some(v) if (self.min..=self.max).contains(&v) => Ok(v),
             _ => Err(WardenError::BadModuleArgument(format!(
-                "{} must be an integer from {} to {}",
-                self.name, self.min, self.max
+                "module argument '{}' must be {} from {} to {}",
+                self.name,
+                if self.memory {
+                    "a byte count (units as in CONFIG SET: 64mb)"
+                } else {
+                    "an integer"
+                },
+                self.min,
+                self.max
             ))),
         }
     }
@@ -219,7 +233,13 @@ fn module_arg_defaults(
     for pair in args.chunks(2) {
         let (name, value) = (pair[0].as_slice(), pair[1].as_slice());
         if name == BF_ERROR_RATE_NAME.as_bytes() {
-            parse_error_rate(value)?;
+            parse_error_rate(value).map_err(|e| {
+                let msg = e.to_string();
+                WardenError::BadModuleArgument(format!(
+                    "module argument '{BF_ERROR_RATE_NAME}': {}",
+                    msg.strip_prefix("ERR ").unwrap_or(&msg)
+                ))
+            })?;
             rate = value.to_vec();
             continue;
         }
@@ -286,7 +306,8 @@ pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<(), WardenError> {
     // SAFETY: called from OnLoad with the load context.
     if unsafe { api!(RedisModule_LoadConfigs)(ctx.as_ptr()) } != raw::REDISMODULE_OK as c_int {
         return Err(WardenError::BadModuleArgument(
-            "a warden configuration in redis.conf is invalid".to_string(),
+            "a warden.* configuration from redis.conf or MODULE LOADEX ... CONFIG was refused (the server's log names it)"
+                .to_string(),
         ));
     }
     Ok(())

@@ -46,6 +46,7 @@ mod leaks;
 mod memory_cache;
 mod memory_limiters;
 mod memory_locks;
+mod module_args;
 mod numeric_ranges_bf_rl;
 mod numeric_ranges_dlock;
 mod numeric_ranges_internal;

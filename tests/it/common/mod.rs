@@ -127,6 +127,17 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
 }
 
+/// A new, empty directory for one server under `target/it`, named after the test.
+fn fresh_dir() -> PathBuf {
+    let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/it")
+        .join(format!("{}-{}-{}", test_name(), std::process::id(), n));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create server dir");
+    dir
+}
+
 /// A redis-server child process with the module loaded.
 pub struct Server {
     pub port: u16,
@@ -177,12 +188,7 @@ impl Server {
     /// As `start_with`, running `binary` (a peer server build, say) instead
     /// of `REDIS_SERVER`'s, also when restarted.
     pub fn start_binary(binary: Option<&Path>, args: &[&str], module_args: &[&str]) -> Server {
-        let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/it")
-            .join(format!("{}-{}-{}", test_name(), std::process::id(), n));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create server dir");
+        let dir = fresh_dir();
         let mut s = Server {
             port: 0,
             dir,
@@ -193,6 +199,24 @@ impl Server {
         };
         s.spawn_with_retries();
         s
+    }
+
+    /// The log of a server that refused to start with the module given
+    /// `module_args` (panics if it started).
+    pub fn start_refused(module_args: &[&str]) -> String {
+        let dir = fresh_dir();
+        let mut s = Server {
+            port: free_port(),
+            dir,
+            args: Vec::new(),
+            module_args: module_args.iter().map(|s| s.to_string()).collect(),
+            binary: None,
+            child: None,
+        };
+        match s.spawn() {
+            Ok(()) => panic!("the server started with module arguments {module_args:?}"),
+            Err(log) => log,
+        }
     }
 
     fn spawn_with_retries(&mut self) {
