@@ -2,28 +2,116 @@
 //! commands on every server; where the server has module ACL categories
 //! (Valkey 8+, Redis 7.2+) each family has its own.
 
+use crate::common::peer_redis::redis_7_2;
 use crate::common::*;
 
-/// Whether this server registers module ACL categories (`RedisModule_AddACLCategory`).
-fn has_module_categories(con: &mut Connection) -> bool {
+/// Whether the server is Valkey, and its `redis_version` as (major, minor).
+fn server_kind(con: &mut Connection) -> (bool, (u32, u32)) {
     let valkey = info_field(con, "server", "server_name").is_some_and(|n| n == "valkey");
     let version = info_field(con, "server", "redis_version").unwrap_or_default();
     let mut parts = version.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    valkey || (major, minor) >= (7, 4)
+    (
+        valkey,
+        (parts.next().unwrap_or(0), parts.next().unwrap_or(0)),
+    )
+}
+
+/// Whether a module may add ACL categories here (`RedisModule_AddACLCategory`).
+fn has_module_categories(con: &mut Connection) -> bool {
+    let (valkey, version) = server_kind(con);
+    valkey || version >= (7, 4)
+}
+
+/// Whether a module may put its commands in categories here
+/// (`RedisModule_SetCommandACLCategories`).
+fn has_command_categories(con: &mut Connection) -> bool {
+    let (valkey, version) = server_kind(con);
+    valkey || version >= (7, 2)
 }
 
 fn categories(con: &mut Connection) -> Vec<String> {
     cmd("ACL").arg("CAT").query(con).expect("ACL CAT")
 }
 
-fn commands_in(con: &mut Connection, category: &str) -> Vec<String> {
-    cmd("ACL")
-        .arg("CAT")
-        .arg(category)
-        .query(con)
-        .expect("ACL CAT category")
+/// Whether a user allowed only `+@category` may run `words` (a NOPERM
+/// error says not; any other reply or error says it ran).
+fn category_admits(
+    server: &Server,
+    admin: &mut Connection,
+    category: &str,
+    words: &[&str],
+) -> bool {
+    let user = format!("only-{category}");
+    let _: () = query!(
+        admin,
+        "ACL",
+        "SETUSER",
+        &user,
+        "reset",
+        "on",
+        ">secret",
+        "~*",
+        format!("+@{category}")
+    );
+    let mut con = server.conn();
+    let _: () = query!(&mut con, "AUTH", &user, "secret");
+    match command(words).query::<Value>(&mut con) {
+        Err(e) => !err_text(&e).starts_with("NOPERM"),
+        Ok(_) => true,
+    }
 }
+
+/// Each category admits the commands flagged for it and not the others
+/// (checked by what a user may run: Redis's `ACL CAT <category>` leaves
+/// module commands out of its list).
+fn assert_categories(server: &Server, con: &mut Connection, rows: &[(&str, &[&str], &[&str])]) {
+    for (category, admitted, refused) in rows {
+        assert!(
+            category_admits(server, con, category, admitted),
+            "+@{category} must admit {admitted:?}"
+        );
+        assert!(
+            !category_admits(server, con, category, refused),
+            "+@{category} must refuse {refused:?}"
+        );
+    }
+}
+
+/// `@write`, `@read`, `@fast` and `@blocking` hold warden's commands as flagged.
+const STANDARD: [(&str, &[&str], &[&str]); 4] = [
+    (
+        "write",
+        &["DLOCK.ACQUIRE", "w", "o", "1000"],
+        &["BF.EXISTSX", "f", "x"],
+    ),
+    (
+        "read",
+        &["BF.EXISTSX", "f", "x"],
+        &["DLOCK.ACQUIRE", "r", "o", "1000"],
+    ),
+    (
+        "fast",
+        &["BF.EXISTSX", "f", "x"],
+        &["BF.RESERVEX", "g", "0.01", "10"],
+    ),
+    (
+        "blocking",
+        &["DLOCK.ACQUIRE", "b", "o", "1000"],
+        &["BF.ADDX", "f", "x"],
+    ),
+];
+
+/// One category per family.
+const FAMILIES: [(&str, &[&str], &[&str]); 4] = [
+    ("dlock", &["DLOCK.INFO", "k"], &["BF.EXISTSX", "f", "x"]),
+    ("bloom", &["BF.EXISTSX", "f", "x"], &["DLOCK.INFO", "k"]),
+    (
+        "ratelimit",
+        &["RL.GCRA", "l", "10", "1", "60"],
+        &["DLOCK.INFO", "k"],
+    ),
+    ("cache", &["CACHE.GET", "c"], &["DLOCK.INFO", "k"]),
+];
 
 /// The recipe from the README (read from it): it names every internal command
 /// the module registers; the user can lock and add, and is refused each
@@ -90,36 +178,49 @@ fn the_readme_recipe_keeps_clients_off_internal_commands() {
     }
 }
 
-/// With module ACL categories, `dlock`, `bloom` and `ratelimit` list their
-/// commands (with read/write/fast/blocking as flagged); without them
-/// (Redis 7.0) the module loads and registers none.
+/// Where the server lets a module set its commands' categories (Redis 7.2+,
+/// Valkey 8+) they join `@write`, `@read`, `@fast` and `@blocking` as
+/// flagged; where it may add categories (Redis 7.4+, Valkey 8+) each family
+/// has its own; on Redis 7.0 the module loads and registers none.
 #[test]
 fn each_family_has_an_acl_category_where_the_server_has_them() {
-    let (_server, mut con) = Server::start_conn();
+    let (server, mut con) = Server::start_conn();
     let all = categories(&mut con);
+    if has_command_categories(&mut con) {
+        assert_categories(&server, &mut con, &STANDARD);
+    }
     if !has_module_categories(&mut con) {
-        for family in ["dlock", "bloom", "ratelimit"] {
+        for family in ["dlock", "bloom", "ratelimit", "cache"] {
             assert!(!all.iter().any(|c| c == family), "{all:?}");
         }
         return;
     }
-    for (family, member) in [
-        ("dlock", "dlock.acquire"),
-        ("bloom", "bf.addx"),
-        ("ratelimit", "rl.token"),
-    ] {
+    for (family, _, _) in FAMILIES {
         assert!(all.iter().any(|c| c == family), "{family} in {all:?}");
-        let members = commands_in(&mut con, family);
-        assert!(
-            members.iter().any(|m| m == member),
-            "{member} in {family}: {members:?}"
-        );
     }
-    let blocking = commands_in(&mut con, "blocking");
-    assert!(
-        blocking.iter().any(|m| m == "dlock.acquire"),
-        "{blocking:?}"
-    );
-    let read = commands_in(&mut con, "read");
-    assert!(read.iter().any(|m| m == "bf.existsx"), "{read:?}");
+    assert_categories(&server, &mut con, &FAMILIES);
+}
+
+/// Redis 7.2 (built from the peer source) lets a module set its commands'
+/// categories but not add its own: warden's commands join `@write`, `@read`,
+/// `@fast` and `@blocking` as flagged, and `+@dlock` is refused there.
+#[test]
+fn on_redis_7_2_commands_join_the_standard_categories() {
+    let binary = match redis_7_2() {
+        Ok(b) => b,
+        Err(why) => {
+            eprintln!("SKIP: Redis 7.2.6 is not available here ({why})");
+            return;
+        }
+    };
+    let server = Server::start_binary(Some(&binary), &[], &[]);
+    let mut con = server.conn();
+    assert_eq!(server_kind(&mut con), (false, (7, 2)));
+    assert_categories(&server, &mut con, &STANDARD);
+    let all = categories(&mut con);
+    assert!(!all.iter().any(|c| c == "dlock"), "{all:?}");
+    let refused: redis::RedisResult<()> = cmd("ACL")
+        .arg(&["SETUSER", "app", "on", ">secret", "+@dlock"])
+        .query(&mut con);
+    assert!(refused.is_err(), "+@dlock on 7.2");
 }

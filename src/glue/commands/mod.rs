@@ -152,30 +152,36 @@ fn family_category(name: &str) -> &'static str {
     }
 }
 
-/// Where the server has module ACL categories (Redis 7.2+, Valkey 8+): one
-/// per family, set on each command with `read`/`write`/`fast`/`blocking` as
-/// its flags say. Redis 7.0 has neither function; the README's ACL recipe
+/// Sets each command's ACL categories where the server lets a module:
+/// `read`/`write`/`fast`/`blocking` as its flags say (Redis 7.2+, Valkey 8+),
+/// and one category per family where a module may add categories (Redis
+/// 7.4+, Valkey 8+). Redis 7.0 has neither function; the README's ACL recipe
 /// covers it there. Best effort: a refusal is logged, the module still loads.
 fn add_acl_categories(ctx: Ctx, families: &'static Families) {
     // SAFETY: reading function pointers the server filled in at load.
-    let (Some(add), Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {
+    let (add, Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {
         raw::RedisModule_SetCommandACLCategories
     }) else {
         return;
     };
+    let family_categories = add.is_some();
     for (family, name) in [
         ("dlock", c"dlock"),
         ("bloom", c"bloom"),
         ("ratelimit", c"ratelimit"),
         ("cache", c"cache"),
     ] {
+        let Some(add) = add else { break };
         // SAFETY: called from OnLoad with the load context, as required.
         if unsafe { add(ctx.as_ptr(), name.as_ptr()) } != raw::REDISMODULE_OK as c_int {
             host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
         }
     }
     for spec in rows(families) {
-        let mut categories = vec![family_category(spec.name)];
+        let mut categories = Vec::new();
+        if family_categories {
+            categories.push(family_category(spec.name));
+        }
         for (flag, category) in [
             ("write", "write"),
             ("readonly", "read"),
@@ -185,6 +191,9 @@ fn add_acl_categories(ctx: Ctx, families: &'static Families) {
             if spec.flags.split(' ').any(|f| f == flag) {
                 categories.push(category);
             }
+        }
+        if categories.is_empty() {
+            continue;
         }
         let (Ok(name), Ok(categories)) =
             (CString::new(spec.name), CString::new(categories.join(" ")))
