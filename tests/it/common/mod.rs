@@ -146,6 +146,8 @@ pub struct Server {
     module_args: Vec<String>,
     /// The server binary when not `REDIS_SERVER`'s (`start_binary`).
     binary: Option<PathBuf>,
+    /// Started without the module (`start_bare`).
+    bare: bool,
     child: Option<Child>,
 }
 
@@ -195,6 +197,23 @@ impl Server {
             args: args.iter().map(|s| s.to_string()).collect(),
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             binary: binary.map(Path::to_path_buf),
+            bare: false,
+            child: None,
+        };
+        s.spawn_with_retries();
+        s
+    }
+
+    /// A server without the module (`binary` as in `start_binary`), whose
+    /// clients may run `MODULE LOAD` / `MODULE LOADEX`.
+    pub fn start_bare(binary: Option<&Path>) -> Server {
+        let mut s = Server {
+            port: 0,
+            dir: fresh_dir(),
+            args: vec!["--enable-module-command".into(), "yes".into()],
+            module_args: Vec::new(),
+            binary: binary.map(Path::to_path_buf),
+            bare: true,
             child: None,
         };
         s.spawn_with_retries();
@@ -211,6 +230,7 @@ impl Server {
             args: Vec::new(),
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             binary: None,
+            bare: false,
             child: None,
         };
         match s.spawn() {
@@ -256,12 +276,13 @@ impl Server {
             .arg(&self.dir)
             .arg("--logfile")
             .arg(&log)
-            .args(&self.args)
-            .arg("--loadmodule")
-            .arg(module_path())
-            .args(&self.module_args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .args(&self.args);
+        if !self.bare {
+            c.arg("--loadmodule")
+                .arg(module_path())
+                .args(&self.module_args);
+        }
+        c.stdout(Stdio::null()).stderr(Stdio::null());
         kill_with_parent(&mut c);
         let child = c
             .spawn()
