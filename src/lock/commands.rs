@@ -68,15 +68,14 @@ impl Lock<'_> {
 /// ttl` move the lease (`NO_DEADLINE` when the key has no expiry); so is a
 /// set's bound (`LockSet::expiry_bound`).
 pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
-    if key.is_empty() {
-        return Ok(Lock::Free); // a new lock: no expiry to read
-    }
-    let expiry = key.abs_expire();
-    Ok(match key.either::<PackedLock, LockSet>()? {
+    // An empty key (a new lock) has no expiry to read.
+    let (found, expiry) = key.either_expiring::<PackedLock, LockSet>()?;
+    let deadline = expiry.unwrap_or(NO_DEADLINE);
+    Ok(match found {
         Either::Empty => Lock::Free,
-        Either::First(lock) => Lock::One(lock.state(expiry.unwrap_or(NO_DEADLINE))),
+        Either::First(lock) => Lock::One(lock.state(deadline)),
         Either::Second(set) => {
-            set.expiry_bound = expiry.unwrap_or(NO_DEADLINE);
+            set.expiry_bound = deadline;
             Lock::Set(set)
         }
     })
