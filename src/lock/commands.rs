@@ -97,10 +97,11 @@ fn replicate_state<O: Deref<Target = [u8]>>(
 /// after an ACQUIRE or EXTEND: in the call itself, as `ttl@state` in
 /// `args[3]` (`effect`), or else as `DLOCK._SET`.
 fn replicate_effect<O: Deref<Target = [u8]>>(ctx: Ctx, args: &Args, state: &LockState<O>) {
-    let text = SetLock::state_text(state);
+    // Built led by the mark: nothing to copy before it is appended.
+    let text = SetLock::state_text(state, Some(effect::MARK));
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
-    if !unsafe { effect::replicate_in_place(ctx, args.raw(3), text.as_bytes()) } {
+    if !unsafe { effect::replicate_marked(ctx, args.raw(3), text.as_bytes()) } {
         replicate_state(ctx, args.raw(1), Some(args.raw(2)), state);
     }
 }
