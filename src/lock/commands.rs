@@ -564,9 +564,8 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if extended {
         key.set_abs_expire(deadline);
         host::notify(ctx, c"dlock.extend", name);
-        let db = host::selected_db(ctx);
-        if waiting::count(db, args.bytes(1)) > 0 {
-            waiting::look_at(ctx, db, args.bytes(1), deadline, now);
+        if waiting::count_in(ctx, name) > 0 {
+            waiting::look_at(ctx, host::selected_db(ctx), args.bytes(1), deadline, now);
         }
     }
     host::reply_integer(ctx, i64::from(extended));
