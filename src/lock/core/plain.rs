@@ -97,9 +97,11 @@ pub fn lease_deadline(now_ms: i64, ttl_ms: i64) -> Result<i64, WardenError> {
     if ttl_ms > TTL_MS.max {
         return Err(WardenError::OutOfRange(TTL_MS.name));
     }
-    now_ms
-        .checked_add(ttl_ms)
-        .ok_or(WardenError::OutOfRange(TTL_MS.name))
+    // let-else, not `ok_or`: the usual path builds (and drops) no error.
+    let Some(deadline) = now_ms.checked_add(ttl_ms) else {
+        return Err(WardenError::OutOfRange(TTL_MS.name));
+    };
+    Ok(deadline)
 }
 
 impl LockState {
