@@ -68,15 +68,14 @@ impl Lock<'_> {
 /// ttl` move the lease (`NO_DEADLINE` when the key has no expiry); so is a
 /// set's bound (`LockSet::expiry_bound`).
 pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
-    if key.is_empty() {
-        return Ok(Lock::Free); // a new lock: no expiry to read
-    }
-    let expiry = key.abs_expire();
-    Ok(match key.either::<PackedLock, LockSet>()? {
+    // An empty key (a new lock) has no expiry to read.
+    let (found, expiry) = key.either_expiring::<PackedLock, LockSet>()?;
+    let deadline = expiry.unwrap_or(NO_DEADLINE);
+    Ok(match found {
         Either::Empty => Lock::Free,
-        Either::First(lock) => Lock::One(lock.state(expiry.unwrap_or(NO_DEADLINE))),
+        Either::First(lock) => Lock::One(lock.state(deadline)),
         Either::Second(set) => {
-            set.expiry_bound = expiry.unwrap_or(NO_DEADLINE);
+            set.expiry_bound = deadline;
             Lock::Set(set)
         }
     })
@@ -98,10 +97,11 @@ fn replicate_state<O: Deref<Target = [u8]>>(
 /// after an ACQUIRE or EXTEND: in the call itself, as `ttl@state` in
 /// `args[3]` (`effect`), or else as `DLOCK._SET`.
 fn replicate_effect<O: Deref<Target = [u8]>>(ctx: Ctx, args: &Args, state: &LockState<O>) {
-    let text = SetLock::state_text(state);
+    // Built led by the mark: nothing to copy before it is appended.
+    let text = SetLock::state_text(state, Some(effect::MARK));
     // SAFETY: `args[3]` is the ttl, parsed into a number before this call;
     // its bytes are not read again by the command.
-    if !unsafe { effect::replicate_in_place(ctx, args.raw(3), text.as_bytes()) } {
+    if !unsafe { effect::replicate_marked(ctx, args.raw(3), text.as_bytes()) } {
         replicate_state(ctx, args.raw(1), Some(args.raw(2)), state);
     }
 }
@@ -564,9 +564,8 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if extended {
         key.set_abs_expire(deadline);
         host::notify(ctx, c"dlock.extend", name);
-        let db = host::selected_db(ctx);
-        if waiting::count(db, args.bytes(1)) > 0 {
-            waiting::look_at(ctx, db, args.bytes(1), deadline, now);
+        if waiting::count_in(ctx, name) > 0 {
+            waiting::look_at(ctx, host::selected_db(ctx), args.bytes(1), deadline, now);
         }
     }
     host::reply_integer(ctx, i64::from(extended));

@@ -7,7 +7,7 @@ use crate::glue::args::Args;
 use crate::glue::host::{self, Ctx, Key};
 use crate::glue::waiting;
 use crate::lock::commands::{lock_of, Lock};
-use crate::lock::core::plain::LockState;
+use crate::lock::core::plain::{ttl_left, LockState};
 use crate::lock::core::set::{LockSet, SetKind};
 use crate::lock::requests::Info;
 
@@ -15,22 +15,17 @@ use crate::lock::requests::Info;
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Info>()?;
     let now = host::now_ms();
-    let mut key = Key::readable(ctx, args.raw(1));
-    let pttl = key
-        .abs_expire()
-        .map_or(-1, |at| at.saturating_sub(now).max(0));
-    let current = match lock_of(&mut key)? {
+    let name = args.raw(1);
+    let mut key = Key::readable(ctx, name);
+    // The key's expiry is read once, by `lock_of`: a plain lock's deadline,
+    // a set's bound.
+    match lock_of(&mut key)? {
         Lock::Set(set) => {
-            let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
-            info_set(ctx, set, waiters, pttl, now);
-            return Ok(());
+            let pttl = ttl_left(set.expiry_bound, now);
+            info_set(ctx, set, waiting::count_in(ctx, name), pttl, now);
         }
-        Lock::One(state) => Some(state),
-        Lock::Free => None,
-    };
-    match current {
-        Some(state) if state.is_live(now) => {
-            let waiters = waiting::count(host::selected_db(ctx), args.bytes(1));
+        Lock::One(state) if state.is_live(now) => {
+            let waiters = waiting::count_in(ctx, name);
             host::reply_map(ctx, 5);
             reply_grant(ctx, &state, state.ttl_ms(now));
             host::reply_bulk(ctx, b"waiters");

@@ -8,12 +8,19 @@ use std::ops::Deref;
 
 use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
-use crate::common::parse::{parse_fields, FieldText};
+use crate::common::parse::{parse_fields, Fields};
 use crate::glue::host::{emit, RStr, Sink};
 use crate::lock::core::plain::LockState;
 
 /// The command's name.
 pub const SET_LOCK: &CStr = c"DLOCK._SET";
+
+/// Room for the state argument, mark included: three i64 fields of at most
+/// 20 characters, two ':' and the mark.
+const STATE_ROOM: usize = 64;
+
+/// The state argument's text (`SetLock::state_text`).
+pub type StateText = Fields<STATE_ROOM>;
 
 /// `DLOCK._SET`: the whole state of a lock, parsed and emitted here only.
 pub struct SetLock;
@@ -34,13 +41,18 @@ impl SetLock {
         Ok(state)
     }
 
-    /// The state argument: token, holds and deadline joined by ':'.
-    pub fn state_text<O>(state: &LockState<O>) -> FieldText {
-        FieldText::new(&[
-            state.token.into(),
-            state.holds.into(),
-            state.deadline_ms.into(),
-        ])
+    /// The state argument: token, holds and deadline joined by ':', led by
+    /// `mark` if given (the in-place effect's separator, `effect::MARK`).
+    #[inline]
+    pub fn state_text<O>(state: &LockState<O>, mark: Option<u8>) -> StateText {
+        let mut text = match mark {
+            Some(m) => StateText::marked(m),
+            None => StateText::empty(),
+        };
+        text.push_field(state.token.into());
+        text.push_field(state.holds.into());
+        text.push_field(state.deadline_ms.into());
+        text
     }
 
     /// Writes `DLOCK._SET key owner state` to `sink`. `owner_arg` is the
@@ -52,7 +64,7 @@ impl SetLock {
         key: RStr,
         owner_arg: Option<RStr>,
     ) {
-        let text = SetLock::state_text(state);
+        let text = SetLock::state_text(state, None);
         let text = text.as_bytes();
         let owner: &[u8] = &state.owner;
         match owner_arg {

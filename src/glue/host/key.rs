@@ -103,14 +103,6 @@ impl Key {
         }
     }
 
-    /// Whether the key holds nothing (cheap: no lookup).
-    pub fn is_empty(&self) -> bool {
-        // SAFETY: a key this struct opened and has not closed (checked non-null first).
-        self.ptr.is_null()
-            || unsafe { api!(RedisModule_KeyType)(self.ptr) }
-                == raw::REDISMODULE_KEYTYPE_EMPTY as c_int
-    }
-
     /// The key's value if it holds a `T`: `Ok(None)` for an empty key,
     /// `WRONGTYPE` for a value of any other type. The reference lives as long
     /// as this borrow of the open key.
@@ -158,13 +150,31 @@ impl Key {
     pub fn either<T: ModuleValue + ?Sized, U: ModuleValue + ?Sized>(
         &mut self,
     ) -> Result<Either<'_, T, U>, WardenError> {
+        Ok(self.either_and(|_| ())?.0)
+    }
+
+    /// `either` and the key's expiry (`abs_expire`), read only when the key
+    /// holds a `T` or a `U`: an empty key costs no expiry lookup.
+    pub fn either_expiring<T: ModuleValue + ?Sized, U: ModuleValue + ?Sized>(
+        &mut self,
+    ) -> Result<(Either<'_, T, U>, Option<i64>), WardenError> {
+        self.either_and(Key::abs_expire)
+    }
+
+    /// `either`, with `read` of the open key once it is known to hold a `T`
+    /// or a `U` (`X::default()` for an empty key).
+    #[inline(always)]
+    fn either_and<T: ModuleValue + ?Sized, U: ModuleValue + ?Sized, X: Default>(
+        &mut self,
+        read: impl FnOnce(&Key) -> X,
+    ) -> Result<(Either<'_, T, U>, X), WardenError> {
         if self.ptr.is_null() {
-            return Ok(Either::Empty);
+            return Ok((Either::Empty, X::default()));
         }
         // SAFETY: `ptr` is a key this struct opened and has not closed.
         let kind = unsafe { api!(RedisModule_KeyType)(self.ptr) };
         if kind == raw::REDISMODULE_KEYTYPE_EMPTY as c_int {
-            return Ok(Either::Empty);
+            return Ok((Either::Empty, X::default()));
         }
         if kind != raw::REDISMODULE_KEYTYPE_MODULE as c_int {
             return Err(WardenError::WrongType);
@@ -175,12 +185,16 @@ impl Key {
         // open, and `&mut self` keeps it so.
         let value = unsafe { api!(RedisModule_ModuleTypeGetValue)(self.ptr) };
         if held == *T::redis_type().raw_type.borrow() {
+            let extra = read(self);
             // SAFETY: values of `T`'s type are always a `T` from `T::into_raw`.
-            return Ok(unsafe { T::from_raw(value) }.map_or(Either::Empty, Either::First));
+            let found = unsafe { T::from_raw(value) }.map_or(Either::Empty, Either::First);
+            return Ok((found, extra));
         }
         if held == *U::redis_type().raw_type.borrow() {
+            let extra = read(self);
             // SAFETY: values of `U`'s type are always a `U` from `U::into_raw`.
-            return Ok(unsafe { U::from_raw(value) }.map_or(Either::Empty, Either::Second));
+            let found = unsafe { U::from_raw(value) }.map_or(Either::Empty, Either::Second);
+            return Ok((found, extra));
         }
         Err(WardenError::WrongType)
     }

@@ -249,6 +249,15 @@ pub fn count(db: c_int, key: &[u8]) -> usize {
     with_registry(|r| r.keys.get(&queue_id(db, key)).map_or(0, |w| w.queue.len()))
 }
 
+/// `count` for the key `name` in `ctx`'s db, neither read while nobody waits.
+#[inline]
+pub fn count_in(ctx: Ctx, name: RStr) -> usize {
+    if total_waiting() == 0 {
+        return 0;
+    }
+    count(host::selected_db(ctx), name.bytes())
+}
+
 /// Takes the oldest waiter of (db, key), whose payload is a `P`.
 pub fn pop_front<P: 'static>(db: c_int, key: &[u8]) -> Option<Served<P>> {
     let waiter = with_registry(|r| {

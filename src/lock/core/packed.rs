@@ -124,31 +124,33 @@ impl PackedLock {
         i64::from_le_bytes(bytes)
     }
 
+    /// Owner, token and holds, decoded with one look at the form: every
+    /// accessor reads through here.
+    #[inline]
+    fn fields(&self) -> (&[u8], i64, i64) {
+        if self.is_wide() {
+            let owner = &self.tail[WIDE_FIELDS..];
+            (owner, self.wide_field(0), self.wide_field(8))
+        } else {
+            let token = (self.word & TOKEN_MASK) as i64;
+            let holds = ((self.word >> HOLDS_SHIFT) & COMPACT_MAX_HOLDS as u64) as i64;
+            (&self.tail, token, holds)
+        }
+    }
+
     /// The holder.
     pub fn owner(&self) -> &[u8] {
-        if self.is_wide() {
-            &self.tail[WIDE_FIELDS..]
-        } else {
-            &self.tail
-        }
+        self.fields().0
     }
 
     /// The grant's fencing token.
     pub fn token(&self) -> i64 {
-        if self.is_wide() {
-            self.wide_field(0)
-        } else {
-            (self.word & TOKEN_MASK) as i64
-        }
+        self.fields().1
     }
 
     /// The hold count.
     pub fn holds(&self) -> i64 {
-        if self.is_wide() {
-            self.wide_field(8)
-        } else {
-            ((self.word >> HOLDS_SHIFT) & COMPACT_MAX_HOLDS as u64) as i64
-        }
+        self.fields().2
     }
 
     /// Sets the hold count in place; false (and nothing changed) when the
@@ -168,11 +170,13 @@ impl PackedLock {
 
     /// The lock as the state machine sees it, with the lease end
     /// `deadline_ms` (the key's expiry).
+    #[inline]
     pub fn state(&self, deadline_ms: i64) -> LockState<&[u8]> {
+        let (owner, token, holds) = self.fields();
         LockState {
-            owner: self.owner(),
-            token: self.token(),
-            holds: self.holds(),
+            owner,
+            token,
+            holds,
             deadline_ms,
         }
     }
@@ -184,7 +188,8 @@ impl PackedLock {
 
     /// A new block with the same fields.
     pub fn boxed_copy(&self) -> Box<PackedLock> {
-        PackedLock::new(self.owner(), self.token(), self.holds())
+        let (owner, token, holds) = self.fields();
+        PackedLock::new(owner, token, holds)
     }
 }
 

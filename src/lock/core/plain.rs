@@ -80,6 +80,15 @@ pub enum Release {
     Freed,
 }
 
+/// Milliseconds from `now_ms` to `deadline_ms` (0 once passed, -1 for
+/// `NO_DEADLINE`): a lease's TTL, or a key's PTTL from its expiry.
+pub fn ttl_left(deadline_ms: i64, now_ms: i64) -> i64 {
+    if deadline_ms == NO_DEADLINE {
+        return -1;
+    }
+    deadline_ms.saturating_sub(now_ms).max(0)
+}
+
 /// Validates a lease length and turns it into an absolute deadline.
 pub fn lease_deadline(now_ms: i64, ttl_ms: i64) -> Result<i64, WardenError> {
     if ttl_ms <= 0 {
@@ -88,9 +97,11 @@ pub fn lease_deadline(now_ms: i64, ttl_ms: i64) -> Result<i64, WardenError> {
     if ttl_ms > TTL_MS.max {
         return Err(WardenError::OutOfRange(TTL_MS.name));
     }
-    now_ms
-        .checked_add(ttl_ms)
-        .ok_or(WardenError::OutOfRange(TTL_MS.name))
+    // let-else, not `ok_or`: the usual path builds (and drops) no error.
+    let Some(deadline) = now_ms.checked_add(ttl_ms) else {
+        return Err(WardenError::OutOfRange(TTL_MS.name));
+    };
+    Ok(deadline)
 }
 
 impl LockState {
@@ -135,10 +146,7 @@ impl<O: Deref<Target = [u8]>> LockState<O> {
 
     /// Milliseconds left on the lease (0 once expired, -1 when it has no end).
     pub fn ttl_ms(&self, now_ms: i64) -> i64 {
-        if self.deadline_ms == NO_DEADLINE {
-            return -1;
-        }
-        self.deadline_ms.saturating_sub(now_ms).max(0)
+        ttl_left(self.deadline_ms, now_ms)
     }
 
     /// Drops one hold if `owner` holds the lock (by the grant of `token`, when given).
@@ -383,6 +391,15 @@ mod tests {
         assert_eq!(state.holds, 2);
         assert_eq!(state.release(b"a", None, 20), Release::StillHeld);
         assert_eq!(state.release(b"a", None, 20), Release::Freed);
+    }
+
+    #[test]
+    fn ttl_left_counts_down_to_zero_and_is_minus_one_without_end() {
+        assert_eq!(ttl_left(1_500, 1_000), 500);
+        assert_eq!(ttl_left(1_000, 1_000), 0);
+        assert_eq!(ttl_left(900, 1_000), 0);
+        assert_eq!(ttl_left(i64::MIN, i64::MAX - 1), 0);
+        assert_eq!(ttl_left(NO_DEADLINE, 1_000), -1);
     }
 
     #[test]
