@@ -3,7 +3,7 @@
 # built module loaded, and checks their results.
 #
 #   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  python/cache.py
-#   python/guarded_counter.py  python/shared.py              (redis-py, venv in target/)
+#   python/guarded_counter.py  python/shared.py  python/wait_defaults.py  (redis-py, venv in target/)
 #   go/lock  go/bloom  go/limiter  go/cache  go/guarded_counter  (redigo from Debian, offline)
 #   cluster/guarded_counter  (guarded_counter.py through redis-py's RedisCluster)
 #   cluster/guard_cli        (redis-cli -c)   -- both on a three-master cluster started here
@@ -185,7 +185,7 @@ export WARDEN_HOST=127.0.0.1 WARDEN_PORT=$PORT
 export PYTHONDONTWRITEBYTECODE=1
 export GOCACHE=${GOCACHE:-$ROOT/target/examples-gocache}
 
-ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter python/shared go/lock go/bloom go/limiter go/cache go/guarded_counter cluster/guarded_counter cluster/guard_cli"
+ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter python/shared python/wait_defaults go/lock go/bloom go/limiter go/cache go/guarded_counter cluster/guarded_counter cluster/guard_cli"
 SELECTED=${*:-$ALL}
 
 passed=0
