@@ -356,7 +356,7 @@ fn grant_to(
     let lock = lock_of(key)?;
     let floor = lock.holding().floor();
     let same_set = match &lock {
-        Lock::Set(set) => Some(set.kind.want()) == Some(want) && set.live_count(now) > 0,
+        Lock::Set(set) => Some(set.kind().want()) == Some(want) && set.live_count(now) > 0,
         _ => false,
     };
     let Some(kind) = want.set_kind() else {
@@ -585,7 +585,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     lock_of(&mut key)?;
     observe_token(set.floor);
     SetLocks::emit(&set, expiry, Sink::Replication(ctx), name);
-    if set.holders.is_empty() {
+    if set.holders().is_empty() {
         key.delete();
     } else {
         key.set_value(Box::new(set));
@@ -785,14 +785,14 @@ fn renew_grant(
             let holds = set
                 .holder_mut(owner, None, now)
                 .ok_or(WardenError::Internal)
-                .and_then(|h| add_hold(h.holds))?;
+                .and_then(|h| add_hold(h.state().holds))?;
             set.bound_deadlines();
             let holder = set
                 .holder_mut(owner, None, now)
                 .ok_or(WardenError::Internal)?;
-            holder.holds = holds;
+            holder.set_holds(holds);
             holder.deadline_ms = deadline;
-            let token = holder.token;
+            let token = holder.state().token;
             if let Some(last) = set.latest_deadline() {
                 key.set_abs_expire(last);
             }

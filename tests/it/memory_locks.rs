@@ -77,3 +77,59 @@ fn a_plain_lock_costs_at_most_115_percent_of_set_nx_px_in_ram() {
         report.join("\n")
     );
 }
+
+/// A `SHARED` and a `LIMIT 3` key with 1, 2 and 3 holders (owners as
+/// `lock` makes them): one holder at most 1.5× a plain lock with the same
+/// owner in the same run, each further holder at most 64 B more.
+#[test]
+fn a_lock_set_costs_at_most_150_percent_of_a_plain_lock_and_64_b_a_further_holder() {
+    let mut b = Bench::start();
+    // The bounds are jemalloc's size classes, as above.
+    let allocator = info_field(&mut b.con, "memory", "mem_allocator").unwrap_or_default();
+    if !allocator.starts_with("jemalloc") {
+        println!("SKIP: the server's allocator is {allocator:?}, not jemalloc");
+        return;
+    }
+    let mut report = Vec::new();
+    let mut failed = false;
+    for owner in OWNERS {
+        let plain = b.row(lock(owner, 1, &[]));
+        report.push(format!(
+            "owner of {:2} B: plain lock {:.1} B RAM / {:.1} B RDB",
+            owner.len(),
+            plain.ram,
+            plain.rdb
+        ));
+        for opts in [&["SHARED"][..], &["LIMIT", "3"]] {
+            let rows: Vec<PerKey> = (1..=3).map(|n| b.row(lock(owner, n, opts))).collect();
+            let one_ok = rows[0].ram <= plain.ram * 1.5;
+            let steps: Vec<f64> = rows.windows(2).map(|w| w[1].ram - w[0].ram).collect();
+            // Whole bytes per key: a UUID owner's further holder is exactly
+            // 64 B (a 16 B place in the list and a 48 B block), and a row's
+            // figure strays by a few KiB over the run (±0.2 B per key).
+            let steps_ok = steps.iter().all(|&d| d.round() <= 64.0);
+            failed |= !(one_ok && steps_ok);
+            report.push(format!(
+                "  {:<8} 1/2/3 holders {:.1} / {:.1} / {:.1} B RAM ({:.3}x the plain lock; +{:.1}, +{:.1} B), {:.1} / {:.1} / {:.1} B RDB{}",
+                opts.join(" "),
+                rows[0].ram,
+                rows[1].ram,
+                rows[2].ram,
+                rows[0].ram / plain.ram,
+                steps[0],
+                steps[1],
+                rows[0].rdb,
+                rows[1].rdb,
+                rows[2].rdb,
+                if one_ok && steps_ok { "" } else { "  <- over the bound" }
+            ));
+        }
+    }
+    b.server.assert_alive();
+    println!("{}", report.join("\n"));
+    assert!(
+        !failed,
+        "bytes per key over {KEYS} keys (bounds: one holder 1.5x the plain lock, +64 B a further holder):\n{}",
+        report.join("\n")
+    );
+}

@@ -4,11 +4,14 @@
 //! new requests and for waiters at the head of the queue alike. Times are Unix
 //! milliseconds passed in by the caller.
 
-use crate::common::compact_bytes::CompactBytes;
+use std::fmt;
+use std::ptr::NonNull;
+
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
+use crate::lock::core::packed::ThinLock;
 use crate::lock::core::plain::{LockState, Release, NO_DEADLINE};
 
 /// Largest `n` of `LIMIT n`.
@@ -73,20 +76,67 @@ impl Want {
     }
 }
 
-/// The holders of a key with several of them. `floor` is the largest token
-/// granted on the key while it existed, so that a new grant's token exceeds
-/// those of holders that already left.
+/// One holder of a set: its lease end and its grant (owner, token, holds) in
+/// a `PackedLock` block of its own, 16 bytes in the set's list.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Absolute lease end in ms (`NO_DEADLINE`: none).
+    pub deadline_ms: i64,
+    /// The grant.
+    lock: ThinLock,
+}
+
+impl Holder {
+    /// A holder `owner` with the grant of `token`, `holds` holds, until `deadline_ms`.
+    pub fn new(owner: &[u8], token: i64, holds: i64, deadline_ms: i64) -> Holder {
+        Holder {
+            deadline_ms,
+            lock: ThinLock::new(owner, token, holds),
+        }
+    }
+
+    /// The holder as the state machine sees it.
+    pub fn state(&self) -> LockState<&[u8]> {
+        self.lock.state(self.deadline_ms)
+    }
+
+    /// Sets the hold count: in the grant's block, or in a new one when the
+    /// block cannot hold it.
+    pub fn set_holds(&mut self, holds: i64) {
+        if !self.lock.set_holds(holds) {
+            self.lock = ThinLock::new(self.lock.owner(), self.lock.token(), holds);
+        }
+    }
+
+    /// Bytes of the grant's block (before the allocator rounds it).
+    pub fn heap_bytes(&self) -> usize {
+        self.lock.heap_bytes()
+    }
+
+    /// Offers the grant's block to `m` (active defragmentation).
+    fn relocate(&mut self, m: &mut dyn Mover) {
+        self.lock.relocate(m);
+    }
+}
+
+/// The holders of a key with several of them, in 32 bytes: the holders are
+/// one list of exactly their number (no spare room: most sets have one or
+/// two), found through a thin pointer, its length and the kind beside it.
+/// `floor` is the largest token granted on the key while it existed, so
+/// that a new grant's token exceeds those of holders that already left.
 pub struct LockSet {
-    /// Shared or a semaphore of n.
-    pub kind: SetKind,
-    /// The holders, oldest grant first (expired ones until pruned).
-    pub holders: Vec<LockState>,
     /// The largest token ever granted on this key.
     pub floor: i64,
     /// The key's expiry as last read (`NO_DEADLINE` without one): no lease
     /// runs past it. Not stored: the key carries it.
     pub expiry_bound: i64,
+    /// The first of `len` holders, oldest grant first (expired ones until
+    /// pruned), in a block of a `Box<[Holder]>` (dangling when empty).
+    list: NonNull<Holder>,
+    /// How many holders.
+    len: u32,
+    /// The kind: 0 for shared holders, n for a semaphore of n.
+    limit: u32,
 }
 
 /// What a key holds, as the rule for grants sees it.
@@ -143,7 +193,7 @@ pub fn admit(holding: Holding, want: Want, now: i64) -> Admit {
         (Holding::Exclusive(_), Want::Limit(_)) => Admit::OtherKind,
         (Holding::Exclusive(_), _) => Admit::Later,
         (Holding::Set(set), _) if set.live_count(now) == 0 => Admit::Now,
-        (Holding::Set(set), want) => match (set.kind, want) {
+        (Holding::Set(set), want) => match (set.kind(), want) {
             (SetKind::Shared, Want::Shared) => Admit::Now,
             (SetKind::Shared, Want::Exclusive) => Admit::Later,
             (SetKind::Limit(n), Want::Limit(m)) if n == m => {
@@ -159,36 +209,113 @@ pub fn admit(holding: Holding, want: Want, now: i64) -> Admit {
 }
 
 impl LockSet {
-    /// Offers the holder table to `m`, then each holder's owner from holder
+    /// An empty set of `kind` whose next grant's token exceeds `floor`.
+    /// (`SetKind::Limit(0)` is no kind: it would read back as shared; the
+    /// parsers never make one.)
+    pub fn new(kind: SetKind, floor: i64) -> LockSet {
+        LockSet {
+            floor,
+            expiry_bound: NO_DEADLINE,
+            list: NonNull::dangling(),
+            len: 0,
+            limit: match kind {
+                SetKind::Shared => 0,
+                SetKind::Limit(n) => n,
+            },
+        }
+    }
+
+    /// A set of `kind` holding `holders` (read from storage or the wire: the
+    /// caller validates it), its list made exactly their size.
+    pub fn with_holders(
+        kind: SetKind,
+        floor: i64,
+        holders: Vec<Holder>,
+    ) -> Result<LockSet, WardenError> {
+        if u32::try_from(holders.len()).is_err() {
+            return Err(WardenError::InvalidState("too many holders"));
+        }
+        let mut set = LockSet::new(kind, floor);
+        set.put(holders.into_boxed_slice());
+        Ok(set)
+    }
+
+    /// Shared or a semaphore of n.
+    pub fn kind(&self) -> SetKind {
+        match self.limit {
+            0 => SetKind::Shared,
+            n => SetKind::Limit(n),
+        }
+    }
+
+    /// The holders, oldest grant first (expired ones until pruned).
+    pub fn holders(&self) -> &[Holder] {
+        // SAFETY: `list` and `len` describe the live block of a
+        // `Box<[Holder]>` this set owns (`put`), or dangle with 0 items.
+        unsafe { std::slice::from_raw_parts(self.list.as_ptr(), self.len as usize) }
+    }
+
+    /// The holders, to change in place.
+    fn holders_mut(&mut self) -> &mut [Holder] {
+        // SAFETY: as in `holders`, borrowed uniquely with `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(self.list.as_ptr(), self.len as usize) }
+    }
+
+    /// Takes the holders' list out (the set is left without holders).
+    fn take(&mut self) -> Box<[Holder]> {
+        let list = std::mem::replace(&mut self.list, NonNull::dangling());
+        let len = std::mem::take(&mut self.len) as usize;
+        let items = std::ptr::slice_from_raw_parts_mut(list.as_ptr(), len);
+        // SAFETY: `list` and `len` were the block of a `Box<[Holder]>` this
+        // set owned (`put`), or dangling with 0 items (an empty box's own
+        // pointer); the set no longer refers to it, so it has one owner.
+        unsafe { Box::from_raw(items) }
+    }
+
+    /// Makes `list` the holders' list; the set has none (`take`, `new`).
+    /// `list` has at most `u32::MAX` items (checked by the callers).
+    fn put(&mut self, list: Box<[Holder]>) {
+        debug_assert_eq!(self.len, 0, "a list is put only in place of none");
+        self.len = list.len() as u32;
+        // SAFETY: a box's pointer is never null.
+        self.list = unsafe { NonNull::new_unchecked(Box::into_raw(list).cast::<Holder>()) };
+    }
+
+    /// Changes the holders' list through `change` on a `Vec` of them, then
+    /// makes it exactly their size again.
+    fn change(&mut self, change: impl FnOnce(&mut Vec<Holder>)) {
+        let mut list = Vec::from(self.take());
+        change(&mut list);
+        // Never more than `u32::MAX` holders: `grant` refuses a holder past
+        // it, and the other changes remove holders.
+        self.put(list.into_boxed_slice());
+    }
+
+    /// Offers the holders' list to `m`, then each holder's grant from holder
     /// `from` on: `Some(holder)` to resume at when `m` asked to stop.
     pub fn relocate(&mut self, from: usize, m: &mut dyn Mover) -> Option<usize> {
         if from == 0 {
-            relocate::vec(&mut self.holders, m);
+            let mut list = self.take();
+            relocate::boxed_slice(&mut list, m);
+            self.put(list);
         }
-        relocate::walk(&mut self.holders, from, m, LockState::relocate)
-    }
-
-    /// An empty set of `kind` whose next grant's token exceeds `floor`.
-    pub fn new(kind: SetKind, floor: i64) -> LockSet {
-        LockSet {
-            kind,
-            holders: Vec::new(),
-            floor,
-            expiry_bound: NO_DEADLINE,
-        }
+        relocate::walk(self.holders_mut(), from, m, Holder::relocate)
     }
 
     /// Whether `h`'s lease runs at `now`: its own deadline and the key's
     /// expiry both lie ahead. (Inside MULTI or a script the server judges the
     /// key by the time the transaction began, so a key past its expiry can
     /// still be read: its holders are over all the same.)
-    fn runs(&self, h: &LockState, now: i64) -> bool {
-        now < self.expiry_bound && h.is_live(now)
+    fn runs(&self, h: &Holder, now: i64) -> bool {
+        now < self.expiry_bound && h.state().is_live(now)
     }
 
     /// Holders whose lease runs at `now`.
-    pub fn live(&self, now: i64) -> impl Iterator<Item = &LockState> {
-        self.holders.iter().filter(move |h| self.runs(h, now))
+    pub fn live(&self, now: i64) -> impl Iterator<Item = LockState<&[u8]>> {
+        self.holders()
+            .iter()
+            .filter(move |h| self.runs(h, now))
+            .map(Holder::state)
     }
 
     /// How many holders' leases run at `now`.
@@ -198,10 +325,12 @@ impl LockSet {
 
     /// Drops holders whose lease ended; true when one was dropped.
     pub fn prune(&mut self, now: i64) -> bool {
-        let before = self.holders.len();
+        if self.holders().iter().all(|h| self.runs(h, now)) {
+            return false;
+        }
         let bound = self.expiry_bound;
-        self.holders.retain(|h| now < bound && h.is_live(now));
-        self.holders.len() != before
+        self.change(|list| list.retain(|h| now < bound && h.state().is_live(now)));
+        true
     }
 
     /// The live holder `owner` (by the grant of `token`, when given).
@@ -210,10 +339,10 @@ impl LockSet {
         owner: &[u8],
         token: Option<i64>,
         now: i64,
-    ) -> Option<&mut LockState> {
-        self.holders
+    ) -> Option<&mut Holder> {
+        self.holders_mut()
             .iter_mut()
-            .find(|h| h.is_held_by(owner, token, now))
+            .find(|h| h.state().is_held_by(owner, token, now))
     }
 
     /// A new holder `owner` until `deadline`, with a token above every token
@@ -230,18 +359,18 @@ impl LockSet {
             // A holder asked again (a second waiter of the same owner): one
             // grant per owner, renewed.
             holder.deadline_ms = deadline;
-            return Ok(holder.token);
+            return Ok(holder.state().token);
+        }
+        if self.len == u32::MAX {
+            return Err(WardenError::HoldsOverflow);
         }
         let token = fence.next_above(self.floor, now)?;
         self.floor = token;
         // Room for this holder only: most sets have one or two holders, and
         // a vector's first growth would make room for four.
-        self.holders.reserve_exact(1);
-        self.holders.push(LockState {
-            owner: CompactBytes::from(owner),
-            token,
-            holds: 1,
-            deadline_ms: deadline,
+        self.change(|list| {
+            list.reserve_exact(1);
+            list.push(Holder::new(owner, token, 1, deadline));
         });
         Ok(token)
     }
@@ -250,15 +379,23 @@ impl LockSet {
     /// zero holds the holder leaves (`Freed`), the others stay.
     pub fn release(&mut self, owner: &[u8], token: Option<i64>, now: i64) -> Release {
         let Some(at) = self
-            .holders
+            .holders()
             .iter()
-            .position(|h| h.is_held_by(owner, token, now))
+            .position(|h| h.state().is_held_by(owner, token, now))
         else {
             return Release::NotHeld;
         };
-        let outcome = self.holders[at].release(owner, token, now);
-        if outcome == Release::Freed {
-            self.holders.remove(at);
+        let mut state = self.holders()[at].state();
+        let outcome = state.release(owner, token, now);
+        match outcome {
+            Release::Freed => self.change(|list| {
+                list.remove(at);
+            }),
+            Release::StillHeld => {
+                let holds = state.holds;
+                self.holders_mut()[at].set_holds(holds);
+            }
+            Release::NotHeld => {}
         }
         outcome
     }
@@ -271,7 +408,7 @@ impl LockSet {
     /// The latest lease end of any holder, live or not (what the key's expiry
     /// is set to when the set is stored).
     pub fn latest_deadline(&self) -> Option<i64> {
-        self.holders.iter().map(|h| h.deadline_ms).max()
+        self.holders().iter().map(|h| h.deadline_ms).max()
     }
 
     /// The earliest lease end among live holders (when a place may free up),
@@ -287,34 +424,76 @@ impl LockSet {
     /// TTL change (`PEXPIRE` to an earlier time) bounds all holders, and the
     /// next change keeps that bound instead of reviving their old leases.
     pub fn bound_deadlines(&mut self) {
-        for h in &mut self.holders {
-            h.deadline_ms = h.deadline_ms.min(self.expiry_bound);
+        let bound = self.expiry_bound;
+        for h in self.holders_mut() {
+            h.deadline_ms = h.deadline_ms.min(bound);
         }
     }
 
     /// Checks a set read from storage or a replication stream.
     pub fn validate(&self) -> Result<(), WardenError> {
-        if let SetKind::Limit(n) = self.kind {
-            if n == 0 || i64::from(n) > MAX_LIMIT {
+        if let SetKind::Limit(n) = self.kind() {
+            if i64::from(n) > MAX_LIMIT {
                 return Err(WardenError::InvalidState("limit out of range"));
             }
-            if self.holders.len() > n as usize {
+            if self.holders().len() > n as usize {
                 return Err(WardenError::InvalidState("more holders than the limit"));
             }
         }
         if self.floor <= 0 || self.floor > MAX_TOKEN {
             return Err(WardenError::InvalidState("token out of range"));
         }
-        for (i, h) in self.holders.iter().enumerate() {
+        let holders = self.holders();
+        for (i, h) in holders.iter().enumerate() {
+            let h = h.state();
             h.validate()?;
             if h.token > self.floor {
                 return Err(WardenError::InvalidState("token above the key's floor"));
             }
-            if self.holders[..i].iter().any(|o| o.owner == h.owner) {
+            if holders[..i].iter().any(|o| o.lock.owner() == h.owner) {
                 return Err(WardenError::InvalidState("owner holds twice"));
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for LockSet {
+    fn drop(&mut self) {
+        drop(self.take());
+    }
+}
+
+impl Clone for LockSet {
+    fn clone(&self) -> LockSet {
+        let mut set = LockSet {
+            list: NonNull::dangling(),
+            len: 0,
+            ..*self
+        };
+        set.put(self.holders().into());
+        set
+    }
+}
+
+impl PartialEq for LockSet {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind(), self.floor, self.expiry_bound)
+            == (other.kind(), other.floor, other.expiry_bound)
+            && self.holders() == other.holders()
+    }
+}
+
+impl Eq for LockSet {}
+
+impl fmt::Debug for LockSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LockSet")
+            .field("kind", &self.kind())
+            .field("holders", &self.holders())
+            .field("floor", &self.floor)
+            .field("expiry_bound", &self.expiry_bound)
+            .finish()
     }
 }
 
@@ -390,7 +569,7 @@ mod tests {
             "leases ended"
         );
         assert!(set.prune(100));
-        assert!(set.holders.is_empty());
+        assert!(set.holders().is_empty());
     }
 
     #[test]
@@ -452,8 +631,9 @@ mod tests {
         let a = set.grant(b"a", 100, 0, &mut fence).unwrap();
         set.grant(b"b", 100, 0, &mut fence).unwrap();
         assert_eq!(set.grant(b"a", 300, 10, &mut fence), Ok(a));
-        assert_eq!(set.holders.len(), 2);
-        assert_eq!((set.holders[0].deadline_ms, set.holders[0].holds), (300, 1));
+        assert_eq!(set.holders().len(), 2);
+        let first = set.holders()[0].state();
+        assert_eq!((first.deadline_ms, first.holds), (300, 1));
         assert_eq!(set.validate(), Ok(()));
         // Once a's lease ended, a new grant to a is a new holder.
         set.prune(400);
@@ -471,7 +651,7 @@ mod tests {
         set.expiry_bound = 500;
         assert_eq!(set.next_deadline(0), Some(500));
         set.bound_deadlines();
-        let deadlines: Vec<i64> = set.holders.iter().map(|h| h.deadline_ms).collect();
+        let deadlines: Vec<i64> = set.holders().iter().map(|h| h.deadline_ms).collect();
         assert_eq!(deadlines, [500, 500]);
         assert_eq!(set.latest_deadline(), Some(500));
     }
@@ -492,7 +672,7 @@ mod tests {
             Admit::Later
         );
         assert!(set.prune(600));
-        assert!(set.holders.is_empty());
+        assert!(set.holders().is_empty());
     }
 
     #[test]
@@ -501,19 +681,65 @@ mod tests {
         let mut set = LockSet::new(SetKind::Limit(1), 1);
         set.grant(b"a", 100, 0, &mut fence).unwrap();
         assert_eq!(set.validate(), Ok(()));
-        let mut over = set.clone();
-        over.holders.push(over.holders[0].clone());
+        let a = set.holders()[0].clone();
+        let two = vec![a.clone(), a.clone()];
+        let over = LockSet::with_holders(SetKind::Limit(1), set.floor, two.clone()).unwrap();
         assert!(over.validate().is_err(), "two holders of a limit of one");
-        let mut twice = LockSet {
-            kind: SetKind::Shared,
-            ..over
-        };
+        let twice = LockSet::with_holders(SetKind::Shared, set.floor, two).unwrap();
         assert!(twice.validate().is_err(), "one owner twice");
-        twice.holders.pop();
-        twice.floor = 0;
-        assert!(twice.validate().is_err(), "floor below the tokens");
-        let zero = LockSet::new(SetKind::Limit(0), 1);
-        assert!(zero.validate().is_err());
+        let low = LockSet::with_holders(SetKind::Shared, 0, vec![a.clone()]).unwrap();
+        assert!(low.validate().is_err(), "floor below the tokens");
+        let wide = Holder::new(b"b", set.floor, 1, 100);
+        let above = LockSet::with_holders(SetKind::Shared, set.floor - 1, vec![wide]).unwrap();
+        assert!(above.validate().is_err(), "a token above the floor");
+        let huge = LockSet::new(SetKind::Limit(MAX_LIMIT as u32 + 1), 1);
+        assert!(huge.validate().is_err());
+        for bad in [
+            Holder::new(b"", 1, 1, 100),
+            Holder::new(b"b", 1, 0, 100),
+            Holder::new(b"b", 1, 1, 0),
+            Holder::new(b"b", 0, 1, 100),
+        ] {
+            let set = LockSet::with_holders(SetKind::Shared, 1, vec![bad]).unwrap();
+            assert!(set.validate().is_err(), "{set:?}");
+        }
+    }
+
+    #[test]
+    fn a_set_is_32_bytes_and_its_list_exactly_its_holders() {
+        use crate::common::relocate::tests::TestMover;
+        assert_eq!(std::mem::size_of::<LockSet>(), 32);
+        assert_eq!(std::mem::size_of::<Holder>(), 16);
+        let mut fence = FenceClock::default();
+        let mut set = LockSet::new(SetKind::Limit(3), 1);
+        assert_eq!(set.kind(), SetKind::Limit(3));
+        let owners = [&b"a"[..], &[b'w'; 300], b"c"];
+        for owner in owners {
+            set.grant(owner, 1_000, 0, &mut fence).unwrap();
+        }
+        // Holds past the compact form's 7 move the grant to a wide block.
+        set.holder_mut(b"c", None, 0).unwrap().set_holds(9);
+        assert_eq!(set.holders()[2].state().holds, 9);
+        assert_eq!(set.release(b"c", None, 0), Release::StillHeld);
+        assert_eq!(set.holders()[2].state().holds, 8);
+        let copy = set.clone();
+        assert_eq!(copy, set);
+        let mut m = TestMover::default();
+        assert_eq!(set.relocate(0, &mut m), None);
+        assert_eq!(m.moved, 4, "the list and each holder's block");
+        assert_eq!(set, copy);
+        // A walk stopped after two moves resumes at the second holder.
+        let mut m = TestMover {
+            budget: 2,
+            ..TestMover::default()
+        };
+        assert_eq!(set.relocate(0, &mut m), Some(1));
+        m.budget = usize::MAX;
+        assert_eq!(set.relocate(1, &mut m), None);
+        assert_eq!(set, copy);
+        assert_eq!(set.release(b"a", None, 0), Release::Freed);
+        let owners: Vec<&[u8]> = set.live(0).map(|h| h.owner).collect();
+        assert_eq!(owners, [&[b'w'; 300][..], b"c"]);
     }
 
     /// A tiny deterministic generator (xorshift) for the schedules below.
@@ -614,7 +840,7 @@ mod tests {
                 );
             }
             if let Some(s) = &self.set {
-                if let SetKind::Limit(n) = s.kind {
+                if let SetKind::Limit(n) = s.kind() {
                     assert!(s.live_count(now) <= n as usize, "over the limit");
                 }
             }
@@ -741,6 +967,6 @@ mod tests {
             served, 2,
             "the two shared waiters at the head, not the one behind w"
         );
-        assert!(set.holders.iter().all(|h| h.token > x.token));
+        assert!(set.holders().iter().all(|h| h.state().token > x.token));
     }
 }
