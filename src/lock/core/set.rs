@@ -4,6 +4,7 @@
 //! new requests and for waiters at the head of the queue alike. Times are Unix
 //! milliseconds passed in by the caller.
 
+use std::alloc::{alloc, handle_alloc_error, realloc, Layout};
 use std::fmt;
 use std::ptr::NonNull;
 
@@ -106,6 +107,17 @@ impl Holder {
         if !self.lock.set_holds(holds) {
             self.lock = ThinLock::new(self.lock.owner(), self.lock.token(), holds);
         }
+    }
+
+    /// Whether the lease runs at `now` under the key's expiry `bound`: its
+    /// own deadline and the key's expiry both lie ahead. (Inside MULTI or a
+    /// script the server judges the key by the time the transaction began,
+    /// so a key past its expiry can still be read: its holders are over all
+    /// the same.) A holder of a set has at least one hold (`validate`;
+    /// `release` removes it at zero), so this is `LockState::is_live` of
+    /// `state` without decoding the grant.
+    fn runs(&self, bound: i64, now: i64) -> bool {
+        now < bound && now < self.deadline_ms
     }
 
     /// Bytes of the grant's block (before the allocator rounds it).
@@ -302,34 +314,57 @@ impl LockSet {
         relocate::walk(self.holders_mut(), from, m, Holder::relocate)
     }
 
-    /// Whether `h`'s lease runs at `now`: its own deadline and the key's
-    /// expiry both lie ahead. (Inside MULTI or a script the server judges the
-    /// key by the time the transaction began, so a key past its expiry can
-    /// still be read: its holders are over all the same.)
-    fn runs(&self, h: &Holder, now: i64) -> bool {
-        now < self.expiry_bound && h.state().is_live(now)
+    /// Adds `holder` at the end, the list grown by exactly its place.
+    /// (The set has fewer than `u32::MAX` holders: checked by the caller.)
+    fn push(&mut self, holder: Holder) {
+        let len = self.len as usize;
+        let (Ok(old), Ok(grown)) = (
+            Layout::array::<Holder>(len),
+            Layout::array::<Holder>(len + 1),
+        ) else {
+            handle_alloc_error(Layout::new::<Holder>())
+        };
+        let raw = if len == 0 {
+            // SAFETY: the layout holds one holder (non-zero size).
+            unsafe { alloc(grown) }
+        } else {
+            // SAFETY: `list` is the live block of `len` holders this set owns,
+            // allocated with `old`, the layout of `[Holder; len]` (`put`, `push`);
+            // the new size is non-zero and fits `isize` (`Layout::array`).
+            unsafe { realloc(self.list.as_ptr().cast(), old, grown.size()) }
+        };
+        let Some(list) = NonNull::new(raw.cast::<Holder>()) else {
+            handle_alloc_error(grown)
+        };
+        // SAFETY: the block holds `len + 1` holders, the first `len` moved
+        // there by `realloc`; the last place is written once, here.
+        unsafe { list.as_ptr().add(len).write(holder) };
+        self.list = list;
+        self.len += 1;
     }
 
     /// Holders whose lease runs at `now`.
     pub fn live(&self, now: i64) -> impl Iterator<Item = LockState<&[u8]>> {
+        let bound = self.expiry_bound;
         self.holders()
             .iter()
-            .filter(move |h| self.runs(h, now))
+            .filter(move |h| h.runs(bound, now))
             .map(Holder::state)
     }
 
     /// How many holders' leases run at `now`.
     pub fn live_count(&self, now: i64) -> usize {
-        self.live(now).count()
+        let bound = self.expiry_bound;
+        self.holders().iter().filter(|h| h.runs(bound, now)).count()
     }
 
     /// Drops holders whose lease ended; true when one was dropped.
     pub fn prune(&mut self, now: i64) -> bool {
-        if self.holders().iter().all(|h| self.runs(h, now)) {
+        let bound = self.expiry_bound;
+        if self.holders().iter().all(|h| h.runs(bound, now)) {
             return false;
         }
-        let bound = self.expiry_bound;
-        self.change(|list| list.retain(|h| now < bound && h.state().is_live(now)));
+        self.change(|list| list.retain(|h| h.runs(bound, now)));
         true
     }
 
@@ -366,12 +401,9 @@ impl LockSet {
         }
         let token = fence.next_above(self.floor, now)?;
         self.floor = token;
-        // Room for this holder only: most sets have one or two holders, and
-        // a vector's first growth would make room for four.
-        self.change(|list| {
-            list.reserve_exact(1);
-            list.push(Holder::new(owner, token, 1, deadline));
-        });
+        // Room for this holder only (`push`): most sets have one or two
+        // holders, and a vector's first growth would make room for four.
+        self.push(Holder::new(owner, token, 1, deadline));
         Ok(token)
     }
 
