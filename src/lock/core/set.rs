@@ -143,7 +143,8 @@ pub struct LockSet {
     /// runs past it. Not stored: the key carries it.
     pub expiry_bound: i64,
     /// The first of `len` holders, oldest grant first (expired ones until
-    /// pruned), in a block of a `Box<[Holder]>` (dangling when empty).
+    /// pruned), in one block with the layout of `[Holder; len]`, the one a
+    /// `Box<[Holder]>` of them has (dangling when empty).
     list: NonNull<Holder>,
     /// How many holders.
     len: u32,
