@@ -279,22 +279,23 @@ fn acquire_in_set(
     now: i64,
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
+    let key_bytes = args.bytes(1);
     let db = host::selected_db(ctx);
     let lock = lock_of(key)?;
     if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.acquire", name);
-        look_again(ctx, key, db, args.bytes(1), now);
+        look_again(ctx, key, db, key_bytes, now);
         host::reply_integer(ctx, token);
         return Ok(());
     }
     if admit(lock_of(key)?.holding(), options.want, now) == Admit::OtherKind {
         return Err(WardenError::LockKindMismatch);
     }
-    if waiting::count(db, args.bytes(1)) > 0 {
+    if waiting::count(db, key_bytes) > 0 {
         if lock_of(key)?.holding().next_deadline(now).is_none() {
-            queued_kind_allows(db, args.bytes(1), options.want)?;
+            queued_kind_allows(db, key_bytes, options.want)?;
         }
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, key, name, db, now);
@@ -302,7 +303,7 @@ fn acquire_in_set(
     let lock = lock_of(key)?;
     let admitted = admit(lock.holding(), options.want, now);
     let look_at = lock.holding().next_deadline(now).unwrap_or(now);
-    if admitted != Admit::Now || waiting::count(db, args.bytes(1)) > 0 {
+    if admitted != Admit::Now || waiting::count(db, key_bytes) > 0 {
         if admitted == Admit::OtherKind {
             return Err(WardenError::LockKindMismatch);
         }
@@ -356,7 +357,7 @@ fn grant_to(
     let lock = lock_of(key)?;
     let floor = lock.holding().floor();
     let same_set = match &lock {
-        Lock::Set(set) => Some(set.kind.want()) == Some(want) && set.live_count(now) > 0,
+        Lock::Set(set) => Some(set.kind().want()) == Some(want) && set.live_count(now) > 0,
         _ => false,
     };
     let Some(kind) = want.set_kind() else {
@@ -584,7 +585,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     lock_of(&mut key)?;
     observe_token(set.floor);
     SetLocks::emit(&set, expiry, Sink::Replication(ctx), name);
-    if set.holders.is_empty() {
+    if set.holders().is_empty() {
         key.delete();
     } else {
         key.set_value(Box::new(set));
@@ -784,14 +785,14 @@ fn renew_grant(
             let holds = set
                 .holder_mut(owner, None, now)
                 .ok_or(WardenError::Internal)
-                .and_then(|h| add_hold(h.holds))?;
+                .and_then(|h| add_hold(h.state().holds))?;
             set.bound_deadlines();
             let holder = set
                 .holder_mut(owner, None, now)
                 .ok_or(WardenError::Internal)?;
-            holder.holds = holds;
+            holder.set_holds(holds);
             holder.deadline_ms = deadline;
-            let token = holder.token;
+            let token = holder.state().token;
             if let Some(last) = set.latest_deadline() {
                 key.set_abs_expire(last);
             }

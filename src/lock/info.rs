@@ -45,12 +45,12 @@ fn info_set(ctx: Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
         host::reply_null(ctx);
         return;
     };
-    let limit = match set.kind {
+    let limit = match set.kind() {
         SetKind::Shared => None,
         SetKind::Limit(n) => Some(i64::from(n)),
     };
     host::reply_map(ctx, 7 + usize::from(limit.is_some()));
-    reply_grant(ctx, last, pttl);
+    reply_grant(ctx, &last, pttl);
     host::reply_bulk(ctx, b"waiters");
     host::reply_integer(ctx, waiters as i64);
     host::reply_bulk(ctx, b"mode");
@@ -67,7 +67,7 @@ fn info_set(ctx: Ctx, set: &LockSet, waiters: usize, pttl: i64, now: i64) {
             bound => h.ttl_ms(now).min(bound),
         };
         host::reply_map(ctx, 4);
-        reply_grant(ctx, h, ttl);
+        reply_grant(ctx, &h, ttl);
     }
 }
 

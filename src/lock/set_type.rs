@@ -15,15 +15,12 @@
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
-use crate::common::compact_bytes::CompactBytes;
-
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::fence::observe_token;
 use crate::glue::host::{Io, RStr, Sink};
-use crate::lock::core::plain::LockState;
 use crate::lock::core::record;
-use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
+use crate::lock::core::set::{Holder, LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::load_state;
 use crate::lock::set_wire::SetLocks;
 
@@ -67,11 +64,17 @@ fn load_set_v1(rdb: Io) -> Result<LockSet, Error> {
     let floor = rdb.load_signed()?;
     let count = rdb.load_unsigned()?;
     check_count(count)?;
-    let mut set = LockSet::new(kind, floor);
+    let mut holders = Vec::new();
     for _ in 0..count {
-        set.holders.push(load_state(rdb)?);
+        let h = load_state(rdb)?;
+        holders.push(Holder::new(&h.owner, h.token, h.holds, h.deadline_ms));
     }
-    Ok(set)
+    holders_of(kind, floor, holders)
+}
+
+/// The set of `kind` and `floor` with `holders`, as loaded.
+fn holders_of(kind: SetKind, floor: i64, holders: Vec<Holder>) -> Result<LockSet, Error> {
+    LockSet::with_holders(kind, floor, holders).map_err(|_| Error::generic("too many holders"))
 }
 
 /// A set in the layout of encoding version 2 (`record`).
@@ -83,36 +86,32 @@ fn load_set_v2(rdb: Io) -> Result<LockSet, Error> {
     let floor = r.signed().ok_or_else(bad)?;
     let count = r.varint().ok_or_else(bad)?;
     check_count(count)?;
-    let mut set = LockSet::new(kind, floor);
+    let mut holders = Vec::new();
     for _ in 0..count {
         let (token, holds) = r.grant().ok_or_else(bad)?;
         let deadline_ms = r.signed().ok_or_else(bad)?;
         let len = usize::try_from(r.varint().ok_or_else(bad)?).map_err(|_| bad())?;
         let owner = r.bytes(len).ok_or_else(bad)?;
-        set.holders.push(LockState {
-            owner: CompactBytes::from(owner),
-            token,
-            holds,
-            deadline_ms,
-        });
+        holders.push(Holder::new(owner, token, holds, deadline_ms));
     }
     if !r.is_done() {
         return Err(bad());
     }
-    Ok(set)
+    holders_of(kind, floor, holders)
 }
 
 /// A set's version 2 payload.
 fn set_record(set: &LockSet) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + set.holders.len() * 24);
-    record::put_varint(&mut out, u64::from(limit_code(set.kind)));
+    let mut out = Vec::with_capacity(16 + set.holders().len() * 24);
+    record::put_varint(&mut out, u64::from(limit_code(set.kind())));
     record::put_varint(&mut out, set.floor as u64);
-    record::put_varint(&mut out, set.holders.len() as u64);
-    for h in &set.holders {
+    record::put_varint(&mut out, set.holders().len() as u64);
+    for h in set.holders() {
+        let h = h.state();
         record::put_grant(&mut out, h.token, h.holds);
         record::put_varint(&mut out, h.deadline_ms as u64);
         record::put_varint(&mut out, h.owner.len() as u64);
-        out.extend_from_slice(&h.owner);
+        out.extend_from_slice(h.owner);
     }
     out
 }
@@ -139,8 +138,7 @@ impl StoredValue for LockSet {
         } else {
             load_set_v2(rdb)
         };
-        let mut set = set.ok().filter(|s| s.validate().is_ok())?;
-        set.holders.shrink_to_fit();
+        let set = set.ok().filter(|s| s.validate().is_ok())?;
         observe_token(set.floor);
         Some(set)
     }
@@ -154,21 +152,19 @@ impl StoredValue for LockSet {
         SetLocks::emit(self, None, aof, key);
     }
 
+    /// The set's struct, its list of holders and each holder's block.
     fn mem_usage(&self) -> usize {
         std::mem::size_of::<LockSet>()
-            + self.holders.capacity() * std::mem::size_of::<LockState>()
-            + self
-                .holders
-                .iter()
-                .map(|h| h.owner.heap_bytes())
-                .sum::<usize>()
+            + std::mem::size_of_val(self.holders())
+            + self.holders().iter().map(Holder::heap_bytes).sum::<usize>()
     }
 
     fn digest(&self, md: &mut Digest) {
-        md.add_int(i64::from(limit_code(self.kind)));
+        md.add_int(i64::from(limit_code(self.kind())));
         md.add_int(self.floor);
-        for h in &self.holders {
-            md.add_bytes(&h.owner);
+        for h in self.holders() {
+            let h = h.state();
+            md.add_bytes(h.owner);
             md.add_int(h.token);
             md.add_int(h.holds);
             md.add_int(h.deadline_ms);
@@ -179,7 +175,8 @@ impl StoredValue for LockSet {
         self.relocate(cursor as usize, m).map(|next| next as u64)
     }
 
+    /// One allocation each: the set, its list and each holder's block.
     fn free_effort(&self) -> usize {
-        1 + self.holders.len()
+        2 + self.holders().len()
     }
 }

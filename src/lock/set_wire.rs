@@ -8,12 +8,10 @@
 
 use std::ffi::CStr;
 
-use crate::common::compact_bytes::CompactBytes;
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_fields, FieldText};
 use crate::glue::host::{emit, RStr, Sink};
-use crate::lock::core::plain::LockState;
-use crate::lock::core::set::{LockSet, SetKind, MAX_LIMIT};
+use crate::lock::core::set::{Holder, LockSet, SetKind, MAX_LIMIT};
 
 /// The command's name.
 pub const SET_LOCKS: &CStr = c"DLOCK._SETS";
@@ -29,7 +27,7 @@ fn bad() -> WardenError {
 impl SetLocks {
     /// The `limit:floor:expiry` argument.
     pub fn header(set: &LockSet, expiry: Option<i64>) -> FieldText {
-        let limit = match set.kind {
+        let limit = match set.kind() {
             SetKind::Shared => 0,
             SetKind::Limit(n) => i64::from(n),
         };
@@ -38,11 +36,12 @@ impl SetLocks {
 
     /// The holders argument.
     pub fn holders(set: &LockSet) -> Vec<u8> {
-        let mut out = Vec::with_capacity(set.holders.len() * 48);
-        for h in &set.holders {
+        let mut out = Vec::with_capacity(set.holders().len() * 48);
+        for h in set.holders() {
+            let h = h.state();
             out.extend_from_slice(h.owner.len().to_string().as_bytes());
             out.push(b':');
-            out.extend_from_slice(&h.owner);
+            out.extend_from_slice(h.owner);
             let state = FieldText::new(&[h.token.into(), h.holds.into(), h.deadline_ms.into()]);
             out.extend_from_slice(state.as_bytes());
             out.push(b';');
@@ -64,7 +63,8 @@ impl SetLocks {
             n if n > 0 && n <= i128::from(MAX_LIMIT) => SetKind::Limit(n as u32),
             _ => return Err(bad()),
         };
-        let mut set = LockSet::new(kind, i64::try_from(floor).map_err(|_| bad())?);
+        let floor = i64::try_from(floor).map_err(|_| bad())?;
+        let mut list = Vec::new();
         let mut rest = holders;
         while !rest.is_empty() {
             let colon = rest.iter().position(|&b| b == b':').ok_or_else(bad)?;
@@ -78,16 +78,16 @@ impl SetLocks {
             let tail = &body[len..];
             let end = tail.iter().position(|&b| b == b';').ok_or_else(bad)?;
             let [token, holds, deadline] = parse_fields::<3>(&tail[..end]).ok_or_else(bad)?;
-            set.holders.push(LockState {
-                owner: CompactBytes::from(owner),
-                token: i64::try_from(token).map_err(|_| bad())?,
-                holds: i64::try_from(holds).map_err(|_| bad())?,
-                deadline_ms: i64::try_from(deadline).map_err(|_| bad())?,
-            });
+            list.push(Holder::new(
+                owner,
+                i64::try_from(token).map_err(|_| bad())?,
+                i64::try_from(holds).map_err(|_| bad())?,
+                i64::try_from(deadline).map_err(|_| bad())?,
+            ));
             rest = &tail[end + 1..];
         }
+        let set = LockSet::with_holders(kind, floor, list)?;
         set.validate()?;
-        set.holders.shrink_to_fit();
         Ok((set, expiry))
     }
 
@@ -121,7 +121,9 @@ mod tests {
             set.grant(owner, 1_796_000_000_000, 1_000, &mut fence)
                 .unwrap();
         }
-        set.holders[1].holds = 4;
+        set.holder_mut(b"b:c;1:2", None, 1_000)
+            .unwrap()
+            .set_holds(4);
         set
     }
 
@@ -131,10 +133,8 @@ mod tests {
         let header = SetLocks::header(&set, Some(1_796_000_000_123));
         let parsed = SetLocks::parse(header.as_bytes(), &SetLocks::holders(&set)).unwrap();
         assert_eq!(parsed, (set.clone(), Some(1_796_000_000_123)));
-        let shared = LockSet {
-            kind: SetKind::Shared,
-            ..set
-        };
+        let shared =
+            LockSet::with_holders(SetKind::Shared, set.floor, set.holders().to_vec()).unwrap();
         let header = SetLocks::header(&shared, None);
         assert_eq!(
             header.as_bytes().split(|&b| b == b':').next(),

@@ -58,6 +58,8 @@ HOLD_LOCKS='for i in $(seq 0 999); do printf "DLOCK.ACQUIRE lock:%012d owner 600
 HOLD_ENTRIES='for i in $(seq 0 999); do printf "CACHE.SET lock:%012d value-0123456789abcdef012345678 600000\n" $i; done | redis-cli -p $PORT >/dev/null'
 FILTER='redis-cli -p $PORT BF.RESERVEX bf 0.01 1000000 >/dev/null'
 GUARD_LOCK='redis-cli -p $PORT DLOCK.ACQUIRE g owner 600000'
+HOLD_SHARED='for i in $(seq 0 999); do printf "DLOCK.ACQUIRE lock:%012d owner 600000 SHARED\n" $i; done | redis-cli -p $PORT >/dev/null'
+HOLD_LIMIT='for i in $(seq 0 999); do printf "DLOCK.ACQUIRE lock:%012d owner 600000 LIMIT 3\n" $i; done | redis-cli -p $PORT >/dev/null'
 FRESH=100000000
 
 printf '| call |'
@@ -85,6 +87,13 @@ row "DLOCK.ACQUIRE WAIT 1, held (blocks, times out)" 1000 "$HOLD_LOCKS" DLOCK.AC
 row "DLOCK.EXTEND" 1000 "$HOLD_LOCKS" DLOCK.EXTEND lock:__rand_int__ owner 600000
 row "DLOCK.RELEASE, not the holder" 1000 "$HOLD_LOCKS" DLOCK.RELEASE lock:__rand_int__ other
 row "DLOCK.INFO" 1000 "$HOLD_LOCKS" DLOCK.INFO lock:__rand_int__
+row "DLOCK.ACQUIRE SHARED" $FRESH "" DLOCK.ACQUIRE lock:__rand_int__ owner 30000 SHARED
+row "DLOCK.ACQUIRE LIMIT 3" $FRESH "" DLOCK.ACQUIRE lock:__rand_int__ owner 30000 LIMIT 3
+row "DLOCK.ACQUIRE SHARED, held (joins, then renews)" 1000 "$HOLD_SHARED" DLOCK.ACQUIRE lock:__rand_int__ other 30000 SHARED
+row "DLOCK.ACQUIRE LIMIT 3, held (joins, then renews)" 1000 "$HOLD_LIMIT" DLOCK.ACQUIRE lock:__rand_int__ other 30000 LIMIT 3
+row "DLOCK.EXTEND, SHARED" 1000 "$HOLD_SHARED" DLOCK.EXTEND lock:__rand_int__ owner 600000
+row "DLOCK.RELEASE, SHARED, not the holder" 1000 "$HOLD_SHARED" DLOCK.RELEASE lock:__rand_int__ other
+row "DLOCK.INFO, SHARED" 1000 "$HOLD_SHARED" DLOCK.INFO lock:__rand_int__
 row "DLOCK.GUARD INCR" 1 "$GUARD_LOCK" DLOCK.GUARD g owner '$TOKEN' INCR counter
 row "BF.ADDX" $FRESH "$FILTER" BF.ADDX bf item:__rand_int__
 row "BF.EXISTSX" $FRESH "$FILTER" BF.EXISTSX bf item:__rand_int__

@@ -62,7 +62,7 @@ pub fn holds_as(holding: Holding, owner: &[u8], want: Want, now: i64) -> bool {
         Holding::Free => false,
         Holding::Exclusive(state) => want == Want::Exclusive && state.is_held_by(owner, None, now),
         Holding::Set(set) => {
-            set.kind.want() == want && set.live(now).any(|h| h.is_held_by(owner, None, now))
+            set.kind().want() == want && set.live(now).any(|h| h.is_held_by(owner, None, now))
         }
     }
 }

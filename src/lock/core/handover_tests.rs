@@ -44,7 +44,7 @@ impl Key {
         match self {
             Key::Empty => Vec::new(),
             Key::One(s) => [s.clone()].into_iter().filter(|s| s.is_live(now)).collect(),
-            Key::Set(set) => set.live(now).cloned().collect(),
+            Key::Set(set) => set.live(now).map(|h| h.owned()).collect(),
         }
     }
 
@@ -56,7 +56,7 @@ impl Key {
         let deadline = now + w.ttl;
         let floor = self.floor();
         let same_set = match self {
-            Key::Set(set) => set.kind.want() == w.want && set.live_count(now) > 0,
+            Key::Set(set) => set.kind().want() == w.want && set.live_count(now) > 0,
             _ => false,
         };
         if let (true, Key::Set(set)) = (same_set, &mut *self) {
@@ -92,17 +92,22 @@ impl Key {
     /// its lease renewed and, with `REENTRANT`, one more hold.
     fn renew(&mut self, w: &Waiter, now: i64) -> i64 {
         let deadline = now + w.ttl;
-        let holder = match self {
-            Key::One(s) => s,
+        match self {
+            Key::One(s) => {
+                s.holds += i64::from(w.reentrant);
+                s.deadline_ms = deadline;
+                s.token
+            }
             Key::Set(set) => {
                 set.bound_deadlines();
-                set.holder_mut(&w.owner, None, now).expect("a holder")
+                let holder = set.holder_mut(&w.owner, None, now).expect("a holder");
+                let (token, holds) = (holder.state().token, holder.state().holds);
+                holder.set_holds(holds + i64::from(w.reentrant));
+                holder.deadline_ms = deadline;
+                token
             }
             Key::Empty => panic!("a repeat on an empty key"),
-        };
-        holder.holds += i64::from(w.reentrant);
-        holder.deadline_ms = deadline;
-        holder.token
+        }
     }
 }
 
@@ -228,7 +233,14 @@ fn release_all(key: &mut Key, now: i64) {
             let owner = s.owner.to_vec();
             assert_eq!(s.release(&owner, None, now), plain::Release::Freed);
         }
-        Key::Set(set) => set.holders.clear(),
+        Key::Set(set) => {
+            let owners: Vec<Vec<u8>> = set.live(now).map(|h| h.owner.to_vec()).collect();
+            for owner in owners {
+                while set.release(&owner, None, now) == plain::Release::StillHeld {}
+            }
+            set.prune(now);
+            assert!(set.holders().is_empty());
+        }
         Key::Empty => {}
     }
 }
@@ -311,7 +323,10 @@ fn consecutive_shared_waiters_go_together_up_to_the_first_exclusive() {
         panic!("a shared set: {key:?}");
     };
     assert_eq!(set.live_count(now), 3);
-    assert!(set.holders.iter().all(|h| h.token > old), "above the floor");
+    assert!(
+        set.holders().iter().all(|h| h.state().token > old),
+        "above the floor"
+    );
     assert_eq!(queue.len(), 2, "w2 stops the queue; r4 stays behind it");
     assert!(matches!(queue.front(), Some(Queued::Lock(w)) if w.owner == b"w2"));
 }
@@ -364,7 +379,7 @@ fn a_repeat_renews_its_grant_instead_of_taking_a_second_place() {
     let Key::Set(set) = &key else { panic!() };
     assert_eq!(set.live_count(now), 2, "still one place each");
     assert_eq!(
-        (set.holders[0].holds, set.holders[0].deadline_ms),
+        (set.holders()[0].state().holds, set.holders()[0].deadline_ms),
         (2, 2_000)
     );
     assert_eq!(queue.len(), 1, "c waits");
@@ -408,7 +423,7 @@ fn an_ended_lease_frees_its_place_at_now() {
         "a's place, free from its deadline on"
     );
     let Key::Set(set) = &key else { panic!() };
-    let owners: Vec<&[u8]> = set.holders.iter().map(|h| &*h.owner).collect();
+    let owners: Vec<&[u8]> = set.holders().iter().map(|h| h.state().owner).collect();
     assert_eq!(owners, [b"b", b"c"], "a's ended lease is pruned");
     // A plain lock's ended lease: the waiter gets a new, larger token.
     let mut key = Key::One(plain::grant(b"x", 100, 0, 0, &mut fence).unwrap().owned());
@@ -650,7 +665,7 @@ fn random_queues_keep_exclusion_and_limits() {
         match &key {
             Key::Set(set) => {
                 assert_eq!(set.validate(), Ok(()), "{context}");
-                if let SetKind::Limit(n) = set.kind {
+                if let SetKind::Limit(n) = set.kind() {
                     assert!(set.live_count(now) <= n as usize, "{context}");
                 }
             }

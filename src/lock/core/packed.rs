@@ -14,8 +14,10 @@
 
 use std::alloc::{alloc, handle_alloc_error, Layout};
 use std::fmt;
+use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
+use crate::common::relocate::Mover;
 use crate::lock::core::plain::LockState;
 
 /// The word's flag for the wide form.
@@ -209,6 +211,78 @@ impl fmt::Debug for PackedLock {
     }
 }
 
+/// A `PackedLock` owned through a thin pointer: 8 bytes where a
+/// `Box<PackedLock>` takes 16 (the block's header word gives its length).
+/// Each holder of a lock set keeps its grant in one.
+pub struct ThinLock(NonNull<u8>);
+
+impl ThinLock {
+    /// A block holding `owner`, `token` and `holds` (see `PackedLock::new`).
+    pub fn new(owner: &[u8], token: i64, holds: i64) -> ThinLock {
+        ThinLock::from(PackedLock::new(owner, token, holds))
+    }
+
+    /// Offers the block to `m` (active defragmentation).
+    pub fn relocate(&mut self, m: &mut dyn Mover) {
+        let layout = Layout::for_value::<PackedLock>(self);
+        if let Some(new) = m.relocate(self.0, layout) {
+            // `Mover` guarantees the block's bytes were copied there.
+            self.0 = new;
+        }
+    }
+}
+
+impl From<Box<PackedLock>> for ThinLock {
+    fn from(lock: Box<PackedLock>) -> ThinLock {
+        ThinLock(NonNull::from(Box::leak(lock)).cast())
+    }
+}
+
+impl Deref for ThinLock {
+    type Target = PackedLock;
+    fn deref(&self) -> &PackedLock {
+        // SAFETY: `self.0` is the start of the live block of a boxed
+        // `PackedLock` made by `new` (`From<Box<PackedLock>>`), owned by
+        // this `ThinLock` alone and borrowed here with `&self`.
+        unsafe { PackedLock::from_raw(self.0).as_ref() }
+    }
+}
+
+impl DerefMut for ThinLock {
+    fn deref_mut(&mut self) -> &mut PackedLock {
+        // SAFETY: as in `deref`, borrowed uniquely with `&mut self`.
+        unsafe { PackedLock::from_raw(self.0).as_mut() }
+    }
+}
+
+impl Drop for ThinLock {
+    fn drop(&mut self) {
+        // SAFETY: the block of a boxed `PackedLock` made by `new` that this
+        // `ThinLock` owns; the box is taken back once and dropped.
+        drop(unsafe { Box::from_raw(PackedLock::from_raw(self.0).as_ptr()) });
+    }
+}
+
+impl Clone for ThinLock {
+    fn clone(&self) -> ThinLock {
+        ThinLock::from(self.boxed_copy())
+    }
+}
+
+impl PartialEq for ThinLock {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for ThinLock {}
+
+impl fmt::Debug for ThinLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,5 +357,28 @@ mod tests {
         let mut wide = PackedLock::new(b"owner", 42, 8);
         assert!(wide.set_holds(1));
         assert_eq!((wide.holds(), wide.token()), (1, 42));
+    }
+
+    #[test]
+    fn a_thin_lock_owns_its_block_through_8_bytes() {
+        use crate::common::relocate::tests::TestMover;
+        assert_eq!(std::mem::size_of::<ThinLock>(), 8);
+        for (owner, token, holds) in [(&b"owner"[..], 42, 1), (&[b'w'; 200][..], 1 << 60, 9)] {
+            let mut lock = ThinLock::new(owner, token, holds);
+            let copy = lock.clone();
+            assert!(lock.set_holds(2));
+            assert_eq!(
+                (lock.owner(), lock.token(), lock.holds()),
+                (owner, token, 2)
+            );
+            assert_eq!(copy.holds(), holds, "a clone has its own block");
+            let mut m = TestMover::default();
+            lock.relocate(&mut m);
+            assert_eq!(m.moved, 1);
+            assert_eq!(
+                (lock.owner(), lock.token(), lock.holds()),
+                (owner, token, 2)
+            );
+        }
     }
 }

@@ -4,11 +4,15 @@
 //! new requests and for waiters at the head of the queue alike. Times are Unix
 //! milliseconds passed in by the caller.
 
-use crate::common::compact_bytes::CompactBytes;
+use std::alloc::{alloc, handle_alloc_error, realloc, Layout};
+use std::fmt;
+use std::ptr::NonNull;
+
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
+use crate::lock::core::packed::ThinLock;
 use crate::lock::core::plain::{LockState, Release, NO_DEADLINE};
 
 /// Largest `n` of `LIMIT n`.
@@ -73,20 +77,79 @@ impl Want {
     }
 }
 
-/// The holders of a key with several of them. `floor` is the largest token
-/// granted on the key while it existed, so that a new grant's token exceeds
-/// those of holders that already left.
+/// One holder of a set: its lease end and its grant (owner, token, holds) in
+/// a `PackedLock` block of its own, 16 bytes in the set's list.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Absolute lease end in ms (`NO_DEADLINE`: none).
+    pub deadline_ms: i64,
+    /// The grant.
+    lock: ThinLock,
+}
+
+impl Holder {
+    /// A holder `owner` with the grant of `token`, `holds` holds, until `deadline_ms`.
+    pub fn new(owner: &[u8], token: i64, holds: i64, deadline_ms: i64) -> Holder {
+        Holder {
+            deadline_ms,
+            lock: ThinLock::new(owner, token, holds),
+        }
+    }
+
+    /// The holder as the state machine sees it.
+    pub fn state(&self) -> LockState<&[u8]> {
+        self.lock.state(self.deadline_ms)
+    }
+
+    /// Sets the hold count: in the grant's block, or in a new one when the
+    /// block cannot hold it.
+    pub fn set_holds(&mut self, holds: i64) {
+        if !self.lock.set_holds(holds) {
+            self.lock = ThinLock::new(self.lock.owner(), self.lock.token(), holds);
+        }
+    }
+
+    /// Whether the lease runs at `now` under the key's expiry `bound`: its
+    /// own deadline and the key's expiry both lie ahead. (Inside MULTI or a
+    /// script the server judges the key by the time the transaction began,
+    /// so a key past its expiry can still be read: its holders are over all
+    /// the same.) A holder of a set has at least one hold (`validate`;
+    /// `release` removes it at zero), so this is `LockState::is_live` of
+    /// `state` without decoding the grant.
+    fn runs(&self, bound: i64, now: i64) -> bool {
+        now < bound && now < self.deadline_ms
+    }
+
+    /// Bytes of the grant's block (before the allocator rounds it).
+    pub fn heap_bytes(&self) -> usize {
+        self.lock.heap_bytes()
+    }
+
+    /// Offers the grant's block to `m` (active defragmentation).
+    fn relocate(&mut self, m: &mut dyn Mover) {
+        self.lock.relocate(m);
+    }
+}
+
+/// The holders of a key with several of them, in 32 bytes: the holders are
+/// one list of exactly their number (no spare room: most sets have one or
+/// two), found through a thin pointer, its length and the kind beside it.
+/// `floor` is the largest token granted on the key while it existed, so
+/// that a new grant's token exceeds those of holders that already left.
 pub struct LockSet {
-    /// Shared or a semaphore of n.
-    pub kind: SetKind,
-    /// The holders, oldest grant first (expired ones until pruned).
-    pub holders: Vec<LockState>,
     /// The largest token ever granted on this key.
     pub floor: i64,
     /// The key's expiry as last read (`NO_DEADLINE` without one): no lease
     /// runs past it. Not stored: the key carries it.
     pub expiry_bound: i64,
+    /// The first of `len` holders, oldest grant first (expired ones until
+    /// pruned), in one block with the layout of `[Holder; len]`, the one a
+    /// `Box<[Holder]>` of them has (dangling when empty).
+    list: NonNull<Holder>,
+    /// How many holders.
+    len: u32,
+    /// The kind: 0 for shared holders, n for a semaphore of n.
+    limit: u32,
 }
 
 /// What a key holds, as the rule for grants sees it.
@@ -143,7 +206,7 @@ pub fn admit(holding: Holding, want: Want, now: i64) -> Admit {
         (Holding::Exclusive(_), Want::Limit(_)) => Admit::OtherKind,
         (Holding::Exclusive(_), _) => Admit::Later,
         (Holding::Set(set), _) if set.live_count(now) == 0 => Admit::Now,
-        (Holding::Set(set), want) => match (set.kind, want) {
+        (Holding::Set(set), want) => match (set.kind(), want) {
             (SetKind::Shared, Want::Shared) => Admit::Now,
             (SetKind::Shared, Want::Exclusive) => Admit::Later,
             (SetKind::Limit(n), Want::Limit(m)) if n == m => {
@@ -159,49 +222,151 @@ pub fn admit(holding: Holding, want: Want, now: i64) -> Admit {
 }
 
 impl LockSet {
-    /// Offers the holder table to `m`, then each holder's owner from holder
+    /// An empty set of `kind` whose next grant's token exceeds `floor`.
+    /// (`SetKind::Limit(0)` is no kind: it would read back as shared; the
+    /// parsers never make one.)
+    pub fn new(kind: SetKind, floor: i64) -> LockSet {
+        LockSet {
+            floor,
+            expiry_bound: NO_DEADLINE,
+            list: NonNull::dangling(),
+            len: 0,
+            limit: match kind {
+                SetKind::Shared => 0,
+                SetKind::Limit(n) => n,
+            },
+        }
+    }
+
+    /// A set of `kind` holding `holders` (read from storage or the wire: the
+    /// caller validates it), its list made exactly their size.
+    pub fn with_holders(
+        kind: SetKind,
+        floor: i64,
+        holders: Vec<Holder>,
+    ) -> Result<LockSet, WardenError> {
+        if u32::try_from(holders.len()).is_err() {
+            return Err(WardenError::InvalidState("too many holders"));
+        }
+        let mut set = LockSet::new(kind, floor);
+        set.put(holders.into_boxed_slice());
+        Ok(set)
+    }
+
+    /// Shared or a semaphore of n.
+    pub fn kind(&self) -> SetKind {
+        match self.limit {
+            0 => SetKind::Shared,
+            n => SetKind::Limit(n),
+        }
+    }
+
+    /// The holders, oldest grant first (expired ones until pruned).
+    pub fn holders(&self) -> &[Holder] {
+        // SAFETY: `list` and `len` describe the live block of a
+        // `Box<[Holder]>` this set owns (`put`), or dangle with 0 items.
+        unsafe { std::slice::from_raw_parts(self.list.as_ptr(), self.len as usize) }
+    }
+
+    /// The holders, to change in place.
+    fn holders_mut(&mut self) -> &mut [Holder] {
+        // SAFETY: as in `holders`, borrowed uniquely with `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(self.list.as_ptr(), self.len as usize) }
+    }
+
+    /// Takes the holders' list out (the set is left without holders).
+    fn take(&mut self) -> Box<[Holder]> {
+        let list = std::mem::replace(&mut self.list, NonNull::dangling());
+        let len = std::mem::take(&mut self.len) as usize;
+        let items = std::ptr::slice_from_raw_parts_mut(list.as_ptr(), len);
+        // SAFETY: `list` and `len` were the block of a `Box<[Holder]>` this
+        // set owned (`put`), or dangling with 0 items (an empty box's own
+        // pointer); the set no longer refers to it, so it has one owner.
+        unsafe { Box::from_raw(items) }
+    }
+
+    /// Makes `list` the holders' list; the set has none (`take`, `new`).
+    /// `list` has at most `u32::MAX` items (checked by the callers).
+    fn put(&mut self, list: Box<[Holder]>) {
+        debug_assert_eq!(self.len, 0, "a list is put only in place of none");
+        self.len = list.len() as u32;
+        // SAFETY: a box's pointer is never null.
+        self.list = unsafe { NonNull::new_unchecked(Box::into_raw(list).cast::<Holder>()) };
+    }
+
+    /// Changes the holders' list through `change` on a `Vec` of them, then
+    /// makes it exactly their size again.
+    fn change(&mut self, change: impl FnOnce(&mut Vec<Holder>)) {
+        let mut list = Vec::from(self.take());
+        change(&mut list);
+        // Never more than `u32::MAX` holders: `grant` refuses a holder past
+        // it, and the other changes remove holders.
+        self.put(list.into_boxed_slice());
+    }
+
+    /// Offers the holders' list to `m`, then each holder's grant from holder
     /// `from` on: `Some(holder)` to resume at when `m` asked to stop.
     pub fn relocate(&mut self, from: usize, m: &mut dyn Mover) -> Option<usize> {
         if from == 0 {
-            relocate::vec(&mut self.holders, m);
+            let mut list = self.take();
+            relocate::boxed_slice(&mut list, m);
+            self.put(list);
         }
-        relocate::walk(&mut self.holders, from, m, LockState::relocate)
+        relocate::walk(self.holders_mut(), from, m, Holder::relocate)
     }
 
-    /// An empty set of `kind` whose next grant's token exceeds `floor`.
-    pub fn new(kind: SetKind, floor: i64) -> LockSet {
-        LockSet {
-            kind,
-            holders: Vec::new(),
-            floor,
-            expiry_bound: NO_DEADLINE,
-        }
-    }
-
-    /// Whether `h`'s lease runs at `now`: its own deadline and the key's
-    /// expiry both lie ahead. (Inside MULTI or a script the server judges the
-    /// key by the time the transaction began, so a key past its expiry can
-    /// still be read: its holders are over all the same.)
-    fn runs(&self, h: &LockState, now: i64) -> bool {
-        now < self.expiry_bound && h.is_live(now)
+    /// Adds `holder` at the end, the list grown by exactly its place.
+    /// (The set has fewer than `u32::MAX` holders: checked by the caller.)
+    fn push(&mut self, holder: Holder) {
+        let len = self.len as usize;
+        let (Ok(old), Ok(grown)) = (
+            Layout::array::<Holder>(len),
+            Layout::array::<Holder>(len + 1),
+        ) else {
+            handle_alloc_error(Layout::new::<Holder>())
+        };
+        let raw = if len == 0 {
+            // SAFETY: the layout holds one holder (non-zero size).
+            unsafe { alloc(grown) }
+        } else {
+            // SAFETY: `list` is the live block of `len` holders this set owns,
+            // allocated with `old`, the layout of `[Holder; len]` (`put`, `push`);
+            // the new size is non-zero and fits `isize` (`Layout::array`).
+            unsafe { realloc(self.list.as_ptr().cast(), old, grown.size()) }
+        };
+        let Some(list) = NonNull::new(raw.cast::<Holder>()) else {
+            handle_alloc_error(grown)
+        };
+        // SAFETY: the block holds `len + 1` holders, the first `len` moved
+        // there by `realloc`; the last place is written once, here.
+        unsafe { list.as_ptr().add(len).write(holder) };
+        self.list = list;
+        self.len += 1;
     }
 
     /// Holders whose lease runs at `now`.
-    pub fn live(&self, now: i64) -> impl Iterator<Item = &LockState> {
-        self.holders.iter().filter(move |h| self.runs(h, now))
+    pub fn live(&self, now: i64) -> impl Iterator<Item = LockState<&[u8]>> {
+        let bound = self.expiry_bound;
+        self.holders()
+            .iter()
+            .filter(move |h| h.runs(bound, now))
+            .map(Holder::state)
     }
 
     /// How many holders' leases run at `now`.
     pub fn live_count(&self, now: i64) -> usize {
-        self.live(now).count()
+        let bound = self.expiry_bound;
+        self.holders().iter().filter(|h| h.runs(bound, now)).count()
     }
 
     /// Drops holders whose lease ended; true when one was dropped.
     pub fn prune(&mut self, now: i64) -> bool {
-        let before = self.holders.len();
         let bound = self.expiry_bound;
-        self.holders.retain(|h| now < bound && h.is_live(now));
-        self.holders.len() != before
+        if self.holders().iter().all(|h| h.runs(bound, now)) {
+            return false;
+        }
+        self.change(|list| list.retain(|h| h.runs(bound, now)));
+        true
     }
 
     /// The live holder `owner` (by the grant of `token`, when given).
@@ -210,10 +375,10 @@ impl LockSet {
         owner: &[u8],
         token: Option<i64>,
         now: i64,
-    ) -> Option<&mut LockState> {
-        self.holders
+    ) -> Option<&mut Holder> {
+        self.holders_mut()
             .iter_mut()
-            .find(|h| h.is_held_by(owner, token, now))
+            .find(|h| h.state().is_held_by(owner, token, now))
     }
 
     /// A new holder `owner` until `deadline`, with a token above every token
@@ -230,19 +395,16 @@ impl LockSet {
             // A holder asked again (a second waiter of the same owner): one
             // grant per owner, renewed.
             holder.deadline_ms = deadline;
-            return Ok(holder.token);
+            return Ok(holder.state().token);
+        }
+        if self.len == u32::MAX {
+            return Err(WardenError::HoldsOverflow);
         }
         let token = fence.next_above(self.floor, now)?;
         self.floor = token;
-        // Room for this holder only: most sets have one or two holders, and
-        // a vector's first growth would make room for four.
-        self.holders.reserve_exact(1);
-        self.holders.push(LockState {
-            owner: CompactBytes::from(owner),
-            token,
-            holds: 1,
-            deadline_ms: deadline,
-        });
+        // Room for this holder only (`push`): most sets have one or two
+        // holders, and a vector's first growth would make room for four.
+        self.push(Holder::new(owner, token, 1, deadline));
         Ok(token)
     }
 
@@ -250,15 +412,23 @@ impl LockSet {
     /// zero holds the holder leaves (`Freed`), the others stay.
     pub fn release(&mut self, owner: &[u8], token: Option<i64>, now: i64) -> Release {
         let Some(at) = self
-            .holders
+            .holders()
             .iter()
-            .position(|h| h.is_held_by(owner, token, now))
+            .position(|h| h.state().is_held_by(owner, token, now))
         else {
             return Release::NotHeld;
         };
-        let outcome = self.holders[at].release(owner, token, now);
-        if outcome == Release::Freed {
-            self.holders.remove(at);
+        let mut state = self.holders()[at].state();
+        let outcome = state.release(owner, token, now);
+        match outcome {
+            Release::Freed => self.change(|list| {
+                list.remove(at);
+            }),
+            Release::StillHeld => {
+                let holds = state.holds;
+                self.holders_mut()[at].set_holds(holds);
+            }
+            Release::NotHeld => {}
         }
         outcome
     }
@@ -271,7 +441,7 @@ impl LockSet {
     /// The latest lease end of any holder, live or not (what the key's expiry
     /// is set to when the set is stored).
     pub fn latest_deadline(&self) -> Option<i64> {
-        self.holders.iter().map(|h| h.deadline_ms).max()
+        self.holders().iter().map(|h| h.deadline_ms).max()
     }
 
     /// The earliest lease end among live holders (when a place may free up),
@@ -287,30 +457,33 @@ impl LockSet {
     /// TTL change (`PEXPIRE` to an earlier time) bounds all holders, and the
     /// next change keeps that bound instead of reviving their old leases.
     pub fn bound_deadlines(&mut self) {
-        for h in &mut self.holders {
-            h.deadline_ms = h.deadline_ms.min(self.expiry_bound);
+        let bound = self.expiry_bound;
+        for h in self.holders_mut() {
+            h.deadline_ms = h.deadline_ms.min(bound);
         }
     }
 
     /// Checks a set read from storage or a replication stream.
     pub fn validate(&self) -> Result<(), WardenError> {
-        if let SetKind::Limit(n) = self.kind {
-            if n == 0 || i64::from(n) > MAX_LIMIT {
+        if let SetKind::Limit(n) = self.kind() {
+            if i64::from(n) > MAX_LIMIT {
                 return Err(WardenError::InvalidState("limit out of range"));
             }
-            if self.holders.len() > n as usize {
+            if self.holders().len() > n as usize {
                 return Err(WardenError::InvalidState("more holders than the limit"));
             }
         }
         if self.floor <= 0 || self.floor > MAX_TOKEN {
             return Err(WardenError::InvalidState("token out of range"));
         }
-        for (i, h) in self.holders.iter().enumerate() {
+        let holders = self.holders();
+        for (i, h) in holders.iter().enumerate() {
+            let h = h.state();
             h.validate()?;
             if h.token > self.floor {
                 return Err(WardenError::InvalidState("token above the key's floor"));
             }
-            if self.holders[..i].iter().any(|o| o.owner == h.owner) {
+            if holders[..i].iter().any(|o| o.lock.owner() == h.owner) {
                 return Err(WardenError::InvalidState("owner holds twice"));
             }
         }
@@ -318,429 +491,45 @@ impl LockSet {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::VecDeque;
-
-    #[test]
-    fn shared_holders_share_and_exclude_the_exclusive() {
-        let mut fence = FenceClock::default();
-        let mut set = LockSet::new(SetKind::Shared, 1);
-        let now = 1_000;
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Exclusive, now),
-            Admit::Now,
-            "empty"
-        );
-        let a = set.grant(b"a", 2_000, now, &mut fence).unwrap();
-        let b = set.grant(b"b", 1_500, now, &mut fence).unwrap();
-        assert!(b > a, "each grant its own, larger token");
-        assert_eq!(admit(Holding::Set(&set), Want::Shared, now), Admit::Now);
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Exclusive, now),
-            Admit::Later
-        );
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Limit(3), now),
-            Admit::OtherKind
-        );
-        assert_eq!(set.next_deadline(now), Some(1_500));
-        assert_eq!(set.last_deadline(now), Some(2_000));
-        // b's lease ends; a still holds; then a releases: free.
-        assert_eq!(set.live_count(1_600), 1);
-        assert_eq!(
-            set.release(b"b", None, 1_600),
-            Release::NotHeld,
-            "b's lease ended"
-        );
-        assert_eq!(
-            set.release(b"a", Some(b), 1_600),
-            Release::NotHeld,
-            "a's token is a"
-        );
-        assert_eq!(set.release(b"a", Some(a), 1_600), Release::Freed);
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Exclusive, 1_600),
-            Admit::Now
-        );
-    }
-
-    #[test]
-    fn a_semaphore_admits_up_to_its_limit_and_only_its_own_kind() {
-        let mut fence = FenceClock::default();
-        let mut set = LockSet::new(SetKind::Limit(2), 1);
-        for owner in [&b"a"[..], b"b"] {
-            assert_eq!(admit(Holding::Set(&set), Want::Limit(2), 0), Admit::Now);
-            set.grant(owner, 100, 0, &mut fence).unwrap();
-        }
-        assert_eq!(admit(Holding::Set(&set), Want::Limit(2), 0), Admit::Later);
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Limit(3), 0),
-            Admit::OtherKind
-        );
-        assert_eq!(admit(Holding::Set(&set), Want::Shared, 0), Admit::OtherKind);
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Exclusive, 0),
-            Admit::OtherKind
-        );
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Limit(2), 100),
-            Admit::Now,
-            "leases ended"
-        );
-        assert!(set.prune(100));
-        assert!(set.holders.is_empty());
-    }
-
-    #[test]
-    fn an_exclusive_holder_excludes_everyone_until_its_lease_ends() {
-        let mut fence = FenceClock::default();
-        let x = crate::lock::core::plain::grant(b"x", 500, 0, 0, &mut fence).unwrap();
-        assert_eq!(
-            admit(Holding::Exclusive(x.view()), Want::Shared, 10),
-            Admit::Later
-        );
-        assert_eq!(
-            admit(Holding::Exclusive(x.view()), Want::Exclusive, 10),
-            Admit::Later
-        );
-        assert_eq!(
-            admit(Holding::Exclusive(x.view()), Want::Limit(2), 10),
-            Admit::OtherKind
-        );
-        assert_eq!(
-            admit(Holding::Exclusive(x.view()), Want::Limit(2), 500),
-            Admit::Now
-        );
-    }
-
-    #[test]
-    fn a_holding_tells_its_floor_and_next_lease_end() {
-        let mut fence = FenceClock::default();
-        assert_eq!(
-            (Holding::Free.floor(), Holding::Free.next_deadline(0)),
-            (0, None)
-        );
-        let x = crate::lock::core::plain::grant(b"x", 500, 0, 0, &mut fence).unwrap();
-        let held = Holding::Exclusive(x.view());
-        assert_eq!((held.floor(), held.next_deadline(10)), (x.token, Some(500)));
-        assert_eq!(held.next_deadline(500), None, "lease ended");
-        let mut set = LockSet::new(SetKind::Shared, x.token);
-        set.grant(b"a", 300, 0, &mut fence).unwrap();
-        set.grant(b"b", 200, 0, &mut fence).unwrap();
-        let shared = Holding::Set(&set);
-        assert_eq!(shared.floor(), set.floor);
-        assert!(shared.floor() > x.token);
-        assert_eq!(shared.next_deadline(10), Some(200));
-        assert_eq!(shared.next_deadline(250), Some(300));
-    }
-
-    #[test]
-    fn kinds_that_share_a_key() {
-        use Want::*;
-        assert!(Exclusive.same_kind(Shared) && Shared.same_kind(Exclusive));
-        assert!(Limit(3).same_kind(Limit(3)));
-        assert!(!Limit(3).same_kind(Limit(4)));
-        assert!(!Limit(1).same_kind(Exclusive) && !Shared.same_kind(Limit(1)));
-    }
-
-    #[test]
-    fn an_owner_granted_again_keeps_one_grant_and_its_token() {
-        let mut fence = FenceClock::default();
-        let mut set = LockSet::new(SetKind::Shared, 1);
-        let a = set.grant(b"a", 100, 0, &mut fence).unwrap();
-        set.grant(b"b", 100, 0, &mut fence).unwrap();
-        assert_eq!(set.grant(b"a", 300, 10, &mut fence), Ok(a));
-        assert_eq!(set.holders.len(), 2);
-        assert_eq!((set.holders[0].deadline_ms, set.holders[0].holds), (300, 1));
-        assert_eq!(set.validate(), Ok(()));
-        // Once a's lease ended, a new grant to a is a new holder.
-        set.prune(400);
-        let again = set.grant(b"a", 900, 400, &mut fence).unwrap();
-        assert!(again > a);
-    }
-
-    #[test]
-    fn the_key_expiry_bounds_every_lease() {
-        let mut fence = FenceClock::default();
-        let mut set = LockSet::new(SetKind::Limit(3), 1);
-        set.grant(b"a", 1_000, 0, &mut fence).unwrap();
-        set.grant(b"b", 5_000, 0, &mut fence).unwrap();
-        assert_eq!(set.next_deadline(0), Some(1_000));
-        set.expiry_bound = 500;
-        assert_eq!(set.next_deadline(0), Some(500));
-        set.bound_deadlines();
-        let deadlines: Vec<i64> = set.holders.iter().map(|h| h.deadline_ms).collect();
-        assert_eq!(deadlines, [500, 500]);
-        assert_eq!(set.latest_deadline(), Some(500));
-    }
-
-    #[test]
-    fn no_holder_runs_past_the_key_expiry() {
-        // The key read past its expiry (in MULTI or a script): its holders
-        // are over, however long their own leases.
-        let mut fence = FenceClock::default();
-        let mut set = LockSet::new(SetKind::Shared, 1);
-        set.grant(b"a", 10_000, 0, &mut fence).unwrap();
-        set.expiry_bound = 500;
-        assert_eq!(set.live_count(499), 1);
-        assert_eq!(set.live_count(500), 0);
-        assert_eq!(admit(Holding::Set(&set), Want::Exclusive, 600), Admit::Now);
-        assert_eq!(
-            admit(Holding::Set(&set), Want::Exclusive, 400),
-            Admit::Later
-        );
-        assert!(set.prune(600));
-        assert!(set.holders.is_empty());
-    }
-
-    #[test]
-    fn stored_sets_are_validated() {
-        let mut fence = FenceClock::default();
-        let mut set = LockSet::new(SetKind::Limit(1), 1);
-        set.grant(b"a", 100, 0, &mut fence).unwrap();
-        assert_eq!(set.validate(), Ok(()));
-        let mut over = set.clone();
-        over.holders.push(over.holders[0].clone());
-        assert!(over.validate().is_err(), "two holders of a limit of one");
-        let mut twice = LockSet {
-            kind: SetKind::Shared,
-            ..over
-        };
-        assert!(twice.validate().is_err(), "one owner twice");
-        twice.holders.pop();
-        twice.floor = 0;
-        assert!(twice.validate().is_err(), "floor below the tokens");
-        let zero = LockSet::new(SetKind::Limit(0), 1);
-        assert!(zero.validate().is_err());
-    }
-
-    /// A tiny deterministic generator (xorshift) for the schedules below.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
-
-    /// One key under a random schedule, driven the way the glue drives it:
-    /// the holders (one exclusive, or a set), a FIFO queue of waiters with
-    /// timeouts, and a hand-off after every event.
-    struct Model {
-        exclusive: Option<LockState>,
-        set: Option<LockSet>,
-        queue: VecDeque<(Vec<u8>, Want, i64, u64)>, // owner, want, wait deadline, arrival
-        fence: FenceClock,
-        arrivals: u64,
-        /// Arrival numbers of waiters in the order they were granted.
-        granted_order: Vec<u64>,
-    }
-
-    impl Model {
-        fn holding(&self) -> Holding<'_> {
-            match (&self.exclusive, &self.set) {
-                (Some(x), _) => Holding::Exclusive(x.view()),
-                (None, Some(s)) => Holding::Set(s),
-                (None, None) => Holding::Free,
-            }
-        }
-
-        /// Grants `want` to `owner`, replacing a key whose holders all left.
-        fn grant(&mut self, owner: &[u8], want: Want, deadline: i64, now: i64) {
-            let floor = self.floor();
-            if self.live_count(now) == 0 {
-                self.exclusive = None;
-                self.set = None;
-            }
-            match want.set_kind() {
-                None => {
-                    let s = crate::lock::core::plain::grant(
-                        owner,
-                        deadline,
-                        floor,
-                        now,
-                        &mut self.fence,
-                    );
-                    self.exclusive = Some(s.unwrap().owned());
-                }
-                Some(kind) => {
-                    let set = self.set.get_or_insert_with(|| LockSet::new(kind, floor));
-                    set.grant(owner, deadline, now, &mut self.fence).unwrap();
-                }
-            }
-        }
-
-        fn floor(&self) -> i64 {
-            let x = self.exclusive.as_ref().map_or(0, |s| s.token);
-            x.max(self.set.as_ref().map_or(0, |s| s.floor))
-        }
-
-        fn live_count(&self, now: i64) -> usize {
-            match self.holding() {
-                Holding::Free => 0,
-                Holding::Exclusive(x) => usize::from(x.is_live(now)),
-                Holding::Set(s) => s.live_count(now),
-            }
-        }
-
-        /// Serves the head of the queue while it can be granted.
-        fn serve(&mut self, now: i64) {
-            self.queue.retain(|w| w.2 > now); // waiters whose WAIT ran out leave
-            while let Some(&(ref owner, want, _, arrival)) = self.queue.front() {
-                match admit(self.holding(), want, now) {
-                    Admit::Now => {
-                        let owner = owner.clone();
-                        self.queue.pop_front();
-                        self.grant(&owner, want, now + 50, now);
-                        self.granted_order.push(arrival);
-                    }
-                    _ => break,
-                }
-            }
-        }
-
-        fn check(&self, now: i64) {
-            // Never shared (or anyone) beside a live exclusive holder, never
-            // more than the limit.
-            if let (Some(x), Some(s)) = (&self.exclusive, &self.set) {
-                assert!(
-                    !(x.is_live(now) && s.live_count(now) > 0),
-                    "exclusive beside a set"
-                );
-            }
-            if let Some(s) = &self.set {
-                if let SetKind::Limit(n) = s.kind {
-                    assert!(s.live_count(now) <= n as usize, "over the limit");
-                }
-            }
-            // No waiter is left behind a key it could have now (no starvation
-            // by a free key); grants follow arrival order.
-            if let Some(&(_, want, _, _)) = self.queue.front() {
-                assert_ne!(
-                    admit(self.holding(), want, now),
-                    Admit::Now,
-                    "head not served"
-                );
-            }
-            assert!(
-                self.granted_order.windows(2).all(|w| w[0] < w[1]),
-                "grants out of order"
-            );
-        }
-    }
-
-    /// Random schedules of exclusive, shared and limit acquires (with and
-    /// without waiting), releases, expiries and waiter timeouts never exceed
-    /// the limit, never grant beside an exclusive holder, and serve waiters in
-    /// arrival order with none left behind a lock it could take.
-    #[test]
-    fn random_schedules_keep_the_rules() {
-        for seed in 1..=300u64 {
-            let mut rng = Rng(seed * 0x9E37_79B9_7F4A_7C15);
-            let mut m = Model {
-                exclusive: None,
-                set: None,
-                queue: VecDeque::new(),
-                fence: FenceClock::default(),
-                arrivals: 0,
-                granted_order: Vec::new(),
-            };
-            let limit = 1 + rng.below(4) as u32;
-            let mut now = 1_000;
-            for _ in 0..400 {
-                now += rng.below(20) as i64;
-                let owner = format!("o{}", rng.below(6)).into_bytes();
-                // Even seeds: a read/write lock; odd seeds: a semaphore, with
-                // now and then a request of the other kind.
-                let want = match (seed % 2, rng.below(10)) {
-                    (0, 0..=4) => Want::Exclusive,
-                    (0, _) => Want::Shared,
-                    (_, 0) => Want::Exclusive,
-                    _ => Want::Limit(limit),
-                };
-                match rng.below(4) {
-                    0 | 1 => {
-                        // A new request: FIFO behind waiters, or granted, or queued.
-                        let held = match m.holding() {
-                            Holding::Exclusive(x) => x.is_held_by(&owner, None, now),
-                            Holding::Set(s) => s.live(now).any(|h| *h.owner == *owner),
-                            Holding::Free => false,
-                        };
-                        let admitted = admit(m.holding(), want, now);
-                        if !held && m.queue.is_empty() && admitted == Admit::Now {
-                            m.grant(&owner, want, now + 1 + rng.below(100) as i64, now);
-                            m.arrivals += 1;
-                            m.granted_order.push(m.arrivals);
-                        } else if !held && admitted != Admit::OtherKind && rng.below(2) == 0 {
-                            m.arrivals += 1;
-                            let wait_until = now + 1 + rng.below(200) as i64;
-                            m.queue.push_back((owner, want, wait_until, m.arrivals));
-                        }
-                    }
-                    2 => {
-                        // A holder releases.
-                        match (&mut m.exclusive, &mut m.set) {
-                            (Some(x), _) => {
-                                let o = x.owner.to_vec();
-                                if x.release(&o, None, now) == Release::Freed {
-                                    m.exclusive = None;
-                                }
-                            }
-                            (None, Some(s)) => {
-                                let first = s.live(now).next().map(|h| h.owner.to_vec());
-                                if let Some(o) = first {
-                                    s.release(&o, None, now);
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                    _ => {} // time passes: leases and waits run out
-                }
-                if let Some(s) = &mut m.set {
-                    s.prune(now);
-                }
-                m.serve(now);
-                m.check(now);
-            }
-        }
-    }
-
-    #[test]
-    fn consecutive_shared_waiters_are_granted_together_and_a_writer_is_not_starved() {
-        let mut fence = FenceClock::default();
-        let x = crate::lock::core::plain::grant(b"x", 100, 0, 0, &mut fence).unwrap();
-        // Queue: shared r1, shared r2, exclusive w, shared r3.
-        let queue = [Want::Shared, Want::Shared, Want::Exclusive, Want::Shared];
-        assert_eq!(
-            admit(Holding::Exclusive(x.view()), queue[0], 50),
-            Admit::Later
-        );
-        // At 100 the exclusive lease ends: r1 and r2 go together, w stops r3.
-        let mut set = LockSet::new(SetKind::Shared, x.token);
-        let mut served = 0;
-        for want in queue {
-            let holding = if served == 0 {
-                Holding::Free
-            } else {
-                Holding::Set(&set)
-            };
-            if admit(holding, want, 100) != Admit::Now {
-                break;
-            }
-            set.grant(format!("r{served}").as_bytes(), 200, 100, &mut fence)
-                .unwrap();
-            served += 1;
-        }
-        assert_eq!(
-            served, 2,
-            "the two shared waiters at the head, not the one behind w"
-        );
-        assert!(set.holders.iter().all(|h| h.token > x.token));
+impl Drop for LockSet {
+    fn drop(&mut self) {
+        drop(self.take());
     }
 }
+
+impl Clone for LockSet {
+    fn clone(&self) -> LockSet {
+        let mut set = LockSet {
+            list: NonNull::dangling(),
+            len: 0,
+            ..*self
+        };
+        set.put(self.holders().into());
+        set
+    }
+}
+
+impl PartialEq for LockSet {
+    fn eq(&self, other: &Self) -> bool {
+        (self.kind(), self.floor, self.expiry_bound)
+            == (other.kind(), other.floor, other.expiry_bound)
+            && self.holders() == other.holders()
+    }
+}
+
+impl Eq for LockSet {}
+
+impl fmt::Debug for LockSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LockSet")
+            .field("kind", &self.kind())
+            .field("holders", &self.holders())
+            .field("floor", &self.floor)
+            .field("expiry_bound", &self.expiry_bound)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+#[path = "set_tests.rs"]
+mod tests;
