@@ -16,15 +16,21 @@
 //! its capacity (u64), error rate (f64), hashes (u32), items (u64) and bits
 //! (u64). Format version 2 is an aging filter's: after the layer count come
 //! its window in ms (u64) and capacity (u64), and each layer ends with the
-//! Unix ms its block opened (u64); it may have no layers. Every field is
-//! checked exactly as the RDB loader checks it
-//! (`BloomFilter::check_parts`, `Layer::check_header`), and the whole size
+//! Unix ms its block opened (u64); it may have no layers. Format version 3
+//! is version 1's layout for a filter with RedisBloom's hashing (one imported
+//! from RedisBloom). Every field is checked exactly as the RDB loader checks
+//! it (`BloomFilter::check_parts`, `Layer::check_header`), and the whole size
 //! against the caller's cap, before anything is allocated.
+//!
+//! **RedisBloom 2.x headers** (its `BF.SCANDUMP`, see `redisbloom`) load
+//! too, with the same checks, into a filter with RedisBloom's hashing; its
+//! bit chunks are loaded as warden's (the same bytes on the wire).
 //!
 //! **Bits** are the layers' 64-bit words, little-endian, as in RDB.
 
 use crate::bloom::core::aging::Aging;
-use crate::bloom::core::filter::{aging_overhead, BloomFilter, FilterParts, Layer};
+use crate::bloom::core::filter::{aging_overhead, BloomFilter, FilterParts, Hashing, Layer};
+use crate::bloom::core::redisbloom;
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
@@ -58,6 +64,9 @@ const FORMAT_VERSION: u32 = 1;
 
 /// Version of the header format of an aging filter.
 const AGING_FORMAT_VERSION: u32 = 2;
+
+/// Version of the header format of a filter with RedisBloom's hashing.
+const REDISBLOOM_FORMAT_VERSION: u32 = 3;
 
 /// Bytes of the header before the layers.
 const FIXED_BYTES: usize = 28;
@@ -141,9 +150,10 @@ fn sizes(layers: &[Layer]) -> impl Iterator<Item = u64> + '_ {
 pub fn encode_header(f: FilterParts) -> Vec<u8> {
     let mut out = Vec::with_capacity(FIXED_BYTES + (LAYER_BYTES + 8) * f.layers.len() + 16);
     out.extend_from_slice(MAGIC);
-    let version = match f.aging {
-        Some(_) => AGING_FORMAT_VERSION,
-        None => FORMAT_VERSION,
+    let version = match (f.aging, f.hashing) {
+        (Some(_), _) => AGING_FORMAT_VERSION,
+        (None, Hashing::Warden) => FORMAT_VERSION,
+        (None, Hashing::RedisBloom) => REDISBLOOM_FORMAT_VERSION,
     };
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&f.error_rate.to_le_bytes());
@@ -192,13 +202,19 @@ impl Fields<'_> {
     }
 }
 
-/// One layer's fields as the header gives them.
-struct LayerFields {
-    capacity: u64,
-    error_rate: f64,
-    hashes: u32,
-    items: u64,
-    bits: u64,
+/// One layer's fields as a header gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerFields {
+    /// Items the layer holds.
+    pub capacity: u64,
+    /// The layer's error rate.
+    pub error_rate: f64,
+    /// Probes per item.
+    pub hashes: u32,
+    /// Items added to the layer.
+    pub items: u64,
+    /// Bits of the layer.
+    pub bits: u64,
 }
 
 /// A filter being rebuilt from `BF.SCANDUMPX` chunks: its header is known
@@ -206,6 +222,7 @@ struct LayerFields {
 /// filter that can be read: `finish` hands over the filter after the last chunk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadingFilter {
+    hashing: Hashing,
     error_rate: f64,
     expansion: u32,
     layers: Vec<Layer>,
@@ -242,18 +259,38 @@ impl LoadingFilter {
     ) -> Result<LoadingFilter, WardenError> {
         let mut r = Fields(bytes);
         if r.take::<8>().ok().as_ref() != Some(MAGIC) {
-            return Err(WardenError::ForeignDump);
+            return match redisbloom::parse_header(bytes) {
+                Some(header) => {
+                    let h = header?;
+                    let hashing = Hashing::RedisBloom;
+                    let expansion = u64::from(h.expansion);
+                    let (expansion, _) = BloomFilter::check_parts(
+                        hashing,
+                        h.error_rate,
+                        expansion,
+                        (h.layers.len() as u64, false),
+                    )?;
+                    let shape = (hashing, h.error_rate, expansion);
+                    Self::allocate(shape, h.layers, (None, Vec::new()), max_bytes, max_chunk)
+                }
+                None => Err(WardenError::ForeignDump),
+            };
         }
-        let aging = match r.u32()? {
-            FORMAT_VERSION => false,
-            AGING_FORMAT_VERSION => true,
+        let (aging, hashing) = match r.u32()? {
+            FORMAT_VERSION => (false, Hashing::Warden),
+            AGING_FORMAT_VERSION => (true, Hashing::Warden),
+            REDISBLOOM_FORMAT_VERSION => (false, Hashing::RedisBloom),
             _ => return Err(WardenError::BadFilterData),
         };
         let error_rate = r.f64()?;
         let expansion = r.u32()?;
         let count = r.u32()?;
-        let (expansion, count) =
-            BloomFilter::check_parts(error_rate, u64::from(expansion), u64::from(count), aging)?;
+        let (expansion, count) = BloomFilter::check_parts(
+            hashing,
+            error_rate,
+            u64::from(expansion),
+            (u64::from(count), aging),
+        )?;
         let expected = match aging {
             true => FIXED_BYTES + AGING_BYTES + (LAYER_BYTES + 8) * count,
             false => FIXED_BYTES + LAYER_BYTES * count,
@@ -266,26 +303,39 @@ impl LoadingFilter {
         } else {
             None
         };
-        // Every layer's fields and the whole size, before allocating anything.
         let mut fields = Vec::with_capacity(count);
         let mut opened = Vec::with_capacity(if aging { count } else { 0 });
-        let mut total = BloomFilter::overhead(count);
         for _ in 0..count {
-            let l = LayerFields {
+            fields.push(LayerFields {
                 capacity: r.u64()?,
                 error_rate: r.f64()?,
                 hashes: r.u32()?,
                 items: r.u64()?,
                 bits: r.u64()?,
-            };
+            });
             if aging {
                 opened.push(r.u64()?);
             }
-            Layer::check_header(l.capacity, l.error_rate, l.hashes, l.items, l.bits)?;
+        }
+        let shape = (hashing, error_rate, expansion);
+        Self::allocate(shape, fields, (window, opened), max_bytes, max_chunk)
+    }
+
+    /// Checks every layer's fields and the whole size, then allocates the
+    /// layers zeroed: nothing is allocated for a header that fails.
+    fn allocate(
+        (hashing, error_rate, expansion): (Hashing, f64, u32),
+        fields: Vec<LayerFields>,
+        (window, opened): (Option<(u64, u64)>, Vec<u64>),
+        max_bytes: u64,
+        max_chunk: u64,
+    ) -> Result<LoadingFilter, WardenError> {
+        let mut total = BloomFilter::overhead(fields.len());
+        for l in &fields {
+            Layer::check_header(hashing, l.capacity, l.error_rate, l.hashes, l.items, l.bits)?;
             total = total
                 .checked_add(l.bits / 8)
                 .ok_or(WardenError::FilterTooLarge)?;
-            fields.push(l);
         }
         if total > max_bytes {
             return Err(WardenError::FilterTooLarge);
@@ -297,17 +347,12 @@ impl LoadingFilter {
         let layers = fields
             .iter()
             .map(|l| {
-                Layer::zeroed(
-                    l.capacity,
-                    l.error_rate,
-                    l.hashes,
-                    l.items,
-                    l.bits,
-                    u64::MAX,
-                )
+                let header = (l.capacity, l.error_rate, l.hashes, l.items);
+                Layer::zeroed(hashing, header, l.bits, u64::MAX)
             })
             .collect::<Result<Vec<Layer>, WardenError>>()?;
         Ok(LoadingFilter {
+            hashing,
             error_rate,
             expansion,
             layers,
@@ -328,10 +373,11 @@ impl LoadingFilter {
         loaded: u64,
         max_chunk: u64,
     ) -> Result<LoadingFilter, WardenError> {
-        let (error_rate, expansion, layers, aging) = filter.into_parts();
+        let (hashing, error_rate, expansion, layers, aging) = filter.into_parts();
         let at = loaded.checked_add(1).ok_or(WardenError::BadFilterData)?;
         match chunk_in(sizes(&layers), at, max_chunk) {
             Ok(Chunk::Bits { .. }) => Ok(LoadingFilter {
+                hashing,
                 error_rate,
                 expansion,
                 layers,
@@ -346,6 +392,7 @@ impl LoadingFilter {
     /// The stored fields (the bits not loaded yet are zero).
     pub fn parts(&self) -> FilterParts<'_> {
         FilterParts {
+            hashing: self.hashing,
             error_rate: self.error_rate,
             expansion: self.expansion,
             layers: &self.layers,
@@ -374,6 +421,7 @@ impl LoadingFilter {
         let expansion = u64::from(self.expansion);
         // Checked before the parts are taken, so a value that fails stays whole.
         BloomFilter::check_whole(
+            self.hashing,
             self.error_rate,
             expansion,
             &self.layers,
@@ -382,7 +430,7 @@ impl LoadingFilter {
         .ok()?;
         let layers = std::mem::take(&mut self.layers);
         let aging = self.aging.take();
-        BloomFilter::from_parts(self.error_rate, expansion, layers, aging).ok()
+        BloomFilter::from_parts(self.hashing, self.error_rate, expansion, layers, aging).ok()
     }
 
     /// The chunk due next (`Chunk::End` once every chunk is in).
@@ -686,7 +734,14 @@ mod tests {
         let foreign = Err(WardenError::ForeignDump);
         assert_eq!(load(&[]), foreign);
         assert_eq!(load(b"wardenb"), foreign);
-        assert_eq!(load(&redisbloom_header()), foreign);
+        // RedisBloom's shape: its options and layers are checked.
+        let mut rb = redisbloom_header();
+        assert_eq!(load(&rb), Err(WardenError::RedisBloomHash32));
+        rb[12..16].copy_from_slice(&5u32.to_le_bytes());
+        assert_eq!(load(&rb), bad, "9600 bits is not RedisBloom's size");
+        rb[28..36].copy_from_slice(&11_072u64.to_le_bytes());
+        rb[20..28].copy_from_slice(&1384u64.to_le_bytes());
+        assert_eq!(load(&rb), Ok(()));
         assert_eq!(load(&good[..FIXED_BYTES - 1]), bad);
         assert_eq!(load(&good[..good.len() - 1]), bad);
         assert_eq!(load(&[&good[..], &[0]].concat()), bad);
@@ -701,6 +756,7 @@ mod tests {
         let f64s = |v: f64| v.to_le_bytes().to_vec();
         // The version, then the filter's own fields.
         assert_eq!(load(&set(8, &u32s(2))), bad);
+        assert_eq!(load(&set(8, &u32s(4))), bad);
         assert_eq!(load(&set(8, &u32s(0))), bad);
         for rate in [0.0, 1.0, -0.01, f64::NAN, f64::INFINITY] {
             assert_eq!(load(&set(12, &f64s(rate))), bad, "{rate}");
@@ -755,6 +811,97 @@ mod tests {
         );
     }
 
+    /// A filter with RedisBloom's hashing, made and filled as RedisBloom's.
+    fn rb_filter(p: f64, capacity: u64, expansion: u32, items: u64) -> BloomFilter {
+        let params = BloomParams {
+            error_rate: p,
+            capacity,
+            expansion,
+        };
+        let mut f = BloomFilter::new_with(Hashing::RedisBloom, params, u64::MAX).expect("filter");
+        for i in 0..items {
+            let _ = f.add(
+                ItemHash::redisbloom(format!("item:{i}").as_bytes()),
+                0,
+                u64::MAX,
+            );
+        }
+        f
+    }
+
+    /// The header RedisBloom 2.x's BF.SCANDUMP gives for the same filter.
+    fn redisbloom_header_of(f: &BloomFilter) -> Vec<u8> {
+        let mut h = Vec::new();
+        let items: u64 = f.layers().iter().map(Layer::items).sum();
+        let options = match f.expansion() {
+            0 => 13,
+            _ => 5,
+        };
+        let growth = if f.expansion() == 0 { 2 } else { f.expansion() };
+        h.extend_from_slice(&items.to_le_bytes());
+        h.extend_from_slice(&(f.layers().len() as u32).to_le_bytes());
+        h.extend_from_slice(&(options as u32).to_le_bytes());
+        h.extend_from_slice(&growth.to_le_bytes());
+        for l in f.layers() {
+            h.extend_from_slice(&l.bytes().to_le_bytes());
+            h.extend_from_slice(&(l.bytes() * 8).to_le_bytes());
+            h.extend_from_slice(&l.items().to_le_bytes());
+            h.extend_from_slice(&l.error_rate().to_le_bytes());
+            h.extend_from_slice(&(-l.error_rate().ln() / 0.480453013918201).to_le_bytes());
+            h.extend_from_slice(&l.hashes().to_le_bytes());
+            h.extend_from_slice(&l.capacity().to_le_bytes());
+            h.push(0);
+        }
+        h
+    }
+
+    #[test]
+    fn redisbloom_dumps_load_into_filters_with_its_hashing() {
+        for f in [
+            rb_filter(0.01, 100, 2, 0),
+            rb_filter(0.01, 100, 2, 1_000),
+            rb_filter(0.001, 30, 3, 2_000),
+            rb_filter(0.01, 100, 0, 100),
+            rb_filter(0.2, 7, 1, 100),
+        ] {
+            for max_chunk in [8, 64, MAX_CHUNK_BYTES] {
+                let mut chunks = dump(&f, max_chunk);
+                chunks[0].1 = redisbloom_header_of(&f);
+                let loaded = load(&chunks, max_chunk);
+                assert_eq!(loaded, f);
+                assert_eq!(loaded.hashing(), Hashing::RedisBloom);
+                // Its own dump (format version 3) round-trips as well.
+                let again = dump(&loaded, max_chunk);
+                assert_eq!(
+                    u32::from_le_bytes(again[0].1[8..12].try_into().expect("4")),
+                    3
+                );
+                assert_eq!(load(&again, max_chunk), f);
+            }
+        }
+        // A RedisBloom header is held to the caps like any other.
+        let f = rb_filter(0.01, 100_000, 2, 0);
+        let header = redisbloom_header_of(&f);
+        assert!(LoadingFilter::from_header(&header, f.size()).is_ok());
+        assert_eq!(
+            LoadingFilter::from_header(&header, f.size() - 1),
+            Err(WardenError::FilterTooLarge)
+        );
+        // Layers that RedisBloom would not have sized so are refused.
+        let mut forged = header.clone();
+        let bits_at = 20 + 8;
+        forged[bits_at..bits_at + 8].copy_from_slice(&(1u64 << 45).to_le_bytes());
+        forged[20..28].copy_from_slice(&(1u64 << 42).to_le_bytes());
+        assert_eq!(
+            LoadingFilter::from_header(&forged, u64::MAX),
+            Err(WardenError::BadFilterData)
+        );
+        // A native header with RedisBloom's hashing for an aging filter: refused.
+        let mut v3 = encode_header(f.parts());
+        v3[8..12].copy_from_slice(&2u32.to_le_bytes());
+        assert!(LoadingFilter::from_header(&v3, u64::MAX).is_err());
+    }
+
     #[test]
     fn a_stored_load_resumes_only_where_a_chunk_starts() {
         let f = filter(0.01, 50, 2, 2_000);
@@ -764,8 +911,10 @@ mod tests {
             l.load(*it, data).expect("chunk");
         }
         let loaded = l.loaded();
-        let stored =
-            || BloomFilter::from_parts(0.01, 2, l.parts().layers.to_vec(), None).expect("parts");
+        let stored = || {
+            BloomFilter::from_parts(Hashing::Warden, 0.01, 2, l.parts().layers.to_vec(), None)
+                .expect("parts")
+        };
         assert_eq!(
             LoadingFilter::resume_in(stored(), loaded, 16),
             Ok(l.clone())

@@ -1,9 +1,12 @@
 //! Scalable Bloom filters: optimal sizing, one murmur3 x64-128 hash per item
 //! with Kirsch–Mitzenmacher probing, and growth by tighter, larger layers.
+//! A filter imported from RedisBloom keeps RedisBloom's hashing, bit
+//! placement and sizing instead (`Hashing::RedisBloom`, see `redisbloom`).
 
 use std::f64::consts::LN_2;
 
 use crate::bloom::core::aging::{self, Aging, Target};
+use crate::bloom::core::redisbloom;
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
@@ -21,6 +24,47 @@ pub const MAX_CAPACITY: u64 = 1 << 56;
 /// Most hash functions per layer: enough for the optimal count of any error
 /// rate a double holds (−log2 p is at most 1074), as RedisBloom sizes them.
 pub const MAX_HASHES: u32 = 1100;
+
+/// How a filter hashes items, places their bits and sizes new layers:
+/// chosen when the filter is created and stored with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Hashing {
+    /// warden's own: one murmur3 x64-128 per item, bit positions by
+    /// multiply-shift, layers sized by `geometry`.
+    #[default]
+    Warden,
+    /// RedisBloom 2.x's (options FORCE64 | NOROUND), for filters imported
+    /// from its `BF.SCANDUMP`: two MurmurHash64A per item, bit positions
+    /// modulo the layer's bits, layers sized by `redisbloom::geometry`.
+    RedisBloom,
+}
+
+impl Hashing {
+    /// The number that stands for it in RDB.
+    pub fn code(self) -> u64 {
+        match self {
+            Hashing::Warden => 0,
+            Hashing::RedisBloom => 1,
+        }
+    }
+
+    /// The hashing a stored number stands for.
+    pub fn from_code(code: u64) -> Option<Hashing> {
+        match code {
+            0 => Some(Hashing::Warden),
+            1 => Some(Hashing::RedisBloom),
+            _ => None,
+        }
+    }
+
+    /// Geometry of a new layer of a scaling filter with this hashing.
+    fn layer_geometry(self, capacity: u64, p: f64) -> Result<Geometry, WardenError> {
+        match self {
+            Hashing::Warden => geometry(capacity, p, Sizing::Nominal),
+            Hashing::RedisBloom => redisbloom::geometry(capacity, p),
+        }
+    }
+}
 
 /// Parameters of a new filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -234,22 +278,51 @@ pub struct ItemHash {
 }
 
 impl ItemHash {
-    /// Hashes an item once; every layer derives its probes from this.
+    /// Hashes an item once with warden's hashing; every layer derives its
+    /// probes from this.
     pub fn of(item: &[u8]) -> ItemHash {
         let (h1, h2) = murmur3_x64_128(item, 0);
         ItemHash { h1, h2 }
     }
 
-    /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2)
-    /// mapped onto [0, bits) by multiply-shift.
-    fn probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
-        (0..u64::from(hashes)).map(move |i| self.probe(bits, i))
+    /// Hashes an item as RedisBloom 2.x does (`redisbloom::item_hashes`).
+    pub fn redisbloom(item: &[u8]) -> ItemHash {
+        let (h1, h2) = redisbloom::item_hashes(item);
+        ItemHash { h1, h2 }
     }
 
-    /// Bit position `i` in a layer of `bits` bits.
-    fn probe(self, bits: u64, i: u64) -> u64 {
-        let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
+    /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2),
+    /// wrapping, mapped onto [0, bits) by `P`.
+    fn probes<P: Placement>(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
+        (0..u64::from(hashes))
+            .map(move |i| P::place(self.h1.wrapping_add(i.wrapping_mul(self.h2)), bits))
+    }
+}
+
+/// How a probe's 64-bit value becomes a bit position (a type, so each
+/// hashing's loops are compiled apart and the hot path does not branch).
+trait Placement {
+    /// The position in [0, bits) of probe value `x`.
+    fn place(x: u64, bits: u64) -> u64;
+}
+
+/// warden's: multiply-shift (the high half of x · bits).
+struct MultiplyShift;
+
+impl Placement for MultiplyShift {
+    #[inline(always)]
+    fn place(x: u64, bits: u64) -> u64 {
         ((u128::from(x) * u128::from(bits)) >> 64) as u64
+    }
+}
+
+/// RedisBloom's: x mod bits.
+struct Modulo;
+
+impl Placement for Modulo {
+    #[inline(always)]
+    fn place(x: u64, bits: u64) -> u64 {
+        x % bits
     }
 }
 
@@ -281,10 +354,13 @@ impl Layer {
     }
 
     /// Checks a stored layer's header (RDB, `BF._LOADX`, a `BF.SCANDUMPX`
-    /// header: one check for all). The bit count is not recomputed from the
-    /// sizing (which may change between versions): any non-empty whole number
-    /// of words near the nominal size or above is a valid layer.
+    /// header: one check for all). With warden's hashing the bit count is
+    /// not recomputed from the sizing (which may change between versions):
+    /// any non-empty whole number of words near the nominal size or above is
+    /// a valid layer. With RedisBloom's, the layer must be what RedisBloom
+    /// sizes (`redisbloom::check_layer`).
     pub fn check_header(
+        hashing: Hashing,
         capacity: u64,
         error_rate: f64,
         hashes: u32,
@@ -294,6 +370,9 @@ impl Layer {
         validate_error_rate(error_rate).map_err(|_| WardenError::BadFilterData)?;
         if !(1..=MAX_CAPACITY).contains(&capacity) {
             return Err(WardenError::BadFilterData);
+        }
+        if hashing == Hashing::RedisBloom {
+            return redisbloom::check_layer(capacity, error_rate, hashes, items, bits);
         }
         // Near the nominal size or above: a forged capacity or a truncated
         // array is refused, while some future change of sizing is tolerated.
@@ -313,13 +392,15 @@ impl Layer {
 
     /// Rebuilds a stored layer, checking that its fields agree with each other.
     pub fn from_parts(
+        hashing: Hashing,
         capacity: u64,
         error_rate: f64,
         hashes: u32,
         items: u64,
         words: Vec<u64>,
     ) -> Result<Layer, WardenError> {
-        Layer::check_header(capacity, error_rate, hashes, items, words.len() as u64 * 64)?;
+        let bits = words.len() as u64 * 64;
+        Layer::check_header(hashing, capacity, error_rate, hashes, items, bits)?;
         Ok(Layer {
             words,
             capacity,
@@ -333,18 +414,17 @@ impl Layer {
     /// bits arrive later in chunks). Refused before allocating when the bit
     /// array is larger than `budget_bytes`.
     pub fn zeroed(
-        capacity: u64,
-        error_rate: f64,
-        hashes: u32,
-        items: u64,
+        hashing: Hashing,
+        (capacity, error_rate, hashes, items): (u64, f64, u32, u64),
         bits: u64,
         budget_bytes: u64,
     ) -> Result<Layer, WardenError> {
-        Layer::check_header(capacity, error_rate, hashes, items, bits)?;
+        Layer::check_header(hashing, capacity, error_rate, hashes, items, bits)?;
         if bits / 8 > budget_bytes {
             return Err(WardenError::FilterTooLarge);
         }
         Layer::from_parts(
+            hashing,
             capacity,
             error_rate,
             hashes,
@@ -357,8 +437,8 @@ impl Layer {
         self.words.len() as u64 * 64
     }
 
-    fn contains(&self, h: ItemHash) -> bool {
-        h.probes(self.bits(), self.hashes)
+    fn contains<P: Placement>(&self, h: ItemHash) -> bool {
+        h.probes::<P>(self.bits(), self.hashes)
             .all(|b| self.words[(b >> 6) as usize] & (1 << (b & 63)) != 0)
     }
 
@@ -366,10 +446,10 @@ impl Layer {
     /// 0 (it was not in the layer); returns whether it was new. One pass
     /// lets the probes' cache misses overlap, where a lookup first and a
     /// write after pay one miss, then the rest.
-    fn insert(&mut self, h: ItemHash) -> bool {
+    fn insert<P: Placement>(&mut self, h: ItemHash) -> bool {
         let bits = self.bits();
         let mut new = false;
-        for b in h.probes(bits, self.hashes) {
+        for b in h.probes::<P>(bits, self.hashes) {
             let (word, mask) = (&mut self.words[(b >> 6) as usize], 1u64 << (b & 63));
             new |= *word & mask == 0;
             *word |= mask;
@@ -419,6 +499,8 @@ impl Layer {
 /// is still being loaded alike.
 #[derive(Debug, Clone, Copy)]
 pub struct FilterParts<'a> {
+    /// How items are hashed and layers sized.
+    pub hashing: Hashing,
     /// The asked error rate.
     pub error_rate: f64,
     /// Capacity multiplier per new layer; 0 for non-scaling.
@@ -460,6 +542,7 @@ pub struct BloomFilter {
     layers: Box<[Layer]>,
     error_rate: f64,
     expansion: u32,
+    hashing: Hashing,
     aging: Option<Box<Aging>>,
 }
 
@@ -481,17 +564,30 @@ impl BloomFilter {
     /// A filter with one empty layer. A scaling filter's first layer uses half
     /// the asked rate. Refused before allocating if it would exceed `max_bytes`.
     pub fn new(params: BloomParams, max_bytes: u64) -> Result<BloomFilter, WardenError> {
+        Self::new_with(Hashing::Warden, params, max_bytes)
+    }
+
+    /// `new` with the given hashing (RedisBloom's sizes the first layer as
+    /// RedisBloom 2.x's BF.RESERVE does).
+    pub fn new_with(
+        hashing: Hashing,
+        params: BloomParams,
+        max_bytes: u64,
+    ) -> Result<BloomFilter, WardenError> {
         params.validate()?;
         let first_rate = if params.is_scaling() {
             params.error_rate * TIGHTENING
         } else {
             params.error_rate
         };
-        let g = geometry(
-            params.capacity,
-            first_rate,
-            Sizing::for_expansion(params.expansion),
-        )?;
+        let g = match hashing {
+            Hashing::Warden => geometry(
+                params.capacity,
+                first_rate,
+                Sizing::for_expansion(params.expansion),
+            )?,
+            Hashing::RedisBloom => redisbloom::geometry(params.capacity, first_rate)?,
+        };
         if Self::overhead(1).saturating_add(g.bits / 8) > max_bytes {
             return Err(WardenError::FilterTooLarge);
         }
@@ -499,6 +595,7 @@ impl BloomFilter {
             layers: Box::new([Layer::new(params.capacity, first_rate, g)]),
             error_rate: params.error_rate,
             expansion: params.expansion,
+            hashing,
             aging: None,
         })
     }
@@ -527,6 +624,7 @@ impl BloomFilter {
             layers: Box::new([]),
             error_rate,
             expansion: 0,
+            hashing: Hashing::Warden,
             aging: Some(Box::new(aging)),
         })
     }
@@ -542,15 +640,19 @@ impl BloomFilter {
     /// Checks a stored filter's own fields (RDB, `BF._LOADX`, a
     /// `BF.SCANDUMPX` header: one check for all) before its layers are read
     /// or allocated: the error rate, the expansion (0: non-scaling, which has
-    /// one layer) and the layer count. Returns the expansion and the count.
+    /// one layer) and the layer count; an aging filter has warden's hashing.
+    /// Returns the expansion and the count.
     pub fn check_parts(
+        hashing: Hashing,
         error_rate: f64,
         expansion: u64,
-        layer_count: u64,
-        aging: bool,
+        (layer_count, aging): (u64, bool),
     ) -> Result<(u32, usize), WardenError> {
         let bad = WardenError::BadFilterData;
         validate_error_rate(error_rate).map_err(|_| bad.clone())?;
+        if aging && hashing != Hashing::Warden {
+            return Err(bad);
+        }
         if aging {
             // An aging filter has 0 to MAX_BLOCKS blocks and no expansion.
             if expansion != 0 || layer_count > aging::MAX_BLOCKS as u64 {
@@ -570,16 +672,18 @@ impl BloomFilter {
     /// Rebuilds a stored filter from validated layers (and, for an aging
     /// filter, its time state, with one opening per block).
     pub fn from_parts(
+        hashing: Hashing,
         error_rate: f64,
         expansion: u64,
         layers: Vec<Layer>,
         aging: Option<Aging>,
     ) -> Result<BloomFilter, WardenError> {
-        let expansion = Self::check_whole(error_rate, expansion, &layers, aging.as_ref())?;
+        let expansion = Self::check_whole(hashing, error_rate, expansion, &layers, aging.as_ref())?;
         Ok(BloomFilter {
             layers: layers.into_boxed_slice(),
             error_rate,
             expansion,
+            hashing,
             aging: aging.map(Box::new),
         })
     }
@@ -588,13 +692,14 @@ impl BloomFilter {
     /// are handed over (`from_parts` takes them): the filter's own fields, and
     /// one opening per block for an aging filter. Returns the expansion.
     pub fn check_whole(
+        hashing: Hashing,
         error_rate: f64,
         expansion: u64,
         layers: &[Layer],
         aging: Option<&Aging>,
     ) -> Result<u32, WardenError> {
-        let count = layers.len() as u64;
-        let (expansion, _) = Self::check_parts(error_rate, expansion, count, aging.is_some())?;
+        let shape = (layers.len() as u64, aging.is_some());
+        let (expansion, _) = Self::check_parts(hashing, error_rate, expansion, shape)?;
         if aging.is_some_and(|a| a.opened().len() != layers.len()) {
             return Err(WardenError::BadFilterData);
         }
@@ -604,6 +709,7 @@ impl BloomFilter {
     /// The filter's stored fields, borrowed.
     pub fn parts(&self) -> FilterParts<'_> {
         FilterParts {
+            hashing: self.hashing,
             error_rate: self.error_rate,
             expansion: self.expansion,
             layers: &self.layers,
@@ -611,10 +717,26 @@ impl BloomFilter {
         }
     }
 
-    /// The filter taken apart: error rate, expansion, layers, time state.
-    pub fn into_parts(self) -> (f64, u32, Vec<Layer>, Option<Aging>) {
+    /// How the filter hashes items and sizes layers.
+    pub fn hashing(&self) -> Hashing {
+        self.hashing
+    }
+
+    /// Hashes an item with the filter's hashing (once per item; every layer
+    /// derives its probes from the result).
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> ItemHash {
+        match self.hashing {
+            Hashing::Warden => ItemHash::of(item),
+            Hashing::RedisBloom => ItemHash::redisbloom(item),
+        }
+    }
+
+    /// The filter taken apart: hashing, error rate, expansion, layers, time state.
+    pub fn into_parts(self) -> (Hashing, f64, u32, Vec<Layer>, Option<Aging>) {
         let aging = self.aging.map(|a| *a);
         (
+            self.hashing,
             self.error_rate,
             self.expansion,
             self.layers.into_vec(),
@@ -646,7 +768,11 @@ impl BloomFilter {
     /// Whether the item may have been added (for an aging filter: in a block
     /// still live at `now`, Unix ms; other filters ignore `now`).
     pub fn contains(&self, h: ItemHash, now: u64) -> bool {
-        self.live_layers(now).iter().rev().any(|l| l.contains(h))
+        let live = self.live_layers(now).iter().rev();
+        match self.hashing {
+            Hashing::Warden => live.clone().any(|l| l.contains::<MultiplyShift>(h)),
+            Hashing::RedisBloom => live.clone().any(|l| l.contains::<Modulo>(h)),
+        }
     }
 
     /// What an aging filter's adds may change without a clock: `(blocks,
@@ -669,7 +795,7 @@ impl BloomFilter {
             .layers
             .last_mut()
             .ok_or(WardenError::InvalidState("aging filter without blocks"))?;
-        Ok(match newest.insert(h) {
+        Ok(match newest.insert::<MultiplyShift>(h) {
             true => Added::New,
             false => Added::Present,
         })
@@ -681,22 +807,36 @@ impl BloomFilter {
         if self.aging.is_some() {
             return self.add_aging(h, now, max_bytes);
         }
+        match self.hashing {
+            Hashing::Warden => self.add_scaling::<MultiplyShift>(h, max_bytes),
+            Hashing::RedisBloom => self.add_scaling::<Modulo>(h, max_bytes),
+        }
+    }
+
+    /// A scalable (or non-scaling) filter's add, as RedisBloom's: present in
+    /// any layer is present; otherwise into the newest layer, after a new
+    /// layer is added when the newest is full.
+    fn add_scaling<P: Placement>(
+        &mut self,
+        h: ItemHash,
+        max_bytes: u64,
+    ) -> Result<Added, WardenError> {
         let newest = self.layers.len() - 1;
-        if self.layers[..newest].iter().any(|l| l.contains(h)) {
+        if self.layers[..newest].iter().any(|l| l.contains::<P>(h)) {
             return Ok(Added::Present);
         }
         let last = &mut self.layers[newest];
         if last.items < last.capacity {
             // Setting bits an item already has changes nothing.
-            let new = last.insert(h);
+            let new = last.insert::<P>(h);
             return Ok(if new { Added::New } else { Added::Present });
         }
-        if last.contains(h) {
+        if last.contains::<P>(h) {
             return Ok(Added::Present);
         }
         self.grow(max_bytes)?;
         let last = self.layers.len() - 1;
-        self.layers[last].insert(h);
+        self.layers[last].insert::<P>(h);
         Ok(Added::New)
     }
 
@@ -716,17 +856,24 @@ impl BloomFilter {
             // The common add: nothing retires and the newest block takes it.
             // One pass sets its bits and tells whether it held the item.
             let (older, last) = self.layers.split_at_mut(newest);
-            if !last[0].insert(h) {
+            if !last[0].insert::<MultiplyShift>(h) {
                 return Ok(Added::Present);
             }
-            return Ok(match older.iter().rev().any(|l| l.contains(h)) {
-                true => Added::Refreshed,
-                false => Added::New,
-            });
+            return Ok(
+                match older.iter().rev().any(|l| l.contains::<MultiplyShift>(h)) {
+                    true => Added::Refreshed,
+                    false => Added::New,
+                },
+            );
         }
-        let present = self.layers[live..].iter().rev().any(|l| l.contains(h));
+        let present = self.layers[live..]
+            .iter()
+            .rev()
+            .any(|l| l.contains::<MultiplyShift>(h));
         // In the newest block, still in its slot: it lives a window from now.
-        let kept = present && aging.in_slot(newest, now) && self.layers[newest].contains(h);
+        let kept = present
+            && aging.in_slot(newest, now)
+            && self.layers[newest].contains::<MultiplyShift>(h);
         if kept && live == 0 {
             return Ok(Added::Present);
         }
@@ -767,7 +914,7 @@ impl BloomFilter {
             });
         }
         if let Some(newest) = self.layers.last_mut().filter(|_| !kept) {
-            newest.insert(h);
+            newest.insert::<MultiplyShift>(h);
         }
         Ok(if present {
             Added::Refreshed
@@ -793,7 +940,7 @@ impl BloomFilter {
         if error_rate <= 0.0 {
             return Err(WardenError::FilterTooLarge);
         }
-        let g = geometry(capacity, error_rate, Sizing::Nominal)?;
+        let g = self.hashing.layer_geometry(capacity, error_rate)?;
         let total = self.bytes().saturating_add(g.bits / 8);
         if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
             return Err(WardenError::FilterTooLarge);

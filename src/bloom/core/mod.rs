@@ -1,8 +1,10 @@
 //! The Bloom family's pure core: sizing, hashing and layers (`filter`),
-//! aging filters (`aging`) and the dump format (`dump`).
+//! aging filters (`aging`), the dump format (`dump`) and RedisBloom's
+//! scheme for imported filters (`redisbloom`).
 
 pub mod aging;
 #[cfg(test)]
 mod aging_filter_tests;
 pub mod dump;
 pub mod filter;
+pub mod redisbloom;
