@@ -171,10 +171,10 @@ fn add_items(
     let mut not_added: Vec<usize> = Vec::new();
     let mut failed = false;
     for i in first..args.len() {
-        let h = filter.hash(args.bytes(i));
+        let item = args.bytes(i);
         let outcome = match to_newest {
-            true => filter.add_to_newest(h),
-            false => filter.add(h, now, max_bytes),
+            true => filter.add_to_newest(filter.hash(item)),
+            false => filter.add_item(item, now, max_bytes),
         };
         failed |= outcome.is_err();
         if !matches!(outcome, Ok(Added::New | Added::Refreshed)) {
@@ -375,7 +375,7 @@ fn read_filter<R>(
 pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Exists>()?;
     let found = read_filter(ctx, args, |f| {
-        f.contains(f.hash(args.bytes(2)), clock_for(f))
+        f.contains_item(args.bytes(2), || clock_for(f))
     })?;
     host::reply_integer(ctx, i64::from(found.unwrap_or(false)));
     Ok(())
@@ -389,7 +389,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         let now = clock_for(f);
         items
             .clone()
-            .map(|i| f.contains(f.hash(args.bytes(i)), now))
+            .map(|i| f.contains_item(args.bytes(i), || now))
             .collect::<Vec<bool>>()
     })?;
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.

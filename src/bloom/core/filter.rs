@@ -293,33 +293,46 @@ impl ItemHash {
 
     /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2),
     /// wrapping, mapped onto [0, bits) by `P`.
-    fn probes<P: Placement>(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
+    fn probes<P: Scheme>(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
         (0..u64::from(hashes))
             .map(move |i| P::place(self.h1.wrapping_add(i.wrapping_mul(self.h2)), bits))
     }
 }
 
-/// How a probe's 64-bit value becomes a bit position (a type, so each
-/// hashing's loops are compiled apart and the hot path does not branch).
-trait Placement {
+/// A hashing as a type: how an item is hashed and how a probe's 64-bit
+/// value becomes a bit position. Each hashing's loops are compiled apart, so
+/// a command branches on the filter's hashing once, not per probe.
+trait Scheme {
+    /// The item's two hashes.
+    fn hash(item: &[u8]) -> ItemHash;
     /// The position in [0, bits) of probe value `x`.
     fn place(x: u64, bits: u64) -> u64;
 }
 
-/// warden's: multiply-shift (the high half of x · bits).
+/// warden's: murmur3 x64-128, multiply-shift (the high half of x · bits).
 struct MultiplyShift;
 
-impl Placement for MultiplyShift {
+impl Scheme for MultiplyShift {
+    #[inline(always)]
+    fn hash(item: &[u8]) -> ItemHash {
+        ItemHash::of(item)
+    }
+
     #[inline(always)]
     fn place(x: u64, bits: u64) -> u64 {
         ((u128::from(x) * u128::from(bits)) >> 64) as u64
     }
 }
 
-/// RedisBloom's: x mod bits.
+/// RedisBloom's: two MurmurHash64A, x mod bits.
 struct Modulo;
 
-impl Placement for Modulo {
+impl Scheme for Modulo {
+    #[inline(always)]
+    fn hash(item: &[u8]) -> ItemHash {
+        ItemHash::redisbloom(item)
+    }
+
     #[inline(always)]
     fn place(x: u64, bits: u64) -> u64 {
         x % bits
@@ -437,7 +450,7 @@ impl Layer {
         self.words.len() as u64 * 64
     }
 
-    fn contains<P: Placement>(&self, h: ItemHash) -> bool {
+    fn contains<P: Scheme>(&self, h: ItemHash) -> bool {
         h.probes::<P>(self.bits(), self.hashes)
             .all(|b| self.words[(b >> 6) as usize] & (1 << (b & 63)) != 0)
     }
@@ -446,7 +459,7 @@ impl Layer {
     /// 0 (it was not in the layer); returns whether it was new. One pass
     /// lets the probes' cache misses overlap, where a lookup first and a
     /// write after pay one miss, then the rest.
-    fn insert<P: Placement>(&mut self, h: ItemHash) -> bool {
+    fn insert<P: Scheme>(&mut self, h: ItemHash) -> bool {
         let bits = self.bits();
         let mut new = false;
         for b in h.probes::<P>(bits, self.hashes) {
@@ -768,11 +781,42 @@ impl BloomFilter {
     /// Whether the item may have been added (for an aging filter: in a block
     /// still live at `now`, Unix ms; other filters ignore `now`).
     pub fn contains(&self, h: ItemHash, now: u64) -> bool {
-        let live = self.live_layers(now).iter().rev();
         match self.hashing {
-            Hashing::Warden => live.clone().any(|l| l.contains::<MultiplyShift>(h)),
-            Hashing::RedisBloom => live.clone().any(|l| l.contains::<Modulo>(h)),
+            Hashing::Warden => self.contains_in::<MultiplyShift>(h, now),
+            Hashing::RedisBloom => self.contains_in::<Modulo>(h, now),
         }
+    }
+
+    /// `contains` of an item, hashed with the filter's hashing; `clock` (Unix
+    /// ms) is read only for an aging filter. The common case (warden's
+    /// hashing, not aging) is one check; an imported filter's path is out of
+    /// line.
+    #[inline]
+    pub fn contains_item(&self, item: &[u8], clock: impl FnOnce() -> u64) -> bool {
+        match (&self.aging, self.hashing) {
+            (None, Hashing::Warden) => {
+                let h = ItemHash::of(item);
+                self.layers
+                    .iter()
+                    .rev()
+                    .any(|l| l.contains::<MultiplyShift>(h))
+            }
+            (Some(_), _) => self.contains_in::<MultiplyShift>(ItemHash::of(item), clock()),
+            (None, Hashing::RedisBloom) => self.contains_imported(item),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn contains_imported(&self, item: &[u8]) -> bool {
+        self.contains_in::<Modulo>(Modulo::hash(item), 0)
+    }
+
+    fn contains_in<P: Scheme>(&self, h: ItemHash, now: u64) -> bool {
+        self.live_layers(now)
+            .iter()
+            .rev()
+            .any(|l| l.contains::<P>(h))
     }
 
     /// What an aging filter's adds may change without a clock: `(blocks,
@@ -813,10 +857,34 @@ impl BloomFilter {
         }
     }
 
+    /// `add` of an item, hashed with the filter's hashing (one check for the
+    /// common case; an imported filter's path is out of line).
+    #[inline]
+    pub fn add_item(
+        &mut self,
+        item: &[u8],
+        now: u64,
+        max_bytes: u64,
+    ) -> Result<Added, WardenError> {
+        match (&self.aging, self.hashing) {
+            (None, Hashing::Warden) => {
+                self.add_scaling::<MultiplyShift>(ItemHash::of(item), max_bytes)
+            }
+            (Some(_), _) => self.add_aging(ItemHash::of(item), now, max_bytes),
+            (None, Hashing::RedisBloom) => self.add_imported(item, max_bytes),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_imported(&mut self, item: &[u8], max_bytes: u64) -> Result<Added, WardenError> {
+        self.add_scaling::<Modulo>(Modulo::hash(item), max_bytes)
+    }
+
     /// A scalable (or non-scaling) filter's add, as RedisBloom's: present in
     /// any layer is present; otherwise into the newest layer, after a new
     /// layer is added when the newest is full.
-    fn add_scaling<P: Placement>(
+    fn add_scaling<P: Scheme>(
         &mut self,
         h: ItemHash,
         max_bytes: u64,
