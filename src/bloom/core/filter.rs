@@ -3,10 +3,13 @@
 //! A filter imported from RedisBloom keeps RedisBloom's hashing, bit
 //! placement and sizing instead (`Hashing::RedisBloom`, see `redisbloom`).
 
-use std::f64::consts::LN_2;
-
 use crate::bloom::core::aging::{self, Aging, Target};
-use crate::bloom::core::redisbloom;
+pub use crate::bloom::core::hashing::{murmur3_x64_128, Hashing, ItemHash};
+use crate::bloom::core::hashing::{Modulo, MultiplyShift, Scheme};
+use crate::bloom::core::sizing::{check_redisbloom_layer, layer_geometry, redisbloom_geometry};
+pub use crate::bloom::core::sizing::{
+    expected_fpr, geometry, validate_error_rate, Geometry, Sizing, MAX_HASHES,
+};
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
@@ -20,51 +23,6 @@ pub const MAX_LAYERS: usize = 64;
 
 /// Largest capacity of one layer (far beyond any filter under the size cap).
 pub const MAX_CAPACITY: u64 = 1 << 56;
-
-/// Most hash functions per layer: enough for the optimal count of any error
-/// rate a double holds (−log2 p is at most 1074), as RedisBloom sizes them.
-pub const MAX_HASHES: u32 = 1100;
-
-/// How a filter hashes items, places their bits and sizes new layers:
-/// chosen when the filter is created and stored with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Hashing {
-    /// warden's own: one murmur3 x64-128 per item, bit positions by
-    /// multiply-shift, layers sized by `geometry`.
-    #[default]
-    Warden,
-    /// RedisBloom 2.x's (options FORCE64 | NOROUND), for filters imported
-    /// from its `BF.SCANDUMP`: two MurmurHash64A per item, bit positions
-    /// modulo the layer's bits, layers sized by `redisbloom::geometry`.
-    RedisBloom,
-}
-
-impl Hashing {
-    /// The number that stands for it in RDB.
-    pub fn code(self) -> u64 {
-        match self {
-            Hashing::Warden => 0,
-            Hashing::RedisBloom => 1,
-        }
-    }
-
-    /// The hashing a stored number stands for.
-    pub fn from_code(code: u64) -> Option<Hashing> {
-        match code {
-            0 => Some(Hashing::Warden),
-            1 => Some(Hashing::RedisBloom),
-            _ => None,
-        }
-    }
-
-    /// Geometry of a new layer of a scaling filter with this hashing.
-    fn layer_geometry(self, capacity: u64, p: f64) -> Result<Geometry, WardenError> {
-        match self {
-            Hashing::Warden => geometry(capacity, p, Sizing::Nominal),
-            Hashing::RedisBloom => redisbloom::geometry(capacity, p),
-        }
-    }
-}
 
 /// Parameters of a new filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,238 +65,6 @@ pub const CAPACITY: IntArg = IntArg {
 /// Largest accepted expansion factor.
 pub const MAX_EXPANSION: u32 = 32_768;
 
-/// Checks that an error rate is a number in (0, 1).
-pub fn validate_error_rate(p: f64) -> Result<(), WardenError> {
-    if p.is_finite() && p > 0.0 && p < 1.0 {
-        Ok(())
-    } else {
-        Err(WardenError::BadErrorRate)
-    }
-}
-
-/// Bits and hash count of one layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Geometry {
-    /// Bit count, a multiple of 64.
-    pub bits: u64,
-    /// Number of probes per item.
-    pub hashes: u32,
-}
-
-/// Expected false-positive rate of a layer with `bits` bits and `hashes`
-/// probes once it holds `items` items.
-pub fn expected_fpr(bits: u64, hashes: u32, items: u64) -> f64 {
-    let k = f64::from(hashes);
-    (1.0 - (-k * items as f64 / bits as f64).exp()).powf(k)
-}
-
-/// How a layer's bits are chosen for its error rate `p`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sizing {
-    /// −ln p / ln²2 bits per item rounded up to whole 64-bit words (as
-    /// RedisBloom sizes): used for the layers of a scaling filter, whose rates
-    /// p/2, p/4, … leave slack under the asked rate.
-    Nominal,
-    /// The fewest 64-bit words for which the expected rate with the whole
-    /// number of hashes used is at or below p: a non-scaling filter's only
-    /// layer carries the whole guarantee.
-    Guaranteed,
-}
-
-impl Sizing {
-    /// The sizing of a filter with this expansion (0: non-scaling).
-    pub fn for_expansion(expansion: u32) -> Sizing {
-        if expansion == 0 {
-            Sizing::Guaranteed
-        } else {
-            Sizing::Nominal
-        }
-    }
-}
-
-/// The whole number of hashes (either side of ln2 · bits/item) with the lower
-/// expected rate for `bits` bits and `capacity` items.
-fn best_hashes(bits: u64, capacity: u64) -> u32 {
-    let ideal = LN_2 * bits as f64 / capacity as f64;
-    let low = (ideal.floor() as u32).clamp(1, MAX_HASHES);
-    let high = (ideal.ceil() as u32).clamp(1, MAX_HASHES);
-    if expected_fpr(bits, low, capacity) <= expected_fpr(bits, high, capacity) {
-        low
-    } else {
-        high
-    }
-}
-
-fn whole_words(bits: f64) -> Result<u64, WardenError> {
-    if !bits.is_finite() || bits >= (u64::MAX / 4) as f64 {
-        return Err(WardenError::FilterTooLarge);
-    }
-    Ok((bits.ceil() as u64).max(64).div_ceil(64) * 64)
-}
-
-/// Geometry of a layer for `capacity` items at error rate `p`.
-pub fn geometry(capacity: u64, p: f64, sizing: Sizing) -> Result<Geometry, WardenError> {
-    validate_error_rate(p)?;
-    if capacity == 0 {
-        return Err(WardenError::NotPositive("capacity"));
-    }
-    let n = capacity as f64;
-    let nominal = whole_words(n * -p.ln() / (LN_2 * LN_2))?;
-    let mut bits = match sizing {
-        Sizing::Nominal => nominal,
-        Sizing::Guaranteed => {
-            // For k hashes the rate is at most p from −k·n / ln(1 − p^(1/k)) bits.
-            let k0 = (-p.log2()).floor().max(1.0) as u32;
-            let needed = |k: u32| -f64::from(k) * n / (1.0 - p.powf(1.0 / f64::from(k))).ln();
-            let around = |k: u32| k.clamp(1, MAX_HASHES);
-            let fewest = (around(k0.saturating_sub(1))..=around(k0 + 2))
-                .map(needed)
-                .fold(f64::INFINITY, f64::min);
-            whole_words(fewest)?.max(nominal)
-        }
-    };
-    if sizing == Sizing::Guaranteed {
-        // Floating-point slack: a few more words at most.
-        while expected_fpr(bits, best_hashes(bits, capacity), capacity) > p {
-            bits = bits.checked_add(64).ok_or(WardenError::FilterTooLarge)?;
-        }
-    }
-    Ok(Geometry {
-        bits,
-        hashes: best_hashes(bits, capacity),
-    })
-}
-
-/// The finalization mix of murmur3.
-fn fmix64(mut k: u64) -> u64 {
-    k ^= k >> 33;
-    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    k ^= k >> 33;
-    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    k ^ (k >> 33)
-}
-
-/// MurmurHash3 x64-128 of `data` as its two 64-bit halves, read straight
-/// from the slice (the `murmur3` crate, its reference in the tests, reads
-/// through `io::Read` at about three times the cost).
-pub fn murmur3_x64_128(data: &[u8], seed: u32) -> (u64, u64) {
-    const C1: u64 = 0x87c3_7b91_1142_53d5;
-    const C2: u64 = 0x4cf5_ad43_2745_937f;
-    let mix1 = |k: u64| k.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-    let mix2 = |k: u64| k.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-    let (mut h1, mut h2) = (u64::from(seed), u64::from(seed));
-    let mut blocks = data.chunks_exact(16);
-    for block in &mut blocks {
-        h1 ^= mix1(word(&block[..8]));
-        h1 = h1
-            .rotate_left(27)
-            .wrapping_add(h2)
-            .wrapping_mul(5)
-            .wrapping_add(0x52dc_e729);
-        h2 ^= mix2(word(&block[8..]));
-        h2 = h2
-            .rotate_left(31)
-            .wrapping_add(h1)
-            .wrapping_mul(5)
-            .wrapping_add(0x3849_5ab5);
-    }
-    let tail = blocks.remainder();
-    let (mut k1, mut k2) = (0u64, 0u64);
-    for (i, &b) in tail.iter().enumerate() {
-        if i < 8 {
-            k1 |= u64::from(b) << (8 * i);
-        } else {
-            k2 |= u64::from(b) << (8 * (i - 8));
-        }
-    }
-    if tail.len() > 8 {
-        h2 ^= mix2(k2);
-    }
-    if !tail.is_empty() {
-        h1 ^= mix1(k1);
-    }
-    let len = data.len() as u64;
-    h1 ^= len;
-    h2 ^= len;
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    h1 = fmix64(h1);
-    h2 = fmix64(h2);
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    (h1, h2)
-}
-
-/// The two 64-bit halves of an item's murmur3 x64-128 hash (seed 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ItemHash {
-    h1: u64,
-    h2: u64,
-}
-
-impl ItemHash {
-    /// Hashes an item once with warden's hashing; every layer derives its
-    /// probes from this.
-    pub fn of(item: &[u8]) -> ItemHash {
-        let (h1, h2) = murmur3_x64_128(item, 0);
-        ItemHash { h1, h2 }
-    }
-
-    /// Hashes an item as RedisBloom 2.x does (`redisbloom::item_hashes`).
-    pub fn redisbloom(item: &[u8]) -> ItemHash {
-        let (h1, h2) = redisbloom::item_hashes(item);
-        ItemHash { h1, h2 }
-    }
-
-    /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2),
-    /// wrapping, mapped onto [0, bits) by `P`.
-    fn probes<P: Scheme>(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
-        (0..u64::from(hashes))
-            .map(move |i| P::place(self.h1.wrapping_add(i.wrapping_mul(self.h2)), bits))
-    }
-}
-
-/// A hashing as a type: how an item is hashed and how a probe's 64-bit
-/// value becomes a bit position. Each hashing's loops are compiled apart, so
-/// a command branches on the filter's hashing once, not per probe.
-trait Scheme {
-    /// The item's two hashes.
-    fn hash(item: &[u8]) -> ItemHash;
-    /// The position in [0, bits) of probe value `x`.
-    fn place(x: u64, bits: u64) -> u64;
-}
-
-/// warden's: murmur3 x64-128, multiply-shift (the high half of x · bits).
-struct MultiplyShift;
-
-impl Scheme for MultiplyShift {
-    #[inline(always)]
-    fn hash(item: &[u8]) -> ItemHash {
-        ItemHash::of(item)
-    }
-
-    #[inline(always)]
-    fn place(x: u64, bits: u64) -> u64 {
-        ((u128::from(x) * u128::from(bits)) >> 64) as u64
-    }
-}
-
-/// RedisBloom's: two MurmurHash64A, x mod bits.
-struct Modulo;
-
-impl Scheme for Modulo {
-    #[inline(always)]
-    fn hash(item: &[u8]) -> ItemHash {
-        ItemHash::redisbloom(item)
-    }
-
-    #[inline(always)]
-    fn place(x: u64, bits: u64) -> u64 {
-        x % bits
-    }
-}
-
 /// One layer: a fixed-size bit array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
@@ -371,7 +97,7 @@ impl Layer {
     /// not recomputed from the sizing (which may change between versions):
     /// any non-empty whole number of words near the nominal size or above is
     /// a valid layer. With RedisBloom's, the layer must be what RedisBloom
-    /// sizes (`redisbloom::check_layer`).
+    /// sizes (`sizing::check_redisbloom_layer`).
     pub fn check_header(
         hashing: Hashing,
         capacity: u64,
@@ -385,7 +111,7 @@ impl Layer {
             return Err(WardenError::BadFilterData);
         }
         if hashing == Hashing::RedisBloom {
-            return redisbloom::check_layer(capacity, error_rate, hashes, items, bits);
+            return check_redisbloom_layer(capacity, error_rate, hashes, items, bits);
         }
         // Near the nominal size or above: a forged capacity or a truncated
         // array is refused, while some future change of sizing is tolerated.
@@ -599,7 +325,7 @@ impl BloomFilter {
                 first_rate,
                 Sizing::for_expansion(params.expansion),
             )?,
-            Hashing::RedisBloom => redisbloom::geometry(params.capacity, first_rate)?,
+            Hashing::RedisBloom => redisbloom_geometry(params.capacity, first_rate)?,
         };
         if Self::overhead(1).saturating_add(g.bits / 8) > max_bytes {
             return Err(WardenError::FilterTooLarge);
@@ -1008,7 +734,7 @@ impl BloomFilter {
         if error_rate <= 0.0 {
             return Err(WardenError::FilterTooLarge);
         }
-        let g = self.hashing.layer_geometry(capacity, error_rate)?;
+        let g = layer_geometry(self.hashing, capacity, error_rate)?;
         let total = self.bytes().saturating_add(g.bits / 8);
         if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
             return Err(WardenError::FilterTooLarge);

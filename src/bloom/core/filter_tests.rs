@@ -211,42 +211,6 @@ fn growth_past_the_cap_is_refused_and_changes_nothing() {
 }
 
 #[test]
-fn hashing_is_stable() {
-    // murmur3 x64-128 of "hello", seed 0 (reference value of the algorithm).
-    assert_eq!(
-        murmur3_x64_128(b"hello", 0),
-        (0xcbd8_a7b3_41bd_9b02, 0x5b1e_906a_48ae_1d19)
-    );
-    let h = ItemHash::of(b"hello");
-    assert_eq!(h.h1, 0xcbd8_a7b3_41bd_9b02);
-    assert_eq!(h.h2, 0x5b1e_906a_48ae_1d19);
-}
-
-/// The slice implementation equals the `murmur3` crate (the reference)
-/// for every length around the 16-byte block and 8-byte tail edges, on
-/// pseudo-random bytes and seeds.
-#[test]
-fn slice_murmur_equals_the_reference_crate() {
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for len in 0..200 {
-        for _ in 0..20 {
-            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-            let seed = if next() % 4 == 0 { next() as u32 } else { 0 };
-            let want =
-                murmur3::murmur3_x64_128(&mut std::io::Cursor::new(&data), seed).expect("read");
-            let (h1, h2) = murmur3_x64_128(&data, seed);
-            assert_eq!((u128::from(h2) << 64) | u128::from(h1), want, "len {len}");
-        }
-    }
-}
-
-#[test]
 fn stored_layers_are_validated() {
     let f = filter(0.01, 100, 2);
     let l = &f.layers()[0];
@@ -403,7 +367,7 @@ fn redisbloom_hashing_finds_every_item_and_grows_as_redisbloom() {
         let mut cap = capacity;
         let mut rate = first;
         for l in f.layers() {
-            let g = redisbloom::geometry(cap, rate).expect("geometry");
+            let g = redisbloom_geometry(cap, rate).expect("geometry");
             assert_eq!((l.capacity(), l.error_rate()), (cap, rate));
             assert_eq!((l.bytes() * 8, l.hashes()), (g.bits, g.hashes));
             cap *= u64::from(expansion);
@@ -446,13 +410,37 @@ fn stored_layers_are_checked_by_their_hashing() {
     assert_eq!(hashing, Hashing::RedisBloom);
     let back = BloomFilter::from_parts(hashing, rate, u64::from(expansion), layers, None);
     assert_eq!(back, Ok(f));
-    for code in 0..2 {
-        assert_eq!(Hashing::from_code(code).map(Hashing::code), Some(code));
-    }
-    assert_eq!(Hashing::from_code(2), None);
 }
 
 #[test]
 fn the_filter_is_no_larger_with_its_hashing() {
     assert_eq!(std::mem::size_of::<BloomFilter>(), 40);
+}
+
+#[test]
+fn redisbloom_layers_are_sized_and_checked_as_redisbloom_sizes_them() {
+    // BF.INFO sizes RedisBloom reports (1M at 0.005: 1,378,472 bytes, 8 hashes).
+    let g = redisbloom_geometry(1_000_000, 0.005).expect("geometry");
+    assert_eq!((g.bits / 8, g.hashes), (1_378_472, 8));
+    assert_eq!(redisbloom_geometry(1, 0.9).expect("geometry").bits, 64);
+    assert_eq!(
+        redisbloom_geometry(0, 0.01),
+        Err(WardenError::NotPositive("capacity"))
+    );
+    assert_eq!(
+        redisbloom_geometry(1 << 62, 1e-300),
+        Err(WardenError::FilterTooLarge)
+    );
+    let check =
+        |c, p, k, items, bits| Layer::check_header(Hashing::RedisBloom, c, p, k, items, bits);
+    assert_eq!(check(100, 0.005, 8, 0, 1152), Ok(()));
+    assert_eq!(check(100, 0.01, 7, 100, 960), Ok(()));
+    let bad = Err(WardenError::BadFilterData);
+    assert_eq!(check(100, 0.01, 7, 101, 960), bad, "items");
+    assert_eq!(check(100, 0.01, 9, 0, 960), bad, "hashes");
+    assert_eq!(check(100, 0.01, 7, 0, 960 + 128), bad, "too large");
+    assert_eq!(check(100, 0.01, 7, 0, 960 - 128), bad, "truncated");
+    assert_eq!(check(100, 0.01, 7, 0, 961), bad, "part word");
+    assert_eq!(check(1 << 40, 0.01, 7, 0, 64), bad);
+    assert_eq!(check(0, 0.01, 7, 0, 64), bad);
 }

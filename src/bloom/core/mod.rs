@@ -1,4 +1,5 @@
-//! The Bloom family's pure core: sizing, hashing and layers (`filter`),
+//! The Bloom family's pure core: layers and filters (`filter`), their hashing
+//! (`hashing`) and sizing (`sizing`),
 //! aging filters (`aging`), the dump format (`dump`) and RedisBloom's
 //! scheme for imported filters (`redisbloom`).
 
@@ -7,4 +8,6 @@ pub mod aging;
 mod aging_filter_tests;
 pub mod dump;
 pub mod filter;
+pub mod hashing;
 pub mod redisbloom;
+pub mod sizing;
