@@ -276,6 +276,22 @@ fn imported_filters_survive_reload_restore_replicas_and_aof_rewrites() {
         same_answers(&mut con, rb, &restored, "DUMP / RESTORE");
         let _: i64 = query!(&mut con, "DEL", &restored);
     }
+    // An import half done (a key being loaded, with RedisBloom's hashing) goes on after
+    // RDB and AOF too.
+    let (rb0, _) = &pairs[0];
+    let mut chunks = Vec::new();
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) = query!(&mut con, "BF.SCANDUMP", rb0.as_str(), it);
+        if next == 0 {
+            break;
+        }
+        chunks.push((next, data));
+        it = next;
+    }
+    assert!(chunks.len() >= 3, "{} chunks", chunks.len());
+    loadchunks(&mut con, "w:partial", &chunks[..2]);
+    assert_eq!(key_type(&mut con, "w:partial"), "warden-bl");
     // RDB (DEBUG RELOAD).
     debug_reload(&mut con);
     check(&mut con, "after DEBUG RELOAD");
@@ -284,6 +300,13 @@ fn imported_filters_survive_reload_restore_replicas_and_aof_rewrites() {
     m.restart("NOSAVE");
     let mut con = bf_conn(&m);
     check(&mut con, "after an AOF rewrite and a restart");
+    loadchunks(&mut con, "w:partial", &chunks[2..]);
+    same_answers(
+        &mut con,
+        rb0,
+        "w:partial",
+        "an import finished after a restart",
+    );
     // And the filters still grow as RedisBloom's after all that.
     for (shape, (rb, w)) in SHAPES.iter().zip(&pairs) {
         let new = items(&format!("last:{}:", shape.key), 0..3_000);
