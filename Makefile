@@ -55,7 +55,9 @@ $(RUN_DIR)/redis.conf: redis.conf.example
 	echo "dir $(CURDIR)/$(RUN_DIR)" >>$@
 
 # Every unit and integration test, then the client examples (redis-py, redigo).
+# RedisBloom (for the import tests) is fetched first when missing; no network fails here.
 test: build
+	bash tests/bench/redisbloom.sh $(CURDIR) >/dev/null
 	$(CARGO) test --release -- --test-threads=4
 	bash tests/examples/run.sh
 

@@ -18,7 +18,7 @@ use std::ffi::{c_long, CStr};
 
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::dump::LoadingFilter;
-use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, ItemHash, Layer};
+use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, Layer};
 use crate::bloom::data_type::{self as bloom_type, words_from_le};
 use crate::bloom::requests::{
     Add, AddAt, Card, CreateOptions, Exists, Info, Insert, MultiAdd, MultiExists, Reserve,
@@ -171,10 +171,10 @@ fn add_items(
     let mut not_added: Vec<usize> = Vec::new();
     let mut failed = false;
     for i in first..args.len() {
-        let h = ItemHash::of(args.bytes(i));
+        let item = args.bytes(i);
         let outcome = match to_newest {
-            true => filter.add_to_newest(h),
-            false => filter.add(h, now, max_bytes),
+            true => filter.add_to_newest(filter.hash(item)),
+            false => filter.add_item(item, now, max_bytes),
         };
         failed |= outcome.is_err();
         if !matches!(outcome, Ok(Added::New | Added::Refreshed)) {
@@ -375,7 +375,7 @@ fn read_filter<R>(
 pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Exists>()?;
     let found = read_filter(ctx, args, |f| {
-        f.contains(ItemHash::of(args.bytes(2)), clock_for(f))
+        f.contains_item(args.bytes(2), || clock_for(f))
     })?;
     host::reply_integer(ctx, i64::from(found.unwrap_or(false)));
     Ok(())
@@ -389,7 +389,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         let now = clock_for(f);
         items
             .clone()
-            .map(|i| f.contains(ItemHash::of(args.bytes(i)), now))
+            .map(|i| f.contains_item(args.bytes(i), || now))
             .collect::<Vec<bool>>()
     })?;
     // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
@@ -483,6 +483,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             key.set_value(Box::new(filter));
         }
         LoadFilter::Layer {
+            hashing,
             error_rate,
             expansion,
             index,
@@ -495,15 +496,22 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         } => match existing {
             None if index == 0 && opened.is_none() => {
                 let budget = max_bytes.saturating_sub(BloomFilter::single_layer_overhead());
-                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
+                let header = (capacity, layer_rate, hashes, items);
+                let layer = Layer::zeroed(hashing, header, bits, budget)?;
+                let expansion = u64::from(expansion);
                 let filter =
-                    BloomFilter::from_parts(error_rate, u64::from(expansion), vec![layer], None)?;
+                    BloomFilter::from_parts(hashing, error_rate, expansion, vec![layer], None)?;
                 bloom_type::track_new(&filter);
                 key.set_value(Box::new(filter));
             }
-            Some(f) if index == f.layers().len() && f.expansion() == expansion => {
+            Some(f)
+                if index == f.layers().len()
+                    && f.expansion() == expansion
+                    && f.hashing() == hashing =>
+            {
                 let budget = f.layer_budget(max_bytes);
-                let layer = Layer::zeroed(capacity, layer_rate, hashes, items, bits, budget)?;
+                let header = (capacity, layer_rate, hashes, items);
+                let layer = Layer::zeroed(hashing, header, bits, budget)?;
                 let before = f.size();
                 f.push_layer(layer, opened)?;
                 bloom_type::track_growth(before, f.size());

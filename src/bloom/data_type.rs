@@ -1,10 +1,12 @@
 //! The `warden-bf` data type: a scalable Bloom filter.
 //!
-//! RDB layout, encoding version 2: error rate (double), expansion (unsigned),
-//! layer count (unsigned), window in ms (unsigned, 0 unless aging) and for an
+//! RDB layout, encoding version 3: error rate (double), expansion (unsigned),
+//! layer count (unsigned), window in ms (unsigned, 0 unless aging), hashing
+//! (unsigned: 0 warden's, 1 RedisBloom's, see `Hashing::code`) and for an
 //! aging filter its capacity and each block's opening (Unix ms); per layer:
 //! capacity, error rate (double), hashes, items, then the bit array as one
-//! string of little-endian 64-bit words. Version 1 (no window) still loads.
+//! string of little-endian 64-bit words. Versions 2 (no hashing: warden's)
+//! and 1 (no window either) still load.
 //! Every field is validated on load, since RESTORE feeds this code bytes from
 //! clients. AOF rewrite emits `BF._LOADX` commands, the bits in chunks.
 
@@ -15,18 +17,22 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::bloom::core::aging::Aging;
-use crate::bloom::core::filter::{BloomFilter, FilterParts, Layer};
+use crate::bloom::core::filter::{BloomFilter, FilterParts, Hashing, Layer};
 use crate::bloom::wire::LoadFilter;
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 use crate::glue::stats::{BF_BYTES, BF_FILTERS};
 
-/// Current RDB encoding version of filter values (2 added the window).
-pub const BLOOM_ENCODING_VERSION: i32 = 2;
+/// Current RDB encoding version of filter values (2 added the window, 3
+/// the hashing).
+pub const BLOOM_ENCODING_VERSION: i32 = 3;
 
 /// The first encoding version that stores a window.
 const WINDOW_ENCODING_VERSION: i32 = 2;
+
+/// The first encoding version that stores the hashing.
+const HASHING_ENCODING_VERSION: i32 = 3;
 
 /// Bytes of bit array per `BF._LOADX … BITS` command in a rewritten AOF.
 pub const AOF_CHUNK_BYTES: usize = 4 << 20;
@@ -95,7 +101,7 @@ pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
 /// Reads a filter in the RDB layout of `warden-bf`, validating every field
 /// (`BloomFilter::check_parts` before any layer is read, `Layer::from_parts`
 /// for each): `Ok(None)` on bad data. `warden-bl` reuses it; `encver` is the
-/// version the value was saved with (1 has no window).
+/// version the value was saved with (1 has no window, 2 no hashing).
 pub fn load_filter(rdb: Io, encver: i32) -> Result<Option<BloomFilter>, Error> {
     let error_rate = rdb.load_double()?;
     let expansion = rdb.load_unsigned()?;
@@ -105,9 +111,17 @@ pub fn load_filter(rdb: Io, encver: i32) -> Result<Option<BloomFilter>, Error> {
     } else {
         0
     };
+    let hashing = if encver >= HASHING_ENCODING_VERSION {
+        match Hashing::from_code(rdb.load_unsigned()?) {
+            Some(h) => h,
+            None => return Ok(None),
+        }
+    } else {
+        Hashing::Warden
+    };
     let aging = window_ms != 0;
     let Ok((expansion, layer_count)) =
-        BloomFilter::check_parts(error_rate, expansion, layer_count, aging)
+        BloomFilter::check_parts(hashing, error_rate, expansion, (layer_count, aging))
     else {
         return Ok(None);
     };
@@ -137,12 +151,13 @@ pub fn load_filter(rdb: Io, encver: i32) -> Result<Option<BloomFilter>, Error> {
         let Ok(hashes) = u32::try_from(hashes) else {
             return Ok(None);
         };
-        match Layer::from_parts(capacity, layer_error, hashes, items, words) {
+        match Layer::from_parts(hashing, capacity, layer_error, hashes, items, words) {
             Ok(layer) => layers.push(layer),
             Err(_) => return Ok(None),
         }
     }
-    Ok(BloomFilter::from_parts(error_rate, u64::from(expansion), layers, aging).ok())
+    let expansion = u64::from(expansion);
+    Ok(BloomFilter::from_parts(hashing, error_rate, expansion, layers, aging).ok())
 }
 
 /// Writes a filter's fields in the RDB layout of `warden-bf`.
@@ -150,15 +165,13 @@ pub fn save_parts(rdb: Io, f: FilterParts) {
     rdb.save_double(f.error_rate);
     rdb.save_unsigned(u64::from(f.expansion));
     rdb.save_unsigned(f.layers.len() as u64);
-    match f.aging {
-        Some(a) => {
-            rdb.save_unsigned(a.window_ms());
-            rdb.save_unsigned(a.capacity());
-            for &opened in a.opened() {
-                rdb.save_unsigned(opened);
-            }
+    rdb.save_unsigned(f.aging.map_or(0, Aging::window_ms));
+    rdb.save_unsigned(f.hashing.code());
+    if let Some(a) = f.aging {
+        rdb.save_unsigned(a.capacity());
+        for &opened in a.opened() {
+            rdb.save_unsigned(opened);
         }
-        None => rdb.save_unsigned(0),
     }
     for layer in f.layers {
         rdb.save_unsigned(layer.capacity());
@@ -173,6 +186,9 @@ pub fn save_parts(rdb: Io, f: FilterParts) {
 pub fn digest_parts(md: &mut Digest, f: FilterParts) {
     md.add_int(f.error_rate.to_bits() as i64);
     md.add_int(i64::from(f.expansion));
+    if f.hashing != Hashing::Warden {
+        md.add_int(f.hashing.code() as i64);
+    }
     if let Some(a) = f.aging {
         md.add_int(a.window_ms() as i64);
         md.add_int(a.capacity() as i64);
@@ -218,6 +234,7 @@ impl StoredValue for BloomFilter {
         }
         for (index, layer) in self.layers().iter().enumerate() {
             LoadFilter::Layer {
+                hashing: self.hashing(),
                 error_rate: self.error_rate(),
                 expansion: self.expansion(),
                 index,

@@ -1,6 +1,8 @@
 //! `BF.SCANDUMPX` and `BF.LOADCHUNKX`: a filter read in chunks and rebuilt
 //! from them, with RedisBloom's `BF.SCANDUMP` / `BF.LOADCHUNK` protocol (the
-//! chunk format is warden's: its bits are placed by another hash).
+//! header format is warden's). `BF.LOADCHUNKX` also takes RedisBloom 2.x's
+//! chunks: the filter it builds keeps RedisBloom's hashing (see
+//! `bloom::core::redisbloom`).
 //!
 //! `BF.LOADCHUNKX` is replicated as it is: its effect does not depend on the
 //! clock or on this server's configuration, and a replica or an AOF replay

@@ -6,7 +6,7 @@
 //! `ERR filter is still being loaded` on it. After the last chunk the key
 //! holds a `warden-bf` filter.
 //!
-//! RDB layout, encoding version 2: the filter exactly as `warden-bf` saves it
+//! RDB layout, encoding version 3: the filter exactly as `warden-bf` saves it
 //! (the bits not loaded yet are zero), then the bytes loaded so far; loaded
 //! with the same checks, plus that count (it must be where a chunk starts).
 //! AOF rewrite emits the `BF.LOADCHUNKX` calls that got it there: the header,
@@ -16,14 +16,16 @@ use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::bloom::core::dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
-use crate::bloom::data_type::{digest_parts, filter_effort, load_filter, save_parts, words_to_le};
+use crate::bloom::data_type::{
+    digest_parts, filter_effort, load_filter, save_parts, words_to_le, BLOOM_ENCODING_VERSION,
+};
 use crate::bloom::wire::LoadChunk;
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 
 /// Current RDB encoding version of values being loaded (as `warden-bf`'s).
-pub const LOADING_ENCODING_VERSION: i32 = 2;
+pub const LOADING_ENCODING_VERSION: i32 = BLOOM_ENCODING_VERSION;
 
 /// The Redis data type of keys whose filter is being loaded.
 pub static LOADING_TYPE: RedisType = RedisType::new(

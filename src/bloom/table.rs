@@ -115,7 +115,7 @@ pub const COMMANDS: &[Command] = &[
         func: command_fn!(bloom_dump::loadchunk),
         flags: "write deny-oom",
         doc: Doc {
-            summary: "Rebuilds a filter from BF.SCANDUMPX's chunks, in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
+            summary: "Rebuilds a filter from BF.SCANDUMPX's chunks (or RedisBloom 2.x BF.SCANDUMP's: an import that keeps RedisBloom's hashing), in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
             complexity: "O(n) where n is the size of the chunk",
             grammar: <req::LoadChunk as Request>::GRAMMAR,
             since: "0.2.0",

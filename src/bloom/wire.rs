@@ -3,6 +3,8 @@
 //!
 //! - `BF._LOADX key LAYER error_rate expansion index capacity layer_error
 //!   hashes items bits` creates layer `index` (0 creates the filter), zeroed;
+//!   `RBLAYER` in place of `LAYER` does the same for a filter with
+//!   RedisBloom's hashing (one imported from RedisBloom);
 //! - `BF._LOADX key AGE error_rate capacity window_ms` creates an aging filter
 //!   without blocks, and `… LAYER … bits opened_ms` appends its block `index`
 //!   opened at that Unix ms;
@@ -15,6 +17,7 @@
 
 use std::ffi::{CStr, CString};
 
+use crate::bloom::core::filter::Hashing;
 use crate::common::error::WardenError;
 use crate::common::parse::{is_keyword, parse_f64, parse_i64};
 use crate::glue::args::Args;
@@ -42,6 +45,8 @@ pub enum LoadFilter<'a> {
     },
     /// Creates a zeroed layer.
     Layer {
+        /// The filter's hashing (`RBLAYER` for RedisBloom's).
+        hashing: Hashing,
         /// The filter's error rate.
         error_rate: f64,
         /// The filter's expansion (0: non-scaling).
@@ -79,14 +84,26 @@ impl<'a> LoadFilter<'a> {
         let bad = || WardenError::BadFilterData;
         let int = |i: usize| parse_i64(args.bytes(i)).filter(|v| *v >= 0).ok_or_else(bad);
         let rate = |i: usize| parse_f64(args.bytes(i)).ok_or_else(bad);
-        let layer = is_keyword(args.bytes(2), "LAYER");
+        let hashing = if is_keyword(args.bytes(2), "LAYER") {
+            Some(Hashing::Warden)
+        } else if is_keyword(args.bytes(2), "RBLAYER") {
+            Some(Hashing::RedisBloom)
+        } else {
+            None
+        };
+        // An aging filter's block (12 arguments) has warden's hashing.
+        let layer = match (hashing, args.len()) {
+            (Some(Hashing::RedisBloom), 12) => None,
+            (h, _) => h,
+        };
         match args.len() {
             6 if is_keyword(args.bytes(2), "AGE") => Ok(LoadFilter::Age {
                 error_rate: rate(3)?,
                 capacity: int(4)? as u64,
                 window_ms: int(5)? as u64,
             }),
-            11 | 12 if layer => Ok(LoadFilter::Layer {
+            11 | 12 if layer.is_some() => Ok(LoadFilter::Layer {
+                hashing: layer.unwrap_or_default(),
                 error_rate: rate(3)?,
                 expansion: u32::try_from(int(4)?).map_err(|_| bad())?,
                 index: int(5)? as usize,
@@ -133,6 +150,7 @@ impl<'a> LoadFilter<'a> {
             }
             LoadFilter::Layer {
                 opened: Some(opened),
+                hashing: _,
                 error_rate,
                 expansion,
                 index,
@@ -162,6 +180,7 @@ impl<'a> LoadFilter<'a> {
                 );
             }
             LoadFilter::Layer {
+                hashing,
                 error_rate,
                 expansion,
                 index,
@@ -174,12 +193,16 @@ impl<'a> LoadFilter<'a> {
             } => {
                 let rate = float_text(error_rate);
                 let layer_rate = float_text(layer_rate);
+                let word = match hashing {
+                    Hashing::Warden => c"LAYER",
+                    Hashing::RedisBloom => c"RBLAYER",
+                };
                 emit!(
                     sink,
                     LOAD_FILTER,
                     c"scclllclll",
                     key,
-                    c"LAYER".as_ptr(),
+                    word.as_ptr(),
                     rate.as_ptr(),
                     i64::from(expansion),
                     index as i64,

@@ -99,8 +99,15 @@ pub enum WardenError {
     ChunkLength(u64),
     /// A `BF.SCANDUMPX` iterator inside a chunk.
     BadIterator,
-    /// A `BF.LOADCHUNKX` header that is not one `BF.SCANDUMPX` made.
+    /// A `BF.LOADCHUNKX` header that neither `BF.SCANDUMPX` nor RedisBloom
+    /// 2.x's `BF.SCANDUMP` made.
     ForeignDump,
+    /// A RedisBloom header of a filter hashed with its 32-bit legacy hash.
+    RedisBloomHash32,
+    /// A RedisBloom header of a filter sized to powers of two (`n2`).
+    RedisBloomPowerOfTwo,
+    /// A RedisBloom header with option bits RedisBloom 2.x does not define.
+    RedisBloomOptions(u32),
     /// A rate that is not a number, `inf`, or count/period.
     BadRate,
     /// Rate-limiter arithmetic that would overflow.
@@ -209,8 +216,17 @@ impl fmt::Display for WardenError {
             }
             WardenError::BadIterator => f.write_str("ERR iterator does not start a chunk"),
             WardenError::ForeignDump => f.write_str(
-                "ERR not a BF.SCANDUMPX header (RedisBloom's BF.SCANDUMP data does not load here)",
+                "ERR not a BF.SCANDUMPX header nor a RedisBloom 2.x BF.SCANDUMP header",
             ),
+            WardenError::RedisBloomHash32 => f.write_str(
+                "ERR unsupported RedisBloom filter: 32-bit legacy hashing (no FORCE64 option)",
+            ),
+            WardenError::RedisBloomPowerOfTwo => f.write_str(
+                "ERR unsupported RedisBloom filter: power-of-two sizing (no NOROUND option, or n2 set)",
+            ),
+            WardenError::RedisBloomOptions(bits) => {
+                write!(f, "ERR unsupported RedisBloom filter options {bits:#x}")
+            }
             WardenError::BadRate => f.write_str(
                 "ERR rate must be a non-negative number, inf, or count/period such as 100/s or 300/15m",
             ),

@@ -429,14 +429,14 @@ fn forged_aging_payloads_are_refused() {
     reserve_aging(&mut con, "two", 8, 60_000);
     madd_range(&mut con, "two", "t:", 0..3);
     let base = parse_dump(&dump(&mut con, "two"));
-    // error rate, expansion, layer count, window, capacity, opened × 2, layers.
+    // error rate, expansion, layer count, window, hashing, capacity, opened × 2, layers.
     let layers = 2usize;
     assert!(
         matches!(base.fields[2], Field::U(2)),
         "{:?}",
         base.fields[..4].to_vec()
     );
-    let opened = 5;
+    let opened = 6;
     type Forgery = Box<dyn Fn(&mut Dump)>;
     let forgeries: Vec<(&str, Forgery)> = vec![
         (
@@ -449,11 +449,11 @@ fn forged_aging_payloads_are_refused() {
         ),
         (
             "capacity 0",
-            Box::new(|d: &mut Dump| d.fields[4] = Field::U(0)),
+            Box::new(|d: &mut Dump| d.fields[5] = Field::U(0)),
         ),
         (
             "capacity 2^60",
-            Box::new(|d: &mut Dump| d.fields[4] = Field::U(1 << 60)),
+            Box::new(|d: &mut Dump| d.fields[5] = Field::U(1 << 60)),
         ),
         (
             "expansion 2",

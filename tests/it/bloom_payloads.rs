@@ -62,7 +62,7 @@ fn forge(rng: &mut Rng, d: &Dump, kind: usize) -> Dump {
         }
         // Module id / encoding version / type byte / RDB version.
         10 => match rng.below(4) {
-            0 => d.module_id = (d.module_id & !1023) | rng.pick(&[0u64, 2, 3, 1023]),
+            0 => d.module_id = (d.module_id & !1023) | rng.pick(&[0u64, 2, 4, 1023]),
             1 => d.module_id ^= 1 << (10 + rng.below(54)),
             2 => d.type_byte = rng.pick(&[0u8, 2, 5, 6, 8, 14, 18, 21, 255]),
             _ => {
@@ -175,6 +175,23 @@ fn forged_payloads_reach_the_module_loader() {
         );
         assert!(orig.len() > 10);
     }
+    // Encoding versions 2 (no hashing field) and 1 (no window either) still load, as
+    // the same filter (warden's hashing).
+    for (i, (_, d)) in bases.iter().enumerate() {
+        let src = ["base:small", "base:two", "base:sparse"][i];
+        for (version, drop) in [(2u64, 4..5), (1, 3..5)] {
+            let mut old = d.clone();
+            old.module_id = (old.module_id & !1023) | version;
+            old.fields.drain(drop);
+            let key = format!("v{version}:{i}");
+            ok(&mut con, cmd("RESTORE").arg(&key).arg(0).arg(encode(&old)));
+            assert_eq!(
+                digest(&mut con, key.as_bytes()),
+                digest(&mut con, src.as_bytes()),
+                "{src} as version {version}"
+            );
+        }
+    }
     // A bad CRC is refused by Redis itself.
     let mut bad_crc = small_payload.clone();
     let last = bad_crc.len() - 1;
@@ -252,12 +269,25 @@ fn forged_payloads_reach_the_module_loader() {
     with("expansion 32769", small, &|d| {
         d.fields[1] = Field::U(32_769)
     });
-    with("encoding version 3", small, &|d| {
-        d.module_id = (d.module_id & !1023) | 3
+    with("encoding version 4", small, &|d| {
+        d.module_id = (d.module_id & !1023) | 4
     });
-    with("version 2 layout under version 1", small, &|d| {
+    with("version 3 layout under version 1", small, &|d| {
         d.module_id = (d.module_id & !1023) | 1
     });
+    with("version 3 layout under version 2", small, &|d| {
+        d.module_id = (d.module_id & !1023) | 2
+    });
+    with("hashing 2", small, &|d| d.fields[4] = Field::U(2));
+    with("hashing 2^63", two, &|d| d.fields[4] = Field::U(1 << 63));
+    with(
+        "RedisBloom's hashing for an aging filter's layout",
+        small,
+        &|d| {
+            d.fields[3] = Field::U(60_000);
+            d.fields[4] = Field::U(1);
+        },
+    );
     with("window of a plain filter 99", small, &|d| {
         d.fields[3] = Field::U(99)
     });

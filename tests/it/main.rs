@@ -16,6 +16,7 @@ mod bloom_max_bytes;
 mod bloom_memory;
 mod bloom_payloads;
 mod bloom_persistence;
+mod bloom_redisbloom_import;
 mod bloom_replication;
 mod bloom_scandump;
 mod bloom_scandump_persistence;

@@ -16,15 +16,21 @@
 //! its capacity (u64), error rate (f64), hashes (u32), items (u64) and bits
 //! (u64). Format version 2 is an aging filter's: after the layer count come
 //! its window in ms (u64) and capacity (u64), and each layer ends with the
-//! Unix ms its block opened (u64); it may have no layers. Every field is
-//! checked exactly as the RDB loader checks it
-//! (`BloomFilter::check_parts`, `Layer::check_header`), and the whole size
+//! Unix ms its block opened (u64); it may have no layers. Format version 3
+//! is version 1's layout for a filter with RedisBloom's hashing (one imported
+//! from RedisBloom). Every field is checked exactly as the RDB loader checks
+//! it (`BloomFilter::check_parts`, `Layer::check_header`), and the whole size
 //! against the caller's cap, before anything is allocated.
+//!
+//! **RedisBloom 2.x headers** (its `BF.SCANDUMP`, see `redisbloom`) load
+//! too, with the same checks, into a filter with RedisBloom's hashing; its
+//! bit chunks are loaded as warden's (the same bytes on the wire).
 //!
 //! **Bits** are the layers' 64-bit words, little-endian, as in RDB.
 
 use crate::bloom::core::aging::Aging;
-use crate::bloom::core::filter::{aging_overhead, BloomFilter, FilterParts, Layer};
+use crate::bloom::core::filter::{aging_overhead, BloomFilter, FilterParts, Hashing, Layer};
+use crate::bloom::core::redisbloom;
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
@@ -58,6 +64,9 @@ const FORMAT_VERSION: u32 = 1;
 
 /// Version of the header format of an aging filter.
 const AGING_FORMAT_VERSION: u32 = 2;
+
+/// Version of the header format of a filter with RedisBloom's hashing.
+const REDISBLOOM_FORMAT_VERSION: u32 = 3;
 
 /// Bytes of the header before the layers.
 const FIXED_BYTES: usize = 28;
@@ -141,9 +150,10 @@ fn sizes(layers: &[Layer]) -> impl Iterator<Item = u64> + '_ {
 pub fn encode_header(f: FilterParts) -> Vec<u8> {
     let mut out = Vec::with_capacity(FIXED_BYTES + (LAYER_BYTES + 8) * f.layers.len() + 16);
     out.extend_from_slice(MAGIC);
-    let version = match f.aging {
-        Some(_) => AGING_FORMAT_VERSION,
-        None => FORMAT_VERSION,
+    let version = match (f.aging, f.hashing) {
+        (Some(_), _) => AGING_FORMAT_VERSION,
+        (None, Hashing::Warden) => FORMAT_VERSION,
+        (None, Hashing::RedisBloom) => REDISBLOOM_FORMAT_VERSION,
     };
     out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&f.error_rate.to_le_bytes());
@@ -192,13 +202,19 @@ impl Fields<'_> {
     }
 }
 
-/// One layer's fields as the header gives them.
-struct LayerFields {
-    capacity: u64,
-    error_rate: f64,
-    hashes: u32,
-    items: u64,
-    bits: u64,
+/// One layer's fields as a header gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerFields {
+    /// Items the layer holds.
+    pub capacity: u64,
+    /// The layer's error rate.
+    pub error_rate: f64,
+    /// Probes per item.
+    pub hashes: u32,
+    /// Items added to the layer.
+    pub items: u64,
+    /// Bits of the layer.
+    pub bits: u64,
 }
 
 /// A filter being rebuilt from `BF.SCANDUMPX` chunks: its header is known
@@ -206,6 +222,7 @@ struct LayerFields {
 /// filter that can be read: `finish` hands over the filter after the last chunk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadingFilter {
+    hashing: Hashing,
     error_rate: f64,
     expansion: u32,
     layers: Vec<Layer>,
@@ -242,18 +259,46 @@ impl LoadingFilter {
     ) -> Result<LoadingFilter, WardenError> {
         let mut r = Fields(bytes);
         if r.take::<8>().ok().as_ref() != Some(MAGIC) {
-            return Err(WardenError::ForeignDump);
+            return match redisbloom::parse_header(bytes) {
+                Some(header) => {
+                    let h = header?;
+                    let hashing = Hashing::RedisBloom;
+                    let expansion = u64::from(h.expansion);
+                    let (expansion, _) = BloomFilter::check_parts(
+                        hashing,
+                        h.error_rate,
+                        expansion,
+                        (h.layers.len() as u64, false),
+                    )?;
+                    let shape = (hashing, h.error_rate, expansion);
+                    let fields = h.layers.into_iter().map(|l| LayerFields {
+                        capacity: l.capacity,
+                        error_rate: l.error_rate,
+                        hashes: l.hashes,
+                        items: l.items,
+                        bits: l.bits,
+                    });
+                    let fields = fields.collect();
+                    Self::allocate(shape, fields, (None, Vec::new()), max_bytes, max_chunk)
+                }
+                None => Err(WardenError::ForeignDump),
+            };
         }
-        let aging = match r.u32()? {
-            FORMAT_VERSION => false,
-            AGING_FORMAT_VERSION => true,
+        let (aging, hashing) = match r.u32()? {
+            FORMAT_VERSION => (false, Hashing::Warden),
+            AGING_FORMAT_VERSION => (true, Hashing::Warden),
+            REDISBLOOM_FORMAT_VERSION => (false, Hashing::RedisBloom),
             _ => return Err(WardenError::BadFilterData),
         };
         let error_rate = r.f64()?;
         let expansion = r.u32()?;
         let count = r.u32()?;
-        let (expansion, count) =
-            BloomFilter::check_parts(error_rate, u64::from(expansion), u64::from(count), aging)?;
+        let (expansion, count) = BloomFilter::check_parts(
+            hashing,
+            error_rate,
+            u64::from(expansion),
+            (u64::from(count), aging),
+        )?;
         let expected = match aging {
             true => FIXED_BYTES + AGING_BYTES + (LAYER_BYTES + 8) * count,
             false => FIXED_BYTES + LAYER_BYTES * count,
@@ -266,26 +311,39 @@ impl LoadingFilter {
         } else {
             None
         };
-        // Every layer's fields and the whole size, before allocating anything.
         let mut fields = Vec::with_capacity(count);
         let mut opened = Vec::with_capacity(if aging { count } else { 0 });
-        let mut total = BloomFilter::overhead(count);
         for _ in 0..count {
-            let l = LayerFields {
+            fields.push(LayerFields {
                 capacity: r.u64()?,
                 error_rate: r.f64()?,
                 hashes: r.u32()?,
                 items: r.u64()?,
                 bits: r.u64()?,
-            };
+            });
             if aging {
                 opened.push(r.u64()?);
             }
-            Layer::check_header(l.capacity, l.error_rate, l.hashes, l.items, l.bits)?;
+        }
+        let shape = (hashing, error_rate, expansion);
+        Self::allocate(shape, fields, (window, opened), max_bytes, max_chunk)
+    }
+
+    /// Checks every layer's fields and the whole size, then allocates the
+    /// layers zeroed: nothing is allocated for a header that fails.
+    fn allocate(
+        (hashing, error_rate, expansion): (Hashing, f64, u32),
+        fields: Vec<LayerFields>,
+        (window, opened): (Option<(u64, u64)>, Vec<u64>),
+        max_bytes: u64,
+        max_chunk: u64,
+    ) -> Result<LoadingFilter, WardenError> {
+        let mut total = BloomFilter::overhead(fields.len());
+        for l in &fields {
+            Layer::check_header(hashing, l.capacity, l.error_rate, l.hashes, l.items, l.bits)?;
             total = total
                 .checked_add(l.bits / 8)
                 .ok_or(WardenError::FilterTooLarge)?;
-            fields.push(l);
         }
         if total > max_bytes {
             return Err(WardenError::FilterTooLarge);
@@ -297,17 +355,12 @@ impl LoadingFilter {
         let layers = fields
             .iter()
             .map(|l| {
-                Layer::zeroed(
-                    l.capacity,
-                    l.error_rate,
-                    l.hashes,
-                    l.items,
-                    l.bits,
-                    u64::MAX,
-                )
+                let header = (l.capacity, l.error_rate, l.hashes, l.items);
+                Layer::zeroed(hashing, header, l.bits, u64::MAX)
             })
             .collect::<Result<Vec<Layer>, WardenError>>()?;
         Ok(LoadingFilter {
+            hashing,
             error_rate,
             expansion,
             layers,
@@ -328,10 +381,11 @@ impl LoadingFilter {
         loaded: u64,
         max_chunk: u64,
     ) -> Result<LoadingFilter, WardenError> {
-        let (error_rate, expansion, layers, aging) = filter.into_parts();
+        let (hashing, error_rate, expansion, layers, aging) = filter.into_parts();
         let at = loaded.checked_add(1).ok_or(WardenError::BadFilterData)?;
         match chunk_in(sizes(&layers), at, max_chunk) {
             Ok(Chunk::Bits { .. }) => Ok(LoadingFilter {
+                hashing,
                 error_rate,
                 expansion,
                 layers,
@@ -346,6 +400,7 @@ impl LoadingFilter {
     /// The stored fields (the bits not loaded yet are zero).
     pub fn parts(&self) -> FilterParts<'_> {
         FilterParts {
+            hashing: self.hashing,
             error_rate: self.error_rate,
             expansion: self.expansion,
             layers: &self.layers,
@@ -374,6 +429,7 @@ impl LoadingFilter {
         let expansion = u64::from(self.expansion);
         // Checked before the parts are taken, so a value that fails stays whole.
         BloomFilter::check_whole(
+            self.hashing,
             self.error_rate,
             expansion,
             &self.layers,
@@ -382,7 +438,7 @@ impl LoadingFilter {
         .ok()?;
         let layers = std::mem::take(&mut self.layers);
         let aging = self.aging.take();
-        BloomFilter::from_parts(self.error_rate, expansion, layers, aging).ok()
+        BloomFilter::from_parts(self.hashing, self.error_rate, expansion, layers, aging).ok()
     }
 
     /// The chunk due next (`Chunk::End` once every chunk is in).
@@ -444,350 +500,5 @@ impl LoadingFilter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bloom::core::filter::{BloomParams, ItemHash, MAX_HASHES, MAX_LAYERS};
-
-    fn filter(p: f64, capacity: u64, expansion: u32, items: u64) -> BloomFilter {
-        let params = BloomParams {
-            error_rate: p,
-            capacity,
-            expansion,
-        };
-        let mut f = BloomFilter::new(params, u64::MAX).expect("filter");
-        for i in 0..items {
-            let _ = f.add(ItemHash::of(format!("item:{i}").as_bytes()), 0, u64::MAX);
-        }
-        f
-    }
-
-    /// Every chunk of `f` as `BF.SCANDUMPX` answers them: (iterator, bytes).
-    fn dump(f: &BloomFilter, max_chunk: u64) -> Vec<(u64, Vec<u8>)> {
-        let mut out = vec![(HEADER_ITERATOR, encode_header(f.parts()))];
-        let mut at = HEADER_ITERATOR;
-        loop {
-            match chunk_in(sizes(f.layers()), at, max_chunk).expect("chunk") {
-                Chunk::Bits {
-                    layer,
-                    offset,
-                    len,
-                    next,
-                } => {
-                    let words =
-                        &f.layers()[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
-                    out.push((next, words.iter().flat_map(|w| w.to_le_bytes()).collect()));
-                    at = next;
-                }
-                Chunk::End => return out,
-                Chunk::Header => panic!("header at {at}"),
-            }
-        }
-    }
-
-    /// Loads a whole dump; the filter after its last chunk.
-    fn load(chunks: &[(u64, Vec<u8>)], max_chunk: u64) -> BloomFilter {
-        let mut l =
-            LoadingFilter::from_header_in(&chunks[0].1, u64::MAX, max_chunk).expect("header");
-        for (i, (it, data)) in chunks[1..].iter().enumerate() {
-            match l.load(*it, data).expect("chunk") {
-                Some(f) => {
-                    assert_eq!(i, chunks.len() - 2, "complete before the last chunk");
-                    return f;
-                }
-                None => assert!(i < chunks.len() - 2, "incomplete after the last chunk"),
-            }
-        }
-        panic!("never complete")
-    }
-
-    fn shapes() -> Vec<BloomFilter> {
-        vec![
-            filter(0.01, 100, 2, 0),
-            filter(0.01, 100, 2, 50),
-            filter(0.01, 100, 0, 100),
-            filter(0.01, 50, 2, 2_000),
-            filter(0.1, 5, 1, 200),
-            filter(0.001, 3, 9, 500),
-            filter(0.05, 10, 32_768, 30),
-            filter(1e-300, 20, 0, 20),
-            filter(4.9e-324, 5, 0, 5),
-            filter(0.999, 1, 2, 100),
-        ]
-    }
-
-    #[test]
-    fn every_shape_round_trips_in_chunks() {
-        for f in shapes() {
-            for max_chunk in [8, 16, 24, 64, 4096, MAX_CHUNK_BYTES] {
-                let chunks = dump(&f, max_chunk);
-                assert_eq!(load(&chunks, max_chunk), f, "max_chunk {max_chunk}");
-                assert!(chunks[1..].iter().all(|(_, c)| c.len() as u64 <= max_chunk));
-            }
-        }
-        let tiny = filter(1e-300, 20, 0, 20);
-        assert!(
-            tiny.layers()[0].hashes() > 900,
-            "{}",
-            tiny.layers()[0].hashes()
-        );
-    }
-
-    #[test]
-    fn iterators_follow_redisbloom() {
-        // Layers of 8, 48 and 200 bytes in chunks of at most 16 bytes.
-        let sizes = [8u64, 48, 200];
-        let step = |it| chunk_in(sizes, it, 16);
-        assert_eq!(step(0), Ok(Chunk::Header));
-        assert_eq!(
-            step(1),
-            Ok(Chunk::Bits {
-                layer: 0,
-                offset: 0,
-                len: 8,
-                next: 9
-            })
-        );
-        // A chunk ends at its layer's end, and the next layer starts a chunk.
-        assert_eq!(
-            step(9),
-            Ok(Chunk::Bits {
-                layer: 1,
-                offset: 0,
-                len: 16,
-                next: 25
-            })
-        );
-        assert_eq!(
-            step(41),
-            Ok(Chunk::Bits {
-                layer: 1,
-                offset: 32,
-                len: 16,
-                next: 57
-            })
-        );
-        assert_eq!(
-            step(249),
-            Ok(Chunk::Bits {
-                layer: 2,
-                offset: 192,
-                len: 8,
-                next: 257
-            })
-        );
-        assert_eq!(step(257), Ok(Chunk::End));
-        assert_eq!(step(u64::MAX), Ok(Chunk::End));
-        for inside in [2, 8, 10, 24, 26, 56, 58, 100, 256] {
-            assert_eq!(step(inside), Err(WardenError::BadIterator), "{inside}");
-        }
-        // The real chunk size: a ~100 MB layer in 16 MiB chunks.
-        let big = 100_000_000u64 / 8 * 8;
-        let mut at = 1;
-        let mut lens = Vec::new();
-        while let Ok(Chunk::Bits { len, next, .. }) = chunk_at([big], at) {
-            lens.push(len);
-            at = next;
-        }
-        assert_eq!(lens.len(), 6);
-        assert!(lens[..5].iter().all(|l| *l == MAX_CHUNK_BYTES));
-        assert_eq!(lens.iter().sum::<u64>(), big);
-        assert_eq!(at, big + 1);
-        assert_eq!(chunk_at([big], at), Ok(Chunk::End));
-        assert_eq!(chunk_at([] as [u64; 0], 1), Ok(Chunk::End));
-    }
-
-    #[test]
-    fn chunks_out_of_order_or_of_the_wrong_length_change_nothing() {
-        let f = filter(0.01, 50, 2, 2_000);
-        assert!(f.layers().len() >= 4);
-        let chunks = dump(&f, 16);
-        let mut l = LoadingFilter::from_header_in(&chunks[0].1, u64::MAX, 16).expect("header");
-        l.load(chunks[1].0, &chunks[1].1).expect("first chunk");
-        let before = l.clone();
-        let expected = chunks[2].0;
-        let cases: [(u64, &[u8], WardenError); 7] = [
-            (
-                chunks[1].0,
-                &chunks[1].1,
-                WardenError::ChunkOutOfOrder(expected),
-            ),
-            (
-                chunks[3].0,
-                &chunks[3].1,
-                WardenError::ChunkOutOfOrder(expected),
-            ),
-            (
-                HEADER_ITERATOR,
-                &chunks[0].1,
-                WardenError::ChunkOutOfOrder(expected),
-            ),
-            (
-                expected + 8,
-                &chunks[2].1,
-                WardenError::ChunkOutOfOrder(expected),
-            ),
-            (expected, &chunks[2].1[..8], WardenError::ChunkLength(16)),
-            (expected, &[], WardenError::ChunkLength(16)),
-            (expected, &[0; 24], WardenError::ChunkLength(16)),
-        ];
-        for (it, data, err) in cases {
-            assert_eq!(
-                l.load(it, data),
-                Err(err),
-                "iterator {it}, {} bytes",
-                data.len()
-            );
-            assert_eq!(l, before, "iterator {it}");
-        }
-        for (it, data) in &chunks[2..chunks.len() - 1] {
-            assert_eq!(l.load(*it, data), Ok(None));
-        }
-        let (it, data) = chunks.last().expect("last");
-        assert_eq!(l.load(*it, data), Ok(Some(f)));
-        // What is left is empty and takes no more chunks.
-        assert_eq!(l.load(*it, data), Err(WardenError::FilterLoaded));
-        assert_eq!(l.next_chunk(), Chunk::End);
-    }
-
-    /// A RedisBloom 2.8 header of one link (73 bytes: size, nfilters, options,
-    /// growth, then bytes, bits, size, error, bpe, hashes, entries, n2).
-    fn redisbloom_header() -> Vec<u8> {
-        let mut h = Vec::new();
-        h.extend_from_slice(&0u64.to_le_bytes());
-        h.extend_from_slice(&1u32.to_le_bytes());
-        h.extend_from_slice(&3u32.to_le_bytes());
-        h.extend_from_slice(&2u32.to_le_bytes());
-        h.extend_from_slice(&1200u64.to_le_bytes());
-        h.extend_from_slice(&9600u64.to_le_bytes());
-        h.extend_from_slice(&0u64.to_le_bytes());
-        h.extend_from_slice(&0.005f64.to_le_bytes());
-        h.extend_from_slice(&11.03f64.to_le_bytes());
-        h.extend_from_slice(&8u32.to_le_bytes());
-        h.extend_from_slice(&1000u64.to_le_bytes());
-        h.push(0);
-        assert_eq!(h.len(), 73);
-        h
-    }
-
-    /// Offsets of the fields of layer `i` in a header.
-    fn at(i: usize, field: usize) -> usize {
-        FIXED_BYTES + LAYER_BYTES * i + [0, 8, 16, 20, 28][field]
-    }
-
-    #[test]
-    fn forged_headers_are_refused_before_allocating() {
-        let f = filter(0.01, 50, 2, 2_000);
-        let good = encode_header(f.parts());
-        let n = f.layers().len();
-        assert_eq!(good.len(), FIXED_BYTES + LAYER_BYTES * n);
-        let load = |h: &[u8]| LoadingFilter::from_header(h, 1 << 30).map(|_| ());
-        assert_eq!(load(&good), Ok(()));
-        let bad = Err(WardenError::BadFilterData);
-        let foreign = Err(WardenError::ForeignDump);
-        assert_eq!(load(&[]), foreign);
-        assert_eq!(load(b"wardenb"), foreign);
-        assert_eq!(load(&redisbloom_header()), foreign);
-        assert_eq!(load(&good[..FIXED_BYTES - 1]), bad);
-        assert_eq!(load(&good[..good.len() - 1]), bad);
-        assert_eq!(load(&[&good[..], &[0]].concat()), bad);
-        assert_eq!(load(&good[..FIXED_BYTES]), bad, "no layers given");
-        let set = |at: usize, v: &[u8]| {
-            let mut h = good.clone();
-            h[at..at + v.len()].copy_from_slice(v);
-            h
-        };
-        let u32s = |v: u32| v.to_le_bytes().to_vec();
-        let u64s = |v: u64| v.to_le_bytes().to_vec();
-        let f64s = |v: f64| v.to_le_bytes().to_vec();
-        // The version, then the filter's own fields.
-        assert_eq!(load(&set(8, &u32s(2))), bad);
-        assert_eq!(load(&set(8, &u32s(0))), bad);
-        for rate in [0.0, 1.0, -0.01, f64::NAN, f64::INFINITY] {
-            assert_eq!(load(&set(12, &f64s(rate))), bad, "{rate}");
-        }
-        assert_eq!(load(&set(20, &u32s(32_769))), bad);
-        assert_eq!(load(&set(20, &u32s(u32::MAX))), bad);
-        assert_eq!(load(&set(20, &u32s(0))), bad, "non-scaling with {n} layers");
-        for count in [
-            0,
-            n as u32 - 1,
-            n as u32 + 1,
-            MAX_LAYERS as u32 + 1,
-            u32::MAX,
-        ] {
-            assert_eq!(load(&set(24, &u32s(count))), bad, "{count} layers");
-        }
-        // Each layer's fields.
-        for i in [0, n - 1] {
-            assert_eq!(load(&set(at(i, 0), &u64s(0))), bad, "capacity 0");
-            assert_eq!(load(&set(at(i, 0), &u64s(u64::MAX))), bad, "huge capacity");
-            for rate in [0.0, 1.0, f64::NAN] {
-                assert_eq!(load(&set(at(i, 1), &f64s(rate))), bad, "{rate}");
-            }
-            assert_eq!(load(&set(at(i, 2), &u32s(0))), bad, "no hashes");
-            assert_eq!(load(&set(at(i, 2), &u32s(MAX_HASHES + 1))), bad);
-            assert_eq!(load(&set(at(i, 3), &u64s(u64::MAX))), bad, "items");
-            assert_eq!(load(&set(at(i, 4), &u64s(0))), bad, "no bits");
-            let bits = f.layers()[i].bytes() * 8;
-            assert_eq!(load(&set(at(i, 4), &u64s(bits + 1))), bad, "part word");
-            assert_eq!(load(&set(at(i, 4), &u64s(bits / 2))), bad, "truncated");
-        }
-        // Sizes above the cap, or beyond any machine, are refused before allocating.
-        let huge = set(at(n - 1, 4), &u64s(u64::MAX / 64 * 64));
-        assert_eq!(load(&huge), Err(WardenError::FilterTooLarge));
-        let over = set(at(0, 4), &u64s(1 << 40));
-        assert_eq!(load(&over), Err(WardenError::FilterTooLarge));
-        let size = f.size();
-        assert!(LoadingFilter::from_header(&good, size).is_ok());
-        assert_eq!(
-            LoadingFilter::from_header(&good, size - 1),
-            Err(WardenError::FilterTooLarge)
-        );
-        // Two layers of 2^62 bits: refused under the largest cap (1 TiB).
-        let two = filter(0.01, 100, 2, 150);
-        let mut forged = encode_header(two.parts());
-        for i in 0..2 {
-            forged[at(i, 4)..at(i, 4) + 8].copy_from_slice(&u64s(1 << 62));
-        }
-        assert_eq!(
-            LoadingFilter::from_header(&forged, 1 << 40),
-            Err(WardenError::FilterTooLarge)
-        );
-    }
-
-    #[test]
-    fn a_stored_load_resumes_only_where_a_chunk_starts() {
-        let f = filter(0.01, 50, 2, 2_000);
-        let chunks = dump(&f, 16);
-        let mut l = LoadingFilter::from_header_in(&chunks[0].1, u64::MAX, 16).expect("header");
-        for (it, data) in &chunks[1..4] {
-            l.load(*it, data).expect("chunk");
-        }
-        let loaded = l.loaded();
-        let stored =
-            || BloomFilter::from_parts(0.01, 2, l.parts().layers.to_vec(), None).expect("parts");
-        assert_eq!(
-            LoadingFilter::resume_in(stored(), loaded, 16),
-            Ok(l.clone())
-        );
-        assert!(LoadingFilter::resume_in(stored(), 0, 16).is_ok());
-        let total = f.bytes();
-        for bad in [loaded + 8, loaded - 1, total, total + 16, u64::MAX] {
-            assert_eq!(
-                LoadingFilter::resume_in(stored(), bad, 16),
-                Err(WardenError::BadFilterData),
-                "{bad}"
-            );
-        }
-        // The chunks loaded so far are what BF.LOADCHUNKX would replay.
-        let replay: Vec<(u64, u64)> = l.loaded_chunks().map(|(it, _, _, len)| (it, len)).collect();
-        let sent: Vec<(u64, u64)> = chunks[1..4]
-            .iter()
-            .map(|(it, c)| (*it, c.len() as u64))
-            .collect();
-        assert_eq!(replay, sent);
-        let fresh = LoadingFilter::from_header(&chunks[0].1, u64::MAX).expect("header");
-        assert_eq!(fresh.loaded_chunks().count(), 0);
-        assert_eq!(fresh.size(), f.size());
-    }
-}
+#[path = "dump_tests.rs"]
+mod tests;

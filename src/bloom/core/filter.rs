@@ -1,9 +1,15 @@
 //! Scalable Bloom filters: optimal sizing, one murmur3 x64-128 hash per item
 //! with Kirsch–Mitzenmacher probing, and growth by tighter, larger layers.
-
-use std::f64::consts::LN_2;
+//! A filter imported from RedisBloom keeps RedisBloom's hashing, bit
+//! placement and sizing instead (`Hashing::RedisBloom`, see `redisbloom`).
 
 use crate::bloom::core::aging::{self, Aging, Target};
+pub use crate::bloom::core::hashing::{murmur3_x64_128, Hashing, ItemHash};
+use crate::bloom::core::hashing::{Modulo, MultiplyShift, Scheme};
+use crate::bloom::core::sizing::{check_redisbloom_layer, layer_geometry, redisbloom_geometry};
+pub use crate::bloom::core::sizing::{
+    expected_fpr, geometry, validate_error_rate, Geometry, Sizing, MAX_HASHES,
+};
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
@@ -17,10 +23,6 @@ pub const MAX_LAYERS: usize = 64;
 
 /// Largest capacity of one layer (far beyond any filter under the size cap).
 pub const MAX_CAPACITY: u64 = 1 << 56;
-
-/// Most hash functions per layer: enough for the optimal count of any error
-/// rate a double holds (−log2 p is at most 1074), as RedisBloom sizes them.
-pub const MAX_HASHES: u32 = 1100;
 
 /// Parameters of a new filter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,196 +65,6 @@ pub const CAPACITY: IntArg = IntArg {
 /// Largest accepted expansion factor.
 pub const MAX_EXPANSION: u32 = 32_768;
 
-/// Checks that an error rate is a number in (0, 1).
-pub fn validate_error_rate(p: f64) -> Result<(), WardenError> {
-    if p.is_finite() && p > 0.0 && p < 1.0 {
-        Ok(())
-    } else {
-        Err(WardenError::BadErrorRate)
-    }
-}
-
-/// Bits and hash count of one layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Geometry {
-    /// Bit count, a multiple of 64.
-    pub bits: u64,
-    /// Number of probes per item.
-    pub hashes: u32,
-}
-
-/// Expected false-positive rate of a layer with `bits` bits and `hashes`
-/// probes once it holds `items` items.
-pub fn expected_fpr(bits: u64, hashes: u32, items: u64) -> f64 {
-    let k = f64::from(hashes);
-    (1.0 - (-k * items as f64 / bits as f64).exp()).powf(k)
-}
-
-/// How a layer's bits are chosen for its error rate `p`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sizing {
-    /// −ln p / ln²2 bits per item rounded up to whole 64-bit words (as
-    /// RedisBloom sizes): used for the layers of a scaling filter, whose rates
-    /// p/2, p/4, … leave slack under the asked rate.
-    Nominal,
-    /// The fewest 64-bit words for which the expected rate with the whole
-    /// number of hashes used is at or below p: a non-scaling filter's only
-    /// layer carries the whole guarantee.
-    Guaranteed,
-}
-
-impl Sizing {
-    /// The sizing of a filter with this expansion (0: non-scaling).
-    pub fn for_expansion(expansion: u32) -> Sizing {
-        if expansion == 0 {
-            Sizing::Guaranteed
-        } else {
-            Sizing::Nominal
-        }
-    }
-}
-
-/// The whole number of hashes (either side of ln2 · bits/item) with the lower
-/// expected rate for `bits` bits and `capacity` items.
-fn best_hashes(bits: u64, capacity: u64) -> u32 {
-    let ideal = LN_2 * bits as f64 / capacity as f64;
-    let low = (ideal.floor() as u32).clamp(1, MAX_HASHES);
-    let high = (ideal.ceil() as u32).clamp(1, MAX_HASHES);
-    if expected_fpr(bits, low, capacity) <= expected_fpr(bits, high, capacity) {
-        low
-    } else {
-        high
-    }
-}
-
-fn whole_words(bits: f64) -> Result<u64, WardenError> {
-    if !bits.is_finite() || bits >= (u64::MAX / 4) as f64 {
-        return Err(WardenError::FilterTooLarge);
-    }
-    Ok((bits.ceil() as u64).max(64).div_ceil(64) * 64)
-}
-
-/// Geometry of a layer for `capacity` items at error rate `p`.
-pub fn geometry(capacity: u64, p: f64, sizing: Sizing) -> Result<Geometry, WardenError> {
-    validate_error_rate(p)?;
-    if capacity == 0 {
-        return Err(WardenError::NotPositive("capacity"));
-    }
-    let n = capacity as f64;
-    let nominal = whole_words(n * -p.ln() / (LN_2 * LN_2))?;
-    let mut bits = match sizing {
-        Sizing::Nominal => nominal,
-        Sizing::Guaranteed => {
-            // For k hashes the rate is at most p from −k·n / ln(1 − p^(1/k)) bits.
-            let k0 = (-p.log2()).floor().max(1.0) as u32;
-            let needed = |k: u32| -f64::from(k) * n / (1.0 - p.powf(1.0 / f64::from(k))).ln();
-            let around = |k: u32| k.clamp(1, MAX_HASHES);
-            let fewest = (around(k0.saturating_sub(1))..=around(k0 + 2))
-                .map(needed)
-                .fold(f64::INFINITY, f64::min);
-            whole_words(fewest)?.max(nominal)
-        }
-    };
-    if sizing == Sizing::Guaranteed {
-        // Floating-point slack: a few more words at most.
-        while expected_fpr(bits, best_hashes(bits, capacity), capacity) > p {
-            bits = bits.checked_add(64).ok_or(WardenError::FilterTooLarge)?;
-        }
-    }
-    Ok(Geometry {
-        bits,
-        hashes: best_hashes(bits, capacity),
-    })
-}
-
-/// The finalization mix of murmur3.
-fn fmix64(mut k: u64) -> u64 {
-    k ^= k >> 33;
-    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    k ^= k >> 33;
-    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    k ^ (k >> 33)
-}
-
-/// MurmurHash3 x64-128 of `data` as its two 64-bit halves, read straight
-/// from the slice (the `murmur3` crate, its reference in the tests, reads
-/// through `io::Read` at about three times the cost).
-pub fn murmur3_x64_128(data: &[u8], seed: u32) -> (u64, u64) {
-    const C1: u64 = 0x87c3_7b91_1142_53d5;
-    const C2: u64 = 0x4cf5_ad43_2745_937f;
-    let mix1 = |k: u64| k.wrapping_mul(C1).rotate_left(31).wrapping_mul(C2);
-    let mix2 = |k: u64| k.wrapping_mul(C2).rotate_left(33).wrapping_mul(C1);
-    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-    let (mut h1, mut h2) = (u64::from(seed), u64::from(seed));
-    let mut blocks = data.chunks_exact(16);
-    for block in &mut blocks {
-        h1 ^= mix1(word(&block[..8]));
-        h1 = h1
-            .rotate_left(27)
-            .wrapping_add(h2)
-            .wrapping_mul(5)
-            .wrapping_add(0x52dc_e729);
-        h2 ^= mix2(word(&block[8..]));
-        h2 = h2
-            .rotate_left(31)
-            .wrapping_add(h1)
-            .wrapping_mul(5)
-            .wrapping_add(0x3849_5ab5);
-    }
-    let tail = blocks.remainder();
-    let (mut k1, mut k2) = (0u64, 0u64);
-    for (i, &b) in tail.iter().enumerate() {
-        if i < 8 {
-            k1 |= u64::from(b) << (8 * i);
-        } else {
-            k2 |= u64::from(b) << (8 * (i - 8));
-        }
-    }
-    if tail.len() > 8 {
-        h2 ^= mix2(k2);
-    }
-    if !tail.is_empty() {
-        h1 ^= mix1(k1);
-    }
-    let len = data.len() as u64;
-    h1 ^= len;
-    h2 ^= len;
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    h1 = fmix64(h1);
-    h2 = fmix64(h2);
-    h1 = h1.wrapping_add(h2);
-    h2 = h2.wrapping_add(h1);
-    (h1, h2)
-}
-
-/// The two 64-bit halves of an item's murmur3 x64-128 hash (seed 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ItemHash {
-    h1: u64,
-    h2: u64,
-}
-
-impl ItemHash {
-    /// Hashes an item once; every layer derives its probes from this.
-    pub fn of(item: &[u8]) -> ItemHash {
-        let (h1, h2) = murmur3_x64_128(item, 0);
-        ItemHash { h1, h2 }
-    }
-
-    /// Bit positions i = 0..hashes in a layer of `bits` bits: (h1 + i·h2)
-    /// mapped onto [0, bits) by multiply-shift.
-    fn probes(self, bits: u64, hashes: u32) -> impl Iterator<Item = u64> {
-        (0..u64::from(hashes)).map(move |i| self.probe(bits, i))
-    }
-
-    /// Bit position `i` in a layer of `bits` bits.
-    fn probe(self, bits: u64, i: u64) -> u64 {
-        let x = self.h1.wrapping_add(i.wrapping_mul(self.h2));
-        ((u128::from(x) * u128::from(bits)) >> 64) as u64
-    }
-}
-
 /// One layer: a fixed-size bit array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layer {
@@ -281,10 +93,13 @@ impl Layer {
     }
 
     /// Checks a stored layer's header (RDB, `BF._LOADX`, a `BF.SCANDUMPX`
-    /// header: one check for all). The bit count is not recomputed from the
-    /// sizing (which may change between versions): any non-empty whole number
-    /// of words near the nominal size or above is a valid layer.
+    /// header: one check for all). With warden's hashing the bit count is
+    /// not recomputed from the sizing (which may change between versions):
+    /// any non-empty whole number of words near the nominal size or above is
+    /// a valid layer. With RedisBloom's, the layer must be what RedisBloom
+    /// sizes (`sizing::check_redisbloom_layer`).
     pub fn check_header(
+        hashing: Hashing,
         capacity: u64,
         error_rate: f64,
         hashes: u32,
@@ -294,6 +109,9 @@ impl Layer {
         validate_error_rate(error_rate).map_err(|_| WardenError::BadFilterData)?;
         if !(1..=MAX_CAPACITY).contains(&capacity) {
             return Err(WardenError::BadFilterData);
+        }
+        if hashing == Hashing::RedisBloom {
+            return check_redisbloom_layer(capacity, error_rate, hashes, items, bits);
         }
         // Near the nominal size or above: a forged capacity or a truncated
         // array is refused, while some future change of sizing is tolerated.
@@ -313,13 +131,15 @@ impl Layer {
 
     /// Rebuilds a stored layer, checking that its fields agree with each other.
     pub fn from_parts(
+        hashing: Hashing,
         capacity: u64,
         error_rate: f64,
         hashes: u32,
         items: u64,
         words: Vec<u64>,
     ) -> Result<Layer, WardenError> {
-        Layer::check_header(capacity, error_rate, hashes, items, words.len() as u64 * 64)?;
+        let bits = words.len() as u64 * 64;
+        Layer::check_header(hashing, capacity, error_rate, hashes, items, bits)?;
         Ok(Layer {
             words,
             capacity,
@@ -333,18 +153,17 @@ impl Layer {
     /// bits arrive later in chunks). Refused before allocating when the bit
     /// array is larger than `budget_bytes`.
     pub fn zeroed(
-        capacity: u64,
-        error_rate: f64,
-        hashes: u32,
-        items: u64,
+        hashing: Hashing,
+        (capacity, error_rate, hashes, items): (u64, f64, u32, u64),
         bits: u64,
         budget_bytes: u64,
     ) -> Result<Layer, WardenError> {
-        Layer::check_header(capacity, error_rate, hashes, items, bits)?;
+        Layer::check_header(hashing, capacity, error_rate, hashes, items, bits)?;
         if bits / 8 > budget_bytes {
             return Err(WardenError::FilterTooLarge);
         }
         Layer::from_parts(
+            hashing,
             capacity,
             error_rate,
             hashes,
@@ -357,8 +176,8 @@ impl Layer {
         self.words.len() as u64 * 64
     }
 
-    fn contains(&self, h: ItemHash) -> bool {
-        h.probes(self.bits(), self.hashes)
+    fn contains<P: Scheme>(&self, h: ItemHash) -> bool {
+        h.probes::<P>(self.bits(), self.hashes)
             .all(|b| self.words[(b >> 6) as usize] & (1 << (b & 63)) != 0)
     }
 
@@ -366,10 +185,10 @@ impl Layer {
     /// 0 (it was not in the layer); returns whether it was new. One pass
     /// lets the probes' cache misses overlap, where a lookup first and a
     /// write after pay one miss, then the rest.
-    fn insert(&mut self, h: ItemHash) -> bool {
+    fn insert<P: Scheme>(&mut self, h: ItemHash) -> bool {
         let bits = self.bits();
         let mut new = false;
-        for b in h.probes(bits, self.hashes) {
+        for b in h.probes::<P>(bits, self.hashes) {
             let (word, mask) = (&mut self.words[(b >> 6) as usize], 1u64 << (b & 63));
             new |= *word & mask == 0;
             *word |= mask;
@@ -419,6 +238,8 @@ impl Layer {
 /// is still being loaded alike.
 #[derive(Debug, Clone, Copy)]
 pub struct FilterParts<'a> {
+    /// How items are hashed and layers sized.
+    pub hashing: Hashing,
     /// The asked error rate.
     pub error_rate: f64,
     /// Capacity multiplier per new layer; 0 for non-scaling.
@@ -460,6 +281,7 @@ pub struct BloomFilter {
     layers: Box<[Layer]>,
     error_rate: f64,
     expansion: u32,
+    hashing: Hashing,
     aging: Option<Box<Aging>>,
 }
 
@@ -481,17 +303,30 @@ impl BloomFilter {
     /// A filter with one empty layer. A scaling filter's first layer uses half
     /// the asked rate. Refused before allocating if it would exceed `max_bytes`.
     pub fn new(params: BloomParams, max_bytes: u64) -> Result<BloomFilter, WardenError> {
+        Self::new_with(Hashing::Warden, params, max_bytes)
+    }
+
+    /// `new` with the given hashing (RedisBloom's sizes the first layer as
+    /// RedisBloom 2.x's BF.RESERVE does).
+    pub fn new_with(
+        hashing: Hashing,
+        params: BloomParams,
+        max_bytes: u64,
+    ) -> Result<BloomFilter, WardenError> {
         params.validate()?;
         let first_rate = if params.is_scaling() {
             params.error_rate * TIGHTENING
         } else {
             params.error_rate
         };
-        let g = geometry(
-            params.capacity,
-            first_rate,
-            Sizing::for_expansion(params.expansion),
-        )?;
+        let g = match hashing {
+            Hashing::Warden => geometry(
+                params.capacity,
+                first_rate,
+                Sizing::for_expansion(params.expansion),
+            )?,
+            Hashing::RedisBloom => redisbloom_geometry(params.capacity, first_rate)?,
+        };
         if Self::overhead(1).saturating_add(g.bits / 8) > max_bytes {
             return Err(WardenError::FilterTooLarge);
         }
@@ -499,6 +334,7 @@ impl BloomFilter {
             layers: Box::new([Layer::new(params.capacity, first_rate, g)]),
             error_rate: params.error_rate,
             expansion: params.expansion,
+            hashing,
             aging: None,
         })
     }
@@ -527,6 +363,7 @@ impl BloomFilter {
             layers: Box::new([]),
             error_rate,
             expansion: 0,
+            hashing: Hashing::Warden,
             aging: Some(Box::new(aging)),
         })
     }
@@ -542,15 +379,19 @@ impl BloomFilter {
     /// Checks a stored filter's own fields (RDB, `BF._LOADX`, a
     /// `BF.SCANDUMPX` header: one check for all) before its layers are read
     /// or allocated: the error rate, the expansion (0: non-scaling, which has
-    /// one layer) and the layer count. Returns the expansion and the count.
+    /// one layer) and the layer count; an aging filter has warden's hashing.
+    /// Returns the expansion and the count.
     pub fn check_parts(
+        hashing: Hashing,
         error_rate: f64,
         expansion: u64,
-        layer_count: u64,
-        aging: bool,
+        (layer_count, aging): (u64, bool),
     ) -> Result<(u32, usize), WardenError> {
         let bad = WardenError::BadFilterData;
         validate_error_rate(error_rate).map_err(|_| bad.clone())?;
+        if aging && hashing != Hashing::Warden {
+            return Err(bad);
+        }
         if aging {
             // An aging filter has 0 to MAX_BLOCKS blocks and no expansion.
             if expansion != 0 || layer_count > aging::MAX_BLOCKS as u64 {
@@ -570,16 +411,18 @@ impl BloomFilter {
     /// Rebuilds a stored filter from validated layers (and, for an aging
     /// filter, its time state, with one opening per block).
     pub fn from_parts(
+        hashing: Hashing,
         error_rate: f64,
         expansion: u64,
         layers: Vec<Layer>,
         aging: Option<Aging>,
     ) -> Result<BloomFilter, WardenError> {
-        let expansion = Self::check_whole(error_rate, expansion, &layers, aging.as_ref())?;
+        let expansion = Self::check_whole(hashing, error_rate, expansion, &layers, aging.as_ref())?;
         Ok(BloomFilter {
             layers: layers.into_boxed_slice(),
             error_rate,
             expansion,
+            hashing,
             aging: aging.map(Box::new),
         })
     }
@@ -588,13 +431,14 @@ impl BloomFilter {
     /// are handed over (`from_parts` takes them): the filter's own fields, and
     /// one opening per block for an aging filter. Returns the expansion.
     pub fn check_whole(
+        hashing: Hashing,
         error_rate: f64,
         expansion: u64,
         layers: &[Layer],
         aging: Option<&Aging>,
     ) -> Result<u32, WardenError> {
-        let count = layers.len() as u64;
-        let (expansion, _) = Self::check_parts(error_rate, expansion, count, aging.is_some())?;
+        let shape = (layers.len() as u64, aging.is_some());
+        let (expansion, _) = Self::check_parts(hashing, error_rate, expansion, shape)?;
         if aging.is_some_and(|a| a.opened().len() != layers.len()) {
             return Err(WardenError::BadFilterData);
         }
@@ -604,6 +448,7 @@ impl BloomFilter {
     /// The filter's stored fields, borrowed.
     pub fn parts(&self) -> FilterParts<'_> {
         FilterParts {
+            hashing: self.hashing,
             error_rate: self.error_rate,
             expansion: self.expansion,
             layers: &self.layers,
@@ -611,10 +456,26 @@ impl BloomFilter {
         }
     }
 
-    /// The filter taken apart: error rate, expansion, layers, time state.
-    pub fn into_parts(self) -> (f64, u32, Vec<Layer>, Option<Aging>) {
+    /// How the filter hashes items and sizes layers.
+    pub fn hashing(&self) -> Hashing {
+        self.hashing
+    }
+
+    /// Hashes an item with the filter's hashing (once per item; every layer
+    /// derives its probes from the result).
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> ItemHash {
+        match self.hashing {
+            Hashing::Warden => ItemHash::of(item),
+            Hashing::RedisBloom => ItemHash::redisbloom(item),
+        }
+    }
+
+    /// The filter taken apart: hashing, error rate, expansion, layers, time state.
+    pub fn into_parts(self) -> (Hashing, f64, u32, Vec<Layer>, Option<Aging>) {
         let aging = self.aging.map(|a| *a);
         (
+            self.hashing,
             self.error_rate,
             self.expansion,
             self.layers.into_vec(),
@@ -646,7 +507,42 @@ impl BloomFilter {
     /// Whether the item may have been added (for an aging filter: in a block
     /// still live at `now`, Unix ms; other filters ignore `now`).
     pub fn contains(&self, h: ItemHash, now: u64) -> bool {
-        self.live_layers(now).iter().rev().any(|l| l.contains(h))
+        match self.hashing {
+            Hashing::Warden => self.contains_in::<MultiplyShift>(h, now),
+            Hashing::RedisBloom => self.contains_in::<Modulo>(h, now),
+        }
+    }
+
+    /// `contains` of an item, hashed with the filter's hashing; `clock` (Unix
+    /// ms) is read only for an aging filter. The common case (warden's
+    /// hashing, not aging) is one check; an imported filter's path is out of
+    /// line.
+    #[inline]
+    pub fn contains_item(&self, item: &[u8], clock: impl FnOnce() -> u64) -> bool {
+        match (&self.aging, self.hashing) {
+            (None, Hashing::Warden) => {
+                let h = ItemHash::of(item);
+                self.layers
+                    .iter()
+                    .rev()
+                    .any(|l| l.contains::<MultiplyShift>(h))
+            }
+            (Some(_), _) => self.contains_in::<MultiplyShift>(ItemHash::of(item), clock()),
+            (None, Hashing::RedisBloom) => self.contains_imported(item),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn contains_imported(&self, item: &[u8]) -> bool {
+        self.contains_in::<Modulo>(Modulo::hash(item), 0)
+    }
+
+    fn contains_in<P: Scheme>(&self, h: ItemHash, now: u64) -> bool {
+        self.live_layers(now)
+            .iter()
+            .rev()
+            .any(|l| l.contains::<P>(h))
     }
 
     /// What an aging filter's adds may change without a clock: `(blocks,
@@ -669,7 +565,7 @@ impl BloomFilter {
             .layers
             .last_mut()
             .ok_or(WardenError::InvalidState("aging filter without blocks"))?;
-        Ok(match newest.insert(h) {
+        Ok(match newest.insert::<MultiplyShift>(h) {
             true => Added::New,
             false => Added::Present,
         })
@@ -681,22 +577,60 @@ impl BloomFilter {
         if self.aging.is_some() {
             return self.add_aging(h, now, max_bytes);
         }
+        match self.hashing {
+            Hashing::Warden => self.add_scaling::<MultiplyShift>(h, max_bytes),
+            Hashing::RedisBloom => self.add_scaling::<Modulo>(h, max_bytes),
+        }
+    }
+
+    /// `add` of an item, hashed with the filter's hashing (one check for the
+    /// common case; an imported filter's path is out of line).
+    #[inline]
+    pub fn add_item(
+        &mut self,
+        item: &[u8],
+        now: u64,
+        max_bytes: u64,
+    ) -> Result<Added, WardenError> {
+        match (&self.aging, self.hashing) {
+            (None, Hashing::Warden) => {
+                self.add_scaling::<MultiplyShift>(ItemHash::of(item), max_bytes)
+            }
+            (Some(_), _) => self.add_aging(ItemHash::of(item), now, max_bytes),
+            (None, Hashing::RedisBloom) => self.add_imported(item, max_bytes),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_imported(&mut self, item: &[u8], max_bytes: u64) -> Result<Added, WardenError> {
+        self.add_scaling::<Modulo>(Modulo::hash(item), max_bytes)
+    }
+
+    /// A scalable (or non-scaling) filter's add, as RedisBloom's: present in
+    /// any layer is present; otherwise into the newest layer, after a new
+    /// layer is added when the newest is full.
+    fn add_scaling<P: Scheme>(
+        &mut self,
+        h: ItemHash,
+        max_bytes: u64,
+    ) -> Result<Added, WardenError> {
         let newest = self.layers.len() - 1;
-        if self.layers[..newest].iter().any(|l| l.contains(h)) {
+        if self.layers[..newest].iter().any(|l| l.contains::<P>(h)) {
             return Ok(Added::Present);
         }
         let last = &mut self.layers[newest];
         if last.items < last.capacity {
             // Setting bits an item already has changes nothing.
-            let new = last.insert(h);
+            let new = last.insert::<P>(h);
             return Ok(if new { Added::New } else { Added::Present });
         }
-        if last.contains(h) {
+        if last.contains::<P>(h) {
             return Ok(Added::Present);
         }
         self.grow(max_bytes)?;
         let last = self.layers.len() - 1;
-        self.layers[last].insert(h);
+        self.layers[last].insert::<P>(h);
         Ok(Added::New)
     }
 
@@ -716,17 +650,24 @@ impl BloomFilter {
             // The common add: nothing retires and the newest block takes it.
             // One pass sets its bits and tells whether it held the item.
             let (older, last) = self.layers.split_at_mut(newest);
-            if !last[0].insert(h) {
+            if !last[0].insert::<MultiplyShift>(h) {
                 return Ok(Added::Present);
             }
-            return Ok(match older.iter().rev().any(|l| l.contains(h)) {
-                true => Added::Refreshed,
-                false => Added::New,
-            });
+            return Ok(
+                match older.iter().rev().any(|l| l.contains::<MultiplyShift>(h)) {
+                    true => Added::Refreshed,
+                    false => Added::New,
+                },
+            );
         }
-        let present = self.layers[live..].iter().rev().any(|l| l.contains(h));
+        let present = self.layers[live..]
+            .iter()
+            .rev()
+            .any(|l| l.contains::<MultiplyShift>(h));
         // In the newest block, still in its slot: it lives a window from now.
-        let kept = present && aging.in_slot(newest, now) && self.layers[newest].contains(h);
+        let kept = present
+            && aging.in_slot(newest, now)
+            && self.layers[newest].contains::<MultiplyShift>(h);
         if kept && live == 0 {
             return Ok(Added::Present);
         }
@@ -767,7 +708,7 @@ impl BloomFilter {
             });
         }
         if let Some(newest) = self.layers.last_mut().filter(|_| !kept) {
-            newest.insert(h);
+            newest.insert::<MultiplyShift>(h);
         }
         Ok(if present {
             Added::Refreshed
@@ -793,7 +734,7 @@ impl BloomFilter {
         if error_rate <= 0.0 {
             return Err(WardenError::FilterTooLarge);
         }
-        let g = geometry(capacity, error_rate, Sizing::Nominal)?;
+        let g = layer_geometry(self.hashing, capacity, error_rate)?;
         let total = self.bytes().saturating_add(g.bits / 8);
         if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
             return Err(WardenError::FilterTooLarge);

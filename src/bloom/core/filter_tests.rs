@@ -211,80 +211,70 @@ fn growth_past_the_cap_is_refused_and_changes_nothing() {
 }
 
 #[test]
-fn hashing_is_stable() {
-    // murmur3 x64-128 of "hello", seed 0 (reference value of the algorithm).
-    assert_eq!(
-        murmur3_x64_128(b"hello", 0),
-        (0xcbd8_a7b3_41bd_9b02, 0x5b1e_906a_48ae_1d19)
-    );
-    let h = ItemHash::of(b"hello");
-    assert_eq!(h.h1, 0xcbd8_a7b3_41bd_9b02);
-    assert_eq!(h.h2, 0x5b1e_906a_48ae_1d19);
-}
-
-/// The slice implementation equals the `murmur3` crate (the reference)
-/// for every length around the 16-byte block and 8-byte tail edges, on
-/// pseudo-random bytes and seeds.
-#[test]
-fn slice_murmur_equals_the_reference_crate() {
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
-    for len in 0..200 {
-        for _ in 0..20 {
-            let data: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-            let seed = if next() % 4 == 0 { next() as u32 } else { 0 };
-            let want =
-                murmur3::murmur3_x64_128(&mut std::io::Cursor::new(&data), seed).expect("read");
-            let (h1, h2) = murmur3_x64_128(&data, seed);
-            assert_eq!((u128::from(h2) << 64) | u128::from(h1), want, "len {len}");
-        }
-    }
-}
-
-#[test]
 fn stored_layers_are_validated() {
     let f = filter(0.01, 100, 2);
     let l = &f.layers()[0];
     let (cap, rate, k) = (l.capacity(), l.error_rate(), l.hashes());
     let words = || l.words().to_vec();
-    assert!(Layer::from_parts(cap, rate, k, 0, words()).is_ok());
+    assert!(Layer::from_parts(Hashing::Warden, cap, rate, k, 0, words()).is_ok());
     let bad = Err(WardenError::BadFilterData);
-    assert_eq!(Layer::from_parts(cap, rate, 0, 0, words()), bad);
     assert_eq!(
-        Layer::from_parts(cap, rate, MAX_HASHES + 1, 0, words()),
+        Layer::from_parts(Hashing::Warden, cap, rate, 0, 0, words()),
         bad
     );
-    assert_eq!(Layer::from_parts(cap, rate, k, 0, vec![]), bad);
-    assert_eq!(Layer::from_parts(cap, 1.5, k, 0, words()), bad);
-    assert_eq!(Layer::from_parts(0, rate, k, 0, words()), bad);
-    assert_eq!(Layer::from_parts(100, rate, k, 101, words()), bad);
     assert_eq!(
-        Layer::zeroed(cap, rate, k, 0, 100, u64::MAX),
+        Layer::from_parts(Hashing::Warden, cap, rate, MAX_HASHES + 1, 0, words()),
+        bad
+    );
+    assert_eq!(
+        Layer::from_parts(Hashing::Warden, cap, rate, k, 0, vec![]),
+        bad
+    );
+    assert_eq!(
+        Layer::from_parts(Hashing::Warden, cap, 1.5, k, 0, words()),
+        bad
+    );
+    assert_eq!(
+        Layer::from_parts(Hashing::Warden, 0, rate, k, 0, words()),
+        bad
+    );
+    assert_eq!(
+        Layer::from_parts(Hashing::Warden, 100, rate, k, 101, words()),
+        bad
+    );
+    assert_eq!(
+        Layer::zeroed(Hashing::Warden, (cap, rate, k, 0), 100, u64::MAX),
         bad,
         "not whole words"
     );
-    let huge = Layer::zeroed(cap, rate, k, 0, 1 << 40, 1 << 20);
+    let huge = Layer::zeroed(Hashing::Warden, (cap, rate, k, 0), 1 << 40, 1 << 20);
     assert_eq!(
         huge,
         Err(WardenError::FilterTooLarge),
         "checked before allocating"
     );
-    let empty = BloomFilter::from_parts(0.01, 0, vec![], None);
+    let empty = BloomFilter::from_parts(Hashing::Warden, 0.01, 0, vec![], None);
     assert_eq!(empty, Err(WardenError::BadFilterData));
 }
 
 #[test]
 fn stored_filter_fields_are_checked_before_the_layers() {
     let bad = Err(WardenError::BadFilterData);
-    assert_eq!(BloomFilter::check_parts(0.01, 2, 3, false), Ok((2, 3)));
-    assert_eq!(BloomFilter::check_parts(0.01, 0, 1, false), Ok((0, 1)));
     assert_eq!(
-        BloomFilter::check_parts(0.01, u64::from(MAX_EXPANSION), MAX_LAYERS as u64, false),
+        BloomFilter::check_parts(Hashing::Warden, 0.01, 2, (3, false)),
+        Ok((2, 3))
+    );
+    assert_eq!(
+        BloomFilter::check_parts(Hashing::Warden, 0.01, 0, (1, false)),
+        Ok((0, 1))
+    );
+    assert_eq!(
+        BloomFilter::check_parts(
+            Hashing::Warden,
+            0.01,
+            u64::from(MAX_EXPANSION),
+            (MAX_LAYERS as u64, false)
+        ),
         Ok((MAX_EXPANSION, MAX_LAYERS))
     );
     for (rate, expansion, count) in [
@@ -300,15 +290,15 @@ fn stored_filter_fields_are_checked_before_the_layers() {
         (-0.5, 2, 1),
     ] {
         assert_eq!(
-            BloomFilter::check_parts(rate, expansion, count, false),
+            BloomFilter::check_parts(Hashing::Warden, rate, expansion, (count, false)),
             bad,
             "{rate} {expansion} {count}"
         );
     }
     let f = filter(0.01, 100, 3);
-    let (rate, expansion, layers, _) = f.clone().into_parts();
+    let (hashing, rate, expansion, layers, _) = f.clone().into_parts();
     assert_eq!(
-        BloomFilter::from_parts(rate, u64::from(expansion), layers, None),
+        BloomFilter::from_parts(hashing, rate, u64::from(expansion), layers, None),
         Ok(f)
     );
 }
@@ -340,4 +330,117 @@ fn a_relocated_filter_keeps_its_items_and_resumes_by_layer() {
     assert_eq!(m.moved, 1 + layers, "the layer table and every bit array");
     assert_eq!(f, before);
     assert!((0..200).all(|i| f.contains(item(i), 0)));
+}
+
+fn redisbloom_filter(p: f64, capacity: u64, expansion: u32) -> BloomFilter {
+    let params = BloomParams {
+        error_rate: p,
+        capacity,
+        expansion,
+    };
+    BloomFilter::new_with(Hashing::RedisBloom, params, NO_CAP).expect("filter")
+}
+
+fn rb_item(i: u64) -> ItemHash {
+    ItemHash::redisbloom(format!("item:{i}").as_bytes())
+}
+
+/// A filter with RedisBloom's hashing finds every item added, grows as
+/// RedisBloom's does (capacity × expansion, rate halved, RedisBloom's sizes)
+/// and keeps about its false-positive rate.
+#[test]
+fn redisbloom_hashing_finds_every_item_and_grows_as_redisbloom() {
+    for (p, capacity, expansion, n) in [
+        (0.01, 100, 2, 1_500),
+        (0.001, 50, 4, 3_000),
+        (0.1, 10, 1, 200),
+        (0.01, 1_000, 0, 1_000),
+        (0.5, 1, 3, 100),
+    ] {
+        let mut f = redisbloom_filter(p, capacity, expansion);
+        assert_eq!(f.hashing(), Hashing::RedisBloom);
+        for i in 0..n {
+            f.add(rb_item(i), 0, NO_CAP).expect("add");
+        }
+        assert!((0..n).all(|i| f.contains(rb_item(i), 0)), "{p} {capacity}");
+        let first = if expansion == 0 { p } else { p / 2.0 };
+        let mut cap = capacity;
+        let mut rate = first;
+        for l in f.layers() {
+            let g = redisbloom_geometry(cap, rate).expect("geometry");
+            assert_eq!((l.capacity(), l.error_rate()), (cap, rate));
+            assert_eq!((l.bytes() * 8, l.hashes()), (g.bits, g.hashes));
+            cap *= u64::from(expansion);
+            rate /= 2.0;
+        }
+        let fp = (0..20_000)
+            .filter(|i| f.contains(ItemHash::redisbloom(format!("absent:{i}").as_bytes()), 0))
+            .count();
+        assert!((fp as f64) < 20_000.0 * p * 1.5 + 10.0, "{p}: {fp}");
+    }
+    // The two hashings place an item's bits differently.
+    let mut native = filter(0.01, 100, 2);
+    native.add(item(1), 0, NO_CAP).expect("add");
+    let mut rb = redisbloom_filter(0.01, 100, 2);
+    rb.add(rb_item(1), 0, NO_CAP).expect("add");
+    assert_ne!(native.layers()[0].words(), rb.layers()[0].words());
+    assert_eq!(rb.hash(b"item:1"), rb_item(1));
+    assert_eq!(native.hash(b"item:1"), item(1));
+}
+
+#[test]
+fn stored_layers_are_checked_by_their_hashing() {
+    let f = redisbloom_filter(0.01, 100, 2);
+    let l = &f.layers()[0];
+    let words = || l.words().to_vec();
+    let (cap, rate, k) = (l.capacity(), l.error_rate(), l.hashes());
+    assert!(Layer::from_parts(Hashing::RedisBloom, cap, rate, k, 0, words()).is_ok());
+    let bad = Err(WardenError::BadFilterData);
+    let longer = [l.words(), &[0; 2]].concat();
+    assert_eq!(
+        Layer::from_parts(Hashing::RedisBloom, cap, rate, k, 0, longer),
+        bad
+    );
+    // An aging filter never has RedisBloom's hashing.
+    assert_eq!(
+        BloomFilter::check_parts(Hashing::RedisBloom, 0.01, 0, (0, true)),
+        Err(WardenError::BadFilterData)
+    );
+    let (hashing, rate, expansion, layers, _) = f.clone().into_parts();
+    assert_eq!(hashing, Hashing::RedisBloom);
+    let back = BloomFilter::from_parts(hashing, rate, u64::from(expansion), layers, None);
+    assert_eq!(back, Ok(f));
+}
+
+#[test]
+fn the_filter_is_no_larger_with_its_hashing() {
+    assert_eq!(std::mem::size_of::<BloomFilter>(), 40);
+}
+
+#[test]
+fn redisbloom_layers_are_sized_and_checked_as_redisbloom_sizes_them() {
+    // BF.INFO sizes RedisBloom reports (1M at 0.005: 1,378,472 bytes, 8 hashes).
+    let g = redisbloom_geometry(1_000_000, 0.005).expect("geometry");
+    assert_eq!((g.bits / 8, g.hashes), (1_378_472, 8));
+    assert_eq!(redisbloom_geometry(1, 0.9).expect("geometry").bits, 64);
+    assert_eq!(
+        redisbloom_geometry(0, 0.01),
+        Err(WardenError::NotPositive("capacity"))
+    );
+    assert_eq!(
+        redisbloom_geometry(1 << 62, 1e-300),
+        Err(WardenError::FilterTooLarge)
+    );
+    let check =
+        |c, p, k, items, bits| Layer::check_header(Hashing::RedisBloom, c, p, k, items, bits);
+    assert_eq!(check(100, 0.005, 8, 0, 1152), Ok(()));
+    assert_eq!(check(100, 0.01, 7, 100, 960), Ok(()));
+    let bad = Err(WardenError::BadFilterData);
+    assert_eq!(check(100, 0.01, 7, 101, 960), bad, "items");
+    assert_eq!(check(100, 0.01, 9, 0, 960), bad, "hashes");
+    assert_eq!(check(100, 0.01, 7, 0, 960 + 128), bad, "too large");
+    assert_eq!(check(100, 0.01, 7, 0, 960 - 128), bad, "truncated");
+    assert_eq!(check(100, 0.01, 7, 0, 961), bad, "part word");
+    assert_eq!(check(1 << 40, 0.01, 7, 0, 64), bad);
+    assert_eq!(check(0, 0.01, 7, 0, 64), bad);
 }

@@ -1,8 +1,13 @@
-//! The Bloom family's pure core: sizing, hashing and layers (`filter`),
-//! aging filters (`aging`) and the dump format (`dump`).
+//! The Bloom family's pure core: layers and filters (`filter`), their hashing
+//! (`hashing`) and sizing (`sizing`),
+//! aging filters (`aging`), the dump format (`dump`) and RedisBloom's
+//! scheme for imported filters (`redisbloom`).
 
 pub mod aging;
 #[cfg(test)]
 mod aging_filter_tests;
 pub mod dump;
 pub mod filter;
+pub mod hashing;
+pub mod redisbloom;
+pub mod sizing;

@@ -58,8 +58,8 @@ impl Ty {
     pub fn encver(self) -> u64 {
         match self {
             Ty::Cache => 1,
-            Ty::Lock | Ty::LockSet | Ty::Filter | Ty::Loading => 2,
-            Ty::Limiter => 3,
+            Ty::Lock | Ty::LockSet => 2,
+            Ty::Filter | Ty::Loading | Ty::Limiter => 3,
         }
     }
 }
