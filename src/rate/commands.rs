@@ -53,8 +53,10 @@ fn store(
 /// the alias would not know).
 fn replicate_effect(ctx: Ctx, args: &Args, limiter: LimiterRef, expires: Option<i64>) {
     // The text in a buffer sized for its count of limits.
-    let in_place = !args.by_alias()
-        && match limiter.count() {
+    let in_place = if args.by_alias() {
+        effect::as_command()
+    } else {
+        match limiter.count() {
             1 => {
                 let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
                 // SAFETY: `args[2]` (the first rate, limit or burst) was parsed
@@ -71,7 +73,8 @@ fn replicate_effect(ctx: Ctx, args: &Args, limiter: LimiterRef, expires: Option<
                 // SAFETY: as above.
                 unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
             }
-        };
+        }
+    };
     if !in_place {
         SetLimiter::emit(limiter, expires, Sink::Replication(ctx), args.raw(1));
     }
