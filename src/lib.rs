@@ -41,8 +41,8 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     // passes in `ctx`; used only while it runs.
     let load = unsafe { host::Ctx::from_raw(ctx.ctx) };
     host::check_api().map_err(|missing| format!("this server lacks {missing}"))?;
-    config::register(load, args).map_err(|e| e.to_string())?;
-    commands::register(load, &COMMANDS)?;
+    let aliases = config::register(load, args).map_err(|e| e.to_string())?;
+    commands::register(load, &COMMANDS, aliases)?;
     if !info::register(load) {
         return Err("cannot register the INFO section".to_string());
     }
@@ -144,6 +144,43 @@ mod tests {
         ("cache._set", 4),
         ("cache._meta", 3),
     ];
+
+    /// RedisBloom's names are warden's without the X (what SPEC's X is for),
+    /// redis-cell's only one is RL.GCRA's; no alias is also a command's name.
+    #[test]
+    fn aliases_are_the_other_modules_names() {
+        use crate::glue::commands::AliasSet;
+        let rows: Vec<_> = COMMANDS.iter().flat_map(|f| f.iter()).collect();
+        let mut aliases = Vec::new();
+        for row in &rows {
+            let Some(alias) = &row.alias else { continue };
+            match alias.set {
+                AliasSet::RedisBloom => assert_eq!(format!("{}x", alias.name), row.name),
+                AliasSet::RedisCell => {
+                    assert_eq!((alias.name, row.name), ("cl.throttle", "rl.gcra"))
+                }
+            }
+            assert!(rows.iter().all(|r| r.name != alias.name), "{}", alias.name);
+            aliases.push(alias.name);
+        }
+        aliases.sort_unstable();
+        assert_eq!(
+            aliases,
+            [
+                "bf.add",
+                "bf.card",
+                "bf.exists",
+                "bf.info",
+                "bf.insert",
+                "bf.loadchunk",
+                "bf.madd",
+                "bf.mexists",
+                "bf.reserve",
+                "bf.scandump",
+                "cl.throttle"
+            ]
+        );
+    }
 
     #[test]
     fn every_grammar_gives_the_arity_the_command_always_had() {

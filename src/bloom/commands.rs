@@ -13,6 +13,11 @@
 //! refused): those replicate as they were sent, and a replica or the AOF
 //! replays an aging filter's `BF.ADDX` / `BF.MADDX` as "set the items in the
 //! newest block", without a clock.
+//!
+//! Called by RedisBloom's names (`aliases redisbloom`: `BF.ADD` for
+//! `BF.ADDX`, …) the same handlers reply as RedisBloom does (booleans in
+//! RESP3, `BF.INFO`'s five fields) and replicate their X form, never the
+//! alias, so a replica or AOF without the option follows.
 
 use std::ffi::{c_long, CStr};
 
@@ -199,15 +204,26 @@ fn add_items(
         None => {
             bloom_type::track_growth(size_before, size_after);
             if aging {
-                if added_any && newest_only && effect == AddEffect::VerbatimWhenAllNew {
+                if added_any
+                    && newest_only
+                    && effect == AddEffect::VerbatimWhenAllNew
+                    && !args.by_alias()
+                {
                     // Clock-free on replay: no block retired or opened and no
                     // item failed, so every item was set in the newest block
                     // or was there already, which `add_to_newest` repeats.
                     host::replicate_verbatim(ctx);
+                } else if added_any && newest_only && effect == AddEffect::VerbatimWhenAllNew {
+                    // The alias's call as its X form (`BF.MADDX`), which
+                    // replays the same way.
+                    replicate_changed(ctx, args, (first, None), &not_added);
                 } else if added_any {
                     replicate_changed(ctx, args, (first, Some(now)), &not_added);
                 }
-            } else if not_added.is_empty() && effect == AddEffect::VerbatimWhenAllNew {
+            } else if not_added.is_empty()
+                && effect == AddEffect::VerbatimWhenAllNew
+                && !args.by_alias()
+            {
                 // Time-independent: the same items set the same bits.
                 host::replicate_verbatim(ctx);
             } else if added_any {
@@ -260,17 +276,28 @@ fn replicate_changed(
     };
 }
 
+/// Replies with whether an item was new (adds) or may be present (reads):
+/// 1/0, or RedisBloom's boolean when called by its name.
+fn reply_flag(ctx: Ctx, args: &Args, v: bool) {
+    match args.by_alias() {
+        true => host::reply_bool(ctx, v),
+        false => host::reply_integer(ctx, i64::from(v)),
+    }
+}
+
 /// Sends a reply array of `count` per-item outcomes, one at a time.
-struct ItemReplies {
+struct ItemReplies<'c, 'a> {
     ctx: Ctx,
+    args: &'c Args<'a>,
     count: usize,
     started: bool,
 }
 
-impl ItemReplies {
-    fn new(ctx: Ctx, count: usize) -> ItemReplies {
+impl<'c, 'a> ItemReplies<'c, 'a> {
+    fn new(ctx: Ctx, args: &'c Args<'a>, count: usize) -> ItemReplies<'c, 'a> {
         ItemReplies {
             ctx,
+            args,
             count,
             started: false,
         }
@@ -283,7 +310,7 @@ impl ItemReplies {
             unsafe { api!(RedisModule_ReplyWithArray)(self.ctx.as_ptr(), self.count as c_long) };
         }
         match outcome {
-            Ok(a) => host::reply_integer(self.ctx, i64::from(a == Added::New)),
+            Ok(a) => reply_flag(self.ctx, self.args, a == Added::New),
             Err(e) => host::reply_error(self.ctx, &e.to_string()),
         }
     }
@@ -302,7 +329,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         (AddEffect::VerbatimWhenAllNew, c"bf.add"),
         |o| outcome = o,
     )?;
-    host::reply_integer(ctx, i64::from(outcome? == Added::New));
+    reply_flag(ctx, args, outcome? == Added::New);
     Ok(())
 }
 
@@ -310,7 +337,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub fn madd(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<MultiAdd>()?;
     let params = CreateOptions::default().params()?;
-    let mut replies = ItemReplies::new(ctx, args.len() - 2);
+    let mut replies = ItemReplies::new(ctx, args, args.len() - 2);
     add_items(
         ctx,
         args,
@@ -333,7 +360,7 @@ pub fn add_at(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             return Err(WardenError::InvalidState("not an aging filter"));
         }
     }
-    let mut replies = ItemReplies::new(ctx, args.len() - 3);
+    let mut replies = ItemReplies::new(ctx, args, args.len() - 3);
     add_items(
         ctx,
         args,
@@ -350,7 +377,7 @@ pub fn insert(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let first = args.len() - items;
     let params = options.params()?;
     let create = (!options.nocreate).then_some(params);
-    let mut replies = ItemReplies::new(ctx, args.len() - first);
+    let mut replies = ItemReplies::new(ctx, args, args.len() - first);
     add_items(
         ctx,
         args,
@@ -377,7 +404,7 @@ pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let found = read_filter(ctx, args, |f| {
         f.contains_item(args.bytes(2), || clock_for(f))
     })?;
-    host::reply_integer(ctx, i64::from(found.unwrap_or(false)));
+    reply_flag(ctx, args, found.unwrap_or(false));
     Ok(())
 }
 
@@ -396,7 +423,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), items.len() as c_long) };
     for i in 0..items.len() {
         let hit = found.as_ref().is_some_and(|f| f[i]);
-        host::reply_integer(ctx, i64::from(hit));
+        reply_flag(ctx, args, hit);
     }
     Ok(())
 }
@@ -426,12 +453,49 @@ fn reply_info_value(ctx: Ctx, f: &BloomFilter, field: usize, now: u64) {
     };
 }
 
+/// How many of `INFO_FIELDS` RedisBloom's `BF.INFO` shows (through
+/// Expansion rate).
+const REDISBLOOM_INFO_FIELDS: usize = 5;
+
+/// `BF.INFO key [field]` as RedisBloom replies: its five fields as a map of
+/// simple-string labels (a flat array in RESP2); one field as a map of one
+/// (RESP3) or an array of its value alone (RESP2).
+fn reply_redisbloom_info(ctx: Ctx, f: &BloomFilter, only: Option<usize>, now: u64) {
+    let label = |field: usize| {
+        let text = INFO_FIELDS[field].1;
+        let mut c = [0u8; 32];
+        c[..text.len()].copy_from_slice(text.as_bytes());
+        // SAFETY: `ctx` is the live context of a call that owes a reply;
+        // `c` holds the label NUL-terminated (labels are under 32 bytes).
+        unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), c.as_ptr().cast()) };
+    };
+    match only {
+        Some(field) => {
+            if host::reply_map_or_values(ctx, 1) {
+                label(field);
+            }
+            reply_info_value(ctx, f, field, now);
+        }
+        None => {
+            host::reply_map(ctx, REDISBLOOM_INFO_FIELDS);
+            for field in 0..REDISBLOOM_INFO_FIELDS {
+                label(field);
+                reply_info_value(ctx, f, field, now);
+            }
+        }
+    }
+}
+
 /// `BF.INFOX key [CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION|ERROR]`
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let only = args.parse::<Info>()?.only;
     let mut key = Key::readable(ctx, args.raw(1));
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
     let now = clock_for(f);
+    if args.by_alias() {
+        reply_redisbloom_info(ctx, f, only, now);
+        return Ok(());
+    }
     match only {
         Some(field) => {
             // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.

@@ -85,8 +85,12 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             }
         }
     }
-    // Time-independent: a replica checks and applies the same chunk.
-    host::replicate_verbatim(ctx);
+    // Time-independent: a replica checks and applies the same chunk (as
+    // BF.LOADCHUNKX when called by RedisBloom's name).
+    match args.by_alias() {
+        true => host::replicate_as(ctx, c"BF.LOADCHUNKX", args.raw_from(1)),
+        false => host::replicate_verbatim(ctx),
+    }
     host::notify(ctx, c"bf.loadchunk", name);
     host::reply_status(ctx, c"OK");
     Ok(())

@@ -7,13 +7,17 @@ use crate::bloom::dump as bloom_dump;
 use crate::bloom::requests as req;
 use crate::common::grammar::Request;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Command};
+use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
 
 /// `BF.*X`: every command of the family, internal ones included.
 pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Reserve as Request>::NAME,
         func: command_fn!(bloom::reserve),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.reserve",
+        }),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Creates an empty Bloom filter sized for capacity items at error_rate; with AGE, an aging filter that forgets items after window_ms (capacity is then per window).",
@@ -25,6 +29,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Add as Request>::NAME,
         func: command_fn!(bloom::add),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.add",
+        }),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Adds an item to a Bloom filter (created with the defaults if missing): 1 if new, 0 if it may have been present.",
@@ -36,6 +44,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::MultiAdd as Request>::NAME,
         func: command_fn!(bloom::madd),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.madd",
+        }),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Adds items to a Bloom filter: one 1/0 (or error) per item.",
@@ -47,6 +59,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Insert as Request>::NAME,
         func: command_fn!(bloom::insert),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.insert",
+        }),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Adds items to a Bloom filter, creating it with the given parameters unless NOCREATE.",
@@ -58,6 +74,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Exists as Request>::NAME,
         func: command_fn!(bloom::exists),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.exists",
+        }),
         flags: "readonly fast",
         doc: Doc {
             summary: "1 if the item may be in the filter, 0 if it certainly is not (0 for a missing key).",
@@ -69,6 +89,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::MultiExists as Request>::NAME,
         func: command_fn!(bloom::mexists),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.mexists",
+        }),
         flags: "readonly fast",
         doc: Doc {
             summary: "For each item, 1 if it may be in the filter, 0 if it certainly is not.",
@@ -80,6 +104,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Info as Request>::NAME,
         func: command_fn!(bloom::info),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.info",
+        }),
         flags: "readonly fast",
         doc: Doc {
             summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate, Error rate and (aging filters) Window of a filter.",
@@ -91,6 +119,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Card as Request>::NAME,
         func: command_fn!(bloom::card),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.card",
+        }),
         flags: "readonly fast",
         doc: Doc {
             summary: "Number of items added to a filter as new (0 for a missing key).",
@@ -102,6 +134,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::ScanDump as Request>::NAME,
         func: command_fn!(bloom_dump::scandump),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.scandump",
+        }),
         flags: "readonly",
         doc: Doc {
             summary: "Reads a filter in chunks, as RedisBloom's BF.SCANDUMP: iterator 0 gives [1, header], each returned iterator [next, up to 16 MiB of bits], and the end [0, \"\"].",
@@ -113,6 +149,10 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::LoadChunk as Request>::NAME,
         func: command_fn!(bloom_dump::loadchunk),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "bf.loadchunk",
+        }),
         flags: "write deny-oom",
         doc: Doc {
             summary: "Rebuilds a filter from BF.SCANDUMPX's chunks (or RedisBloom 2.x BF.SCANDUMP's: an import that keeps RedisBloom's hashing), in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
@@ -124,6 +164,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::AddAt as Request>::NAME,
         func: command_fn!(bloom::add_at),
+        alias: None,
         flags: "write deny-oom",
         doc: Doc {
             summary: "Internal: adds items to an aging filter as of a master's Unix ms (replication and AOF of its adds).",
@@ -135,6 +176,7 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: <req::Load as Request>::NAME,
         func: command_fn!(bloom::load),
+        alias: None,
         flags: "write deny-oom",
         doc: Doc {
             summary: "Internal: rebuilds a filter layer by layer, its bits in chunks (AOF).",

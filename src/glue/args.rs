@@ -5,15 +5,33 @@ use crate::common::grammar::{self, Refused, Request, Words};
 use crate::common::parse::parse_i64;
 use crate::glue::host::{self, Ctx, RStr};
 
+/// Which name a call used: the command's own, or its alias (another
+/// module's name, answered in that module's reply style).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Called {
+    /// The command's own name (`BF.ADDX`, `RL.GCRA`).
+    Own,
+    /// Its alias (`BF.ADD`, `CL.THROTTLE`).
+    Alias,
+}
+
 /// The arguments of one call, borrowed from Redis (no copies).
 pub struct Args<'a> {
     argv: &'a [RStr<'a>],
+    called: Called,
 }
 
 impl<'a> Args<'a> {
-    /// The arguments Redis passed to a command.
-    pub fn new(argv: &'a [RStr<'a>]) -> Args<'a> {
-        Args { argv }
+    /// The arguments Redis passed to a command called by the name `called`.
+    pub fn new(argv: &'a [RStr<'a>], called: Called) -> Args<'a> {
+        Args { argv, called }
+    }
+
+    /// Whether the call used the command's alias: it replies in the alias
+    /// module's style, and never replicates itself verbatim (a replica
+    /// without the alias would not know the name).
+    pub fn by_alias(&self) -> bool {
+        self.called == Called::Alias
     }
 
     /// Number of arguments including the command name.

@@ -12,6 +12,7 @@ use redis_module::RedisString;
 use crate::bloom::core::filter::{validate_error_rate, MAX_EXPANSION};
 use crate::common::error::WardenError;
 use crate::common::parse::{parse_f64, parse_i64, parse_memory};
+use crate::glue::commands::{AliasSet, AliasSets};
 use crate::glue::host::{api, Ctx, OwnedString, RStr};
 
 /// An integer configuration with its range.
@@ -218,11 +219,32 @@ unsafe extern "C" fn set_error_rate(
     }
 }
 
+/// The load-only module argument naming the alias sets to register
+/// (`aliases redisbloom,redis-cell`); not a configuration.
+pub const ALIASES_ARG: &str = "aliases";
+
+/// Reads the value of `aliases`: set names, comma-separated.
+fn parse_aliases(value: &[u8]) -> Result<AliasSets, WardenError> {
+    value
+        .split(|b| *b == b',')
+        .try_fold(AliasSets::default(), |sets, name| {
+            let set = AliasSet::named(name).ok_or_else(|| {
+                WardenError::BadModuleArgument(format!(
+                    "unknown alias set '{}' in module argument '{ALIASES_ARG}' (known: {})",
+                    String::from_utf8_lossy(name),
+                    AliasSet::ALL.map(AliasSet::name).join(", ")
+                ))
+            })?;
+            Ok(sets.with(set))
+        })
+}
+
+/// What `loadmodule` arguments set: the configurations' defaults, in
+/// `INT_CONFIGS` order, the error rate's text, and the alias sets.
+type ModuleArgs = ([i64; INT_CONFIGS.len()], Vec<u8>, AliasSets);
+
 /// Reads `loadmodule` arguments: each a known name and a valid value.
-/// Returns the defaults to register, in `INT_CONFIGS` order, and the error rate.
-fn module_arg_defaults(
-    args: &[RedisString],
-) -> Result<([i64; INT_CONFIGS.len()], Vec<u8>), WardenError> {
+fn module_arg_defaults(args: &[RedisString]) -> Result<ModuleArgs, WardenError> {
     if !args.len().is_multiple_of(2) {
         return Err(WardenError::BadModuleArgument(
             "module arguments must be name value pairs".to_string(),
@@ -230,8 +252,13 @@ fn module_arg_defaults(
     }
     let mut ints = INT_CONFIGS.map(|c| c.default);
     let mut rate = format!("{BF_ERROR_RATE_DEFAULT}").into_bytes();
+    let mut aliases = AliasSets::default();
     for pair in args.chunks(2) {
         let (name, value) = (pair[0].as_slice(), pair[1].as_slice());
+        if name == ALIASES_ARG.as_bytes() {
+            aliases = parse_aliases(value)?;
+            continue;
+        }
         if name == BF_ERROR_RATE_NAME.as_bytes() {
             parse_error_rate(value).map_err(|e| {
                 let msg = e.to_string();
@@ -251,13 +278,14 @@ fn module_arg_defaults(
         };
         ints[i] = INT_CONFIGS[i].parse(value)?;
     }
-    Ok((ints, rate))
+    Ok((ints, rate, aliases))
 }
 
 /// Registers every configuration (module arguments become the defaults, a
 /// `warden.<name>` line in redis.conf overrides them) and loads them.
-pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<(), WardenError> {
-    let (defaults, rate) = module_arg_defaults(args)?;
+/// Returns the alias sets the module arguments chose.
+pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<AliasSets, WardenError> {
+    let (defaults, rate, aliases) = module_arg_defaults(args)?;
     let failed = |name: &str| WardenError::BadModuleArgument(format!("cannot register {name}"));
     for (config, default) in INT_CONFIGS.iter().zip(defaults) {
         let name = CString::new(config.name).map_err(|_| failed(config.name))?;
@@ -310,5 +338,31 @@ pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<(), WardenError> {
                 .to_string(),
         ));
     }
-    Ok(())
+    Ok(aliases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_name_known_sets_separated_by_commas() {
+        let both = parse_aliases(b"redisbloom,redis-cell").unwrap();
+        assert!(both.contains(AliasSet::RedisBloom) && both.contains(AliasSet::RedisCell));
+        let one = parse_aliases(b"redis-cell").unwrap();
+        assert!(!one.contains(AliasSet::RedisBloom) && one.contains(AliasSet::RedisCell));
+        for bad in [
+            &b"rebloom"[..],
+            b"",
+            b"redisbloom,",
+            b"RedisBloom",
+            b"redisbloom redis-cell",
+        ] {
+            let e = parse_aliases(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("unknown alias set") && e.contains("redisbloom, redis-cell"),
+                "{e}"
+            );
+        }
+    }
 }

@@ -106,8 +106,9 @@ unsafe fn append_and_replicate(ctx: Ctx, arg: RStr, text: &[u8]) -> bool {
     true
 }
 
-/// Counts an effect the caller replicates as its internal command.
-fn as_command() -> bool {
+/// Counts an effect the caller replicates as its internal command (false:
+/// not replicated in place).
+pub fn as_command() -> bool {
     stats::count(&stats::EFFECTS_AS_COMMANDS);
     false
 }

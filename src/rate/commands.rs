@@ -48,25 +48,31 @@ fn store(
 }
 
 /// Replicates the new state of the limiter in `args[1]`: in the call
-/// itself, as `arg@state` in `args[2]` (`effect`), or else as `RL._SET`.
+/// itself, as `arg@state` in `args[2]` (`effect`), or else as `RL._SET`
+/// (always for a call by an alias, `CL.THROTTLE`, which a replica without
+/// the alias would not know).
 fn replicate_effect(ctx: Ctx, args: &Args, limiter: LimiterRef, expires: Option<i64>) {
     // The text in a buffer sized for its count of limits.
-    let in_place = match limiter.count() {
-        1 => {
-            let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
-            // SAFETY: `args[2]` (the first rate, limit or burst) was parsed
-            // into a number before this call; its bytes are not read again.
-            unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
-        }
-        2..=3 => {
-            let text = SetLimiter::state_text::<FEW_LIMITS_TEXT>(limiter, expires, Some(MARK));
-            // SAFETY: as above.
-            unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
-        }
-        _ => {
-            let text = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, Some(MARK));
-            // SAFETY: as above.
-            unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+    let in_place = if args.by_alias() {
+        effect::as_command()
+    } else {
+        match limiter.count() {
+            1 => {
+                let text = SetLimiter::state_text::<ONE_LIMIT_TEXT>(limiter, expires, Some(MARK));
+                // SAFETY: `args[2]` (the first rate, limit or burst) was parsed
+                // into a number before this call; its bytes are not read again.
+                unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+            }
+            2..=3 => {
+                let text = SetLimiter::state_text::<FEW_LIMITS_TEXT>(limiter, expires, Some(MARK));
+                // SAFETY: as above.
+                unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+            }
+            _ => {
+                let text = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, Some(MARK));
+                // SAFETY: as above.
+                unsafe { effect::replicate_marked(ctx, args.raw(2), text.as_bytes()) }
+            }
         }
     };
     if !in_place {

@@ -3,11 +3,17 @@
 # built module loaded, and checks their results.
 #
 #   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  python/cache.py
-#   python/guarded_counter.py  python/shared.py  python/wait_defaults.py  (redis-py, venv in target/)
+#   python/guarded_counter.py  python/shared.py  python/wait_defaults.py  python/aliases.py
+#   python/redisbloom_flow.py                                 (redis-py, venv in target/)
 #   go/lock  go/bloom  go/limiter  go/cache  go/guarded_counter  (redigo from Debian, offline)
 #   cluster/guarded_counter  (guarded_counter.py through redis-py's RedisCluster)
 #   cluster/guard_cli        (redis-cli -c)   -- both on a three-master cluster started here
 #   (both lock programs also run a lease-lost scenario: the worker must stop)
+#
+# The server loads warden with `aliases redisbloom,redis-cell` (python/aliases drives
+# redis-py's RedisBloom helpers and a CL.THROTTLE client through them, and
+# python/redisbloom_flow runs RedisBloom's own Bloom flow scenarios); the other
+# examples use warden's own names, which answer the same with or without it.
 #
 # Installs what is missing: redis-py into target/examples-venv with pip; Debian's
 # golang-go and golang-github-gomodule-redigo-dev with apt-get when run as root
@@ -88,8 +94,8 @@ PORT=""
 for attempt in 1 2 3 4 5; do
     port=$(free_port)
     "$SERVER_BIN" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-        --protected-mode no --dir "$TMP" --logfile "$TMP/server.log" \
-        --loadmodule "$MODULE" >/dev/null 2>&1 &
+        --protected-mode no --dir "$TMP" --logfile "$TMP/server.log" --enable-debug-command local \
+        --loadmodule "$MODULE" aliases redisbloom,redis-cell >/dev/null 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
@@ -185,7 +191,7 @@ export WARDEN_HOST=127.0.0.1 WARDEN_PORT=$PORT
 export PYTHONDONTWRITEBYTECODE=1
 export GOCACHE=${GOCACHE:-$ROOT/target/examples-gocache}
 
-ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter python/shared python/wait_defaults go/lock go/bloom go/limiter go/cache go/guarded_counter cluster/guarded_counter cluster/guard_cli"
+ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter python/shared python/wait_defaults python/aliases python/redisbloom_flow go/lock go/bloom go/limiter go/cache go/guarded_counter cluster/guarded_counter cluster/guard_cli"
 SELECTED=${*:-$ALL}
 
 passed=0

@@ -8,6 +8,7 @@
 //! and an AOF rewrite; and `BF.SCANDUMPX` of an imported filter loads back as itself.
 
 use crate::common::bloom::*;
+use crate::common::peer_modules::redisbloom;
 use crate::common::*;
 
 /// A RedisBloom filter: `BF.RESERVE key <reserve…>` (none: created by BF.MADD with the
@@ -176,7 +177,7 @@ fn import_all(con: &mut Connection) -> Vec<(String, String)> {
 
 #[test]
 fn imported_filters_answer_as_redisbloom_before_and_after_new_adds() {
-    let s = Server::start_with(&["--loadmodule", redisbloom_module().as_str()], &[]);
+    let s = Server::start_with(&["--loadmodule", redisbloom().as_str()], &[]);
     let mut con = bf_conn(&s);
     let pairs = import_all(&mut con);
     for (shape, (rb, w)) in SHAPES.iter().zip(&pairs) {
@@ -231,7 +232,7 @@ fn imported_filters_answer_as_redisbloom_before_and_after_new_adds() {
 
 #[test]
 fn imported_filters_survive_reload_restore_replicas_and_aof_rewrites() {
-    let rb_module = redisbloom_module();
+    let rb_module = redisbloom();
     let module = ["--loadmodule", rb_module.as_str()];
     let mut m = Server::start_with(
         &[
@@ -320,7 +321,7 @@ fn imported_filters_survive_reload_restore_replicas_and_aof_rewrites() {
 /// What RedisBloom 2.x headers warden refuses, and that a refused header creates nothing.
 #[test]
 fn unsupported_redisbloom_options_are_refused_by_name() {
-    let s = Server::start_with(&["--loadmodule", redisbloom_module().as_str()], &[]);
+    let s = Server::start_with(&["--loadmodule", redisbloom().as_str()], &[]);
     let mut con = bf_conn(&s);
     ok(&mut con, cmd("BF.RESERVE").arg("rb").arg(0.01).arg(1000));
     let _: i64 = query!(&mut con, "BF.ADD", "rb", "x");

@@ -11,6 +11,7 @@
 //! the payload fuzzer (`tests/it/payload_fuzz.rs`).
 
 use crate::common::bloom::*;
+use crate::common::peer_modules::redisbloom;
 use crate::common::*;
 
 // ---------------------------------------------------------------------------------------
@@ -565,7 +566,7 @@ fn iterators(con: &mut Connection, scandump: &str, key: &str) -> Vec<(i64, usize
 /// RedisBloom's header (an import) and RedisBloom refuses warden's.
 #[test]
 fn redisbloom_and_warden_give_the_same_iterators() {
-    let rb = redisbloom_module();
+    let rb = redisbloom();
     let s = Server::start_with(&["--loadmodule", rb.as_str()], &[]);
     let mut con = bf_conn(&s);
     for (capacity, items) in [(20_000_000u64, 10u64), (100, 150)] {

@@ -7,6 +7,7 @@
 mod common;
 
 mod acl;
+mod aliases;
 mod blocking_stress;
 mod bloom;
 mod bloom_aging;

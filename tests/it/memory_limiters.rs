@@ -7,21 +7,9 @@
 //! Memory is deterministic for one allocator, so the bounds are exact
 //! figures, not timings.
 
-use std::path::PathBuf;
-
 use crate::common::memory::{keyed, MemoryBench};
+use crate::common::peer_modules::redis_cell;
 use crate::common::*;
-
-/// The redis-cell module, if present.
-fn redis_cell() -> Option<PathBuf> {
-    let path = std::env::var_os("WARDEN_REDIS_CELL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/peers/redis-cell-0.5.0/libredis_cell.so")
-        });
-    path.exists().then_some(path)
-}
 
 #[test]
 fn limiter_keys_cost_no_more_than_redis_cells() {

@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use redis_module::raw;
 
 use crate::common::error::WardenError;
-use crate::glue::args::Args;
+use crate::glue::args::{Args, Called};
 use crate::glue::host::{self, api, Ctx, RStr};
 
 /// A command handler: replies itself on success; an `Err` becomes the error reply.
@@ -30,6 +30,7 @@ pub unsafe fn guard(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     handler: Handler,
+    called: Called,
 ) -> c_int {
     // SAFETY: the command's own context, used only during this call (this
     // function's contract).
@@ -42,10 +43,15 @@ pub unsafe fn guard(
         // is a transparent non-null string pointer.
         unsafe { std::slice::from_raw_parts(argv.cast::<RStr>(), argc as usize) }
     };
-    let args = Args::new(argv);
+    let args = Args::new(argv, called);
     let outcome = catch_unwind(AssertUnwindSafe(|| handler(ctx, &args)));
     let err = match outcome {
         Ok(Ok(())) => None,
+        // Named as the client called it (an alias's grammar is its command's).
+        Ok(Err(WardenError::WrongArity(_))) if called == Called::Alias && !argv.is_empty() => {
+            let name = String::from_utf8_lossy(argv[0].bytes()).to_ascii_lowercase();
+            Some(WardenError::WrongArity(name.into()))
+        }
         Ok(Err(e)) => Some(e),
         Err(_) => {
             host::log_warning(
@@ -61,33 +67,126 @@ pub unsafe fn guard(
     raw::REDISMODULE_OK as c_int
 }
 
-/// Turns a `Handler` path into an `extern "C"` command function.
+/// Turns a `Handler` path into the command's `extern "C"` entry points: one
+/// for its own name and one for its alias (the same handler, told it was
+/// called by the alias).
 macro_rules! command_fn {
     ($handler:path) => {{
-        unsafe extern "C" fn trampoline(
+        unsafe extern "C" fn trampoline<const ALIAS: bool>(
             ctx: *mut redis_module::raw::RedisModuleCtx,
             argv: *mut *mut redis_module::raw::RedisModuleString,
             argc: std::ffi::c_int,
         ) -> std::ffi::c_int {
+            let called = match ALIAS {
+                true => $crate::glue::args::Called::Alias,
+                false => $crate::glue::args::Called::Own,
+            };
             // SAFETY: Redis calls a command function with its live context and
             // `argc` live arguments at `argv`, valid until it returns.
-            unsafe { $crate::glue::commands::guard(ctx, argv, argc, $handler) }
+            unsafe { $crate::glue::commands::guard(ctx, argv, argc, $handler, called) }
         }
-        trampoline as unsafe extern "C" fn(_, _, _) -> _
+        $crate::glue::commands::Entry {
+            own: trampoline::<false>,
+            alias: trampoline::<true>,
+        }
     }};
 }
 pub(crate) use command_fn;
+
+/// A command function as Redis calls it.
+pub type CommandFn = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    *mut *mut raw::RedisModuleString,
+    c_int,
+) -> c_int;
+
+/// A command's entry points, made by `command_fn!` from its one handler.
+pub struct Entry {
+    /// Called by the command's own name.
+    pub own: CommandFn,
+    /// Called by its alias (`Command::alias`), when registered.
+    pub alias: CommandFn,
+}
+
+/// A set of another module's command names that warden can also answer to,
+/// chosen at load with `aliases <set>[,<set>]`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AliasSet {
+    /// RedisBloom's `BF.*` names, with RedisBloom's reply types.
+    RedisBloom,
+    /// redis-cell's `CL.THROTTLE`.
+    RedisCell,
+}
+
+impl AliasSet {
+    /// Every set.
+    pub const ALL: [AliasSet; 2] = [AliasSet::RedisBloom, AliasSet::RedisCell];
+
+    /// The set's name in the `aliases` module argument.
+    pub fn name(self) -> &'static str {
+        match self {
+            AliasSet::RedisBloom => "redisbloom",
+            AliasSet::RedisCell => "redis-cell",
+        }
+    }
+
+    /// The set named `text` (exact, lower case).
+    pub fn named(text: &[u8]) -> Option<AliasSet> {
+        Self::ALL
+            .into_iter()
+            .find(|set| set.name().as_bytes() == text)
+    }
+
+    /// The module whose names the set holds.
+    pub fn module(self) -> &'static str {
+        match self {
+            AliasSet::RedisBloom => "RedisBloom",
+            AliasSet::RedisCell => "redis-cell",
+        }
+    }
+
+    fn bit(self) -> u8 {
+        match self {
+            AliasSet::RedisBloom => 1,
+            AliasSet::RedisCell => 2,
+        }
+    }
+}
+
+/// The alias sets chosen at load (none by default).
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct AliasSets(u8);
+
+impl AliasSets {
+    /// These sets and `set`.
+    pub fn with(self, set: AliasSet) -> AliasSets {
+        AliasSets(self.0 | set.bit())
+    }
+
+    /// Whether `set` was chosen.
+    pub fn contains(self, set: AliasSet) -> bool {
+        self.0 & set.bit() != 0
+    }
+}
+
+/// Another module's name for a command: registered only when its set is
+/// chosen, with the row's handler, flags, key positions and docs; only the
+/// name and the reply style (the handler sees `Called::Alias`) differ.
+pub struct Alias {
+    /// The set that registers it.
+    pub set: AliasSet,
+    /// The name as that module's clients type it (lower case).
+    pub name: &'static str,
+}
 
 /// One row of the command table: everything Redis is told about a command.
 pub struct Command {
     /// Command name as clients type it (lower case).
     pub name: &'static str,
-    /// The `extern "C"` entry point made by `command_fn!`.
-    pub func: unsafe extern "C" fn(
-        *mut raw::RedisModuleCtx,
-        *mut *mut raw::RedisModuleString,
-        c_int,
-    ) -> c_int,
+    /// The `extern "C"` entry points made by `command_fn!`.
+    pub func: Entry,
+    /// Another module's name for the same command, if any.
+    pub alias: Option<Alias>,
     /// Redis command flags (`write` also marks the key spec read-write).
     pub flags: &'static str,
     /// What `COMMAND DOCS` and `COMMAND INFO` show.
@@ -114,18 +213,50 @@ fn rows(families: &'static Families) -> impl Iterator<Item = &'static Command> {
     families.iter().flat_map(|family| family.iter())
 }
 
-/// Registers the command table with Redis.
-pub fn register(ctx: Ctx, families: &'static Families) -> Result<(), String> {
-    for spec in rows(families) {
-        let name = CString::new(spec.name).map_err(|e| e.to_string())?;
-        let flags = CString::new(spec.flags).map_err(|e| e.to_string())?;
-        let key = c_int::from(spec.has_key());
-        // SAFETY: called from OnLoad with the load context; `name` and `flags` are C strings and `spec.func` a command entry point.
+/// A row's registered names: its own, and its alias when its set is chosen.
+fn names(spec: &'static Command, aliases: AliasSets) -> impl Iterator<Item = Named> {
+    let alias = spec
+        .alias
+        .as_ref()
+        .filter(|a| aliases.contains(a.set))
+        .map(|a| Named {
+            name: a.name,
+            func: spec.func.alias,
+            set: Some(a.set),
+            spec,
+        });
+    std::iter::once(Named {
+        name: spec.name,
+        func: spec.func.own,
+        set: None,
+        spec,
+    })
+    .chain(alias)
+}
+
+/// One name a row is registered under.
+struct Named {
+    name: &'static str,
+    func: CommandFn,
+    /// The alias set, for an alias.
+    set: Option<AliasSet>,
+    spec: &'static Command,
+}
+
+/// Registers the command table with Redis, with the aliases of the chosen
+/// sets. A name another module already has is refused, naming it.
+pub fn register(ctx: Ctx, families: &'static Families, aliases: AliasSets) -> Result<(), String> {
+    let all = || rows(families).flat_map(move |spec| names(spec, aliases));
+    for named in all() {
+        let name = CString::new(named.name).map_err(|e| e.to_string())?;
+        let flags = CString::new(named.spec.flags).map_err(|e| e.to_string())?;
+        let key = c_int::from(named.spec.has_key());
+        // SAFETY: called from OnLoad with the load context; `name` and `flags` are C strings and `named.func` a command entry point.
         let status = unsafe {
             api!(RedisModule_CreateCommand)(
                 ctx.as_ptr(),
                 name.as_ptr(),
-                Some(spec.func),
+                Some(named.func),
                 flags.as_ptr(),
                 key,
                 key,
@@ -133,13 +264,24 @@ pub fn register(ctx: Ctx, families: &'static Families) -> Result<(), String> {
             )
         };
         if status != raw::REDISMODULE_OK as c_int {
-            return Err(format!("cannot register command {}", spec.name));
+            return Err(match named.set {
+                Some(set) => format!(
+                    "cannot register command {} (module argument 'aliases {}'): the name is \
+                     taken, by another module (such as {}) or by the server",
+                    named.name.to_ascii_uppercase(),
+                    set.name(),
+                    set.module()
+                ),
+                None => format!("cannot register command {}", named.name),
+            });
         }
     }
-    add_acl_categories(ctx, families);
-    let rows =
-        rows(families).map(|c| (c.name, c.writes(), c.flags.contains("getkeys-api"), &c.doc));
-    docs::register(ctx, rows)
+    add_acl_categories(ctx, all().map(|n| (n.name, n.spec)));
+    let docs = all().map(|n| {
+        let c = n.spec;
+        (n.name, c.writes(), c.flags.contains("getkeys-api"), &c.doc)
+    });
+    docs::register(ctx, docs)
 }
 
 /// The ACL category of a command's family (`dlock`, `bloom`, `ratelimit`, `cache`).
@@ -157,7 +299,7 @@ fn family_category(name: &str) -> &'static str {
 /// and one category per family where a module may add categories (Redis
 /// 7.4+, Valkey 8+). Redis 7.0 has neither function; the README's ACL recipe
 /// covers it there. Best effort: a refusal is logged, the module still loads.
-fn add_acl_categories(ctx: Ctx, families: &'static Families) {
+fn add_acl_categories(ctx: Ctx, commands: impl Iterator<Item = (&'static str, &'static Command)>) {
     // SAFETY: reading function pointers the server filled in at load.
     let (add, Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {
         raw::RedisModule_SetCommandACLCategories
@@ -177,7 +319,7 @@ fn add_acl_categories(ctx: Ctx, families: &'static Families) {
             host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
         }
     }
-    for spec in rows(families) {
+    for (name, spec) in commands {
         let mut categories = Vec::new();
         if family_categories {
             categories.push(family_category(spec.name));
@@ -195,20 +337,19 @@ fn add_acl_categories(ctx: Ctx, families: &'static Families) {
         if categories.is_empty() {
             continue;
         }
-        let (Ok(name), Ok(categories)) =
-            (CString::new(spec.name), CString::new(categories.join(" ")))
+        let (Ok(c_name), Ok(categories)) = (CString::new(name), CString::new(categories.join(" ")))
         else {
             continue; // table names and categories hold no NUL
         };
         // SAFETY: the command was registered above; both strings are C strings.
         let ok = unsafe {
-            let command = api!(RedisModule_GetCommand)(ctx.as_ptr(), name.as_ptr());
+            let command = api!(RedisModule_GetCommand)(ctx.as_ptr(), c_name.as_ptr());
             !command.is_null() && set(command, categories.as_ptr()) == raw::REDISMODULE_OK as c_int
         };
         if !ok {
             host::log_warning(
                 ctx,
-                &format!("warden: cannot set the ACL categories of {}", spec.name),
+                &format!("warden: cannot set the ACL categories of {name}"),
             );
         }
     }

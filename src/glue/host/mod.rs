@@ -89,6 +89,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_ReplyWithLongLong,
         RedisModule_ReplyWithNull,
         RedisModule_ReplyWithMap,
+        RedisModule_ReplyWithBool,
         RedisModule_ReplyWithStringBuffer,
         RedisModule_ReplyWithSimpleString,
         RedisModule_ReplyWithError,

@@ -12,6 +12,13 @@ pub fn reply_integer(ctx: Ctx, v: i64) {
     unsafe { api!(RedisModule_ReplyWithLongLong)(ctx.as_ptr(), v) };
 }
 
+/// Replies with a boolean: `true`/`false` in RESP3, the integer 1/0 in RESP2
+/// (RedisBloom's replies).
+pub fn reply_bool(ctx: Ctx, v: bool) {
+    // SAFETY: `ctx` is the live context of a call that owes a reply.
+    unsafe { api!(RedisModule_ReplyWithBool)(ctx.as_ptr(), std::ffi::c_int::from(v)) };
+}
+
 /// Replies with nil.
 pub fn reply_null(ctx: Ctx) {
     // SAFETY: as above.
@@ -23,9 +30,7 @@ pub fn reply_null(ctx: Ctx) {
 /// `%g` writes them (`0.1` where the server's own `%.17g` would send
 /// `0.10000000000000001`; `0.001`; `1e-10`).
 pub fn reply_decimal(ctx: Ctx, v: f64) {
-    // SAFETY: a live command context.
-    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
-    if flags & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0 {
+    if is_resp3(ctx) {
         // SAFETY: as above.
         unsafe { api!(RedisModule_ReplyWithDouble)(ctx.as_ptr(), v) };
     } else {
@@ -54,6 +59,26 @@ pub fn reply_status(ctx: Ctx, v: &CStr) {
 pub fn reply_array(ctx: Ctx, len: usize) {
     // SAFETY: as above; the elements follow.
     unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), len as std::ffi::c_long) };
+}
+
+/// Starts a map of `pairs` entries in RESP3, and in RESP2 an array of
+/// `pairs` values (the keys the caller leaves out): RedisBloom's reply to
+/// `BF.INFO key <field>`. Returns whether the keys are owed (RESP3).
+pub fn reply_map_or_values(ctx: Ctx, pairs: usize) -> bool {
+    if is_resp3(ctx) {
+        reply_map(ctx, pairs);
+        true
+    } else {
+        reply_array(ctx, pairs);
+        false
+    }
+}
+
+/// Whether the calling client speaks RESP3.
+pub fn is_resp3(ctx: Ctx) -> bool {
+    // SAFETY: a live command context.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
+    flags & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0
 }
 
 /// Starts a map of `pairs` entries (a flat array of 2×pairs in RESP2).

@@ -6,7 +6,7 @@ use std::ffi::{c_int, c_void, CStr};
 
 use redis_module::raw;
 
-use crate::glue::host::{api, in_call, Ctx};
+use crate::glue::host::{api, in_call, Ctx, RStr};
 
 /// Whether the server accepts a write the module starts by itself (a timer,
 /// a hand-off): not while clients are paused (`CLIENT PAUSE`, `FAILOVER`),
@@ -192,6 +192,23 @@ pub fn is_replay(ctx: Ctx) -> bool {
 pub fn replicate_verbatim(ctx: Ctx) {
     // SAFETY: `ctx` is the live context of the running command.
     unsafe { api!(RedisModule_ReplicateVerbatim)(ctx.as_ptr()) };
+}
+
+/// Replicates the current call's arguments `argv` (all but its name) under
+/// the command name `name`: a call by an alias, as its own command.
+pub fn replicate_as(ctx: Ctx, name: &CStr, argv: &[RStr]) {
+    let strings: Vec<_> = argv.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: `ctx` is the live context of the running command; `strings`
+    // holds `argv`'s live strings, as many as given; `name` is a C string.
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx.as_ptr(),
+            name.as_ptr(),
+            c"v".as_ptr(),
+            strings.as_ptr(),
+            strings.len(),
+        )
+    };
 }
 
 /// Where the running call comes from, as far as replicating it goes.

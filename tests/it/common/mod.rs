@@ -223,11 +223,17 @@ impl Server {
     /// The log of a server that refused to start with the module given
     /// `module_args` (panics if it started).
     pub fn start_refused(module_args: &[&str]) -> String {
+        Server::start_refused_with(&[], module_args)
+    }
+
+    /// As `start_refused`, with extra server options (another module loaded
+    /// before warden: `["--loadmodule", path]`).
+    pub fn start_refused_with(args: &[&str], module_args: &[&str]) -> String {
         let dir = fresh_dir();
         let mut s = Server {
             port: free_port(),
             dir,
-            args: Vec::new(),
+            args: args.iter().map(|s| s.to_string()).collect(),
             module_args: module_args.iter().map(|s| s.to_string()).collect(),
             binary: None,
             bare: false,
@@ -352,6 +358,11 @@ impl Server {
         );
         let pong: String = query!(&mut self.conn(), "PING");
         assert_eq!(pong, "PONG");
+    }
+
+    /// Module arguments for the next start (`restart`).
+    pub fn set_module_args(&mut self, module_args: &[&str]) {
+        self.module_args = module_args.iter().map(|s| s.to_string()).collect();
     }
 
     /// Kills the server with SIGKILL (no save); its directory stays.
@@ -843,6 +854,7 @@ pub mod payload;
 pub mod payload_checks;
 pub mod payload_forgeries;
 pub mod payload_types;
+pub mod peer_modules;
 pub mod peer_redis;
 pub mod ranges;
 pub mod rate;

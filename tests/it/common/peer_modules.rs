@@ -1,0 +1,53 @@
+//! Other modules warden is compared with or must stand beside, where they
+//! are at hand: RedisBloom's `redisbloom.so` and redis-cell's build.
+
+use std::path::PathBuf;
+
+/// RedisBloom 2.8's module (`redisbloom.so`): `$REDISBLOOM` when set, else
+/// `target/bench/deps/redisbloom.so`, fetched there once by `tests/bench/redisbloom.sh`
+/// (as `make test` does) when missing. Panics when it cannot be had: the tests that
+/// need it fail loudly rather than skip.
+pub fn redisbloom() -> String {
+    static PATH: std::sync::OnceLock<Result<String, String>> = std::sync::OnceLock::new();
+    let found = PATH.get_or_init(|| {
+        if let Ok(p) = std::env::var("REDISBLOOM") {
+            return match std::path::Path::new(&p).exists() {
+                true => Ok(p),
+                false => Err(format!("REDISBLOOM={p} does not exist")),
+            };
+        }
+        let root = env!("CARGO_MANIFEST_DIR");
+        let so = format!("{root}/target/bench/deps/redisbloom.so");
+        if std::path::Path::new(&so).exists() {
+            return Ok(so);
+        }
+        let out = std::process::Command::new("bash")
+            .arg(format!("{root}/tests/bench/redisbloom.sh"))
+            .arg(root)
+            .output()
+            .map_err(|e| format!("running tests/bench/redisbloom.sh: {e}"))?;
+        match out.status.success() && std::path::Path::new(&so).exists() {
+            true => Ok(so),
+            false => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+        }
+    });
+    match found {
+        Ok(p) => p.clone(),
+        Err(e) => panic!(
+            "RedisBloom's redisbloom.so is needed and could not be fetched: {e}\n\
+             (run `bash tests/bench/redisbloom.sh` with network access, or set REDISBLOOM)"
+        ),
+    }
+}
+
+/// The redis-cell module (`$WARDEN_REDIS_CELL`, else its build beside the
+/// project in `../shared/peers/`), if present.
+pub fn redis_cell() -> Option<PathBuf> {
+    let path = std::env::var_os("WARDEN_REDIS_CELL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/peers/redis-cell-0.5.0/libredis_cell.so")
+        });
+    path.exists().then_some(path)
+}
