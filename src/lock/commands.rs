@@ -279,31 +279,33 @@ fn acquire_in_set(
     now: i64,
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
-    let key_bytes = args.bytes(1);
-    let db = host::selected_db(ctx);
     let lock = lock_of(key)?;
     if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.acquire", name);
-        look_again(ctx, key, db, key_bytes, now);
+        look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
         host::reply_integer(ctx, token);
         return Ok(());
     }
-    if admit(lock_of(key)?.holding(), options.want, now) == Admit::OtherKind {
+    if admit(lock.holding(), options.want, now) == Admit::OtherKind {
         return Err(WardenError::LockKindMismatch);
     }
-    if waiting::count(db, key_bytes) > 0 {
-        if lock_of(key)?.holding().next_deadline(now).is_none() {
+    // The db and the key's bytes are read only when some client waits.
+    let lock = if waiting::count_in(ctx, name) > 0 {
+        let (db, key_bytes) = (host::selected_db(ctx), args.bytes(1));
+        if lock.holding().next_deadline(now).is_none() {
             queued_kind_allows(db, key_bytes, options.want)?;
         }
         // First come, first served: queued waiters go before this caller.
         serve_waiters(ctx, key, name, db, now);
-    }
-    let lock = lock_of(key)?;
+        lock_of(key)?
+    } else {
+        lock
+    };
     let admitted = admit(lock.holding(), options.want, now);
     let look_at = lock.holding().next_deadline(now).unwrap_or(now);
-    if admitted != Admit::Now || waiting::count(db, key_bytes) > 0 {
+    if admitted != Admit::Now || waiting::count_in(ctx, name) > 0 {
         if admitted == Admit::OtherKind {
             return Err(WardenError::LockKindMismatch);
         }
