@@ -1,7 +1,7 @@
 //! Pure code the families share: no Redis types, no clock reads. The error
 //! type, argument parsing, the fencing clock, compact byte strings, the
 //! cluster's key slots, the waiters' queue and the moving of heap blocks for
-//! active defragmentation.
+//! active defragmentation (and, for unit tests, one seeded generator).
 
 pub mod cluster;
 pub mod compact_bytes;
@@ -10,5 +10,7 @@ pub mod fence_clock;
 pub mod grammar;
 pub mod parse;
 pub mod relocate;
+#[cfg(test)]
+pub mod test_rng;
 pub mod varint;
 pub mod wait_queue;

@@ -6,22 +6,7 @@
 use crate::bloom::core::aging::*;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, ItemHash};
 use crate::common::error::WardenError;
-
-/// A tiny deterministic generator (xorshift) for the schedules below.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::common::test_rng::Rng;
 
 fn aging_filter(p: f64, capacity: u64, window: u64) -> BloomFilter {
     BloomFilter::new_aging(p, capacity, window, u64::MAX).expect("aging filter")

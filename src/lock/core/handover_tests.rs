@@ -2,6 +2,7 @@
 //! states: a lock key (empty, a plain lock or a set), a FIFO queue of
 //! waiters, a manual clock, and grants applied with the core's own functions.
 
+use crate::common::test_rng::Rng;
 use std::cell::Cell;
 use std::collections::VecDeque;
 
@@ -539,18 +540,6 @@ fn slot_moved_only_when_the_key_is_gone_and_nothing_was_served() {
         Verdict::Drop
     );
     assert_eq!(calls.get(), 0, "the cluster is never asked");
-}
-
-/// A tiny deterministic generator (xorshift) for the random cases below.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// A random want: mostly the key's family (a read/write lock, or a

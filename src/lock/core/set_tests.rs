@@ -3,6 +3,7 @@
 //! random schedules driven the way the glue drives them.
 
 use super::*;
+use crate::common::test_rng::Rng;
 use std::collections::VecDeque;
 
 #[test]
@@ -243,18 +244,6 @@ fn a_set_is_32_bytes_and_its_list_exactly_its_holders() {
     assert_eq!(set.release(b"a", None, 0), Release::Freed);
     let owners: Vec<&[u8]> = set.live(0).map(|h| h.owner).collect();
     assert_eq!(owners, [&[b'w'; 300][..], b"c"]);
-}
-
-/// A tiny deterministic generator (xorshift) for the schedules below.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// One key under a random schedule, driven the way the glue drives it:
