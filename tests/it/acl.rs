@@ -2,7 +2,7 @@
 //! commands on every server; where the server has module ACL categories
 //! (Valkey 8+, Redis 7.2+) each family has its own.
 
-use crate::common::peer_redis::redis_7_2;
+use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
 
 /// Whether the server is Valkey, and its `redis_version` as (major, minor).
@@ -206,12 +206,8 @@ fn each_family_has_an_acl_category_where_the_server_has_them() {
 /// `@fast` and `@blocking` as flagged, and `+@dlock` is refused there.
 #[test]
 fn on_redis_7_2_commands_join_the_standard_categories() {
-    let binary = match redis_7_2() {
-        Ok(b) => b,
-        Err(why) => {
-            eprintln!("SKIP: Redis 7.2.6 is not available here ({why})");
-            return;
-        }
+    let Some(binary) = redis_7_2_or_skip() else {
+        return;
     };
     let server = Server::start_binary(Some(&binary), &[], &[]);
     let mut con = server.conn();

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::peer_redis::redis_7_2;
+use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
 
 /// The kinds of key, how many of each, and whether they carry a TTL (the
@@ -194,12 +194,8 @@ fn big_filters(con: &mut Connection) {
 
 #[test]
 fn warden_values_compact_at_least_as_well_as_strings() {
-    let binary = match redis_7_2() {
-        Ok(b) => b,
-        Err(why) => {
-            eprintln!("SKIP defrag: Redis 7.2.6 is not available here ({why})");
-            return;
-        }
+    let Some(binary) = redis_7_2_or_skip() else {
+        return;
     };
     let warden = Server::start_binary(Some(&binary), &[], &[]);
     let strings = Server::start_binary(Some(&binary), &[], &[]);

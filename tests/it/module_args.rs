@@ -2,6 +2,7 @@
 //! warden.<name>` takes, and a refused one is named in the log with where it
 //! came from.
 
+use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
 
 fn config_get(con: &mut Connection, name: &str) -> String {
@@ -138,12 +139,8 @@ fn loadex_refuses_bad_arguments_and_values_and_the_server_goes_on() {
 /// warden checks) has no such failure.
 #[test]
 fn a_mistyped_loadex_config_crashes_redis_7_2() {
-    let binary = match crate::common::peer_redis::redis_7_2() {
-        Ok(b) => b,
-        Err(why) => {
-            eprintln!("SKIP: Redis 7.2.6 is not available here ({why})");
-            return;
-        }
+    let Some(binary) = redis_7_2_or_skip() else {
+        return;
     };
     let mut s = Server::start_bare(Some(&binary));
     let mut con = s.conn();

@@ -39,3 +39,15 @@ fn build() -> Result<PathBuf, String> {
     }
     Ok(server)
 }
+
+/// `redis_7_2`'s server for a test that needs it, or `None` after printing
+/// why the test is skipped (no tarball, a failed build).
+pub fn redis_7_2_or_skip() -> Option<PathBuf> {
+    match redis_7_2() {
+        Ok(b) => Some(b),
+        Err(why) => {
+            eprintln!("SKIP: Redis 7.2.6 is not available here ({why})");
+            None
+        }
+    }
+}
