@@ -49,6 +49,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !waiting::subscribe_database_events(load) {
         return Err("cannot subscribe to flush and swapdb events".to_string());
     }
+    if !lock::keep::start(load, lock::kept_grants::apply) {
+        return Err("cannot subscribe to client connection events".to_string());
+    }
     if !fence::subscribe_role_changes(load) {
         return Err("cannot subscribe to replication role changes".to_string());
     }

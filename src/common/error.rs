@@ -12,6 +12,9 @@ pub enum WardenError {
     WrongType,
     /// A lock request of another kind than the key's (`SHARED`, `LIMIT n`).
     LockKindMismatch,
+    /// `KEEP` from a caller that is no client connection (a script, a
+    /// module's call): nothing would ever end the grant.
+    KeepNeedsConnection,
     /// DLOCK.GUARD: the key (lossy text) is not held by the owner with the token.
     Fenced(String),
     /// DLOCK.GUARD: the command named cannot run guarded, for the reason given.
@@ -132,6 +135,9 @@ impl fmt::Display for WardenError {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
             }
             WardenError::LockKindMismatch => f.write_str("ERR key holds a lock of another kind"),
+            WardenError::KeepNeedsConnection => f.write_str(
+                "ERR KEEP binds a lock to the client connection: not from a script or a module call",
+            ),
             WardenError::Fenced(key) => {
                 write!(f, "FENCED {key} is not held by this owner with this token")
             }

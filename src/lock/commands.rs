@@ -20,6 +20,7 @@ use crate::lock::core::handover::{self, holds_as, Head, Verdict};
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
+use crate::lock::keep;
 use crate::lock::replicas;
 use crate::lock::requests as req;
 use crate::lock::set_wire::SetLocks;
@@ -27,7 +28,7 @@ use crate::lock::wire::SetLock;
 
 /// Stores a new hold count in the plain lock of `key`: in its block, or in
 /// a new one (with the key's expiry kept) when the block cannot hold it.
-fn store_holds(key: &mut Key, holds: i64) -> Result<(), WardenError> {
+pub(super) fn store_holds(key: &mut Key, holds: i64) -> Result<(), WardenError> {
     let expiry = key.abs_expire();
     let lock = key.value::<PackedLock>()?.ok_or(WardenError::Internal)?;
     if lock.set_holds(holds) {
@@ -84,7 +85,7 @@ pub(super) fn lock_of(key: &mut Key) -> Result<Lock<'_>, WardenError> {
 /// Replicates a lock's whole state with its absolute deadline as
 /// `DLOCK._SET`. `owner_arg` is the client's owner argument when it is the
 /// owner (shared, not copied).
-fn replicate_state<O: Deref<Target = [u8]>>(
+pub(super) fn replicate_state<O: Deref<Target = [u8]>>(
     ctx: Ctx,
     key: RStr,
     owner_arg: Option<RStr>,
@@ -148,7 +149,7 @@ fn store<O: Deref<Target = [u8]>>(key: &Key, state: &LockState<O>) {
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
-/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n]`
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [KEEP] [SHARED | LIMIT n]`
 pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let request = match args.parse::<req::Acquire>() {
         Ok(request) => request,
@@ -159,6 +160,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     replicas::require(ctx, now)?;
+    let keeper = options.keep.then(|| keep::caller(ctx)).transpose()?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if options.want != Want::Exclusive {
@@ -201,6 +203,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             let token = state.token;
             replicate_effect(ctx, args, &state);
             store(&key, &state);
+            keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
             host::notify(ctx, c"dlock.acquire", name);
             stats::count(&stats::LOCKS_GRANTED);
             // A holder's repeat may have shortened its lease.
@@ -217,13 +220,23 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
                 store_holds(&mut key, holds)?;
             }
             key.set_abs_expire(deadline);
+            keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
             host::notify(ctx, c"dlock.acquire", name);
             look_again(ctx, &mut key, db, args.bytes(1), now);
             host::reply_integer(ctx, token);
         }
         Acquire::Busy => {
             let holder_deadline = current.map_or(now, |s| s.deadline_ms);
-            wait_or_nil(ctx, args, owner, ttl_ms, options, holder_deadline, now)?;
+            wait_or_nil(
+                ctx,
+                args,
+                owner,
+                ttl_ms,
+                options,
+                keeper,
+                holder_deadline,
+                now,
+            )?;
         }
     }
     Ok(())
@@ -231,12 +244,14 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 
 /// A request that cannot be granted now: blocks the client with `WAIT` (the
 /// key looked at again at `look_at`), answers nil without.
+#[allow(clippy::too_many_arguments)]
 fn wait_or_nil(
     ctx: Ctx,
     args: &Args,
     owner: &[u8],
     ttl_ms: i64,
     options: &req::Acquire,
+    keeper: Option<u64>,
     look_at: i64,
     now: i64,
 ) -> Result<(), WardenError> {
@@ -250,6 +265,7 @@ fn wait_or_nil(
                     ttl_ms,
                     want: options.want,
                     reentrant: options.reentrant,
+                    keeper,
                 }),
                 timeout_ms: timeout,
                 max_waiters: config::dlock_max_waiters(),
@@ -279,10 +295,13 @@ fn acquire_in_set(
     now: i64,
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
+    // Checked by `acquire` already: a KEEP caller is a connection.
+    let keeper = options.keep.then(|| keep::caller(ctx)).transpose()?;
     let lock = lock_of(key)?;
     if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
         store_set_changes(ctx, key, name, now);
+        keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
         host::notify(ctx, c"dlock.acquire", name);
         look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
         host::reply_integer(ctx, token);
@@ -309,16 +328,34 @@ fn acquire_in_set(
         if admitted == Admit::OtherKind {
             return Err(WardenError::LockKindMismatch);
         }
-        return wait_or_nil(ctx, args, owner, ttl_ms, options, look_at, now);
+        return wait_or_nil(ctx, args, owner, ttl_ms, options, keeper, look_at, now);
     }
     let token = grant_to(ctx, key, name, owner, options.want, deadline, now)?;
     if options.want != Want::Exclusive {
         store_set_changes(ctx, key, name, now);
     }
+    keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
     host::notify(ctx, c"dlock.acquire", name);
     stats::count(&stats::LOCKS_GRANTED);
     host::reply_integer(ctx, token);
     Ok(())
+}
+
+/// With `KEEP` (`keeper`, the caller's connection), binds the grant `token`
+/// just made or renewed on the call's key to that connection.
+fn keep_bound(
+    ctx: Ctx,
+    keeper: Option<u64>,
+    args: &Args,
+    owner: &[u8],
+    token: i64,
+    ttl_ms: i64,
+    now: i64,
+) {
+    if let Some(client) = keeper {
+        let db = host::selected_db(ctx);
+        keep::bind(ctx, client, db, args.bytes(1), owner, token, ttl_ms, now);
+    }
 }
 
 /// A request on a free key with waiters queued: the oldest waiter's kind
@@ -333,7 +370,7 @@ fn queued_kind_allows(db: c_int, key: &[u8], want: Want) -> Result<(), WardenErr
 
 /// With waiters on the key, makes sure they are looked at when the next
 /// lease ends (a holder's repeat or extension may have moved it earlier).
-fn look_again(ctx: Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i64) {
+pub(super) fn look_again(ctx: Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], now: i64) {
     if waiting::count(db, key_bytes) == 0 {
         return;
     }
@@ -392,7 +429,7 @@ fn grant_to(
 /// release): drops holders whose lease ended, then replicates the whole set
 /// with absolute deadlines and sets the key's expiry to the last lease; a
 /// set left without holders is deleted (replicated as `DEL`).
-fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
+pub(super) fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
     let Ok(Lock::Set(set)) = lock_of(key) else {
         return;
     };
@@ -622,6 +659,8 @@ struct LockWaiter {
     want: Want,
     /// `REENTRANT`: if its owner holds the lock by then, one more hold.
     reentrant: bool,
+    /// `KEEP`: the connection that waits, which the grant will be bound to.
+    keeper: Option<u64>,
 }
 
 /// Locks as a `waiting::Family`: a free lock goes to the oldest waiter.
@@ -648,7 +687,7 @@ impl Family for Locks {
 /// rule lets them in: one exclusive waiter, or consecutive shared (or
 /// semaphore) waiters together, replicated as one change of the set. `key`
 /// is open for writing on `db`. Returns whether a waiter got the lock.
-fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) -> bool {
+pub(super) fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) -> bool {
     let key_bytes = name.bytes();
     let (served, set_changed) = hand_over(ctx, key, name, db, key_bytes, now);
     if set_changed {
@@ -734,6 +773,18 @@ fn hand_over(
         };
         match granted {
             Ok(token) => {
+                if let Some(client) = asked.keeper {
+                    keep::bind(
+                        ctx,
+                        client,
+                        db,
+                        key_bytes,
+                        &asked.owner,
+                        token,
+                        asked.ttl_ms,
+                        now,
+                    );
+                }
                 host::notify(ctx, c"dlock.acquire", name);
                 waiter.answer(Answer::Integer(token));
                 stats::count(&stats::LOCKS_GRANTED);

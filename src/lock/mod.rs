@@ -8,6 +8,8 @@ pub mod core;
 pub mod data_type;
 pub mod guard;
 pub mod info;
+pub mod keep;
+pub mod kept_grants;
 pub mod replicas;
 pub mod requests;
 pub mod set_type;

@@ -18,7 +18,7 @@ fn owner(word: &[u8]) -> Result<&[u8], WardenError> {
     Ok(word)
 }
 
-/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n]`
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [KEEP] [SHARED | LIMIT n]`
 pub struct Acquire<'a> {
     /// Who takes the lock.
     pub owner: &'a [u8],
@@ -28,6 +28,8 @@ pub struct Acquire<'a> {
     pub wait_ms: Option<i64>,
     /// `REENTRANT`: a holder's repeat adds a hold.
     pub reentrant: bool,
+    /// `KEEP`: the grant lives as long as the connection that got it.
+    pub keep: bool,
     /// Exclusive, `SHARED` or `LIMIT n`.
     pub want: Want,
 }
@@ -44,6 +46,7 @@ impl<'a> Request<'a> for Acquire<'a> {
         arg("ttl_ms", Kind::Int),
         option("WAIT", "timeout_ms", Kind::Int),
         flag("REENTRANT"),
+        flag("KEEP"),
         one_of(
             "kind",
             &[
@@ -59,6 +62,7 @@ impl<'a> Request<'a> for Acquire<'a> {
             ttl_ms: 0,
             wait_ms: None,
             reentrant: false,
+            keep: false,
             want: Want::Exclusive,
         }
     }
@@ -70,6 +74,7 @@ impl<'a> Request<'a> for Acquire<'a> {
             "ttl_ms" => self.ttl_ms = TTL_MS.parse(word)?,
             "timeout_ms" => self.wait_ms = Some(WAIT_TIMEOUT_MS.parse(word)?),
             "REENTRANT" => self.reentrant = true,
+            "KEEP" => self.keep = true,
             "SHARED" => self.want = Want::Shared,
             "n" => self.want = Want::Limit(LIMIT.parse(word)? as u32),
             _ => {}

@@ -19,7 +19,7 @@ pub const COMMANDS: &[Command] = &[
         alias: None,
         flags: "write deny-oom blocking",
         doc: Doc {
-            summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease); SHARED takes a read lock, LIMIT n one of n places of a semaphore.",
+            summary: "Takes a lock for ttl_ms and returns its fencing token; nil when another owner holds it. WAIT blocks until it is handed over; REENTRANT lets the holder add a hold (a plain repeat only renews the lease); KEEP renews the lease while this connection is open and releases it when the connection closes; SHARED takes a read lock, LIMIT n one of n places of a semaphore.",
             complexity: "O(1) (O(N) in the holders of a SHARED or LIMIT key)",
             grammar: req::Acquire::GRAMMAR,
             since: "0.1.0",

@@ -36,6 +36,7 @@ mod dlock;
 mod dlock_errors;
 mod dlock_failover;
 mod dlock_guard;
+mod dlock_keep;
 mod dlock_persistence;
 mod dlock_replica_waiters;
 mod dlock_shared;

@@ -25,6 +25,26 @@ pub fn writes_allowed(ctx: Ctx) -> bool {
     flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
 }
 
+/// The id of the client connection running the call, if the caller is one:
+/// `None` inside a script or a module's call (their clients are not
+/// connections, and never close).
+pub fn connection_id(ctx: Ctx) -> Option<u64> {
+    // SAFETY: `ctx` is the live context of the current call.
+    let id = unsafe { api!(RedisModule_GetClientId)(ctx.as_ptr()) };
+    (id != 0 && connection_is_open(id)).then_some(id)
+}
+
+/// Whether the client connection `id` is open (a linked client: not a
+/// script's or a module call's, not one already freed).
+pub fn connection_is_open(id: u64) -> bool {
+    // SAFETY: a null info pointer only asks whether the id is a linked
+    // client; nothing is written.
+    unsafe {
+        api!(RedisModule_GetClientInfoById)(std::ptr::null_mut(), id)
+            == raw::REDISMODULE_OK as c_int
+    }
+}
+
 /// Whether this node is a master (whatever else holds writes back).
 pub fn is_master(ctx: Ctx) -> bool {
     // SAFETY: `ctx` is the live context of the current callback.

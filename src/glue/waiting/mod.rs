@@ -200,10 +200,10 @@ const MAX_TIMER_DELAY_MS: i64 = 86_400_000;
 
 /// How soon a deferred hand-off looks again while the server does not
 /// accept writes (paused, failing over, loading).
-const DEFERRED_RETRY_MS: i64 = 5;
+pub const DEFERRED_RETRY_MS: i64 = 5;
 
 /// A module timer `delay_ms` from now (clamped to 0..=`MAX_TIMER_DELAY_MS`).
-fn start_timer<T: 'static>(ctx: Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
+pub fn start_timer<T: 'static>(ctx: Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
     let delay = Duration::from_millis(delay_ms.clamp(0, MAX_TIMER_DELAY_MS) as u64);
     ctx.context().create_timer(delay, callback, data);
 }

@@ -5,6 +5,7 @@
 
 pub mod guard;
 pub mod handover;
+pub mod keep;
 pub mod packed;
 pub mod plain;
 pub mod record;

@@ -81,6 +81,7 @@ pub const NUMS: &[&str] = &[
 pub const WORDS: &[&str] = &[
     "WAIT",
     "REENTRANT",
+    "KEEP",
     "SHARED",
     "LIMIT",
     "TOKEN",

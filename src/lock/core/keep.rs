@@ -1,0 +1,183 @@
+//! Kept grants (`DLOCK.ACQUIRE … KEEP`): which grants each client
+//! connection keeps alive, and when each is next due. A kept grant is
+//! renewed a third of its ttl after its last renewal, so a renewal held back
+//! (writes paused, a failover in progress) has two thirds of the lease to
+//! wait in; when its connection closes, every grant it kept is due at once,
+//! to be released. One schedule for all kept grants: the glue runs one timer
+//! at the earliest due time. Times are Unix ms passed in by the caller.
+
+use std::collections::{BTreeSet, HashMap};
+
+/// A grant kept alive by a connection. A grant is known by its token: the
+/// fencing clock never issues one twice, and a holder's repeat keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kept {
+    /// The connection (client id) the grant is bound to.
+    pub client: u64,
+    /// The database of the key.
+    pub db: i32,
+    /// The lock's key.
+    pub key: Vec<u8>,
+    /// The holder.
+    pub owner: Vec<u8>,
+    /// The grant's fencing token.
+    pub token: i64,
+    /// The lease each renewal gives, from the moment it is made.
+    pub ttl_ms: i64,
+}
+
+/// What is due for a kept grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Due {
+    /// Its lease is to be renewed for another `ttl_ms`.
+    Renew,
+    /// Its connection closed: it is to be released.
+    Release,
+}
+
+/// One kept grant and its place in the schedule.
+#[derive(Debug)]
+struct Entry {
+    grant: Kept,
+    /// When it is next due (absolute ms).
+    at: i64,
+    /// Its connection is gone.
+    released: bool,
+}
+
+/// Every kept grant, by token, by connection and by due time.
+#[derive(Debug, Default)]
+pub struct Keeper {
+    grants: HashMap<i64, Entry>,
+    by_client: HashMap<u64, Vec<i64>>,
+    schedule: BTreeSet<(i64, i64)>,
+}
+
+/// How long after a renewal (or the grant) the next one is due: a third of
+/// the lease, at least 1 ms.
+pub fn renewal_period(ttl_ms: i64) -> i64 {
+    (ttl_ms / 3).max(1)
+}
+
+impl Keeper {
+    /// Kept grants, of open and closed connections.
+    pub fn len(&self) -> usize {
+        self.grants.len()
+    }
+
+    /// Whether no grant is kept.
+    pub fn is_empty(&self) -> bool {
+        self.grants.is_empty()
+    }
+
+    /// Binds `grant`, just made or renewed at `now`, to its connection: its
+    /// first renewal is due a renewal period later. A grant already kept
+    /// (the holder's repeat, perhaps from another connection) moves to the
+    /// new connection and ttl.
+    pub fn bind(&mut self, grant: Kept, now: i64) {
+        // Kept before (even by a connection now gone): the new one keeps it.
+        self.remove(grant.token);
+        let at = now.saturating_add(renewal_period(grant.ttl_ms));
+        self.by_client
+            .entry(grant.client)
+            .or_default()
+            .push(grant.token);
+        self.schedule.insert((at, grant.token));
+        self.grants.insert(
+            grant.token,
+            Entry {
+                grant,
+                at,
+                released: false,
+            },
+        );
+    }
+
+    /// Forgets the grant with `token` (released, lost, or no longer kept).
+    pub fn remove(&mut self, token: i64) -> Option<Kept> {
+        let entry = self.grants.remove(&token)?;
+        self.schedule.remove(&(entry.at, token));
+        if let Some(tokens) = self.by_client.get_mut(&entry.grant.client) {
+            tokens.retain(|t| *t != token);
+            if tokens.is_empty() {
+                self.by_client.remove(&entry.grant.client);
+            }
+        }
+        Some(entry.grant)
+    }
+
+    /// The connection `client` closed at `now`: every grant it kept is due
+    /// for release at once. Returns how many.
+    pub fn client_gone(&mut self, client: u64, now: i64) -> usize {
+        let Some(tokens) = self.by_client.remove(&client) else {
+            return 0;
+        };
+        for token in &tokens {
+            if let Some(entry) = self.grants.get_mut(token) {
+                self.schedule.remove(&(entry.at, *token));
+                entry.at = now;
+                entry.released = true;
+                self.schedule.insert((now, *token));
+            }
+        }
+        tokens.len()
+    }
+
+    /// When the earliest grant is due, if any is kept.
+    pub fn next_due(&self) -> Option<i64> {
+        self.schedule.first().map(|(at, _)| *at)
+    }
+
+    /// The earliest grant due at `now` and what is due for it, taken out of
+    /// the schedule (it comes back with `renewed` or `retry_at`, or is
+    /// dropped with `remove`).
+    pub fn pop_due(&mut self, now: i64) -> Option<(Kept, Due)> {
+        let &(at, token) = self.schedule.first()?;
+        if at > now {
+            return None;
+        }
+        self.schedule.remove(&(at, token));
+        let entry = self.grants.get(&token)?;
+        let due = if entry.released {
+            Due::Release
+        } else {
+            Due::Renew
+        };
+        Some((entry.grant.clone(), due))
+    }
+
+    /// The grant with `token` was renewed at `now`: its next renewal is due a
+    /// period later.
+    pub fn renewed(&mut self, token: i64, now: i64) {
+        if let Some(entry) = self.grants.get(&token) {
+            let at = now.saturating_add(renewal_period(entry.grant.ttl_ms));
+            self.reschedule(token, at);
+        }
+    }
+
+    /// What was due for the grant with `token` could not be done now (writes
+    /// paused, too few replicas): it is due again at `at`.
+    pub fn retry_at(&mut self, token: i64, at: i64) {
+        self.reschedule(token, at);
+    }
+
+    fn reschedule(&mut self, token: i64, at: i64) {
+        if let Some(entry) = self.grants.get_mut(&token) {
+            self.schedule.remove(&(entry.at, token));
+            entry.at = at;
+            self.schedule.insert((at, token));
+        }
+    }
+
+    /// Forgets every kept grant (the node is no longer a master: its grants
+    /// now follow the master's, and nothing here renews them). Returns them.
+    pub fn clear(&mut self) -> Vec<Kept> {
+        self.by_client.clear();
+        self.schedule.clear();
+        self.grants.drain().map(|(_, e)| e.grant).collect()
+    }
+}
+
+#[cfg(test)]
+#[path = "keep_tests.rs"]
+mod tests;

@@ -1,0 +1,198 @@
+//! Kept grants (`DLOCK.ACQUIRE … KEEP`) on the server: binds a grant to the
+//! connection that received it, renews its lease while that connection is
+//! open, and releases it when the connection closes. The schedule is
+//! `lock::core::keep`; one module timer, at the earliest due time, serves
+//! every kept grant.
+//!
+//! Every renewal and release is an ordinary lock change made by the module:
+//! replicated with absolute deadlines (`DLOCK._SET`, `DLOCK._SETS`, `DEL`),
+//! only on a master that accepts writes. Held back by a pause or a failover
+//! in progress, it is retried every few ms; a node that is no longer a
+//! master forgets its kept grants (their leases end at the last deadline
+//! replicated). Bindings are connection state: never persisted or
+//! replicated.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_int, c_void};
+
+use redis_module::raw;
+use redis_module::Context;
+
+use crate::common::error::WardenError;
+use crate::glue::host::{self, api, shield, Ctx};
+use crate::glue::waiting::{self, DEFERRED_RETRY_MS};
+use crate::lock::core::keep::{Due, Keeper, Kept};
+
+/// What the module does with a grant that is due (`lock::kept_grants::apply`):
+/// `Ok(true)` done, `Ok(false)` the grant is gone, an error not done.
+pub type Apply = fn(Ctx, &Kept, Due, i64) -> Result<bool, WardenError>;
+
+/// Most grants one timer run renews or releases; the rest follow at once
+/// in the next run, so a mass disconnect does not stall the server.
+const BATCH: usize = 1000;
+
+thread_local! {
+    static KEEPER: RefCell<Keeper> = RefCell::new(Keeper::default());
+    /// When the pending timer fires (absolute ms), if one is pending.
+    static TIMER_AT: Cell<Option<i64>> = const { Cell::new(None) };
+    /// What is done with a due grant (set by `start`).
+    static APPLY: Cell<Option<Apply>> = const { Cell::new(None) };
+}
+
+fn with_keeper<R>(op: impl FnOnce(&mut Keeper) -> R) -> R {
+    KEEPER.with(|k| op(&mut k.borrow_mut()))
+}
+
+/// Kept grants on this node (the INFO gauge).
+pub fn kept_count() -> usize {
+    with_keeper(|k| k.len())
+}
+
+/// The connection a `KEEP` request binds its grant to: the caller's, which
+/// must be a client connection (a script's or a module call's client never
+/// closes, so nothing would ever end the grant).
+pub fn caller(ctx: Ctx) -> Result<u64, WardenError> {
+    host::connection_id(ctx).ok_or(WardenError::KeepNeedsConnection)
+}
+
+/// Binds the grant `token` of `owner` on (`db`, `key`), just made or renewed
+/// at `now` with a lease of `ttl_ms`, to the connection `client`.
+#[allow(clippy::too_many_arguments)]
+pub fn bind(
+    ctx: Ctx,
+    client: u64,
+    db: c_int,
+    key: &[u8],
+    owner: &[u8],
+    token: i64,
+    ttl_ms: i64,
+    now: i64,
+) {
+    let grant = Kept {
+        client,
+        db,
+        key: key.to_vec(),
+        owner: owner.to_vec(),
+        token,
+        ttl_ms,
+    };
+    // A waiter's connection may have closed while it was being served.
+    let open = host::connection_is_open(client);
+    with_keeper(|k| {
+        k.bind(grant, now);
+        if !open {
+            k.client_gone(client, now);
+        }
+    });
+    arm(ctx, now);
+}
+
+/// Makes sure a timer fires when the earliest kept grant is due.
+fn arm(ctx: Ctx, now: i64) {
+    let Some(due) = with_keeper(|k| k.next_due()) else {
+        return;
+    };
+    if TIMER_AT.get().is_some_and(|at| at <= due) {
+        return;
+    }
+    TIMER_AT.set(Some(due));
+    waiting::start_timer(ctx, due.saturating_sub(now), on_timer, due);
+}
+
+/// The kept-grant timer: renews or releases what is due, a batch at a time.
+fn on_timer(ctx: &Context, at: i64) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
+    shield((), || {
+        if TIMER_AT.get() == Some(at) {
+            TIMER_AT.set(None);
+        }
+        let now = host::now_ms();
+        if !host::is_master(ctx) {
+            // Its grants follow the master's now; none is renewed here.
+            with_keeper(|k| k.clear());
+            return;
+        }
+        if !host::writes_allowed(ctx) {
+            // Paused, failing over or loading: what is due waits.
+            retry_due(now);
+        } else {
+            for _ in 0..BATCH {
+                let Some((grant, due)) = with_keeper(|k| k.pop_due(now)) else {
+                    break;
+                };
+                let outcome = match APPLY.get() {
+                    Some(apply) => apply(ctx, &grant, due, now),
+                    None => Ok(false),
+                };
+                with_keeper(|k| match (outcome, due) {
+                    (Ok(true), Due::Renew) => k.renewed(grant.token, now),
+                    (Err(WardenError::NotEnoughReplicas { .. }), _) => {
+                        k.retry_at(grant.token, now + DEFERRED_RETRY_MS)
+                    }
+                    // Released, gone, or of another type now.
+                    _ => {
+                        k.remove(grant.token);
+                    }
+                });
+            }
+        }
+        arm(ctx, now);
+    })
+}
+
+/// Puts every grant due at `now` back a few ms later.
+fn retry_due(now: i64) {
+    with_keeper(|k| {
+        let mut held = Vec::new();
+        while let Some((grant, _)) = k.pop_due(now) {
+            held.push(grant.token);
+        }
+        for token in held {
+            k.retry_at(token, now + DEFERRED_RETRY_MS);
+        }
+    });
+}
+
+/// # Safety
+/// Called by Redis with a valid context and the event's client info.
+///
+/// Server-event hook: a client connection closed. The grants it kept are
+/// released from the timer (a write here would land inside whatever freed
+/// the client, perhaps during a pause).
+unsafe extern "C" fn on_client_changed(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    shield((), || {
+        if subevent != raw::REDISMODULE_SUBEVENT_CLIENT_CHANGE_DISCONNECTED
+            || data.is_null()
+            || with_keeper(|k| k.is_empty())
+        {
+            return;
+        }
+        // SAFETY: Redis passes a RedisModuleClientInfo with client-change events (checked non-null above).
+        let client = unsafe { (*data.cast::<raw::RedisModuleClientInfo>()).id };
+        let now = host::now_ms();
+        if with_keeper(|k| k.client_gone(client, now)) > 0 {
+            // SAFETY: the context Redis passed this event hook, used while it runs.
+            arm(unsafe { Ctx::from_raw(ctx) }, now);
+        }
+    })
+}
+
+/// Subscribes the connection-closed hook; `apply` renews and releases.
+pub fn start(ctx: Ctx, apply: Apply) -> bool {
+    APPLY.set(Some(apply));
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_CLIENT_CHANGE,
+        dataver: 1,
+    };
+    // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
+    unsafe {
+        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, Some(on_client_changed))
+            == raw::REDISMODULE_OK as c_int
+    }
+}

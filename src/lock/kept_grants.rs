@@ -1,0 +1,113 @@
+//! What the module does with a kept grant that is due (`lock::keep`): renew
+//! its lease, or release it when its connection closed. Each is an ordinary
+//! lock change, replicated with absolute deadlines (`DLOCK._SET`,
+//! `DLOCK._SETS`, `DEL`); the caller runs it only on a master that accepts
+//! writes.
+
+use crate::common::error::WardenError;
+use crate::glue::host::{self, emit, Ctx, Key, OwnedString, RStr, Sink};
+use crate::glue::waiting;
+use crate::lock::commands::{
+    lock_of, look_again, replicate_state, serve_waiters, store_holds, store_set_changes, Lock,
+};
+use crate::lock::core::keep::{Due, Kept};
+use crate::lock::core::plain::Release;
+use crate::lock::replicas;
+
+/// Renews or releases `grant`. `Ok(false)`: the grant is gone (released,
+/// expired, replaced), nothing to do; too few replicas: not possible now,
+/// retried; any other error: the key holds something else now.
+pub fn apply(ctx: Ctx, grant: &Kept, due: Due, now: i64) -> Result<bool, WardenError> {
+    if !host::select_db(ctx, grant.db) {
+        return Ok(false);
+    }
+    let name = OwnedString::new(Some(ctx), &grant.key);
+    let name = name.as_rstr();
+    let mut key = Key::writable(ctx, name);
+    match due {
+        Due::Renew => {
+            replicas::require(ctx, now)?;
+            renew(ctx, &mut key, name, grant, now)
+        }
+        Due::Release => release(ctx, &mut key, name, grant, now),
+    }
+}
+
+/// Renews a kept lease to `ttl_ms` from now (never shortening it: an EXTEND
+/// may have made it longer); false when the grant is gone.
+fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<bool, WardenError> {
+    let deadline = now.saturating_add(grant.ttl_ms);
+    match lock_of(key)? {
+        Lock::One(mut state) => {
+            if state.owner != grant.owner.as_slice() || state.token != grant.token {
+                return Ok(false);
+            }
+            if state.deadline_ms >= deadline {
+                return Ok(true);
+            }
+            state.deadline_ms = deadline;
+            replicate_state(ctx, name, None, &state);
+            key.set_abs_expire(deadline);
+        }
+        Lock::Set(set) => {
+            set.bound_deadlines();
+            let Some(holder) = set.holder_mut(&grant.owner, Some(grant.token), now) else {
+                return Ok(false);
+            };
+            if holder.deadline_ms >= deadline {
+                return Ok(true);
+            }
+            holder.deadline_ms = deadline;
+            store_set_changes(ctx, key, name, now);
+        }
+        Lock::Free => return Ok(false),
+    }
+    host::notify(ctx, c"dlock.extend", name);
+    look_again(ctx, key, grant.db, &grant.key, now);
+    Ok(true)
+}
+
+/// Releases a kept grant whose connection closed, every hold at once, and
+/// hands the lock to the waiters at the head of its queue.
+fn release(
+    ctx: Ctx,
+    key: &mut Key,
+    name: RStr,
+    grant: &Kept,
+    now: i64,
+) -> Result<bool, WardenError> {
+    let (db, owner, token) = (grant.db, grant.owner.as_slice(), Some(grant.token));
+    match lock_of(key)? {
+        Lock::One(state) => {
+            if state.owner != owner || state.token != grant.token {
+                return Ok(false);
+            }
+            // No hold left: a hand-over sees a free lock.
+            store_holds(key, 0)?;
+            host::notify(ctx, c"dlock.release", name);
+            let handed_off =
+                waiting::count(db, &grant.key) > 0 && serve_waiters(ctx, key, name, db, now);
+            if !handed_off {
+                key.delete();
+                emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+            }
+        }
+        Lock::Set(set) => {
+            let Some(holder) = set.holder_mut(owner, token, now) else {
+                return Ok(false);
+            };
+            holder.set_holds(1);
+            if set.release(owner, token, now) != Release::Freed {
+                return Err(WardenError::Internal);
+            }
+            set.bound_deadlines();
+            host::notify(ctx, c"dlock.release", name);
+            store_set_changes(ctx, key, name, now);
+            if waiting::count(db, &grant.key) > 0 {
+                serve_waiters(ctx, key, name, db, now);
+            }
+        }
+        Lock::Free => return Ok(false),
+    }
+    Ok(true)
+}
