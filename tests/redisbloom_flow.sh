@@ -85,19 +85,34 @@ for file in test_overall.py test_resp3_bf.py; do
 done
 [[ ${#tests[@]} -gt 0 ]] || die "RLTest collected no tests"
 
-pass=0 fail=0 skip=0 failed=()
+# Tests that yield (test_rdb_reload, test_mem_usage): RLTest 0.7.5 calls them and
+# drops the generator, so their bodies never run; they are counted apart, not passed.
+mapfile -t generators < <(cd "$FLOW" && "$VENV/bin/python" - test_overall.py test_resp3_bf.py <<'PY'
+import ast, sys
+for f in sys.argv[1:]:
+    for c in ast.parse(open(f).read()).body:
+        for m in getattr(c, "body", []):
+            if isinstance(m, ast.FunctionDef) and any(
+                    isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(m)):
+                print("%s:%s.%s" % (f[:-3], c.name, m.name))
+PY
+)
+
+pass=0 fail=0 skip=0 norun=0 failed=()
 for test in "${tests[@]}"; do
     log=$LOGS/${test//[:.]/_}.out
     rltest -t "${test/:/.py:}" >"$log" 2>&1 || true
     plain=$(sed 's/\x1b\[[0-9;]*m//g' "$log")
-    if grep -q '\[SKIP\]' <<<"$plain"; then
+    if printf '%s\n' "${generators[@]}" | grep -qxF "$test"; then
+        result=NORUN norun=$((norun + 1))
+    elif grep -q '\[SKIP\]' <<<"$plain"; then
         result=SKIP skip=$((skip + 1))
     elif grep -q 'Total Tests Failed: 0,' <<<"$plain" && grep -q '\[PASS\]' <<<"$plain"; then
         result=PASS pass=$((pass + 1))
     else
         result=FAIL fail=$((fail + 1)) failed+=("$test")
     fi
-    printf '%-4s %s\n' "$result" "$test"
+    printf '%-5s %s\n' "$result" "$test"
     if [[ $result == FAIL ]]; then
         # The first failed assertion or the exception, for the reader.
         grep -E '\(FAIL\)|Unhandled exception' <<<"$plain" | sed 's/^[[:space:]]*/       /' \
@@ -106,5 +121,5 @@ for test in "${tests[@]}"; do
 done
 
 echo
-echo "RedisBloom $TAG Bloom flow tests against warden (aliases redisbloom): $pass passed, $fail failed, $skip skipped (of ${#tests[@]}); logs in $LOGS"
+echo "RedisBloom $TAG Bloom flow tests against warden (aliases redisbloom): $pass passed, $fail failed, $skip skipped, $norun not run by RLTest (generators) (of ${#tests[@]}); logs in $LOGS"
 [[ $fail -eq 0 ]]
