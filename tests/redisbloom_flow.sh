@@ -76,7 +76,7 @@ rltest() {
     (cd "$FLOW" && PYTHONPATH="$ROOT/tests/redisbloom_flow" "$VENV/bin/RLTest" \
         --oss-redis-path "$REDIS_SERVER" \
         --module "$MODULE" --module-args "aliases redisbloom" \
-        --enable-debug-command --log-dir "$LOGS" "$@" ${RLTEST_ARGS:-})
+        --enable-debug-command --randomize-ports --log-dir "$LOGS" "$@" ${RLTEST_ARGS:-})
 }
 tests=()
 for file in test_overall.py test_resp3_bf.py; do
