@@ -18,7 +18,9 @@
 # The files are run as they are; `paella` (a git submodule of RedisBloom that
 # common.py imports) is replaced by tests/redisbloom_flow/paella.py on PYTHONPATH.
 # Environment: MODULE (default target/release/libwarden.so), REDIS_SERVER (default
-# redis-server on PATH), RLTEST_ARGS (more RLTest options, e.g. -t for one test).
+# redis-server on PATH), WARDEN_ARGS (more module arguments after `aliases
+# redisbloom`, e.g. `bf-max-bytes 2gb`, which test_issue178's 1.1 GB filter needs),
+# RLTEST_ARGS (more RLTest options).
 # Prints each test's result and the counts; exits 1 when a test fails.
 set -euo pipefail
 
@@ -75,7 +77,7 @@ mkdir -p "$LOGS"
 rltest() {
     (cd "$FLOW" && PYTHONPATH="$ROOT/tests/redisbloom_flow" "$VENV/bin/RLTest" \
         --oss-redis-path "$REDIS_SERVER" \
-        --module "$MODULE" --module-args "aliases redisbloom" \
+        --module "$MODULE" --module-args "aliases redisbloom${WARDEN_ARGS:+ $WARDEN_ARGS}" \
         --enable-debug-command --randomize-ports --log-dir "$LOGS" "$@" ${RLTEST_ARGS:-})
 }
 tests=()
