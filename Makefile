@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test examples test-valkey test-redis72 test-redis74 test-partition fuzz lint bench bench-instructions deps clean
+.PHONY: all build run test examples test-valkey test-redis72 test-redis74 test-redisbloom-flow test-partition fuzz lint bench bench-instructions deps clean
 
 all: build
 
@@ -78,6 +78,15 @@ test-redis72: build
 # with Debian 11's libssl1.1, both under target/redis-stack; tests/servers.sh).
 test-redis74: build
 	REDIS_VERSIONS=7.4 bash tests/redis.sh
+
+# RedisBloom's own Bloom flow tests (tests/flow, RLTest), unrenamed, against warden
+# loaded with `aliases redisbloom`. REDISBLOOM is a RedisBloom checkout or git
+# repository (REDISBLOOM_TAG, default v2.8.9, is taken from a repository). Not part of
+# `make test`: it needs RedisBloom's source. Prints each test's result and the counts.
+REDISBLOOM_TAG ?= v2.8.9
+test-redisbloom-flow: build
+	@test -n "$(REDISBLOOM)" || { echo "usage: make test-redisbloom-flow REDISBLOOM=/path/to/RedisBloom"; exit 1; }
+	bash tests/redisbloom_flow.sh $(REDISBLOOM) $(REDISBLOOM_TAG)
 
 # Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels, redis-py
 # clients, a nemesis that isolates and kills the master (tests/partition/run.sh).
