@@ -49,6 +49,9 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !waiting::subscribe_database_events(load) {
         return Err("cannot subscribe to flush and swapdb events".to_string());
     }
+    if !host::make_detached_context(load) {
+        return Err("cannot make the module's detached context".to_string());
+    }
     if !lock::keep::start(load, lock::kept_grants::apply) {
         return Err("cannot subscribe to client connection events".to_string());
     }

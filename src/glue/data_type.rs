@@ -79,6 +79,17 @@ pub trait StoredValue: Sized + Clone + 'static {
     /// Undoes what a value living in the keyspace counts (gauges); runs once,
     /// just before Redis's `free` drops it.
     fn on_free(&self) {}
+
+    /// Whether `on_unlink` wants to hear that this value leaves its key
+    /// (asked first: the key's name is read only for a value that does).
+    fn notices_unlink(&self) -> bool {
+        false
+    }
+
+    /// The value leaves key `key` of database `db` (deleted, expired,
+    /// evicted or overwritten; not on a flush): only for a type whose table
+    /// is `with_unlink`'s, and a value that `notices_unlink`.
+    fn on_unlink(&self, _key: &[u8], _db: c_int) {}
 }
 
 impl<T: StoredValue> ModuleValue for T {
@@ -123,6 +134,12 @@ pub trait Stored: ModuleValue {
     }
     /// `StoredValue::on_free`.
     fn on_free(&self) {}
+    /// `StoredValue::notices_unlink`.
+    fn notices_unlink(&self) -> bool {
+        false
+    }
+    /// `StoredValue::on_unlink`.
+    fn on_unlink(&self, _key: &[u8], _db: c_int) {}
 }
 
 impl<T: StoredValue> Stored for T {
@@ -163,6 +180,14 @@ impl<T: StoredValue> Stored for T {
 
     fn on_free(&self) {
         StoredValue::on_free(self);
+    }
+
+    fn notices_unlink(&self) -> bool {
+        StoredValue::notices_unlink(self)
+    }
+
+    fn on_unlink(&self, key: &[u8], db: c_int) {
+        StoredValue::on_unlink(self, key, db);
     }
 }
 
@@ -221,6 +246,14 @@ pub const fn with_aux(
     table.aux_load = load;
     table.aux_save = save;
     table.aux_save_triggers = raw::REDISMODULE_AUX_BEFORE_RDB as i32;
+    table
+}
+
+/// `table` with `T::on_unlink` called when a value leaves its key.
+pub const fn with_unlink<T: Stored + ?Sized>(
+    mut table: raw::RedisModuleTypeMethods,
+) -> raw::RedisModuleTypeMethods {
+    table.unlink2 = Some(unlink2::<T>);
     table
 }
 
@@ -338,6 +371,33 @@ unsafe extern "C" fn copy<T: Stored + ?Sized>(
     shield(std::ptr::null_mut(), || {
         // SAFETY: Redis passes a value it stored for `T`'s type.
         unsafe { stored::<T>(value) }.map_or(std::ptr::null_mut(), |v| T::into_raw(v.copy_boxed()))
+    })
+}
+
+/// `unlink2`: `Stored::on_unlink` with the key's name and database.
+/// Safety: Redis passes a key context and a value of `T`'s type.
+unsafe extern "C" fn unlink2<T: Stored + ?Sized>(
+    ctx: *mut raw::RedisModuleKeyOptCtx,
+    value: *const c_void,
+) {
+    shield((), || {
+        // SAFETY: Redis passes a value it stored for `T`'s type.
+        let Some(value) = (unsafe { stored::<T>(value) }).filter(|v| v.notices_unlink()) else {
+            return;
+        };
+        // SAFETY: the key context Redis passed, alive while the callback runs.
+        let (name, db) = unsafe {
+            (
+                api!(RedisModule_GetKeyNameFromOptCtx)(ctx),
+                api!(RedisModule_GetDbIdFromOptCtx)(ctx),
+            )
+        };
+        if name.is_null() {
+            return;
+        }
+        // SAFETY: the key's name, a live string for the callback's duration.
+        let key = unsafe { RStr::from_raw(name.cast_mut()) };
+        value.on_unlink(key.bytes(), db);
     })
 }
 

@@ -21,6 +21,7 @@ use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
 use crate::lock::keep;
+use crate::lock::lost;
 use crate::lock::replicas;
 use crate::lock::requests as req;
 use crate::lock::set_wire::SetLocks;
@@ -35,6 +36,8 @@ pub(super) fn store_holds(key: &mut Key, holds: i64) -> Result<(), WardenError> 
         return Ok(());
     }
     let moved = PackedLock::new(lock.owner(), lock.token(), holds);
+    // The block left behind holds nothing: its unlink is no loss.
+    lock.set_holds(0);
     key.set_value(moved);
     key.set_abs_expire_or_persist(expiry);
     Ok(())
@@ -410,7 +413,7 @@ fn grant_to(
         let Lock::Set(set) = lock_of(key)? else {
             return Err(WardenError::Internal);
         };
-        set.prune(now);
+        prune_lapsed(ctx, set, name, now);
         set.bound_deadlines();
         let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
         if let Some(last) = set.latest_deadline() {
@@ -425,6 +428,14 @@ fn grant_to(
     Ok(token)
 }
 
+/// Drops the holders of `set` (in key `name`) whose lease ended: they lost
+/// their grants (`dlock.lost`).
+fn prune_lapsed(ctx: Ctx, set: &mut LockSet, name: RStr, now: i64) {
+    if set.prune(now) {
+        lost::note(host::selected_db(ctx), name.bytes());
+    }
+}
+
 /// After a change to the set in `key` (a grant, re-entry, extension or
 /// release): drops holders whose lease ended, then replicates the whole set
 /// with absolute deadlines and sets the key's expiry to the last lease; a
@@ -433,7 +444,7 @@ pub(super) fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
     let Ok(Lock::Set(set)) = lock_of(key) else {
         return;
     };
-    set.prune(now);
+    prune_lapsed(ctx, set, name, now);
     match set.latest_deadline() {
         Some(last) => {
             SetLocks::emit(set, Some(last), Sink::Replication(ctx), name);
@@ -471,6 +482,9 @@ pub fn release(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let mut state = lock.state(NO_DEADLINE);
     let outcome = state.release(owner, token, i64::MIN);
+    if outcome == Release::Freed && keep::any_kept() {
+        keep::released(state.token);
+    }
     // One hold fewer (0 once freed: a hand-over sees a free lock) fits the block.
     let holds = state.holds;
     if outcome != Release::NotHeld && !lock.set_holds(holds) {
@@ -520,7 +534,13 @@ fn release_in_set(
     let now = host::now_ms();
     let outcome = match lock_of(key)? {
         Lock::Set(set) => {
+            let kept = keep::any_kept()
+                .then(|| set.holder_mut(owner, token, now).map(|h| h.state().token))
+                .flatten();
             let outcome = set.release(owner, token, now);
+            if let (Release::Freed, Some(kept)) = (outcome, kept) {
+                keep::released(kept);
+            }
             if outcome != Release::NotHeld {
                 set.bound_deadlines();
             }

@@ -13,19 +13,20 @@
 //! the expiry itself, and writes a `PEXPIREAT` after the `DLOCK._SET …
 //! NO_DEADLINE` the rewrite emits.
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::common::compact_bytes::CompactBytes;
-use crate::glue::data_type::{methods, with_aux, Digest, Stored};
+use crate::glue::data_type::{methods, with_aux, with_unlink, Digest, Stored};
 use crate::glue::fence::{self, observe_token};
 use crate::glue::host::{Io, ModuleValue, RStr, Sink};
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::core::record;
+use crate::lock::keep;
 use crate::lock::wire::SetLock;
 
 /// Current RDB encoding version of lock values.
@@ -43,7 +44,7 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
     "warden-lk",
     LOCK_ENCODING_VERSION,
     with_aux(
-        methods::<PackedLock>(),
+        with_unlink::<PackedLock>(methods::<PackedLock>()),
         Some(fence::aux_load),
         Some(fence::aux_save),
     ),
@@ -128,5 +129,16 @@ impl Stored for PackedLock {
 
     fn copy_boxed(&self) -> Box<PackedLock> {
         self.boxed_copy()
+    }
+
+    /// A lock still held (a released or replaced lock is left with no hold
+    /// first).
+    fn notices_unlink(&self) -> bool {
+        self.holds() > 0
+    }
+
+    /// A lock still held leaves its key: its holder lost it.
+    fn on_unlink(&self, key: &[u8], db: c_int) {
+        keep::value_unlinked(key, db, [self.token()]);
     }
 }

@@ -22,6 +22,7 @@ use crate::common::error::WardenError;
 use crate::glue::host::{self, api, shield, Ctx};
 use crate::glue::waiting::{self, DEFERRED_RETRY_MS};
 use crate::lock::core::keep::{Due, Keeper, Kept};
+use crate::lock::lost;
 
 /// What the module does with a grant that is due (`lock::kept_grants::apply`):
 /// `Ok(true)` done, `Ok(false)` the grant is gone, an error not done.
@@ -87,6 +88,32 @@ pub fn bind(
     arm(ctx, now);
 }
 
+/// Whether any grant is kept on this node (so a release must unbind).
+pub fn any_kept() -> bool {
+    with_keeper(|k| !k.is_empty())
+}
+
+/// The grant `token` was released by its holder: no longer kept.
+pub fn released(token: i64) {
+    with_keeper(|k| k.remove(token));
+}
+
+/// A lock value with grants `tokens` left key `key` of database `db`
+/// (deleted, expired, evicted, overwritten: a data type's unlink callback):
+/// on a serving master its holders lost them, and none is kept any more.
+/// The module's own changes never unlink a value with a grant left.
+pub fn value_unlinked(key: &[u8], db: c_int, tokens: impl IntoIterator<Item = i64>) {
+    if !host::is_serving_master() {
+        return;
+    }
+    with_keeper(|k| {
+        for token in tokens {
+            k.remove(token);
+        }
+    });
+    lost::note(db, key);
+}
+
 /// Makes sure a timer fires when the earliest kept grant is due.
 fn arm(ctx: Ctx, now: i64) {
     let Some(due) = with_keeper(|k| k.next_due()) else {
@@ -109,8 +136,11 @@ fn on_timer(ctx: &Context, at: i64) {
         }
         let now = host::now_ms();
         if !host::is_master(ctx) {
-            // Its grants follow the master's now; none is renewed here.
-            with_keeper(|k| k.clear());
+            // Its grants follow the master's now; none is renewed here, and
+            // their holders learn it.
+            for grant in with_keeper(|k| k.clear()) {
+                lost::note(grant.db, &grant.key);
+            }
             return;
         }
         if !host::writes_allowed(ctx) {
@@ -125,6 +155,12 @@ fn on_timer(ctx: &Context, at: i64) {
                     Some(apply) => apply(ctx, &grant, due, now),
                     None => Ok(false),
                 };
+                if matches!((&outcome, due), (Ok(false), Due::Renew)) {
+                    // Gone without RELEASE (which unbinds) or an unlink
+                    // (which announced it): flushed, swapped away, or its
+                    // lease ended while renewals waited.
+                    lost::note(grant.db, &grant.key);
+                }
                 with_keeper(|k| match (outcome, due) {
                     (Ok(true), Due::Renew) => k.renewed(grant.token, now),
                     (Err(WardenError::NotEnoughReplicas { .. }), _) => {

@@ -10,6 +10,7 @@ pub mod guard;
 pub mod info;
 pub mod keep;
 pub mod kept_grants;
+pub mod lost;
 pub mod replicas;
 pub mod requests;
 pub mod set_type;

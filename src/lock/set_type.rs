@@ -12,16 +12,19 @@
 //! Unlike a plain lock, each holder's deadline is data (the key's expiry is
 //! the last of them), so digest and AOF rewrite include the deadlines.
 
+use std::ffi::c_int;
+
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
 
 use crate::common::relocate::Mover;
-use crate::glue::data_type::{methods, Digest, StoredValue};
+use crate::glue::data_type::{methods, with_unlink, Digest, StoredValue};
 use crate::glue::fence::observe_token;
 use crate::glue::host::{Io, RStr, Sink};
 use crate::lock::core::record;
 use crate::lock::core::set::{Holder, LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::load_state;
+use crate::lock::keep;
 use crate::lock::set_wire::SetLocks;
 
 /// Current RDB encoding version of lock sets.
@@ -34,8 +37,11 @@ const LOCK_SET_ENCODING_V1: i32 = 1;
 const MAX_STORED_HOLDERS: u64 = MAX_LIMIT as u64;
 
 /// The Redis data type of lock keys with several holders.
-pub static LOCK_SET_TYPE: RedisType =
-    RedisType::new("warden-ls", LOCK_SET_ENCODING_VERSION, methods::<LockSet>());
+pub static LOCK_SET_TYPE: RedisType = RedisType::new(
+    "warden-ls",
+    LOCK_SET_ENCODING_VERSION,
+    with_unlink::<LockSet>(methods::<LockSet>()),
+);
 
 /// The kind a stored limit stands for (0: shared).
 fn kind_of(limit: u64) -> Result<SetKind, Error> {
@@ -178,5 +184,15 @@ impl StoredValue for LockSet {
     /// One allocation each: the set, its list and each holder's block.
     fn free_effort(&self) -> usize {
         2 + self.holders().len()
+    }
+
+    /// A set with holders (the module deletes a set only once it has none).
+    fn notices_unlink(&self) -> bool {
+        !self.holders().is_empty()
+    }
+
+    /// A set with holders leaves its key: they lost their grants.
+    fn on_unlink(&self, key: &[u8], db: c_int) {
+        keep::value_unlinked(key, db, self.holders().iter().map(|h| h.state().token));
     }
 }

@@ -287,18 +287,26 @@ pub fn select_db(ctx: Ctx, db: c_int) -> bool {
     unsafe { api!(RedisModule_SelectDb)(ctx.as_ptr(), db) == raw::REDISMODULE_OK as c_int }
 }
 
-/// Announces a write to `key`: signals it modified (WATCH, client-side
-/// caching) and emits the keyspace event `event` (module class, `d` in
-/// `notify-keyspace-events`). Every write calls this; a call that changes
-/// nothing does not (the module option `NO_IMPLICIT_SIGNAL_MODIFIED` stops
-/// Redis from signalling every key opened for writing).
-pub fn notify(ctx: Ctx, event: &CStr, key: RStr) {
+/// Emits the keyspace event `event` (module class, `d` in
+/// `notify-keyspace-events`) on `key` of the selected database, without
+/// signalling a write: news about a key (`dlock.lost`).
+pub fn announce(ctx: Ctx, event: &CStr, key: RStr) {
     let class = raw::REDISMODULE_NOTIFY_MODULE;
     // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.
     unsafe {
-        api!(RedisModule_SignalModifiedKey)(ctx.as_ptr(), key.as_ptr());
         api!(RedisModule_NotifyKeyspaceEvent)(ctx.as_ptr(), class, event.as_ptr(), key.as_ptr())
     };
+}
+
+/// Announces a write to `key`: signals it modified (WATCH, client-side
+/// caching) and emits the keyspace event `event` (`announce`). Every write
+/// calls this; a call that changes nothing does not (the module option
+/// `NO_IMPLICIT_SIGNAL_MODIFIED` stops Redis from signalling every key
+/// opened for writing).
+pub fn notify(ctx: Ctx, event: &CStr, key: RStr) {
+    // SAFETY: `ctx` is a live context, `key` a live string.
+    unsafe { api!(RedisModule_SignalModifiedKey)(ctx.as_ptr(), key.as_ptr()) };
+    announce(ctx, event, key);
 }
 
 /// Appends `tail` to `s`, an argument of the running command, in place

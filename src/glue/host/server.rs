@@ -3,6 +3,7 @@
 //! server offers (Redis or Valkey, atomic slot migration).
 
 use std::ffi::{c_int, c_void, CStr};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw;
 
@@ -43,6 +44,35 @@ pub fn connection_is_open(id: u64) -> bool {
         api!(RedisModule_GetClientInfoById)(std::ptr::null_mut(), id)
             == raw::REDISMODULE_OK as c_int
     }
+}
+
+/// The module's detached context (`make_detached_context`).
+static DETACHED: AtomicPtr<raw::RedisModuleCtx> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Makes the module's detached context, from OnLoad's `load`.
+pub fn make_detached_context(load: Ctx) -> bool {
+    // SAFETY: OnLoad's live context; the detached context lives as long as
+    // the module and is never freed.
+    let ctx = unsafe { api!(RedisModule_GetDetachedThreadSafeContext)(load.as_ptr()) };
+    DETACHED.store(ctx, Ordering::Relaxed);
+    !ctx.is_null()
+}
+
+/// The module's detached context: for what runs without a context of its
+/// own (a data type's callback) and must start a timer. Main thread only.
+pub fn detached_context() -> Option<Ctx> {
+    let ctx = DETACHED.load(Ordering::Relaxed);
+    // SAFETY: made once at load and never freed; used on the main thread.
+    (!ctx.is_null()).then(|| unsafe { Ctx::from_raw(ctx) })
+}
+
+/// Whether this node is a master and not loading, asked without a context
+/// (from a data type's callback).
+pub fn is_serving_master() -> bool {
+    // SAFETY: a null context asks only for server-wide flags.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(std::ptr::null_mut()) } as u32;
+    let busy = raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING;
+    flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & busy == 0
 }
 
 /// Whether this node is a master (whatever else holds writes back).

@@ -1,0 +1,50 @@
+//! `dlock.lost`: the keyspace event (module class, `d`) a lock's key gets
+//! when a grant on it ends by anything but its holder's RELEASE — its lease
+//! ended, the key was deleted, overwritten or evicted, or (for a kept grant)
+//! a flush or a role change took it — so a holder subscribed to the key can
+//! stop its work. Losses are noted where they are seen (a data type's unlink
+//! callback runs in the middle of the server's delete) and announced from a
+//! 0 ms timer, after what removed the key.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+
+use redis_module::Context;
+
+use crate::glue::host::{self, shield, Ctx, OwnedString};
+use crate::glue::waiting;
+
+thread_local! {
+    /// Keys to announce, in the order their losses were seen.
+    static PENDING: RefCell<Vec<(c_int, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
+    /// Whether the announcing timer is pending.
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A grant on `key` of database `db` was lost: announced shortly.
+pub fn note(db: c_int, key: &[u8]) {
+    PENDING.with(|p| p.borrow_mut().push((db, key.to_vec())));
+    if ARMED.replace(true) {
+        return;
+    }
+    match host::detached_context() {
+        Some(ctx) => waiting::start_timer(ctx, 0, announce, ()),
+        None => ARMED.set(false),
+    }
+}
+
+/// The timer: `dlock.lost` on every key noted.
+fn announce(ctx: &Context, (): ()) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
+    shield((), || {
+        ARMED.set(false);
+        let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        for (db, key) in pending {
+            if host::select_db(ctx, db) {
+                let name = OwnedString::new(Some(ctx), &key);
+                host::announce(ctx, c"dlock.lost", name.as_rstr());
+            }
+        }
+    })
+}

@@ -1,0 +1,205 @@
+//! `dlock.lost`: a grant that ends by anything but its holder's RELEASE —
+//! the lease ending, DEL, an overwrite, eviction, a flush or a role change
+//! (for kept grants) — sends the keyspace event `dlock.lost` on the key
+//! (module class `d`), so a holder subscribed to its key can stop its work.
+//! The module's own changes (RELEASE, hand-overs, re-entry, renewals,
+//! replication) send none, and neither does a replica.
+
+use crate::common::waiter::{RawConn, Reply, Waiter};
+use crate::common::*;
+
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+/// A connection subscribed to the keyspace events of database 0.
+struct Events(RawConn);
+
+impl Events {
+    fn on(server: &Server) -> Events {
+        let mut con = server.conn();
+        ok(
+            &mut con,
+            &command(&["CONFIG", "SET", "notify-keyspace-events", "Kd"]),
+        );
+        let mut raw = RawConn::open(server.port);
+        raw.send(&["PSUBSCRIBE", "__keyspace@0__:*"]);
+        assert!(matches!(raw.read(Duration::from_secs(5)), Reply::Array(_)));
+        Events(raw)
+    }
+
+    /// The (key, event) pairs that arrive until none has for `quiet` (or
+    /// for at most 3 s: a kept lock's renewals never go quiet).
+    fn until_quiet(&mut self, quiet: Duration) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(3) {
+            match self.0.read(quiet) {
+                Reply::Array(parts) => {
+                    let text = |r: &Reply| match r {
+                        Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                        other => format!("{other:?}"),
+                    };
+                    let channel = text(&parts[2]);
+                    let key = channel.trim_start_matches("__keyspace@0__:").to_string();
+                    out.push((key, text(&parts[3])));
+                }
+                Reply::Silent => return out,
+                other => panic!("subscriber got {other:?}"),
+            }
+        }
+        out
+    }
+
+    /// The keys that got `dlock.lost`, in order.
+    fn lost(&mut self) -> Vec<String> {
+        self.until_quiet(Duration::from_millis(300))
+            .into_iter()
+            .filter(|(_, e)| e == "dlock.lost")
+            .map(|(k, _)| k)
+            .collect()
+    }
+}
+
+#[test]
+fn del_overwrite_lease_end_and_eviction_announce_a_loss_and_release_does_not() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let acquire = |con: &mut Connection, key: &str, ttl: i64| {
+        let t: i64 = query!(con, "DLOCK.ACQUIRE", key, "o", ttl);
+        t
+    };
+    acquire(&mut con, "released", 10_000);
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "released", "o");
+    assert_eq!(events.lost(), Vec::<String>::new(), "RELEASE is no loss");
+
+    acquire(&mut con, "deleted", 10_000);
+    let _: i64 = query!(&mut con, "DEL", "deleted");
+    acquire(&mut con, "overwritten", 10_000);
+    ok(&mut con, &command(&["SET", "overwritten", "x"]));
+    acquire(&mut con, "lapsed", 100);
+    sleep(Duration::from_millis(250));
+    assert!(!exists(&mut con, "lapsed"));
+    assert_eq!(events.lost(), ["deleted", "overwritten", "lapsed"]);
+
+    // Eviction: every key goes once memory is over the limit.
+    acquire(&mut con, "evicted", 10_000);
+    ok(
+        &mut con,
+        &command(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]),
+    );
+    ok(&mut con, &command(&["CONFIG", "SET", "maxmemory", "1"]));
+    let _: redis::RedisResult<()> = redis::cmd("SET").arg("filler").arg("x").query(&mut con);
+    ok(&mut con, &command(&["CONFIG", "SET", "maxmemory", "0"]));
+    assert!(!exists(&mut con, "evicted"));
+    assert_eq!(events.lost(), ["evicted"]);
+}
+
+#[test]
+fn the_modules_own_changes_announce_no_loss() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    // Re-entry far past what one block holds (the lock moves to a new block).
+    for _ in 0..300 {
+        let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "re", "o", 10_000, "REENTRANT");
+    }
+    for _ in 0..300 {
+        let _: i64 = query!(&mut con, "DLOCK.RELEASE", "re", "o");
+    }
+    assert!(!exists(&mut con, "re"));
+    // A hand-over on release, of a plain lock and of a semaphore's place.
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "h", "a", 10_000);
+    let w = Waiter::lock(&server, "h", "b", 10_000, 10_000);
+    assert!(wait_until(Duration::from_secs(5), || {
+        warden_stat(&mut con, "locks_waiting") == 1
+    }));
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "h", "a");
+    w.granted("hand-over");
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "s", "a", 10_000, "LIMIT", 1);
+    let w = Waiter::lock_kind(&server, "s", "b", 10_000, 10_000, &["LIMIT", "1"]);
+    assert!(wait_until(Duration::from_secs(5), || {
+        warden_stat(&mut con, "locks_waiting") == 1
+    }));
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "s", "a");
+    w.granted("semaphore hand-over");
+    // EXTEND and a kept lock's renewals.
+    let _: i64 = query!(&mut con, "DLOCK.EXTEND", "h", "b", 20_000);
+    let mut k = RawConn::open(server.port);
+    assert!(matches!(
+        k.call(&["DLOCK.ACQUIRE", "kept", "o", "300", "KEEP"]),
+        Reply::Int(_)
+    ));
+    sleep(Duration::from_millis(700));
+    assert!(matches!(
+        k.call(&["DLOCK.RELEASE", "kept", "o"]),
+        Reply::Int(1)
+    ));
+    assert_eq!(events.lost(), Vec::<String>::new());
+}
+
+#[test]
+fn a_shared_holder_whose_lease_ended_is_announced_when_it_is_dropped() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "sh", "short", 100, "SHARED");
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "sh", "long", 10_000, "SHARED");
+    sleep(Duration::from_millis(250));
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "sh", "third", 10_000, "SHARED");
+    assert_eq!(events.lost(), ["sh"]);
+    let _: i64 = query!(&mut con, "DEL", "sh");
+    assert_eq!(events.lost(), ["sh"], "a set with holders deleted");
+}
+
+#[test]
+fn a_flush_takes_kept_locks_and_their_holders_hear_it_within_a_third_of_the_ttl() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let mut k = RawConn::open(server.port);
+    assert!(matches!(
+        k.call(&["DLOCK.ACQUIRE", "f", "o", "900", "KEEP"]),
+        Reply::Int(_)
+    ));
+    let flushed = Instant::now();
+    ok(&mut con, &command(&["FLUSHALL"]));
+    let seen = events.until_quiet(Duration::from_millis(600));
+    let lost: Vec<_> = seen.iter().filter(|(_, e)| e == "dlock.lost").collect();
+    assert_eq!(lost.len(), 1, "{seen:?}");
+    assert!(flushed.elapsed() < Duration::from_millis(1_500));
+    // Nothing renews it afterwards.
+    sleep(Duration::from_millis(700));
+    assert!(!exists(&mut con, "f"));
+    drop(k);
+}
+
+#[test]
+fn a_master_turned_replica_tells_its_kept_holders_and_a_replica_never_announces() {
+    let (master, replica, mut m) = Server::start_replicated();
+    let mut on_replica = Events::on(&replica);
+    let mut k = RawConn::open(master.port);
+    assert!(matches!(
+        k.call(&["DLOCK.ACQUIRE", "role", "o", "300", "KEEP"]),
+        Reply::Int(_)
+    ));
+    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "gone", "o", 10_000);
+    sleep(Duration::from_millis(700));
+    let _: i64 = query!(&mut m, "DEL", "gone");
+    master.sync_replicas(1);
+    assert_eq!(
+        on_replica.lost(),
+        Vec::<String>::new(),
+        "renewals and a DEL applied from the master"
+    );
+
+    // The master becomes a replica of an empty server.
+    let mut on_master = Events::on(&master);
+    let other = Server::start();
+    ok(
+        &mut m,
+        &command(&["REPLICAOF", "127.0.0.1", &other.port.to_string()]),
+    );
+    let seen = on_master.until_quiet(Duration::from_millis(1_000));
+    assert!(
+        seen.iter().any(|(k, e)| k == "role" && e == "dlock.lost"),
+        "{seen:?}"
+    );
+    drop(k);
+}
