@@ -152,7 +152,7 @@ fn store<O: Deref<Target = [u8]>>(key: &Key, state: &LockState<O>) {
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
-/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [KEEP] [SHARED | LIMIT n]`
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n] [KEEP]`
 pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let request = match args.parse::<req::Acquire>() {
         Ok(request) => request,

@@ -18,7 +18,7 @@ fn owner(word: &[u8]) -> Result<&[u8], WardenError> {
     Ok(word)
 }
 
-/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [KEEP] [SHARED | LIMIT n]`
+/// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n] [KEEP]`
 pub struct Acquire<'a> {
     /// Who takes the lock.
     pub owner: &'a [u8],
@@ -46,7 +46,6 @@ impl<'a> Request<'a> for Acquire<'a> {
         arg("ttl_ms", Kind::Int),
         option("WAIT", "timeout_ms", Kind::Int),
         flag("REENTRANT"),
-        flag("KEEP"),
         one_of(
             "kind",
             &[
@@ -54,6 +53,7 @@ impl<'a> Request<'a> for Acquire<'a> {
                 chosen(option("LIMIT", "n", Kind::Int)),
             ],
         ),
+        flag("KEEP"),
     ]);
 
     fn empty() -> Self {
