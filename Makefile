@@ -108,6 +108,7 @@ bench: build
 	bash tests/bench/bench.sh
 	python3 tests/bench/memory.py | tee target/bench/memory.md
 	python3 tests/bench/idle_waiters.py | tee target/bench/idle_waiters.md
+	python3 tests/bench/kept_locks.py | tee target/bench/kept_locks.md
 
 bench-instructions: build
 	bash tests/bench/instructions.sh

@@ -10,13 +10,15 @@ use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 18] {
+fn fields() -> [(&'static CStr, i64); 20] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
         (c"locks_contended", load(&stats::LOCKS_CONTENDED)),
         (c"locks_handed_off", load(&stats::LOCKS_HANDED_OFF)),
         (c"locks_waiting", load(&stats::LOCKS_WAITING)),
+        (c"locks_kept", load(&stats::LOCKS_KEPT)),
+        (c"locks_lost", load(&stats::LOCKS_LOST)),
         (c"bf_filters", load(&stats::BF_FILTERS)),
         (c"bf_bytes", load(&stats::BF_BYTES)),
         (c"rl_allowed", load(&stats::RL_ALLOWED)),

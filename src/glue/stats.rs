@@ -12,6 +12,10 @@ pub static LOCKS_HANDED_OFF: AtomicI64 = AtomicI64::new(0);
 
 /// Clients blocked in `DLOCK.ACQUIRE … WAIT` (a gauge).
 pub static LOCKS_WAITING: AtomicI64 = AtomicI64::new(0);
+/// Grants kept alive by their connections (`KEEP`, a gauge).
+pub static LOCKS_KEPT: AtomicI64 = AtomicI64::new(0);
+/// Grants lost otherwise than by their holder's RELEASE (`dlock.lost`).
+pub static LOCKS_LOST: AtomicI64 = AtomicI64::new(0);
 
 /// `CACHE.GET`s answered with a fresh value.
 pub static CACHE_HITS: AtomicI64 = AtomicI64::new(0);

@@ -14,12 +14,14 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
 
 use redis_module::raw;
 use redis_module::Context;
 
 use crate::common::error::WardenError;
 use crate::glue::host::{self, api, shield, Ctx};
+use crate::glue::stats;
 use crate::glue::waiting::{self, DEFERRED_RETRY_MS};
 use crate::lock::core::keep::{Due, Keeper, Kept};
 use crate::lock::lost;
@@ -40,13 +42,14 @@ thread_local! {
     static APPLY: Cell<Option<Apply>> = const { Cell::new(None) };
 }
 
+/// Runs `op` on the kept grants, then updates the INFO gauge.
 fn with_keeper<R>(op: impl FnOnce(&mut Keeper) -> R) -> R {
-    KEEPER.with(|k| op(&mut k.borrow_mut()))
-}
-
-/// Kept grants on this node (the INFO gauge).
-pub fn kept_count() -> usize {
-    with_keeper(|k| k.len())
+    KEEPER.with(|k| {
+        let mut k = k.borrow_mut();
+        let r = op(&mut k);
+        stats::LOCKS_KEPT.store(k.len() as i64, Ordering::Relaxed);
+        r
+    })
 }
 
 /// The connection a `KEEP` request binds its grant to: the caller's, which
@@ -90,7 +93,7 @@ pub fn bind(
 
 /// Whether any grant is kept on this node (so a release must unbind).
 pub fn any_kept() -> bool {
-    with_keeper(|k| !k.is_empty())
+    stats::LOCKS_KEPT.load(Ordering::Relaxed) > 0
 }
 
 /// The grant `token` was released by its holder: no longer kept.

@@ -12,6 +12,7 @@ use std::ffi::c_int;
 use redis_module::Context;
 
 use crate::glue::host::{self, shield, Ctx, OwnedString};
+use crate::glue::stats;
 use crate::glue::waiting;
 
 thread_local! {
@@ -23,6 +24,7 @@ thread_local! {
 
 /// A grant on `key` of database `db` was lost: announced shortly.
 pub fn note(db: c_int, key: &[u8]) {
+    stats::count(&stats::LOCKS_LOST);
     PENDING.with(|p| p.borrow_mut().push((db, key.to_vec())));
     if ARMED.replace(true) {
         return;

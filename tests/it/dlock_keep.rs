@@ -55,6 +55,7 @@ fn a_kept_lock_outlives_its_ttl_while_its_connection_is_open() {
     let (server, mut con) = Server::start_conn();
     let mut holder_conn = RawConn::open(server.port);
     let token = keep(&mut holder_conn, "job", "a", 300, &[]);
+    assert_eq!(warden_stat(&mut con, "locks_kept"), 1);
     sleep(Duration::from_millis(1_200));
     assert_eq!(holder(&mut con, "job"), Some(("a".into(), token)));
     let ttl = pttl(&mut con, "job");
@@ -69,6 +70,16 @@ fn a_kept_lock_outlives_its_ttl_while_its_connection_is_open() {
     sleep(Duration::from_millis(600));
     assert!(!exists(&mut con, "plain"));
     assert_eq!(holder(&mut con, "job"), Some(("a".into(), token)));
+    drop(holder_conn);
+    assert!(wait_until(Duration::from_secs(5), || !exists(
+        &mut con, "job"
+    )));
+    assert_eq!(warden_stat(&mut con, "locks_kept"), 0);
+    assert_eq!(
+        warden_stat(&mut con, "locks_lost"),
+        1,
+        "only the lock without KEEP lapsed; a kept lock released at its connection's end is no loss"
+    );
 }
 
 /// How a holder's connection goes away.

@@ -80,6 +80,7 @@ fn del_overwrite_lease_end_and_eviction_announce_a_loss_and_release_does_not() {
     sleep(Duration::from_millis(250));
     assert!(!exists(&mut con, "lapsed"));
     assert_eq!(events.lost(), ["deleted", "overwritten", "lapsed"]);
+    assert_eq!(warden_stat(&mut con, "locks_lost"), 3);
 
     // Eviction: every key goes once memory is over the limit.
     acquire(&mut con, "evicted", 10_000);
