@@ -9,15 +9,18 @@
 //!   each further holder at most 64 B;
 //! - RDB: a lock's payload is the SET's plus at most 19 bytes (a module
 //!   value's 9-byte type id and 1-byte end, the record's opcode and flags,
-//!   and a 7-byte token), which is at most 1.5× the SET's for owners of 16
-//!   bytes and more (a 5-byte owner's SET key is 28 bytes in all).
+//!   and a 7-byte token), which is at most 1.5× the SET's for owners of 15
+//!   bytes and more: the issue's own measurement (`SET NX PX` 38 B a key,
+//!   11-character keys) is a 15-byte owner. A 5-byte owner's SET key is 28
+//!   bytes in all, and no stored token fits in the 14 bytes 1.5× leaves.
 
 use crate::common::memory::{keyed, Cost, MemoryBench, KEYS};
 use crate::common::*;
 
-/// Owners of 5, 16, 24 and 36 (a UUID) bytes.
-const OWNERS: [&str; 4] = [
+/// Owners of 5, 15, 16, 24 and 36 (a UUID) bytes.
+const OWNERS: [&str; 5] = [
     "owner",
+    "owner-012345678",
     "owner-0123456789",
     "owner-0123456789abcdefgh",
     "0b9f6c1e-7d2a-4c55-9e3b-5a1f2d8c7e40",
@@ -59,7 +62,7 @@ fn a_plain_lock_costs_at_most_115_percent_of_set_nx_px_in_ram() {
         let ok_ram = lk.ram <= set.ram * 1.15 + slack;
         // Whole bytes per key (the file's header counts the keys in a few bytes more).
         let (lk_rdb, set_rdb) = (lk.rdb.round(), set.rdb.round());
-        let ok_rdb = lk_rdb <= set_rdb + 19.0 && (owner.len() < 16 || lk_rdb <= set_rdb * 1.5);
+        let ok_rdb = lk_rdb <= set_rdb + 19.0 && (owner.len() < 15 || lk_rdb <= set_rdb * 1.5);
         failed |= !(ok_ram && ok_rdb);
         report.push(format!(
             "owner of {:2} B: SET NX PX {:.1} B RAM / {:.1} B RDB; DLOCK.ACQUIRE {:.1} B RAM ({:.3}x) / {:.1} B RDB ({:.3}x){}",
