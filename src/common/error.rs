@@ -15,6 +15,10 @@ pub enum WardenError {
     /// `KEEP` from a caller that is no client connection (a script, a
     /// module's call): nothing would ever end the grant.
     KeepNeedsConnection,
+    /// `KEEP` on a replica, which renews nothing.
+    KeepNeedsMaster,
+    /// `KEEP` with a ttl below the shortest one renewals can keep (ms).
+    KeepTtlTooShort(i64),
     /// DLOCK.GUARD: the key (lossy text) is not held by the owner with the token.
     Fenced(String),
     /// DLOCK.GUARD: the command named cannot run guarded, for the reason given.
@@ -135,6 +139,12 @@ impl fmt::Display for WardenError {
                 f.write_str("WRONGTYPE Operation against a key holding the wrong kind of value")
             }
             WardenError::LockKindMismatch => f.write_str("ERR key holds a lock of another kind"),
+            WardenError::KeepNeedsMaster => {
+                f.write_str("ERR KEEP needs a master: a replica renews no lease")
+            }
+            WardenError::KeepTtlTooShort(min) => {
+                write!(f, "ERR KEEP needs a ttl of at least {min} ms")
+            }
             WardenError::KeepNeedsConnection => f.write_str(
                 "ERR KEEP binds a lock to the client connection: not from a script or a module call",
             ),

@@ -163,7 +163,10 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     replicas::require(ctx, now)?;
-    let keeper = options.keep.then(|| keep::caller(ctx)).transpose()?;
+    let keeper = options
+        .keep
+        .then(|| keep::caller(ctx, ttl_ms))
+        .transpose()?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     if options.want != Want::Exclusive {
@@ -299,7 +302,10 @@ fn acquire_in_set(
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
     // Checked by `acquire` already: a KEEP caller is a connection.
-    let keeper = options.keep.then(|| keep::caller(ctx)).transpose()?;
+    let keeper = options
+        .keep
+        .then(|| keep::caller(ctx, ttl_ms))
+        .transpose()?;
     let lock = lock_of(key)?;
     if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
@@ -344,8 +350,10 @@ fn acquire_in_set(
     Ok(())
 }
 
-/// With `KEEP` (`keeper`, the caller's connection), binds the grant `token`
-/// just made or renewed on the call's key to that connection.
+/// After the grant `token` on the call's key was made or renewed with a
+/// lease of `ttl_ms`: with `KEEP` (`keeper`, the caller's connection) binds
+/// it to that connection; without, a kept grant goes on being renewed with
+/// the new lease.
 fn keep_bound(
     ctx: Ctx,
     keeper: Option<u64>,
@@ -355,9 +363,16 @@ fn keep_bound(
     ttl_ms: i64,
     now: i64,
 ) {
-    if let Some(client) = keeper {
-        let db = host::selected_db(ctx);
-        keep::bind(ctx, client, db, args.bytes(1), owner, token, ttl_ms, now);
+    let key = args.bytes(1);
+    match keeper {
+        Some(client) => {
+            let db = host::selected_db(ctx);
+            keep::bind(ctx, client, db, key, owner, token, ttl_ms, now);
+        }
+        None if keep::any_kept() => {
+            keep::extended(token, host::selected_db(ctx), key, ttl_ms, now);
+        }
+        None => {}
     }
 }
 
@@ -483,7 +498,7 @@ pub fn release(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut state = lock.state(NO_DEADLINE);
     let outcome = state.release(owner, token, i64::MIN);
     if outcome == Release::Freed && keep::any_kept() {
-        keep::released(state.token);
+        keep::released(state.token, host::selected_db(ctx), args.bytes(1));
     }
     // One hold fewer (0 once freed: a hand-over sees a free lock) fits the block.
     let holds = state.holds;
@@ -539,7 +554,7 @@ fn release_in_set(
                 .flatten();
             let outcome = set.release(owner, token, now);
             if let (Release::Freed, Some(kept)) = (outcome, kept) {
-                keep::released(kept);
+                keep::released(kept, db, args.bytes(1));
             }
             if outcome != Release::NotHeld {
                 set.bound_deadlines();
@@ -578,18 +593,21 @@ fn extend_in_set(
     let extended = match lock_of(key)? {
         Lock::Set(set) if set.live(now).any(|h| h.is_held_by(owner, token, now)) => {
             set.bound_deadlines();
-            set.holder_mut(owner, token, now)
-                .map(|holder| holder.deadline_ms = deadline)
-                .is_some()
+            set.holder_mut(owner, token, now).map(|holder| {
+                holder.deadline_ms = deadline;
+                holder.state().token
+            })
         }
-        _ => false,
+        _ => None,
     };
-    if extended {
+    if let Some(token) = extended {
+        let db = host::selected_db(ctx);
+        keep::extended(token, db, args.bytes(1), deadline - now, now);
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.extend", name);
         look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
     }
-    host::reply_integer(ctx, i64::from(extended));
+    host::reply_integer(ctx, i64::from(extended.is_some()));
     Ok(())
 }
 
@@ -616,6 +634,8 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             let extended = state.extend(owner, token, deadline, now);
             if extended {
                 replicate_effect(ctx, args, &state);
+                let db = host::selected_db(ctx);
+                keep::extended(state.token, db, args.bytes(1), ttl_ms, now);
             }
             extended
         }
@@ -793,17 +813,10 @@ fn hand_over(
         };
         match granted {
             Ok(token) => {
-                if let Some(client) = asked.keeper {
-                    keep::bind(
-                        ctx,
-                        client,
-                        db,
-                        key_bytes,
-                        &asked.owner,
-                        token,
-                        asked.ttl_ms,
-                        now,
-                    );
+                let (owner, ttl) = (&asked.owner, asked.ttl_ms);
+                match asked.keeper {
+                    Some(client) => keep::bind(ctx, client, db, key_bytes, owner, token, ttl, now),
+                    None => keep::extended(token, db, key_bytes, ttl, now),
                 }
                 host::notify(ctx, c"dlock.acquire", name);
                 waiter.answer(Answer::Integer(token));

@@ -23,7 +23,7 @@ use crate::common::error::WardenError;
 use crate::glue::host::{self, api, shield, Ctx};
 use crate::glue::stats;
 use crate::glue::waiting::{self, DEFERRED_RETRY_MS};
-use crate::lock::core::keep::{Due, Keeper, Kept};
+use crate::lock::core::keep::{Due, Keeper, Kept, MIN_KEPT_TTL_MS};
 use crate::lock::lost;
 
 /// What the module does with a grant that is due (`lock::kept_grants::apply`):
@@ -52,10 +52,18 @@ fn with_keeper<R>(op: impl FnOnce(&mut Keeper) -> R) -> R {
     })
 }
 
-/// The connection a `KEEP` request binds its grant to: the caller's, which
-/// must be a client connection (a script's or a module call's client never
-/// closes, so nothing would ever end the grant).
-pub fn caller(ctx: Ctx) -> Result<u64, WardenError> {
+/// The connection a `KEEP` request with a lease of `ttl_ms` binds its grant
+/// to: the caller's, which must be a client connection (a script's or a
+/// module call's client never closes, so nothing would ever end the grant),
+/// on a master (a writable replica renews nothing), with a ttl renewals can
+/// keep.
+pub fn caller(ctx: Ctx, ttl_ms: i64) -> Result<u64, WardenError> {
+    if ttl_ms < MIN_KEPT_TTL_MS {
+        return Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS));
+    }
+    if !host::is_master(ctx) {
+        return Err(WardenError::KeepNeedsMaster);
+    }
     host::connection_id(ctx).ok_or(WardenError::KeepNeedsConnection)
 }
 
@@ -96,9 +104,18 @@ pub fn any_kept() -> bool {
     stats::LOCKS_KEPT.load(Ordering::Relaxed) > 0
 }
 
-/// The grant `token` was released by its holder: no longer kept.
-pub fn released(token: i64) {
-    with_keeper(|k| k.remove(token));
+/// The grant `token` on (`db`, `key`) was released by its holder: no
+/// longer kept.
+pub fn released(token: i64, db: c_int, key: &[u8]) {
+    with_keeper(|k| k.remove_on(token, db, key));
+}
+
+/// The grant `token` on (`db`, `key`) got a lease of `ttl_ms` from `now`
+/// (EXTEND, a repeat): if kept, renewals go on with that lease.
+pub fn extended(token: i64, db: c_int, key: &[u8], ttl_ms: i64, now: i64) {
+    if any_kept() {
+        with_keeper(|k| k.extended(token, db, key, ttl_ms, now));
+    }
 }
 
 /// A lock value with grants `tokens` left key `key` of database `db`
@@ -111,7 +128,7 @@ pub fn value_unlinked(key: &[u8], db: c_int, tokens: impl IntoIterator<Item = i6
     }
     with_keeper(|k| {
         for token in tokens {
-            k.remove(token);
+            k.remove_on(token, db, key);
         }
     });
     lost::note(db, key);
@@ -158,10 +175,11 @@ fn on_timer(ctx: &Context, at: i64) {
                     Some(apply) => apply(ctx, &grant, due, now),
                     None => Ok(false),
                 };
-                if matches!((&outcome, due), (Ok(false), Due::Renew)) {
+                let unlinked = !with_keeper(|k| k.contains(grant.token));
+                if matches!((&outcome, due), (Ok(false), Due::Renew)) && !unlinked {
                     // Gone without RELEASE (which unbinds) or an unlink
-                    // (which announced it): flushed, swapped away, or its
-                    // lease ended while renewals waited.
+                    // (which announced it, perhaps as the key was opened
+                    // here): flushed or swapped away.
                     lost::note(grant.db, &grant.key);
                 }
                 with_keeper(|k| match (outcome, due) {

@@ -454,3 +454,73 @@ fn two_thousand_kept_locks_whose_holders_die_at_once_serve_every_waiter_once_in_
     );
     assert_eq!(warden_stat(&mut con, "locks_waiting"), 0);
 }
+
+#[test]
+fn keep_is_refused_below_the_shortest_ttl_on_a_replica_and_changes_nothing() {
+    let master = Server::start();
+    let replica = master.start_replica(&["--replica-read-only", "no"], &[]);
+    let mut m = RawConn::open(master.port);
+    match m.call(&["DLOCK.ACQUIRE", "short", "a", "99", "KEEP"]) {
+        Reply::Error(e) => assert!(e.contains("at least 100 ms"), "{e}"),
+        other => panic!("a 99 ms KEEP answered {other:?}"),
+    }
+    let mut r = RawConn::open(replica.port);
+    match r.call(&["DLOCK.ACQUIRE", "rep", "a", "1000", "KEEP"]) {
+        Reply::Error(e) => assert!(e.contains("master"), "{e}"),
+        other => panic!("KEEP on a replica answered {other:?}"),
+    }
+    let mut con = master.conn();
+    assert!(!exists(&mut con, "short"));
+    let mut rc = replica.conn();
+    assert!(!exists(&mut rc, "rep"));
+    // The shortest ttl is kept.
+    let token = keep(&mut m, "edge", "a", 100, &[]);
+    sleep(Duration::from_millis(600));
+    assert_eq!(holder(&mut con, "edge"), Some(("a".into(), token)));
+}
+
+#[test]
+fn a_kept_lease_shortened_by_extend_or_a_repeat_is_renewed_with_the_new_ttl() {
+    let (server, mut con) = Server::start_conn();
+    let mut h = RawConn::open(server.port);
+    let token = keep(&mut h, "ext", "a", 60_000, &[]);
+    assert!(matches!(
+        h.call(&["DLOCK.EXTEND", "ext", "a", "300"]),
+        Reply::Int(1)
+    ));
+    let t2 = keep(&mut h, "rep", "a", 60_000, &["SHARED"]);
+    // A repeat without KEEP, from another connection, with a shorter lease.
+    let mut other = RawConn::open(server.port);
+    assert!(matches!(
+        other.call(&["DLOCK.ACQUIRE", "rep", "a", "300", "SHARED"]),
+        Reply::Int(t) if t == t2
+    ));
+    sleep(Duration::from_millis(1_200));
+    assert_eq!(holder(&mut con, "ext"), Some(("a".into(), token)));
+    let left = pttl(&mut con, "ext");
+    assert!((1..=300).contains(&left), "renewed with the new 300 ms lease: {left}");
+    assert!(exists(&mut con, "rep"), "the shared grant is still kept");
+    let left = pttl(&mut con, "rep");
+    assert!((1..=300).contains(&left), "{left}");
+    drop(h);
+    assert!(wait_until(Duration::from_secs(5), || {
+        !exists(&mut con, "ext") && !exists(&mut con, "rep")
+    }));
+}
+
+#[test]
+fn a_copy_of_a_kept_lock_ending_leaves_the_kept_one_alone() {
+    let (server, mut con) = Server::start_conn();
+    let mut h = RawConn::open(server.port);
+    let token = keep(&mut h, "orig", "a", 300, &[]);
+    let copied: i64 = query!(&mut con, "COPY", "orig", "copy1");
+    assert_eq!(copied, 1);
+    let _: i64 = query!(&mut con, "COPY", "orig", "copy2");
+    let released: i64 = query!(&mut con, "DLOCK.RELEASE", "copy1", "a");
+    assert_eq!(released, 1);
+    let _: i64 = query!(&mut con, "DEL", "copy2");
+    sleep(Duration::from_millis(1_000));
+    assert_eq!(holder(&mut con, "orig"), Some(("a".into(), token)));
+    drop(h);
+    assert!(wait_until(Duration::from_secs(5), || !exists(&mut con, "orig")));
+}

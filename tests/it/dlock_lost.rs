@@ -204,3 +204,21 @@ fn a_master_turned_replica_tells_its_kept_holders_and_a_replica_never_announces(
     );
     drop(k);
 }
+
+#[test]
+fn a_kept_lease_that_lapses_while_the_server_sleeps_is_announced_once() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let mut k = RawConn::open(server.port);
+    assert!(matches!(
+        k.call(&["DLOCK.ACQUIRE", "slept", "o", "300", "KEEP"]),
+        Reply::Int(_)
+    ));
+    ok(&mut con, &command(&["DEBUG", "SLEEP", "0.6"]));
+    let seen = events.until_quiet(Duration::from_millis(500));
+    let lost = seen.iter().filter(|(_, e)| e == "dlock.lost").count();
+    assert_eq!(lost, 1, "{seen:?}");
+    assert!(!exists(&mut con, "slept"));
+    assert_eq!(warden_stat(&mut con, "locks_kept"), 0);
+    drop(k);
+}

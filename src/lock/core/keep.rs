@@ -53,6 +53,10 @@ pub struct Keeper {
     schedule: BTreeSet<(i64, i64)>,
 }
 
+/// The shortest ttl `KEEP` takes: a renewal is due a third of the lease
+/// after the last, and the two thirds left must outlast a busy event loop.
+pub const MIN_KEPT_TTL_MS: i64 = 100;
+
 /// How long after a renewal (or the grant) the next one is due: a third of
 /// the lease, at least 1 ms.
 pub fn renewal_period(ttl_ms: i64) -> i64 {
@@ -104,6 +108,36 @@ impl Keeper {
             }
         }
         Some(entry.grant)
+    }
+
+    /// Forgets the grant with `token` if it is kept on (`db`, `key`): a copy
+    /// of a kept lock elsewhere (COPY) carries the same token, and its end
+    /// is not the kept grant's.
+    pub fn remove_on(&mut self, token: i64, db: i32, key: &[u8]) -> Option<Kept> {
+        let entry = self.grants.get(&token)?;
+        if entry.grant.db != db || entry.grant.key != key {
+            return None;
+        }
+        self.remove(token)
+    }
+
+    /// Whether the grant with `token` is kept.
+    pub fn contains(&self, token: i64) -> bool {
+        self.grants.contains_key(&token)
+    }
+
+    /// The kept grant with `token` on (`db`, `key`) was extended at `now` to
+    /// a lease of `ttl_ms`: renewals go on with that lease, the next a
+    /// renewal period from now. Unless the connection is gone.
+    pub fn extended(&mut self, token: i64, db: i32, key: &[u8], ttl_ms: i64, now: i64) {
+        let Some(entry) = self.grants.get_mut(&token) else {
+            return;
+        };
+        if entry.released || entry.grant.db != db || entry.grant.key != key {
+            return;
+        }
+        entry.grant.ttl_ms = ttl_ms;
+        self.reschedule(token, now.saturating_add(renewal_period(ttl_ms)));
     }
 
     /// The connection `client` closed at `now`: every grant it kept is due

@@ -115,6 +115,36 @@ fn a_retry_puts_the_grant_back_at_the_given_time_and_keeps_what_is_due() {
 }
 
 #[test]
+fn a_copy_elsewhere_does_not_end_the_kept_grant() {
+    let mut k = Keeper::default();
+    k.bind(grant(1, 10, 300), 0); // on "k10", db 0
+    assert_eq!(k.remove_on(10, 0, b"copy"), None);
+    assert_eq!(k.remove_on(10, 1, b"k10"), None);
+    assert!(k.contains(10));
+    assert_eq!(k.remove_on(10, 0, b"k10").map(|g| g.token), Some(10));
+    assert!(!k.contains(10));
+}
+
+#[test]
+fn an_extension_renews_with_the_new_ttl_from_then() {
+    let mut k = Keeper::default();
+    k.bind(grant(1, 10, 900), 0);
+    assert_eq!(k.next_due(), Some(300));
+    k.extended(10, 0, b"k10", 90, 50);
+    assert_eq!(k.next_due(), Some(80));
+    let (g, _) = k.pop_due(80).unwrap();
+    assert_eq!(g.ttl_ms, 90);
+    k.renewed(10, 80);
+    assert_eq!(k.next_due(), Some(110));
+    // Another key's extension, or a grant whose connection closed, changes nothing.
+    k.extended(10, 0, b"other", 9_000, 90);
+    assert_eq!(k.next_due(), Some(110));
+    k.client_gone(1, 100);
+    k.extended(10, 0, b"k10", 9_000, 100);
+    assert_eq!(k.next_due(), Some(100), "still due for release");
+}
+
+#[test]
 fn removed_and_cleared_grants_are_never_due() {
     let mut k = Keeper::default();
     k.bind(grant(1, 10, 300), 0);
