@@ -498,7 +498,10 @@ fn a_kept_lease_shortened_by_extend_or_a_repeat_is_renewed_with_the_new_ttl() {
     sleep(Duration::from_millis(1_200));
     assert_eq!(holder(&mut con, "ext"), Some(("a".into(), token)));
     let left = pttl(&mut con, "ext");
-    assert!((1..=300).contains(&left), "renewed with the new 300 ms lease: {left}");
+    assert!(
+        (1..=300).contains(&left),
+        "renewed with the new 300 ms lease: {left}"
+    );
     assert!(exists(&mut con, "rep"), "the shared grant is still kept");
     let left = pttl(&mut con, "rep");
     assert!((1..=300).contains(&left), "{left}");
@@ -522,5 +525,7 @@ fn a_copy_of_a_kept_lock_ending_leaves_the_kept_one_alone() {
     sleep(Duration::from_millis(1_000));
     assert_eq!(holder(&mut con, "orig"), Some(("a".into(), token)));
     drop(h);
-    assert!(wait_until(Duration::from_secs(5), || !exists(&mut con, "orig")));
+    assert!(wait_until(Duration::from_secs(5), || !exists(
+        &mut con, "orig"
+    )));
 }
