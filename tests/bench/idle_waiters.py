@@ -51,6 +51,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def cpu_share(server, seconds):
+    """% of a core `server` spends over the next `seconds`."""
+    before = cpu_seconds(server.proc.pid)
+    time.sleep(seconds)
+    return 100.0 * (cpu_seconds(server.proc.pid) - before) / seconds
+
+
 def info_field(con, section, name):
     for line in con.call("INFO", section).splitlines():
         if line.startswith(name + ":"):
@@ -128,13 +135,11 @@ def idle_cpu(module, kind, n, seconds):
         if kind == "dlock" and info_field(server.con, "warden", "warden_locks_waiting") != n:
             raise RuntimeError("INFO warden_locks_waiting is not %d" % n)
         time.sleep(1)  # the last connections' work is done
-        before = cpu_seconds(server.proc.pid)
-        time.sleep(seconds)
-        after = cpu_seconds(server.proc.pid)
+        share = cpu_share(server, seconds)
         still = info_field(server.con, "clients", "blocked_clients")
         if still != (0 if kind == "held" else n):
             raise RuntimeError("%d clients blocked after the window (%s, %d)" % (still, kind, n))
-        return 100.0 * (after - before) / seconds
+        return share
     finally:
         for s in socks:
             s.close()

@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.dont_write_bytecode = True
-from idle_waiters import Server, cpu_seconds, info_field  # noqa: E402
+from idle_waiters import Server, cpu_share, info_field  # noqa: E402
 from memory import resp  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -113,12 +113,10 @@ def idle_cost(module, keys, seconds, keep, ttl_ms):
                 raise RuntimeError("the locks were not all granted")
             time.sleep(0.05)
         time.sleep(1)
-        before = cpu_seconds(server.proc.pid)
-        time.sleep(seconds)
-        after = cpu_seconds(server.proc.pid)
+        share = cpu_share(server, seconds)
         if int(server.con.call("DBSIZE")) != keys:
             raise RuntimeError("a lock was lost during the window")
-        return 100.0 * (after - before) / seconds
+        return share
     finally:
         for s in socks:
             s.close()
