@@ -529,3 +529,54 @@ fn a_copy_of_a_kept_lock_ending_leaves_the_kept_one_alone() {
         &mut con, "orig"
     )));
 }
+
+/// `FAILOVER`: the old master pauses writes while its replica catches up
+/// (renewals wait), then becomes a replica (it renews nothing, and tells the
+/// holder with `dlock.lost`); the new master has the lock until its last
+/// replicated deadline, at most the ttl after the last renewal.
+#[test]
+fn failover_ends_a_kept_lease_at_its_last_replicated_deadline() {
+    let master = Server::start();
+    let replica = master.start_streaming_replica();
+    let mut m = master.conn();
+    ok(
+        &mut m,
+        &command(&["CONFIG", "SET", "notify-keyspace-events", "Kd"]),
+    );
+    let mut events = RawConn::open(master.port);
+    events.send(&["SUBSCRIBE", "__keyspace@0__:fo"]);
+    assert!(matches!(
+        events.read(Duration::from_secs(5)),
+        Reply::Array(_)
+    ));
+    let mut h = RawConn::open(master.port);
+    let ttl = 3_000;
+    let token = keep(&mut h, "fo", "a", ttl, &[]);
+    sleep(Duration::from_millis(1_500));
+    master.sync_replicas(1);
+    let _: () = query!(&mut m, "FAILOVER", "TIMEOUT", 5000);
+    let mut r = replica.conn();
+    assert!(wait_until(Duration::from_secs(10), || {
+        info_field(&mut r, "replication", "role").as_deref() == Some("master")
+    }));
+    assert_eq!(holder(&mut r, "fo").map(|h| h.1), Some(token));
+    let deadline = pexpiretime(&mut r, "fo");
+    let promoted_at = server_time_ms(&mut r);
+    assert!(
+        deadline - promoted_at <= ttl,
+        "the new master's lease ends {} ms after the promotion",
+        deadline - promoted_at
+    );
+    assert!(wait_until(Duration::from_secs(8), || !exists(&mut r, "fo")));
+    assert!(server_time_ms(&mut r) <= deadline + 200);
+    // The old master told the holder.
+    let mut lost = false;
+    let until = Instant::now() + Duration::from_secs(3);
+    while !lost && Instant::now() < until {
+        if let Reply::Array(parts) = events.read(Duration::from_millis(200)) {
+            lost = matches!(parts.get(2), Some(Reply::Bulk(b)) if b == b"dlock.lost");
+        }
+    }
+    assert!(lost, "no dlock.lost on the old master");
+    drop(h);
+}
