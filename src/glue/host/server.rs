@@ -31,6 +31,12 @@ pub fn writes_allowed(ctx: Ctx) -> bool {
 /// connections, and never close).
 pub fn connection_id(ctx: Ctx) -> Option<u64> {
     // SAFETY: `ctx` is the live context of the current call.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
+    // Valkey 9 runs a script's calls on the caller's own client.
+    if flags & raw::REDISMODULE_CTX_FLAGS_LUA != 0 || in_call() {
+        return None;
+    }
+    // SAFETY: `ctx` is the live context of the current call.
     let id = unsafe { api!(RedisModule_GetClientId)(ctx.as_ptr()) };
     (id != 0 && connection_is_open(id)).then_some(id)
 }
