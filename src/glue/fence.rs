@@ -13,7 +13,7 @@ use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, api, emit, shield, Ctx, Io, Sink};
+use crate::glue::host::{self, emit, shield, Ctx, Io, Sink};
 
 /// The state of the module's `FenceClock`.
 static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
@@ -89,15 +89,8 @@ fn announce_floor(ctx: &Context, _: ()) {
 
 /// Subscribes the role-change hook.
 pub fn subscribe_role_changes(ctx: Ctx) -> bool {
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
-        dataver: 1,
-    };
-    // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
-    unsafe {
-        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, Some(on_role_changed))
-            == raw::REDISMODULE_OK as c_int
-    }
+    let id = raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED;
+    host::subscribe_server_event(ctx, id, Some(on_role_changed))
 }
 
 /// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.

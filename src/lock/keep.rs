@@ -20,7 +20,7 @@ use redis_module::raw;
 use redis_module::Context;
 
 use crate::common::error::WardenError;
-use crate::glue::host::{self, api, shield, Ctx};
+use crate::glue::host::{self, shield, Ctx};
 use crate::glue::stats;
 use crate::glue::waiting::{self, DEFERRED_RETRY_MS};
 use crate::lock::core::keep::{Due, Keeper, Kept, MIN_KEPT_TTL_MS};
@@ -243,13 +243,6 @@ unsafe extern "C" fn on_client_changed(
 /// Subscribes the connection-closed hook; `apply` renews and releases.
 pub fn start(ctx: Ctx, apply: Apply) -> bool {
     APPLY.set(Some(apply));
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_CLIENT_CHANGE,
-        dataver: 1,
-    };
-    // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
-    unsafe {
-        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, Some(on_client_changed))
-            == raw::REDISMODULE_OK as c_int
-    }
+    let id = raw::REDISMODULE_EVENT_CLIENT_CHANGE;
+    host::subscribe_server_event(ctx, id, Some(on_client_changed))
 }

@@ -52,6 +52,18 @@ pub fn connection_is_open(id: u64) -> bool {
     }
 }
 
+/// Subscribes `callback` to the server event `id` (from OnLoad: `ctx` is
+/// the load context). One callback per event per module: a second
+/// subscription replaces the first.
+pub fn subscribe_server_event(ctx: Ctx, id: u64, callback: raw::RedisModuleEventCallback) -> bool {
+    let event = raw::RedisModuleEvent { id, dataver: 1 };
+    // SAFETY: `ctx` is the live load context; the callback has Redis's signature.
+    unsafe {
+        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, callback)
+            == raw::REDISMODULE_OK as c_int
+    }
+}
+
 /// The module's detached context (`make_detached_context`).
 static DETACHED: AtomicPtr<raw::RedisModuleCtx> = AtomicPtr::new(std::ptr::null_mut());
 

@@ -813,17 +813,7 @@ pub fn subscribe_database_events(ctx: Ctx) -> bool {
         raw::REDISMODULE_EVENT_SWAPDB,
     ]
     .into_iter()
-    .all(|id| {
-        let event = raw::RedisModuleEvent { id, dataver: 1 };
-        // SAFETY: called from OnLoad with the load context; the callback matches Redis's signature.
-        unsafe {
-            api!(RedisModule_SubscribeToServerEvent)(
-                ctx.as_ptr(),
-                event,
-                Some(on_databases_changed),
-            ) == raw::REDISMODULE_OK as c_int
-        }
-    })
+    .all(|id| host::subscribe_server_event(ctx, id, Some(on_databases_changed)))
 }
 
 /// Replies with the answer a waiter was woken with; false if there is none.
