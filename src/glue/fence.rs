@@ -90,7 +90,7 @@ fn announce_floor(ctx: &Context, _: ()) {
 /// Subscribes the role-change hook.
 pub fn subscribe_role_changes(ctx: Ctx) -> bool {
     let id = raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED;
-    host::subscribe_server_event(ctx, id, Some(on_role_changed))
+    host::subscribe_server_event(ctx, id, on_role_changed)
 }
 
 /// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.

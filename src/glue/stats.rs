@@ -16,6 +16,9 @@ pub static LOCKS_WAITING: AtomicI64 = AtomicI64::new(0);
 pub static LOCKS_KEPT: AtomicI64 = AtomicI64::new(0);
 /// Grants lost otherwise than by their holder's RELEASE (`dlock.lost`).
 pub static LOCKS_LOST: AtomicI64 = AtomicI64::new(0);
+/// Lock keys (plain locks and lock sets) alive in the keyspace (a gauge):
+/// a flush or a role change looks for lost grants only when there are some.
+pub static LOCK_KEYS: AtomicI64 = AtomicI64::new(0);
 
 /// `CACHE.GET`s answered with a fresh value.
 pub static CACHE_HITS: AtomicI64 = AtomicI64::new(0);

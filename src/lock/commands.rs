@@ -20,6 +20,7 @@ use crate::lock::core::handover::{self, holds_as, Head, Verdict};
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
+use crate::lock::data_type::counted;
 use crate::lock::keep;
 use crate::lock::lost;
 use crate::lock::replicas;
@@ -38,7 +39,7 @@ pub(super) fn store_holds(key: &mut Key, holds: i64) -> Result<(), WardenError> 
     let moved = PackedLock::new(lock.owner(), lock.token(), holds);
     // The block left behind holds nothing: its unlink is no loss.
     lock.set_holds(0);
-    key.set_value(moved);
+    key.set_value(counted(moved));
     key.set_abs_expire_or_persist(expiry);
     Ok(())
 }
@@ -148,7 +149,11 @@ fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenErr
 /// Stores a new lock state in `key` with the key's expiry at its deadline.
 fn store<O: Deref<Target = [u8]>>(key: &Key, state: &LockState<O>) {
     let deadline = state.deadline_ms;
-    key.set_value(PackedLock::new(&state.owner, state.token, state.holds));
+    key.set_value(counted(PackedLock::new(
+        &state.owner,
+        state.token,
+        state.holds,
+    )));
     key.set_abs_expire_or_persist((deadline != NO_DEADLINE).then_some(deadline));
 }
 
@@ -438,7 +443,7 @@ fn grant_to(
     }
     let mut set = LockSet::new(kind, floor.max(1));
     let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
-    key.set_value(Box::new(set));
+    key.set_value(counted(Box::new(set)));
     key.set_abs_expire(deadline);
     Ok(token)
 }
@@ -667,7 +672,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if set.holders().is_empty() {
         key.delete();
     } else {
-        key.set_value(Box::new(set));
+        key.set_value(counted(Box::new(set)));
         key.set_abs_expire_or_persist(expiry);
     }
     host::notify(ctx, c"dlock.set", name);

@@ -15,6 +15,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
 
 use redis_module::error::Error;
 use redis_module::native_types::RedisType;
@@ -23,6 +24,7 @@ use crate::common::compact_bytes::CompactBytes;
 use crate::glue::data_type::{methods, with_aux, with_unlink, Digest, Stored};
 use crate::glue::fence::{self, observe_token};
 use crate::glue::host::{Io, ModuleValue, RStr, Sink};
+use crate::glue::stats::LOCK_KEYS;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::core::record;
@@ -49,6 +51,23 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
         Some(fence::aux_save),
     ),
 );
+
+/// Counts a lock value (a plain lock or a set) that starts to live in the
+/// keyspace (`stats::LOCK_KEYS`; its type's `on_free` uncounts it).
+pub fn counted<T: ?Sized>(value: Box<T>) -> Box<T> {
+    count_stored();
+    value
+}
+
+/// `counted`, for a value Redis boxes itself (a set's `load` and `copy`).
+pub(super) fn count_stored() {
+    LOCK_KEYS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Uncounts a lock value Redis frees (`counted`).
+pub(super) fn uncount() {
+    LOCK_KEYS.fetch_sub(1, Ordering::Relaxed);
+}
 
 /// Loads one lock state in the layout of encoding version 1 (owner, token,
 /// holds, deadline): a plain lock's value and each holder of a lock set of
@@ -106,7 +125,7 @@ impl Stored for PackedLock {
     fn load_boxed(rdb: Io, encver: i32) -> Option<Box<PackedLock>> {
         let lock = load_lock(rdb, encver)?;
         observe_token(lock.token());
-        Some(lock)
+        Some(counted(lock))
     }
 
     fn save(&self, rdb: Io) {
@@ -128,7 +147,11 @@ impl Stored for PackedLock {
     }
 
     fn copy_boxed(&self) -> Box<PackedLock> {
-        self.boxed_copy()
+        counted(self.boxed_copy())
+    }
+
+    fn on_free(&self) {
+        uncount();
     }
 
     /// A lock still held (a released or replaced lock is left with no hold

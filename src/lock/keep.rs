@@ -134,6 +134,14 @@ pub fn value_unlinked(key: &[u8], db: c_int, tokens: impl IntoIterator<Item = i6
     lost::note(db, key);
 }
 
+/// The node is no longer a master: its grants follow the master's now, none
+/// is renewed here, and their holders learn it.
+pub fn demoted() {
+    for grant in with_keeper(|k| k.clear()) {
+        lost::note(grant.db, &grant.key);
+    }
+}
+
 /// Makes sure a timer fires when the earliest kept grant is due.
 fn arm(ctx: Ctx, now: i64) {
     let Some(due) = with_keeper(|k| k.next_due()) else {
@@ -156,11 +164,7 @@ fn on_timer(ctx: &Context, at: i64) {
         }
         let now = host::now_ms();
         if !host::is_master(ctx) {
-            // Its grants follow the master's now; none is renewed here, and
-            // their holders learn it.
-            for grant in with_keeper(|k| k.clear()) {
-                lost::note(grant.db, &grant.key);
-            }
+            demoted();
             return;
         }
         if !host::writes_allowed(ctx) {
@@ -244,5 +248,5 @@ unsafe extern "C" fn on_client_changed(
 pub fn start(ctx: Ctx, apply: Apply) -> bool {
     APPLY.set(Some(apply));
     let id = raw::REDISMODULE_EVENT_CLIENT_CHANGE;
-    host::subscribe_server_event(ctx, id, Some(on_client_changed))
+    host::subscribe_server_event(ctx, id, on_client_changed)
 }

@@ -1,10 +1,11 @@
 //! `dlock.lost`: the keyspace event (module class, `d`) a lock's key gets
 //! when a grant on it ends by anything but its holder's RELEASE — its lease
-//! ended, the key was deleted, overwritten or evicted, or (for a kept grant)
-//! a flush or a role change took it — so a holder subscribed to the key can
-//! stop its work. Losses are noted where they are seen (a data type's unlink
-//! callback runs in the middle of the server's delete) and announced from a
-//! 0 ms timer, after what removed the key.
+//! ended, the key was deleted, overwritten or evicted, a flush or a role
+//! change took it (`bulk_loss`), or (for a kept grant) `SWAPDB` moved it —
+//! so a holder subscribed to the key can stop its work. Losses are noted
+//! where they are seen (a data type's unlink callback runs in the middle of
+//! the server's delete) and announced from a 0 ms timer, after what removed
+//! the key, once per key.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
@@ -16,7 +17,7 @@ use crate::glue::stats;
 use crate::glue::waiting;
 
 thread_local! {
-    /// Keys to announce, in the order their losses were seen.
+    /// Keys to announce.
     static PENDING: RefCell<Vec<(c_int, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
     /// Whether the announcing timer is pending.
     static ARMED: Cell<bool> = const { Cell::new(false) };
@@ -24,7 +25,6 @@ thread_local! {
 
 /// A grant on `key` of database `db` was lost: announced shortly.
 pub fn note(db: c_int, key: &[u8]) {
-    stats::count(&stats::LOCKS_LOST);
     PENDING.with(|p| p.borrow_mut().push((db, key.to_vec())));
     if ARMED.replace(true) {
         return;
@@ -41,8 +41,12 @@ fn announce(ctx: &Context, (): ()) {
     let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
         ARMED.set(false);
-        let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        let mut pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        // One event per key, however many ways it was seen lost at once.
+        pending.sort_unstable();
+        pending.dedup();
         for (db, key) in pending {
+            stats::count(&stats::LOCKS_LOST);
             if host::select_db(ctx, db) {
                 let name = OwnedString::new(Some(ctx), &key);
                 host::announce(ctx, c"dlock.lost", name.as_rstr());

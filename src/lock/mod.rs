@@ -3,6 +3,7 @@
 //! `warden-ls` data types and the `DLOCK._SET` wire format. Tokens come from
 //! `glue::fence`; waiting for a lock is `glue::waiting`.
 
+pub mod bulk_loss;
 pub mod commands;
 pub mod core;
 pub mod data_type;

@@ -23,7 +23,7 @@ use crate::glue::fence::observe_token;
 use crate::glue::host::{Io, RStr, Sink};
 use crate::lock::core::record;
 use crate::lock::core::set::{Holder, LockSet, SetKind, MAX_LIMIT};
-use crate::lock::data_type::load_state;
+use crate::lock::data_type::{count_stored, load_state, uncount};
 use crate::lock::keep;
 use crate::lock::set_wire::SetLocks;
 
@@ -146,6 +146,7 @@ impl StoredValue for LockSet {
         };
         let set = set.ok().filter(|s| s.validate().is_ok())?;
         observe_token(set.floor);
+        count_stored();
         Some(set)
     }
 
@@ -175,6 +176,15 @@ impl StoredValue for LockSet {
             md.add_int(h.holds);
             md.add_int(h.deadline_ms);
         }
+    }
+
+    fn copy(&self) -> Self {
+        count_stored();
+        self.clone()
+    }
+
+    fn on_free(&self) {
+        uncount();
     }
 
     fn defrag(&mut self, m: &mut dyn Mover, cursor: u64) -> Option<u64> {

@@ -1,6 +1,6 @@
 //! `dlock.lost`: a grant that ends by anything but its holder's RELEASE —
-//! the lease ending, DEL, an overwrite, eviction, a flush or a role change
-//! (for kept grants) — sends the keyspace event `dlock.lost` on the key
+//! the lease ending, DEL, an overwrite, eviction, a flush, a role change,
+//! and for kept grants SWAPDB — sends the keyspace event `dlock.lost` on the key
 //! (module class `d`), so a holder subscribed to its key can stop its work.
 //! The module's own changes (RELEASE, hand-overs, re-entry, renewals,
 //! replication) send none, and neither does a replica.
@@ -221,4 +221,98 @@ fn a_kept_lease_that_lapses_while_the_server_sleeps_is_announced_once() {
     assert!(!exists(&mut con, "slept"));
     assert_eq!(warden_stat(&mut con, "locks_kept"), 0);
     drop(k);
+}
+
+#[test]
+fn a_flush_tells_the_holders_of_every_lock_it_took_and_debug_reload_tells_none() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "plain", "o", 60_000);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "set", "a", 60_000, "SHARED");
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "set", "b", 60_000, "SHARED");
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "sem", "a", 60_000, "LIMIT", 2);
+    ok(&mut con, &command(&["SET", "plain-string", "x"]));
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 3);
+
+    ok(&mut con, &command(&["DEBUG", "RELOAD"]));
+    assert_eq!(
+        events.lost(),
+        Vec::<String>::new(),
+        "DEBUG RELOAD brings them back"
+    );
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 3);
+    let holders: Vec<Value> = query!(&mut con, "DLOCK.INFO", "set");
+    assert!(!holders.is_empty());
+
+    // FLUSHDB of another database takes nothing here.
+    let mut db1 = server.conn();
+    ok(&mut db1, &command(&["SELECT", "1"]));
+    let _: i64 = query!(&mut db1, "DLOCK.ACQUIRE", "elsewhere", "o", 60_000);
+    ok(&mut db1, &command(&["FLUSHDB"]));
+    assert_eq!(
+        events.lost(),
+        Vec::<String>::new(),
+        "database 1 is not watched"
+    );
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 3);
+
+    let lost_before = warden_stat(&mut con, "locks_lost");
+    ok(&mut con, &command(&["FLUSHALL", "ASYNC"]));
+    let mut lost = events.lost();
+    lost.sort();
+    assert_eq!(lost, ["plain", "sem", "set"]);
+    assert_eq!(warden_stat(&mut con, "locks_lost") - lost_before, 3);
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 0);
+    ok(&mut con, &command(&["FLUSHALL"]));
+    assert_eq!(events.lost(), Vec::<String>::new(), "nothing left to lose");
+}
+
+#[test]
+fn the_lock_key_gauge_follows_copies_restores_releases_and_expiry() {
+    let (_server, mut con) = Server::start_conn();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "a", "o", 60_000);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "a", "o", 60_000, "REENTRANT");
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "s", "o", 60_000, "SHARED");
+    let _: i64 = query!(&mut con, "COPY", "a", "b");
+    let _: i64 = query!(&mut con, "COPY", "s", "t");
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 4);
+    let dump: Vec<u8> = query!(&mut con, "DUMP", "a");
+    ok(
+        &mut con,
+        redis::cmd("RESTORE")
+            .arg("a")
+            .arg(0)
+            .arg(dump)
+            .arg("REPLACE"),
+    );
+    assert_eq!(
+        warden_stat(&mut con, "lock_keys"),
+        4,
+        "REPLACE frees the old value"
+    );
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "a", "o");
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "a", "o");
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "s", "o");
+    let _: i64 = query!(&mut con, "DEL", "t");
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 1);
+    let _: i64 = query!(&mut con, "PEXPIRE", "b", 1);
+    sleep(Duration::from_millis(50));
+    assert!(!exists(&mut con, "b"));
+    assert_eq!(warden_stat(&mut con, "lock_keys"), 0);
+}
+
+#[test]
+fn a_master_turned_replica_tells_the_holders_of_locks_without_keep() {
+    let (master, _replica, mut m) = Server::start_replicated();
+    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "plain", "o", 60_000);
+    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "set", "o", 60_000, "SHARED");
+    let mut on_master = Events::on(&master);
+    let other = Server::start();
+    ok(
+        &mut m,
+        &command(&["REPLICAOF", "127.0.0.1", &other.port.to_string()]),
+    );
+    let mut lost = on_master.lost();
+    lost.sort();
+    assert_eq!(lost, ["plain", "set"], "once each");
 }

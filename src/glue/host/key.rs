@@ -287,6 +287,51 @@ pub fn select_db(ctx: Ctx, db: c_int) -> bool {
     unsafe { api!(RedisModule_SelectDb)(ctx.as_ptr(), db) == raw::REDISMODULE_OK as c_int }
 }
 
+/// Calls `visit` with the name and the value of every key of the selected
+/// database holding a `T` or a `U`: a whole SCAN, O(keys), for rare events
+/// (a flush, a role change). `visit` must not change the keyspace.
+pub fn scan_values<T, U, F>(ctx: Ctx, mut visit: F)
+where
+    T: ModuleValue + ?Sized,
+    U: ModuleValue + ?Sized,
+    F: FnMut(&[u8], Either<'_, T, U>),
+{
+    /// Redis's per-key callback: `visit` for the keys of the wanted types.
+    unsafe extern "C" fn each<T, U, F>(
+        _ctx: *mut raw::RedisModuleCtx,
+        name: *mut raw::RedisModuleString,
+        key: *mut raw::RedisModuleKey,
+        visit: *mut c_void,
+    ) where
+        T: ModuleValue + ?Sized,
+        U: ModuleValue + ?Sized,
+        F: FnMut(&[u8], Either<'_, T, U>),
+    {
+        if key.is_null() || name.is_null() {
+            return;
+        }
+        // SAFETY: `visit` is the `F` `scan_values` passed, alive for the scan.
+        let visit = unsafe { &mut *visit.cast::<F>() };
+        let mut open = std::mem::ManuallyDrop::new(Key { ptr: key });
+        // SAFETY: the key's name, live for the callback's duration.
+        let name = unsafe { RStr::from_raw(name) };
+        // Redis closes the key it lent (ManuallyDrop: not closed here).
+        match open.either::<T, U>() {
+            Ok(Either::Empty) | Err(_) => {}
+            Ok(found) => visit(name.bytes(), found),
+        }
+    }
+    // SAFETY: a new cursor, destroyed below.
+    let cursor = unsafe { api!(RedisModule_ScanCursorCreate)() };
+    let data = (&mut visit as *mut F).cast::<c_void>();
+    // SAFETY: `ctx` is live; `each` matches the closure passed as `data`,
+    // which outlives the loop; the cursor is live until destroyed.
+    unsafe {
+        while api!(RedisModule_Scan)(ctx.as_ptr(), cursor, Some(each::<T, U, F>), data) != 0 {}
+        api!(RedisModule_ScanCursorDestroy)(cursor);
+    }
+}
+
 /// Emits the keyspace event `event` (module class, `d` in
 /// `notify-keyspace-events`) on `key` of the selected database, without
 /// signalling a write: news about a key (`dlock.lost`).

@@ -2,6 +2,7 @@
 //! replicas, cluster mode, where the running call comes from, and what the
 //! server offers (Redis or Valkey, atomic slot migration).
 
+use std::cell::RefCell;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -52,15 +53,61 @@ pub fn connection_is_open(id: u64) -> bool {
     }
 }
 
-/// Subscribes `callback` to the server event `id` (from OnLoad: `ctx` is
-/// the load context). One callback per event per module: a second
-/// subscription replaces the first.
-pub fn subscribe_server_event(ctx: Ctx, id: u64, callback: raw::RedisModuleEventCallback) -> bool {
+/// A server-event hook, as Redis calls it.
+pub type EventHook =
+    unsafe extern "C" fn(*mut raw::RedisModuleCtx, raw::RedisModuleEvent, u64, *mut c_void);
+
+thread_local! {
+    /// Every hook subscribed, with its event, in subscription order.
+    static HOOKS: RefCell<Vec<(u64, EventHook)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Subscribes `hook` to the server event `id` (from OnLoad: `ctx` is the
+/// load context). Redis keeps one callback per event per module, so the
+/// first subscription to an event installs `dispatch`, which calls every
+/// hook of that event in subscription order.
+pub fn subscribe_server_event(ctx: Ctx, id: u64, hook: EventHook) -> bool {
+    let first = HOOKS.with(|h| {
+        let mut hooks = h.borrow_mut();
+        let first = !hooks.iter().any(|(event, _)| *event == id);
+        hooks.push((id, hook));
+        first
+    });
+    if !first {
+        return true;
+    }
     let event = raw::RedisModuleEvent { id, dataver: 1 };
-    // SAFETY: `ctx` is the live load context; the callback has Redis's signature.
+    // SAFETY: `ctx` is the live load context; `dispatch` has Redis's signature.
     unsafe {
-        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, callback)
+        api!(RedisModule_SubscribeToServerEvent)(ctx.as_ptr(), event, Some(dispatch))
             == raw::REDISMODULE_OK as c_int
+    }
+}
+
+/// # Safety
+/// Called by Redis with a valid context and the event's data.
+///
+/// The one callback of every event the module follows: its hooks, in turn.
+unsafe extern "C" fn dispatch(
+    ctx: *mut raw::RedisModuleCtx,
+    event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    let hook_at = |i: usize| {
+        HOOKS.with(|h| {
+            h.borrow()
+                .iter()
+                .filter(|(id, _)| *id == event.id)
+                .nth(i)
+                .map(|(_, hook)| *hook)
+        })
+    };
+    let mut i = 0;
+    while let Some(hook) = hook_at(i) {
+        // SAFETY: Redis's own arguments, passed on unchanged.
+        unsafe { hook(ctx, event, subevent, data) };
+        i += 1;
     }
 }
 

@@ -813,7 +813,7 @@ pub fn subscribe_database_events(ctx: Ctx) -> bool {
         raw::REDISMODULE_EVENT_SWAPDB,
     ]
     .into_iter()
-    .all(|id| host::subscribe_server_event(ctx, id, Some(on_databases_changed)))
+    .all(|id| host::subscribe_server_event(ctx, id, on_databases_changed))
 }
 
 /// Replies with the answer a waiter was woken with; false if there is none.
