@@ -10,6 +10,7 @@
 pub mod bloom;
 pub mod cache;
 pub mod common;
+pub mod cuckoo;
 pub mod glue;
 pub mod lock;
 pub mod rate;
@@ -21,6 +22,7 @@ use crate::glue::{commands, config, fence, host, info, waiting};
 use crate::bloom::data_type::BLOOM_TYPE;
 use crate::bloom::loading_type::LOADING_TYPE;
 use crate::cache::data_type::CACHE_TYPE;
+use crate::cuckoo::data_type::CUCKOO_TYPE;
 use crate::lock::data_type::LOCK_TYPE;
 use crate::lock::set_type::LOCK_SET_TYPE;
 use crate::rate::data_type::LIMITER_TYPE;
@@ -28,9 +30,10 @@ use crate::rate::data_type::LIMITER_TYPE;
 /// Every warden command, family by family: registration, `COMMAND DOCS` and
 /// the ACL categories are made from these rows. Each takes exactly one key, at
 /// argument 1, but `DLOCK._FENCE`, which takes none.
-static COMMANDS: [&[commands::Command]; 4] = [
+static COMMANDS: [&[commands::Command]; 5] = [
     lock::table::COMMANDS,
     bloom::table::COMMANDS,
+    cuckoo::table::COMMANDS,
     rate::table::COMMANDS,
     cache::table::COMMANDS,
 ];
@@ -108,7 +111,7 @@ redis_module! {
     name: "warden",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE, LOCK_SET_TYPE, BLOOM_TYPE, LOADING_TYPE, LIMITER_TYPE, CACHE_TYPE],
+    data_types: [LOCK_TYPE, LOCK_SET_TYPE, BLOOM_TYPE, LOADING_TYPE, CUCKOO_TYPE, LIMITER_TYPE, CACHE_TYPE],
     init: init,
 }
 
@@ -144,6 +147,19 @@ mod tests {
         ("rl.window", -4),
         ("rl.gcra", -5),
         ("rl._set", 3),
+        ("cf.reservex", -3),
+        ("cf.addx", 3),
+        ("cf.addnxx", 3),
+        ("cf.insertx", -4),
+        ("cf.insertnxx", -4),
+        ("cf.existsx", 3),
+        ("cf.mexistsx", -3),
+        ("cf.delx", 3),
+        ("cf.countx", 3),
+        ("cf.compactx", 2),
+        ("cf.infox", 2),
+        ("cf._placex", 4),
+        ("cf._loadx", -6),
         ("cache.set", -4),
         ("cache.get", -2),
         ("cache.info", 2),
@@ -183,6 +199,17 @@ mod tests {
                 "bf.mexists",
                 "bf.reserve",
                 "bf.scandump",
+                "cf.add",
+                "cf.addnx",
+                "cf.compact",
+                "cf.count",
+                "cf.del",
+                "cf.exists",
+                "cf.info",
+                "cf.insert",
+                "cf.insertnx",
+                "cf.mexists",
+                "cf.reserve",
                 "cl.throttle"
             ]
         );

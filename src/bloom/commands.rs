@@ -24,13 +24,14 @@ use std::ffi::{c_long, CStr};
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::dump::LoadingFilter;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, Layer};
-use crate::bloom::data_type::{self as bloom_type, words_from_le};
+use crate::bloom::data_type::{self as bloom_type};
 use crate::bloom::requests::{
     Add, AddAt, Card, CreateOptions, Exists, Info, Insert, MultiAdd, MultiExists, Reserve,
     INFO_FIELDS,
 };
 use crate::bloom::wire::{float_text, LoadFilter};
 use crate::common::error::WardenError;
+use crate::common::le_words::words_from_le;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config::{self};
 use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};

@@ -10,7 +10,6 @@
 //! Every field is validated on load, since RESTORE feeds this code bytes from
 //! clients. AOF rewrite emits `BF._LOADX` commands, the bits in chunks.
 
-use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
 use redis_module::error::Error;
@@ -19,6 +18,7 @@ use redis_module::native_types::RedisType;
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{BloomFilter, FilterParts, Hashing, Layer};
 use crate::bloom::wire::LoadFilter;
+use crate::common::le_words::{words_from_le, words_to_le};
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
@@ -71,32 +71,6 @@ pub static BLOOM_TYPE: RedisType = RedisType::new(
     BLOOM_ENCODING_VERSION,
     methods::<BloomFilter>(),
 );
-
-/// Converts stored little-endian bytes into words; `None` unless whole words.
-pub fn words_from_le(bytes: &[u8]) -> Option<Vec<u64>> {
-    if !bytes.len().is_multiple_of(8) {
-        return None;
-    }
-    Some(
-        bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect(),
-    )
-}
-
-/// The little-endian byte form of words: borrowed on little-endian hosts.
-pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
-    if cfg!(target_endian = "little") {
-        // SAFETY: u64 has no padding and u8 has alignment 1; on a little-endian
-        // host the in-memory bytes are exactly the stored form.
-        Cow::Borrowed(unsafe {
-            std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), std::mem::size_of_val(words))
-        })
-    } else {
-        Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
-    }
-}
 
 /// Reads a filter in the RDB layout of `warden-bf`, validating every field
 /// (`BloomFilter::check_parts` before any layer is read, `Layer::from_parts`

@@ -14,9 +14,10 @@ use std::ffi::c_long;
 use crate::bloom::commands::{filter_in, max_bytes};
 use crate::bloom::core::dump::{chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::core::filter::{BloomFilter, Layer};
-use crate::bloom::data_type::{self as bloom_type, words_to_le};
+use crate::bloom::data_type::{self as bloom_type};
 use crate::bloom::requests::{LoadChunk, ScanDump};
 use crate::common::error::WardenError;
+use crate::common::le_words::words_to_le;
 use crate::glue::args::Args;
 use crate::glue::host::{self, api, Ctx, Key};
 

@@ -17,9 +17,10 @@ use redis_module::native_types::RedisType;
 
 use crate::bloom::core::dump::{encode_header, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::data_type::{
-    digest_parts, filter_effort, load_filter, save_parts, words_to_le, BLOOM_ENCODING_VERSION,
+    digest_parts, filter_effort, load_filter, save_parts, BLOOM_ENCODING_VERSION,
 };
 use crate::bloom::wire::LoadChunk;
+use crate::common::le_words::words_to_le;
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};

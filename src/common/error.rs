@@ -100,6 +100,20 @@ pub enum WardenError {
     FilterLoading,
     /// A `BF.LOADCHUNKX` chunk for a key that holds a complete filter.
     FilterLoaded,
+    /// A cuckoo `BUCKETSIZE` outside 1..=255.
+    BadBucketSize,
+    /// A cuckoo `MAXITERATIONS` outside 1..=65535.
+    BadMaxIterations,
+    /// A cuckoo `EXPANSION` outside 0..=32768.
+    BadCuckooExpansion,
+    /// A cuckoo capacity outside 2 × BUCKETSIZE ..= 2^30.
+    BadCuckooCapacity,
+    /// A cuckoo filter that has all its sub-filters and no room.
+    MaxExpansions,
+    /// A cuckoo filter that cannot grow (`EXPANSION 0`) and has no room.
+    CuckooFull,
+    /// A cuckoo filter (or its growth) would exceed `cf-max-bytes`.
+    CuckooTooLarge,
     /// A `BF.LOADCHUNKX` chunk that is not the next one (its expected iterator).
     ChunkOutOfOrder(u64),
     /// A `BF.LOADCHUNKX` chunk of the wrong length (the expected length).
@@ -224,6 +238,21 @@ impl fmt::Display for WardenError {
             }
             WardenError::FilterLoading => f.write_str("ERR filter is still being loaded"),
             WardenError::FilterLoaded => f.write_str("ERR key already holds a complete filter"),
+            WardenError::BadBucketSize => {
+                f.write_str("ERR BUCKETSIZE must be an integer from 1 to 255")
+            }
+            WardenError::BadMaxIterations => {
+                f.write_str("ERR MAXITERATIONS must be an integer from 1 to 65535")
+            }
+            WardenError::BadCuckooExpansion => {
+                f.write_str("ERR EXPANSION must be an integer from 0 to 32768")
+            }
+            WardenError::BadCuckooCapacity => {
+                f.write_str("ERR capacity must be an integer from 2 * BUCKETSIZE to 1073741824")
+            }
+            WardenError::MaxExpansions => f.write_str("ERR maximum expansions reached"),
+            WardenError::CuckooFull => f.write_str("ERR filter is full"),
+            WardenError::CuckooTooLarge => f.write_str("ERR filter would exceed cf-max-bytes"),
             WardenError::ChunkOutOfOrder(next) => {
                 write!(f, "ERR chunk out of order (expected iterator {next})")
             }

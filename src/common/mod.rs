@@ -8,6 +8,8 @@ pub mod compact_bytes;
 pub mod error;
 pub mod fence_clock;
 pub mod grammar;
+pub mod le_words;
+pub mod murmur3;
 pub mod parse;
 pub mod relocate;
 #[cfg(test)]

@@ -83,6 +83,18 @@ pub static BF_EXPANSION: IntConfig =
     IntConfig::new("bf-expansion", 2, 1, MAX_EXPANSION as i64, false);
 /// Largest filter, in bytes; bigger reserves or growths are refused.
 pub static BF_MAX_BYTES: IntConfig = IntConfig::new("bf-max-bytes", 128 << 20, 1024, 1 << 40, true);
+/// Capacity of a cuckoo filter created by ADDX / INSERTX without one.
+pub static CF_INITIAL_CAPACITY: IntConfig =
+    IntConfig::new("cf-initial-capacity", 1024, 4, 1 << 30, false);
+/// Slots per bucket of a cuckoo filter created without `BUCKETSIZE`.
+pub static CF_BUCKET_SIZE: IntConfig = IntConfig::new("cf-bucket-size", 2, 1, 255, false);
+/// Kicks per insert of a cuckoo filter created without `MAXITERATIONS`.
+pub static CF_MAX_ITERATIONS: IntConfig =
+    IntConfig::new("cf-max-iterations", 500, 1, 65_535, false);
+/// Expansion of a cuckoo filter created without `EXPANSION`.
+pub static CF_EXPANSION: IntConfig = IntConfig::new("cf-expansion", 1, 0, 32_768, false);
+/// Largest cuckoo filter, in bytes; bigger reserves or growths are refused.
+pub static CF_MAX_BYTES: IntConfig = IntConfig::new("cf-max-bytes", 128 << 20, 1024, 1 << 40, true);
 /// Most clients blocked in `CACHE.GET … WAIT` on one key.
 pub static CACHE_MAX_WAITERS: IntConfig =
     IntConfig::new("cache-max-waiters", 10_000, 1, 10_000_000, false);
@@ -101,7 +113,7 @@ pub static DLOCK_MIN_REPLICAS: IntConfig = IntConfig::new("dlock-min-replicas", 
 pub static DLOCK_MIN_REPLICAS_MAX_LAG: IntConfig =
     IntConfig::new("dlock-min-replicas-max-lag", 10, 0, 86_400, false);
 
-const INT_CONFIGS: [&IntConfig; 9] = [
+const INT_CONFIGS: [&IntConfig; 14] = [
     &DLOCK_MAX_WAITERS,
     &DLOCK_MIN_REPLICAS,
     &DLOCK_MIN_REPLICAS_MAX_LAG,
@@ -110,6 +122,11 @@ const INT_CONFIGS: [&IntConfig; 9] = [
     &BF_INITIAL_CAPACITY,
     &BF_EXPANSION,
     &BF_MAX_BYTES,
+    &CF_INITIAL_CAPACITY,
+    &CF_BUCKET_SIZE,
+    &CF_MAX_ITERATIONS,
+    &CF_EXPANSION,
+    &CF_MAX_BYTES,
     &FAST_REPLICATION,
 ];
 
@@ -147,6 +164,11 @@ pub fn fast_replication() -> bool {
 /// Current default error rate.
 pub fn bf_error_rate() -> f64 {
     f64::from_bits(BF_ERROR_RATE.load(Ordering::Relaxed))
+}
+
+/// Current byte cap per cuckoo filter.
+pub fn cf_max_bytes() -> u64 {
+    CF_MAX_BYTES.get().max(0) as u64
 }
 
 /// Current byte cap per filter.

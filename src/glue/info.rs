@@ -10,7 +10,7 @@ use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 21] {
+fn fields() -> [(&'static CStr, i64); 23] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
@@ -22,6 +22,8 @@ fn fields() -> [(&'static CStr, i64); 21] {
         (c"lock_keys", load(&stats::LOCK_KEYS)),
         (c"bf_filters", load(&stats::BF_FILTERS)),
         (c"bf_bytes", load(&stats::BF_BYTES)),
+        (c"cf_filters", load(&stats::CF_FILTERS)),
+        (c"cf_bytes", load(&stats::CF_BYTES)),
         (c"rl_allowed", load(&stats::RL_ALLOWED)),
         (c"rl_denied", load(&stats::RL_DENIED)),
         (c"cache_hits", load(&stats::CACHE_HITS)),

@@ -35,6 +35,10 @@ pub static CACHE_WAITING: AtomicI64 = AtomicI64::new(0);
 pub static BF_FILTERS: AtomicI64 = AtomicI64::new(0);
 /// Bytes of all live Bloom filters (a gauge).
 pub static BF_BYTES: AtomicI64 = AtomicI64::new(0);
+/// Cuckoo filters in the keyspace.
+pub static CF_FILTERS: AtomicI64 = AtomicI64::new(0);
+/// Bytes of those cuckoo filters.
+pub static CF_BYTES: AtomicI64 = AtomicI64::new(0);
 
 /// Rate-limiter calls that were allowed.
 pub static RL_ALLOWED: AtomicI64 = AtomicI64::new(0);

@@ -31,6 +31,7 @@ mod cluster_slot_migration;
 mod command_docs;
 mod command_keys;
 mod compat;
+mod cuckoo;
 mod defrag;
 mod dlock;
 mod dlock_errors;

@@ -284,11 +284,13 @@ pub fn register(ctx: Ctx, families: &'static Families, aliases: AliasSets) -> Re
     docs::register(ctx, docs)
 }
 
-/// The ACL category of a command's family (`dlock`, `bloom`, `ratelimit`, `cache`).
+/// The ACL category of a command's family (`dlock`, `bloom`, `cuckoo`,
+/// `ratelimit`, `cache`).
 fn family_category(name: &str) -> &'static str {
     match name.split('.').next() {
         Some("dlock") => "dlock",
         Some("bf") => "bloom",
+        Some("cf") => "cuckoo",
         Some("cache") => "cache",
         _ => "ratelimit",
     }
@@ -310,6 +312,7 @@ fn add_acl_categories(ctx: Ctx, commands: impl Iterator<Item = (&'static str, &'
     for (family, name) in [
         ("dlock", c"dlock"),
         ("bloom", c"bloom"),
+        ("cuckoo", c"cuckoo"),
         ("ratelimit", c"ratelimit"),
         ("cache", c"cache"),
     ] {

@@ -6,6 +6,7 @@
 //! and numbers, rates, items, internal states), and `mutate` damages a call's
 //! structure.
 
+use super::grammar_cf::*;
 use super::payload::Rng;
 
 /// Every key in the final comparison lives at least this long.
@@ -108,6 +109,10 @@ pub const WORDS: &[&str] = &[
     "WAITX",
     "ITEM",
     "COSTS",
+    "BUCKETSIZE",
+    "MAXITERATIONS",
+    "HEADER",
+    "WORDS",
 ];
 
 /// Rates: the first `GOOD_RATES` are well-formed.
@@ -229,9 +234,10 @@ pub fn any_key(rng: &mut Rng) -> Vec<u8> {
             _ => b"\x00\xff\xc3\x28".to_vec(),
         };
     }
-    let groups: [&[&str]; 9] = [
+    let groups: [&[&str]; 10] = [
         LOCK_KEYS,
         BF_KEYS,
+        CF_KEYS,
         RL_TOKEN_KEYS,
         RL_LEAKY_KEYS,
         RL_WINDOW_KEYS,
@@ -501,6 +507,19 @@ pub const COMMANDS: &[&str] = &[
     "BF._ADDATX",
     "BF.SCANDUMPX",
     "BF.LOADCHUNKX",
+    "CF.RESERVEX",
+    "CF.ADDX",
+    "CF.ADDNXX",
+    "CF.INSERTX",
+    "CF.INSERTNXX",
+    "CF.EXISTSX",
+    "CF.MEXISTSX",
+    "CF.DELX",
+    "CF.COUNTX",
+    "CF.COMPACTX",
+    "CF.INFOX",
+    "CF._PLACEX",
+    "CF._LOADX",
     "RL.TOKEN",
     "RL.LEAKY",
     "RL.WINDOW",
@@ -571,6 +590,33 @@ pub const VALUES: &[(&str, &str, Fill)] = &[
     ("BF.SCANDUMPX", "iterator", Word(scan_iterator)),
     ("BF.LOADCHUNKX", "iterator", Word(chunk_iterator)),
     ("BF.LOADCHUNKX", "data", Word(chunk_data)),
+    ("CF.", "key", Word(|g, r, _| g.key(r, CF_KEYS))),
+    ("CF.", "item", Word(|g, r, _| g.item(r))),
+    ("CF.", "capacity", Word(|g, r, _| g.pick(r, CF_CAPACITIES))),
+    (
+        "CF.",
+        "bucketsize",
+        Word(|g, r, _| g.pick(r, CF_BUCKET_SIZES)),
+    ),
+    (
+        "CF.",
+        "maxiterations",
+        Word(|g, r, _| g.pick(r, CF_ITERATIONS)),
+    ),
+    ("CF.", "expansion", Word(|g, r, _| g.pick(r, CF_EXPANSIONS))),
+    ("CF._PLACEX", "filters", Word(|g, r, _| g.int(r, 3))),
+    ("CF._PLACEX", "slots", Word(|_, r, _| r.some_bytes(0, 12))),
+    (
+        "CF._LOADX",
+        "fingerprint_bits",
+        Word(|g, r, _| g.int(r, 33)),
+    ),
+    ("CF._LOADX", "items", Word(|g, r, _| g.int(r, 100))),
+    ("CF._LOADX", "deletes", Word(|g, r, _| g.int(r, 9))),
+    ("CF._LOADX", "filters", Word(|g, r, _| g.int(r, 3))),
+    ("CF._LOADX", "index", Word(|g, r, _| g.int(r, 3))),
+    ("CF._LOADX", "word_offset", Word(|g, r, _| g.int(r, 64))),
+    ("CF._LOADX", "bytes", Word(layer_words)),
     ("RL.TOKEN", "key", Word(|g, r, _| g.key(r, RL_TOKEN_KEYS))),
     ("RL.LEAKY", "key", Word(|g, r, _| g.key(r, RL_LEAKY_KEYS))),
     ("RL.WINDOW", "key", Word(|g, r, _| g.key(r, RL_WINDOW_KEYS))),

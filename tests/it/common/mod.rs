@@ -848,6 +848,7 @@ pub mod dlock;
 pub mod docs;
 pub mod fuzz_calls;
 pub mod grammar;
+pub mod grammar_cf;
 pub mod lock_record;
 pub mod memory;
 pub mod payload;

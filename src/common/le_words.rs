@@ -1,0 +1,30 @@
+//! Bit arrays as stored: 64-bit words as little-endian bytes (RDB, AOF,
+//! SCANDUMP chunks), whatever the host's byte order.
+
+use std::borrow::Cow;
+
+/// Converts stored little-endian bytes into words; `None` unless whole words.
+pub fn words_from_le(bytes: &[u8]) -> Option<Vec<u64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect(),
+    )
+}
+
+/// The little-endian byte form of words: borrowed on little-endian hosts.
+pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: u64 has no padding and u8 has alignment 1; on a little-endian
+        // host the in-memory bytes are exactly the stored form.
+        Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), std::mem::size_of_val(words))
+        })
+    } else {
+        Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+}

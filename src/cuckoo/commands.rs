@@ -1,0 +1,499 @@
+//! CF.*X commands: cuckoo filters on the `warden-cf` type.
+//!
+//! Replication: where an item goes is decided by the filter's state and,
+//! when both its buckets are full, by a random walk. A write that needed no
+//! walk replays from its arguments on a replica (the same state places it
+//! in the same slot) and is replicated as it was sent; a call that created
+//! its filter, or was made by RedisBloom's name, is replicated as an
+//! explicit `CF.RESERVEX` and `CF.INSERTX … NOCREATE`. A write where a walk
+//! ran (placed, failed, or grew the filter) is replicated as its effect,
+//! `CF._PLACEX key filters slots`: the slots it wrote with their final
+//! values, so a replica never re-decides a kick. Reads, refused writes and
+//! adds of present items (NX) replicate nothing.
+
+use std::cell::Cell;
+use std::ffi::CStr;
+
+use crate::common::error::WardenError;
+use crate::common::le_words::words_from_le;
+use crate::cuckoo::core::filter::{CuckooFilter, CuckooHash, Inserted, KickRng, Touched};
+use crate::cuckoo::data_type::{self as cuckoo_type};
+use crate::cuckoo::requests::{
+    Add, AddNx, Compact, Count, CreateOptions, Del, Exists, Info, Insert, Load, MultiExists, Place,
+};
+use crate::cuckoo::wire::{decode_placed, emit_placed, encode_placed, LoadFilter};
+use crate::glue::args::{internal_only, Args};
+use crate::glue::config::{self, CF_MAX_BYTES};
+use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
+
+/// The size cap for this call: `cf-max-bytes` and the machine's memory;
+/// writes applied from a master or the AOF only to the largest value the
+/// setting accepts (they rebuild what exists already).
+fn max_bytes(ctx: Ctx) -> u64 {
+    if host::is_replay(ctx) {
+        CF_MAX_BYTES.max as u64
+    } else {
+        config::cf_max_bytes().min(host::physical_memory())
+    }
+}
+
+thread_local! {
+    /// The kicks' generator (xorshift64), seeded once from the clock.
+    static KICKS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The generator random walks draw from.
+struct Kicks;
+
+impl KickRng for Kicks {
+    fn next_u64(&mut self) -> u64 {
+        KICKS.with(|s| {
+            let mut x = s.get();
+            if x == 0 {
+                x = (host::now_ms() as u64 ^ 0x9e37_79b9_7f4a_7c15) | 1;
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s.set(x);
+            x
+        })
+    }
+}
+
+/// Replicates the creation of `f` with every parameter explicit.
+fn replicate_reserve(ctx: Ctx, key: RStr, f: &CuckooFilter) {
+    let p = f.params();
+    // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx.as_ptr(),
+            c"CF.RESERVEX".as_ptr(),
+            c"slclclcl".as_ptr(),
+            key.as_ptr(),
+            p.capacity as i64,
+            c"BUCKETSIZE".as_ptr(),
+            i64::from(p.bucket_size),
+            c"MAXITERATIONS".as_ptr(),
+            i64::from(p.max_iterations),
+            c"EXPANSION".as_ptr(),
+            i64::from(p.expansion),
+        )
+    };
+}
+
+/// Replicates `CF.INSERTX` (or `CF.INSERTNXX`) `key NOCREATE ITEMS items`.
+fn replicate_items(ctx: Ctx, nx: bool, key: RStr, items: &[RStr]) {
+    let name = if nx { c"CF.INSERTNXX" } else { c"CF.INSERTX" };
+    let strings: Vec<_> = items.iter().map(|a| a.as_ptr()).collect();
+    // SAFETY: a live command context; `strings` holds live argument strings, as many as given.
+    unsafe {
+        api!(RedisModule_Replicate)(
+            ctx.as_ptr(),
+            name.as_ptr(),
+            c"sccv".as_ptr(),
+            key.as_ptr(),
+            c"NOCREATE".as_ptr(),
+            c"ITEMS".as_ptr(),
+            strings.as_ptr(),
+            strings.len(),
+        )
+    };
+}
+
+/// The filter in a key: `Ok(None)` when the key is empty.
+fn filter_in(key: &mut Key) -> Result<Option<&mut CuckooFilter>, WardenError> {
+    key.value::<CuckooFilter>()
+}
+
+/// `CF.RESERVEX key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`
+pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    let options = args.parse::<crate::cuckoo::requests::Reserve>()?.0;
+    let params = options.params()?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    if filter_in(&mut key)?.is_some() {
+        return Err(WardenError::ItemExists);
+    }
+    let filter = CuckooFilter::new(params, max_bytes(ctx))?;
+    replicate_reserve(ctx, name, &filter);
+    cuckoo_type::track_new(&filter);
+    key.set_value(Box::new(filter));
+    host::notify(ctx, c"cf.reserve", name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// How an add-like call replies per item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `CF.ADDX`: 1, or the error.
+    Add,
+    /// `CF.ADDNXX`: 1 or 0, or the error.
+    AddNx,
+    /// `CF.INSERTX`: an array of 1 or -1 (no room).
+    Insert,
+    /// `CF.INSERTNXX`: an array of 1, 0 or -1.
+    InsertNx,
+}
+
+impl Shape {
+    fn nx(self) -> bool {
+        matches!(self, Shape::AddNx | Shape::InsertNx)
+    }
+
+    fn many(self) -> bool {
+        matches!(self, Shape::Insert | Shape::InsertNx)
+    }
+}
+
+/// Adds `args[first..]` to the filter in `args[1]`, creating it from
+/// `create` when missing (`ERR not found` without). Replies per `shape`,
+/// replicates as the module doc says, and emits `event` when it changed.
+fn add_items(
+    ctx: Ctx,
+    args: &Args,
+    first: usize,
+    create: Option<CreateOptions>,
+    (shape, event): (Shape, &CStr),
+) -> Result<(), WardenError> {
+    let name = args.raw(1);
+    let max_bytes = max_bytes(ctx);
+    let mut key = Key::writable(ctx, name);
+    let mut created: Option<Box<CuckooFilter>> = None;
+    let existing = filter_in(&mut key)?;
+    let is_new = existing.is_none();
+    let filter: &mut CuckooFilter = match existing {
+        Some(f) => f,
+        None => {
+            let params = create.ok_or(WardenError::NotFound)?.params()?;
+            created
+                .insert(Box::new(CuckooFilter::new(params, max_bytes)?))
+                .as_mut()
+        }
+    };
+    let size_before = filter.size();
+    let mut touched = Touched::default();
+    let mut changed = false;
+    let count = args.len() - first;
+    if shape.many() {
+        host::reply_array(ctx, count);
+    }
+    for i in first..args.len() {
+        let h = CuckooHash::of(args.bytes(i));
+        let outcome = match shape.nx() {
+            true => filter.insert_unique(h, &mut Kicks, max_bytes, &mut touched),
+            false => filter.insert(h, &mut Kicks, max_bytes, &mut touched),
+        };
+        changed |= outcome == Ok(Inserted::Added);
+        match (shape, outcome) {
+            (Shape::Insert, Err(_)) if args.by_alias() => host::reply_bool(ctx, false),
+            (Shape::Insert | Shape::InsertNx, Err(_)) => host::reply_integer(ctx, -1),
+            (Shape::Add | Shape::AddNx, Err(e)) => {
+                if !changed && !is_new {
+                    return Err(e);
+                }
+                host::reply_error(ctx, &e.to_string());
+            }
+            (Shape::InsertNx, Ok(o)) => host::reply_integer(ctx, i64::from(o == Inserted::Added)),
+            (_, Ok(o)) => match args.by_alias() {
+                true => host::reply_bool(ctx, o == Inserted::Added),
+                false => host::reply_integer(ctx, i64::from(o == Inserted::Added)),
+            },
+        }
+    }
+    if is_new {
+        replicate_reserve(ctx, name, filter);
+    }
+    if touched.random && (changed || filter_grew(filter, size_before)) {
+        let slots = encode_placed(filter, &touched);
+        emit_placed(Sink::Replication(ctx), name, filter.filters().len(), &slots);
+    } else if changed && (is_new || args.by_alias()) {
+        replicate_items(ctx, shape.nx(), name, args.raw_from(first));
+    } else if changed {
+        host::replicate_verbatim(ctx);
+    }
+    let size_after = filter.size();
+    match created {
+        Some(f) => {
+            cuckoo_type::track_new(&f);
+            key.set_value(f);
+            host::notify(ctx, event, name);
+        }
+        None => {
+            cuckoo_type::track_growth(size_before, size_after);
+            if changed {
+                host::notify(ctx, event, name);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `f` is larger than `before` bytes (it grew).
+fn filter_grew(f: &CuckooFilter, before: u64) -> bool {
+    f.size() > before
+}
+
+/// `CF.ADDX key item`
+pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<Add>()?;
+    add_items(
+        ctx,
+        args,
+        2,
+        Some(CreateOptions::default()),
+        (Shape::Add, c"cf.add"),
+    )
+}
+
+/// `CF.ADDNXX key item`
+pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<AddNx>()?;
+    add_items(
+        ctx,
+        args,
+        2,
+        Some(CreateOptions::default()),
+        (Shape::AddNx, c"cf.add"),
+    )
+}
+
+/// `CF.INSERTX` / `CF.INSERTNXX key [CAPACITY c] [NOCREATE] ITEMS item ...`
+fn insert_common<const NX: bool>(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    let Insert { options, items } = args.parse::<Insert<NX>>()?;
+    let first = args.len() - items;
+    // Checked before the key is touched, even when it exists.
+    options.params()?;
+    let create = (!options.nocreate).then_some(options);
+    let shape = if NX { Shape::InsertNx } else { Shape::Insert };
+    add_items(ctx, args, first, create, (shape, c"cf.insert"))
+}
+
+/// `CF.INSERTX key [CAPACITY c] [NOCREATE] ITEMS item ...`
+pub fn insert(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    insert_common::<false>(ctx, args)
+}
+
+/// `CF.INSERTNXX key [CAPACITY c] [NOCREATE] ITEMS item ...`
+pub fn insertnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    insert_common::<true>(ctx, args)
+}
+
+/// Runs `answer` on the filter in `args[1]` for reads; `None` if missing.
+fn read_filter<R>(
+    ctx: Ctx,
+    args: &Args,
+    answer: impl FnOnce(&CuckooFilter) -> R,
+) -> Result<Option<R>, WardenError> {
+    let mut key = Key::readable(ctx, args.raw(1));
+    Ok(filter_in(&mut key)?.map(|f| answer(f)))
+}
+
+/// Replies whether an item may be present: 1/0, RedisBloom's boolean by its name.
+fn reply_flag(ctx: Ctx, args: &Args, v: bool) {
+    match args.by_alias() {
+        true => host::reply_bool(ctx, v),
+        false => host::reply_integer(ctx, i64::from(v)),
+    }
+}
+
+/// `CF.EXISTSX key item`
+pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<Exists>()?;
+    let found = read_filter(ctx, args, |f| f.contains(CuckooHash::of(args.bytes(2))))?;
+    reply_flag(ctx, args, found.unwrap_or(false));
+    Ok(())
+}
+
+/// `CF.MEXISTSX key item [item ...]`
+pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<MultiExists>()?;
+    let mut key = Key::readable(ctx, args.raw(1));
+    let f = filter_in(&mut key)?;
+    host::reply_array(ctx, args.len() - 2);
+    for i in 2..args.len() {
+        let hit = f
+            .as_ref()
+            .is_some_and(|f| f.contains(CuckooHash::of(args.bytes(i))));
+        reply_flag(ctx, args, hit);
+    }
+    Ok(())
+}
+
+/// `CF.COUNTX key item`
+pub fn count(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<Count>()?;
+    let n = read_filter(ctx, args, |f| f.count(CuckooHash::of(args.bytes(2))))?;
+    host::reply_integer(ctx, n.unwrap_or(0) as i64);
+    Ok(())
+}
+
+/// `CF.DELX key item`: 1 when a copy of the item's fingerprint was removed.
+pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<Del>()?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    let deleted = f.delete(CuckooHash::of(args.bytes(2)));
+    if deleted {
+        match args.by_alias() {
+            true => host::replicate_as(ctx, c"CF.DELX", args.raw_from(1)),
+            false => host::replicate_verbatim(ctx),
+        }
+        host::notify(ctx, c"cf.del", name);
+    }
+    reply_flag(ctx, args, deleted);
+    Ok(())
+}
+
+/// `CF.COMPACTX key`: moves fingerprints into older sub-filters and drops
+/// the newest ones left empty. Deterministic: replicated as it is.
+pub fn compact(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<Compact>()?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    let before = f.size();
+    f.compact();
+    cuckoo_type::track_growth(before, f.size());
+    match args.by_alias() {
+        true => host::replicate_as(ctx, c"CF.COMPACTX", args.raw_from(1)),
+        false => host::replicate_verbatim(ctx),
+    }
+    host::notify(ctx, c"cf.compact", name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// The fields of CF.INFOX, in order; RedisBloom's `CF.INFO` shows all but
+/// the last.
+pub const INFO_FIELDS: [&str; 9] = [
+    "Size",
+    "Number of buckets",
+    "Number of filters",
+    "Number of items inserted",
+    "Number of items deleted",
+    "Bucket size",
+    "Expansion rate",
+    "Max iterations",
+    "Fingerprint bits",
+];
+
+/// `CF.INFOX key`
+pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    args.parse::<Info>()?;
+    let mut key = Key::readable(ctx, args.raw(1));
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    let p = f.params();
+    let values = [
+        f.slot_bytes(),
+        f.filters()[0].buckets(),
+        f.filters().len() as u64,
+        f.items(),
+        f.deletes(),
+        u64::from(p.bucket_size),
+        u64::from(p.expansion),
+        u64::from(p.max_iterations),
+        u64::from(f.fingerprint_bits()),
+    ];
+    let shown = if args.by_alias() { 8 } else { 9 };
+    host::reply_map(ctx, shown);
+    for (label, value) in INFO_FIELDS.iter().zip(values).take(shown) {
+        match args.by_alias() {
+            true => {
+                let mut c = [0u8; 32];
+                c[..label.len()].copy_from_slice(label.as_bytes());
+                // SAFETY: a live context that owes a reply; `c` holds the label NUL-terminated (labels are under 32 bytes).
+                unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), c.as_ptr().cast()) };
+            }
+            false => host::reply_bulk(ctx, label.as_bytes()),
+        }
+        host::reply_integer(ctx, value as i64);
+    }
+    Ok(())
+}
+
+/// `CF._PLACEX key filters slots`: a write a random walk placed, as its
+/// effect. Internal.
+pub fn place(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "cf._placex")?;
+    args.parse::<Place>()?;
+    let bad = || WardenError::BadFilterData;
+    let filters = crate::common::parse::parse_i64(args.bytes(2))
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or_else(bad)?;
+    let slots = decode_placed(args.bytes(3)).ok_or_else(bad)?;
+    let name = args.raw(1);
+    let max_bytes = max_bytes(ctx);
+    let mut key = Key::writable(ctx, name);
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    if filters < f.filters().len() {
+        return Err(bad());
+    }
+    let mut next = f.clone();
+    while next.filters().len() < filters {
+        next.grow(max_bytes)?;
+    }
+    for (sub, slot, fp) in slots {
+        next.place(sub, slot, fp)?;
+    }
+    let before = f.size();
+    *f = next;
+    cuckoo_type::track_growth(before, f.size());
+    host::replicate_verbatim(ctx);
+    host::notify(ctx, c"cf.add", name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// `CF._LOADX key HEADER …` and `CF._LOADX key WORDS …`: the AOF form of a
+/// filter. Internal.
+pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "cf._loadx")?;
+    args.parse::<Load>()?;
+    let bad = || WardenError::BadFilterData;
+    let chunk = LoadFilter::parse(args)?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let existing = filter_in(&mut key)?;
+    match chunk {
+        LoadFilter::Header {
+            params,
+            fingerprint_bits,
+            items,
+            deletes,
+            filters,
+        } => {
+            if existing.is_some() {
+                return Err(bad());
+            }
+            CuckooFilter::check_header(params, fingerprint_bits, filters)?;
+            let mut f = CuckooFilter::new(params, max_bytes(ctx))?;
+            if f.fingerprint_bits() != fingerprint_bits {
+                return Err(bad());
+            }
+            while (f.filters().len() as u64) < filters {
+                f.grow(max_bytes(ctx))?;
+            }
+            f.set_counts(items, deletes);
+            cuckoo_type::track_new(&f);
+            key.set_value(Box::new(f));
+        }
+        LoadFilter::Words {
+            index,
+            word_offset,
+            bytes,
+        } => {
+            let f = existing.ok_or(WardenError::NotFound)?;
+            let words = words_from_le(bytes).ok_or_else(bad)?;
+            let (b, fb) = (f.params().bucket_size, f.fingerprint_bits());
+            let sub = f.filters_mut().get_mut(index).ok_or_else(bad)?;
+            sub.load_words(b, fb, word_offset, &words)?;
+        }
+    }
+    chunk.emit(Sink::Replication(ctx), name);
+    host::notify(ctx, c"cf.load", name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}

@@ -1,0 +1,745 @@
+//! A scalable cuckoo filter: a set of fingerprints you can delete from.
+//!
+//! An item hashes once (murmur3 x64-128): the first half picks its bucket,
+//! the second its fingerprint, an `f`-bit value other than 0 (0 marks an
+//! empty slot). Each item has two candidate buckets in a table of `m`
+//! buckets of `b` slots: `i1 = h1 mod m` and `i2 = (g(fp) − i1) mod m`,
+//! where `g` mixes the fingerprint alone. The map is its own inverse
+//! (`alt(alt(i)) = i`), so a fingerprint found in either bucket can be moved
+//! to the other without knowing its item, and `m` need not be a power of
+//! two: a table is sized for its capacity at the load its bucket size
+//! reaches (`target_load`), not rounded up to the next power of two.
+//!
+//! When an item finds both buckets full, a random walk of at most
+//! `max_iterations` kicks moves fingerprints to their other bucket; a walk
+//! that fails is undone, and the filter grows by a sub-filter of `m₀·eᵏ`
+//! buckets (`EXPANSION e`; 0 never grows). Because every sub-filter's bucket
+//! count divides the next one's, `i mod m_j` is an item's bucket in an older
+//! sub-filter `j` whichever bucket `i` of a newer one holds it, which is
+//! what `compact` uses to move fingerprints down.
+//!
+//! Kicks are random: the glue passes the generator, records the slots a
+//! write touched (`Touched`), and replicates those slots' new values, never
+//! the call, when a write kicked.
+
+use crate::common::error::WardenError;
+use crate::common::murmur3::murmur3_x64_128;
+use crate::common::relocate::{self, Mover};
+
+/// The most sub-filters a filter may have (RedisBloom's `cf-max-expansions`
+/// default): an insert into a filter that has them all and no room fails.
+pub const MAX_FILTERS: usize = 32;
+
+/// Largest capacity of the first sub-filter (RedisBloom's).
+pub const MAX_CAPACITY: u64 = 1 << 30;
+
+/// Largest `BUCKETSIZE`.
+pub const MAX_BUCKET_SIZE: u64 = 255;
+
+/// Largest `MAXITERATIONS`.
+pub const MAX_ITERATIONS: u64 = 65_535;
+
+/// Largest `EXPANSION`.
+pub const MAX_EXPANSION: u64 = 32_768;
+
+/// Widest fingerprint a stored filter may have.
+pub const MAX_FINGERPRINT_BITS: u32 = 32;
+
+/// How a filter is made: fixed at creation, stored with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooParams {
+    /// Items the first sub-filter is sized for (at least `2 × bucket_size`).
+    pub capacity: u64,
+    /// Slots per bucket, 1..=255.
+    pub bucket_size: u32,
+    /// Most kicks one insert may make, 1..=65535.
+    pub max_iterations: u32,
+    /// Growth factor of each new sub-filter's buckets; 0 never grows.
+    pub expansion: u32,
+}
+
+impl CuckooParams {
+    /// Checks each field's range, naming the first that is out of it.
+    pub fn validate(&self) -> Result<(), WardenError> {
+        if !(1..=MAX_BUCKET_SIZE).contains(&u64::from(self.bucket_size)) {
+            return Err(WardenError::BadBucketSize);
+        }
+        if !(1..=MAX_ITERATIONS).contains(&u64::from(self.max_iterations)) {
+            return Err(WardenError::BadMaxIterations);
+        }
+        if u64::from(self.expansion) > MAX_EXPANSION {
+            return Err(WardenError::BadCuckooExpansion);
+        }
+        if self.capacity < 2 * u64::from(self.bucket_size) || self.capacity > MAX_CAPACITY {
+            return Err(WardenError::BadCuckooCapacity);
+        }
+        Ok(())
+    }
+
+    /// The fingerprint width for this bucket size: a lookup compares `2b`
+    /// slots per sub-filter, so wider buckets need wider fingerprints for
+    /// the same false-positive rate; one-slot buckets need 11 bits, since
+    /// with fewer the two buckets an 8-bit fingerprint allows are too few
+    /// distinct pairs and random walks fail at a quarter load.
+    pub fn fingerprint_bits(&self) -> u32 {
+        match self.bucket_size {
+            1 => 11,
+            2..=4 => 9,
+            5..=8 => 10,
+            9..=16 => 11,
+            17..=32 => 12,
+            33..=64 => 13,
+            65..=128 => 14,
+            _ => 15,
+        }
+    }
+
+    /// Buckets of the first sub-filter: the capacity at `target_load`.
+    pub fn base_buckets(&self) -> u64 {
+        let (num, den) = target_load(self.bucket_size);
+        let slots = (self.capacity * den).div_ceil(num);
+        slots.div_ceil(u64::from(self.bucket_size)).max(1)
+    }
+}
+
+/// The share of slots, as `num/den`, a table of `b`-slot buckets is sized to
+/// hold at capacity: a few points below the load where random walks of 500
+/// kicks start to fail (measured: 48 % for b = 1 with 11-bit fingerprints,
+/// 87 % for b = 2, 96 % for b = 4, at 10^4 to 10^6 items).
+pub fn target_load(bucket_size: u32) -> (u64, u64) {
+    match bucket_size {
+        1 => (44, 100),
+        2 => (84, 100),
+        3 => (90, 100),
+        4..=7 => (93, 100),
+        _ => (95, 100),
+    }
+}
+
+/// An item's hash, split into what picks its buckets and what makes its
+/// fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CuckooHash {
+    /// Picks the first bucket (`mod m`).
+    pub index: u64,
+    /// Makes the fingerprint.
+    pub tag: u64,
+}
+
+impl CuckooHash {
+    /// Hashes an item.
+    pub fn of(item: &[u8]) -> CuckooHash {
+        let (index, tag) = murmur3_x64_128(item, 0);
+        CuckooHash { index, tag }
+    }
+}
+
+/// The mix of a fingerprint that offsets its other bucket.
+fn fingerprint_offset(fp: u32) -> u64 {
+    let mut k = u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    k ^= k >> 29;
+    k = k.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    k ^ (k >> 32)
+}
+
+/// The other bucket of fingerprint `fp` held in bucket `i` of `m`.
+#[inline]
+fn alt_bucket(i: u64, fp: u32, m: u64) -> u64 {
+    let g = fingerprint_offset(fp) % m;
+    if g >= i {
+        g - i
+    } else {
+        g + m - i
+    }
+}
+
+/// A generator for kicks: which bucket, which victim.
+pub trait KickRng {
+    /// The next random value.
+    fn next_u64(&mut self) -> u64;
+}
+
+/// One table of buckets, its fingerprints packed `f` bits each, slot `s`
+/// at bits `s·f..(s+1)·f` of little-endian 64-bit words (one more word
+/// than the bits need, so any slot reads as two words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubFilter {
+    buckets: u64,
+    words: Vec<u64>,
+}
+
+/// Words that hold `slots` slots of `f` bits, the spare word included.
+pub fn words_for(slots: u64, f: u32) -> u64 {
+    (slots * u64::from(f)).div_ceil(64) + 1
+}
+
+impl SubFilter {
+    fn zeroed(buckets: u64, b: u32, f: u32) -> SubFilter {
+        let words = words_for(buckets * u64::from(b), f) as usize;
+        SubFilter {
+            buckets,
+            words: vec![0; words],
+        }
+    }
+
+    /// A stored sub-filter: `words` must be exactly the words its slots
+    /// need, with every bit past the last slot zero.
+    pub fn from_parts(
+        buckets: u64,
+        b: u32,
+        f: u32,
+        words: Vec<u64>,
+    ) -> Result<SubFilter, WardenError> {
+        let bad = WardenError::BadFilterData;
+        let slots = buckets.checked_mul(u64::from(b)).ok_or(bad.clone())?;
+        let bits = slots.checked_mul(u64::from(f)).ok_or(bad.clone())?;
+        if buckets == 0 || words.len() as u64 != bits.div_ceil(64) + 1 {
+            return Err(bad);
+        }
+        let last = (bits / 64) as usize;
+        let tail_clean = (bits % 64 == 0 || words[last] >> (bits % 64) == 0)
+            && words[last + 1..].iter().all(|w| *w == 0);
+        match tail_clean {
+            true => Ok(SubFilter { buckets, words }),
+            false => Err(bad),
+        }
+    }
+
+    /// Buckets in this table.
+    pub fn buckets(&self) -> u64 {
+        self.buckets
+    }
+
+    /// The packed slots, the spare word included.
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// Writes `words` from word `offset` on (a load in chunks), refused
+    /// with nothing changed when they run past the table or set a bit past
+    /// its last slot (`b` slots per bucket, `f` bits each).
+    pub fn load_words(
+        &mut self,
+        b: u32,
+        f: u32,
+        offset: usize,
+        words: &[u64],
+    ) -> Result<(), WardenError> {
+        let end = offset
+            .checked_add(words.len())
+            .ok_or(WardenError::BadFilterData)?;
+        if end > self.words.len() {
+            return Err(WardenError::BadFilterData);
+        }
+        let bits = self.buckets * u64::from(b) * u64::from(f);
+        let clean = words.iter().enumerate().all(|(n, w)| {
+            let first_bit = (offset + n) as u64 * 64;
+            match bits.checked_sub(first_bit) {
+                Some(inside) if inside >= 64 => true,
+                Some(inside) => w >> inside == 0,
+                None => *w == 0,
+            }
+        });
+        if !clean {
+            return Err(WardenError::BadFilterData);
+        }
+        self.words[offset..end].copy_from_slice(words);
+        Ok(())
+    }
+
+    /// Bytes of its slots.
+    pub fn bytes(&self) -> u64 {
+        self.words.len() as u64 * 8
+    }
+
+    #[inline]
+    fn get(&self, slot: u64, f: u32) -> u32 {
+        let bit = slot * u64::from(f);
+        let w = (bit >> 6) as usize;
+        let two = u128::from(self.words[w]) | (u128::from(self.words[w + 1]) << 64);
+        ((two >> (bit & 63)) as u64 & ((1u64 << f) - 1)) as u32
+    }
+
+    #[inline]
+    fn set(&mut self, slot: u64, f: u32, fp: u32) {
+        let bit = slot * u64::from(f);
+        let w = (bit >> 6) as usize;
+        let shift = bit & 63;
+        let mask = ((1u128 << f) - 1) << shift;
+        let two = u128::from(self.words[w]) | (u128::from(self.words[w + 1]) << 64);
+        let two = (two & !mask) | (u128::from(fp) << shift);
+        self.words[w] = two as u64;
+        self.words[w + 1] = (two >> 64) as u64;
+    }
+
+    /// The first slot of bucket `i` holding `fp`.
+    #[inline]
+    fn find(&self, i: u64, b: u32, f: u32, fp: u32) -> Option<u64> {
+        let first = i * u64::from(b);
+        (first..first + u64::from(b)).find(|&s| self.get(s, f) == fp)
+    }
+
+    fn count_in(&self, i: u64, b: u32, f: u32, fp: u32) -> u64 {
+        let first = i * u64::from(b);
+        (first..first + u64::from(b))
+            .filter(|&s| self.get(s, f) == fp)
+            .count() as u64
+    }
+
+    fn occupied(&self, b: u32, f: u32) -> u64 {
+        (0..self.buckets * u64::from(b))
+            .filter(|&s| self.get(s, f) != 0)
+            .count() as u64
+    }
+}
+
+/// Slots a call wrote that fit without a heap block.
+const INLINE_SLOTS: usize = 8;
+
+/// The slots a write changed, as (sub-filter, slot) pairs, in order, and
+/// whether the call needs them replicated: once an insert has tried a
+/// random walk (or grown after one failed), the call cannot be replayed by
+/// its arguments, and the glue replicates these slots' final values.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Touched {
+    inline: [(usize, u64); INLINE_SLOTS],
+    len: usize,
+    spill: Vec<(usize, u64)>,
+    /// Whether a random walk decided where something went.
+    pub random: bool,
+}
+
+impl Touched {
+    fn note(&mut self, sub: usize, slot: u64) {
+        match self.inline.get_mut(self.len) {
+            Some(at) => *at = (sub, slot),
+            None => self.spill.push((sub, slot)),
+        }
+        self.len += 1;
+    }
+
+    /// The slots written, in order (a slot may repeat).
+    pub fn slots(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let inline = self.len.min(INLINE_SLOTS);
+        self.inline[..inline]
+            .iter()
+            .chain(self.spill.iter())
+            .copied()
+    }
+}
+
+/// What an insert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// The fingerprint was stored.
+    Added,
+    /// `insert_unique` only: it may be present already; nothing changed.
+    Exists,
+}
+
+/// A scalable cuckoo filter: its parameters, counters and sub-filters,
+/// oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CuckooFilter {
+    params: CuckooParams,
+    fingerprint_bits: u32,
+    items: u64,
+    deletes: u64,
+    filters: Vec<SubFilter>,
+}
+
+/// Bytes of a filter besides its slots.
+pub const FILTER_OVERHEAD: u64 =
+    (std::mem::size_of::<CuckooFilter>() + 2 * std::mem::size_of::<usize>()) as u64;
+
+impl CuckooFilter {
+    /// An empty filter with one sub-filter; refused when its slots would
+    /// take more than `max_bytes`.
+    pub fn new(params: CuckooParams, max_bytes: u64) -> Result<CuckooFilter, WardenError> {
+        params.validate()?;
+        let mut f = CuckooFilter {
+            params,
+            fingerprint_bits: params.fingerprint_bits(),
+            items: 0,
+            deletes: 0,
+            filters: Vec::new(),
+        };
+        f.grow(max_bytes)?;
+        Ok(f)
+    }
+
+    /// A stored filter's header, checked: parameters in range, a fingerprint
+    /// width of 1..=32 bits and at most `MAX_FILTERS` sub-filters.
+    pub fn check_header(
+        params: CuckooParams,
+        fingerprint_bits: u32,
+        filters: u64,
+    ) -> Result<(), WardenError> {
+        params.validate()?;
+        if !(1..=MAX_FINGERPRINT_BITS).contains(&fingerprint_bits)
+            || filters == 0
+            || filters > MAX_FILTERS as u64
+        {
+            return Err(WardenError::BadFilterData);
+        }
+        Ok(())
+    }
+
+    /// A stored filter from its parts, each checked: the header, each
+    /// sub-filter's bucket count (`m₀·eᵏ`), and the item count against the
+    /// occupied slots.
+    pub fn from_parts(
+        params: CuckooParams,
+        fingerprint_bits: u32,
+        (items, deletes): (u64, u64),
+        filters: Vec<SubFilter>,
+    ) -> Result<CuckooFilter, WardenError> {
+        CuckooFilter::check_header(params, fingerprint_bits, filters.len() as u64)?;
+        let f = CuckooFilter {
+            params,
+            fingerprint_bits,
+            items,
+            deletes,
+            filters,
+        };
+        for (k, sub) in f.filters.iter().enumerate() {
+            if Some(sub.buckets) != f.buckets_of(k) {
+                return Err(WardenError::BadFilterData);
+            }
+        }
+        if f.occupied() != items {
+            return Err(WardenError::BadFilterData);
+        }
+        Ok(f)
+    }
+
+    /// Buckets of sub-filter `k`: `m₀·eᵏ`, `None` on overflow (or past the
+    /// first for a filter that never grows).
+    pub fn buckets_of(&self, k: usize) -> Option<u64> {
+        let base = self.params.base_buckets();
+        match (self.params.expansion, k) {
+            (_, 0) => Some(base),
+            (0, _) => None,
+            (e, k) => u64::from(e)
+                .checked_pow(u32::try_from(k).ok()?)
+                .and_then(|g| g.checked_mul(base))
+                .filter(|m| m.checked_mul(u64::from(self.params.bucket_size)).is_some()),
+        }
+    }
+
+    /// Appends the next sub-filter, zeroed; refused when the filter would
+    /// take more than `max_bytes` or has `MAX_FILTERS` already.
+    pub fn grow(&mut self, max_bytes: u64) -> Result<(), WardenError> {
+        if self.filters.len() >= MAX_FILTERS {
+            return Err(WardenError::MaxExpansions);
+        }
+        let buckets = self
+            .buckets_of(self.filters.len())
+            .ok_or(WardenError::CuckooTooLarge)?;
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let slots = buckets
+            .checked_mul(u64::from(b))
+            .ok_or(WardenError::CuckooTooLarge)?;
+        let bytes = slots
+            .checked_mul(u64::from(f))
+            .map(|bits| bits.div_ceil(64) * 8 + 8);
+        match bytes {
+            Some(n) if n.saturating_add(self.size()) <= max_bytes => {}
+            _ => return Err(WardenError::CuckooTooLarge),
+        }
+        self.filters.push(SubFilter::zeroed(buckets, b, f));
+        Ok(())
+    }
+
+    /// Its parameters.
+    pub fn params(&self) -> CuckooParams {
+        self.params
+    }
+
+    /// Bits per fingerprint.
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.fingerprint_bits
+    }
+
+    /// Fingerprints stored (items added, less those deleted).
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// Deletes since creation or the last compaction.
+    pub fn deletes(&self) -> u64 {
+        self.deletes
+    }
+
+    /// Its sub-filters, oldest first.
+    pub fn filters(&self) -> &[SubFilter] {
+        &self.filters
+    }
+
+    /// Its sub-filters, for a load that writes their slots in chunks.
+    pub fn filters_mut(&mut self) -> &mut [SubFilter] {
+        &mut self.filters
+    }
+
+    /// Sets the counters of a filter whose slots a load writes next (the
+    /// AOF form: its header carries them).
+    pub fn set_counts(&mut self, items: u64, deletes: u64) {
+        self.items = items;
+        self.deletes = deletes;
+    }
+
+    /// Bytes of slots (RedisBloom's `Size`).
+    pub fn slot_bytes(&self) -> u64 {
+        self.filters.iter().map(SubFilter::bytes).sum()
+    }
+
+    /// Bytes it takes in memory: slots and overhead.
+    pub fn size(&self) -> u64 {
+        FILTER_OVERHEAD
+            + self.slot_bytes()
+            + (self.filters.len() * std::mem::size_of::<SubFilter>()) as u64
+    }
+
+    /// Slots holding a fingerprint, counted.
+    fn occupied(&self) -> u64 {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        self.filters.iter().map(|s| s.occupied(b, f)).sum()
+    }
+
+    /// The item's fingerprint: 1..2^f.
+    #[inline]
+    fn fingerprint(&self, h: CuckooHash) -> u32 {
+        (1 + h.tag % ((1u64 << self.fingerprint_bits) - 1)) as u32
+    }
+
+    /// Its two buckets in sub-filter `k`.
+    #[inline]
+    fn buckets_in(&self, k: usize, h: CuckooHash, fp: u32) -> (u64, u64) {
+        let m = self.filters[k].buckets;
+        let i1 = h.index % m;
+        (i1, alt_bucket(i1, fp, m))
+    }
+
+    /// Whether the item may be in the filter (never false for an item added
+    /// and not deleted).
+    pub fn contains(&self, h: CuckooHash) -> bool {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let fp = self.fingerprint(h);
+        (0..self.filters.len()).any(|k| {
+            let (i1, i2) = self.buckets_in(k, h, fp);
+            let sub = &self.filters[k];
+            sub.find(i1, b, f, fp).is_some() || sub.find(i2, b, f, fp).is_some()
+        })
+    }
+
+    /// How many times the item's fingerprint is stored (at least its adds
+    /// less its deletes; more when other items share it).
+    pub fn count(&self, h: CuckooHash) -> u64 {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let fp = self.fingerprint(h);
+        (0..self.filters.len())
+            .map(|k| {
+                let (i1, i2) = self.buckets_in(k, h, fp);
+                let sub = &self.filters[k];
+                let second = if i2 == i1 {
+                    0
+                } else {
+                    sub.count_in(i2, b, f, fp)
+                };
+                sub.count_in(i1, b, f, fp) + second
+            })
+            .sum()
+    }
+
+    /// Removes one copy of the item's fingerprint, newest sub-filter first;
+    /// false when none is stored. An item never added may share a stored
+    /// item's fingerprint and buckets: deleting it removes that item's copy.
+    pub fn delete(&mut self, h: CuckooHash) -> bool {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let fp = self.fingerprint(h);
+        for k in (0..self.filters.len()).rev() {
+            let (i1, i2) = self.buckets_in(k, h, fp);
+            let sub = &mut self.filters[k];
+            if let Some(slot) = sub.find(i1, b, f, fp).or_else(|| sub.find(i2, b, f, fp)) {
+                sub.set(slot, f, 0);
+                self.items -= 1;
+                self.deletes += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Adds the item unless it may be present already.
+    pub fn insert_unique(
+        &mut self,
+        h: CuckooHash,
+        rng: &mut dyn KickRng,
+        max_bytes: u64,
+        touched: &mut Touched,
+    ) -> Result<Inserted, WardenError> {
+        if self.contains(h) {
+            return Ok(Inserted::Exists);
+        }
+        self.insert(h, rng, max_bytes, touched)
+    }
+
+    /// Adds the item's fingerprint (another copy when it is there already):
+    /// into a free slot of its buckets, newest sub-filter first; else by a
+    /// random walk in the newest; else into a new sub-filter. Fails with
+    /// nothing changed when the filter cannot grow (`EXPANSION 0`: full;
+    /// `MAX_FILTERS` or `max_bytes` reached). Slots written are noted in
+    /// `touched`.
+    pub fn insert(
+        &mut self,
+        h: CuckooHash,
+        rng: &mut dyn KickRng,
+        max_bytes: u64,
+        touched: &mut Touched,
+    ) -> Result<Inserted, WardenError> {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let fp = self.fingerprint(h);
+        loop {
+            for k in (0..self.filters.len()).rev() {
+                let (i1, i2) = self.buckets_in(k, h, fp);
+                let sub = &mut self.filters[k];
+                if let Some(slot) = sub.find(i1, b, f, 0).or_else(|| sub.find(i2, b, f, 0)) {
+                    sub.set(slot, f, fp);
+                    touched.note(k, slot);
+                    self.items += 1;
+                    return Ok(Inserted::Added);
+                }
+            }
+            let newest = self.filters.len() - 1;
+            let (i1, i2) = self.buckets_in(newest, h, fp);
+            touched.random = true;
+            if self.kick(newest, [i1, i2], fp, rng, touched) {
+                self.items += 1;
+                return Ok(Inserted::Added);
+            }
+            if self.params.expansion == 0 {
+                return Err(WardenError::CuckooFull);
+            }
+            self.grow(max_bytes)?;
+        }
+    }
+
+    /// A random walk in sub-filter `k` that makes room for `fp` in one of
+    /// `buckets`: swaps it with a random victim, takes the victim to its
+    /// other bucket, and so on for at most `max_iterations` kicks. Undone
+    /// when it fails, so the filter is as it was.
+    fn kick(
+        &mut self,
+        k: usize,
+        buckets: [u64; 2],
+        fp: u32,
+        rng: &mut dyn KickRng,
+        touched: &mut Touched,
+    ) -> bool {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let max = self.params.max_iterations;
+        let sub = &mut self.filters[k];
+        let m = sub.buckets;
+        let mut path: Vec<(u64, u32)> = Vec::with_capacity(max.min(64) as usize);
+        let r = rng.next_u64();
+        let mut bucket = buckets[(r & 1) as usize];
+        let mut carried = fp;
+        for _ in 0..max {
+            let r = rng.next_u64();
+            let slot = bucket * u64::from(b) + (r >> 1) % u64::from(b);
+            let victim = sub.get(slot, f);
+            sub.set(slot, f, carried);
+            path.push((slot, victim));
+            carried = victim;
+            bucket = alt_bucket(bucket, carried, m);
+            if let Some(free) = sub.find(bucket, b, f, 0) {
+                sub.set(free, f, carried);
+                for &(s, _) in &path {
+                    touched.note(k, s);
+                }
+                touched.note(k, free);
+                return true;
+            }
+        }
+        for &(slot, before) in path.iter().rev() {
+            sub.set(slot, f, before);
+        }
+        false
+    }
+
+    /// Moves fingerprints from newer sub-filters into free slots of older
+    /// ones and drops the newest sub-filters left empty; resets the delete
+    /// count. Deterministic: replicas repeat it.
+    pub fn compact(&mut self) {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        for k in (1..self.filters.len()).rev() {
+            let (older, newer) = self.filters.split_at_mut(k);
+            let sub = &mut newer[0];
+            for slot in 0..sub.buckets * u64::from(b) {
+                let fp = sub.get(slot, f);
+                if fp == 0 {
+                    continue;
+                }
+                let i = slot / u64::from(b);
+                let home = older.iter_mut().find_map(|o| {
+                    let i1 = i % o.buckets;
+                    let i2 = alt_bucket(i1, fp, o.buckets);
+                    let free = o.find(i1, b, f, 0).or_else(|| o.find(i2, b, f, 0))?;
+                    Some((o, free))
+                });
+                if let Some((o, free)) = home {
+                    o.set(free, f, fp);
+                    sub.set(slot, f, 0);
+                }
+            }
+        }
+        while self.filters.len() > 1
+            && self
+                .filters
+                .last()
+                .is_some_and(|s| s.words.iter().all(|w| *w == 0))
+        {
+            self.filters.pop();
+        }
+        self.filters.shrink_to_fit();
+        self.deletes = 0;
+    }
+
+    /// Writes a replicated slot value (`CF._PLACEX`): grows to `filters`
+    /// sub-filters first when asked, and keeps the item count. Checked:
+    /// refused with nothing changed for a slot or value out of range.
+    pub fn place(&mut self, sub: usize, slot: u64, fp: u64) -> Result<(), WardenError> {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let target = self
+            .filters
+            .get_mut(sub)
+            .ok_or(WardenError::BadFilterData)?;
+        if slot >= target.buckets * u64::from(b) || fp >= 1u64 << f {
+            return Err(WardenError::BadFilterData);
+        }
+        let before = target.get(slot, f);
+        target.set(slot, f, fp as u32);
+        self.items = self.items + u64::from(fp != 0) - u64::from(before != 0);
+        Ok(())
+    }
+
+    /// The value of a slot (replication of touched slots).
+    pub fn slot(&self, sub: usize, slot: u64) -> u32 {
+        self.filters[sub].get(slot, self.fingerprint_bits)
+    }
+
+    /// Offers its blocks to `m` from sub-filter `from` on; the sub-filter
+    /// to resume at when `m` asks to stop.
+    pub fn relocate(&mut self, from: usize, m: &mut dyn Mover) -> Option<usize> {
+        if from == 0 {
+            relocate::vec(&mut self.filters, m);
+        }
+        for k in from..self.filters.len() {
+            if k > from && m.should_stop() {
+                return Some(k);
+            }
+            relocate::vec(&mut self.filters[k].words, m);
+        }
+        None
+    }
+}
