@@ -158,6 +158,8 @@ mod tests {
         ("cf.countx", 3),
         ("cf.compactx", 2),
         ("cf.infox", 2),
+        ("cf.scandumpx", 3),
+        ("cf.loadchunkx", 4),
         ("cf._placex", 4),
         ("cf._loadx", -6),
         ("cache.set", -4),
@@ -208,8 +210,10 @@ mod tests {
                 "cf.info",
                 "cf.insert",
                 "cf.insertnx",
+                "cf.loadchunk",
                 "cf.mexists",
                 "cf.reserve",
+                "cf.scandump",
                 "cl.throttle"
             ]
         );

@@ -3,6 +3,7 @@
 //! cluster's key slots, the waiters' queue and the moving of heap blocks for
 //! active defragmentation (and, for unit tests, one seeded generator).
 
+pub mod chunks;
 pub mod cluster;
 pub mod compact_bytes;
 pub mod error;

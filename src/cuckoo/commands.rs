@@ -11,15 +11,20 @@
 //! values, so a replica never re-decides a kick. Reads, refused writes and
 //! adds of present items (NX) replicate nothing.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::ffi::CStr;
 
+use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_from_le;
+use crate::common::le_words::words_to_le;
+use crate::cuckoo::core::dump::{self, encode_header, sizes};
 use crate::cuckoo::core::filter::{CuckooFilter, CuckooHash, Inserted, KickRng, Touched};
 use crate::cuckoo::data_type::{self as cuckoo_type};
 use crate::cuckoo::requests::{
-    Add, AddNx, Compact, Count, CreateOptions, Del, Exists, Info, Insert, Load, MultiExists, Place,
+    Add, AddNx, Compact, Count, CreateOptions, Del, Exists, Info, Insert, Load, LoadChunk,
+    MultiExists, Place, ScanDump,
 };
 use crate::cuckoo::wire::{decode_placed, emit_placed, encode_placed, LoadFilter};
 use crate::glue::args::{internal_only, Args};
@@ -101,9 +106,66 @@ fn replicate_items(ctx: Ctx, nx: bool, key: RStr, items: &[RStr]) {
     };
 }
 
-/// The filter in a key: `Ok(None)` when the key is empty.
+/// The filter in a key: `Ok(None)` when the key is empty; an error when
+/// `CF.LOADCHUNKX` has not finished loading it.
 fn filter_in(key: &mut Key) -> Result<Option<&mut CuckooFilter>, WardenError> {
-    key.value::<CuckooFilter>()
+    match key.value::<CuckooFilter>()? {
+        Some(f) if f.loading().is_some() => Err(WardenError::FilterLoading),
+        found => Ok(found),
+    }
+}
+
+/// `CF.SCANDUMPX key iterator`: `[1, header]` for iterator 0, then
+/// `[next, slots]` for each chunk, and `[0, ""]` after the last.
+pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    let iterator = args.parse::<ScanDump>()?.iterator;
+    let mut key = Key::readable(ctx, args.raw(1));
+    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
+    let (next, data) = match chunk_at(sizes(f), iterator)? {
+        Chunk::Header => (HEADER_ITERATOR, Cow::Owned(encode_header(f))),
+        Chunk::Bits {
+            layer,
+            offset,
+            len,
+            next,
+        } => {
+            let words = &f.filters()[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
+            (next, words_to_le(words))
+        }
+        Chunk::End => (0, Cow::Borrowed(&b""[..])),
+    };
+    host::reply_array(ctx, 2);
+    host::reply_integer(ctx, next as i64);
+    host::reply_bulk(ctx, &data);
+    Ok(())
+}
+
+/// `CF.LOADCHUNKX key iterator data`: the header (iterator 1) creates the
+/// key as a filter being loaded; each chunk must be the next one, of its
+/// exact length; after the last one the filter answers commands.
+/// Replicated as it is (its effect does not depend on time or configuration).
+pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    let crate::cuckoo::requests::Chunk { iterator, data } = args.parse::<LoadChunk>()?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    match key.value::<CuckooFilter>()? {
+        None if iterator == HEADER_ITERATOR => {
+            let f = dump::from_header(data, max_bytes(ctx))?;
+            cuckoo_type::track_new(&f);
+            key.set_value(Box::new(f));
+        }
+        None => return Err(WardenError::NotFound),
+        Some(f) => {
+            dump::load_chunk(f, iterator, data)?;
+        }
+    }
+    match args.by_alias() {
+        true => host::replicate_as(ctx, c"CF.LOADCHUNKX", args.raw_from(1)),
+        false => host::replicate_verbatim(ctx),
+    }
+    host::notify(ctx, c"cf.loadchunk", name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
 }
 
 /// `CF.RESERVEX key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`

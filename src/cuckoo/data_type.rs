@@ -3,18 +3,23 @@
 //! RDB layout, encoding version 1: capacity, bucket size, max iterations,
 //! expansion, fingerprint bits, items, deletes, sub-filter count (all
 //! unsigned); per sub-filter its bucket count and its packed slots as one
-//! string of little-endian 64-bit words. Every field is validated on load
-//! (`CuckooFilter::from_parts`), since RESTORE feeds this code bytes from
-//! clients. AOF rewrite emits `CF._LOADX` commands, the words in chunks.
+//! string of little-endian 64-bit words; then the bytes `CF.LOADCHUNKX` has
+//! loaded of a filter it is still loading (all ones for a whole filter).
+//! Every field is validated on load (`CuckooFilter::from_stored`), since
+//! RESTORE feeds this code bytes from clients. AOF rewrite emits `CF._LOADX`
+//! commands, the words in chunks; for a filter still being loaded, the
+//! `CF.LOADCHUNKX` calls that loaded it so far.
 
 use std::sync::atomic::Ordering;
 
 use redis_module::native_types::RedisType;
 
+use crate::common::chunks::HEADER_ITERATOR;
 use crate::common::le_words::{words_from_le, words_to_le};
 use crate::common::relocate::Mover;
+use crate::cuckoo::core::dump::{encode_header, loaded_chunks};
 use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, SubFilter};
-use crate::cuckoo::wire::LoadFilter;
+use crate::cuckoo::wire::{emit_chunk, LoadFilter};
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 use crate::glue::stats::{CF_BYTES, CF_FILTERS};
@@ -71,8 +76,15 @@ fn load_filter(rdb: Io) -> Option<CuckooFilter> {
             SubFilter::from_parts(buckets, params.bucket_size, fingerprint_bits, words).ok()?,
         );
     }
-    CuckooFilter::from_parts(params, fingerprint_bits, (items, deletes), filters).ok()
+    let loading = match rdb.load_unsigned().ok()? {
+        WHOLE => None,
+        loaded => Some(loaded),
+    };
+    CuckooFilter::from_stored(params, fingerprint_bits, (items, deletes), filters, loading).ok()
 }
+
+/// The stored loading field of a whole filter.
+const WHOLE: u64 = u64::MAX;
 
 impl StoredValue for CuckooFilter {
     const ENCODING_VERSION: i32 = CUCKOO_ENCODING_VERSION;
@@ -102,9 +114,20 @@ impl StoredValue for CuckooFilter {
             rdb.save_unsigned(sub.buckets());
             rdb.save_slice(&words_to_le(sub.words()));
         }
+        rdb.save_unsigned(self.loading().unwrap_or(WHOLE));
     }
 
     fn aof_rewrite(&self, aof: Sink, key: RStr) {
+        if self.loading().is_some() {
+            let header = encode_header(self);
+            emit_chunk(aof, key, HEADER_ITERATOR, &header);
+            for (iterator, sub, offset, len) in loaded_chunks(self) {
+                let words =
+                    &self.filters()[sub].words()[(offset / 8) as usize..][..(len / 8) as usize];
+                emit_chunk(aof, key, iterator, &words_to_le(words));
+            }
+            return;
+        }
         LoadFilter::Header {
             params: self.params(),
             fingerprint_bits: self.fingerprint_bits(),
@@ -149,6 +172,9 @@ impl StoredValue for CuckooFilter {
         for sub in self.filters() {
             md.add_int(sub.buckets() as i64);
             md.add_bytes(&words_to_le(sub.words()));
+        }
+        if let Some(loaded) = self.loading() {
+            md.add_int(loaded as i64);
         }
     }
 

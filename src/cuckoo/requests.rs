@@ -4,6 +4,7 @@
 //! `CF._LOADX` are read by their wire format (`wire`); their grammars here
 //! are what `COMMAND DOCS` shows.
 
+use crate::common::chunks::{LOAD_ITERATOR, SCAN_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::grammar::{
     arg, chosen, flag, items, key, one_of, option, repeated, required, shape_only_request,
@@ -192,6 +193,51 @@ impl<'a, const N: u8> Request<'a> for Items<N> {
     }
 
     fn take(&mut self, _: &'static Arg, _: &'a [u8]) -> Result<(), WardenError> {
+        Ok(())
+    }
+}
+
+/// `CF.SCANDUMPX key iterator` and `CF.LOADCHUNKX key iterator data`
+/// (`LOAD` picks the second).
+pub struct Chunk<'a, const LOAD: bool> {
+    /// Which chunk.
+    pub iterator: u64,
+    /// LOADCHUNKX's data.
+    pub data: &'a [u8],
+}
+
+/// The arguments of `CF.SCANDUMPX`.
+const SCAN_DUMP: &[Arg] = &[key(), arg("iterator", Kind::Int)];
+/// The arguments of `CF.LOADCHUNKX`.
+const LOAD_CHUNK: &[Arg] = &[key(), arg("iterator", Kind::Int), arg("data", Kind::Str)];
+
+/// `CF.SCANDUMPX key iterator`
+pub type ScanDump<'a> = Chunk<'a, false>;
+/// `CF.LOADCHUNKX key iterator data`
+pub type LoadChunk<'a> = Chunk<'a, true>;
+
+impl<'a, const LOAD: bool> Request<'a> for Chunk<'a, LOAD> {
+    const NAME: &'static str = if LOAD {
+        "cf.loadchunkx"
+    } else {
+        "cf.scandumpx"
+    };
+    const GRAMMAR: Grammar = Grammar::new(if LOAD { LOAD_CHUNK } else { SCAN_DUMP });
+
+    fn empty() -> Self {
+        Chunk {
+            iterator: 0,
+            data: &[],
+        }
+    }
+
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        match arg.name {
+            "iterator" if LOAD => self.iterator = LOAD_ITERATOR.parse(word)? as u64,
+            "iterator" => self.iterator = SCAN_ITERATOR.parse(word)? as u64,
+            "data" => self.data = word,
+            _ => {}
+        }
         Ok(())
     }
 }

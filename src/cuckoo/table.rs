@@ -181,6 +181,36 @@ pub const COMMANDS: &[Command] = &[
         },
     },
     Command {
+        name: <req::ScanDump as Request>::NAME,
+        func: command_fn!(cuckoo::scandump),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "cf.scandump",
+        }),
+        flags: "readonly",
+        doc: Doc {
+            summary: "Reads a filter in chunks, with RedisBloom's CF.SCANDUMP iterators: iterator 0 gives [1, header], each returned iterator [next, up to 16 MiB of slots], and the end [0, \"\"].",
+            complexity: "O(n) where n is the size of the chunk",
+            grammar: <req::ScanDump as Request>::GRAMMAR,
+            since: "0.4.0",
+        },
+    },
+    Command {
+        name: <req::LoadChunk as Request>::NAME,
+        func: command_fn!(cuckoo::loadchunk),
+        alias: Some(Alias {
+            set: AliasSet::RedisBloom,
+            name: "cf.loadchunk",
+        }),
+        flags: "write deny-oom",
+        doc: Doc {
+            summary: "Rebuilds a filter from CF.SCANDUMPX's chunks, in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
+            complexity: "O(n) where n is the size of the chunk",
+            grammar: <req::LoadChunk as Request>::GRAMMAR,
+            since: "0.4.0",
+        },
+    },
+    Command {
         name: <req::Place as Request>::NAME,
         func: command_fn!(cuckoo::place),
         alias: None,

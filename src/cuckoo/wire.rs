@@ -67,6 +67,20 @@ pub fn emit_placed(sink: Sink, key: RStr, filters: usize, slots: &[u8]) {
     );
 }
 
+/// Emits `CF.LOADCHUNKX key iterator data` to `sink` (AOF rewrite of a
+/// filter still being loaded).
+pub fn emit_chunk(sink: Sink, key: RStr, iterator: u64, data: &[u8]) {
+    emit!(
+        sink,
+        c"CF.LOADCHUNKX",
+        c"slb",
+        key,
+        iterator as i64,
+        data.as_ptr(),
+        data.len()
+    );
+}
+
 /// One `CF._LOADX`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadFilter<'a> {

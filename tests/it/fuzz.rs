@@ -267,6 +267,8 @@ impl Fuzz {
             "CF.ADDX" | "CF.ADDNXX" | "CF.EXISTSX" | "CF.DELX" => Shape::Int01,
             "CF.MEXISTSX" => Shape::Flags(args.len() - 1),
             "CF.COUNTX" => Shape::IntNonNeg,
+            "CF.SCANDUMPX" => Shape::Chunk,
+            "CF.LOADCHUNKX" => Shape::Ok,
             "RL.TOKEN" | "RL.LEAKY" | "RL.WINDOW" => Shape::Four,
             "RL.GCRA" => Shape::Five,
             "CACHE.SET" => Shape::Int01,

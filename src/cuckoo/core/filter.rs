@@ -22,6 +22,7 @@
 //! write touched (`Touched`), and replicates those slots' new values, never
 //! the call, when a write kicked.
 
+use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::murmur3::murmur3_x64_128;
 use crate::common::relocate::{self, Mover};
@@ -91,6 +92,20 @@ impl CuckooParams {
             33..=64 => 13,
             65..=128 => 14,
             _ => 15,
+        }
+    }
+
+    /// Buckets of sub-filter `k`: `m₀·eᵏ`, `None` on overflow (or past the
+    /// first for a filter that never grows).
+    pub fn buckets_of(&self, k: usize) -> Option<u64> {
+        let base = self.base_buckets();
+        match (self.expansion, k) {
+            (_, 0) => Some(base),
+            (0, _) => None,
+            (e, k) => u64::from(e)
+                .checked_pow(u32::try_from(k).ok()?)
+                .and_then(|g| g.checked_mul(base))
+                .filter(|m| m.checked_mul(u64::from(self.bucket_size)).is_some()),
         }
     }
 
@@ -346,6 +361,9 @@ pub struct CuckooFilter {
     items: u64,
     deletes: u64,
     filters: Vec<SubFilter>,
+    /// Bytes of slots `CF.LOADCHUNKX` has loaded, while it loads (the
+    /// filter answers nothing until it is whole).
+    loading: Option<u64>,
 }
 
 /// Bytes of a filter besides its slots.
@@ -363,6 +381,7 @@ impl CuckooFilter {
             items: 0,
             deletes: 0,
             filters: Vec::new(),
+            loading: None,
         };
         f.grow(max_bytes)?;
         Ok(f)
@@ -394,6 +413,19 @@ impl CuckooFilter {
         (items, deletes): (u64, u64),
         filters: Vec<SubFilter>,
     ) -> Result<CuckooFilter, WardenError> {
+        CuckooFilter::from_stored(params, fingerprint_bits, (items, deletes), filters, None)
+    }
+
+    /// `from_parts` for a filter that may be partly loaded (`loading`: bytes
+    /// loaded so far, where a chunk ends; its counts are checked once it is
+    /// whole).
+    pub fn from_stored(
+        params: CuckooParams,
+        fingerprint_bits: u32,
+        (items, deletes): (u64, u64),
+        filters: Vec<SubFilter>,
+        loading: Option<u64>,
+    ) -> Result<CuckooFilter, WardenError> {
         CuckooFilter::check_header(params, fingerprint_bits, filters.len() as u64)?;
         let f = CuckooFilter {
             params,
@@ -401,30 +433,32 @@ impl CuckooFilter {
             items,
             deletes,
             filters,
+            loading,
         };
         for (k, sub) in f.filters.iter().enumerate() {
             if Some(sub.buckets) != f.buckets_of(k) {
                 return Err(WardenError::BadFilterData);
             }
         }
-        if f.occupied() != items {
-            return Err(WardenError::BadFilterData);
+        let consistent = match loading {
+            None => f.occupied() == items,
+            Some(loaded) => {
+                let sizes = f.filters.iter().map(SubFilter::bytes);
+                matches!(
+                    chunk_at(sizes, loaded + HEADER_ITERATOR),
+                    Ok(Chunk::Bits { .. })
+                )
+            }
+        };
+        match consistent {
+            true => Ok(f),
+            false => Err(WardenError::BadFilterData),
         }
-        Ok(f)
     }
 
-    /// Buckets of sub-filter `k`: `m₀·eᵏ`, `None` on overflow (or past the
-    /// first for a filter that never grows).
+    /// Buckets of sub-filter `k` (see `CuckooParams::buckets_of`).
     pub fn buckets_of(&self, k: usize) -> Option<u64> {
-        let base = self.params.base_buckets();
-        match (self.params.expansion, k) {
-            (_, 0) => Some(base),
-            (0, _) => None,
-            (e, k) => u64::from(e)
-                .checked_pow(u32::try_from(k).ok()?)
-                .and_then(|g| g.checked_mul(base))
-                .filter(|m| m.checked_mul(u64::from(self.params.bucket_size)).is_some()),
-        }
+        self.params.buckets_of(k)
     }
 
     /// Appends the next sub-filter, zeroed; refused when the filter would
@@ -486,6 +520,23 @@ impl CuckooFilter {
     pub fn set_counts(&mut self, items: u64, deletes: u64) {
         self.items = items;
         self.deletes = deletes;
+    }
+
+    /// Bytes of slots loaded so far while `CF.LOADCHUNKX` loads it; `None`
+    /// when it is whole.
+    pub fn loading(&self) -> Option<u64> {
+        self.loading
+    }
+
+    /// Marks how much of it is loaded (`None`: whole).
+    pub fn set_loading(&mut self, loaded: Option<u64>) {
+        self.loading = loaded;
+    }
+
+    /// Whether its item count is the number of occupied slots (a load's
+    /// last check).
+    pub fn counts_agree(&self) -> bool {
+        self.occupied() == self.items
     }
 
     /// Bytes of slots (RedisBloom's `Size`).

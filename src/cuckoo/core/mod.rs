@@ -1,6 +1,7 @@
 //! The cuckoo family's pure core: the filter, its hashing, sizing and
-//! random walks (`filter`).
+//! random walks (`filter`), and its chunked dump (`dump`).
 
+pub mod dump;
 pub mod filter;
 #[cfg(test)]
 mod filter_tests;
