@@ -79,14 +79,15 @@ test-redis72: build
 test-redis74: build
 	REDIS_VERSIONS=7.4 bash tests/redis.sh
 
-# RedisBloom's own Bloom flow tests (tests/flow, RLTest), unrenamed, against warden
-# loaded with `aliases redisbloom`. REDISBLOOM is a RedisBloom checkout or git
-# repository (REDISBLOOM_TAG, default v2.8.9, is taken from a repository). Not part of
-# `make test`: it needs RedisBloom's source. Prints each test's result and the counts.
+# RedisBloom's own Bloom and cuckoo flow tests (tests/flow, RLTest), unrenamed, against
+# warden loaded with `aliases redisbloom`. REDISBLOOM is a RedisBloom checkout or git
+# repository (REDISBLOOM_TAG, default v2.8.9, is taken from a repository); FLOW_SUITE
+# is bloom, cuckoo or all (default). Not part of `make test`: it needs RedisBloom's
+# source. Prints each test's result and the counts.
 REDISBLOOM_TAG ?= v2.8.9
 test-redisbloom-flow: build
-	@test -n "$(REDISBLOOM)" || { echo "usage: make test-redisbloom-flow REDISBLOOM=/path/to/RedisBloom"; exit 1; }
-	bash tests/redisbloom_flow.sh $(REDISBLOOM) $(REDISBLOOM_TAG)
+	@test -n "$(REDISBLOOM)" || { echo "usage: make test-redisbloom-flow REDISBLOOM=/path/to/RedisBloom [FLOW_SUITE=bloom|cuckoo|all]"; exit 1; }
+	FLOW_SUITE=$(FLOW_SUITE) bash tests/redisbloom_flow.sh $(REDISBLOOM) $(REDISBLOOM_TAG)
 
 # Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels, redis-py
 # clients, a nemesis that isolates and kills the master (tests/partition/run.sh).

@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
-# RedisBloom's own Bloom flow tests, unrenamed, against warden loaded with
-# `aliases redisbloom` (issue #28). Not part of `make test`: it needs a RedisBloom
-# source tree, which CI cannot fetch.
+# RedisBloom's own Bloom (issue #28) and cuckoo-filter flow tests, unrenamed,
+# against warden loaded with `aliases redisbloom`. Not part of `make test`: it needs
+# a RedisBloom source tree, which CI cannot fetch.
 #
 #   bash tests/redisbloom_flow.sh PATH [TAG]
 #
 # PATH is a RedisBloom checkout (with tests/flow/) or a RedisBloom git repository
 # (bare mirror or clone), from which TAG (default v2.8.9) is taken with git archive.
 # Runs, with RLTest from PyPI (the version RedisBloom's tests/flow/requirements.txt
-# pins) in a venv under target/redisbloom-flow/:
+# pins) in a venv under target/redisbloom-flow/, the suites FLOW_SUITE names
+# (bloom, cuckoo or all; default all):
+#   bloom:
 #   - tests/flow/test_overall.py whole: classes testRedisBloom and
 #     testRedisBloomNoCodec, every test a Bloom (BF.*) test;
 #   - tests/flow/test_resp3.py's test_bf_resp3 up to its first CF.* line (the rest
 #     of that test is cuckoo, count-min sketch, t-digest and top-k: not warden's).
-# Not run: test_cuckoo.py, test_cms.py, test_topk.py, test_tdigest.py and
-# test_defrag.py (one test that makes keys of every RedisBloom type).
+#   cuckoo:
+#   - tests/flow/test_cuckoo.py whole: classes testCuckoo and testCuckooNoCodec;
+#   - the CF part of test_resp3.py's test_bf_resp3 (its version check, then the
+#     lines from its first CF.* command to its first CMS.* one), as test_cf_resp3
+#     in test_resp3_cf.py.
+# Not run: test_cms.py, test_topk.py, test_tdigest.py and test_defrag.py (one test
+# that makes keys of every RedisBloom type).
+# Tests in the KNOWN list below (failures by design: a documented difference, a
+# RedisBloom-internal detail, a command warden does not have yet) still run; when
+# they fail they are reported KNOWN with the reason and do not fail the run; when
+# they pass they are reported PASS and flagged, so that the list can be pruned.
 # The files are run as they are; `paella` (a git submodule of RedisBloom that
 # common.py imports) is replaced by tests/redisbloom_flow/paella.py on PYTHONPATH.
 # Environment: MODULE (default target/release/libwarden.so), REDIS_SERVER (default
-# redis-server on PATH), WARDEN_ARGS (more module arguments after `aliases
-# redisbloom`, e.g. `bf-max-bytes 2gb`, which test_issue178's 1.1 GB filter needs),
-# RLTEST_ARGS (more RLTest options).
-# Prints each test's result and the counts; exits 1 when a test fails.
+# redis-server on PATH), FLOW_SUITE, WARDEN_ARGS (more module arguments after
+# `aliases redisbloom`, e.g. `bf-max-bytes 2gb`, which test_issue178's 1.1 GB
+# filter needs), RLTEST_ARGS (more RLTest options).
+# Prints each test's result and the counts; exits 1 when a test not in KNOWN fails.
 set -euo pipefail
 
 say() { echo "redisbloom_flow.sh: $*" >&2; }
@@ -34,6 +45,13 @@ SRC=${1:-}
 TAG=${2:-v2.8.9}
 [[ -n $SRC ]] || die "usage: bash tests/redisbloom_flow.sh PATH-TO-REDISBLOOM [TAG]"
 MODULE=${MODULE:-$ROOT/target/release/libwarden.so}
+FLOW_SUITE=${FLOW_SUITE:-all}
+case $FLOW_SUITE in
+    bloom) files=(test_overall.py test_resp3_bf.py) ;;
+    cuckoo) files=(test_cuckoo.py test_resp3_cf.py) ;;
+    all) files=(test_overall.py test_resp3_bf.py test_cuckoo.py test_resp3_cf.py) ;;
+    *) die "FLOW_SUITE must be bloom, cuckoo or all, not $FLOW_SUITE" ;;
+esac
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 [[ -f $MODULE ]] || die "no module at $MODULE (cargo build --release first)"
 [[ -n $REDIS_SERVER ]] || die "redis-server is not on PATH (set REDIS_SERVER)"
@@ -55,6 +73,45 @@ fi
 # The BF part of test_bf_resp3: the file cut before the test's first CF.* command.
 awk '/env\.cmd\(.CF\./ { exit } { print }' "$FLOW/test_resp3.py" >"$FLOW/test_resp3_bf.py"
 grep -q "bf.MEXISTS" "$FLOW/test_resp3_bf.py" || die "test_resp3.py has changed shape: no BF part found"
+# The CF part, as test_cf_resp3: the file up to the test's FLUSHALL (imports, the
+# class, the Redis 7 check), then its lines from the first CF.* command to the
+# first CMS.* one.
+awk '/def test_bf_resp3/ { sub(/test_bf_resp3/, "test_cf_resp3") }
+     !cf && /env\.cmd\(.FLUSHALL.\)/ { print; cf = 1; next }
+     cf == 1 && /env\.cmd\(.CF\./ { cf = 2 }
+     /env\.cmd\(.cms\./ { exit }
+     cf != 1 { print }' "$FLOW/test_resp3.py" >"$FLOW/test_resp3_cf.py"
+grep -q "def test_cf_resp3" "$FLOW/test_resp3_cf.py" && grep -q "CF.MEXISTS" "$FLOW/test_resp3_cf.py" \
+    || die "test_resp3.py has changed shape: no CF part found"
+
+# Known failures, with the reason: (b) a documented design difference, (c) a
+# RedisBloom-internal detail, (p) CF.SCANDUMP / CF.LOADCHUNK, not implemented yet
+# (take those off when they land). They run; a failure is reported KNOWN and does
+# not fail the run. Checked with RedisBloom v2.8.9's tests on Redis 7.0.15. Not
+# listed, so that they keep failing until warden changes: test_expansion_0 (a
+# full non-expanding filter: RESP2 CF.INSERT answers 0 per item that does not fit,
+# RedisBloom -1) and test_scandump_random_scan_small (it stops at the error text
+# "Maximum expansions reached"; warden's is "ERR maximum expansions reached").
+declare -A KNOWN=(
+    [test_cuckoo:testCuckoo.test_bucket_size]="(c) CF.DEBUG strings; the adds and exists before them pass"
+    [test_cuckoo:testCuckoo.test_compact]="(c) CF.DEBUG strings; CF.COMPACT answers OK and its errors match"
+    [test_cuckoo:testCuckoo.test_expansion]="(c) CF.DEBUG strings; the adds and exists before them pass"
+    [test_cuckoo:testCuckoo.test_insert]="(c) CF.DEBUG; the CF.INSERT/INSERTNX replies around it match by hand"
+    [test_cuckoo:testCuckoo.test_max_iterations]="(c) CF.DEBUG strings; (b) besides, default MAXITERATIONS 500 and other bucket counts"
+    [test_cuckoo:testCuckoo.test_num_deletes]="(c) CF.DEBUG; CF.INFO's items deleted survives DEBUG RELOAD"
+    [test_cuckoo:testCuckoo.test_info]="(b) CF.INFO Size and Number of buckets (sized for capacity at a target load), Max iterations 500"
+    [test_cuckoo:testCuckoo.test_max_expansions]="(b) sizing: CF.RESERVE cf 4 takes 192 items in its 32 sub-filters, not 124, so the 125th CF.ADD succeeds"
+    [test_cuckoo:testCuckoo.test_number_of_buckets_does_not_overflow]="(p) CF.LOADCHUNK; (c) its chunk is RedisBloom's binary CF header"
+    [test_cuckoo:testCuckooNoCodec.test_scandump]="(p) CF.SCANDUMP / CF.LOADCHUNK"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_huge]="(p) CF.SCANDUMP / CF.LOADCHUNK"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_with_content]="(p) CF.SCANDUMP / CF.LOADCHUNK"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_with_expansion]="(p) CF.SCANDUMP / CF.LOADCHUNK"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_scan_big]="(p) CF.SCANDUMP / CF.LOADCHUNK"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_invalid_header]="(p) CF.SCANDUMP; (c) it corrupts RedisBloom's CF header bytes and wants \"Couldn't create filter!\""
+    [test_cuckoo:testCuckooNoCodec.test_scandump_load_small]="(p) CF.LOADCHUNK; (c) it accepts only RedisBloom's error texts (\"Couldn't load chunk!\", \"Invalid position\", \"item exists\")"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_load_big]="(p) CF.LOADCHUNK; (c) it accepts only RedisBloom's error text \"Couldn't load chunk!\""
+    [test_resp3_cf:testResp3.test_cf_resp3]="(b) CF.INFO Size, Number of buckets, Max iterations (24, 6, 500; RedisBloom 64, 4, 20); every CF reply before it (RESP3 booleans) matches"
+)
 
 # RLTest at the version RedisBloom pins; packaging, which common.py imports.
 RLTEST_PIN=$(grep -i '^rltest' "$FLOW/requirements.txt" | tr -d ' ' || true)
@@ -81,7 +138,7 @@ rltest() {
         --enable-debug-command --randomize-ports --log-dir "$LOGS" "$@" ${RLTEST_ARGS:-})
 }
 tests=()
-for file in test_overall.py test_resp3_bf.py; do
+for file in "${files[@]}"; do
     mapfile -t -O "${#tests[@]}" tests < <(rltest --collect-only -t "$file" \
         | sed 's/\x1b\[[0-9;]*m//g' | grep -E '^test_[a-z0-9_]+:[A-Za-z0-9_.]+$')
 done
@@ -89,7 +146,7 @@ done
 
 # Tests that yield (test_rdb_reload, test_mem_usage): RLTest 0.7.5 calls them and
 # drops the generator, so their bodies never run; they are counted apart, not passed.
-mapfile -t generators < <(cd "$FLOW" && "$VENV/bin/python" - test_overall.py test_resp3_bf.py <<'PY'
+mapfile -t generators < <(cd "$FLOW" && "$VENV/bin/python" - "${files[@]}" <<'PY'
 import ast, sys
 for f in sys.argv[1:]:
     for c in ast.parse(open(f).read()).body:
@@ -100,7 +157,7 @@ for f in sys.argv[1:]:
 PY
 )
 
-pass=0 fail=0 skip=0 norun=0 failed=()
+pass=0 fail=0 known=0 skip=0 norun=0 failed=() unlisted=()
 for test in "${tests[@]}"; do
     log=$LOGS/${test//[:.]/_}.out
     rltest -t "${test/:/.py:}" >"$log" 2>&1 || true
@@ -111,17 +168,27 @@ for test in "${tests[@]}"; do
         result=SKIP skip=$((skip + 1))
     elif grep -q 'Total Tests Failed: 0,' <<<"$plain" && grep -q '\[PASS\]' <<<"$plain"; then
         result=PASS pass=$((pass + 1))
+        [[ -z ${KNOWN[$test]:-} ]] || unlisted+=("$test")
+    elif [[ -n ${KNOWN[$test]:-} ]]; then
+        result=KNOWN known=$((known + 1))
     else
         result=FAIL fail=$((fail + 1)) failed+=("$test")
     fi
     printf '%-5s %s\n' "$result" "$test"
-    if [[ $result == FAIL ]]; then
-        # The first failed assertion or the exception, for the reader.
-        grep -E '\(FAIL\)|Unhandled exception' <<<"$plain" | sed 's/^[[:space:]]*/       /' \
-            | awk '!seen[$0]++' | head -3
+    if [[ $result == KNOWN ]]; then
+        echo "       ${KNOWN[$test]}"
+    elif [[ $result == FAIL ]]; then
+        # The first failed assertion or the exception, and where the test raised
+        # it (a bare assert has no message), for the reader.
+        grep -E '\(FAIL\)|Unhandled exception|File ".*/flow/[^/"]+", line' <<<"$plain" \
+            | sed -E 's/^[[:space:]]*/       /; s|File ".*/flow/|File "|' \
+            | awk '!seen[$0]++' | head -3 || true
     fi
 done
 
 echo
-echo "RedisBloom $TAG Bloom flow tests against warden (aliases redisbloom): $pass passed, $fail failed, $skip skipped, $norun not run by RLTest (generators) (of ${#tests[@]}); logs in $LOGS"
+for test in "${unlisted[@]}"; do
+    echo "passes, but is in KNOWN (take it off the list): $test"
+done
+echo "RedisBloom $TAG flow tests ($FLOW_SUITE) against warden (aliases redisbloom): $pass passed, $fail failed, $known known failures (KNOWN), $skip skipped, $norun not run by RLTest (generators) (of ${#tests[@]}); logs in $LOGS"
 [[ $fail -eq 0 ]]

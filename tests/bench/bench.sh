@@ -19,6 +19,9 @@
 #                    filter, two filters, sorted set) and their memory table (about 25 s)
 #   BENCH_AGE_STEADY_MS window of the aging filter filled to steady state for that table
 #                    (default 4000: 1M adds per window paced over 2 windows)
+#   BENCH_CUCKOO_TABLE 0: skip the cuckoo filter memory / false-positive table (warden beside
+#                    RedisBloom, bucket sizes 1, 2, 4; also written to target/bench/cuckoo.md)
+#   BENCH_CUCKOO_CAPACITIES capacities of that table, comma-separated (default 1000,100000,1000000)
 #   BENCH_REDIS_CELL path of redis-cell's libredis_cell.so for the CL.THROTTLE row next to
 #                    RL.GCRA (default: redis-cell 0.2.2 from crates.io, built by
 #                    tests/bench/redis_cell.sh; "none" skips the row)
@@ -337,6 +340,78 @@ def bloom_table(port, items, probes, redisbloom):
     print()
     print("Measured FPR: share of %s never-added items reported present." % f"{probes:,}")
 
+def cuckoo_table(port, probes, redisbloom, capacities="1000,100000,1000000"):
+    """Memory, sub-filter count and false-positive rate of cuckoo filters holding exactly
+    their capacity in items, warden's beside RedisBloom's, for bucket sizes 1, 2 and 4."""
+    send = connect(port)
+    probes = int(probes)
+    capacities = [int(c) for c in capacities.split(",")]
+    kinds = [("warden", "CF.RESERVEX", "CF.INSERTX", "CF.MEXISTSX", "CF.INFOX")]
+    if redisbloom == "1":
+        kinds.append(("RedisBloom", "CF.RESERVE", "CF.INSERT", "CF.MEXISTS", "CF.INFO"))
+    batch = 1000
+
+    def measure(reserve, insert, mexists, info, capacity, bucket):
+        send(["FLUSHALL", "SYNC"])
+        send([reserve, "f", capacity, "BUCKETSIZE", bucket])
+        # capacity distinct items, 1000 a command, 10 commands a round trip.
+        cmds = [[insert, "f", "NOCREATE", "ITEMS"]
+                + ["item:%d" % i for i in range(lo, min(capacity, lo + batch))]
+                for lo in range(0, capacity, batch)]
+        for k in range(0, len(cmds), 10):
+            for reply in send(*cmds[k:k + 10]):
+                if any(r != 1 for r in reply):
+                    raise RuntimeError("%s f: an item was not added (filter full)" % insert)
+        hits = 0
+        cmds = [[mexists, "f"] + ["absent:%d" % i for i in range(lo, min(probes, lo + batch))]
+                for lo in range(0, probes, batch)]
+        for k in range(0, len(cmds), 10):
+            hits += sum(sum(r) for r in send(*cmds[k:k + 10]))
+        fields = send([info, "f"])[0]
+        filters = int(fields[fields.index("Number of filters") + 1])
+        inserted = int(fields[fields.index("Number of items inserted") + 1])
+        if inserted != capacity:
+            raise RuntimeError("%s f: %d items inserted, expected %d" % (info, inserted, capacity))
+        mem = send(["MEMORY", "USAGE", "f", "SAMPLES", "0"])[0]
+        return mem, filters, hits / probes
+
+    def fpr(x):
+        return "%.5f" % x
+
+    head = "| bucket size | capacity (= items added) |"
+    rule = "|---:|---:|"
+    for label, *_ in kinds:
+        head += " %s MEMORY USAGE (B) | %s B/item | %s filters | %s FPR |" % ((label,) * 4)
+        rule += "---:|---:|---:|---:|"
+    if len(kinds) == 2:
+        head += " verdict |"
+        rule += "---|"
+    print(head)
+    print(rule)
+    for bucket in (1, 2, 4):
+        for capacity in capacities:
+            res = [measure(*k[1:], capacity, bucket) for k in kinds]
+            line = "| %d | %s |" % (bucket, f"{capacity:,}")
+            for mem, filters, rate in res:
+                line += " %s | %.2f | %d | %s |" % (f"{mem:,}", mem / capacity, filters, fpr(rate))
+            if len(res) == 2:
+                (wm, _, wf), (rm, _, rf) = res
+                mem_ratio = wm / rm
+                fp_ratio = wf / rf if rf else (1.0 if wf == 0 else float("inf"))
+                ok = wf <= rf and wm <= rm
+                line += " %s: FPR %s× at memory %.2f× RedisBloom's |" % (
+                    "PASS" if ok else "MISS", "%.2f" % fp_ratio, mem_ratio)
+            print(line)
+    send(["FLUSHALL", "SYNC"])
+    print()
+    print("Each filter: CF.RESERVE(X) f CAPACITY BUCKETSIZE b (other parameters at each "
+          "module's default), then exactly CAPACITY distinct items (CF.INSERT(X) … NOCREATE "
+          "ITEMS, 1000 a command, pipelined); filters: Number of filters from CF.INFO(X) "
+          "(more than 1: the filter expanded to hold them); MEMORY USAGE of the key; FPR: "
+          "share of %s never-added items CF.MEXISTS(X) reports present. Verdict: PASS when "
+          "warden's FPR ≤ RedisBloom's at ≤ RedisBloom's memory, else the ratios "
+          "(warden / RedisBloom)." % f"{probes:,}")
+
 def resp(parts):
     parts = [p if isinstance(p, bytes) else str(p).encode() for p in parts]
     return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
@@ -478,6 +553,8 @@ def window_table(port, capacity, results, rowmap, steady_ms):
 cmd = sys.argv[1]
 if cmd == "bloom":
     bloom_table(*sys.argv[2:6])
+elif cmd == "cuckoo":
+    cuckoo_table(*sys.argv[2:6])
 elif cmd == "window":
     window_table(*sys.argv[2:7])
 elif cmd == "batches":
@@ -784,6 +861,44 @@ if [[ -n $REDISBLOOM ]]; then
     done
 fi
 
+# Cuckoo filters, side by side with RedisBloom's: one filter of CF_CAP = 2 x HELD_KEYS
+# capacity, BUCKETSIZE 2 in both (other parameters at each module's default: warden's
+# MAXITERATIONS is 500, RedisBloom's 20; neither kicks out to its limit at these loads).
+# Each table is sized by its own rule (warden: capacity / bucket size plus headroom,
+# non-power-of-two; RedisBloom: rounded up to a power of two), so the same HELD_KEYS
+# items fill them to different loads: the memory table after the Bloom one shows both.
+# - add: the filter holds HELD_KEYS items (item:000000000000 .. HELD_KEYS-1, about half
+#   its capacity) and every call adds a random, nearly always new item (-r 1e8), so the
+#   run adds N items on top (up to ~58% of capacity with the default HELD_KEYS = 3 x N).
+# - exists, miss: random items (nearly all absent: both buckets are read) against that
+#   filter; exists, hit: only held items (-r HELD_KEYS).
+# - del: the filter holds exactly the items redis-benchmark draws (-r HELD_KEYS), but it
+#   draws with replacement, so like the DEL row about 85% of calls delete a held item and
+#   the rest look for one already deleted (a lookup of both buckets that finds nothing,
+#   reply 0): the row measures that mix, the same for both modules.
+CF_CAP=$((2 * HELD_KEYS))
+setup_cfx() { rcli CF.RESERVEX cf "$CF_CAP" BUCKETSIZE 2 >/dev/null; }
+setup_cfx_filled() { setup_cfx; populate CF.ADDX cf item:__rand_int__; }
+setup_redisbloom_cf() { rcli CF.RESERVE cf "$CF_CAP" BUCKETSIZE 2 >/dev/null; }
+setup_redisbloom_cf_filled() { setup_redisbloom_cf; populate CF.ADD cf item:__rand_int__; }
+CF_PAIRS=("CF.ADD|CF.ADDX|" "CF.EXISTS|CF.EXISTSX|, miss" "CF.EXISTS|CF.EXISTSX|, hit"
+          "CF.DEL|CF.DELX|")
+for pair in "${CF_PAIRS[@]}"; do
+    IFS='|' read -r rb_cmd cf_cmd suffix <<<"$pair"
+    keyspace=$FRESH_KEYSPACE
+    [[ $suffix == ", miss" || $rb_cmd == CF.ADD ]] || keyspace=$HELD_KEYS
+    rb_row="$rb_cmd (RedisBloom)$suffix"
+    cf_ref=()
+    if [[ -n $REDISBLOOM ]]; then
+        row "$rb_row" setup_redisbloom_cf_filled keyspace="$keyspace" module \
+            -- "$rb_cmd" cf item:__rand_int__
+        cf_ref=(ref="$rb_row")
+        goal "$cf_cmd$suffix" "$rb_row" 1.0
+    fi
+    row "$cf_cmd$suffix" setup_cfx_filled keyspace="$keyspace" ${cf_ref[@]+"${cf_ref[@]}"} module \
+        -- "$cf_cmd" cf item:__rand_int__
+done
+
 # "Seen in the last window", 1M items per window at 0.01: an aging filter (BF.RESERVEX …
 # AGE) beside a plain NONSCALING filter of 1M and the two ways teams do it without one.
 # - plain: BF.RESERVEX bf 0.01 1000000 NONSCALING. ADDX adds fresh items to it half full
@@ -1086,6 +1201,17 @@ if [[ $NO_MODULE == 0 ]]; then
         echo
         helper bloom "$PORT" "${BENCH_BLOOM_ITEMS:-1000000}" 100000 "$([[ -n $REDISBLOOM ]] && echo 1 || echo 0)"
     } >>"$OUT_DIR/results.md" || die "the Bloom filter table failed"
+fi
+if [[ $NO_MODULE == 0 && ${BENCH_CUCKOO_TABLE:-1} == 1 ]]; then
+    log "measuring cuckoo filter memory and false-positive rates"
+    {
+        echo
+        echo "## Cuckoo filter memory and false positives"
+        echo
+        helper cuckoo "$PORT" 200000 "$([[ -n $REDISBLOOM ]] && echo 1 || echo 0)" \
+            "${BENCH_CUCKOO_CAPACITIES:-1000,100000,1000000}"
+    } >"$OUT_DIR/cuckoo.md" || die "the cuckoo filter table failed"
+    cat "$OUT_DIR/cuckoo.md" >>"$OUT_DIR/results.md"
 fi
 if [[ $NO_MODULE == 0 && $WINDOW == 1 ]]; then
     log "measuring memory for 1M items per window (aging filter, two filters, sorted set)"
