@@ -250,7 +250,7 @@ impl fmt::Display for WardenError {
             WardenError::BadCuckooCapacity => {
                 f.write_str("ERR capacity must be an integer from 2 * BUCKETSIZE to 1073741824")
             }
-            WardenError::MaxExpansions => f.write_str("ERR maximum expansions reached"),
+            WardenError::MaxExpansions => f.write_str("ERR Maximum expansions reached"),
             WardenError::CuckooFull => f.write_str("ERR filter is full"),
             WardenError::CuckooTooLarge => f.write_str("ERR filter would exceed cf-max-bytes"),
             WardenError::ChunkOutOfOrder(next) => {

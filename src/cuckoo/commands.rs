@@ -220,7 +220,7 @@ fn add_items(
     (shape, event): (Shape, &CStr),
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
-    let max_bytes = max_bytes(ctx);
+    let budget = || max_bytes(ctx);
     let mut key = Key::writable(ctx, name);
     let mut created: Option<Box<CuckooFilter>> = None;
     let existing = filter_in(&mut key)?;
@@ -230,7 +230,7 @@ fn add_items(
         None => {
             let params = create.ok_or(WardenError::NotFound)?.params()?;
             created
-                .insert(Box::new(CuckooFilter::new(params, max_bytes)?))
+                .insert(Box::new(CuckooFilter::new(params, budget())?))
                 .as_mut()
         }
     };
@@ -244,12 +244,14 @@ fn add_items(
     for i in first..args.len() {
         let h = CuckooHash::of(args.bytes(i));
         let outcome = match shape.nx() {
-            true => filter.insert_unique(h, &mut Kicks, max_bytes, &mut touched),
-            false => filter.insert(h, &mut Kicks, max_bytes, &mut touched),
+            true => filter.insert_unique(h, &mut Kicks, budget, &mut touched),
+            false => filter.insert(h, &mut Kicks, budget, &mut touched),
         };
         changed |= outcome == Ok(Inserted::Added);
         match (shape, outcome) {
-            (Shape::Insert, Err(_)) if args.by_alias() => host::reply_bool(ctx, false),
+            (Shape::Insert, Err(_)) if args.by_alias() && host::is_resp3(ctx) => {
+                host::reply_bool(ctx, false)
+            }
             (Shape::Insert | Shape::InsertNx, Err(_)) => host::reply_integer(ctx, -1),
             (Shape::Add | Shape::AddNx, Err(e)) => {
                 if !changed && !is_new {

@@ -41,7 +41,9 @@ pub fn track_new(f: &CuckooFilter) {
 
 /// Accounts a change of a live filter's size.
 pub fn track_growth(before: u64, after: u64) {
-    CF_BYTES.fetch_add(after as i64 - before as i64, Ordering::Relaxed);
+    if before != after {
+        CF_BYTES.fetch_add(after as i64 - before as i64, Ordering::Relaxed);
+    }
 }
 
 /// The Redis data type of cuckoo filter keys.

@@ -168,6 +168,25 @@ fn alt_bucket(i: u64, fp: u32, m: u64) -> u64 {
     }
 }
 
+/// The bytes a filter may grow to: a number, or a function asked only when
+/// the filter grows (the glue's cap costs a server call to read).
+pub trait Budget: Copy {
+    /// The cap in bytes.
+    fn bytes(self) -> u64;
+}
+
+impl Budget for u64 {
+    fn bytes(self) -> u64 {
+        self
+    }
+}
+
+impl<F: Fn() -> u64 + Copy> Budget for F {
+    fn bytes(self) -> u64 {
+        self()
+    }
+}
+
 /// A generator for kicks: which bucket, which victim.
 pub trait KickRng {
     /// The next random value.
@@ -557,10 +576,12 @@ impl CuckooFilter {
         self.filters.iter().map(|s| s.occupied(b, f)).sum()
     }
 
-    /// The item's fingerprint: 1..2^f.
+    /// The item's fingerprint, 1..2^f: the tag scaled onto 2^f − 1 values
+    /// (a multiply, not a division), plus one.
     #[inline]
     fn fingerprint(&self, h: CuckooHash) -> u32 {
-        (1 + h.tag % ((1u64 << self.fingerprint_bits) - 1)) as u32
+        let values = (1u64 << self.fingerprint_bits) - 1;
+        1 + ((u128::from(h.tag) * u128::from(values)) >> 64) as u32
     }
 
     /// Its two buckets in sub-filter `k`.
@@ -626,7 +647,7 @@ impl CuckooFilter {
         &mut self,
         h: CuckooHash,
         rng: &mut dyn KickRng,
-        max_bytes: u64,
+        max_bytes: impl Budget,
         touched: &mut Touched,
     ) -> Result<Inserted, WardenError> {
         if self.contains(h) {
@@ -645,7 +666,7 @@ impl CuckooFilter {
         &mut self,
         h: CuckooHash,
         rng: &mut dyn KickRng,
-        max_bytes: u64,
+        max_bytes: impl Budget,
         touched: &mut Touched,
     ) -> Result<Inserted, WardenError> {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
@@ -671,7 +692,7 @@ impl CuckooFilter {
             if self.params.expansion == 0 {
                 return Err(WardenError::CuckooFull);
             }
-            self.grow(max_bytes)?;
+            self.grow(max_bytes.bytes())?;
         }
     }
 
