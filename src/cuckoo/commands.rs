@@ -234,7 +234,7 @@ fn add_items(
                 .as_mut()
         }
     };
-    let size_before = filter.size();
+    let (filters_before, size_before) = (filter.filters().len(), filter.size());
     let mut touched = Touched::default();
     let mut changed = false;
     let count = args.len() - first;
@@ -269,7 +269,8 @@ fn add_items(
     if is_new {
         replicate_reserve(ctx, name, filter);
     }
-    if touched.random && (changed || filter_grew(filter, size_before)) {
+    let grew = filter.filters().len() != filters_before;
+    if touched.random && (changed || grew) {
         let slots = encode_placed(filter, &touched);
         emit_placed(Sink::Replication(ctx), name, filter.filters().len(), &slots);
     } else if changed && (is_new || args.by_alias()) {
@@ -277,7 +278,7 @@ fn add_items(
     } else if changed {
         host::replicate_verbatim(ctx);
     }
-    let size_after = filter.size();
+    let size_after = if grew { filter.size() } else { size_before };
     match created {
         Some(f) => {
             cuckoo_type::track_new(&f);
@@ -292,11 +293,6 @@ fn add_items(
         }
     }
     Ok(())
-}
-
-/// Whether `f` is larger than `before` bytes (it grew).
-fn filter_grew(f: &CuckooFilter, before: u64) -> bool {
-    f.size() > before
 }
 
 /// `CF.ADDX key item`

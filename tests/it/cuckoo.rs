@@ -445,7 +445,10 @@ fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
 
 #[test]
 fn scandump_and_loadchunk_rebuild_the_filter_through_reloads_and_replicas() {
-    let mut s = Server::start_with(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"], &[]);
+    let mut s = Server::start_with(
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &[],
+    );
     let replica = s.start_replica(&[], &[]);
     let mut con = s.conn();
     fill_kicking(&mut con, "cf", 600);
@@ -453,31 +456,88 @@ fn scandump_and_loadchunk_rebuild_the_filter_through_reloads_and_replicas() {
     let chunks = scandump(&mut con, "cf");
     assert!(chunks.len() >= 3, "a header and a chunk per sub-filter");
     // Out of order, wrong length and a body before its header are refused.
-    assert!(err(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(chunks[1].0).arg(&chunks[1].1)).contains("not found"));
-    ok(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(chunks[0].0).arg(&chunks[0].1));
-    assert!(err(&mut con, cmd("CF.EXISTSX").arg("copy").arg("item-1")).contains("still being loaded"));
+    assert!(err(
+        &mut con,
+        cmd("CF.LOADCHUNKX")
+            .arg("copy")
+            .arg(chunks[1].0)
+            .arg(&chunks[1].1)
+    )
+    .contains("not found"));
+    ok(
+        &mut con,
+        cmd("CF.LOADCHUNKX")
+            .arg("copy")
+            .arg(chunks[0].0)
+            .arg(&chunks[0].1),
+    );
+    assert!(
+        err(&mut con, cmd("CF.EXISTSX").arg("copy").arg("item-1")).contains("still being loaded")
+    );
     assert!(err(&mut con, cmd("CF.ADDX").arg("copy").arg("item-1")).contains("still being loaded"));
-    assert!(err(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(chunks[2].0).arg(&chunks[2].1)).contains("out of order"));
-    assert!(err(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(chunks[1].0).arg(&chunks[1].1[..8])).contains("bytes at this iterator"));
-    ok(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(chunks[1].0).arg(&chunks[1].1));
+    assert!(err(
+        &mut con,
+        cmd("CF.LOADCHUNKX")
+            .arg("copy")
+            .arg(chunks[2].0)
+            .arg(&chunks[2].1)
+    )
+    .contains("out of order"));
+    assert!(err(
+        &mut con,
+        cmd("CF.LOADCHUNKX")
+            .arg("copy")
+            .arg(chunks[1].0)
+            .arg(&chunks[1].1[..8])
+    )
+    .contains("bytes at this iterator"));
+    ok(
+        &mut con,
+        cmd("CF.LOADCHUNKX")
+            .arg("copy")
+            .arg(chunks[1].0)
+            .arg(&chunks[1].1),
+    );
     // Half loaded, it survives an RDB reload and an AOF rewrite and restart.
     debug_reload(&mut con);
     s.bgrewriteaof();
     s.restart("NOSAVE");
     let mut con = s.conn();
-    assert!(err(&mut con, cmd("CF.COUNTX").arg("copy").arg("item-1")).contains("still being loaded"));
+    assert!(
+        err(&mut con, cmd("CF.COUNTX").arg("copy").arg("item-1")).contains("still being loaded")
+    );
     for (it, data) in &chunks[2..] {
-        ok(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(*it).arg(data));
+        ok(
+            &mut con,
+            cmd("CF.LOADCHUNKX").arg("copy").arg(*it).arg(data),
+        );
     }
     assert_eq!(digest(&mut con, "copy"), want);
-    assert!(err(&mut con, cmd("CF.LOADCHUNKX").arg("copy").arg(chunks[1].0).arg(&chunks[1].1)).contains("complete"));
+    assert!(err(
+        &mut con,
+        cmd("CF.LOADCHUNKX")
+            .arg("copy")
+            .arg(chunks[1].0)
+            .arg(&chunks[1].1)
+    )
+    .contains("complete"));
     for i in 0..600 {
-        assert_eq!(int(&mut con, cmd("CF.EXISTSX").arg("copy").arg(format!("item-{i}"))), 1);
+        assert_eq!(
+            int(
+                &mut con,
+                cmd("CF.EXISTSX").arg("copy").arg(format!("item-{i}"))
+            ),
+            1
+        );
     }
     // A forged header is refused before anything is stored.
     let mut forged = chunks[0].1.clone();
     forged[12..20].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    assert!(err(&mut con, cmd("CF.LOADCHUNKX").arg("forged").arg(1).arg(&forged)).starts_with("ERR"));
+    assert!(err(
+        &mut con,
+        cmd("CF.LOADCHUNKX").arg("forged").arg(1).arg(&forged)
+    )
+    .starts_with("ERR"));
     assert!(!exists(&mut con, "forged"));
     s.sync_replicas(1);
     let mut rcon = replica.conn();
@@ -509,7 +569,10 @@ fn redisbloom_names_reply_as_redisbloom_and_replicate_as_warden() {
     let stream = without_multi_exec(tap.until_marker(&mut con, "mark", "1"));
     for c in &stream {
         let name = c[0].to_ascii_uppercase();
-        assert!(!name.starts_with("CF.") || name.ends_with('X'), "an alias reached the stream: {c:?}");
+        assert!(
+            !name.starts_with("CF.") || name.ends_with('X'),
+            "an alias reached the stream: {c:?}"
+        );
     }
     assert!(stream.iter().any(|c| c[0].eq_ignore_ascii_case("CF.DELX")));
 }

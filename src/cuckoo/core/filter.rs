@@ -3,8 +3,9 @@
 //! An item hashes once (murmur3 x64-128): the first half picks its bucket,
 //! the second its fingerprint, an `f`-bit value other than 0 (0 marks an
 //! empty slot). Each item has two candidate buckets in a table of `m`
-//! buckets of `b` slots: `i1 = h1 mod m` and `i2 = (g(fp) − i1) mod m`,
-//! where `g` mixes the fingerprint alone. The map is its own inverse
+//! buckets of `b` slots: `i1`, the first half scaled onto `m` (multiply and
+//! shift, no division), and `i2 = (g(fp) − i1) mod m`, where `g` mixes the
+//! fingerprint alone. The map is its own inverse
 //! (`alt(alt(i)) = i`), so a fingerprint found in either bucket can be moved
 //! to the other without knowing its item, and `m` need not be a power of
 //! two: a table is sized for its capacity at the load its bucket size
@@ -13,10 +14,12 @@
 //! When an item finds both buckets full, a random walk of at most
 //! `max_iterations` kicks moves fingerprints to their other bucket; a walk
 //! that fails is undone, and the filter grows by a sub-filter of `m₀·eᵏ`
-//! buckets (`EXPANSION e`; 0 never grows). Because every sub-filter's bucket
-//! count divides the next one's, `i mod m_j` is an item's bucket in an older
-//! sub-filter `j` whichever bucket `i` of a newer one holds it, which is
-//! what `compact` uses to move fingerprints down.
+//! buckets (`EXPANSION e`; 0 never grows). Every sub-filter's buckets are the
+//! first's times `eᵏ`, and an item's buckets (and fingerprints' offsets) in
+//! sub-filter `k` are its buckets in the first plus `m₀` times a share of
+//! `eᵏ`, so `i mod m_j` is an item's bucket in an older sub-filter `j`
+//! whichever bucket `i` of a newer one holds it, which is what `compact`
+//! uses to move fingerprints down.
 //!
 //! Kicks are random: the glue passes the generator, records the slots a
 //! write touched (`Touched`), and replicates those slots' new values, never
@@ -149,18 +152,45 @@ impl CuckooHash {
     }
 }
 
-/// The mix of a fingerprint that offsets its other bucket.
-fn fingerprint_offset(fp: u32) -> u64 {
-    let mut k = u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    k ^= k >> 29;
-    k = k.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    k ^ (k >> 32)
+/// `x` scaled onto `0..m` (multiply-shift: no division).
+#[inline]
+fn scale(x: u64, m: u64) -> u64 {
+    ((u128::from(x) * u128::from(m)) >> 64) as u64
 }
 
-/// The other bucket of fingerprint `fp` held in bucket `i` of `m`.
+/// An item's first bucket in a sub-filter of `m` buckets, the first having
+/// `m0` (`m = m₀·eᵏ`): a bucket of the first, plus `m₀` times a share of
+/// the span `eᵏ`, so that `i mod m_j` is its bucket in any older sub-filter
+/// `j`. No division for the first sub-filter, nor for any with `EXPANSION 1`.
 #[inline]
-fn alt_bucket(i: u64, fp: u32, m: u64) -> u64 {
-    let g = fingerprint_offset(fp) % m;
+fn first_bucket(h: CuckooHash, m0: u64, m: u64) -> u64 {
+    let i = scale(h.index, m0);
+    match m == m0 {
+        true => i,
+        false => i + m0 * (h.tag % (m / m0)),
+    }
+}
+
+/// The offset that takes fingerprint `fp` between its two buckets in a
+/// sub-filter of `m` buckets (the first having `m0`), nested as buckets are.
+#[inline]
+fn fingerprint_offset(fp: u32, m0: u64, m: u64) -> u64 {
+    let mut g = u64::from(fp).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    g ^= g >> 29;
+    g = g.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    g ^= g >> 32;
+    let o = scale(g, m0);
+    match m == m0 {
+        true => o,
+        false => o + m0 * (g.rotate_left(32) % (m / m0)),
+    }
+}
+
+/// The other bucket of fingerprint `fp` held in bucket `i` of a sub-filter
+/// of `m` buckets (the first having `m0`): `(g − i) mod m`, its own inverse.
+#[inline]
+fn alt_bucket(i: u64, fp: u32, m0: u64, m: u64) -> u64 {
+    let g = fingerprint_offset(fp, m0, m);
     if g >= i {
         g - i
     } else {
@@ -328,7 +358,7 @@ impl SubFilter {
 }
 
 /// Slots a call wrote that fit without a heap block.
-const INLINE_SLOTS: usize = 8;
+const INLINE_SLOTS: usize = 4;
 
 /// The slots a write changed, as (sub-filter, slot) pairs, in order, and
 /// whether the call needs them replicated: once an insert has tried a
@@ -587,9 +617,9 @@ impl CuckooFilter {
     /// Its two buckets in sub-filter `k`.
     #[inline]
     fn buckets_in(&self, k: usize, h: CuckooHash, fp: u32) -> (u64, u64) {
-        let m = self.filters[k].buckets;
-        let i1 = h.index % m;
-        (i1, alt_bucket(i1, fp, m))
+        let (m0, m) = (self.filters[0].buckets, self.filters[k].buckets);
+        let i1 = first_bucket(h, m0, m);
+        (i1, alt_bucket(i1, fp, m0, m))
     }
 
     /// Whether the item may be in the filter (never false for an item added
@@ -710,6 +740,7 @@ impl CuckooFilter {
     ) -> bool {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
         let max = self.params.max_iterations;
+        let m0 = self.filters[0].buckets;
         let sub = &mut self.filters[k];
         let m = sub.buckets;
         let mut path: Vec<(u64, u32)> = Vec::with_capacity(max.min(64) as usize);
@@ -723,7 +754,7 @@ impl CuckooFilter {
             sub.set(slot, f, carried);
             path.push((slot, victim));
             carried = victim;
-            bucket = alt_bucket(bucket, carried, m);
+            bucket = alt_bucket(bucket, carried, m0, m);
             if let Some(free) = sub.find(bucket, b, f, 0) {
                 sub.set(free, f, carried);
                 for &(s, _) in &path {
@@ -746,6 +777,7 @@ impl CuckooFilter {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
         for k in (1..self.filters.len()).rev() {
             let (older, newer) = self.filters.split_at_mut(k);
+            let m0 = older[0].buckets;
             let sub = &mut newer[0];
             for slot in 0..sub.buckets * u64::from(b) {
                 let fp = sub.get(slot, f);
@@ -755,7 +787,7 @@ impl CuckooFilter {
                 let i = slot / u64::from(b);
                 let home = older.iter_mut().find_map(|o| {
                     let i1 = i % o.buckets;
-                    let i2 = alt_bucket(i1, fp, o.buckets);
+                    let i2 = alt_bucket(i1, fp, m0, o.buckets);
                     let free = o.find(i1, b, f, 0).or_else(|| o.find(i2, b, f, 0))?;
                     Some((o, free))
                 });
