@@ -323,8 +323,9 @@ pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 fn insert_common<const NX: bool>(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let Insert { options, items } = args.parse::<Insert<NX>>()?;
     let first = args.len() - items;
-    // Checked before the key is touched, even when it exists.
-    options.params()?;
+    // CAPACITY's range was checked as it was read; against the bucket size
+    // only when a filter is created (an existing one ignores it, here and on
+    // a replica whose defaults differ).
     let create = (!options.nocreate).then_some(options);
     let shape = if NX { Shape::InsertNx } else { Shape::Insert };
     add_items(ctx, args, first, create, (shape, c"cf.insert"))
@@ -488,18 +489,8 @@ pub fn place(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let max_bytes = max_bytes(ctx);
     let mut key = Key::writable(ctx, name);
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
-    if filters < f.filters().len() {
-        return Err(bad());
-    }
-    let mut next = f.clone();
-    while next.filters().len() < filters {
-        next.grow(max_bytes)?;
-    }
-    for (sub, slot, fp) in slots {
-        next.place(sub, slot, fp)?;
-    }
     let before = f.size();
-    *f = next;
+    f.place_all(filters, &slots, max_bytes)?;
     cuckoo_type::track_growth(before, f.size());
     host::replicate_verbatim(ctx);
     host::notify(ctx, c"cf.add", name);

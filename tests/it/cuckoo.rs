@@ -576,3 +576,45 @@ fn redisbloom_names_reply_as_redisbloom_and_replicate_as_warden() {
     }
     assert!(stream.iter().any(|c| c[0].eq_ignore_ascii_case("CF.DELX")));
 }
+
+/// Found by a red-team run: `CAPACITY` was checked against this server's
+/// `cf-bucket-size` even for an existing filter, so a replica with other
+/// defaults refused (or, panicking, crashed on) a write its master applied.
+#[test]
+fn capacity_is_only_checked_for_a_filter_being_created() {
+    let (master, replica, mut con) = Server::start_replicated();
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-bucket-size", "1");
+    ok(&mut con, cmd("CF.RESERVEX").arg("x").arg(100));
+    let r: Vec<i64> = query!(
+        &mut con,
+        "CF.INSERTX",
+        "x",
+        "CAPACITY",
+        3,
+        "ITEMS",
+        "a",
+        "b"
+    );
+    assert_eq!(r, vec![1, 1]);
+    let r: Vec<i64> = query!(&mut con, "CF.INSERTNXX", "x", "CAPACITY", 2, "ITEMS", "c");
+    assert_eq!(r, vec![1]);
+    // Creating still checks it against the bucket size the filter would get.
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-bucket-size", "255");
+    assert!(err(
+        &mut con,
+        cmd("CF.INSERTX")
+            .arg("new")
+            .arg("CAPACITY")
+            .arg(4)
+            .arg("ITEMS")
+            .arg("a")
+    )
+    .contains("2 * BUCKETSIZE"));
+    let r: Vec<i64> = query!(&mut con, "CF.INSERTX", "x", "CAPACITY", 4, "ITEMS", "d");
+    assert_eq!(r, vec![1]);
+    master.sync_replicas(1);
+    let mut rcon = replica.conn();
+    assert_eq!(digest(&mut rcon, "x"), digest(&mut con, "x"));
+    let found: Vec<i64> = query!(&mut rcon, "CF.MEXISTSX", "x", "a", "b", "c", "d");
+    assert_eq!(found, vec![1, 1, 1, 1]);
+}

@@ -809,21 +809,41 @@ impl CuckooFilter {
         self.deletes = 0;
     }
 
-    /// Writes a replicated slot value (`CF._PLACEX`): grows to `filters`
-    /// sub-filters first when asked, and keeps the item count. Checked:
-    /// refused with nothing changed for a slot or value out of range.
-    pub fn place(&mut self, sub: usize, slot: u64, fp: u64) -> Result<(), WardenError> {
+    /// Applies a replicated effect (`CF._PLACEX`): grows to `filters`
+    /// sub-filters, then writes each (sub-filter, slot, value), keeping the
+    /// item count. Every entry is checked first, against the filter as it
+    /// will be: refused with nothing changed for a count, slot or value out
+    /// of range, or a growth past `max_bytes`.
+    pub fn place_all(
+        &mut self,
+        filters: usize,
+        writes: &[(usize, u64, u64)],
+        max_bytes: u64,
+    ) -> Result<(), WardenError> {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
-        let target = self
-            .filters
-            .get_mut(sub)
-            .ok_or(WardenError::BadFilterData)?;
-        if slot >= target.buckets * u64::from(b) || fp >= 1u64 << f {
-            return Err(WardenError::BadFilterData);
+        let bad = WardenError::BadFilterData;
+        if filters < self.filters.len() || filters > MAX_FILTERS {
+            return Err(bad);
         }
-        let before = target.get(slot, f);
-        target.set(slot, f, fp as u32);
-        self.items = self.items + u64::from(fp != 0) - u64::from(before != 0);
+        for &(sub, slot, fp) in writes {
+            let buckets = self.buckets_of(sub).ok_or(bad.clone())?;
+            if sub >= filters || slot >= buckets.saturating_mul(u64::from(b)) || fp >= 1u64 << f {
+                return Err(bad);
+            }
+        }
+        let before = self.filters.len();
+        while self.filters.len() < filters {
+            if let Err(e) = self.grow(max_bytes) {
+                self.filters.truncate(before);
+                return Err(e);
+            }
+        }
+        for &(sub, slot, fp) in writes {
+            let target = &mut self.filters[sub];
+            let old = target.get(slot, f);
+            target.set(slot, f, fp as u32);
+            self.items = self.items + u64::from(fp != 0) - u64::from(old != 0);
+        }
         Ok(())
     }
 

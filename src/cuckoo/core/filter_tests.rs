@@ -30,14 +30,42 @@ fn add(f: &mut CuckooFilter, h: CuckooHash, rng: &mut Rng) -> Result<Inserted, W
 /// Applies the final values of the slots `touched` names to `replica`,
 /// growing it first, as a replica applies `CF._PLACEX`.
 fn replay(replica: &mut CuckooFilter, master: &CuckooFilter, touched: &Touched) {
-    while replica.filters().len() < master.filters().len() {
-        replica.grow(u64::MAX).unwrap();
+    let writes: Vec<_> = touched
+        .slots()
+        .map(|(sub, slot)| (sub, slot, u64::from(master.slot(sub, slot))))
+        .collect();
+    replica
+        .place_all(master.filters().len(), &writes, u64::MAX)
+        .unwrap();
+}
+
+#[test]
+fn a_bad_effect_changes_nothing() {
+    let mut rng = Rng(4);
+    let mut f = CuckooFilter::new(params(100, 2, 20, 2), u64::MAX).unwrap();
+    for i in 0..50 {
+        add(&mut f, item(i), &mut rng).unwrap();
     }
-    for (sub, slot) in touched.slots() {
-        replica
-            .place(sub, slot, u64::from(master.slot(sub, slot)))
-            .unwrap();
+    let before = f.clone();
+    let m1 = f.buckets_of(1).unwrap();
+    let cases: [(usize, Vec<(usize, u64, u64)>); 5] = [
+        (0, vec![]),
+        (2, vec![(1, m1 * 2, 1)]),
+        (2, vec![(2, 0, 1)]),
+        (2, vec![(0, 0, 1 << 9)]),
+        (MAX_FILTERS + 1, vec![]),
+    ];
+    for (filters, writes) in cases {
+        assert_eq!(
+            f.place_all(filters, &writes, u64::MAX),
+            Err(WardenError::BadFilterData)
+        );
+        assert_eq!(f, before);
     }
+    assert_eq!(f.place_all(3, &[], 64), Err(WardenError::CuckooTooLarge));
+    assert_eq!(f, before);
+    f.place_all(2, &[(1, m1 * 2 - 1, 5)], u64::MAX).unwrap();
+    assert_eq!((f.filters().len(), f.items()), (2, 51));
 }
 
 #[test]
