@@ -39,6 +39,9 @@ fn replay(replica: &mut CuckooFilter, master: &CuckooFilter, touched: &Touched) 
         .unwrap();
 }
 
+/// A `CF._PLACEX` effect's (sub-filter, slot, value) writes.
+type Writes = Vec<(usize, u64, u64)>;
+
 #[test]
 fn a_bad_effect_changes_nothing() {
     let mut rng = Rng(4);
@@ -48,7 +51,7 @@ fn a_bad_effect_changes_nothing() {
     }
     let before = f.clone();
     let m1 = f.buckets_of(1).unwrap();
-    let cases: [(usize, Vec<(usize, u64, u64)>); 5] = [
+    let cases: [(usize, Writes); 5] = [
         (0, vec![]),
         (2, vec![(1, m1 * 2, 1)]),
         (2, vec![(2, 0, 1)]),
