@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use crate::common::error::WardenError;
+
 /// Converts stored little-endian bytes into words; `None` unless whole words.
 pub fn words_from_le(bytes: &[u8]) -> Option<Vec<u64>> {
     if !bytes.len().is_multiple_of(8) {
@@ -26,5 +28,36 @@ pub fn words_to_le(words: &[u64]) -> Cow<'_, [u8]> {
         })
     } else {
         Cow::Owned(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+}
+
+/// Reads little-endian fields off the front of a dump header (`BF.*X`'s
+/// and `CF.*X`'s); past the end, `ERR invalid filter data`.
+pub struct Fields<'a>(pub &'a [u8]);
+
+impl Fields<'_> {
+    /// The next `N` bytes as they are.
+    pub fn take<const N: usize>(&mut self) -> Result<[u8; N], WardenError> {
+        let (head, rest) = self
+            .0
+            .split_first_chunk::<N>()
+            .ok_or(WardenError::BadFilterData)?;
+        self.0 = rest;
+        Ok(*head)
+    }
+
+    /// The next little-endian u32.
+    pub fn u32(&mut self) -> Result<u32, WardenError> {
+        self.take().map(u32::from_le_bytes)
+    }
+
+    /// The next little-endian u64.
+    pub fn u64(&mut self) -> Result<u64, WardenError> {
+        self.take().map(u64::from_le_bytes)
+    }
+
+    /// The next little-endian f64.
+    pub fn f64(&mut self) -> Result<f64, WardenError> {
+        self.take().map(f64::from_le_bytes)
     }
 }

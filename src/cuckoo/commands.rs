@@ -129,7 +129,7 @@ pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             len,
             next,
         } => {
-            let words = &f.filters()[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
+            let words = dump::chunk_words(f, layer, offset, len);
             (next, words_to_le(words))
         }
         Chunk::End => (0, Cow::Borrowed(&b""[..])),

@@ -17,7 +17,7 @@ use redis_module::native_types::RedisType;
 use crate::common::chunks::HEADER_ITERATOR;
 use crate::common::le_words::{words_from_le, words_to_le};
 use crate::common::relocate::Mover;
-use crate::cuckoo::core::dump::{encode_header, loaded_chunks};
+use crate::cuckoo::core::dump::{chunk_words, encode_header, loaded_chunks};
 use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, SubFilter};
 use crate::cuckoo::wire::{emit_chunk, LoadFilter};
 use crate::glue::data_type::{methods, Digest, StoredValue};
@@ -124,8 +124,7 @@ impl StoredValue for CuckooFilter {
             let header = encode_header(self);
             emit_chunk(aof, key, HEADER_ITERATOR, &header);
             for (iterator, sub, offset, len) in loaded_chunks(self) {
-                let words =
-                    &self.filters()[sub].words()[(offset / 8) as usize..][..(len / 8) as usize];
+                let words = chunk_words(self, sub, offset, len);
                 emit_chunk(aof, key, iterator, &words_to_le(words));
             }
             return;

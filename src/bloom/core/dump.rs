@@ -35,6 +35,7 @@ pub use crate::common::chunks::{
     chunk_at, chunk_in, Chunk, HEADER_ITERATOR, LOAD_ITERATOR, MAX_CHUNK_BYTES, SCAN_ITERATOR,
 };
 use crate::common::error::WardenError;
+use crate::common::le_words::Fields;
 use crate::common::relocate::{self, Mover};
 
 const MAGIC: &[u8; 8] = b"wardenbf";
@@ -91,32 +92,6 @@ pub fn encode_header(f: FilterParts) -> Vec<u8> {
         }
     }
     out
-}
-
-/// Reads little-endian fields off the front of a header.
-struct Fields<'a>(&'a [u8]);
-
-impl Fields<'_> {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], WardenError> {
-        let (head, rest) = self
-            .0
-            .split_first_chunk::<N>()
-            .ok_or(WardenError::BadFilterData)?;
-        self.0 = rest;
-        Ok(*head)
-    }
-
-    fn u32(&mut self) -> Result<u32, WardenError> {
-        self.take().map(u32::from_le_bytes)
-    }
-
-    fn u64(&mut self) -> Result<u64, WardenError> {
-        self.take().map(u64::from_le_bytes)
-    }
-
-    fn f64(&mut self) -> Result<f64, WardenError> {
-        self.take().map(f64::from_le_bytes)
-    }
 }
 
 /// One layer's fields as a header gives them.

@@ -16,7 +16,7 @@
 
 use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
-use crate::common::le_words::words_from_le;
+use crate::common::le_words::{words_from_le, Fields};
 use crate::cuckoo::core::filter::{words_for, CuckooFilter, CuckooParams, MAX_FILTERS};
 
 const MAGIC: &[u8; 8] = b"wardencf";
@@ -27,6 +27,12 @@ const FORMAT_VERSION: u32 = 1;
 /// The sizes in bytes of a filter's sub-filters.
 pub fn sizes(f: &CuckooFilter) -> impl Iterator<Item = u64> + '_ {
     f.filters().iter().map(|s| s.bytes())
+}
+
+/// The words of the chunk of `len` bytes at byte `offset` of sub-filter
+/// `sub` (as `chunk_at` gives them).
+pub fn chunk_words(f: &CuckooFilter, sub: usize, offset: u64, len: u64) -> &[u64] {
+    &f.filters()[sub].words()[(offset / 8) as usize..][..(len / 8) as usize]
 }
 
 /// The header chunk of a filter.
@@ -51,28 +57,6 @@ pub fn encode_header(f: &CuckooFilter) -> Vec<u8> {
         out.extend_from_slice(&sub.buckets().to_le_bytes());
     }
     out
-}
-
-/// Reads little-endian fields off the front of a header.
-struct Fields<'a>(&'a [u8]);
-
-impl Fields<'_> {
-    fn take<const N: usize>(&mut self) -> Result<[u8; N], WardenError> {
-        let (head, rest) = self
-            .0
-            .split_first_chunk::<N>()
-            .ok_or(WardenError::BadFilterData)?;
-        self.0 = rest;
-        Ok(*head)
-    }
-
-    fn u32(&mut self) -> Result<u32, WardenError> {
-        self.take::<4>().map(u32::from_le_bytes)
-    }
-
-    fn u64(&mut self) -> Result<u64, WardenError> {
-        self.take::<8>().map(u64::from_le_bytes)
-    }
 }
 
 /// A filter being loaded from a header chunk: every field checked, each
@@ -236,8 +220,7 @@ mod tests {
                     len,
                     next,
                 } => {
-                    let words =
-                        &f.filters()[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
+                    let words = chunk_words(f, layer, offset, len);
                     out.push((next, words_to_le(words).into_owned()));
                     at = next;
                 }
