@@ -280,26 +280,45 @@ fn keep_in_multi_binds_the_connection_and_a_script_is_refused() {
 #[test]
 fn a_write_pause_longer_than_half_the_ttl_lapses_no_kept_lease() {
     let (server, mut con) = Server::start_conn();
-    let ttl = 1_000;
-    // Pauses that start at different points of the renewal cycle.
-    for (i, start_after) in [0u64, 150, 320, 500].into_iter().enumerate() {
+    let ttl = 3_000;
+    let pause = 1_600;
+    // Four grants a quarter of a renewal period apart, so one pause starts
+    // at a different point of each one's renewal cycle: right at a renewal
+    // (the tightest case: the lease has two thirds of the ttl left, and the
+    // pause takes 1,600 ms of its 2,000), and 750, 500 and 250 ms before one.
+    let mut kept = Vec::new();
+    for i in 0..4 {
         let key = format!("p{i}");
         let mut h = RawConn::open(server.port);
         let token = keep(&mut h, &key, "a", ttl, &[]);
-        sleep(Duration::from_millis(start_after));
-        ok(&mut con, &command(&["CLIENT", "PAUSE", "600", "WRITE"]));
-        sleep(Duration::from_millis(700));
-        assert_eq!(
-            holder(&mut con, &key),
-            Some(("a".into(), token)),
-            "pause from {start_after} ms"
-        );
-        sleep(Duration::from_millis(1_500));
-        assert_eq!(
-            holder(&mut con, &key),
-            Some(("a".into(), token)),
-            "after the pause from {start_after} ms"
-        );
+        kept.push((key, h, token));
+        sleep(Duration::from_millis(250));
+    }
+    let explain = |con: &mut Connection, when: &str| {
+        format!(
+            "{when}: {} kept, log:\n{}",
+            warden_stat(con, "locks_kept"),
+            server.log_tail(20)
+        )
+    };
+    ok(
+        &mut con,
+        &command(&["CLIENT", "PAUSE", &pause.to_string(), "WRITE"]),
+    );
+    sleep(Duration::from_millis(pause as u64 + 100));
+    for (key, _, token) in &kept {
+        let seen = holder(&mut con, key);
+        let why = explain(&mut con, &format!("{key} just after the pause"));
+        assert_eq!(seen, Some(("a".into(), *token)), "{why}");
+    }
+    // Two whole leases later, renewed all along.
+    sleep(Duration::from_millis(2 * ttl as u64));
+    for (key, _, token) in &kept {
+        let seen = holder(&mut con, key);
+        let why = explain(&mut con, &format!("{key} two leases after the pause"));
+        assert_eq!(seen, Some(("a".into(), *token)), "{why}");
+    }
+    for (key, h, _) in kept {
         drop(h);
         assert!(wait_until(Duration::from_secs(5), || !exists(
             &mut con, &key
