@@ -58,7 +58,10 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !lock::keep::start(load, lock::kept_grants::apply) {
         return Err("cannot subscribe to client connection events".to_string());
     }
-    if !fence::subscribe_role_changes(load) || !lock::bulk_loss::start(load) {
+    if !fence::subscribe_role_changes(load)
+        || !lock::bulk_loss::start(load)
+        || !lock::lapse_watch::start(load)
+    {
         return Err("cannot subscribe to replication role changes".to_string());
     }
     let features = host::detect_server();

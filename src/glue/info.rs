@@ -10,7 +10,7 @@ use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 23] {
+fn fields() -> [(&'static CStr, i64); 24] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
@@ -19,6 +19,7 @@ fn fields() -> [(&'static CStr, i64); 23] {
         (c"locks_waiting", load(&stats::LOCKS_WAITING)),
         (c"locks_kept", load(&stats::LOCKS_KEPT)),
         (c"locks_lost", load(&stats::LOCKS_LOST)),
+        (c"locks_watched", load(&stats::LOCKS_WATCHED)),
         (c"lock_keys", load(&stats::LOCK_KEYS)),
         (c"bf_filters", load(&stats::BF_FILTERS)),
         (c"bf_bytes", load(&stats::BF_BYTES)),

@@ -22,6 +22,7 @@ use crate::glue::waiting;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::set::LockSet;
 use crate::lock::keep;
+use crate::lock::lapse_watch;
 use crate::lock::lost;
 
 /// A lock key a flush took, with the grants it held then.
@@ -93,6 +94,7 @@ unsafe extern "C" fn on_flush(
         }
         // SAFETY: Redis passes a RedisModuleFlushInfo with FLUSHDB events (checked non-null above).
         let db = unsafe { (*data.cast::<raw::RedisModuleFlushInfo>()).dbnum };
+        lapse_watch::forget_db(db);
         // SAFETY: the context Redis passed this event hook, used while it runs.
         let ctx = unsafe { Ctx::from_raw(ctx) };
         let taken = held_keys(ctx, db);
@@ -155,6 +157,7 @@ unsafe extern "C" fn on_role_changed(
             lost::note(t.db, &t.key);
         }
         keep::demoted();
+        lapse_watch::forget_db(-1);
     })
 }
 

@@ -22,6 +22,7 @@ use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, N
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
 use crate::lock::data_type::counted;
 use crate::lock::keep;
+use crate::lock::lapse_watch;
 use crate::lock::lost;
 use crate::lock::replicas;
 use crate::lock::requests as req;
@@ -468,11 +469,15 @@ pub(super) fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
     match set.latest_deadline() {
         Some(last) => {
             SetLocks::emit(set, Some(last), Sink::Replication(ctx), name);
+            set.expiry_bound = last;
+            let first_lapse = set.first_lapse(now);
             key.set_abs_expire(last);
+            lapse_watch::track(ctx, name.bytes(), first_lapse, now);
         }
         None => {
             key.delete();
             emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+            lapse_watch::forget(host::selected_db(ctx), name.bytes());
         }
     }
 }

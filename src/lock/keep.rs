@@ -22,7 +22,7 @@ use redis_module::Context;
 use crate::common::error::WardenError;
 use crate::glue::host::{self, shield, Ctx};
 use crate::glue::stats;
-use crate::glue::waiting::{self, DEFERRED_RETRY_MS};
+use crate::glue::waiting::{EarliestTimer, DEFERRED_RETRY_MS};
 use crate::lock::core::keep::{Due, Keeper, Kept, MIN_KEPT_TTL_MS};
 use crate::lock::lost;
 
@@ -36,8 +36,8 @@ const BATCH: usize = 1000;
 
 thread_local! {
     static KEEPER: RefCell<Keeper> = RefCell::new(Keeper::default());
-    /// When the pending timer fires (absolute ms), if one is pending.
-    static TIMER_AT: Cell<Option<i64>> = const { Cell::new(None) };
+    /// The timer at the earliest due grant.
+    static TIMER: EarliestTimer = const { EarliestTimer::new() };
     /// What is done with a due grant (set by `start`).
     static APPLY: Cell<Option<Apply>> = const { Cell::new(None) };
 }
@@ -144,14 +144,8 @@ pub fn demoted() {
 
 /// Makes sure a timer fires when the earliest kept grant is due.
 fn arm(ctx: Ctx, now: i64) {
-    let Some(due) = with_keeper(|k| k.next_due()) else {
-        return;
-    };
-    if TIMER_AT.get().is_some_and(|at| at <= due) {
-        return;
-    }
-    TIMER_AT.set(Some(due));
-    waiting::start_timer(ctx, due.saturating_sub(now), on_timer, due);
+    let due = with_keeper(|k| k.next_due());
+    TIMER.with(|t| t.arm(ctx, due, now, on_timer));
 }
 
 /// The kept-grant timer: renews or releases what is due, a batch at a time.
@@ -159,9 +153,7 @@ fn on_timer(ctx: &Context, at: i64) {
     // SAFETY: the context of this timer callback, used while it runs.
     let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
-        if TIMER_AT.get() == Some(at) {
-            TIMER_AT.set(None);
-        }
+        TIMER.with(|t| t.fired(at));
         let now = host::now_ms();
         if !host::is_master(ctx) {
             demoted();

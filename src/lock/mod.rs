@@ -11,6 +11,7 @@ pub mod guard;
 pub mod info;
 pub mod keep;
 pub mod kept_grants;
+pub mod lapse_watch;
 pub mod lost;
 pub mod replicas;
 pub mod requests;

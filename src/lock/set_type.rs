@@ -25,6 +25,7 @@ use crate::lock::core::record;
 use crate::lock::core::set::{Holder, LockSet, SetKind, MAX_LIMIT};
 use crate::lock::data_type::{count_stored, load_state, uncount};
 use crate::lock::keep;
+use crate::lock::lapse_watch;
 use crate::lock::set_wire::SetLocks;
 
 /// Current RDB encoding version of lock sets.
@@ -203,6 +204,7 @@ impl StoredValue for LockSet {
 
     /// A set with holders leaves its key: they lost their grants.
     fn on_unlink(&self, key: &[u8], db: c_int) {
+        lapse_watch::forget(db, key);
         keep::value_unlinked(key, db, self.holders().iter().map(|h| h.state().token));
     }
 }

@@ -316,3 +316,220 @@ fn a_master_turned_replica_tells_the_holders_of_locks_without_keep() {
     lost.sort();
     assert_eq!(lost, ["plain", "set"], "once each");
 }
+
+/// How long after a watched lease ends its `dlock.lost` may come: the
+/// timer fires at the lease end; the rest is a busy test machine.
+const TOLD_WITHIN: Duration = Duration::from_millis(400);
+
+/// Waits for the next `dlock.lost` and returns its key and when it came.
+fn next_loss(events: &mut Events, within: Duration) -> (String, Instant) {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if let Some(key) = events.lost_now() {
+            return (key, Instant::now());
+        }
+    }
+    panic!("no dlock.lost within {within:?}");
+}
+
+impl Events {
+    /// The key of the next `dlock.lost` if one comes within 50 ms.
+    fn lost_now(&mut self) -> Option<String> {
+        match self.0.read(Duration::from_millis(50)) {
+            Reply::Array(parts) => {
+                let text = |r: &Reply| match r {
+                    Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                    other => format!("{other:?}"),
+                };
+                let key = text(&parts[2])
+                    .trim_start_matches("__keyspace@0__:")
+                    .to_string();
+                (text(&parts[3]) == "dlock.lost").then_some(key)
+            }
+            Reply::Silent => None,
+            other => panic!("subscriber got {other:?}"),
+        }
+    }
+}
+
+/// The live holders `DLOCK.INFO` lists for a set key whose owners are
+/// named `holder-…`, sorted (empty when free).
+fn owners(con: &mut Connection, key: &str) -> Vec<String> {
+    let info: Option<Vec<Value>> = query!(con, "DLOCK.INFO", key);
+    let text = format!("{info:?}");
+    let named: std::collections::BTreeSet<String> = text
+        .split('"')
+        .filter(|s| s.starts_with("holder-"))
+        .map(str::to_string)
+        .collect();
+    named.into_iter().collect()
+}
+
+/// The key's `DUMP` payload (lapsed holders included, unlike DLOCK.INFO).
+fn dump(con: &mut Connection, key: &str) -> Vec<u8> {
+    let payload: Option<Vec<u8>> = query!(con, "DUMP", key);
+    payload.expect("the key exists")
+}
+
+#[test]
+fn a_set_holder_whose_lease_ends_before_the_others_is_dropped_and_told_at_its_end() {
+    let (master, replica, mut m) = Server::start_replicated();
+    let mut r = replica.conn();
+    let mut events = Events::on(&master);
+    let mut on_replica = Events::on(&replica);
+    for (key, kind) in [("sh", &["SHARED"][..]), ("sem", &["LIMIT", "3"])] {
+        let acquired = Instant::now();
+        let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", key, "holder-short", 300, kind);
+        let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", key, "holder-long", 20_000, kind);
+        assert_eq!(warden_stat(&mut m, "locks_watched"), 1, "{key}");
+        let (lost, at) = next_loss(&mut events, Duration::from_secs(3));
+        assert_eq!(lost, key);
+        let after = at - acquired;
+        assert!(
+            after >= Duration::from_millis(290) && after < Duration::from_millis(300) + TOLD_WITHIN,
+            "{key}: told {after:?} after the grant of a 300 ms lease"
+        );
+        // Dropped on the master, and by replication on the replica.
+        assert_eq!(owners(&mut m, key), ["holder-long"]);
+        assert_eq!(warden_stat(&mut m, "locks_watched"), 0);
+        // The replica holds the dropped set: its own would still list the
+        // lapsed holder.
+        master.sync_replicas(1);
+        assert_eq!(dump(&mut r, key), dump(&mut m, key), "{key}");
+        assert_eq!(owners(&mut r, key), ["holder-long"]);
+        // Told once: nothing more when the set next changes.
+        let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", key, "holder-third", 20_000, kind);
+        assert_eq!(events.lost(), Vec::<String>::new(), "{key}");
+        // Leases ending over 100 ms apart again: watched again.
+        assert_eq!(warden_stat(&mut m, "locks_watched"), 1, "{key}");
+        for owner in ["holder-long", "holder-third"] {
+            let _: i64 = query!(&mut m, "DLOCK.RELEASE", key, owner);
+        }
+        assert_eq!(warden_stat(&mut m, "locks_watched"), 0, "{key}");
+    }
+    assert_eq!(
+        on_replica.lost(),
+        Vec::<String>::new(),
+        "a replica never tells"
+    );
+    assert_eq!(warden_stat(&mut r, "locks_watched"), 0);
+
+    // A promoted replica watches the sets it holds.
+    let _: i64 = query!(
+        &mut m,
+        "DLOCK.ACQUIRE",
+        "promo",
+        "holder-a",
+        1_500,
+        "SHARED"
+    );
+    let _: i64 = query!(
+        &mut m,
+        "DLOCK.ACQUIRE",
+        "promo",
+        "holder-b",
+        20_000,
+        "SHARED"
+    );
+    master.sync_replicas(1);
+    ok(&mut r, &command(&["REPLICAOF", "NO", "ONE"]));
+    assert_eq!(warden_stat(&mut r, "locks_watched"), 1);
+    let (lost, _) = next_loss(&mut on_replica, Duration::from_secs(4));
+    assert_eq!(lost, "promo");
+    assert_eq!(owners(&mut r, "promo"), ["holder-b"]);
+}
+
+#[test]
+fn holders_whose_leases_end_together_cost_no_watch_and_go_with_the_key() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let mut pipe = redis::pipe();
+    for owner in ["holder-a", "holder-b", "holder-c"] {
+        pipe.cmd("DLOCK.ACQUIRE")
+            .arg("burst")
+            .arg(owner)
+            .arg(400)
+            .arg("SHARED");
+    }
+    let _: Vec<i64> = pipe.query(&mut con).expect("three shared grants");
+    assert_eq!(warden_stat(&mut con, "locks_watched"), 0);
+    let (lost, _) = next_loss(&mut events, Duration::from_secs(3));
+    assert_eq!(lost, "burst");
+    assert!(!exists(&mut con, "burst"));
+    assert_eq!(events.lost(), Vec::<String>::new(), "told once");
+}
+
+#[test]
+fn a_watched_set_deleted_flushed_or_released_is_no_longer_watched() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let spread = |con: &mut Connection, key: &str| {
+        let _: i64 = query!(con, "DLOCK.ACQUIRE", key, "holder-a", 600, "SHARED");
+        let _: i64 = query!(con, "DLOCK.ACQUIRE", key, "holder-b", 20_000, "SHARED");
+    };
+    spread(&mut con, "del");
+    spread(&mut con, "rel");
+    ok(&mut con, &command(&["SELECT", "3"]));
+    spread(&mut con, "db3");
+    assert_eq!(warden_stat(&mut con, "locks_watched"), 3);
+    ok(&mut con, &command(&["FLUSHDB"]));
+    ok(&mut con, &command(&["SELECT", "0"]));
+    let _: i64 = query!(&mut con, "DEL", "del");
+    let _: i64 = query!(&mut con, "DLOCK.RELEASE", "rel", "holder-a");
+    assert_eq!(warden_stat(&mut con, "locks_watched"), 0);
+    assert_eq!(
+        events.lost(),
+        ["del"],
+        "the DEL took grants; the release none"
+    );
+    sleep(Duration::from_millis(800));
+    assert_eq!(events.lost(), Vec::<String>::new(), "nothing lapsed later");
+    assert_eq!(owners(&mut con, "rel"), ["holder-b"]);
+}
+
+#[test]
+fn a_lease_that_ends_during_a_write_pause_is_dropped_after_it() {
+    let (mut server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "p", "holder-a", 200, "LIMIT", 2);
+    let _: i64 = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "p",
+        "holder-b",
+        20_000,
+        "LIMIT",
+        2
+    );
+    let paused = Instant::now();
+    ok(&mut con, &command(&["CLIENT", "PAUSE", "700", "WRITE"]));
+    let (lost, at) = next_loss(&mut events, Duration::from_secs(3));
+    assert_eq!(lost, "p");
+    assert!(
+        at - paused >= Duration::from_millis(690),
+        "told {:?} into a 700 ms pause",
+        at - paused
+    );
+    assert_eq!(owners(&mut con, "p"), ["holder-b"]);
+    server.assert_alive();
+}
+
+#[test]
+fn a_reload_watches_the_sets_it_loads() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "re", "holder-a", 1_500, "SHARED");
+    let _: i64 = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "re",
+        "holder-b",
+        20_000,
+        "SHARED"
+    );
+    ok(&mut con, &command(&["DEBUG", "RELOAD"]));
+    assert_eq!(warden_stat(&mut con, "locks_watched"), 1);
+    let (lost, _) = next_loss(&mut events, Duration::from_secs(4));
+    assert_eq!(lost, "re");
+    assert_eq!(owners(&mut con, "re"), ["holder-b"]);
+}

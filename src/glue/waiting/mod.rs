@@ -12,7 +12,7 @@
 //! Waiters are connection state: they are never persisted or replicated.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
@@ -206,6 +206,39 @@ pub const DEFERRED_RETRY_MS: i64 = 5;
 pub fn start_timer<T: 'static>(ctx: Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
     let delay = Duration::from_millis(delay_ms.clamp(0, MAX_TIMER_DELAY_MS) as u64);
     ctx.context().create_timer(delay, callback, data);
+}
+
+/// The one module timer of a schedule (kept grants, lapsing holders): it
+/// fires at the earliest due time. A sooner due time arms another timer;
+/// the later one still fires and finds less to do.
+#[derive(Default)]
+pub struct EarliestTimer(Cell<Option<i64>>);
+
+impl EarliestTimer {
+    /// No timer pending.
+    pub const fn new() -> EarliestTimer {
+        EarliestTimer(Cell::new(None))
+    }
+
+    /// Makes sure `callback` runs by `due` (absolute ms; nothing for
+    /// `None`), passed the time it was armed for.
+    pub fn arm(&self, ctx: Ctx, due: Option<i64>, now: i64, callback: fn(&Context, i64)) {
+        let Some(due) = due else {
+            return;
+        };
+        if self.0.get().is_some_and(|at| at <= due) {
+            return;
+        }
+        self.0.set(Some(due));
+        start_timer(ctx, due.saturating_sub(now), callback, due);
+    }
+
+    /// The callback's first step: the timer armed for `at` fired.
+    pub fn fired(&self, at: i64) {
+        if self.0.get() == Some(at) {
+            self.0.set(None);
+        }
+    }
 }
 
 /// Serial of the next waiter.

@@ -1,11 +1,13 @@
 //! The lock family's pure core: the plain lock's state machine (`plain`),
-//! locks with several holders (`set`), who gets a freed lock among its
+//! locks with several holders (`set`) and when their holders' leases
+//! end early (`lapse`), who gets a freed lock among its
 //! waiters (`handover`) and which commands `DLOCK.GUARD` may run (`guard`).
 //! Times are passed in by the caller.
 
 pub mod guard;
 pub mod handover;
 pub mod keep;
+pub mod lapse;
 pub mod packed;
 pub mod plain;
 pub mod record;

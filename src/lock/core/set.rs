@@ -12,6 +12,7 @@ use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
+use crate::lock::core::lapse::LAPSE_SLACK_MS;
 use crate::lock::core::packed::ThinLock;
 use crate::lock::core::plain::{LockState, Release, NO_DEADLINE};
 
@@ -451,6 +452,22 @@ impl LockSet {
             .map(|h| h.deadline_ms)
             .min()
             .map(|d| d.min(self.expiry_bound))
+    }
+
+    /// When the first live holder's lease ends, if another's runs on more
+    /// than `LAPSE_SLACK_MS` past it (`lock::core::lapse`): then that holder
+    /// is to be dropped and told on its own. `None` when every live lease
+    /// ends within the slack of the last: the key's expiry ends them all.
+    pub fn first_lapse(&self, now: i64) -> Option<i64> {
+        let bound = self.expiry_bound;
+        let mut ends = self
+            .holders()
+            .iter()
+            .filter(|h| h.runs(bound, now))
+            .map(|h| h.deadline_ms.min(bound));
+        let first = ends.next()?;
+        let (earliest, last) = ends.fold((first, first), |(lo, hi), d| (lo.min(d), hi.max(d)));
+        (earliest.saturating_add(LAPSE_SLACK_MS) < last).then_some(earliest)
     }
 
     /// Lowers every lease to the key's expiry (`expiry_bound`): an external

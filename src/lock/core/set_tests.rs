@@ -161,6 +161,28 @@ fn the_key_expiry_bounds_every_lease() {
 }
 
 #[test]
+fn a_lease_ending_more_than_the_slack_before_the_last_is_watched() {
+    let mut fence = FenceClock::default();
+    let mut set = LockSet::new(SetKind::Shared, 1);
+    set.grant(b"a", 1_000, 0, &mut fence).unwrap();
+    assert_eq!(set.first_lapse(0), None, "one holder: its key's expiry");
+    set.grant(b"b", 1_000 + LAPSE_SLACK_MS, 0, &mut fence)
+        .unwrap();
+    assert_eq!(set.first_lapse(0), None, "within the slack");
+    set.grant(b"c", 1_001 + LAPSE_SLACK_MS, 0, &mut fence)
+        .unwrap();
+    assert_eq!(set.first_lapse(0), Some(1_000));
+    // Past a's end, b's is the first, within the slack of c's.
+    assert_eq!(set.first_lapse(1_000), None);
+    // The key's expiry bounds every lease.
+    set.expiry_bound = 1_050;
+    assert_eq!(set.first_lapse(0), None);
+    set.expiry_bound = NO_DEADLINE;
+    set.grant(b"d", NO_DEADLINE, 0, &mut fence).unwrap();
+    assert_eq!(set.first_lapse(1_000), Some(1_000 + LAPSE_SLACK_MS));
+}
+
+#[test]
 fn no_holder_runs_past_the_key_expiry() {
     // The key read past its expiry (in MULTI or a script): its holders
     // are over, however long their own leases.

@@ -1,0 +1,193 @@
+//! The lapse watch on the server (`lock::core::lapse`): a holder of a
+//! `SHARED` or `LIMIT n` key whose lease ends while another holder's runs
+//! on is dropped when it ends and told with `dlock.lost`, as the key's
+//! expiry tells the last ones. One module timer, at the earliest watched
+//! lease end, serves every key.
+//!
+//! Only a master that accepts writes drops holders: each drop is an
+//! ordinary change of the set, replicated whole with its absolute deadlines
+//! (`DLOCK._SETS`). Held back by a pause or a failover in progress, it is
+//! retried every few ms; a node that turns replica forgets the watch (its
+//! sets follow the master's). Sets are watched as a master stores them, and
+//! all at once when the node becomes master or ends loading a dataset.
+
+use std::cell::RefCell;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use redis_module::raw;
+use redis_module::Context;
+
+use crate::glue::host::{self, shield, Ctx, Key, OwnedString};
+use crate::glue::stats;
+use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
+use crate::lock::commands::{lock_of, serve_waiters, store_set_changes, Lock};
+use crate::lock::core::lapse::LapseWatch;
+use crate::lock::core::packed::PackedLock;
+use crate::lock::core::set::LockSet;
+
+/// Most keys one timer run looks at; the rest follow at once in the next.
+const BATCH: usize = 1000;
+
+thread_local! {
+    static WATCH: RefCell<LapseWatch> = RefCell::new(LapseWatch::default());
+    /// The timer at the earliest watched lease end.
+    static TIMER: EarliestTimer = const { EarliestTimer::new() };
+}
+
+/// Runs `op` on the watch, then updates the INFO gauge.
+fn with_watch<R>(op: impl FnOnce(&mut LapseWatch) -> R) -> R {
+    WATCH.with(|w| {
+        let mut w = w.borrow_mut();
+        let r = op(&mut w);
+        stats::LOCKS_WATCHED.store(w.len() as i64, Ordering::Relaxed);
+        r
+    })
+}
+
+/// The set in `key` of the selected database was just stored with its
+/// first lapse at `first_lapse` (`LockSet::first_lapse`): on a serving
+/// master it is watched until then; otherwise it is not watched.
+pub fn track(ctx: Ctx, key: &[u8], first_lapse: Option<i64>, now: i64) {
+    match first_lapse {
+        Some(at) if host::is_serving_master() => {
+            let db = host::selected_db(ctx);
+            with_watch(|w| w.watch(db, key, at));
+            arm(ctx, now);
+        }
+        _ if watching() => forget(host::selected_db(ctx), key),
+        _ => {}
+    }
+}
+
+/// Whether any key is watched.
+fn watching() -> bool {
+    WATCH.with(|w| !w.borrow().is_empty())
+}
+
+/// The set in `key` of database `db` is gone (deleted, expired, evicted,
+/// overwritten): no longer watched.
+pub fn forget(db: c_int, key: &[u8]) {
+    if watching() {
+        with_watch(|w| w.forget(db, key));
+    }
+}
+
+/// Database `db` (every database for -1) was flushed, or the node turned
+/// replica (-1): nothing there is watched any more.
+pub fn forget_db(db: c_int) {
+    with_watch(|w| w.forget_db((db >= 0).then_some(db)));
+}
+
+/// Makes sure the timer fires when the earliest watched lease ends.
+fn arm(ctx: Ctx, now: i64) {
+    let due = with_watch(|w| w.next_due());
+    TIMER.with(|t| t.arm(ctx, due, now, on_timer));
+}
+
+/// The timer: drops the holders whose lease ended, a batch of keys at a
+/// time.
+fn on_timer(ctx: &Context, at: i64) {
+    // SAFETY: the context of this timer callback, used while it runs.
+    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
+    shield((), || {
+        TIMER.with(|t| t.fired(at));
+        let now = host::now_ms();
+        if !host::is_master(ctx) {
+            forget_db(-1);
+            return;
+        }
+        if !host::writes_allowed(ctx) {
+            // Paused, failing over or loading: what is due waits.
+            with_watch(|w| w.postpone_due(now, now + DEFERRED_RETRY_MS));
+        } else {
+            for _ in 0..BATCH {
+                let Some((db, key)) = with_watch(|w| w.pop_due(now)) else {
+                    break;
+                };
+                drop_lapsed(ctx, db, &key, now);
+            }
+        }
+        arm(ctx, now);
+    })
+}
+
+/// Drops the holders of the set in (`db`, `key`) whose lease ended (told
+/// with `dlock.lost` and replicated by `store_set_changes`, which watches
+/// the set again), then serves its waiters. A set renewed since is watched
+/// again at its new first lapse.
+fn drop_lapsed(ctx: Ctx, db: c_int, key: &[u8], now: i64) {
+    if !host::select_db(ctx, db) {
+        return;
+    }
+    let name = OwnedString::new(Some(ctx), key);
+    let name = name.as_rstr();
+    let mut open = Key::writable(ctx, name);
+    let Ok(Lock::Set(set)) = lock_of(&mut open) else {
+        return;
+    };
+    if set.live_count(now) == set.holders().len() {
+        track(ctx, key, set.first_lapse(now), now);
+        return;
+    }
+    store_set_changes(ctx, &mut open, name, now);
+    if waiting::count(db, key) > 0 {
+        serve_waiters(ctx, &mut open, name, db, now);
+    }
+}
+
+/// Watches every set of every database whose first lapse is ahead of its
+/// last: the node became master, or loaded a dataset as one.
+fn watch_all(ctx: Ctx) {
+    if stats::LOCK_KEYS.load(Ordering::Relaxed) <= 0 || !host::is_serving_master() {
+        return;
+    }
+    let now = host::now_ms();
+    let selected = host::selected_db(ctx);
+    for db in 0..c_int::MAX {
+        if !host::select_db(ctx, db) {
+            break; // past the last database
+        }
+        host::scan_values::<PackedLock, LockSet, _>(ctx, |key, value| {
+            if let host::Either::Second(set) = value {
+                if let Some(at) = set.first_lapse(now) {
+                    with_watch(|w| w.watch(db, key, at));
+                }
+            }
+        });
+    }
+    host::select_db(ctx, selected);
+    arm(ctx, now);
+}
+
+/// # Safety
+/// Called by Redis with a valid context.
+///
+/// Server-event hook: the node became master, or ended loading a dataset.
+unsafe extern "C" fn on_master_data(
+    ctx: *mut raw::RedisModuleCtx,
+    event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    shield((), || {
+        let wanted = match event.id {
+            raw::REDISMODULE_EVENT_LOADING => raw::REDISMODULE_SUBEVENT_LOADING_ENDED,
+            _ => raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER,
+        };
+        if subevent == wanted {
+            // SAFETY: the context Redis passed this event hook, used while it runs.
+            watch_all(unsafe { Ctx::from_raw(ctx) });
+        }
+    })
+}
+
+/// Subscribes the became-master and loading-ended hooks.
+pub fn start(ctx: Ctx) -> bool {
+    [
+        raw::REDISMODULE_EVENT_LOADING,
+        raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+    ]
+    .into_iter()
+    .all(|id| host::subscribe_server_event(ctx, id, on_master_data))
+}
