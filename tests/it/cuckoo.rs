@@ -455,6 +455,15 @@ fn scandump_and_loadchunk_rebuild_the_filter_through_reloads_and_replicas() {
     let want = digest(&mut con, "cf");
     let chunks = scandump(&mut con, "cf");
     assert!(chunks.len() >= 3, "a header and a chunk per sub-filter");
+    // An iterator inside a chunk is refused; one past the last chunk ends.
+    assert!(err(&mut con, cmd("CF.SCANDUMPX").arg("cf").arg(2)).contains("does not start a chunk"));
+    let past = chunks.last().unwrap().0 + 1000;
+    let (next, data): (i64, Vec<u8>) = cmd("CF.SCANDUMPX")
+        .arg("cf")
+        .arg(past)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!((next, data.len()), (0, 0));
     // Out of order, wrong length and a body before its header are refused.
     assert!(err(
         &mut con,
