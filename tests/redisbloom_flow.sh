@@ -23,9 +23,9 @@
 # Not run: test_cms.py, test_topk.py, test_tdigest.py and test_defrag.py (one test
 # that makes keys of every RedisBloom type).
 # Tests in the KNOWN list below (failures by design: a documented difference, a
-# RedisBloom-internal detail, a command warden does not have yet) still run; when
-# they fail they are reported KNOWN with the reason and do not fail the run; when
-# they pass they are reported PASS and flagged, so that the list can be pruned.
+# RedisBloom-internal detail) still run; when they fail they are reported KNOWN
+# with the reason and do not fail the run; when they pass they are reported PASS
+# and flagged, so that the list can be pruned.
 # The files are run as they are; `paella` (a git submodule of RedisBloom that
 # common.py imports) is replaced by tests/redisbloom_flow/paella.py on PYTHONPATH.
 # Environment: MODULE (default target/release/libwarden.so), REDIS_SERVER (default
@@ -84,32 +84,33 @@ awk '/def test_bf_resp3/ { sub(/test_bf_resp3/, "test_cf_resp3") }
 grep -q "def test_cf_resp3" "$FLOW/test_resp3_cf.py" && grep -q "CF.MEXISTS" "$FLOW/test_resp3_cf.py" \
     || die "test_resp3.py has changed shape: no CF part found"
 
-# Known failures, with the reason: (b) a documented design difference, (c) a
-# RedisBloom-internal detail, (p) CF.SCANDUMP / CF.LOADCHUNK, not implemented yet
-# (take those off when they land). They run; a failure is reported KNOWN and does
-# not fail the run. Checked with RedisBloom v2.8.9's tests on Redis 7.0.15. Not
-# listed, so that they keep failing until warden changes: test_expansion_0 (a
-# full non-expanding filter: RESP2 CF.INSERT answers 0 per item that does not fit,
-# RedisBloom -1) and test_scandump_random_scan_small (it stops at the error text
-# "Maximum expansions reached"; warden's is "ERR maximum expansions reached").
+# Known failures, with the reason: (b) a documented design difference (README,
+# "Cuckoo filter reference"), (c) a RedisBloom-internal detail (CF.DEBUG, its binary
+# dump header, its exact error texts). They run; a failure is reported KNOWN and
+# does not fail the run. Checked with RedisBloom v2.8.9's tests on Redis 7.0.15;
+# the two tests that skip before Redis 7.4 (test_insufficient_memory,
+# test_scandump_invalid_header_alloc) on Redis Stack's 7.4.1 (REDIS_SERVER).
 declare -A KNOWN=(
     [test_cuckoo:testCuckoo.test_bucket_size]="(c) CF.DEBUG strings; the adds and exists before them pass"
-    [test_cuckoo:testCuckoo.test_compact]="(c) CF.DEBUG strings; CF.COMPACT answers OK and its errors match"
+    [test_cuckoo:testCuckoo.test_compact]="(c) CF.DEBUG strings, read before CF.COMPACT; by hand CF.COMPACT answers OK and its errors match"
     [test_cuckoo:testCuckoo.test_expansion]="(c) CF.DEBUG strings; the adds and exists before them pass"
+    [test_cuckoo:testCuckoo.test_expansion_0]="(b) sizing: CF.RESERVE a 4 EXPANSION 0 has 3 buckets of 2 (RedisBloom 2 of 2), so items 5 and 6 fit ([1, 1], not [-1, -1]); the 7th on answers -1"
     [test_cuckoo:testCuckoo.test_insert]="(c) CF.DEBUG; the CF.INSERT/INSERTNX replies around it match by hand"
     [test_cuckoo:testCuckoo.test_max_iterations]="(c) CF.DEBUG strings; (b) besides, default MAXITERATIONS 500 and other bucket counts"
     [test_cuckoo:testCuckoo.test_num_deletes]="(c) CF.DEBUG; CF.INFO's items deleted survives DEBUG RELOAD"
-    [test_cuckoo:testCuckoo.test_info]="(b) CF.INFO Size and Number of buckets (sized for capacity at a target load), Max iterations 500"
+    [test_cuckoo:testCuckoo.test_info]="(b) CF.INFO Size and Number of buckets 1352, 596 (RedisBloom 1080, 512: sized for capacity at a target load), Max iterations 500 (RedisBloom 20)"
     [test_cuckoo:testCuckoo.test_max_expansions]="(b) sizing: CF.RESERVE cf 4 takes 192 items in its 32 sub-filters, not 124, so the 125th CF.ADD succeeds"
-    [test_cuckoo:testCuckoo.test_number_of_buckets_does_not_overflow]="(p) CF.LOADCHUNK; (c) its chunk is RedisBloom's binary CF header"
-    [test_cuckoo:testCuckooNoCodec.test_scandump]="(p) CF.SCANDUMP / CF.LOADCHUNK"
-    [test_cuckoo:testCuckooNoCodec.test_scandump_huge]="(p) CF.SCANDUMP / CF.LOADCHUNK"
-    [test_cuckoo:testCuckooNoCodec.test_scandump_with_content]="(p) CF.SCANDUMP / CF.LOADCHUNK"
-    [test_cuckoo:testCuckooNoCodec.test_scandump_with_expansion]="(p) CF.SCANDUMP / CF.LOADCHUNK"
-    [test_cuckoo:testCuckooNoCodec.test_scandump_scan_big]="(p) CF.SCANDUMP / CF.LOADCHUNK"
-    [test_cuckoo:testCuckooNoCodec.test_scandump_invalid_header]="(p) CF.SCANDUMP; (c) it corrupts RedisBloom's CF header bytes and wants \"Couldn't create filter!\""
-    [test_cuckoo:testCuckooNoCodec.test_scandump_load_small]="(p) CF.LOADCHUNK; (c) it accepts only RedisBloom's error texts (\"Couldn't load chunk!\", \"Invalid position\", \"item exists\")"
-    [test_cuckoo:testCuckooNoCodec.test_scandump_load_big]="(p) CF.LOADCHUNK; (c) it accepts only RedisBloom's error text \"Couldn't load chunk!\""
+    [test_cuckoo:testCuckoo.test_number_of_buckets_does_not_overflow]="(c) its chunk is RedisBloom's binary CF header: CF.LOADCHUNK answers ERR invalid filter data"
+    [test_cuckoo:testCuckooNoCodec.test_insufficient_memory]="(c) it wants RedisBloom's \"Insufficient memory to create filter\"; warden refuses a capacity over 2^30 as out of range (Redis 7.4+ only)"
+    [test_cuckoo:testCuckooNoCodec.test_scandump]="(b) CF.SCANDUMP of the empty filter answers [1, header], not [0, nil]; the dump and load round trip after it passes"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_huge]="(b) [1, header] for the empty filter; and the 5th copy of foo needs a second sub-filter of capacity 2^26, over cf-max-bytes (128 MiB); with WARDEN_ARGS='cf-max-bytes 512mb' only the empty dump differs"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_with_expansion]="(b) CF.SCANDUMP of the empty filter answers [1, header], not [0, nil]; the dump and load round trip after it passes"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_random_scan_small]="(b) CF.SCANDUMP at every iterator: inside a chunk (2 on) it is ERR iterator does not start a chunk (RedisBloom answers the slots from that byte)"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_scan_big]="(b) CF.SCANDUMP at random iterators: inside a chunk it is ERR iterator does not start a chunk (RedisBloom answers the slots from that byte)"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_invalid_header]="(c) it zeroes the header's first 9 bytes (warden's magic and version) and wants RedisBloom's \"Couldn't create filter!\"; warden: ERR invalid filter data"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_invalid_header_alloc]="(c) it rewrites bytes 8-14 (RedisBloom's numBuckets; warden's format version and capacity) and wants \"Couldn't create filter!\"; warden: ERR invalid filter data (Redis 7.4+ only)"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_load_small]="(c) random chunks into a complete filter, accepting only RedisBloom's texts (\"Couldn't load chunk!\", \"Invalid position\", \"item exists\"); warden: ERR key already holds a complete filter (iterator 0: ERR iterator must be a positive integer), (b) where RedisBloom writes the bytes into the live filter"
+    [test_cuckoo:testCuckooNoCodec.test_scandump_load_big]="(c) random chunks into a complete filter, accepting only RedisBloom's \"Couldn't load chunk!\"; warden: ERR key already holds a complete filter, (b) where RedisBloom writes the bytes into the live filter"
     [test_resp3_cf:testResp3.test_cf_resp3]="(b) CF.INFO Size, Number of buckets, Max iterations (24, 6, 500; RedisBloom 64, 4, 20); every CF reply before it (RESP3 booleans) matches"
 )
 

@@ -210,13 +210,16 @@ impl Shape {
 }
 
 /// Adds `args[first..]` to the filter in `args[1]`, creating it from
-/// `create` when missing (`ERR not found` without). Replies per `shape`,
-/// replicates as the module doc says, and emits `event` when it changed.
+/// `create` when missing (`ERR not found` without). `capacity` is a
+/// `CAPACITY` the call gave: an existing filter holds it to 2 × its own
+/// bucket size (what it is held to when it creates one). Replies per
+/// `shape`, replicates as the module doc says, and emits `event` when it
+/// changed.
 fn add_items(
     ctx: Ctx,
     args: &Args,
     first: usize,
-    create: Option<CreateOptions>,
+    (create, capacity): (Option<CreateOptions>, Option<u64>),
     (shape, event): (Shape, &CStr),
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
@@ -226,7 +229,14 @@ fn add_items(
     let existing = filter_in(&mut key)?;
     let is_new = existing.is_none();
     let filter: &mut CuckooFilter = match existing {
-        Some(f) => f,
+        Some(f) => {
+            // The filter's own bucket size, not this server's default: a
+            // replica checks it the same way.
+            if capacity.is_some_and(|c| c < 2 * u64::from(f.params().bucket_size)) {
+                return Err(WardenError::BadCuckooCapacity);
+            }
+            f
+        }
         None => {
             let params = create.ok_or(WardenError::NotFound)?.params()?;
             created
@@ -302,7 +312,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         ctx,
         args,
         2,
-        Some(CreateOptions::default()),
+        (Some(CreateOptions::default()), None),
         (Shape::Add, c"cf.add"),
     )
 }
@@ -314,7 +324,7 @@ pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         ctx,
         args,
         2,
-        Some(CreateOptions::default()),
+        (Some(CreateOptions::default()), None),
         (Shape::AddNx, c"cf.add"),
     )
 }
@@ -323,12 +333,14 @@ pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 fn insert_common<const NX: bool>(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let Insert { options, items } = args.parse::<Insert<NX>>()?;
     let first = args.len() - items;
-    // CAPACITY's range was checked as it was read; against the bucket size
-    // only when a filter is created (an existing one ignores it, here and on
-    // a replica whose defaults differ).
+    // CAPACITY's range was checked as it was read; its floor, 2 ×
+    // BUCKETSIZE, against the bucket size of the filter written: the one
+    // created (cf-bucket-size), or an existing one's own (the same on a
+    // replica, whatever its defaults).
+    let capacity = options.capacity;
     let create = (!options.nocreate).then_some(options);
     let shape = if NX { Shape::InsertNx } else { Shape::Insert };
-    add_items(ctx, args, first, create, (shape, c"cf.insert"))
+    add_items(ctx, args, first, (create, capacity), (shape, c"cf.insert"))
 }
 
 /// `CF.INSERTX key [CAPACITY c] [NOCREATE] ITEMS item ...`

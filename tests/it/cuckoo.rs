@@ -455,6 +455,15 @@ fn scandump_and_loadchunk_rebuild_the_filter_through_reloads_and_replicas() {
     let want = digest(&mut con, "cf");
     let chunks = scandump(&mut con, "cf");
     assert!(chunks.len() >= 3, "a header and a chunk per sub-filter");
+    // An iterator inside a chunk is refused; one past the last chunk ends.
+    assert!(err(&mut con, cmd("CF.SCANDUMPX").arg("cf").arg(2)).contains("does not start a chunk"));
+    let past = chunks.last().unwrap().0 + 1000;
+    let (next, data): (i64, Vec<u8>) = cmd("CF.SCANDUMPX")
+        .arg("cf")
+        .arg(past)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!((next, data.len()), (0, 0));
     // Out of order, wrong length and a body before its header are refused.
     assert!(err(
         &mut con,
@@ -577,11 +586,15 @@ fn redisbloom_names_reply_as_redisbloom_and_replicate_as_warden() {
     assert!(stream.iter().any(|c| c[0].eq_ignore_ascii_case("CF.DELX")));
 }
 
-/// Found by a red-team run: `CAPACITY` was checked against this server's
+/// `CAPACITY`'s floor, 2 × `BUCKETSIZE`, is the bucket size of the filter
+/// written: the one created (`cf-bucket-size`), or an existing filter's
+/// own. A red-team run found it checked against this server's
 /// `cf-bucket-size` even for an existing filter, so a replica with other
-/// defaults refused (or, panicking, crashed on) a write its master applied.
+/// defaults refused (or, panicking, crashed on) a write its master applied;
+/// RedisBloom's flow test `test_count` wants `CAPACITY 3` on an existing
+/// 2-slot filter refused (it was accepted while `CAPACITY` went unchecked there).
 #[test]
-fn capacity_is_only_checked_for_a_filter_being_created() {
+fn capacity_is_checked_against_the_bucket_size_of_the_filter_written() {
     let (master, replica, mut con) = Server::start_replicated();
     let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-bucket-size", "1");
     ok(&mut con, cmd("CF.RESERVEX").arg("x").arg(100));
@@ -598,7 +611,8 @@ fn capacity_is_only_checked_for_a_filter_being_created() {
     assert_eq!(r, vec![1, 1]);
     let r: Vec<i64> = query!(&mut con, "CF.INSERTNXX", "x", "CAPACITY", 2, "ITEMS", "c");
     assert_eq!(r, vec![1]);
-    // Creating still checks it against the bucket size the filter would get.
+    // Creating checks it against the bucket size the filter would get; an
+    // existing filter against its own (1 here), whatever the default now.
     let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-bucket-size", "255");
     assert!(err(
         &mut con,
@@ -610,11 +624,42 @@ fn capacity_is_only_checked_for_a_filter_being_created() {
             .arg("a")
     )
     .contains("2 * BUCKETSIZE"));
+    assert!(!exists(&mut con, "new"));
     let r: Vec<i64> = query!(&mut con, "CF.INSERTX", "x", "CAPACITY", 4, "ITEMS", "d");
     assert_eq!(r, vec![1]);
+    let before = digest(&mut con, "x");
+    assert!(err(
+        &mut con,
+        cmd("CF.INSERTX")
+            .arg("x")
+            .arg("CAPACITY")
+            .arg(1)
+            .arg("ITEMS")
+            .arg("e")
+    )
+    .contains("2 * BUCKETSIZE"));
+    // A 2-slot filter refuses CAPACITY 3, with NOCREATE too, changing nothing.
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-bucket-size", "2");
+    ok(&mut con, cmd("CF.RESERVEX").arg("y").arg(1000));
+    for nx in ["CF.INSERTX", "CF.INSERTNXX"] {
+        for nocreate in [false, true] {
+            let mut c = cmd(nx);
+            c.arg("y").arg("CAPACITY").arg(3);
+            if nocreate {
+                c.arg("NOCREATE");
+            }
+            c.arg("ITEMS").arg("k0");
+            assert!(err(&mut con, &c).contains("2 * BUCKETSIZE"), "{}", show(&c));
+        }
+    }
+    assert_eq!(int(&mut con, cmd("CF.COUNTX").arg("y").arg("k0")), 0);
+    let r: Vec<i64> = query!(&mut con, "CF.INSERTX", "y", "CAPACITY", 4, "ITEMS", "k0");
+    assert_eq!(r, vec![1]);
+    assert_eq!(digest(&mut con, "x"), before);
     master.sync_replicas(1);
     let mut rcon = replica.conn();
     assert_eq!(digest(&mut rcon, "x"), digest(&mut con, "x"));
+    assert_eq!(digest(&mut rcon, "y"), digest(&mut con, "y"));
     let found: Vec<i64> = query!(&mut rcon, "CF.MEXISTSX", "x", "a", "b", "c", "d");
     assert_eq!(found, vec![1, 1, 1, 1]);
 }
