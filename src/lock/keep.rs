@@ -22,17 +22,13 @@ use redis_module::Context;
 use crate::common::error::WardenError;
 use crate::glue::host::{self, shield, Ctx};
 use crate::glue::stats;
-use crate::glue::waiting::{EarliestTimer, DEFERRED_RETRY_MS};
+use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
 use crate::lock::core::keep::{Due, Keeper, Kept, MIN_KEPT_TTL_MS};
 use crate::lock::lost;
 
 /// What the module does with a grant that is due (`lock::kept_grants::apply`):
 /// `Ok(true)` done, `Ok(false)` the grant is gone, an error not done.
 pub type Apply = fn(Ctx, &Kept, Due, i64) -> Result<bool, WardenError>;
-
-/// Most grants one timer run renews or releases; the rest follow at once
-/// in the next run, so a mass disconnect does not stall the server.
-const BATCH: usize = 1000;
 
 thread_local! {
     static KEEPER: RefCell<Keeper> = RefCell::new(Keeper::default());
@@ -150,22 +146,14 @@ fn arm(ctx: Ctx, now: i64) {
 
 /// The kept-grant timer: renews or releases what is due, a batch at a time.
 fn on_timer(ctx: &Context, at: i64) {
-    // SAFETY: the context of this timer callback, used while it runs.
-    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
-    shield((), || {
-        TIMER.with(|t| t.fired(at));
-        let now = host::now_ms();
-        if !host::is_master(ctx) {
-            demoted();
-            return;
-        }
-        if !host::writes_allowed(ctx) {
-            // Paused, failing over or loading: what is due waits.
-            retry_due(now);
-        } else {
-            for _ in 0..BATCH {
+    waiting::on_earliest_timer(ctx, at, &TIMER, |ctx, now| {
+        waiting::run_master_schedule(
+            ctx,
+            demoted,
+            || retry_due(now),
+            || {
                 let Some((grant, due)) = with_keeper(|k| k.pop_due(now)) else {
-                    break;
+                    return false;
                 };
                 let outcome = match APPLY.get() {
                     Some(apply) => apply(ctx, &grant, due, now),
@@ -188,8 +176,9 @@ fn on_timer(ctx: &Context, at: i64) {
                         k.remove(grant.token);
                     }
                 });
-            }
-        }
+                true
+            },
+        );
         arm(ctx, now);
     })
 }

@@ -26,9 +26,6 @@ use crate::lock::core::lapse::LapseWatch;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::set::LockSet;
 
-/// Most keys one timer run looks at; the rest follow at once in the next.
-const BATCH: usize = 1000;
-
 thread_local! {
     static WATCH: RefCell<LapseWatch> = RefCell::new(LapseWatch::default());
     /// The timer at the earliest watched lease end.
@@ -88,26 +85,19 @@ fn arm(ctx: Ctx, now: i64) {
 /// The timer: drops the holders whose lease ended, a batch of keys at a
 /// time.
 fn on_timer(ctx: &Context, at: i64) {
-    // SAFETY: the context of this timer callback, used while it runs.
-    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
-    shield((), || {
-        TIMER.with(|t| t.fired(at));
-        let now = host::now_ms();
-        if !host::is_master(ctx) {
-            forget_db(-1);
-            return;
-        }
-        if !host::writes_allowed(ctx) {
-            // Paused, failing over or loading: what is due waits.
-            with_watch(|w| w.postpone_due(now, now + DEFERRED_RETRY_MS));
-        } else {
-            for _ in 0..BATCH {
-                let Some((db, key)) = with_watch(|w| w.pop_due(now)) else {
-                    break;
-                };
-                drop_lapsed(ctx, db, &key, now);
-            }
-        }
+    waiting::on_earliest_timer(ctx, at, &TIMER, |ctx, now| {
+        waiting::run_master_schedule(
+            ctx,
+            || forget_db(-1),
+            || with_watch(|w| w.postpone_due(now, now + DEFERRED_RETRY_MS)),
+            || {
+                let due = with_watch(|w| w.pop_due(now));
+                if let Some((db, key)) = &due {
+                    drop_lapsed(ctx, *db, key, now);
+                }
+                due.is_some()
+            },
+        );
         arm(ctx, now);
     })
 }
