@@ -60,7 +60,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     }
     if !fence::subscribe_role_changes(load)
         || !lock::bulk_loss::start(load)
-        || !lock::lapse_watch::start(load)
+        || !lock::lapse_watch::start(load, lock::kept_grants::drop_lapsed)
     {
         return Err("cannot subscribe to replication role changes".to_string());
     }

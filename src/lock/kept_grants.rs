@@ -1,4 +1,5 @@
-//! What the module does with a kept grant that is due (`lock::keep`): renew
+//! What the module does with a kept grant that is due (`lock::keep`), and
+//! with a set whose holder lapsed (`lock::lapse_watch`): renew
 //! its lease, or release it when its connection closed. Each is an ordinary
 //! lock change, replicated with absolute deadlines (`DLOCK._SET`,
 //! `DLOCK._SETS`, `DEL`); the caller runs it only on a master that accepts
@@ -12,7 +13,9 @@ use crate::lock::commands::{
 };
 use crate::lock::core::keep::{Due, Kept};
 use crate::lock::core::plain::Release;
+use crate::lock::lapse_watch;
 use crate::lock::replicas;
+use std::ffi::c_int;
 
 /// Renews or releases `grant`. `Ok(false)`: the grant is gone (released,
 /// expired, replaced), nothing to do; too few replicas: not possible now,
@@ -110,4 +113,28 @@ fn release(
         Lock::Free => return Ok(false),
     }
     Ok(true)
+}
+
+/// Drops the holders of the set in (`db`, `key`) whose lease ended (told
+/// with `dlock.lost` and replicated by `store_set_changes`, which watches
+/// the set again), then serves its waiters. A set renewed since is watched
+/// again at its new first lapse.
+pub fn drop_lapsed(ctx: Ctx, db: c_int, key: &[u8], now: i64) {
+    if !host::select_db(ctx, db) {
+        return;
+    }
+    let name = OwnedString::new(Some(ctx), key);
+    let name = name.as_rstr();
+    let mut open = Key::writable(ctx, name);
+    let Ok(Lock::Set(set)) = lock_of(&mut open) else {
+        return;
+    };
+    if set.live_count(now) == set.holders().len() {
+        lapse_watch::track(ctx, key, set.first_lapse(now), now);
+        return;
+    }
+    store_set_changes(ctx, &mut open, name, now);
+    if waiting::count(db, key) > 0 {
+        serve_waiters(ctx, &mut open, name, db, now);
+    }
 }

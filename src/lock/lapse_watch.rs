@@ -18,15 +18,20 @@ use std::sync::atomic::Ordering;
 use redis_module::raw;
 use redis_module::Context;
 
-use crate::glue::host::{self, shield, Ctx, Key, OwnedString};
+use crate::glue::host::{self, shield, Ctx};
 use crate::glue::stats;
 use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
-use crate::lock::commands::{lock_of, serve_waiters, store_set_changes, Lock};
 use crate::lock::core::lapse::LapseWatch;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::set::LockSet;
 
+/// What the module does with a watched key that is due
+/// (`lock::kept_grants::drop_lapsed`).
+pub type DropLapsed = fn(Ctx, c_int, &[u8], i64);
+
 thread_local! {
+    /// Set by `start`.
+    static DROP: std::cell::Cell<Option<DropLapsed>> = const { std::cell::Cell::new(None) };
     static WATCH: RefCell<LapseWatch> = RefCell::new(LapseWatch::default());
     /// The timer at the earliest watched lease end.
     static TIMER: EarliestTimer = const { EarliestTimer::new() };
@@ -92,7 +97,7 @@ fn on_timer(ctx: &Context, at: i64) {
             || with_watch(|w| w.postpone_due(now, now + DEFERRED_RETRY_MS)),
             || {
                 let due = with_watch(|w| w.pop_due(now));
-                if let Some((db, key)) = &due {
+                if let (Some((db, key)), Some(drop_lapsed)) = (&due, DROP.get()) {
                     drop_lapsed(ctx, *db, key, now);
                 }
                 due.is_some()
@@ -100,30 +105,6 @@ fn on_timer(ctx: &Context, at: i64) {
         );
         arm(ctx, now);
     })
-}
-
-/// Drops the holders of the set in (`db`, `key`) whose lease ended (told
-/// with `dlock.lost` and replicated by `store_set_changes`, which watches
-/// the set again), then serves its waiters. A set renewed since is watched
-/// again at its new first lapse.
-fn drop_lapsed(ctx: Ctx, db: c_int, key: &[u8], now: i64) {
-    if !host::select_db(ctx, db) {
-        return;
-    }
-    let name = OwnedString::new(Some(ctx), key);
-    let name = name.as_rstr();
-    let mut open = Key::writable(ctx, name);
-    let Ok(Lock::Set(set)) = lock_of(&mut open) else {
-        return;
-    };
-    if set.live_count(now) == set.holders().len() {
-        track(ctx, key, set.first_lapse(now), now);
-        return;
-    }
-    store_set_changes(ctx, &mut open, name, now);
-    if waiting::count(db, key) > 0 {
-        serve_waiters(ctx, &mut open, name, db, now);
-    }
 }
 
 /// Watches every set of every database whose first lapse is ahead of its
@@ -172,8 +153,10 @@ unsafe extern "C" fn on_master_data(
     })
 }
 
-/// Subscribes the became-master and loading-ended hooks.
-pub fn start(ctx: Ctx) -> bool {
+/// Subscribes the became-master and loading-ended hooks; `drop_lapsed`
+/// drops a due key's lapsed holders.
+pub fn start(ctx: Ctx, drop_lapsed: DropLapsed) -> bool {
+    DROP.set(Some(drop_lapsed));
     [
         raw::REDISMODULE_EVENT_LOADING,
         raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,

@@ -12,12 +12,11 @@
 //! Waiters are connection state: they are never persisted or replicated.
 
 use std::any::Any;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::thread::LocalKey;
 use std::time::Duration;
 
 use redis_module::raw::{self, RedisModuleBlockedClient as BlockedClient};
@@ -194,6 +193,9 @@ impl Registry {
     }
 }
 
+mod schedule;
+pub use schedule::{on_earliest_timer, run_master_schedule, EarliestTimer};
+
 /// Longest delay a module timer is created with. A later moment is reached
 /// by re-arming when it fires, so no delay can overflow the server's timer
 /// arithmetic (µs in 64 bits) and stall every other timer.
@@ -207,85 +209,6 @@ pub const DEFERRED_RETRY_MS: i64 = 5;
 pub fn start_timer<T: 'static>(ctx: Ctx, delay_ms: i64, callback: fn(&Context, T), data: T) {
     let delay = Duration::from_millis(delay_ms.clamp(0, MAX_TIMER_DELAY_MS) as u64);
     ctx.context().create_timer(delay, callback, data);
-}
-
-/// The one module timer of a schedule (kept grants, lapsing holders): it
-/// fires at the earliest due time. A sooner due time arms another timer;
-/// the later one still fires and finds less to do.
-#[derive(Default)]
-pub struct EarliestTimer(Cell<Option<i64>>);
-
-impl EarliestTimer {
-    /// No timer pending.
-    pub const fn new() -> EarliestTimer {
-        EarliestTimer(Cell::new(None))
-    }
-
-    /// Makes sure `callback` runs by `due` (absolute ms; nothing for
-    /// `None`), passed the time it was armed for.
-    pub fn arm(&self, ctx: Ctx, due: Option<i64>, now: i64, callback: fn(&Context, i64)) {
-        let Some(due) = due else {
-            return;
-        };
-        if self.0.get().is_some_and(|at| at <= due) {
-            return;
-        }
-        self.0.set(Some(due));
-        start_timer(ctx, due.saturating_sub(now), callback, due);
-    }
-
-    /// The callback's first step: the timer armed for `at` fired.
-    pub fn fired(&self, at: i64) {
-        if self.0.get() == Some(at) {
-            self.0.set(None);
-        }
-    }
-}
-
-/// The body of a callback of the `EarliestTimer` in `timer`, armed for
-/// `at`: notes that it fired, then runs `run` with the context and the time
-/// now, behind the panic guard.
-pub fn on_earliest_timer(
-    ctx: &Context,
-    at: i64,
-    timer: &'static LocalKey<EarliestTimer>,
-    run: impl FnOnce(Ctx, i64),
-) {
-    // SAFETY: the context of this timer callback, used while it runs.
-    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
-    shield((), || {
-        timer.with(|t| t.fired(at));
-        run(ctx, host::now_ms());
-    })
-}
-
-/// Most items one run of a schedule's timer does (`run_master_schedule`);
-/// the rest follow at once in the next run, so a mass disconnect or a burst
-/// of lease ends does not stall the server.
-const SCHEDULE_BATCH: usize = 1000;
-
-/// One run of the timer of a schedule whose work is master writes (kept
-/// grants, lapsing holders): on a node that is no longer master,
-/// `demoted`; while writes are held back (paused, failing over, loading),
-/// `postpone` what is due; otherwise `step` (which does one due item and
-/// says whether there was one) up to a batch.
-pub fn run_master_schedule(
-    ctx: Ctx,
-    demoted: impl FnOnce(),
-    postpone: impl FnOnce(),
-    mut step: impl FnMut() -> bool,
-) {
-    if !host::is_master(ctx) {
-        demoted();
-    } else if !host::writes_allowed(ctx) {
-        postpone();
-    } else {
-        for _ in 0..SCHEDULE_BATCH {
-            if !step() {
-                break;
-            }
-        }
-    }
 }
 
 /// Serial of the next waiter.
