@@ -215,7 +215,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             let token = state.token;
             replicate_effect(ctx, args, &state);
             store(&key, &state);
-            keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
+            keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
             host::notify(ctx, c"dlock.acquire", name);
             stats::count(&stats::LOCKS_GRANTED);
             // A holder's repeat may have shortened its lease.
@@ -232,7 +232,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
                 store_holds(&mut key, holds)?;
             }
             key.set_abs_expire(deadline);
-            keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
+            keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
             host::notify(ctx, c"dlock.acquire", name);
             look_again(ctx, &mut key, db, args.bytes(1), now);
             host::reply_integer(ctx, token);
@@ -316,7 +316,7 @@ fn acquire_in_set(
     if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
         let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
         store_set_changes(ctx, key, name, now);
-        keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
+        keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
         host::notify(ctx, c"dlock.acquire", name);
         look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
         host::reply_integer(ctx, token);
@@ -349,37 +349,11 @@ fn acquire_in_set(
     if options.want != Want::Exclusive {
         store_set_changes(ctx, key, name, now);
     }
-    keep_bound(ctx, keeper, args, owner, token, ttl_ms, now);
+    keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
     host::notify(ctx, c"dlock.acquire", name);
     stats::count(&stats::LOCKS_GRANTED);
     host::reply_integer(ctx, token);
     Ok(())
-}
-
-/// After the grant `token` on the call's key was made or renewed with a
-/// lease of `ttl_ms`: with `KEEP` (`keeper`, the caller's connection) binds
-/// it to that connection; without, a kept grant goes on being renewed with
-/// the new lease.
-fn keep_bound(
-    ctx: Ctx,
-    keeper: Option<u64>,
-    args: &Args,
-    owner: &[u8],
-    token: i64,
-    ttl_ms: i64,
-    now: i64,
-) {
-    let key = args.bytes(1);
-    match keeper {
-        Some(client) => {
-            let db = host::selected_db(ctx);
-            keep::bind(ctx, client, db, key, owner, token, ttl_ms, now);
-        }
-        None if keep::any_kept() => {
-            keep::extended(token, host::selected_db(ctx), key, ttl_ms, now);
-        }
-        None => {}
-    }
 }
 
 /// A request on a free key with waiters queued: the oldest waiter's kind
@@ -450,10 +424,12 @@ fn grant_to(
 }
 
 /// Drops the holders of `set` (in key `name`) whose lease ended: they lost
-/// their grants (`dlock.lost`).
+/// their grants (`dlock.lost`), and no longer kept ones are renewed.
 fn prune_lapsed(ctx: Ctx, set: &mut LockSet, name: RStr, now: i64) {
+    let db = host::selected_db(ctx);
+    keep::lapsed(db, name.bytes(), set.lapsed_tokens(now));
     if set.prune(now) {
-        lost::note(host::selected_db(ctx), name.bytes());
+        lost::note(db, name.bytes());
     }
 }
 

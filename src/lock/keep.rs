@@ -17,7 +17,6 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use redis_module::raw;
-use redis_module::Context;
 
 use crate::common::error::WardenError;
 use crate::glue::host::{self, shield, Ctx};
@@ -92,7 +91,27 @@ pub fn bind(
             k.client_gone(client, now);
         }
     });
-    arm(ctx, now);
+    arm(ctx, now, now);
+}
+
+/// After the grant `token` on `key` of the selected database was made or
+/// renewed with a lease of `ttl_ms`: with `KEEP` (`keeper`, the caller's
+/// connection) binds it to that connection; without, a kept grant goes on
+/// being renewed with the new lease.
+pub fn granted(
+    ctx: Ctx,
+    keeper: Option<u64>,
+    key: &[u8],
+    owner: &[u8],
+    token: i64,
+    ttl_ms: i64,
+    now: i64,
+) {
+    let db = host::selected_db(ctx);
+    match keeper {
+        Some(client) => bind(ctx, client, db, key, owner, token, ttl_ms, now),
+        None => extended(token, db, key, ttl_ms, now),
+    }
 }
 
 /// Whether any grant is kept on this node (so a release must unbind).
@@ -104,6 +123,14 @@ pub fn any_kept() -> bool {
 /// longer kept.
 pub fn released(token: i64, db: c_int, key: &[u8]) {
     with_keeper(|k| k.remove_on(token, db, key));
+}
+
+/// The grants `tokens` on (`db`, `key`) lapsed and are being dropped: no
+/// longer kept (their holders are told of the loss as the set is pruned).
+pub fn lapsed(db: c_int, key: &[u8], tokens: impl Iterator<Item = i64>) {
+    if any_kept() {
+        with_keeper(|k| tokens.for_each(|token| _ = k.remove_on(token, db, key)));
+    }
 }
 
 /// The grant `token` on (`db`, `key`) got a lease of `ttl_ms` from `now`
@@ -138,62 +165,49 @@ pub fn demoted() {
     }
 }
 
-/// Makes sure a timer fires when the earliest kept grant is due.
-fn arm(ctx: Ctx, now: i64) {
-    let due = with_keeper(|k| k.next_due());
+/// Makes sure a timer fires when the earliest kept grant is due, not
+/// before `not_before`.
+fn arm(ctx: Ctx, now: i64, not_before: i64) {
+    let due = with_keeper(|k| k.next_due()).map(|at| at.max(not_before));
     TIMER.with(|t| t.arm(ctx, due, now, on_timer));
 }
 
 /// The kept-grant timer: renews or releases what is due, a batch at a time.
-fn on_timer(ctx: &Context, at: i64) {
-    waiting::on_earliest_timer(ctx, at, &TIMER, |ctx, now| {
-        waiting::run_master_schedule(
-            ctx,
-            demoted,
-            || retry_due(now),
-            || {
-                let Some((grant, due)) = with_keeper(|k| k.pop_due(now)) else {
-                    return false;
-                };
-                let outcome = match APPLY.get() {
-                    Some(apply) => apply(ctx, &grant, due, now),
-                    None => Ok(false),
-                };
-                let unlinked = !with_keeper(|k| k.contains(grant.token));
-                if matches!((&outcome, due), (Ok(false), Due::Renew)) && !unlinked {
-                    // Gone without RELEASE (which unbinds) or an unlink
-                    // (which announced it, perhaps as the key was opened
-                    // here): flushed or swapped away.
-                    lost::note(grant.db, &grant.key);
-                }
-                with_keeper(|k| match (outcome, due) {
-                    (Ok(true), Due::Renew) => k.renewed(grant.token, now),
-                    (Err(WardenError::NotEnoughReplicas { .. }), _) => {
-                        k.retry_at(grant.token, now + DEFERRED_RETRY_MS)
-                    }
-                    // Released, gone, or of another type now.
-                    _ => {
-                        k.remove(grant.token);
-                    }
-                });
-                true
-            },
-        );
-        arm(ctx, now);
-    })
+unsafe extern "C" fn on_timer(ctx: *mut raw::RedisModuleCtx, _: *mut c_void) {
+    // SAFETY: the context Redis passed this timer callback.
+    unsafe { waiting::on_earliest_timer(ctx, &TIMER, run_due) }
 }
 
-/// Puts every grant due at `now` back a few ms later.
-fn retry_due(now: i64) {
-    with_keeper(|k| {
-        let mut held = Vec::new();
-        while let Some((grant, _)) = k.pop_due(now) {
-            held.push(grant.token);
+/// Renews or releases the grants due at `now`, a batch of them.
+fn run_due(ctx: Ctx, now: i64) {
+    let not_before = waiting::run_master_schedule(ctx, now, demoted, || {
+        let Some((grant, due)) = with_keeper(|k| k.pop_due(now)) else {
+            return false;
+        };
+        let outcome = match APPLY.get() {
+            Some(apply) => apply(ctx, &grant, due, now),
+            None => Ok(false),
+        };
+        let unlinked = !with_keeper(|k| k.contains(grant.token));
+        if matches!((&outcome, due), (Ok(false), Due::Renew)) && !unlinked {
+            // Gone without RELEASE (which unbinds), an unlink or a lapse
+            // (which announced it, perhaps as the key was opened here):
+            // flushed or swapped away.
+            lost::note(grant.db, &grant.key);
         }
-        for token in held {
-            k.retry_at(token, now + DEFERRED_RETRY_MS);
-        }
+        with_keeper(|k| match (outcome, due) {
+            (Ok(true), Due::Renew) => k.renewed(grant.token, now),
+            (Err(WardenError::NotEnoughReplicas { .. }), _) => {
+                k.retry_at(grant.token, now + DEFERRED_RETRY_MS)
+            }
+            // Released, gone, or of another type now.
+            _ => {
+                k.remove(grant.token);
+            }
+        });
+        true
     });
+    arm(ctx, now, not_before);
 }
 
 /// # Safety
@@ -220,7 +234,7 @@ unsafe extern "C" fn on_client_changed(
         let now = host::now_ms();
         if with_keeper(|k| k.client_gone(client, now)) > 0 {
             // SAFETY: the context Redis passed this event hook, used while it runs.
-            arm(unsafe { Ctx::from_raw(ctx) }, now);
+            arm(unsafe { Ctx::from_raw(ctx) }, now, now);
         }
     })
 }

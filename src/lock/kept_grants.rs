@@ -55,6 +55,11 @@ fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<
         Lock::Set(set) => {
             set.bound_deadlines();
             let Some(holder) = set.holder_mut(&grant.owner, Some(grant.token), now) else {
+                if set.live_count(now) < set.holders().len() {
+                    // Its lease ended (a pause or too few replicas held the
+                    // renewals back): dropped and told like any lapse, once.
+                    store_set_changes(ctx, key, name, now);
+                }
                 return Ok(false);
             };
             if holder.deadline_ms >= deadline {

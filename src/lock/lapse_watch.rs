@@ -16,11 +16,10 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use redis_module::raw;
-use redis_module::Context;
 
 use crate::glue::host::{self, shield, Ctx};
 use crate::glue::stats;
-use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
+use crate::glue::waiting::{self, EarliestTimer};
 use crate::lock::core::lapse::LapseWatch;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::set::LockSet;
@@ -55,7 +54,7 @@ pub fn track(ctx: Ctx, key: &[u8], first_lapse: Option<i64>, now: i64) {
         Some(at) if host::is_serving_master() => {
             let db = host::selected_db(ctx);
             with_watch(|w| w.watch(db, key, at));
-            arm(ctx, now);
+            arm(ctx, now, now);
         }
         _ if watching() => forget(host::selected_db(ctx), key),
         _ => {}
@@ -81,34 +80,40 @@ pub fn forget_db(db: c_int) {
     with_watch(|w| w.forget_db((db >= 0).then_some(db)));
 }
 
-/// Makes sure the timer fires when the earliest watched lease ends.
-fn arm(ctx: Ctx, now: i64) {
-    let due = with_watch(|w| w.next_due());
+/// Makes sure the timer fires when the earliest watched lease ends, not
+/// before `not_before`.
+fn arm(ctx: Ctx, now: i64, not_before: i64) {
+    let due = with_watch(|w| w.next_due()).map(|at| at.max(not_before));
     TIMER.with(|t| t.arm(ctx, due, now, on_timer));
 }
 
 /// The timer: drops the holders whose lease ended, a batch of keys at a
 /// time.
-fn on_timer(ctx: &Context, at: i64) {
-    waiting::on_earliest_timer(ctx, at, &TIMER, |ctx, now| {
-        waiting::run_master_schedule(
-            ctx,
-            || forget_db(-1),
-            || with_watch(|w| w.postpone_due(now, now + DEFERRED_RETRY_MS)),
-            || {
-                let due = with_watch(|w| w.pop_due(now));
-                if let (Some((db, key)), Some(drop_lapsed)) = (&due, DROP.get()) {
-                    drop_lapsed(ctx, *db, key, now);
-                }
-                due.is_some()
-            },
-        );
-        arm(ctx, now);
-    })
+unsafe extern "C" fn on_timer(ctx: *mut raw::RedisModuleCtx, _: *mut c_void) {
+    // SAFETY: the context Redis passed this timer callback.
+    unsafe { waiting::on_earliest_timer(ctx, &TIMER, drop_due) }
+}
+
+/// Drops the lapsed holders of the keys due at `now`, a batch of them.
+fn drop_due(ctx: Ctx, now: i64) {
+    let not_before = waiting::run_master_schedule(
+        ctx,
+        now,
+        || forget_db(-1),
+        || {
+            let due = with_watch(|w| w.pop_due(now));
+            if let (Some((db, key)), Some(drop_lapsed)) = (&due, DROP.get()) {
+                drop_lapsed(ctx, *db, key, now);
+            }
+            due.is_some()
+        },
+    );
+    arm(ctx, now, not_before);
 }
 
 /// Watches every set of every database whose first lapse is ahead of its
-/// last: the node became master, or loaded a dataset as one.
+/// last, or that lists a holder whose lease ended where nobody dropped it:
+/// the node became master, or loaded a dataset as one.
 fn watch_all(ctx: Ctx) {
     if stats::LOCK_KEYS.load(Ordering::Relaxed) <= 0 || !host::is_serving_master() {
         return;
@@ -121,14 +126,14 @@ fn watch_all(ctx: Ctx) {
         }
         host::scan_values::<PackedLock, LockSet, _>(ctx, |key, value| {
             if let host::Either::Second(set) = value {
-                if let Some(at) = set.first_lapse(now) {
+                if let Some(at) = set.next_look(now) {
                     with_watch(|w| w.watch(db, key, at));
                 }
             }
         });
     }
     host::select_db(ctx, selected);
-    arm(ctx, now);
+    arm(ctx, now, now);
 }
 
 /// # Safety
@@ -153,8 +158,29 @@ unsafe extern "C" fn on_master_data(
     })
 }
 
-/// Subscribes the became-master and loading-ended hooks; `drop_lapsed`
-/// drops a due key's lapsed holders.
+/// # Safety
+/// Called by Redis with a valid context and the event's data.
+///
+/// Server-event hook: `SWAPDB` traded two databases' keys, and their
+/// watched keys with them.
+unsafe extern "C" fn on_swapdb(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    data: *mut c_void,
+) {
+    shield((), || {
+        if data.is_null() || !watching() {
+            return;
+        }
+        // SAFETY: Redis passes a RedisModuleSwapDbInfo with SWAPDB events (checked non-null above).
+        let info = unsafe { &*data.cast::<raw::RedisModuleSwapDbInfo>() };
+        with_watch(|w| w.swap_dbs(info.dbnum_first, info.dbnum_second));
+    })
+}
+
+/// Subscribes the became-master, loading-ended and swapped-databases
+/// hooks; `drop_lapsed` drops a due key's lapsed holders.
 pub fn start(ctx: Ctx, drop_lapsed: DropLapsed) -> bool {
     DROP.set(Some(drop_lapsed));
     [
@@ -163,4 +189,5 @@ pub fn start(ctx: Ctx, drop_lapsed: DropLapsed) -> bool {
     ]
     .into_iter()
     .all(|id| host::subscribe_server_event(ctx, id, on_master_data))
+        && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_SWAPDB, on_swapdb)
 }

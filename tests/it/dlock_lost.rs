@@ -533,3 +533,126 @@ fn a_reload_watches_the_sets_it_loads() {
     assert_eq!(lost, "re");
     assert_eq!(owners(&mut con, "re"), ["holder-b"]);
 }
+
+#[test]
+fn a_holder_that_lapsed_before_a_promotion_or_a_restart_is_dropped_at_once() {
+    let mut master = Server::start();
+    let replica = master.start_streaming_replica();
+    let mut m = master.conn();
+    // holder-a's lease ends 1 s after its grant; the test then waits for
+    // its end plus 300 ms.
+    let spread = |con: &mut Connection, key: &str| {
+        let _: i64 = query!(con, "DLOCK.ACQUIRE", key, "holder-a", 1_000, "SHARED");
+        let _: i64 = query!(con, "DLOCK.ACQUIRE", key, "holder-b", 20_000, "SHARED");
+        Instant::now()
+    };
+    let lapse_after = |granted: Instant| {
+        sleep((granted + Duration::from_millis(1_300)).saturating_duration_since(Instant::now()))
+    };
+    let granted = spread(&mut m, "promo");
+    let acked: i64 = query!(&mut m, "WAIT", 1, 900);
+    assert_eq!(acked, 1);
+    // The master dies before holder-a's end: it lapses on the replica,
+    // where nobody drops it.
+    let listed = dump(&mut m, "promo");
+    master.kill();
+    let mut r = replica.conn();
+    assert_eq!(dump(&mut r, "promo"), listed, "both holders replicated");
+    lapse_after(granted);
+    let mut events = Events::on(&replica);
+    ok(&mut r, &command(&["REPLICAOF", "NO", "ONE"]));
+    let (lost, _) = next_loss(&mut events, TOLD_WITHIN);
+    assert_eq!(lost, "promo");
+    assert!(
+        dump(&mut r, "promo").len() < listed.len(),
+        "holder-a dropped"
+    );
+    assert_eq!(owners(&mut r, "promo"), ["holder-b"]);
+    assert_eq!(warden_stat(&mut r, "locks_watched"), 0);
+
+    // Saved, then lapsed while the server was down: dropped as it loads.
+    let mut server = Server::start();
+    let mut r = server.conn();
+    let granted = spread(&mut r, "saved");
+    ok(&mut r, &command(&["SAVE"]));
+    let saved = dump(&mut r, "saved");
+    server.kill();
+    lapse_after(granted);
+    server.crash_and_restart();
+    let mut r = server.conn();
+    assert!(
+        wait_until(Duration::from_secs(2), || warden_stat(&mut r, "locks_lost")
+            == 1),
+        "the lapsed holder was told"
+    );
+    assert!(
+        dump(&mut r, "saved").len() < saved.len(),
+        "holder-a dropped"
+    );
+    assert_eq!(owners(&mut r, "saved"), ["holder-b"]);
+}
+
+#[test]
+fn a_kept_set_holder_lapsing_in_a_write_pause_is_told_once_and_unbound() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    let mut k = RawConn::open(server.port);
+    assert!(matches!(
+        k.call(&["DLOCK.ACQUIRE", "kp", "holder-k", "300", "SHARED", "KEEP"]),
+        Reply::Int(_)
+    ));
+    let _: i64 = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "kp",
+        "holder-b",
+        20_000,
+        "SHARED"
+    );
+    ok(&mut con, &command(&["CLIENT", "PAUSE", "800", "WRITE"]));
+    let seen = events.until_quiet(Duration::from_millis(1_500));
+    let lost = seen.iter().filter(|(_, e)| e == "dlock.lost").count();
+    assert_eq!(lost, 1, "{seen:?}");
+    assert_eq!(owners(&mut con, "kp"), ["holder-b"]);
+    assert_eq!(warden_stat(&mut con, "locks_kept"), 0, "no renewal left");
+    assert_eq!(warden_stat(&mut con, "locks_watched"), 0);
+    drop(k);
+}
+
+#[test]
+fn swapped_databases_keep_their_watched_sets() {
+    let (_server, mut con) = Server::start_conn();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "sw", "holder-a", 400, "SHARED");
+    let _: i64 = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "sw",
+        "holder-b",
+        20_000,
+        "SHARED"
+    );
+    ok(&mut con, &command(&["SELECT", "1"]));
+    let _: i64 = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "other",
+        "holder-c",
+        20_000,
+        "SHARED"
+    );
+    ok(&mut con, &command(&["SWAPDB", "0", "1"]));
+    let before = dump(&mut con, "sw");
+    assert!(
+        wait_until(Duration::from_secs(2), || warden_stat(
+            &mut con,
+            "locks_lost"
+        ) == 1),
+        "the holder in the swapped database was told"
+    );
+    assert!(
+        dump(&mut con, "sw").len() < before.len(),
+        "holder-a dropped"
+    );
+    assert_eq!(owners(&mut con, "sw"), ["holder-b"]);
+    assert_eq!(warden_stat(&mut con, "locks_watched"), 0);
+}

@@ -91,6 +91,7 @@ pub fn check_api() -> Result<(), &'static str> {
         RedisModule_ScanCursorDestroy,
         RedisModule_GetContextFlags,
         RedisModule_CreateTimer,
+        RedisModule_StopTimer,
         RedisModule_SubscribeToServerEvent,
         RedisModule_SubscribeToKeyspaceEvents,
         RedisModule_EmitAOF,

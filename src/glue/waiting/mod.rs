@@ -194,7 +194,7 @@ impl Registry {
 }
 
 mod schedule;
-pub use schedule::{on_earliest_timer, run_master_schedule, EarliestTimer};
+pub use schedule::{on_earliest_timer, run_master_schedule, EarliestTimer, ScheduleTimerProc};
 
 /// Longest delay a module timer is created with. A later moment is reached
 /// by re-arming when it fires, so no delay can overflow the server's timer

@@ -2,18 +2,24 @@
 //! one module timer at the earliest due time, and one run of it.
 
 use std::cell::Cell;
+use std::ffi::c_void;
+use std::ptr::null_mut;
 use std::thread::LocalKey;
 
-use redis_module::Context;
+use redis_module::raw;
 
-use super::start_timer;
-use crate::glue::host::{self, shield, Ctx};
+use super::{DEFERRED_RETRY_MS, MAX_TIMER_DELAY_MS};
+use crate::glue::host::{self, api, shield, Ctx};
+
+/// A schedule's timer callback, as Redis calls it (its data is unused).
+pub type ScheduleTimerProc = unsafe extern "C" fn(*mut raw::RedisModuleCtx, *mut c_void);
 
 /// The one module timer of a schedule (kept grants, lapsing holders): it
-/// fires at the earliest due time. A sooner due time arms another timer;
-/// the later one still fires and finds less to do.
+/// fires at the earliest due time. Arming a sooner time stops the later
+/// timer, so at most one is ever pending, however often the earliest due
+/// time moves.
 #[derive(Default)]
-pub struct EarliestTimer(Cell<Option<i64>>);
+pub struct EarliestTimer(Cell<Option<(i64, raw::RedisModuleTimerID)>>);
 
 impl EarliestTimer {
     /// No timer pending.
@@ -22,40 +28,44 @@ impl EarliestTimer {
     }
 
     /// Makes sure `callback` runs by `due` (absolute ms; nothing for
-    /// `None`), passed the time it was armed for.
-    pub fn arm(&self, ctx: Ctx, due: Option<i64>, now: i64, callback: fn(&Context, i64)) {
+    /// `None`).
+    pub fn arm(&self, ctx: Ctx, due: Option<i64>, now: i64, callback: ScheduleTimerProc) {
         let Some(due) = due else {
             return;
         };
-        if self.0.get().is_some_and(|at| at <= due) {
-            return;
+        if let Some((at, id)) = self.0.get() {
+            if at <= due {
+                return;
+            }
+            // SAFETY: `id` is this schedule's pending timer (cleared when it
+            // fires); its data is null, so there is nothing to take back.
+            unsafe { api!(RedisModule_StopTimer)(ctx.as_ptr(), id, null_mut()) };
         }
-        self.0.set(Some(due));
-        start_timer(ctx, due.saturating_sub(now), callback, due);
-    }
-
-    /// The callback's first step: the timer armed for `at` fired.
-    pub fn fired(&self, at: i64) {
-        if self.0.get() == Some(at) {
-            self.0.set(None);
-        }
+        let delay = due.saturating_sub(now).clamp(0, MAX_TIMER_DELAY_MS);
+        // SAFETY: `ctx` is a live context; the callback has Redis's signature
+        // and reads no data.
+        let id = unsafe {
+            api!(RedisModule_CreateTimer)(ctx.as_ptr(), delay, Some(callback), null_mut())
+        };
+        self.0.set(Some((due, id)));
     }
 }
 
-/// The body of a callback of the `EarliestTimer` in `timer`, armed for
-/// `at`: notes that it fired, then runs `run` with the context and the time
-/// now, behind the panic guard.
-pub fn on_earliest_timer(
-    ctx: &Context,
-    at: i64,
+/// The body of the callback of the `EarliestTimer` in `timer`: notes that
+/// it fired, then runs `run` with the context and the time now, behind the
+/// panic guard.
+///
+/// # Safety
+/// `ctx` is the context Redis passed the timer callback.
+pub unsafe fn on_earliest_timer(
+    ctx: *mut raw::RedisModuleCtx,
     timer: &'static LocalKey<EarliestTimer>,
     run: impl FnOnce(Ctx, i64),
 ) {
-    // SAFETY: the context of this timer callback, used while it runs.
-    let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
-        timer.with(|t| t.fired(at));
-        run(ctx, host::now_ms());
+        timer.with(|t| t.0.set(None));
+        // SAFETY: the caller's contract: the context of this timer callback.
+        run(unsafe { Ctx::from_raw(ctx) }, host::now_ms());
     })
 }
 
@@ -67,18 +77,20 @@ const SCHEDULE_BATCH: usize = 1000;
 /// One run of the timer of a schedule whose work is master writes (kept
 /// grants, lapsing holders): on a node that is no longer master,
 /// `demoted`; while writes are held back (paused, failing over, loading),
-/// `postpone` what is due; otherwise `step` (which does one due item and
-/// says whether there was one) up to a batch.
+/// nothing; otherwise `step` (which does one due item and says whether
+/// there was one) up to a batch. Returns the earliest time the timer may
+/// run again: `now`, or a few ms on while writes are held back (what is
+/// due stays where it is, so waiting costs nothing per item).
 pub fn run_master_schedule(
     ctx: Ctx,
+    now: i64,
     demoted: impl FnOnce(),
-    postpone: impl FnOnce(),
     mut step: impl FnMut() -> bool,
-) {
+) -> i64 {
     if !host::is_master(ctx) {
         demoted();
     } else if !host::writes_allowed(ctx) {
-        postpone();
+        return now + DEFERRED_RETRY_MS;
     } else {
         for _ in 0..SCHEDULE_BATCH {
             if !step() {
@@ -86,4 +98,5 @@ pub fn run_master_schedule(
             }
         }
     }
+    now
 }

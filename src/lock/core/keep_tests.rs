@@ -166,7 +166,7 @@ fn removed_and_cleared_grants_are_never_due() {
 #[test]
 fn random_schedules_keep_every_grant_once_and_in_order() {
     for seed in 1..=300u64 {
-        let mut rng = Rng(seed * 0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut k = Keeper::default();
         let mut holder: HashMap<i64, (u64, bool)> = HashMap::new();
         let mut now = 0i64;

@@ -101,10 +101,29 @@ impl LapseWatch {
         Some((db, name))
     }
 
-    /// Puts every key due at `now` off to `later` (writes held back).
-    pub fn postpone_due(&mut self, now: i64, later: i64) {
-        while let Some((db, name)) = self.pop_due(now) {
-            self.watch(db, &name, later);
+    /// Databases `a` and `b` traded their keys (`SWAPDB`): the keys
+    /// watched in each are now watched in the other.
+    pub fn swap_dbs(&mut self, a: i32, b: i32) {
+        if a == b {
+            return;
+        }
+        let moved = [
+            (a, b, self.due_of.remove(&a)),
+            (b, a, self.due_of.remove(&b)),
+        ];
+        for (from, _, keys) in &moved {
+            for (name, &at) in keys.iter().flatten() {
+                self.schedule.remove(&(at, *from, Rc::clone(name)));
+            }
+        }
+        for (_, to, keys) in moved {
+            let Some(keys) = keys else {
+                continue;
+            };
+            for (name, &at) in &keys {
+                self.schedule.insert((at, to, Rc::clone(name)));
+            }
+            self.due_of.insert(to, keys);
         }
     }
 }

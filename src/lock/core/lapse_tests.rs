@@ -62,19 +62,22 @@ fn forgotten_keys_and_databases_never_come_due() {
 }
 
 #[test]
-fn postponed_keys_come_due_later_once_each() {
+fn swapped_databases_trade_their_watched_keys() {
     let mut w = LapseWatch::default();
     w.watch(0, b"a", 10);
-    w.watch(0, b"b", 15);
-    w.watch(0, b"c", 50);
-    w.postpone_due(20, 25);
-    assert_eq!(w.len(), 3);
-    assert_eq!(drain(&mut w, 24), vec![]);
+    w.watch(1, b"a", 20);
+    w.watch(2, b"c", 30);
+    w.swap_dbs(0, 1);
+    w.forget(1, b"a");
     assert_eq!(
-        drain(&mut w, 25),
-        vec![(0, b"a".to_vec()), (0, b"b".to_vec())]
+        drain(&mut w, 100),
+        vec![(0, b"a".to_vec()), (2, b"c".to_vec())]
     );
-    assert_eq!(w.next_due(), Some(50));
+    w.watch(0, b"x", 5);
+    w.swap_dbs(0, 3);
+    w.swap_dbs(4, 4);
+    assert_eq!(drain(&mut w, 100), vec![(3, b"x".to_vec())]);
+    assert!(w.due_of.is_empty());
 }
 
 /// Random watches, forgets and pops against a plain map of key → time.
@@ -88,7 +91,7 @@ fn the_schedule_matches_a_model_under_random_operations() {
     for _ in 0..20_000 {
         let db = rng.below(3) as i32;
         let key = vec![b'k', rng.below(20) as u8];
-        match rng.below(4) {
+        match rng.below(5) {
             0 | 1 => {
                 let at = now + rng.below(100) as i64;
                 w.watch(db, &key, at);
@@ -97,6 +100,19 @@ fn the_schedule_matches_a_model_under_random_operations() {
             2 => {
                 w.forget(db, &key);
                 model.remove(&(db, key));
+            }
+            3 => {
+                let other = rng.below(3) as i32;
+                w.swap_dbs(db, other);
+                let swap = |d: i32| match d {
+                    d if d == db => other,
+                    d if d == other => db,
+                    d => d,
+                };
+                model = model
+                    .into_iter()
+                    .map(|((d, k), at)| ((swap(d), k), at))
+                    .collect();
             }
             _ => {
                 now += rng.below(30) as i64;

@@ -470,6 +470,28 @@ impl LockSet {
         (earliest.saturating_add(LAPSE_SLACK_MS) < last).then_some(earliest)
     }
 
+    /// When the lapse watch should look at this set next: `now` when a
+    /// holder whose lease ended is still listed beside a live one (it lapsed
+    /// where nobody dropped it: before a restart or a promotion), else its
+    /// first lapse.
+    pub fn next_look(&self, now: i64) -> Option<i64> {
+        let live = self.live_count(now);
+        if live > 0 && live < self.holders().len() {
+            return Some(now);
+        }
+        self.first_lapse(now)
+    }
+
+    /// The tokens of the holders whose lease ended at `now` (`prune` drops
+    /// them).
+    pub fn lapsed_tokens(&self, now: i64) -> impl Iterator<Item = i64> + '_ {
+        let bound = self.expiry_bound;
+        self.holders()
+            .iter()
+            .filter(move |h| !h.runs(bound, now))
+            .map(|h| h.lock.token())
+    }
+
     /// Lowers every lease to the key's expiry (`expiry_bound`): an external
     /// TTL change (`PEXPIRE` to an earlier time) bounds all holders, and the
     /// next change keeps that bound instead of reviving their old leases.
