@@ -800,10 +800,7 @@ fn hand_over(
         match granted {
             Ok(token) => {
                 let (owner, ttl) = (&asked.owner, asked.ttl_ms);
-                match asked.keeper {
-                    Some(client) => keep::bind(ctx, client, db, key_bytes, owner, token, ttl, now),
-                    None => keep::extended(token, db, key_bytes, ttl, now),
-                }
+                keep::granted(ctx, asked.keeper, key_bytes, owner, token, ttl, now);
                 host::notify(ctx, c"dlock.acquire", name);
                 waiter.answer(Answer::Integer(token));
                 stats::count(&stats::LOCKS_GRANTED);

@@ -53,18 +53,28 @@ fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<
             key.set_abs_expire(deadline);
         }
         Lock::Set(set) => {
-            set.bound_deadlines();
-            let Some(holder) = set.holder_mut(&grant.owner, Some(grant.token), now) else {
-                if set.live_count(now) < set.holders().len() {
+            // Nothing changes in memory unless it is replicated: a replica's
+            // copy (and `DEBUG DIGEST`) must stay the master's.
+            let bound = set.expiry_bound;
+            let lease = set
+                .holder_mut(&grant.owner, Some(grant.token), now)
+                .map(|holder| holder.deadline_ms.min(bound));
+            match lease {
+                Some(lease) if lease >= deadline => return Ok(true),
+                Some(_) => {}
+                None if set.live_count(now) < set.holders().len() => {
                     // Its lease ended (a pause or too few replicas held the
                     // renewals back): dropped and told like any lapse, once.
+                    set.bound_deadlines();
                     store_set_changes(ctx, key, name, now);
+                    return Ok(false);
                 }
-                return Ok(false);
-            };
-            if holder.deadline_ms >= deadline {
-                return Ok(true);
+                None => return Ok(false),
             }
+            set.bound_deadlines();
+            let holder = set
+                .holder_mut(&grant.owner, Some(grant.token), now)
+                .ok_or(WardenError::Internal)?;
             holder.deadline_ms = deadline;
             store_set_changes(ctx, key, name, now);
         }

@@ -629,3 +629,29 @@ fn kept_grants_that_come_and_go_leave_no_timers_behind() {
     );
     assert_eq!(warden_stat(&mut con, "lock_keys"), 1);
 }
+
+/// A renewal that finds its grant gone changes nothing it does not
+/// replicate: here `SWAPDB` put another set, whose key `PEXPIRE` shortened
+/// below its holder's lease, where the kept grant was.
+#[test]
+fn a_renewal_that_finds_another_set_leaves_it_as_the_replica_has_it() {
+    let master = Server::start();
+    let replica = master.start_streaming_replica();
+    let mut m = master.conn();
+    let mut k = RawConn::open(master.port);
+    keep(&mut k, "s", "holder-k", 300, &["SHARED"]);
+    ok(&mut m, &command(&["SELECT", "1"]));
+    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "s", "holder-b", LONG_TTL, "SHARED");
+    let _: i64 = query!(&mut m, "PEXPIRE", "s", 20_000);
+    ok(&mut m, &command(&["SWAPDB", "0", "1"]));
+    ok(&mut m, &command(&["SELECT", "0"]));
+    // Renewals of holder-k come every 100 ms; by now some found "s" of db 0
+    // holding holder-b's set.
+    sleep(Duration::from_millis(500));
+    let acked: i64 = query!(&mut m, "WAIT", 1, 2_000);
+    assert_eq!(acked, 1);
+    let mut r = replica.conn();
+    assert_eq!(digest(&mut m, "s"), digest(&mut r, "s"));
+    assert_eq!(db_digest(&mut m), db_digest(&mut r));
+    drop(k);
+}
