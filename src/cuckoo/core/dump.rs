@@ -78,7 +78,7 @@ pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, WardenE
     let (items, deletes) = (r.u64()?, r.u64()?);
     let count = u64::from(r.u32()?);
     CuckooFilter::check_header(params, fingerprint_bits, count).map_err(|_| bad())?;
-    if fingerprint_bits != params.fingerprint_bits() || count > MAX_FILTERS as u64 {
+    if count > MAX_FILTERS as u64 {
         return Err(bad());
     }
     let mut buckets = Vec::with_capacity(count as usize);

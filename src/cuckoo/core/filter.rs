@@ -80,14 +80,17 @@ impl CuckooParams {
         Ok(())
     }
 
-    /// The fingerprint width for this bucket size: a lookup compares `2b`
-    /// slots per sub-filter, so wider buckets need wider fingerprints for
-    /// the same false-positive rate; one-slot buckets need 11 bits, since
-    /// with fewer the two buckets an 8-bit fingerprint allows are too few
-    /// distinct pairs and random walks fail at a quarter load.
+    /// The fingerprint width for this bucket size and capacity: a lookup
+    /// compares `2b` slots per sub-filter, so wider buckets need wider
+    /// fingerprints for the same false-positive rate. One-slot buckets need
+    /// 11 bits, and one more per doubling of the capacity past 2¹⁹ items
+    /// (`ONE_SLOT_ITEMS_PER_FINGERPRINT`): a fingerprint chooses an item's
+    /// second bucket, and with too few values for the items, walks fail
+    /// before the table reaches its load (8 bits: at a quarter load; 11 bits
+    /// at 10⁷ items: at 37 % instead of 44 %).
     pub fn fingerprint_bits(&self) -> u32 {
         match self.bucket_size {
-            1 => 11,
+            1 => one_slot_fingerprint_bits(self.capacity),
             2..=4 => 9,
             5..=8 => 10,
             9..=16 => 11,
@@ -120,10 +123,28 @@ impl CuckooParams {
     }
 }
 
+/// Most items per fingerprint value a table of one-slot buckets is sized
+/// for: measured with 500-kick walks at 44 % load, 11 bits held 10⁶ items
+/// (about 490 per value) with 6 % to spare and 10⁷ only 83 %; 14 bits
+/// (610 per value) fail at 10⁷ in one run of two, 16 bits (150) hold
+/// 1.12× it.
+const ONE_SLOT_ITEMS_PER_FINGERPRINT: u64 = 256;
+
+/// Fingerprint bits for one-slot buckets and `capacity` items: at least 11,
+/// and enough that no more than `ONE_SLOT_ITEMS_PER_FINGERPRINT` items share
+/// a value (22 bits at the largest capacity).
+fn one_slot_fingerprint_bits(capacity: u64) -> u32 {
+    let values = capacity.div_ceil(ONE_SLOT_ITEMS_PER_FINGERPRINT).max(1);
+    values.next_power_of_two().trailing_zeros().max(11)
+}
+
 /// The share of slots, as `num/den`, a table of `b`-slot buckets is sized to
-/// hold at capacity: a few points below the load where random walks of 500
-/// kicks start to fail (measured: 48 % for b = 1 with 11-bit fingerprints,
-/// 87 % for b = 2, 96 % for b = 4, at 10^4 to 10^6 items).
+/// hold at capacity: below the load where random walks of 500 kicks start
+/// to fail (measured at 10⁵ to 5·10⁷ items: 87 % for b = 2 and 96 % for
+/// b = 4, within a point or two in every run; for b = 1 about 50 % in most
+/// runs, but in about one in ten an early walk fails, at 35 % to 43 %, and
+/// the filter grows: sizing for that would cost every one-slot filter a
+/// fifth more memory).
 pub fn target_load(bucket_size: u32) -> (u64, u64) {
     match bucket_size {
         1 => (44, 100),

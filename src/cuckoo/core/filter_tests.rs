@@ -365,3 +365,18 @@ fn stored_parts_are_checked() {
     assert!(SubFilter::from_parts(0, b, fb, vec![0]).is_err());
     assert!(SubFilter::from_parts(u64::MAX, b, fb, vec![0]).is_err());
 }
+
+#[test]
+fn one_slot_fingerprints_widen_with_the_capacity() {
+    let bits = |capacity, b| params(capacity, b, 500, 2).fingerprint_bits();
+    assert_eq!(bits(2, 1), 11);
+    assert_eq!(bits(1 << 19, 1), 11, "2¹⁹ items: 256 a value");
+    assert_eq!(bits((1 << 19) + 1, 1), 12);
+    assert_eq!(bits(1_000_000, 1), 12);
+    assert_eq!(bits(10_000_000, 1), 16);
+    assert_eq!(bits(MAX_CAPACITY, 1), 22);
+    assert!(bits(MAX_CAPACITY, 1) <= MAX_FINGERPRINT_BITS);
+    // Wider buckets keep their width at every capacity.
+    assert_eq!(bits(MAX_CAPACITY, 2), 9);
+    assert_eq!(bits(MAX_CAPACITY, 4), 9);
+}
