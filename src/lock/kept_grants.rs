@@ -148,6 +148,9 @@ pub fn drop_lapsed(ctx: Ctx, db: c_int, key: &[u8], now: i64) {
         lapse_watch::track(ctx, key, set.first_lapse(now), now);
         return;
     }
+    // Like every change to the holders, this keeps a bound an external TTL
+    // change (`PEXPIRE` to an earlier time) put on the leases left.
+    set.bound_deadlines();
     store_set_changes(ctx, &mut open, name, now);
     if waiting::count(db, key) > 0 {
         serve_waiters(ctx, &mut open, name, db, now);

@@ -656,3 +656,32 @@ fn swapped_databases_keep_their_watched_sets() {
     assert_eq!(owners(&mut con, "sw"), ["holder-b"]);
     assert_eq!(warden_stat(&mut con, "locks_watched"), 0);
 }
+
+#[test]
+fn a_lapse_drop_keeps_the_bound_an_earlier_pexpire_put_on_the_leases_left() {
+    let (_server, mut con) = Server::start_conn();
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "pb", "holder-a", 300, "SHARED");
+    let _: i64 = query!(
+        &mut con,
+        "DLOCK.ACQUIRE",
+        "pb",
+        "holder-b",
+        20_000,
+        "SHARED"
+    );
+    let _: i64 = query!(&mut con, "PEXPIRE", "pb", 5_000);
+    let bound = pexpiretime(&mut con, "pb");
+    assert!(
+        wait_until(Duration::from_secs(2), || warden_stat(
+            &mut con,
+            "locks_lost"
+        ) == 1),
+        "holder-a dropped and told"
+    );
+    assert_eq!(owners(&mut con, "pb"), ["holder-b"]);
+    assert_eq!(
+        pexpiretime(&mut con, "pb"),
+        bound,
+        "holder-b's lease stays bounded"
+    );
+}
