@@ -426,10 +426,11 @@ fn grant_to(
 /// Drops the holders of `set` (in key `name`) whose lease ended: they lost
 /// their grants (`dlock.lost`), and no longer kept ones are renewed.
 fn prune_lapsed(ctx: Ctx, set: &mut LockSet, name: RStr, now: i64) {
-    let db = host::selected_db(ctx);
-    keep::lapsed(db, name.bytes(), set.lapsed_tokens(now));
+    if keep::any_kept() {
+        keep::lapsed(host::selected_db(ctx), name.bytes(), set.lapsed_tokens(now));
+    }
     if set.prune(now) {
-        lost::note(db, name.bytes());
+        lost::note(host::selected_db(ctx), name.bytes());
     }
 }
 

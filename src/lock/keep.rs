@@ -107,10 +107,13 @@ pub fn granted(
     ttl_ms: i64,
     now: i64,
 ) {
-    let db = host::selected_db(ctx);
     match keeper {
-        Some(client) => bind(ctx, client, db, key, owner, token, ttl_ms, now),
-        None => extended(token, db, key, ttl_ms, now),
+        Some(client) => {
+            let db = host::selected_db(ctx);
+            bind(ctx, client, db, key, owner, token, ttl_ms, now);
+        }
+        None if any_kept() => extended(token, host::selected_db(ctx), key, ttl_ms, now),
+        None => {}
     }
 }
 
@@ -127,10 +130,9 @@ pub fn released(token: i64, db: c_int, key: &[u8]) {
 
 /// The grants `tokens` on (`db`, `key`) lapsed and are being dropped: no
 /// longer kept (their holders are told of the loss as the set is pruned).
+/// Callers skip it when nothing is kept (`any_kept`).
 pub fn lapsed(db: c_int, key: &[u8], tokens: impl Iterator<Item = i64>) {
-    if any_kept() {
-        with_keeper(|k| tokens.for_each(|token| _ = k.remove_on(token, db, key)));
-    }
+    with_keeper(|k| tokens.for_each(|token| _ = k.remove_on(token, db, key)));
 }
 
 /// The grant `token` on (`db`, `key`) got a lease of `ttl_ms` from `now`
