@@ -12,8 +12,8 @@
 //! adds of present items (NX) replicate nothing.
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
@@ -42,27 +42,25 @@ fn max_bytes(ctx: Ctx) -> u64 {
     }
 }
 
-thread_local! {
-    /// The kicks' generator (xorshift64), seeded once from the clock.
-    static KICKS: Cell<u64> = const { Cell::new(0) };
-}
+/// The kicks' generator state (xorshift64), seeded once from the clock: a
+/// static, not a thread-local, so that an add that never kicks does not pay
+/// for a thread-local address (commands run on the main thread only).
+static KICKS: AtomicU64 = AtomicU64::new(0);
 
 /// The generator random walks draw from.
 struct Kicks;
 
 impl KickRng for Kicks {
     fn next_u64(&mut self) -> u64 {
-        KICKS.with(|s| {
-            let mut x = s.get();
-            if x == 0 {
-                x = (host::now_ms() as u64 ^ 0x9e37_79b9_7f4a_7c15) | 1;
-            }
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            s.set(x);
-            x
-        })
+        let mut x = KICKS.load(Ordering::Relaxed);
+        if x == 0 {
+            x = (host::now_ms() as u64 ^ 0x9e37_79b9_7f4a_7c15) | 1;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        KICKS.store(x, Ordering::Relaxed);
+        x
     }
 }
 
@@ -244,7 +242,7 @@ fn add_items(
                 .as_mut()
         }
     };
-    let (filters_before, size_before) = (filter.filters().len(), filter.size());
+    let filters_before = filter.filters().len();
     let mut touched = Touched::default();
     let mut changed = false;
     let count = args.len() - first;
@@ -280,6 +278,7 @@ fn add_items(
         replicate_reserve(ctx, name, filter);
     }
     let grew = filter.filters().len() != filters_before;
+    let growth = grew.then(|| (filter.size_with(filters_before), filter.size()));
     if touched.random && (changed || grew) {
         let slots = encode_placed(filter, &touched);
         emit_placed(Sink::Replication(ctx), name, filter.filters().len(), &slots);
@@ -288,7 +287,6 @@ fn add_items(
     } else if changed {
         host::replicate_verbatim(ctx);
     }
-    let size_after = if grew { filter.size() } else { size_before };
     match created {
         Some(f) => {
             cuckoo_type::track_new(&f);
@@ -296,7 +294,9 @@ fn add_items(
             host::notify(ctx, event, name);
         }
         None => {
-            cuckoo_type::track_growth(size_before, size_after);
+            if let Some((before, after)) = growth {
+                cuckoo_type::track_growth(before, after);
+            }
             if changed {
                 host::notify(ctx, event, name);
             }

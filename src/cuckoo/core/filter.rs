@@ -29,6 +29,7 @@ use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::murmur3::murmur3_x64_128;
 use crate::common::relocate::{self, Mover};
+pub use crate::cuckoo::core::subfilter::{words_for, SubFilter};
 
 /// The most sub-filters a filter may have (RedisBloom's `cf-max-expansions`
 /// default): an insert into a filter that has them all and no room fails.
@@ -244,140 +245,6 @@ pub trait KickRng {
     fn next_u64(&mut self) -> u64;
 }
 
-/// One table of buckets, its fingerprints packed `f` bits each, slot `s`
-/// at bits `s·f..(s+1)·f` of little-endian 64-bit words (one more word
-/// than the bits need, so any slot reads as two words).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubFilter {
-    buckets: u64,
-    words: Vec<u64>,
-}
-
-/// Words that hold `slots` slots of `f` bits, the spare word included.
-pub fn words_for(slots: u64, f: u32) -> u64 {
-    (slots * u64::from(f)).div_ceil(64) + 1
-}
-
-impl SubFilter {
-    fn zeroed(buckets: u64, b: u32, f: u32) -> SubFilter {
-        let words = words_for(buckets * u64::from(b), f) as usize;
-        SubFilter {
-            buckets,
-            words: vec![0; words],
-        }
-    }
-
-    /// A stored sub-filter: `words` must be exactly the words its slots
-    /// need, with every bit past the last slot zero.
-    pub fn from_parts(
-        buckets: u64,
-        b: u32,
-        f: u32,
-        words: Vec<u64>,
-    ) -> Result<SubFilter, WardenError> {
-        let bad = WardenError::BadFilterData;
-        let slots = buckets.checked_mul(u64::from(b)).ok_or(bad.clone())?;
-        let bits = slots.checked_mul(u64::from(f)).ok_or(bad.clone())?;
-        if buckets == 0 || words.len() as u64 != bits.div_ceil(64) + 1 {
-            return Err(bad);
-        }
-        let last = (bits / 64) as usize;
-        let tail_clean = (bits % 64 == 0 || words[last] >> (bits % 64) == 0)
-            && words[last + 1..].iter().all(|w| *w == 0);
-        match tail_clean {
-            true => Ok(SubFilter { buckets, words }),
-            false => Err(bad),
-        }
-    }
-
-    /// Buckets in this table.
-    pub fn buckets(&self) -> u64 {
-        self.buckets
-    }
-
-    /// The packed slots, the spare word included.
-    pub fn words(&self) -> &[u64] {
-        &self.words
-    }
-
-    /// Writes `words` from word `offset` on (a load in chunks), refused
-    /// with nothing changed when they run past the table or set a bit past
-    /// its last slot (`b` slots per bucket, `f` bits each).
-    pub fn load_words(
-        &mut self,
-        b: u32,
-        f: u32,
-        offset: usize,
-        words: &[u64],
-    ) -> Result<(), WardenError> {
-        let end = offset
-            .checked_add(words.len())
-            .ok_or(WardenError::BadFilterData)?;
-        if end > self.words.len() {
-            return Err(WardenError::BadFilterData);
-        }
-        let bits = self.buckets * u64::from(b) * u64::from(f);
-        let clean = words.iter().enumerate().all(|(n, w)| {
-            let first_bit = (offset + n) as u64 * 64;
-            match bits.checked_sub(first_bit) {
-                Some(inside) if inside >= 64 => true,
-                Some(inside) => w >> inside == 0,
-                None => *w == 0,
-            }
-        });
-        if !clean {
-            return Err(WardenError::BadFilterData);
-        }
-        self.words[offset..end].copy_from_slice(words);
-        Ok(())
-    }
-
-    /// Bytes of its slots.
-    pub fn bytes(&self) -> u64 {
-        self.words.len() as u64 * 8
-    }
-
-    #[inline]
-    fn get(&self, slot: u64, f: u32) -> u32 {
-        let bit = slot * u64::from(f);
-        let w = (bit >> 6) as usize;
-        let two = u128::from(self.words[w]) | (u128::from(self.words[w + 1]) << 64);
-        ((two >> (bit & 63)) as u64 & ((1u64 << f) - 1)) as u32
-    }
-
-    #[inline]
-    fn set(&mut self, slot: u64, f: u32, fp: u32) {
-        let bit = slot * u64::from(f);
-        let w = (bit >> 6) as usize;
-        let shift = bit & 63;
-        let mask = ((1u128 << f) - 1) << shift;
-        let two = u128::from(self.words[w]) | (u128::from(self.words[w + 1]) << 64);
-        let two = (two & !mask) | (u128::from(fp) << shift);
-        self.words[w] = two as u64;
-        self.words[w + 1] = (two >> 64) as u64;
-    }
-
-    /// The first slot of bucket `i` holding `fp`.
-    #[inline]
-    fn find(&self, i: u64, b: u32, f: u32, fp: u32) -> Option<u64> {
-        let first = i * u64::from(b);
-        (first..first + u64::from(b)).find(|&s| self.get(s, f) == fp)
-    }
-
-    fn count_in(&self, i: u64, b: u32, f: u32, fp: u32) -> u64 {
-        let first = i * u64::from(b);
-        (first..first + u64::from(b))
-            .filter(|&s| self.get(s, f) == fp)
-            .count() as u64
-    }
-
-    fn occupied(&self, b: u32, f: u32) -> u64 {
-        (0..self.buckets * u64::from(b))
-            .filter(|&s| self.get(s, f) != 0)
-            .count() as u64
-    }
-}
-
 /// Slots a call wrote that fit without a heap block.
 const INLINE_SLOTS: usize = 4;
 
@@ -506,7 +373,7 @@ impl CuckooFilter {
             loading,
         };
         for (k, sub) in f.filters.iter().enumerate() {
-            if Some(sub.buckets) != f.buckets_of(k) {
+            if Some(sub.buckets()) != f.buckets_of(k) {
                 return Err(WardenError::BadFilterData);
             }
         }
@@ -616,9 +483,16 @@ impl CuckooFilter {
 
     /// Bytes it takes in memory: slots and overhead.
     pub fn size(&self) -> u64 {
+        self.size_with(self.filters.len())
+    }
+
+    /// Bytes it took with only its first `n` sub-filters: what it took
+    /// before a call grew it (growth only appends sub-filters).
+    pub fn size_with(&self, n: usize) -> u64 {
+        let kept = &self.filters[..n.min(self.filters.len())];
         FILTER_OVERHEAD
-            + self.slot_bytes()
-            + (self.filters.len() * std::mem::size_of::<SubFilter>()) as u64
+            + kept.iter().map(SubFilter::bytes).sum::<u64>()
+            + std::mem::size_of_val(kept) as u64
     }
 
     /// Slots holding a fingerprint, counted.
@@ -636,9 +510,9 @@ impl CuckooFilter {
     }
 
     /// Its two buckets in sub-filter `k`.
-    #[inline]
+    #[inline(always)]
     fn buckets_in(&self, k: usize, h: CuckooHash, fp: u32) -> (u64, u64) {
-        let (m0, m) = (self.filters[0].buckets, self.filters[k].buckets);
+        let (m0, m) = (self.filters[0].buckets(), self.filters[k].buckets());
         let i1 = first_bucket(h, m0, m);
         (i1, alt_bucket(i1, fp, m0, m))
     }
@@ -651,7 +525,7 @@ impl CuckooFilter {
         (0..self.filters.len()).any(|k| {
             let (i1, i2) = self.buckets_in(k, h, fp);
             let sub = &self.filters[k];
-            sub.find(i1, b, f, fp).is_some() || sub.find(i2, b, f, fp).is_some()
+            sub.find_either((i1, i2), b, f, fp).is_some()
         })
     }
 
@@ -683,7 +557,7 @@ impl CuckooFilter {
         for k in (0..self.filters.len()).rev() {
             let (i1, i2) = self.buckets_in(k, h, fp);
             let sub = &mut self.filters[k];
-            if let Some(slot) = sub.find(i1, b, f, fp).or_else(|| sub.find(i2, b, f, fp)) {
+            if let Some(slot) = sub.find_either((i1, i2), b, f, fp) {
                 sub.set(slot, f, 0);
                 self.items -= 1;
                 self.deletes += 1;
@@ -726,7 +600,7 @@ impl CuckooFilter {
             for k in (0..self.filters.len()).rev() {
                 let (i1, i2) = self.buckets_in(k, h, fp);
                 let sub = &mut self.filters[k];
-                if let Some(slot) = sub.find(i1, b, f, 0).or_else(|| sub.find(i2, b, f, 0)) {
+                if let Some(slot) = sub.find_either((i1, i2), b, f, 0) {
                     sub.set(slot, f, fp);
                     touched.note(k, slot);
                     self.items += 1;
@@ -735,6 +609,10 @@ impl CuckooFilter {
             }
             let newest = self.filters.len() - 1;
             let (i1, i2) = self.buckets_in(newest, h, fp);
+            if self.shift_one(newest, [i1, i2], fp, touched) {
+                self.items += 1;
+                return Ok(Inserted::Added);
+            }
             touched.random = true;
             if self.kick(newest, [i1, i2], fp, rng, touched) {
                 self.items += 1;
@@ -745,6 +623,34 @@ impl CuckooFilter {
             }
             self.grow(max_bytes.bytes())?;
         }
+    }
+
+    /// Makes room for `fp` in one of `buckets` of sub-filter `k` by moving
+    /// one fingerprint of theirs to its other bucket, when one has a free
+    /// slot there: the first such, in slot order. Deterministic (a replica
+    /// that replays the call decides the same), and at the loads a filter
+    /// is sized for it spares most inserts a random walk: a b = 2 filter
+    /// filled from half to two thirds of its capacity walks for about one
+    /// insert in ten without it.
+    fn shift_one(&mut self, k: usize, buckets: [u64; 2], fp: u32, touched: &mut Touched) -> bool {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        let m0 = self.filters[0].buckets();
+        let sub = &mut self.filters[k];
+        let m = sub.buckets();
+        for bucket in buckets {
+            for slot in bucket * u64::from(b)..(bucket + 1) * u64::from(b) {
+                let victim = sub.get(slot, f);
+                let other = alt_bucket(bucket, victim, m0, m);
+                if let Some(free) = sub.find(other, b, f, 0) {
+                    sub.set(free, f, victim);
+                    sub.set(slot, f, fp);
+                    touched.note(k, free);
+                    touched.note(k, slot);
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// A random walk in sub-filter `k` that makes room for `fp` in one of
@@ -761,9 +667,9 @@ impl CuckooFilter {
     ) -> bool {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
         let max = self.params.max_iterations;
-        let m0 = self.filters[0].buckets;
+        let m0 = self.filters[0].buckets();
         let sub = &mut self.filters[k];
-        let m = sub.buckets;
+        let m = sub.buckets();
         let mut path: Vec<(u64, u32)> = Vec::with_capacity(max.min(64) as usize);
         let r = rng.next_u64();
         let mut bucket = buckets[(r & 1) as usize];
@@ -798,18 +704,18 @@ impl CuckooFilter {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
         for k in (1..self.filters.len()).rev() {
             let (older, newer) = self.filters.split_at_mut(k);
-            let m0 = older[0].buckets;
+            let m0 = older[0].buckets();
             let sub = &mut newer[0];
-            for slot in 0..sub.buckets * u64::from(b) {
+            for slot in 0..sub.buckets() * u64::from(b) {
                 let fp = sub.get(slot, f);
                 if fp == 0 {
                     continue;
                 }
                 let i = slot / u64::from(b);
                 let home = older.iter_mut().find_map(|o| {
-                    let i1 = i % o.buckets;
-                    let i2 = alt_bucket(i1, fp, m0, o.buckets);
-                    let free = o.find(i1, b, f, 0).or_else(|| o.find(i2, b, f, 0))?;
+                    let i1 = i % o.buckets();
+                    let i2 = alt_bucket(i1, fp, m0, o.buckets());
+                    let free = o.find_either((i1, i2), b, f, 0)?;
                     Some((o, free))
                 });
                 if let Some((o, free)) = home {
@@ -822,7 +728,7 @@ impl CuckooFilter {
             && self
                 .filters
                 .last()
-                .is_some_and(|s| s.words.iter().all(|w| *w == 0))
+                .is_some_and(|s| s.words().iter().all(|w| *w == 0))
         {
             self.filters.pop();
         }
@@ -883,7 +789,7 @@ impl CuckooFilter {
             if k > from && m.should_stop() {
                 return Some(k);
             }
-            relocate::vec(&mut self.filters[k].words, m);
+            relocate::vec(self.filters[k].words_mut(), m);
         }
         None
     }

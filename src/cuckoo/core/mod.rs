@@ -1,7 +1,9 @@
 //! The cuckoo family's pure core: the filter, its hashing, sizing and
-//! random walks (`filter`), and its chunked dump (`dump`).
+//! random walks (`filter`), its packed tables (`subfilter`), and its chunked
+//! dump (`dump`).
 
 pub mod dump;
 pub mod filter;
 #[cfg(test)]
 mod filter_tests;
+pub mod subfilter;
