@@ -3,7 +3,8 @@
 //! Replication: where an item goes is decided by the filter's state and,
 //! when both its buckets are full, by a random walk. A write that needed no
 //! walk replays from its arguments on a replica (the same state places it
-//! in the same slot) and is replicated as it was sent; a call that created
+//! in the same slot, or moves the same fingerprint to make room for it) and
+//! is replicated as it was sent; a call that created
 //! its filter, or was made by RedisBloom's name, is replicated as an
 //! explicit `CF.RESERVEX` and `CF.INSERTX … NOCREATE`. A write where a walk
 //! ran (placed, failed, or grew the filter) is replicated as its effect,

@@ -11,8 +11,10 @@
 //! two: a table is sized for its capacity at the load its bucket size
 //! reaches (`target_load`), not rounded up to the next power of two.
 //!
-//! When an item finds both buckets full, a random walk of at most
-//! `max_iterations` kicks moves fingerprints to their other bucket; a walk
+//! When an item finds both buckets full, the first fingerprint there whose
+//! other bucket has room moves to it (`shift_one`, decided by the state
+//! alone); when none can, a random walk of at most `max_iterations` kicks
+//! moves fingerprints to their other bucket; a walk
 //! that fails is undone, and the filter grows by a sub-filter of `m₀·eᵏ`
 //! buckets (`EXPANSION e`; 0 never grows). Every sub-filter's buckets are the
 //! first's times `eᵏ`, and an item's buckets (and fingerprints' offsets) in
