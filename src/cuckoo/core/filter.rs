@@ -402,6 +402,7 @@ impl CuckooFilter {
 
     /// Appends the next sub-filter, zeroed; refused when the filter would
     /// take more than `max_bytes` or has `MAX_FILTERS` already.
+    #[cold]
     pub fn grow(&mut self, max_bytes: u64) -> Result<(), WardenError> {
         if self.filters.len() >= MAX_FILTERS {
             return Err(WardenError::MaxExpansions);
@@ -634,6 +635,7 @@ impl CuckooFilter {
     /// is sized for it spares most inserts a random walk: a b = 2 filter
     /// filled from half to two thirds of its capacity walks for about one
     /// insert in ten without it.
+    #[inline(never)]
     fn shift_one(&mut self, k: usize, buckets: [u64; 2], fp: u32, touched: &mut Touched) -> bool {
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
         let m0 = self.filters[0].buckets();
@@ -659,6 +661,8 @@ impl CuckooFilter {
     /// `buckets`: swaps it with a random victim, takes the victim to its
     /// other bucket, and so on for at most `max_iterations` kicks. Undone
     /// when it fails, so the filter is as it was.
+    #[cold]
+    #[inline(never)]
     fn kick(
         &mut self,
         k: usize,
