@@ -309,6 +309,9 @@ fn add_items(
 /// `CF.ADDX key item`
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Add>()?;
+    if !args.by_alias() && add_to_free_slot(ctx, args)? {
+        return Ok(());
+    }
     add_items(
         ctx,
         args,
@@ -316,6 +319,29 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         (Some(CreateOptions::default()), None),
         (Shape::Add, c"cf.add"),
     )
+}
+
+/// The common `CF.ADDX key item`: the filter exists and one of the item's
+/// buckets has a free slot. Replies, replicates and notifies as `add_items`
+/// would and answers true; answers false with nothing done (the key not
+/// written, nothing replied) for every other case, which `add_items` takes.
+/// Out of line and short, so the add most calls make runs little code.
+#[inline(never)]
+fn add_to_free_slot(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let Some(filter) = filter_in(&mut key)? else {
+        return Ok(false);
+    };
+    if !filter.insert_into_free_slot(CuckooHash::of(args.bytes(2))) {
+        return Ok(false);
+    }
+    // Placed by the filter's state alone: a replica or the AOF replaying
+    // the call stores it in the same slot; the clock plays no part.
+    host::replicate_verbatim(ctx);
+    host::notify(ctx, c"cf.add", name);
+    host::reply_integer(ctx, 1);
+    Ok(true)
 }
 
 /// `CF.ADDNXX key item`

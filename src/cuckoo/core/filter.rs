@@ -597,18 +597,11 @@ impl CuckooFilter {
         max_bytes: impl Budget,
         touched: &mut Touched,
     ) -> Result<Inserted, WardenError> {
-        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
         let fp = self.fingerprint(h);
         loop {
-            for k in (0..self.filters.len()).rev() {
-                let (i1, i2) = self.buckets_in(k, h, fp);
-                let sub = &mut self.filters[k];
-                if let Some(slot) = sub.find_either((i1, i2), b, f, 0) {
-                    sub.set(slot, f, fp);
-                    touched.note(k, slot);
-                    self.items += 1;
-                    return Ok(Inserted::Added);
-                }
+            if let Some((k, slot)) = self.place_free(h, fp) {
+                touched.note(k, slot);
+                return Ok(Inserted::Added);
             }
             let newest = self.filters.len() - 1;
             let (i1, i2) = self.buckets_in(newest, h, fp);
@@ -626,6 +619,32 @@ impl CuckooFilter {
             }
             self.grow(max_bytes.bytes())?;
         }
+    }
+
+    /// Adds the item's fingerprint when one of its buckets has a free slot
+    /// (what nearly every add finds), and nothing else: false, with nothing
+    /// changed, when it would take a move, a walk or growth (`insert` does
+    /// those). Decided by the state alone, so the call replays as itself.
+    pub fn insert_into_free_slot(&mut self, h: CuckooHash) -> bool {
+        let fp = self.fingerprint(h);
+        self.place_free(h, fp).is_some()
+    }
+
+    /// Stores `fp` in the first free slot of its buckets, newest sub-filter
+    /// first: which (sub-filter, slot), or `None` when all are full.
+    #[inline(always)]
+    fn place_free(&mut self, h: CuckooHash, fp: u32) -> Option<(usize, u64)> {
+        let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
+        for k in (0..self.filters.len()).rev() {
+            let (i1, i2) = self.buckets_in(k, h, fp);
+            let sub = &mut self.filters[k];
+            if let Some(slot) = sub.find_either((i1, i2), b, f, 0) {
+                sub.set(slot, f, fp);
+                self.items += 1;
+                return Some((k, slot));
+            }
+        }
+        None
     }
 
     /// Makes room for `fp` in one of `buckets` of sub-filter `k` by moving

@@ -417,3 +417,24 @@ fn a_full_pair_of_buckets_moves_one_fingerprint_before_it_walks() {
         "walks from 60k to 80k items: {walked_from_half}"
     );
 }
+
+#[test]
+fn the_free_slot_add_changes_nothing_when_both_buckets_are_full() {
+    let mut rng = Rng(5);
+    let mut f = CuckooFilter::new(params(64, 2, 500, 1), u64::MAX).unwrap();
+    let mut refused = 0;
+    for i in 0..200u64 {
+        let before = f.clone();
+        if f.insert_into_free_slot(item(i)) {
+            assert_eq!(f.items(), before.items() + 1);
+            assert!(f.contains(item(i)));
+            continue;
+        }
+        refused += 1;
+        assert_eq!(f, before, "item {i}: refused, and nothing changed");
+        add(&mut f, item(i), &mut rng).unwrap();
+        assert!(f.contains(item(i)));
+    }
+    assert!(refused > 0, "the filter filled past its free slots");
+    assert_eq!(f.items(), 200);
+}
