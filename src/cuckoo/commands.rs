@@ -6,7 +6,8 @@
 //! in the same slot, or moves the same fingerprint to make room for it) and
 //! is replicated as it was sent; a call that created
 //! its filter, or was made by RedisBloom's name, is replicated as an
-//! explicit `CF.RESERVEX` and `CF.INSERTX … NOCREATE`. A write where a walk
+//! explicit creation (`CF._LOADX … HEADER`, which names the filter's hash)
+//! and `CF.INSERTX … NOCREATE`. A write where a walk
 //! ran (placed, failed, or grew the filter) is replicated as its effect,
 //! `CF._PLACEX key filters slots`: the slots it wrote with their final
 //! values, so a replica never re-decides a kick. Reads, refused writes and
@@ -21,7 +22,7 @@ use crate::common::error::WardenError;
 use crate::common::le_words::words_from_le;
 use crate::common::le_words::words_to_le;
 use crate::cuckoo::core::dump::{self, encode_header, sizes};
-use crate::cuckoo::core::filter::{CuckooFilter, CuckooHash, Inserted, KickRng, Touched};
+use crate::cuckoo::core::filter::{CuckooFilter, Inserted, ItemHash, KickRng, Touched};
 use crate::cuckoo::data_type::{self as cuckoo_type};
 use crate::cuckoo::requests::{
     Add, AddNx, Compact, Count, CreateOptions, Del, Exists, Info, Insert, Load, LoadChunk,
@@ -65,25 +66,30 @@ impl KickRng for Kicks {
     }
 }
 
-/// Replicates the creation of `f` with every parameter explicit.
+/// The hash of a filter this call creates. A client's call makes one with
+/// the newest hash. A creating `CF.RESERVEX`, `CF.ADDX` or `CF.INSERTX` from
+/// a master or the AOF was written by an older version (this one replicates
+/// and logs creation as `CF._LOADX … HEADER`, which names the hash), and
+/// older versions hashed with murmur3.
+fn created_hash(ctx: Ctx) -> ItemHash {
+    match host::is_replay(ctx) {
+        true => ItemHash::Murmur3,
+        false => ItemHash::NEWEST,
+    }
+}
+
+/// Replicates the creation of `f`, empty, with every parameter and its
+/// hash explicit: `CF._LOADX key HEADER … 0 0 1 hash`.
 fn replicate_reserve(ctx: Ctx, key: RStr, f: &CuckooFilter) {
-    let p = f.params();
-    // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx.as_ptr(),
-            c"CF.RESERVEX".as_ptr(),
-            c"slclclcl".as_ptr(),
-            key.as_ptr(),
-            p.capacity as i64,
-            c"BUCKETSIZE".as_ptr(),
-            i64::from(p.bucket_size),
-            c"MAXITERATIONS".as_ptr(),
-            i64::from(p.max_iterations),
-            c"EXPANSION".as_ptr(),
-            i64::from(p.expansion),
-        )
-    };
+    LoadFilter::Header {
+        params: f.params(),
+        fingerprint_bits: f.fingerprint_bits(),
+        items: 0,
+        deletes: 0,
+        filters: 1,
+        item_hash: f.item_hash(),
+    }
+    .emit(Sink::Replication(ctx), key);
 }
 
 /// Replicates `CF.INSERTX` (or `CF.INSERTNXX`) `key NOCREATE ITEMS items`.
@@ -176,7 +182,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if filter_in(&mut key)?.is_some() {
         return Err(WardenError::ItemExists);
     }
-    let filter = CuckooFilter::new(params, max_bytes(ctx))?;
+    let filter = CuckooFilter::new(params, max_bytes(ctx))?.with_item_hash(created_hash(ctx));
     replicate_reserve(ctx, name, &filter);
     cuckoo_type::track_new(&filter);
     key.set_value(Box::new(filter));
@@ -239,7 +245,9 @@ fn add_items(
         None => {
             let params = create.ok_or(WardenError::NotFound)?.params()?;
             created
-                .insert(Box::new(CuckooFilter::new(params, budget())?))
+                .insert(Box::new(
+                    CuckooFilter::new(params, budget())?.with_item_hash(created_hash(ctx)),
+                ))
                 .as_mut()
         }
     };
@@ -251,7 +259,7 @@ fn add_items(
         host::reply_array(ctx, count);
     }
     for i in first..args.len() {
-        let h = CuckooHash::of(args.bytes(i));
+        let h = filter.hash(args.bytes(i));
         let outcome = match shape.nx() {
             true => filter.insert_unique(h, &mut Kicks, budget, &mut touched),
             false => filter.insert(h, &mut Kicks, budget, &mut touched),
@@ -333,7 +341,7 @@ fn add_to_free_slot(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
     let Some(filter) = filter_in(&mut key)? else {
         return Ok(false);
     };
-    if !filter.insert_into_free_slot(CuckooHash::of(args.bytes(2))) {
+    if !filter.insert_into_free_slot(filter.hash(args.bytes(2))) {
         return Ok(false);
     }
     // Placed by the filter's state alone: a replica or the AOF replaying
@@ -401,7 +409,7 @@ fn reply_flag(ctx: Ctx, args: &Args, v: bool) {
 /// `CF.EXISTSX key item`
 pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Exists>()?;
-    let found = read_filter(ctx, args, |f| f.contains(CuckooHash::of(args.bytes(2))))?;
+    let found = read_filter(ctx, args, |f| f.contains(f.hash(args.bytes(2))))?;
     reply_flag(ctx, args, found.unwrap_or(false));
     Ok(())
 }
@@ -415,7 +423,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     for i in 2..args.len() {
         let hit = f
             .as_ref()
-            .is_some_and(|f| f.contains(CuckooHash::of(args.bytes(i))));
+            .is_some_and(|f| f.contains(f.hash(args.bytes(i))));
         reply_flag(ctx, args, hit);
     }
     Ok(())
@@ -424,7 +432,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 /// `CF.COUNTX key item`
 pub fn count(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Count>()?;
-    let n = read_filter(ctx, args, |f| f.count(CuckooHash::of(args.bytes(2))))?;
+    let n = read_filter(ctx, args, |f| f.count(f.hash(args.bytes(2))))?;
     host::reply_integer(ctx, n.unwrap_or(0) as i64);
     Ok(())
 }
@@ -435,7 +443,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
-    let deleted = f.delete(CuckooHash::of(args.bytes(2)));
+    let deleted = f.delete(f.hash(args.bytes(2)));
     if deleted {
         match args.by_alias() {
             true => host::replicate_as(ctx, c"CF.DELX", args.raw_from(1)),
@@ -554,12 +562,13 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             items,
             deletes,
             filters,
+            item_hash,
         } => {
             if existing.is_some() {
                 return Err(bad());
             }
             CuckooFilter::check_header(params, fingerprint_bits, filters)?;
-            let mut f = CuckooFilter::new(params, max_bytes(ctx))?;
+            let mut f = CuckooFilter::new(params, max_bytes(ctx))?.with_item_hash(item_hash);
             if f.fingerprint_bits() != fingerprint_bits {
                 return Err(bad());
             }

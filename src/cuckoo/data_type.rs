@@ -1,10 +1,13 @@
 //! The `warden-cf` data type: a cuckoo filter.
 //!
-//! RDB layout, encoding version 1: capacity, bucket size, max iterations,
+//! RDB layout, encoding version 2: capacity, bucket size, max iterations,
 //! expansion, fingerprint bits, items, deletes, sub-filter count (all
 //! unsigned); per sub-filter its bucket count and its packed slots as one
 //! string of little-endian 64-bit words; then the bytes `CF.LOADCHUNKX` has
-//! loaded of a filter it is still loading (all ones for a whole filter).
+//! loaded of a filter it is still loading (all ones for a whole filter);
+//! then the filter's hash (`ItemHash::code`). Version 1, written before
+//! filters had a choice of hash, ends before the hash: its filters keep
+//! murmur3.
 //! Every field is validated on load (`CuckooFilter::from_stored`), since
 //! RESTORE feeds this code bytes from clients. AOF rewrite emits `CF._LOADX`
 //! commands, the words in chunks; for a filter still being loaded, the
@@ -18,14 +21,14 @@ use crate::common::chunks::HEADER_ITERATOR;
 use crate::common::le_words::{words_from_le, words_to_le};
 use crate::common::relocate::Mover;
 use crate::cuckoo::core::dump::{chunk_words, encode_header, loaded_chunks};
-use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, SubFilter};
+use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, ItemHash, SubFilter};
 use crate::cuckoo::wire::{emit_chunk, LoadFilter};
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
 use crate::glue::stats::{CF_BYTES, CF_FILTERS};
 
 /// Current RDB encoding version of cuckoo filters.
-pub const CUCKOO_ENCODING_VERSION: i32 = 1;
+pub const CUCKOO_ENCODING_VERSION: i32 = 2;
 
 /// Bytes of slots per `CF._LOADX … WORDS` command in a rewritten AOF.
 const AOF_CHUNK_BYTES: usize = 4 << 20;
@@ -53,8 +56,9 @@ pub static CUCKOO_TYPE: RedisType = RedisType::new(
     methods::<CuckooFilter>(),
 );
 
-/// Reads a filter in the RDB layout, every field checked: `None` on bad data.
-fn load_filter(rdb: Io) -> Option<CuckooFilter> {
+/// Reads a filter in the RDB layout of `encver`, every field checked:
+/// `None` on bad data.
+fn load_filter(rdb: Io, encver: i32) -> Option<CuckooFilter> {
     let next = || rdb.load_unsigned().ok();
     let capacity = next()?;
     let small = |v: u64| u32::try_from(v).ok();
@@ -82,7 +86,18 @@ fn load_filter(rdb: Io) -> Option<CuckooFilter> {
         WHOLE => None,
         loaded => Some(loaded),
     };
-    CuckooFilter::from_stored(params, fingerprint_bits, (items, deletes), filters, loading).ok()
+    let item_hash = match encver {
+        1 => ItemHash::Murmur3,
+        _ => ItemHash::from_code(next()?)?,
+    };
+    CuckooFilter::from_stored(
+        params,
+        fingerprint_bits,
+        (items, deletes),
+        filters,
+        (loading, item_hash),
+    )
+    .ok()
 }
 
 /// The stored loading field of a whole filter.
@@ -96,8 +111,8 @@ impl StoredValue for CuckooFilter {
         &CUCKOO_TYPE
     }
 
-    fn load(rdb: Io, _encver: i32) -> Option<Self> {
-        let f = load_filter(rdb)?;
+    fn load(rdb: Io, encver: i32) -> Option<Self> {
+        let f = load_filter(rdb, encver)?;
         track_new(&f);
         Some(f)
     }
@@ -117,6 +132,7 @@ impl StoredValue for CuckooFilter {
             rdb.save_slice(&words_to_le(sub.words()));
         }
         rdb.save_unsigned(self.loading().unwrap_or(WHOLE));
+        rdb.save_unsigned(self.item_hash().code());
     }
 
     fn aof_rewrite(&self, aof: Sink, key: RStr) {
@@ -135,6 +151,7 @@ impl StoredValue for CuckooFilter {
             items: self.items(),
             deletes: self.deletes(),
             filters: self.filters().len() as u64,
+            item_hash: self.item_hash(),
         }
         .emit(aof, key);
         let words_per_chunk = AOF_CHUNK_BYTES / 8;
@@ -167,6 +184,7 @@ impl StoredValue for CuckooFilter {
             u64::from(self.fingerprint_bits()),
             self.items(),
             self.deletes(),
+            self.item_hash().code(),
         ] {
             md.add_int(v as i64);
         }

@@ -7,8 +7,8 @@
 use crate::common::chunks::{LOAD_ITERATOR, SCAN_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::grammar::{
-    arg, chosen, flag, items, key, one_of, option, repeated, required, shape_only_request,
-    tokened_block, Arg, Grammar, Kind, Request,
+    arg, chosen, flag, items, key, one_of, option, optional, repeated, required,
+    shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
 use crate::common::parse::parse_i64;
 use crate::cuckoo::core::filter::{CuckooParams, MAX_CAPACITY};
@@ -269,6 +269,7 @@ shape_only_request!(
                         arg("items", Kind::Int),
                         arg("deletes", Kind::Int),
                         arg("filters", Kind::Int),
+                        optional(arg("hash", Kind::Int)),
                     ])),
                 chosen(tokened_block("WORDS", "words", &[
                         arg("index", Kind::Int),

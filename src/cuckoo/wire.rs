@@ -6,8 +6,9 @@
 //!   triples (sub-filter, slot, fingerprint). The item count follows the
 //!   slots, so a replica keeps it without being told.
 //! - `CF._LOADX key HEADER capacity bucketsize maxiterations expansion
-//!   fingerprint_bits items deletes filters` creates a filter of zeroed
-//!   sub-filters, and `CF._LOADX key WORDS index word_offset bytes` writes
+//!   fingerprint_bits items deletes filters hash` creates a filter of zeroed
+//!   sub-filters hashing its items with `hash` (an `ItemHash` code; without
+//!   it, as older versions wrote it, murmur3), and `CF._LOADX key WORDS index word_offset bytes` writes
 //!   little-endian 64-bit words into sub-filter `index`: the AOF rewrite of
 //!   a filter, its slots in chunks.
 
@@ -16,7 +17,7 @@ use std::ffi::CStr;
 use crate::common::error::WardenError;
 use crate::common::parse::{is_keyword, parse_i64};
 use crate::common::varint::{Reader, Writer, MAX_U64_BYTES};
-use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, Touched};
+use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, ItemHash, Touched};
 use crate::glue::args::Args;
 use crate::glue::host::{emit, RStr, Sink};
 
@@ -96,6 +97,8 @@ pub enum LoadFilter<'a> {
         deletes: u64,
         /// Its sub-filters.
         filters: u64,
+        /// How its items hash.
+        item_hash: ItemHash,
     },
     /// Writes words of a sub-filter.
     Words {
@@ -119,8 +122,12 @@ impl<'a> LoadFilter<'a> {
                 .ok_or_else(bad)
         };
         let small = |i: usize| int(i).and_then(|v| u32::try_from(v).map_err(|_| bad()));
+        let item_hash = match args.len() {
+            12 => ItemHash::from_code(int(11)?).ok_or_else(bad)?,
+            _ => ItemHash::Murmur3,
+        };
         match args.len() {
-            11 if is_keyword(args.bytes(2), "HEADER") => Ok(LoadFilter::Header {
+            11 | 12 if is_keyword(args.bytes(2), "HEADER") => Ok(LoadFilter::Header {
                 params: CuckooParams {
                     capacity: int(3)?,
                     bucket_size: small(4)?,
@@ -131,13 +138,14 @@ impl<'a> LoadFilter<'a> {
                 items: int(8)?,
                 deletes: int(9)?,
                 filters: int(10)?,
+                item_hash,
             }),
             6 if is_keyword(args.bytes(2), "WORDS") => Ok(LoadFilter::Words {
                 index: int(3)? as usize,
                 word_offset: int(4)? as usize,
                 bytes: args.bytes(5),
             }),
-            11 | 6 => Err(WardenError::Syntax),
+            11 | 12 | 6 => Err(WardenError::Syntax),
             _ => Err(WardenError::WrongArity("cf._loadx".into())),
         }
     }
@@ -151,10 +159,11 @@ impl<'a> LoadFilter<'a> {
                 items,
                 deletes,
                 filters,
+                item_hash,
             } => emit!(
                 sink,
                 LOAD,
-                c"scllllllll",
+                c"sclllllllll",
                 key,
                 c"HEADER".as_ptr(),
                 params.capacity as i64,
@@ -164,7 +173,8 @@ impl<'a> LoadFilter<'a> {
                 i64::from(fingerprint_bits),
                 items as i64,
                 deletes as i64,
-                filters as i64
+                filters as i64,
+                item_hash.code() as i64
             ),
             LoadFilter::Words {
                 index,

@@ -216,7 +216,8 @@ fn random_walks_replicate_as_their_effect_and_replicas_match() {
     let (master, replica, mut con) = Server::start_replicated();
     let mut tap = master.replication_tap();
     fill_kicking(&mut con, "cf", 400);
-    // An implicitly created filter is replicated with every parameter.
+    // An implicitly created filter is replicated with every parameter and
+    // its hash (1: XXH3, what clients' filters get).
     assert_eq!(int(&mut con, cmd("CF.ADDX").arg("auto").arg("a")), 1);
     // Reads and NX of present items replicate nothing.
     let _ = int(&mut con, cmd("CF.EXISTSX").arg("cf").arg("item-1"));
@@ -243,14 +244,17 @@ fn random_walks_replicate_as_their_effect_and_replicas_match() {
             .map(|s| s.to_ascii_uppercase())
             .collect::<Vec<_>>(),
         words(&[
-            "CF.RESERVEX",
+            "CF._LOADX",
             "auto",
+            "HEADER",
             "1024",
-            "BUCKETSIZE",
             "2",
-            "MAXITERATIONS",
             "500",
-            "EXPANSION",
+            "1",
+            "9",
+            "0",
+            "0",
+            "1",
             "1"
         ])
         .iter()
@@ -541,7 +545,7 @@ fn scandump_and_loadchunk_rebuild_the_filter_through_reloads_and_replicas() {
     }
     // A forged header is refused before anything is stored.
     let mut forged = chunks[0].1.clone();
-    forged[12..20].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    forged[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());
     assert!(err(
         &mut con,
         cmd("CF.LOADCHUNKX").arg("forged").arg(1).arg(&forged)

@@ -32,6 +32,7 @@ mod command_docs;
 mod command_keys;
 mod compat;
 mod cuckoo;
+mod cuckoo_compat;
 mod defrag;
 mod dlock;
 mod dlock_errors;

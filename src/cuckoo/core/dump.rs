@@ -4,11 +4,13 @@
 //! rebuilt from them in order.
 //!
 //! **Header** (little-endian): the magic `wardencf`, the format version
-//! (u32, 1), capacity (u64), bucket size, max iterations, expansion and
+//! (u32, 2), the filter's hash (u32, `ItemHash::code`), capacity (u64), bucket size, max iterations, expansion and
 //! fingerprint bits (u32 each), items and deletes (u64 each), the
 //! sub-filter count (u32), then each sub-filter's bucket count (u64). Every
 //! field is checked as the RDB loader checks it, and the whole size against
-//! the caller's cap, before anything is allocated.
+//! the caller's cap, before anything is allocated. A version 1 header,
+//! written before filters had a choice of hash, has no hash field: its
+//! filter hashes with murmur3.
 //!
 //! **Slots** are each sub-filter's 64-bit words, little-endian, as in RDB.
 //! A filter being loaded answers no command but `CF.LOADCHUNKX` (and keyspace
@@ -17,12 +19,15 @@
 use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::le_words::{words_from_le, Fields};
-use crate::cuckoo::core::filter::{words_for, CuckooFilter, CuckooParams, MAX_FILTERS};
+use crate::cuckoo::core::filter::{words_for, CuckooFilter, CuckooParams, ItemHash, MAX_FILTERS};
 
 const MAGIC: &[u8; 8] = b"wardencf";
 
 /// Version of the header format (a later one is refused, not guessed at).
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
+
+/// The header version written before filters had a choice of hash.
+const FORMAT_VERSION_MURMUR3: u32 = 1;
 
 /// The sizes in bytes of a filter's sub-filters.
 pub fn sizes(f: &CuckooFilter) -> impl Iterator<Item = u64> + '_ {
@@ -38,9 +43,10 @@ pub fn chunk_words(f: &CuckooFilter, sub: usize, offset: u64, len: u64) -> &[u64
 /// The header chunk of a filter.
 pub fn encode_header(f: &CuckooFilter) -> Vec<u8> {
     let p = f.params();
-    let mut out = Vec::with_capacity(56 + 8 * f.filters().len());
+    let mut out = Vec::with_capacity(60 + 8 * f.filters().len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(f.item_hash().code() as u32).to_le_bytes());
     out.extend_from_slice(&p.capacity.to_le_bytes());
     for v in [
         p.bucket_size,
@@ -65,9 +71,14 @@ pub fn encode_header(f: &CuckooFilter) -> Vec<u8> {
 pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, WardenError> {
     let bad = || WardenError::BadFilterData;
     let mut r = Fields(bytes);
-    if &r.take::<8>()? != MAGIC || r.u32()? != FORMAT_VERSION {
+    if &r.take::<8>()? != MAGIC {
         return Err(bad());
     }
+    let item_hash = match r.u32()? {
+        FORMAT_VERSION_MURMUR3 => ItemHash::Murmur3,
+        FORMAT_VERSION => ItemHash::from_code(u64::from(r.u32()?)).ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
     let params = CuckooParams {
         capacity: r.u64()?,
         bucket_size: r.u32()?,
@@ -103,7 +114,7 @@ pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, WardenE
     if total > max_bytes {
         return Err(WardenError::CuckooTooLarge);
     }
-    let mut f = CuckooFilter::new(params, u64::MAX)?;
+    let mut f = CuckooFilter::new(params, u64::MAX)?.with_item_hash(item_hash);
     while (f.filters().len() as u64) < count {
         f.grow(u64::MAX)?;
     }
@@ -178,7 +189,7 @@ mod tests {
     use super::*;
     use crate::common::le_words::words_to_le;
     use crate::common::test_rng::Rng;
-    use crate::cuckoo::core::filter::{CuckooHash, KickRng, Touched};
+    use crate::cuckoo::core::filter::{KickRng, Touched};
 
     struct R(Rng);
     impl KickRng for R {
@@ -188,21 +199,27 @@ mod tests {
     }
 
     fn grown() -> CuckooFilter {
+        grown_with(ItemHash::NEWEST)
+    }
+
+    fn grown_with(item_hash: ItemHash) -> CuckooFilter {
         let p = CuckooParams {
             capacity: 100,
             bucket_size: 4,
             max_iterations: 10,
             expansion: 2,
         };
-        let mut f = CuckooFilter::new(p, u64::MAX).unwrap();
+        let mut f = CuckooFilter::new(p, u64::MAX)
+            .unwrap()
+            .with_item_hash(item_hash);
         let mut rng = R(Rng(5));
         for i in 0..700u32 {
-            let h = CuckooHash::of(&i.to_le_bytes());
+            let h = f.hash(&i.to_le_bytes());
             f.insert(h, &mut rng, u64::MAX, &mut Touched::default())
                 .unwrap();
         }
         for i in 0..50u32 {
-            assert!(f.delete(CuckooHash::of(&i.to_le_bytes())));
+            assert!(f.delete(f.hash(&i.to_le_bytes())));
         }
         assert!(f.filters().len() > 1);
         f
@@ -257,6 +274,47 @@ mod tests {
         assert_eq!(load_chunk(&mut g, 1, b""), Err(WardenError::FilterLoaded));
     }
 
+    /// A header keeps the filter's hash; a version 1 header (no hash
+    /// field, written before hashes could differ) loads as murmur3, and an
+    /// unknown hash is refused.
+    #[test]
+    fn headers_carry_the_hash_and_version_1_means_murmur3() {
+        for item_hash in [ItemHash::Murmur3, ItemHash::Xxh3] {
+            let f = grown_with(item_hash);
+            let chunks = dump(&f);
+            let mut g = from_header(&chunks[0].1, u64::MAX).unwrap();
+            for (it, data) in &chunks[1..] {
+                load_chunk(&mut g, *it, data).unwrap();
+            }
+            assert_eq!(g, f);
+            assert_eq!(g.item_hash(), item_hash);
+            for i in 50..700u32 {
+                assert!(g.contains(g.hash(&i.to_le_bytes())));
+            }
+        }
+        let f = grown_with(ItemHash::Murmur3);
+        let header = &dump(&f)[0].1;
+        let mut v1 = header[..8].to_vec();
+        v1.extend_from_slice(&FORMAT_VERSION_MURMUR3.to_le_bytes());
+        v1.extend_from_slice(&header[16..]);
+        assert_eq!(
+            from_header(&v1, u64::MAX).unwrap().item_hash(),
+            ItemHash::Murmur3
+        );
+        let mut unknown = header.clone();
+        unknown[12..16].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(
+            from_header(&unknown, u64::MAX).err(),
+            Some(WardenError::BadFilterData)
+        );
+        let mut later = header.clone();
+        later[8..12].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(
+            from_header(&later, u64::MAX).err(),
+            Some(WardenError::BadFilterData)
+        );
+    }
+
     #[test]
     fn forged_headers_and_counts_are_refused() {
         let f = grown();
@@ -282,7 +340,7 @@ mod tests {
         );
         // An item count that does not match the slots: the last chunk is refused.
         let mut forged = header.clone();
-        forged[36..44].copy_from_slice(&(f.items() + 1).to_le_bytes());
+        forged[40..48].copy_from_slice(&(f.items() + 1).to_le_bytes());
         let mut g = from_header(&forged, u64::MAX).unwrap();
         let last = chunks.len() - 1;
         for (it, data) in &chunks[1..last] {

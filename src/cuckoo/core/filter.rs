@@ -1,7 +1,7 @@
 //! A scalable cuckoo filter: a set of fingerprints you can delete from.
 //!
-//! An item hashes once (murmur3 x64-128): the first half picks its bucket,
-//! the second its fingerprint, an `f`-bit value other than 0 (0 marks an
+//! An item hashes once, with the filter's own hash (`ItemHash`, kept for
+//! its life): the first half picks its bucket, the second its fingerprint, an `f`-bit value other than 0 (0 marks an
 //! empty slot). Each item has two candidate buckets in a table of `m`
 //! buckets of `b` slots: `i1`, the first half scaled onto `m` (multiply and
 //! shift, no division), and `i2 = (g(fp) − i1) mod m`, where `g` mixes the
@@ -29,8 +29,8 @@
 
 use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
-use crate::common::murmur3::murmur3_x64_128;
 use crate::common::relocate::{self, Mover};
+pub use crate::cuckoo::core::hash::{CuckooHash, ItemHash};
 pub use crate::cuckoo::core::subfilter::{words_for, SubFilter};
 
 /// The most sub-filters a filter may have (RedisBloom's `cf-max-expansions`
@@ -155,24 +155,6 @@ pub fn target_load(bucket_size: u32) -> (u64, u64) {
         3 => (90, 100),
         4..=7 => (93, 100),
         _ => (95, 100),
-    }
-}
-
-/// An item's hash, split into what picks its buckets and what makes its
-/// fingerprint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CuckooHash {
-    /// Picks the first bucket (`mod m`).
-    pub index: u64,
-    /// Makes the fingerprint.
-    pub tag: u64,
-}
-
-impl CuckooHash {
-    /// Hashes an item.
-    pub fn of(item: &[u8]) -> CuckooHash {
-        let (index, tag) = murmur3_x64_128(item, 0);
-        CuckooHash { index, tag }
     }
 }
 
@@ -303,6 +285,8 @@ pub struct CuckooFilter {
     /// Bytes of slots `CF.LOADCHUNKX` has loaded, while it loads (the
     /// filter answers nothing until it is whole).
     loading: Option<u64>,
+    /// How its items hash, fixed when it is made.
+    item_hash: ItemHash,
 }
 
 /// Bytes of a filter besides its slots.
@@ -321,6 +305,7 @@ impl CuckooFilter {
             deletes: 0,
             filters: Vec::new(),
             loading: None,
+            item_hash: ItemHash::NEWEST,
         };
         f.grow(max_bytes)?;
         Ok(f)
@@ -352,18 +337,24 @@ impl CuckooFilter {
         (items, deletes): (u64, u64),
         filters: Vec<SubFilter>,
     ) -> Result<CuckooFilter, WardenError> {
-        CuckooFilter::from_stored(params, fingerprint_bits, (items, deletes), filters, None)
+        CuckooFilter::from_stored(
+            params,
+            fingerprint_bits,
+            (items, deletes),
+            filters,
+            (None, ItemHash::NEWEST),
+        )
     }
 
     /// `from_parts` for a filter that may be partly loaded (`loading`: bytes
     /// loaded so far, where a chunk ends; its counts are checked once it is
-    /// whole).
+    /// whole), hashed with the stored `item_hash`.
     pub fn from_stored(
         params: CuckooParams,
         fingerprint_bits: u32,
         (items, deletes): (u64, u64),
         filters: Vec<SubFilter>,
-        loading: Option<u64>,
+        (loading, item_hash): (Option<u64>, ItemHash),
     ) -> Result<CuckooFilter, WardenError> {
         CuckooFilter::check_header(params, fingerprint_bits, filters.len() as u64)?;
         let f = CuckooFilter {
@@ -373,6 +364,7 @@ impl CuckooFilter {
             deletes,
             filters,
             loading,
+            item_hash,
         };
         for (k, sub) in f.filters.iter().enumerate() {
             if Some(sub.buckets()) != f.buckets_of(k) {
@@ -428,6 +420,25 @@ impl CuckooFilter {
     /// Its parameters.
     pub fn params(&self) -> CuckooParams {
         self.params
+    }
+
+    /// How its items hash.
+    pub fn item_hash(&self) -> ItemHash {
+        self.item_hash
+    }
+
+    /// The same filter hashing its items with `item_hash`: for a filter
+    /// made empty from a stored or replayed header that names (or, from an
+    /// older version, implies) its hash.
+    pub fn with_item_hash(mut self, item_hash: ItemHash) -> CuckooFilter {
+        self.item_hash = item_hash;
+        self
+    }
+
+    /// An item's hash in this filter.
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> CuckooHash {
+        self.item_hash.of(item)
     }
 
     /// Bits per fingerprint.

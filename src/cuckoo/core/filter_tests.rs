@@ -20,7 +20,7 @@ fn params(capacity: u64, bucket_size: u32, max_iterations: u32, expansion: u32) 
 }
 
 fn item(i: u64) -> CuckooHash {
-    CuckooHash::of(format!("item-{i}").as_bytes())
+    ItemHash::NEWEST.of(format!("item-{i}").as_bytes())
 }
 
 fn add(f: &mut CuckooFilter, h: CuckooHash, rng: &mut Rng) -> Result<Inserted, WardenError> {
@@ -78,7 +78,12 @@ fn no_false_negatives_under_random_adds_and_deletes() {
         let b = [1, 2, 3, 4, 8][(seed % 5) as usize];
         let expansion = [1, 2, 3][(seed % 3) as usize];
         let max_iterations = [1, 5, 20, 500][(seed % 4) as usize];
-        let mut f = CuckooFilter::new(params(64, b, max_iterations, expansion), u64::MAX).unwrap();
+        // Both hashes: filters made before hash kinds keep murmur3.
+        let kind = [ItemHash::Murmur3, ItemHash::Xxh3][(seed % 2) as usize];
+        let item = |i: u64| kind.of(format!("item-{i}").as_bytes());
+        let mut f = CuckooFilter::new(params(64, b, max_iterations, expansion), u64::MAX)
+            .unwrap()
+            .with_item_hash(kind);
         // The multiset of items added and not deleted.
         let mut held: HashMap<u64, u64> = HashMap::new();
         let mut deleted_total = 0;
@@ -114,11 +119,12 @@ fn no_false_negatives_under_random_adds_and_deletes() {
         }
         assert!(deleted_total > 0);
         let stored = f.filters().to_vec();
-        let again = CuckooFilter::from_parts(
+        let again = CuckooFilter::from_stored(
             f.params(),
             f.fingerprint_bits(),
             (f.items(), f.deletes()),
             stored,
+            (None, kind),
         );
         assert_eq!(again.as_ref(), Ok(&f), "seed {seed}: its parts rebuild it");
     }
@@ -241,7 +247,7 @@ fn compact_moves_items_down_and_drops_emptied_sub_filters() {
 fn count_and_delete_follow_copies() {
     let mut rng = Rng(5);
     let mut f = CuckooFilter::new(params(1000, 2, 500, 1), u64::MAX).unwrap();
-    let k = CuckooHash::of(b"k1");
+    let k = ItemHash::NEWEST.of(b"k1");
     assert_eq!(f.count(k), 0);
     assert!(!f.delete(k), "nothing to delete");
     add(&mut f, k, &mut rng).unwrap();

@@ -1,9 +1,10 @@
-//! The cuckoo family's pure core: the filter, its hashing, sizing and
-//! random walks (`filter`), its packed tables (`subfilter`), and its chunked
-//! dump (`dump`).
+//! The cuckoo family's pure core: the filter, its sizing and random walks
+//! (`filter`), its item hashes (`hash`), its packed tables (`subfilter`),
+//! and its chunked dump (`dump`).
 
 pub mod dump;
 pub mod filter;
 #[cfg(test)]
 mod filter_tests;
+pub mod hash;
 pub mod subfilter;

@@ -617,6 +617,7 @@ pub const VALUES: &[(&str, &str, Fill)] = &[
     ),
     ("CF._LOADX", "items", Word(|g, r, _| g.int(r, 100))),
     ("CF._LOADX", "deletes", Word(|g, r, _| g.int(r, 9))),
+    ("CF._LOADX", "hash", Word(|g, r, _| g.int(r, 2))),
     ("CF._LOADX", "index", Word(|g, r, _| g.int(r, 3))),
     ("CF._LOADX", "word_offset", Word(|g, r, _| g.int(r, 64))),
     ("CF._LOADX", "bytes", Word(layer_words)),
