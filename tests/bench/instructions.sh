@@ -100,6 +100,29 @@ if [[ -n $REDISBLOOM ]]; then
     measure "RedisBloom BF.ADD" "$FRESH" BF.ADD bf item:__rand_int__
     measure "RedisBloom BF.EXISTS" "$FRESH" BF.EXISTS bf item:__rand_int__
 fi
+# cf_rows PREFIX RESERVE ADD EXISTS DEL: the cuckoo rows of make bench (a filter of
+# 2 x CF_HELD capacity, BUCKETSIZE 2, holding CF_HELD items item:000000000000 ..;
+# adds and misses draw from FRESH, hits and deletes from the held items).
+CF_HELD=${BENCH_CF_HELD:-100000}
+cf_rows() {
+    local prefix=$1 reserve=$2 add=$3 exists=$4 del=$5
+    rcli FLUSHALL >/dev/null
+    rcli "$reserve" cf $((2 * CF_HELD)) BUCKETSIZE 2 >/dev/null
+    python3 - "$CF_HELD" "$add" <<'PY' | rcli --pipe >/dev/null
+import sys
+held, add = int(sys.argv[1]), sys.argv[2].encode()
+out = sys.stdout.buffer
+for i in range(held):
+    item = b"item:%012d" % i
+    out.write(b"*3\r\n$%d\r\n%s\r\n$2\r\ncf\r\n$%d\r\n%s\r\n" % (len(add), add, len(item), item))
+PY
+    measure "$prefix$add" "$FRESH" "$add" cf item:__rand_int__
+    measure "$prefix$exists, miss" "$FRESH" "$exists" cf item:__rand_int__
+    measure "$prefix$exists, hit" "$CF_HELD" "$exists" cf item:__rand_int__
+    measure "$prefix$del" "$CF_HELD" "$del" cf item:__rand_int__
+}
+cf_rows "" CF.RESERVEX CF.ADDX CF.EXISTSX CF.DELX
+[[ -n $REDISBLOOM ]] && cf_rows "RedisBloom " CF.RESERVE CF.ADD CF.EXISTS CF.DEL
 rcli FLUSHALL >/dev/null; hold SET __key__ value-0123456789abcdef012345678 PX 600000
 measure "GET" "$HELD" GET lock:__rand_int__
 rcli FLUSHALL >/dev/null; hold CACHE.SET __key__ value-0123456789abcdef012345678 600000

@@ -74,14 +74,6 @@ fn fixture() -> &'static Path {
     ))
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read fixture dir") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy fixture");
-    }
-}
-
 /// Every key of the fixture is back, exactly; and the locks still work.
 fn assert_fixture_state(server: &Server) {
     let mut con = conn_t(server);

@@ -18,15 +18,6 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2c4d440")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    let _ = std::fs::remove_dir_all(to);
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read fixture dir") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy fixture");
-    }
-}
-
 /// The items each fixture filter holds (added and not deleted).
 fn held() -> Vec<(&'static str, Vec<String>)> {
     let items = |r: std::ops::Range<u32>| r.map(|i| format!("item-{i}")).collect::<Vec<_>>();
@@ -136,7 +127,7 @@ fn assert_murmur3_filters_keep_working(server: &Server) {
     }
 }
 
-/// Starts a server, stops it, puts a fixture file in place and starts it again.
+/// Stops `server`, puts a fixture file in place and starts it again.
 fn restart_with(server: &mut Server, place: impl FnOnce(&Path)) -> Connection {
     server.kill();
     place(&server.dir);
@@ -146,6 +137,15 @@ fn restart_with(server: &mut Server, place: impl FnOnce(&Path)) -> Connection {
         info_field(&mut con, "persistence", "loading").as_deref() == Some("0")
     }));
     con
+}
+
+/// `restart_with` the fixture's AOF directory `name` as the server's AOF.
+fn restart_with_aof(server: &mut Server, name: &str) -> Connection {
+    restart_with(server, |dir| {
+        let aof = dir.join("appendonlydir");
+        let _ = std::fs::remove_dir_all(&aof);
+        copy_dir(&fixture().join(name), &aof);
+    })
 }
 
 #[test]
@@ -162,9 +162,7 @@ fn an_rdb_from_2c4d440_loads_murmur3_filters_that_keep_working() {
 #[test]
 fn the_aof_of_commands_from_2c4d440_replays_into_murmur3_filters() {
     let mut server = Server::start_plain_aof();
-    let mut con = restart_with(&mut server, |dir| {
-        copy_dir(&fixture().join("log"), &dir.join("appendonlydir"));
-    });
+    let mut con = restart_with_aof(&mut server, "log");
     assert_recorded_filters(&mut con);
     assert_murmur3_filters_keep_working(&server);
 }
@@ -172,9 +170,7 @@ fn the_aof_of_commands_from_2c4d440_replays_into_murmur3_filters() {
 #[test]
 fn a_rewritten_aof_from_2c4d440_replays_into_murmur3_filters() {
     let mut server = Server::start_plain_aof();
-    let mut con = restart_with(&mut server, |dir| {
-        copy_dir(&fixture().join("rewrite"), &dir.join("appendonlydir"));
-    });
+    let mut con = restart_with_aof(&mut server, "rewrite");
     assert_recorded_filters(&mut con);
     // Its own rewrite names the hash, and replays to the same filters.
     server.bgrewriteaof();

@@ -863,3 +863,12 @@ pub mod server_ops;
 mod tap;
 pub use tap::*;
 pub mod waiter;
+
+/// Copies the files of directory `from` (a test fixture) into `to`, made if missing.
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy fixture");
+    }
+}
