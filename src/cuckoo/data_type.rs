@@ -184,9 +184,13 @@ impl StoredValue for CuckooFilter {
             u64::from(self.fingerprint_bits()),
             self.items(),
             self.deletes(),
-            self.item_hash().code(),
         ] {
             md.add_int(v as i64);
+        }
+        // Murmur3 filters digest as before hashes could differ, so an older
+        // master and an upgraded replica agree on them.
+        if self.item_hash() != ItemHash::Murmur3 {
+            md.add_int(self.item_hash().code() as i64);
         }
         for sub in self.filters() {
             md.add_int(sub.buckets() as i64);
