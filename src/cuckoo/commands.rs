@@ -317,7 +317,7 @@ fn add_items(
 /// `CF.ADDX key item`
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Add>()?;
-    if !args.by_alias() && add_to_free_slot(ctx, args)? {
+    if !args.by_alias() && add_without_walk(ctx, args)? {
         return Ok(());
     }
     add_items(
@@ -329,23 +329,25 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     )
 }
 
-/// The common `CF.ADDX key item`: the filter exists and one of the item's
-/// buckets has a free slot. Replies, replicates and notifies as `add_items`
-/// would and answers true; answers false with nothing done (the key not
-/// written, nothing replied) for every other case, which `add_items` takes.
-/// Out of line and short, so the add most calls make runs little code.
+/// The common `CF.ADDX key item`: the filter exists and the item goes in
+/// without a random walk (a free slot of its buckets, or one fingerprint
+/// moved). Replies, replicates and notifies as `add_items` would and
+/// answers true; answers false with nothing done (the key not written,
+/// nothing replied) for every other case, which `add_items` takes. Out of
+/// line and short, so the add most calls make runs little code.
 #[inline(never)]
-fn add_to_free_slot(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
+fn add_without_walk(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let Some(filter) = filter_in(&mut key)? else {
         return Ok(false);
     };
-    if !filter.insert_into_free_slot(filter.hash(args.bytes(2))) {
+    if !filter.insert_without_walk(filter.hash(args.bytes(2))) {
         return Ok(false);
     }
     // Placed by the filter's state alone: a replica or the AOF replaying
-    // the call stores it in the same slot; the clock plays no part.
+    // the call stores it in the same slot (and moves the same fingerprint);
+    // the clock plays no part.
     host::replicate_verbatim(ctx);
     host::notify(ctx, c"cf.add", name);
     host::reply_integer(ctx, 1);

@@ -632,13 +632,24 @@ impl CuckooFilter {
         }
     }
 
-    /// Adds the item's fingerprint when one of its buckets has a free slot
-    /// (what nearly every add finds), and nothing else: false, with nothing
-    /// changed, when it would take a move, a walk or growth (`insert` does
-    /// those). Decided by the state alone, so the call replays as itself.
-    pub fn insert_into_free_slot(&mut self, h: CuckooHash) -> bool {
+    /// Adds the item's fingerprint as `insert` does when that needs no
+    /// random walk (nearly every add): in a free slot of its buckets, else
+    /// by moving one fingerprint (`shift_one`). False, with nothing changed,
+    /// when it would take a walk or growth (`insert` does those, deciding
+    /// the same up to there). Decided by the state alone, so the call
+    /// replays as itself.
+    pub fn insert_without_walk(&mut self, h: CuckooHash) -> bool {
         let fp = self.fingerprint(h);
-        self.place_free(h, fp).is_some()
+        if self.place_free(h, fp).is_some() {
+            return true;
+        }
+        let newest = self.filters.len() - 1;
+        let (i1, i2) = self.buckets_in(newest, h, fp);
+        if self.shift_one(newest, [i1, i2], fp, &mut Touched::default()) {
+            self.items += 1;
+            return true;
+        }
+        false
     }
 
     /// Stores `fp` in the first free slot of its buckets, newest sub-filter
@@ -671,20 +682,16 @@ impl CuckooFilter {
         let m0 = self.filters[0].buckets();
         let sub = &mut self.filters[k];
         let m = sub.buckets();
-        for bucket in buckets {
-            for slot in bucket * u64::from(b)..(bucket + 1) * u64::from(b) {
-                let victim = sub.get(slot, f);
-                let other = alt_bucket(bucket, victim, m0, m);
-                if let Some(free) = sub.find(other, b, f, 0) {
-                    sub.set(free, f, victim);
-                    sub.set(slot, f, fp);
-                    touched.note(k, free);
-                    touched.note(k, slot);
-                    return true;
-                }
-            }
-        }
-        false
+        let Some((slot, free)) = sub.find_move(buckets, b, f, |i, v| alt_bucket(i, v, m0, m))
+        else {
+            return false;
+        };
+        let victim = sub.get(slot, f);
+        sub.set(free, f, victim);
+        sub.set(slot, f, fp);
+        touched.note(k, free);
+        touched.note(k, slot);
+        true
     }
 
     /// A random walk in sub-filter `k` that makes room for `fp` in one of

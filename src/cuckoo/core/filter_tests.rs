@@ -424,23 +424,32 @@ fn a_full_pair_of_buckets_moves_one_fingerprint_before_it_walks() {
     );
 }
 
+/// The add without a walk decides as `insert` does whenever `insert` needs
+/// no walk, and refuses, changing nothing, exactly when it would walk.
 #[test]
-fn the_free_slot_add_changes_nothing_when_both_buckets_are_full() {
+fn the_add_without_a_walk_is_insert_up_to_the_walk() {
     let mut rng = Rng(5);
     let mut f = CuckooFilter::new(params(64, 2, 500, 1), u64::MAX).unwrap();
-    let mut refused = 0;
+    let (mut refused, mut moved) = (0, 0);
     for i in 0..200u64 {
         let before = f.clone();
-        if f.insert_into_free_slot(item(i)) {
-            assert_eq!(f.items(), before.items() + 1);
-            assert!(f.contains(item(i)));
-            continue;
+        let mut by_insert = f.clone();
+        let mut touched = Touched::default();
+        by_insert
+            .insert(item(i), &mut rng, u64::MAX, &mut touched)
+            .unwrap();
+        if f.insert_without_walk(item(i)) {
+            assert!(!touched.random, "item {i}");
+            assert_eq!(f, by_insert, "item {i}: the same slots as insert");
+            moved += usize::from(touched.slots().count() == 2);
+        } else {
+            assert!(touched.random, "item {i}: refused only where insert walks");
+            assert_eq!(f, before, "item {i}: refused, and nothing changed");
+            refused += 1;
         }
-        refused += 1;
-        assert_eq!(f, before, "item {i}: refused, and nothing changed");
-        add(&mut f, item(i), &mut rng).unwrap();
+        f = by_insert;
         assert!(f.contains(item(i)));
     }
-    assert!(refused > 0, "the filter filled past its free slots");
+    assert!(refused > 0 && moved > 0, "{refused} walks, {moved} moves");
     assert_eq!(f.items(), 200);
 }

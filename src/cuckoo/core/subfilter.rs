@@ -149,6 +149,39 @@ impl SubFilter {
         }
     }
 
+    /// The first slot of `buckets` (in order) whose fingerprint's other
+    /// bucket, `other(bucket, fingerprint)`, has a free slot: that slot and
+    /// the free one. For buckets of at most 4 slots in one value, every
+    /// other bucket is read before any is searched, so that their cache
+    /// misses overlap; the answer is the same.
+    pub(super) fn find_move(
+        &self,
+        buckets: [u64; 2],
+        b: u32,
+        f: u32,
+        other: impl Fn(u64, u32) -> u64,
+    ) -> Option<(u64, u64)> {
+        let slots = buckets
+            .into_iter()
+            .flat_map(move |i| (i * u64::from(b)..(i + 1) * u64::from(b)).map(move |s| (i, s)));
+        if Bucket::fits(b, f) && b <= 4 {
+            let mut read = [(0u64, 0u64, Bucket(0)); 8];
+            for (at, (i, slot)) in read.iter_mut().zip(slots) {
+                let o = other(i, self.get(slot, f));
+                *at = (slot, o, Bucket::read(self, o, b, f));
+            }
+            return read[..2 * b as usize]
+                .iter()
+                .find_map(|&(slot, o, bucket)| {
+                    bucket.find(b, f, 0).map(|s| (slot, o * u64::from(b) + s))
+                });
+        }
+        slots.into_iter().find_map(|(i, slot)| {
+            let o = other(i, self.get(slot, f));
+            self.find(o, b, f, 0).map(|free| (slot, free))
+        })
+    }
+
     pub(super) fn count_in(&self, i: u64, b: u32, f: u32, fp: u32) -> u64 {
         let first = i * u64::from(b);
         (first..first + u64::from(b))
@@ -246,6 +279,16 @@ mod tests {
                     want1.or(want2),
                     "b {b} f {f}"
                 );
+                // A move: the first slot whose value's other bucket (here
+                // a mix of the bucket and the value) has a free slot.
+                let other = |i: u64, v: u32| (i * 7 + u64::from(v)) % buckets;
+                let want = [i1, i2].into_iter().find_map(|i| {
+                    (i * u64::from(b)..(i + 1) * u64::from(b)).find_map(|slot| {
+                        find_slot_by_slot(&sub, other(i, sub.get(slot, f)), b, f, 0)
+                            .map(|free| (slot, free))
+                    })
+                });
+                assert_eq!(sub.find_move([i1, i2], b, f, other), want, "b {b} f {f}");
             }
         }
     }
