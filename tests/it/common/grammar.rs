@@ -658,8 +658,7 @@ pub const VALUES: &[(&str, &str, Fill)] = &[
     ("CACHE._META", "state", Word(meta_state)),
 ];
 
-/// Error rates of a filter's layers (tighter than the filter's, as the module sizes
-/// them).
+/// Error rates of a filter's layers: tighter than the filter's, as the module sizes them.
 const LAYER_RATES: &[&str] = &["0.005", "0.01", "0.0025", "0.05"];
 
 /// The `VALUES` row for argument `arg` of command `name`, if any.
