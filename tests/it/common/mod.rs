@@ -304,7 +304,11 @@ impl Server {
             }
             if let Ok(mut con) = self.try_conn() {
                 let pong: redis::RedisResult<String> = cmd("PING").query(&mut con);
-                if pong.is_ok() {
+                // Ours only if the server answering is our child: another
+                // test's server may have bound the port first (ours then
+                // exits with the port busy, and starts again on another).
+                let ours = self.child.as_ref().map(|c| c.id().to_string());
+                if pong.is_ok() && info_field(&mut con, "server", "process_id") == ours {
                     return Ok(());
                 }
             }
