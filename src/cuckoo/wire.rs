@@ -8,9 +8,9 @@
 //! - `CF._LOADX key HEADER capacity bucketsize maxiterations expansion
 //!   fingerprint_bits items deletes filters hash` creates a filter of zeroed
 //!   sub-filters hashing its items with `hash` (an `ItemHash` code; without
-//!   it, as older versions wrote it, murmur3), and `CF._LOADX key WORDS index word_offset bytes` writes
-//!   little-endian 64-bit words into sub-filter `index`: the AOF rewrite of
-//!   a filter, its slots in chunks.
+//!   it, as older versions wrote it, murmur3), and `CF._LOADX key WORDS
+//!   index word_offset bytes` writes little-endian 64-bit words into
+//!   sub-filter `index`: the AOF rewrite of a filter, its slots in chunks.
 
 use std::ffi::CStr;
 
@@ -122,10 +122,6 @@ impl<'a> LoadFilter<'a> {
                 .ok_or_else(bad)
         };
         let small = |i: usize| int(i).and_then(|v| u32::try_from(v).map_err(|_| bad()));
-        let item_hash = match args.len() {
-            12 => ItemHash::from_code(int(11)?).ok_or_else(bad)?,
-            _ => ItemHash::Murmur3,
-        };
         match args.len() {
             11 | 12 if is_keyword(args.bytes(2), "HEADER") => Ok(LoadFilter::Header {
                 params: CuckooParams {
@@ -138,7 +134,10 @@ impl<'a> LoadFilter<'a> {
                 items: int(8)?,
                 deletes: int(9)?,
                 filters: int(10)?,
-                item_hash,
+                item_hash: match args.len() {
+                    12 => ItemHash::from_code(int(11)?).ok_or_else(bad)?,
+                    _ => ItemHash::Murmur3,
+                },
             }),
             6 if is_keyword(args.bytes(2), "WORDS") => Ok(LoadFilter::Words {
                 index: int(3)? as usize,

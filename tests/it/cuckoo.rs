@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use crate::common::cuckoo::scandump;
 use crate::common::payload::{body_of, seal, Rng};
 use crate::common::*;
 
@@ -430,21 +431,6 @@ fn no_false_negatives_over_a_million_mixed_operations() {
     }
     let info = info_map(&mut con, "cf");
     assert_eq!(info["Number of items inserted"] as usize, held_list.len());
-}
-
-/// Every chunk of `key`'s dump, as CF.SCANDUMPX gives them.
-fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut it = 0i64;
-    loop {
-        let (next, data): (i64, Vec<u8>) = cmd("CF.SCANDUMPX").arg(key).arg(it).query(con).unwrap();
-        if next == 0 {
-            assert!(data.is_empty());
-            return out;
-        }
-        out.push((next, data));
-        it = next;
-    }
 }
 
 #[test]

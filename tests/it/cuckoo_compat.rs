@@ -10,8 +10,8 @@
 //! 300 deleted).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+use crate::common::cuckoo::scandump;
 use crate::common::*;
 
 fn fixture() -> PathBuf {
@@ -50,19 +50,6 @@ fn recorded_chunks() -> Vec<(i64, Vec<u8>)> {
             (it.parse().expect("iterator"), data)
         })
         .collect()
-}
-
-fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut it = 0i64;
-    loop {
-        let (next, data): (i64, Vec<u8>) = query!(con, "CF.SCANDUMPX", key, it);
-        if next == 0 {
-            return out;
-        }
-        out.push((next, data));
-        it = next;
-    }
 }
 
 /// Whether each item is in `key`, in one pipeline.
@@ -144,11 +131,7 @@ fn restart_with(server: &mut Server, place: impl FnOnce(&Path)) -> Connection {
     server.kill();
     place(&server.dir);
     server.crash_and_restart();
-    let mut con = server.conn();
-    assert!(wait_until(Duration::from_secs(10), || {
-        info_field(&mut con, "persistence", "loading").as_deref() == Some("0")
-    }));
-    con
+    server.loaded_conn()
 }
 
 /// `restart_with` the fixture's AOF directory `name` as the server's AOF.

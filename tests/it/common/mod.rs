@@ -386,11 +386,16 @@ impl Server {
             let _ = c.wait();
         }
         self.spawn_with_retries();
-        // Wait until loading has finished.
+        self.loaded_conn();
+    }
+
+    /// A connection once the server has finished loading its RDB or AOF.
+    pub fn loaded_conn(&self) -> Connection {
         let mut con = self.conn();
         assert!(wait_until(Duration::from_secs(10), || {
             info_field(&mut con, "persistence", "loading").as_deref() == Some("0")
         }));
+        con
     }
 
     /// Kills the server with SIGKILL (no save) and starts it again in the same directory.
@@ -848,6 +853,7 @@ pub fn text_of(v: &Value) -> Option<String> {
 pub mod bloom;
 pub mod cache;
 pub mod cluster;
+pub mod cuckoo;
 pub mod dlock;
 pub mod docs;
 pub mod fuzz_calls;
