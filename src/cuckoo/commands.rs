@@ -164,6 +164,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             dump::load_chunk(f, iterator, data)?;
         }
     }
+    // The chunk carries the bytes it writes; the clock plays no part.
     match args.by_alias() {
         true => host::replicate_as(ctx, c"CF.LOADCHUNKX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
@@ -294,6 +295,8 @@ fn add_items(
     } else if changed && (is_new || args.by_alias()) {
         replicate_items(ctx, shape.nx(), name, args.raw_from(first));
     } else if changed {
+        // No walk ran on an existing filter: its state alone placed the
+        // items (a free slot, or one fingerprint moved); no clock.
         host::replicate_verbatim(ctx);
     }
     match created {
@@ -447,6 +450,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
     let deleted = f.delete(f.hash(args.bytes(2)));
     if deleted {
+        // The state alone decides which copy goes; the clock plays no part.
         match args.by_alias() {
             true => host::replicate_as(ctx, c"CF.DELX", args.raw_from(1)),
             false => host::replicate_verbatim(ctx),
@@ -467,6 +471,7 @@ pub fn compact(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let before = f.size();
     f.compact();
     cuckoo_type::track_growth(before, f.size());
+    // Compaction is decided by the state alone; the clock plays no part.
     match args.by_alias() {
         true => host::replicate_as(ctx, c"CF.COMPACTX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
@@ -541,6 +546,7 @@ pub fn place(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let before = f.size();
     f.place_all(filters, &slots, max_bytes)?;
     cuckoo_type::track_growth(before, f.size());
+    // The slots' final values, explicit: an effect, no clock.
     host::replicate_verbatim(ctx);
     host::notify(ctx, c"cf.add", name);
     host::reply_status(ctx, c"OK");
