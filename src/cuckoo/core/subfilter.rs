@@ -134,26 +134,48 @@ impl SubFilter {
     }
 
     /// The first slot of bucket `i1`, else of bucket `i2`, holding `fp`.
-    /// Both buckets are read before either is searched, so that their
-    /// cache misses overlap (an insert looks at the second bucket whenever
-    /// the first is full, a miss always).
+    /// The second bucket is prefetched before the first is read, so that
+    /// when both are needed (an insert whose first bucket is full, a miss)
+    /// their cache misses overlap, and when the first answers (most
+    /// inserts, a hit there) the call does not wait for the second.
     #[inline(always)]
     pub(super) fn find_either(&self, (i1, i2): (u64, u64), b: u32, f: u32, fp: u32) -> Option<u64> {
         if !Bucket::fits(b, f) {
             return self.find(i1, b, f, fp).or_else(|| self.find(i2, b, f, fp));
         }
-        let (first, second) = (Bucket::read(self, i1, b, f), Bucket::read(self, i2, b, f));
-        match first.find(b, f, fp) {
+        self.prefetch(i2, b, f);
+        match Bucket::read(self, i1, b, f).find(b, f, fp) {
             Some(s) => Some(i1 * u64::from(b) + s),
-            None => second.find(b, f, fp).map(|s| i2 * u64::from(b) + s),
+            None => Bucket::read(self, i2, b, f)
+                .find(b, f, fp)
+                .map(|s| i2 * u64::from(b) + s),
         }
+    }
+
+    /// Asks the CPU to start loading bucket `i` (`b` slots of `f` bits)
+    /// into its cache, without waiting for it: a hint that changes nothing
+    /// but when a later read of the bucket is served.
+    #[inline(always)]
+    fn prefetch(&self, i: u64, b: u32, f: u32) {
+        let bit = i * u64::from(b) * u64::from(f);
+        let w = ((bit >> 6) as usize).min(self.words.len() - 1);
+        let at = self.words[w..].as_ptr();
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch reads nothing into the program and cannot
+        // fault; `at` points into `words` anyway (SSE is baseline on x86_64).
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(at.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
     }
 
     /// The first slot of `buckets` (in order) whose fingerprint's other
     /// bucket, `other(bucket, fingerprint)`, has a free slot: that slot and
-    /// the free one. For buckets of at most 4 slots in one value, every
-    /// other bucket is read before any is searched, so that their cache
-    /// misses overlap; the answer is the same.
+    /// the free one. Every other bucket is prefetched before any is read,
+    /// so that their cache misses overlap and the search waits only for
+    /// those it reads.
     pub(super) fn find_move(
         &self,
         buckets: [u64; 2],
@@ -164,17 +186,16 @@ impl SubFilter {
         let slots = buckets
             .into_iter()
             .flat_map(move |i| (i * u64::from(b)..(i + 1) * u64::from(b)).map(move |s| (i, s)));
-        if Bucket::fits(b, f) && b <= 4 {
-            let mut read = [(0u64, 0u64, Bucket(0)); 8];
-            for (at, (i, slot)) in read.iter_mut().zip(slots) {
+        if b <= 4 {
+            let mut others = [(0u64, 0u64); 8];
+            for (at, (i, slot)) in others.iter_mut().zip(slots) {
                 let o = other(i, self.get(slot, f));
-                *at = (slot, o, Bucket::read(self, o, b, f));
+                self.prefetch(o, b, f);
+                *at = (slot, o);
             }
-            return read[..2 * b as usize]
+            return others[..2 * b as usize]
                 .iter()
-                .find_map(|&(slot, o, bucket)| {
-                    bucket.find(b, f, 0).map(|s| (slot, o * u64::from(b) + s))
-                });
+                .find_map(|&(slot, o)| self.find(o, b, f, 0).map(|free| (slot, free)));
         }
         slots.into_iter().find_map(|(i, slot)| {
             let o = other(i, self.get(slot, f));
