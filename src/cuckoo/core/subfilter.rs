@@ -158,11 +158,12 @@ impl SubFilter {
     #[inline(always)]
     fn prefetch(&self, i: u64, b: u32, f: u32) {
         let bit = i * u64::from(b) * u64::from(f);
-        let w = ((bit >> 6) as usize).min(self.words.len() - 1);
-        let at = self.words[w..].as_ptr();
+        // Bucket `i` is in the table, so this is inside `words` (a hint
+        // needs no bounds check: it could not fault outside either).
+        let at = self.words.as_ptr().wrapping_add((bit >> 6) as usize);
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch reads nothing into the program and cannot
-        // fault; `at` points into `words` anyway (SSE is baseline on x86_64).
+        // fault, whatever the address (SSE is baseline on x86_64).
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             _mm_prefetch::<_MM_HINT_T0>(at.cast());
