@@ -61,11 +61,7 @@ PIN=()
 ${PIN[@]+"${PIN[@]}"} redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
     --dir "$TMP" --loadmodule "$MODULE" --loadmodule "$REDISBLOOM" >"$TMP/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 100); do
-    [[ $(rcli PING 2>/dev/null) == PONG ]] && break
-    sleep 0.1
-done
-[[ $(rcli PING 2>/dev/null) == PONG ]] || die "redis-server did not start: $(tail -3 "$TMP/server.log")"
+await_server "$PORT" 10 || die "redis-server did not start: $(tail -3 "$TMP/server.log")"
 
 # fill KEY RESERVE ADD: a filter of CAPACITY holding item:000000000000 .. FILL-1.
 fill() {

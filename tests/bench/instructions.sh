@@ -48,11 +48,7 @@ valgrind --tool=callgrind --dump-instr=no --collect-jumps=no \
     --loadmodule "$MODULE" ${REDISBLOOM:+--loadmodule "$REDISBLOOM"} >"$TMP/server.log" 2>&1 &
 VPID=$!
 rcli() { redis-cli -p "$PORT" "$@"; }
-for _ in $(seq 120); do
-    [[ $(rcli PING 2>/dev/null) == PONG ]] && break
-    sleep 0.5
-done
-[[ $(rcli PING 2>/dev/null) == PONG ]] || die "redis-server under valgrind did not start: $(tail -5 "$TMP/server.log")"
+await_server "$PORT" 60 || die "redis-server under valgrind did not start: $(tail -5 "$TMP/server.log")"
 
 # hold COMMAND-PREFIX: one command per key lock:000000000000 .. HELD-1.
 hold() {

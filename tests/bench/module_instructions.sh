@@ -34,10 +34,7 @@ per_call() {
         redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
         --dir "$dir" --loadmodule "$so" >"$dir/server.log" 2>&1 &
     vpid=$!
-    for _ in $(seq 120); do
-        [[ $(redis-cli -p "$port" PING 2>/dev/null) == PONG ]] && break
-        sleep 0.5
-    done
+    await_server "$port" 60 || { echo "module_instructions: redis-server under valgrind did not start: $(tail -3 "$dir/server.log")" >&2; exit 1; }
     token=$(PORT=$port bash -c "$setup")
     local words=()
     for w in "$@"; do words+=("${w//\$TOKEN/$token}"); done
