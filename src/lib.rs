@@ -58,7 +58,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     if !lock::keep::start(load, lock::kept_grants::apply) {
         return Err("cannot subscribe to client connection events".to_string());
     }
-    if !fence::subscribe_role_changes(load)
+    if !fence::subscribe_server_events(load)
         || !lock::bulk_loss::start(load)
         || !lock::lapse_watch::start(load, lock::kept_grants::drop_lapsed)
     {

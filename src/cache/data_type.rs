@@ -15,7 +15,7 @@ use crate::cache::core::{CacheEntry, Lease, Meta};
 use crate::cache::wire::{emit_entry, emit_meta, Expiry};
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
-use crate::glue::fence::observe_token;
+use crate::glue::fence::take_loaded_token;
 use crate::glue::host::{Io, RStr, Sink};
 
 /// Current RDB encoding version of cache values.
@@ -84,7 +84,9 @@ impl StoredValue for CacheEntry {
     fn load(rdb: Io, _encver: i32) -> Option<Self> {
         let entry = load_entry(rdb).ok()?;
         if let Some(lease) = entry.lease() {
-            observe_token(lease.token);
+            if !take_loaded_token(lease.token) {
+                return None;
+            }
         }
         Some(entry)
     }

@@ -15,12 +15,13 @@ pub const MAX_TOKEN: i64 = 1 << 62;
 /// before the counter runs ahead of the clock.
 pub const TOKENS_PER_MS: i64 = 1000;
 
-/// How far ahead of `now_ms × 1000` a token seen in storage may be and still
-/// raise the server-wide floor (2^58, about 9 years of clock): a real token
-/// runs ahead of the clock while grants outpace 1000 per ms and after each
-/// failover (`EPOCH_JUMP`; 2^58 holds over 1.6 × 10^6 promotions back to
-/// back). A larger one (forged `RESTORE` data) raises only its own key's
-/// floor, so it cannot exhaust the tokens of other keys.
+/// How far ahead of `now_ms × 1000` a token in a stored value may be and
+/// still raise the server-wide floor (2^58, about 9 years of clock): a real
+/// token runs ahead of the clock while grants outpace 1000 per ms and after
+/// each failover (`EPOCH_JUMP`; 2^58 is over 1.6 × 10^6 promotions back to
+/// back). A client's `RESTORE` of a larger one is refused (`admits`); one
+/// already in a file raises only its own key's floor. Either way no stored
+/// value can move the floor of every key more than this past the clock.
 pub const MAX_TOKEN_LEAD: i64 = 1 << 58;
 
 /// How long (ms) a master cut off by a partition may go on granting after a
@@ -43,6 +44,15 @@ pub const MAX_CLOCK_SKEW_MS: i64 = 3_600_000;
 /// replica had seen when it lost the master (about 1.8 × 10^11).
 pub const EPOCH_JUMP: i64 = (2 * EPOCH_HORIZON_MS + MAX_CLOCK_SKEW_MS) * TOKENS_PER_MS;
 
+/// The token space left (`FenceClock::headroom`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headroom {
+    /// Tokens that can still be issued.
+    pub tokens: i64,
+    /// Failover epochs that still fit.
+    pub promotions: i64,
+}
+
 /// Issues fencing tokens as `max(last + 1, now_ms * 1000)`.
 ///
 /// The counter part makes tokens strictly increase while the process lives;
@@ -60,13 +70,16 @@ impl FenceClock {
         FenceClock { last }
     }
 
-    /// The next token; an error instead of a token above `MAX_TOKEN` (only
-    /// reachable when forged data raised the floor), so tokens never repeat.
+    /// The next token; an error instead of a token above `MAX_TOKEN`, so
+    /// tokens never repeat and never go down.
     pub fn next(&mut self, now_ms: i64) -> Result<i64, WardenError> {
         self.next_above(0, now_ms)
     }
 
-    /// The next token, also above `floor` (one key's own last token).
+    /// The next token, also above `floor` (one key's own last token). The
+    /// token is recorded whatever its lead on the clock — unless it was the
+    /// key's own floor, implausibly far ahead, that put it there (a forged
+    /// value an older version stored): then only that key goes on above it.
     pub fn next_above(&mut self, floor: i64, now_ms: i64) -> Result<i64, WardenError> {
         let token = self
             .last
@@ -76,20 +89,40 @@ impl FenceClock {
         if token > MAX_TOKEN {
             return Err(WardenError::TokensExhausted);
         }
-        self.observe(token, now_ms);
+        if floor <= self.last || token <= Self::plausible(now_ms) {
+            self.last = token;
+        }
         Ok(token)
     }
 
-    /// Records a token seen in storage or from a master, so later tokens
-    /// exceed it — unless it runs more than `MAX_TOKEN_LEAD` ahead of the
-    /// clock, which only forged data does (its key keeps it as its floor).
+    /// Records a token seen in a stored value (a key loaded or replicated),
+    /// so later tokens exceed it — unless it runs more than `MAX_TOKEN_LEAD`
+    /// ahead of the clock, which no real grant does (its key keeps it as
+    /// its own floor).
     pub fn observe(&mut self, token: i64, now_ms: i64) {
-        let plausible = now_ms
-            .saturating_mul(TOKENS_PER_MS)
-            .saturating_add(MAX_TOKEN_LEAD);
-        if token <= plausible {
+        if token <= Self::plausible(now_ms) {
             self.last = self.last.max(token);
         }
+    }
+
+    /// Whether a client may store a value carrying `token` (`RESTORE`): one
+    /// at or below the largest token so far, or within `MAX_TOKEN_LEAD` of
+    /// the clock. A larger one would push the floor of every key.
+    pub fn admits(&self, token: i64, now_ms: i64) -> bool {
+        token <= self.last.max(Self::plausible(now_ms))
+    }
+
+    fn plausible(now_ms: i64) -> i64 {
+        now_ms
+            .saturating_mul(TOKENS_PER_MS)
+            .saturating_add(MAX_TOKEN_LEAD)
+    }
+
+    /// Raises the floor to `floor`, a failover epoch this node persisted or
+    /// its master announced (capped at `MAX_TOKEN`): trusted whatever its
+    /// lead on the clock, since the node's own later grants depend on it.
+    pub fn raise_to(&mut self, floor: i64) {
+        self.last = self.last.max(floor.min(MAX_TOKEN));
     }
 
     /// Starts a failover epoch when this node becomes master: every token
@@ -97,7 +130,7 @@ impl FenceClock {
     /// above every token the master it replaced (whose tokens this node had
     /// seen up to `last`) can issue within `EPOCH_HORIZON_MS` at up to 1000
     /// grants per ms with a clock up to `MAX_CLOCK_SKEW_MS` ahead. Returns
-    /// the new floor (capped at `MAX_TOKEN`).
+    /// the new floor (capped at `MAX_TOKEN`: past it grants are refused).
     pub fn promote(&mut self, now_ms: i64) -> i64 {
         self.last = self
             .last
@@ -105,6 +138,20 @@ impl FenceClock {
             .saturating_add(EPOCH_JUMP)
             .min(MAX_TOKEN);
         self.last
+    }
+
+    /// What is left of the token space at `now_ms`: the tokens still to be
+    /// issued, and the promotions (`EPOCH_JUMP` each) that fit in them.
+    pub fn headroom(&self, now_ms: i64) -> Headroom {
+        let tokens = MAX_TOKEN
+            - self
+                .last
+                .max(now_ms.saturating_mul(TOKENS_PER_MS))
+                .min(MAX_TOKEN);
+        Headroom {
+            tokens,
+            promotions: tokens / EPOCH_JUMP,
+        }
     }
 
     /// The largest token issued or seen.
@@ -244,5 +291,108 @@ mod tests {
         let mut top = FenceClock::starting_at(MAX_TOKEN - 5);
         assert_eq!(top.promote(now), MAX_TOKEN);
         assert_eq!(top.promote(now), MAX_TOKEN);
+    }
+
+    #[test]
+    fn tokens_issued_past_the_lead_still_rise() {
+        // A floor pushed past the plausible lead (by promotions, or a
+        // restored token near the bound and then one promotion): every grant
+        // still gets its own, larger token.
+        let now = 1_796_000_000_000;
+        let mut fence = FenceClock::default();
+        fence.observe(now * TOKENS_PER_MS + MAX_TOKEN_LEAD - 1, now);
+        fence.promote(now);
+        let tokens: Vec<i64> = (0..7).map(|_| fence.next(now).expect("token")).collect();
+        assert!(tokens.windows(2).all(|w| w[0] < w[1]), "{tokens:?}");
+        assert_eq!(fence.last(), tokens[6]);
+    }
+
+    #[test]
+    fn promotions_without_end_fail_closed_at_the_top() {
+        let now = 1_796_000_000_000;
+        let mut fence = FenceClock::default();
+        let room = fence.headroom(now);
+        assert_eq!(room.tokens, MAX_TOKEN - now * TOKENS_PER_MS);
+        let mut last = fence.next(now).expect("token");
+        let mut promotions = 0;
+        loop {
+            fence.promote(now);
+            match fence.next(now) {
+                Ok(token) => {
+                    assert!(token > last, "promotion {promotions}: {token} after {last}");
+                    last = token;
+                    promotions += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e, WardenError::TokensExhausted);
+                    break;
+                }
+            }
+        }
+        // The capacity stated in the README: over 2.6 × 10^7 promotions.
+        assert!(
+            promotions >= room.promotions - 1,
+            "{promotions} of {room:?}"
+        );
+        assert!(promotions > 26_000_000, "{promotions}");
+        assert_eq!(
+            fence.headroom(now),
+            Headroom {
+                tokens: 0,
+                promotions: 0
+            }
+        );
+        // Refused from then on, by every path: nothing repeats.
+        assert_eq!(fence.next(now), Err(WardenError::TokensExhausted));
+        assert_eq!(
+            fence.next_above(5, now + 1_000),
+            Err(WardenError::TokensExhausted)
+        );
+        assert_eq!(fence.promote(now), MAX_TOKEN);
+        assert_eq!(fence.next(now), Err(WardenError::TokensExhausted));
+    }
+
+    #[test]
+    fn trusted_floors_are_kept_whatever_their_lead() {
+        let now = 1_796_000_000_000;
+        let far = now * TOKENS_PER_MS + 4 * MAX_TOKEN_LEAD;
+        let mut fence = FenceClock::default();
+        fence.observe(far, now);
+        assert_eq!(
+            fence.last(),
+            0,
+            "a stored value's implausible token is not the floor"
+        );
+        fence.raise_to(far);
+        assert_eq!(fence.last(), far, "an epoch persisted or announced is");
+        assert_eq!(fence.next(now), Ok(far + 1));
+        fence.raise_to(i64::MAX);
+        assert_eq!(fence.last(), MAX_TOKEN, "capped");
+        fence.raise_to(5);
+        assert_eq!(fence.last(), MAX_TOKEN, "never lowered");
+    }
+
+    #[test]
+    fn a_client_may_restore_tokens_within_the_lead_or_below_the_floor() {
+        let now = 1_796_000_000_000;
+        let bound = now * TOKENS_PER_MS + MAX_TOKEN_LEAD;
+        let mut fence = FenceClock::default();
+        assert!(fence.admits(1, now));
+        assert!(fence.admits(bound, now));
+        assert!(!fence.admits(bound + 1, now));
+        assert!(!fence.admits(MAX_TOKEN, now));
+        // A node whose own epochs run past the lead takes back its own dumps.
+        fence.raise_to(bound + 1_000);
+        assert!(fence.admits(bound + 1_000, now));
+        assert!(!fence.admits(bound + 1_001, now));
+        // Admitted tokens raise the floor at most MAX_TOKEN_LEAD past the clock.
+        let mut other = FenceClock::default();
+        for _ in 0..100 {
+            let t = other.last().max(bound);
+            if other.admits(t, now) {
+                other.observe(t, now);
+            }
+        }
+        assert_eq!(other.last(), bound);
     }
 }

@@ -4,12 +4,12 @@
 //! tells its replicas (`DLOCK._FENCE`) and keeps it in the RDB (aux data).
 
 use std::ffi::{c_int, c_longlong, c_void};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::{raw, Context};
 
 use crate::common::error::WardenError;
-use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
+use crate::common::fence_clock::{FenceClock, Headroom, MAX_TOKEN, TOKENS_PER_MS};
 use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::{internal_only, Args};
@@ -18,9 +18,12 @@ use crate::glue::host::{self, emit, shield, Ctx, Io, Sink};
 /// The state of the module's `FenceClock`.
 static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
 
-/// How soon a promoted master tries again to tell its replicas its floor
-/// while it does not accept writes (paused clients, loading).
+/// How soon the floor's announcement is tried again while nothing may be
+/// propagated (paused clients, loading).
 const FENCE_RETRY_MS: u64 = 50;
+
+/// An announcement of the floor is scheduled (`announce_later`).
+static ANNOUNCE_PENDING: AtomicBool = AtomicBool::new(false);
 
 /// Runs `op` on the module's fencing clock.
 pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
@@ -30,11 +33,45 @@ pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
     out
 }
 
-/// Raises the token floor to a token seen in storage or from a master
-/// (unless it is implausibly far ahead of the clock: see `MAX_TOKEN_LEAD`).
-pub fn observe_token(token: i64) {
+/// Raises the token floor to a token in an effect the master link or the
+/// AOF sent (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease):
+/// one the master issued, kept whatever its lead on the clock, so the
+/// grants that follow a replay or a promotion go above it. (A client's
+/// `RESTORE` reaches the AOF as itself, and is loaded as a value.)
+pub fn raise_floor(token: i64) {
+    with_fence(|fence| fence.raise_to(token));
+}
+
+/// Takes in the token of a value being loaded: from a file or a master it
+/// raises the floor unless implausibly far ahead of the clock (a file's
+/// floor, loaded before its keys, covers the tokens the node issued); from
+/// a client on a serving master (`RESTORE`, a `MIGRATE` target) a token that
+/// would push every key's floor past the plausible lead refuses the value
+/// (false: `Bad data format`, nothing stored).
+pub fn take_loaded_token(token: i64) -> bool {
     let now = host::now_ms();
-    with_fence(|fence| fence.observe(token, now));
+    let admitted = with_fence(|fence| {
+        let admitted = !host::is_serving_master() || fence.admits(token, now);
+        if admitted {
+            fence.observe(token, now);
+        }
+        admitted
+    });
+    if !admitted {
+        if let Some(ctx) = host::detached_context() {
+            host::log_warning(
+                ctx,
+                &format!("warden: refused a restored value: its fencing token {token} is implausibly far ahead of this server's clock and tokens"),
+            );
+        }
+    }
+    admitted
+}
+
+/// The token space left now (INFO's `fence_*` fields).
+pub fn headroom() -> (i64, Headroom) {
+    let now = host::now_ms();
+    with_fence(|fence| (fence.last(), fence.headroom(now)))
 }
 
 /// Role-change hook: on becoming master, starts a failover epoch and
@@ -60,8 +97,33 @@ unsafe extern "C" fn on_role_changed(
     })
 }
 
-/// Schedules `announce_floor` in `delay_ms`.
+/// Fork hook: a child was just forked, perhaps to rewrite the AOF. Without
+/// the RDB preamble a rewritten AOF holds commands for keys only, so a floor
+/// ahead of the clock (an epoch) goes into the AOF opened for what follows
+/// the rewrite (Redis opens it before forking): a restart from the rewritten
+/// files keeps the epoch even when no key carries it.
+unsafe extern "C" fn on_fork(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    shield((), || {
+        let now = host::now_ms();
+        let ahead = FENCE_LAST.load(Ordering::Relaxed) > now.saturating_mul(TOKENS_PER_MS);
+        if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN && ahead {
+            // SAFETY: the context Redis passed this event hook, used while it runs.
+            announce_later(unsafe { Ctx::from_raw(ctx) }, 0);
+        }
+    })
+}
+
+/// Schedules `announce_floor` in `delay_ms`, unless one is pending (it
+/// writes the floor as it is then).
 fn announce_later(ctx: Ctx, delay_ms: u64) {
+    if ANNOUNCE_PENDING.swap(true, Ordering::Relaxed) && delay_ms == 0 {
+        return;
+    }
     ctx.context().create_timer(
         std::time::Duration::from_millis(delay_ms),
         announce_floor,
@@ -69,28 +131,30 @@ fn announce_later(ctx: Ctx, delay_ms: u64) {
     );
 }
 
-/// Timer: replicates `DLOCK._FENCE <floor>` so replicas (and the AOF) keep
-/// the epoch even before any grant; waits while writes are held back, and
-/// gives up if the node is no longer master.
+/// Timer: replicates `DLOCK._FENCE <floor>`, so replicas and the AOF keep
+/// the epoch even before any grant (a replica writes it to its own AOF
+/// only). Waits while nothing may be propagated (paused, loading).
 fn announce_floor(ctx: &Context, _: ()) {
     // SAFETY: the context of this timer callback, used while it runs.
     let ctx = unsafe { Ctx::from_raw(ctx.ctx) };
     shield((), || {
-        if !host::writes_allowed(ctx) {
-            if host::is_master(ctx) {
-                announce_later(ctx, FENCE_RETRY_MS);
-            }
+        if !host::propagation_allowed(ctx) {
+            announce_later(ctx, FENCE_RETRY_MS);
             return;
         }
+        ANNOUNCE_PENDING.store(false, Ordering::Relaxed);
         let floor = FENCE_LAST.load(Ordering::Relaxed) as c_longlong;
         emit!(Sink::Replication(ctx), c"dlock._fence", c"l", floor);
     })
 }
 
-/// Subscribes the role-change hook.
-pub fn subscribe_role_changes(ctx: Ctx) -> bool {
-    let id = raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED;
-    host::subscribe_server_event(ctx, id, on_role_changed)
+/// Subscribes the role-change and fork hooks.
+pub fn subscribe_server_events(ctx: Ctx) -> bool {
+    host::subscribe_server_event(
+        ctx,
+        raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+        on_role_changed,
+    ) && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_FORK_CHILD, on_fork)
 }
 
 /// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.
@@ -122,7 +186,7 @@ pub fn set_floor(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Some(t) if (0..=MAX_TOKEN).contains(&t) => t,
         _ => return Err(WardenError::InvalidState("fencing floor")),
     };
-    observe_token(floor);
+    with_fence(|fence| fence.raise_to(floor));
     // Time-independent: the floor is an absolute token.
     host::replicate_verbatim(ctx);
     host::reply_status(ctx, c"OK");
@@ -144,8 +208,8 @@ pub unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
     })
 }
 
-/// Loads what `aux_save` wrote: a floor from 0 to `MAX_TOKEN`, observed like
-/// a token read from a key.
+/// Loads what `aux_save` wrote: a floor from 0 to `MAX_TOKEN`, this node's
+/// own (or its master's) epoch, kept whatever its lead on the clock.
 ///
 /// # Safety
 /// Called by Redis with the live RDB IO of a load.
@@ -162,7 +226,7 @@ pub unsafe extern "C" fn aux_load(
         let rdb = unsafe { Io::from_raw(rdb) };
         match rdb.load_signed() {
             Ok(floor) if (0..=MAX_TOKEN).contains(&floor) => {
-                observe_token(floor);
+                with_fence(|fence| fence.raise_to(floor));
                 raw::REDISMODULE_OK as c_int
             }
             _ => raw::REDISMODULE_ERR as c_int,

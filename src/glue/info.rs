@@ -6,12 +6,14 @@ use std::sync::atomic::Ordering;
 
 use redis_module::raw;
 
+use crate::glue::fence;
 use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 24] {
+fn fields() -> [(&'static CStr, i64); 27] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
+    let (fence_floor, room) = fence::headroom();
     [
         (c"locks_granted", load(&stats::LOCKS_GRANTED)),
         (c"locks_contended", load(&stats::LOCKS_CONTENDED)),
@@ -21,6 +23,9 @@ fn fields() -> [(&'static CStr, i64); 24] {
         (c"locks_lost", load(&stats::LOCKS_LOST)),
         (c"locks_watched", load(&stats::LOCKS_WATCHED)),
         (c"lock_keys", load(&stats::LOCK_KEYS)),
+        (c"fence_floor", fence_floor),
+        (c"fence_tokens_left", room.tokens),
+        (c"fence_promotions_left", room.promotions),
         (c"bf_filters", load(&stats::BF_FILTERS)),
         (c"bf_bytes", load(&stats::BF_BYTES)),
         (c"cf_filters", load(&stats::CF_FILTERS)),

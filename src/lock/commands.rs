@@ -12,7 +12,7 @@ use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
-use crate::glue::fence::{observe_token, with_fence};
+use crate::glue::fence::{raise_floor, with_fence};
 use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
@@ -124,7 +124,7 @@ fn apply_state(
 ) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     lock_of(&mut key)?;
-    observe_token(state.token);
+    raise_floor(state.token);
     replicate(&state);
     store(&key, &state);
     host::notify(ctx, c"dlock.set", name);
@@ -223,6 +223,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             host::reply_integer(ctx, token);
         }
         Acquire::Reentered { token } => {
+            keep::check_lease(ctx, args.bytes(1), token, ttl_ms)?;
             // The view holds the renewed lease and hold count: replicated,
             // then stored.
             let state = current.ok_or(WardenError::Internal)?;
@@ -577,6 +578,12 @@ fn extend_in_set(
     now: i64,
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
+    if let Lock::Set(set) = lock_of(key)? {
+        let held = set.live(now).find(|h| h.is_held_by(owner, token, now));
+        if let Some(held) = held.map(|h| h.token) {
+            keep::check_lease(ctx, args.bytes(1), held, deadline - now)?;
+        }
+    }
     let extended = match lock_of(key)? {
         Lock::Set(set) if set.live(now).any(|h| h.is_held_by(owner, token, now)) => {
             set.bound_deadlines();
@@ -589,7 +596,7 @@ fn extend_in_set(
     };
     if let Some(token) = extended {
         let db = host::selected_db(ctx);
-        keep::extended(token, db, args.bytes(1), deadline - now, now);
+        keep::extended(ctx, token, db, args.bytes(1), deadline - now, now);
         store_set_changes(ctx, key, name, now);
         host::notify(ctx, c"dlock.extend", name);
         look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
@@ -618,11 +625,14 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     };
     let extended = match current {
         Some(mut state) => {
+            if state.is_held_by(owner, token, now) {
+                keep::check_lease(ctx, args.bytes(1), state.token, ttl_ms)?;
+            }
             let extended = state.extend(owner, token, deadline, now);
             if extended {
                 replicate_effect(ctx, args, &state);
                 let db = host::selected_db(ctx);
-                keep::extended(state.token, db, args.bytes(1), ttl_ms, now);
+                keep::extended(ctx, state.token, db, args.bytes(1), ttl_ms, now);
             }
             extended
         }
@@ -649,7 +659,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     lock_of(&mut key)?;
-    observe_token(set.floor);
+    raise_floor(set.floor);
     SetLocks::emit(&set, expiry, Sink::Replication(ctx), name);
     if set.holders().is_empty() {
         key.delete();
@@ -809,6 +819,11 @@ fn hand_over(
                 served = true;
                 set_changed |= want != Want::Exclusive;
             }
+            Err(e @ WardenError::KeepTtlTooShort(_)) => {
+                // This waiter's own request (a lease too short for the kept
+                // grant it repeats): refused to it alone.
+                waiter.answer(Answer::Error(e.to_string()));
+            }
             Err(e) => {
                 // The waiter already taken is answered too: none is left hanging.
                 let error = e.to_string();
@@ -841,8 +856,10 @@ fn renew_grant(
             .checked_add(i64::from(reentrant))
             .ok_or(WardenError::HoldsOverflow)
     };
+    let key_bytes = name.bytes();
     match lock_of(key)? {
         Lock::One(mut state) => {
+            keep::check_lease(ctx, key_bytes, state.token, deadline - now)?;
             state.holds = add_hold(state.holds)?;
             state.deadline_ms = deadline;
             let (token, holds) = (state.token, state.holds);
@@ -852,10 +869,12 @@ fn renew_grant(
             Ok(token)
         }
         Lock::Set(set) => {
-            let holds = set
+            let (token, holds) = set
                 .holder_mut(owner, None, now)
-                .ok_or(WardenError::Internal)
-                .and_then(|h| add_hold(h.state().holds))?;
+                .map(|h| (h.state().token, h.state().holds))
+                .ok_or(WardenError::Internal)?;
+            keep::check_lease(ctx, key_bytes, token, deadline - now)?;
+            let holds = add_hold(holds)?;
             set.bound_deadlines();
             let holder = set
                 .holder_mut(owner, None, now)

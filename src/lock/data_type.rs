@@ -22,7 +22,7 @@ use redis_module::native_types::RedisType;
 
 use crate::common::compact_bytes::CompactBytes;
 use crate::glue::data_type::{methods, with_aux, with_unlink, Digest, Stored};
-use crate::glue::fence::{self, observe_token};
+use crate::glue::fence::{self, take_loaded_token};
 use crate::glue::host::{Io, ModuleValue, RStr, Sink};
 use crate::glue::stats::LOCK_KEYS;
 use crate::lock::core::packed::PackedLock;
@@ -124,7 +124,9 @@ impl Stored for PackedLock {
 
     fn load_boxed(rdb: Io, encver: i32) -> Option<Box<PackedLock>> {
         let lock = load_lock(rdb, encver)?;
-        observe_token(lock.token());
+        if !take_loaded_token(lock.token()) {
+            return None;
+        }
         Some(counted(lock))
     }
 

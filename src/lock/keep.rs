@@ -112,8 +112,23 @@ pub fn granted(
             let db = host::selected_db(ctx);
             bind(ctx, client, db, key, owner, token, ttl_ms, now);
         }
-        None if any_kept() => extended(token, host::selected_db(ctx), key, ttl_ms, now),
+        None if any_kept() => extended(ctx, token, host::selected_db(ctx), key, ttl_ms, now),
         None => {}
+    }
+}
+
+/// Refuses a lease of `ttl_ms` for the grant `token` on `key` of the
+/// selected database when that grant is kept: `KEEP`'s minimum holds for
+/// every lease it renews (EXTEND, a repeat ACQUIRE, with or without KEEP or
+/// TOKEN). Asked before anything changes.
+pub fn check_lease(ctx: Ctx, key: &[u8], token: i64, ttl_ms: i64) -> Result<(), WardenError> {
+    if ttl_ms >= MIN_KEPT_TTL_MS || !any_kept() {
+        return Ok(());
+    }
+    let db = host::selected_db(ctx);
+    match with_keeper(|k| k.renews(token, db, key)) {
+        true => Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS)),
+        false => Ok(()),
     }
 }
 
@@ -137,9 +152,11 @@ pub fn lapsed(db: c_int, key: &[u8], tokens: impl Iterator<Item = i64>) {
 
 /// The grant `token` on (`db`, `key`) got a lease of `ttl_ms` from `now`
 /// (EXTEND, a repeat): if kept, renewals go on with that lease.
-pub fn extended(token: i64, db: c_int, key: &[u8], ttl_ms: i64, now: i64) {
+pub fn extended(ctx: Ctx, token: i64, db: c_int, key: &[u8], ttl_ms: i64, now: i64) {
     if any_kept() {
         with_keeper(|k| k.extended(token, db, key, ttl_ms, now));
+        // A shorter lease is due sooner than the timer may be armed.
+        arm(ctx, now, now);
     }
 }
 

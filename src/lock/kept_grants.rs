@@ -14,6 +14,7 @@ use crate::lock::commands::{
 use crate::lock::core::keep::{Due, Kept};
 use crate::lock::core::plain::Release;
 use crate::lock::lapse_watch;
+use crate::lock::lost;
 use crate::lock::replicas;
 use std::ffi::c_int;
 
@@ -85,7 +86,8 @@ fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<
     Ok(true)
 }
 
-/// Releases a kept grant whose connection closed, every hold at once, and
+/// Releases a kept grant whose connection closed, every hold at once
+/// (`dlock.release`, and `dlock.lost`: its holder did not release it), and
 /// hands the lock to the waiters at the head of its queue.
 fn release(
     ctx: Ctx,
@@ -103,6 +105,7 @@ fn release(
             // No hold left: a hand-over sees a free lock.
             store_holds(key, 0)?;
             host::notify(ctx, c"dlock.release", name);
+            lost::announce_now(ctx, name);
             let handed_off =
                 waiting::count(db, &grant.key) > 0 && serve_waiters(ctx, key, name, db, now);
             if !handed_off {
@@ -120,6 +123,7 @@ fn release(
             }
             set.bound_deadlines();
             host::notify(ctx, c"dlock.release", name);
+            lost::announce_now(ctx, name);
             store_set_changes(ctx, key, name, now);
             if waiting::count(db, &grant.key) > 0 {
                 serve_waiters(ctx, key, name, db, now);

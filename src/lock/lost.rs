@@ -1,7 +1,8 @@
 //! `dlock.lost`: the keyspace event (module class, `d`) a lock's key gets
 //! when a grant on it ends by anything but its holder's RELEASE — its lease
 //! ended, the key was deleted, overwritten or evicted, a flush or a role
-//! change took it (`bulk_loss`), or (for a kept grant) `SWAPDB` moved it —
+//! change took it (`bulk_loss`), or (for a kept grant) its connection
+//! closed or `SWAPDB` moved it —
 //! so a holder subscribed to the key can stop its work. Losses are noted
 //! where they are seen (a data type's unlink callback runs in the middle of
 //! the server's delete) and announced from a 0 ms timer, after what removed
@@ -12,7 +13,7 @@ use std::ffi::c_int;
 
 use redis_module::Context;
 
-use crate::glue::host::{self, shield, Ctx, OwnedString};
+use crate::glue::host::{self, shield, Ctx, OwnedString, RStr};
 use crate::glue::stats;
 use crate::glue::waiting;
 
@@ -33,6 +34,14 @@ pub fn note(db: c_int, key: &[u8]) {
         Some(ctx) => waiting::start_timer(ctx, 0, announce, ()),
         None => ARMED.set(false),
     }
+}
+
+/// A grant on `name` (of the selected database) was lost where the module
+/// itself ends it, outside any delete of the server's: announced at once
+/// (a kept grant released because its connection closed).
+pub fn announce_now(ctx: Ctx, name: RStr) {
+    stats::count(&stats::LOCKS_LOST);
+    host::announce(ctx, c"dlock.lost", name);
 }
 
 /// The timer: `dlock.lost` on every key noted.

@@ -19,7 +19,7 @@ use redis_module::native_types::RedisType;
 
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, with_unlink, Digest, StoredValue};
-use crate::glue::fence::observe_token;
+use crate::glue::fence::take_loaded_token;
 use crate::glue::host::{Io, RStr, Sink};
 use crate::lock::core::record;
 use crate::lock::core::set::{Holder, LockSet, SetKind, MAX_LIMIT};
@@ -146,7 +146,9 @@ impl StoredValue for LockSet {
             load_set_v2(rdb)
         };
         let set = set.ok().filter(|s| s.validate().is_ok())?;
-        observe_token(set.floor);
+        if !take_loaded_token(set.floor) {
+            return None;
+        }
         count_stored();
         Some(set)
     }

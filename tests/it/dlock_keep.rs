@@ -530,6 +530,78 @@ fn a_kept_lease_shortened_by_extend_or_a_repeat_is_renewed_with_the_new_ttl() {
     }));
 }
 
+/// KEEP's 100 ms minimum holds on every path that sets a kept lease: EXTEND
+/// (with and without TOKEN) and a repeat ACQUIRE (with or without KEEP,
+/// REENTRANT) of a plain lock, a read lock and a semaphore place are refused
+/// below it, changing and replicating nothing; the lease goes on being
+/// renewed. A copy of a kept lock is an ordinary one and takes any lease.
+#[test]
+fn the_keep_minimum_holds_on_every_path_that_sets_a_kept_lease() {
+    let (server, replica, mut con) = Server::start_replicated();
+    let mut h = RawConn::open(server.port);
+    let mut other = RawConn::open(server.port);
+    for (key, extra) in [
+        ("plain", &[][..]),
+        ("read", &["SHARED"][..]),
+        ("place", &["LIMIT", "2"][..]),
+    ] {
+        let token = keep(&mut h, key, "a", 60_000, extra);
+        let t = token.to_string();
+        let with = |words: &[&str]| -> Vec<String> {
+            words.iter().chain(extra).map(|w| w.to_string()).collect()
+        };
+        let tries = [
+            vec![
+                "DLOCK.EXTEND".to_string(),
+                key.into(),
+                "a".into(),
+                "1".into(),
+            ],
+            vec![
+                "DLOCK.EXTEND".into(),
+                key.into(),
+                "a".into(),
+                "99".into(),
+                "TOKEN".into(),
+                t.clone(),
+            ],
+            with(&["DLOCK.ACQUIRE", key, "a", "5"]),
+            with(&["DLOCK.ACQUIRE", key, "a", "50", "REENTRANT"]),
+            with(&["DLOCK.ACQUIRE", key, "a", "99", "KEEP"]),
+        ];
+        server.sync_replicas(1);
+        let before = (digest(&mut con, key), pexpiretime(&mut con, key));
+        for words in &tries {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            for c in [&mut h, &mut other] {
+                match c.call(&words) {
+                    Reply::Error(e) => assert!(e.contains("at least 100 ms"), "{words:?}: {e}"),
+                    r => panic!("{words:?} answered {r:?}"),
+                }
+            }
+        }
+        assert_eq!(
+            (digest(&mut con, key), pexpiretime(&mut con, key)),
+            before,
+            "{key}: changed"
+        );
+        server.sync_replicas(1);
+        let mut rcon = replica.conn();
+        let on_replica = (digest(&mut rcon, key), pexpiretime(&mut rcon, key));
+        assert_eq!(on_replica, before, "{key}: replicated");
+        // At the minimum it is taken, and renewals go on with it.
+        match other.call(&["DLOCK.EXTEND", key, "a", "100"]) {
+            Reply::Int(1) => {}
+            r => panic!("{key}: EXTEND 100 answered {r:?}"),
+        }
+        sleep(Duration::from_millis(700));
+        assert!(exists(&mut con, key), "{key}: renewed at 100 ms");
+    }
+    let _: i64 = query!(&mut con, "COPY", "plain", "copied");
+    let extended: i64 = query!(&mut con, "DLOCK.EXTEND", "copied", "a", 1);
+    assert_eq!(extended, 1, "a copy is not kept");
+}
+
 #[test]
 fn a_copy_of_a_kept_lock_ending_leaves_the_kept_one_alone() {
     let (server, mut con) = Server::start_conn();

@@ -1,6 +1,6 @@
 //! `dlock.lost`: a grant that ends by anything but its holder's RELEASE —
 //! the lease ending, DEL, an overwrite, eviction, a flush, a role change,
-//! and for kept grants SWAPDB — sends the keyspace event `dlock.lost` on the key
+//! and for kept grants their connection closing and SWAPDB — sends the keyspace event `dlock.lost` on the key
 //! (module class `d`), so a holder subscribed to its key can stop its work.
 //! The module's own changes (RELEASE, hand-overs, re-entry, renewals,
 //! replication) send none, and neither does a replica.
@@ -135,6 +135,44 @@ fn the_modules_own_changes_announce_no_loss() {
         Reply::Int(1)
     ));
     assert_eq!(events.lost(), Vec::<String>::new());
+}
+
+/// A kept grant freed because its connection closed (`CLIENT KILL`, as a
+/// load balancer's reset or a pool dropping the connection does) is a loss
+/// to its holder: `dlock.release`, then `dlock.lost`, before the waiter's
+/// `dlock.acquire` — for a plain lock and for a read lock.
+#[test]
+fn a_kept_grant_freed_by_its_connection_closing_is_announced_as_lost() {
+    let (server, mut con) = Server::start_conn();
+    let mut events = Events::on(&server);
+    for (key, kind) in [("kplain", &[][..]), ("kread", &["SHARED"][..])] {
+        let mut k = RawConn::open(server.port);
+        let mut args = vec!["DLOCK.ACQUIRE", key, "o", "60000"];
+        args.extend(kind);
+        args.push("KEEP");
+        assert!(matches!(k.call(&args), Reply::Int(_)));
+        let w = Waiter::lock(&server, key, "w", 10_000, 10_000);
+        assert!(wait_until(Duration::from_secs(5), || {
+            warden_stat(&mut con, "locks_waiting") == 1
+        }));
+        events.until_quiet(Duration::from_millis(100));
+        let id = k.client_id();
+        let killed: i64 = query!(&mut con, "CLIENT", "KILL", "ID", id);
+        assert_eq!(killed, 1);
+        w.granted(key);
+        let seen: Vec<String> = events
+            .until_quiet(Duration::from_millis(300))
+            .into_iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, e)| e)
+            .collect();
+        assert_eq!(
+            &seen[..3],
+            ["dlock.release", "dlock.lost", "dlock.acquire"],
+            "{key}"
+        );
+    }
+    assert_eq!(warden_stat(&mut con, "locks_lost"), 2);
 }
 
 #[test]

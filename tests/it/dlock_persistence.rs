@@ -598,28 +598,38 @@ fn replica_mirrors_mixed_workload_and_stream_has_absolute_times() {
     assert!(!exists(&mut r, "L9"));
 }
 
-/// A forged `RESTORE` payload carrying the largest token (issue: one such key
-/// made every ACQUIRE on every key answer "tokens are exhausted") raises only
-/// its own key's floor: other keys are still granted with ordinary tokens, and
-/// once the forged lease is over its key is an ordinary one again.
+/// A forged `RESTORE` payload carrying the largest token (one such key made
+/// every ACQUIRE on every key answer "tokens are exhausted") is refused, and
+/// one already in a file (an older version took it) raises only its own
+/// key's floor: other keys are still granted with ordinary tokens, and once
+/// the forged lease is over its key is an ordinary one again.
 #[test]
 fn a_forged_token_cannot_stop_grants_on_other_keys() {
     let (_server, mut con) = lock_server();
-    let before = try_acquire(&mut con, "model", "m", 60_000).expect("granted");
+    try_acquire(&mut con, "model", "m", 60_000).expect("granted");
     let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
     let forged = crate::common::payload::parse_dump(&dump);
     let forged = crate::common::lock_record::with_token(&forged, 1 << 62);
-    let _: () = query!(
-        &mut con,
-        "RESTORE",
-        "forged",
-        200,
-        crate::common::payload::encode(&forged)
-    );
+    let payload = crate::common::payload::encode(&forged);
+    let refused: redis::RedisResult<()> = cmd("RESTORE")
+        .arg("forged")
+        .arg(0)
+        .arg(&payload)
+        .query(&mut con);
+    assert!(expect_err(refused, "a forged token").contains("Bad data format"));
+    assert!(!exists(&mut con, "forged"));
+    // The same RESTORE replayed from an AOF an older version wrote.
+    let deadline = (now_ms() + 2_000).to_string();
+    let server = crate::common::aof::server_replaying(&[
+        &[b"RESTORE", b"forged", b"0", &payload],
+        &[b"PEXPIREAT", b"forged", deadline.as_bytes()],
+    ]);
+    let mut con = conn_t(&server);
     assert_eq!(lock_info(&mut con, "forged").unwrap().token, 1 << 62);
+    let before = try_acquire(&mut con, "first", "o", 60_000).expect("granted");
     let other = try_acquire(&mut con, "other", "o", 60_000).expect("other keys are granted");
     assert!(other > before && other < 1 << 61, "ordinary token: {other}");
-    assert!(wait_until(Duration::from_secs(3), || !exists(
+    assert!(wait_until(Duration::from_secs(4), || !exists(
         &mut con, "forged"
     )));
     // Once its lease is over, the forged key is an ordinary one again.

@@ -493,17 +493,19 @@ fn waiter_whose_timeout_passed_before_the_lease_ended_gets_a_reply() {
 // ---------------------------------------------------------------------------------------
 
 /// A hand-off that cannot issue a token (the key's record carries the largest
-/// token, from a forged RESTORE) answers the waiter it took from the queue
-/// with the error, as it does every other waiter: none is left blocked.
+/// token, from a forged RESTORE an older version took into its AOF) answers
+/// the waiter it took from the queue with the error, as it does every other
+/// waiter: none is left blocked.
 ///
 /// (A red-team regression of issue #10's fixes.)
 #[test]
 fn a_failed_hand_off_answers_the_waiter_it_took() {
-    let (server, mut con) = lock_server();
+    let (_model, mut con) = lock_server();
     try_acquire(&mut con, "model", "x", 100_000).expect("granted");
     let dump: Vec<u8> = query!(&mut con, "DUMP", "model");
-    let forged = with_token(&parse_dump(&dump), 1 << 62);
-    let _: () = query!(&mut con, "RESTORE", "k", 0, encode(&forged));
+    let forged = encode(&with_token(&parse_dump(&dump), 1 << 62));
+    let server = crate::common::aof::server_replaying(&[&[b"RESTORE", b"k", b"0", &forged]]);
+    let mut con = conn_t(&server);
     let first = Waiter::lock(&server, "k", "w1", 1_000, 0);
     let second = Waiter::lock(&server, "k", "w2", 1_000, 0);
     wait_waiting(&mut con, 2);

@@ -35,6 +35,7 @@ mod cuckoo;
 mod cuckoo_compat;
 mod defrag;
 mod dlock;
+mod dlock_epoch;
 mod dlock_errors;
 mod dlock_failover;
 mod dlock_guard;

@@ -27,6 +27,19 @@ pub fn writes_allowed(ctx: Ctx) -> bool {
     flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
 }
 
+/// Whether a module-made write may be propagated now, whatever the role (a
+/// replica's goes to its own AOF only): not while clients are paused (Redis
+/// asserts that nothing is propagated then) or while loading.
+pub fn propagation_allowed(ctx: Ctx) -> bool {
+    // SAFETY: plain query of server state, from the main thread.
+    if unsafe { api!(RedisModule_AvoidReplicaTraffic)() } != 0 {
+        return false;
+    }
+    // SAFETY: `ctx` is the live context of the current callback.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx.as_ptr()) } as u32;
+    flags & (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING) == 0
+}
+
 /// The id of the client connection running the call, if the caller is one:
 /// `None` inside a script or a module's call (their clients are not
 /// connections, and never close).

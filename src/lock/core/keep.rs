@@ -126,6 +126,14 @@ impl Keeper {
         self.grants.contains_key(&token)
     }
 
+    /// Whether the grant with `token` on (`db`, `key`) is kept by an open
+    /// connection (its renewals go on).
+    pub fn renews(&self, token: i64, db: i32, key: &[u8]) -> bool {
+        self.grants
+            .get(&token)
+            .is_some_and(|e| !e.released && e.grant.db == db && e.grant.key == key)
+    }
+
     /// The kept grant with `token` on (`db`, `key`) was extended at `now` to
     /// a lease of `ttl_ms`: renewals go on with that lease, the next a
     /// renewal period from now. Unless the connection is gone.

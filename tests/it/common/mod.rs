@@ -850,6 +850,7 @@ pub fn text_of(v: &Value) -> Option<String> {
     }
 }
 
+pub mod aof;
 pub mod bloom;
 pub mod cache;
 pub mod cluster;
