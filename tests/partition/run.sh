@@ -3,25 +3,25 @@
 # namespaces, kill -9) against nodes running the module, with redis-py clients
 # contending for one lock and writing to a fencing resource. See README.md here.
 #
-#   sentinel-default  3 nodes + 3 Sentinels, default replication settings
+#   sentinel-default  3 nodes + 3 Sentinels, default replication settings; must
+#                     show a split brain (two masters granting) and fence it
 #   sentinel-safe     the same with warden.dlock-min-replicas (or plain
 #                     min-replicas-to-write) and WAIT after every guarded write
-#   cluster-safe      Redis Cluster, 3 masters + 3 replicas, automatic failover,
-#                     with the settings of sentinel-safe
-#   cluster-default   the same with default replication settings (not in the
-#                     default runs)
+#   cluster-default   Redis Cluster, 3 masters + 3 replicas, automatic failover,
+#                     default replication settings; must show a split brain too
+#   cluster-safe      the cluster with the settings of sentinel-safe
 #
 # Environment:
 #   WARDEN_MODULE          module to load (default target/release/libwarden.so; copied)
 #   REDIS_SERVER           server binary (default redis-server)
-#   PARTITION_RUNS         runs to do (default: sentinel-default sentinel-safe cluster-safe)
+#   PARTITION_RUNS         runs to do (default: all four above)
 #   PARTITION_REPORT_ONLY  1: print the tables, assert nothing
 #   PARTITION_SAFE_CONFIG  0: the safe run uses plain min-replicas-to-write even
 #                          where the module has warden.dlock-min-replicas
 #   PARTITION_SAFE_WAIT    "k timeout_ms" of the WAIT after each guarded write in
 #                          the safe run (default "1 500")
 #   PARTITION_SAFE_LAG     max lag in seconds for the safe run (default 2)
-#   PARTITION_EVENTS       nemesis events (default "isolate kill isolate")
+#   PARTITION_EVENTS       nemesis events (default "split kill isolate")
 #   PARTITION_DIR          where run directories and logs go (default target/partition)
 #
 # Needs root and `ip netns`. Last line: `partition: N passed, M failed`.
@@ -32,7 +32,7 @@ ROOT=$PWD
 VENV=${EXAMPLES_VENV:-$ROOT/target/examples-venv}
 SERVER_BIN=${REDIS_SERVER:-redis-server}
 MODULE=${WARDEN_MODULE:-$ROOT/target/release/libwarden.so}
-RUNS=${PARTITION_RUNS:-sentinel-default sentinel-safe cluster-safe}
+RUNS=${PARTITION_RUNS:-sentinel-default sentinel-safe cluster-default cluster-safe}
 OUT=${PARTITION_DIR:-$ROOT/target/partition}
 RUN_TIMEOUT=${PARTITION_RUN_TIMEOUT:-150}
 
