@@ -21,8 +21,6 @@ import sys
 import threading
 import time
 
-import redis
-
 from harness import PORT, Nodes, log, node_ip, scan_logs
 
 KEY_PREFIX = "job:"
