@@ -180,31 +180,41 @@ class Nodes:
 
 
 class Epochs:
-    """Replication epochs: each `master_replid` in the order first seen on a master."""
+    """Replication epochs: each `master_replid` in the order first seen on a master,
+    except that a master restarted from its own data (kill -9) continues the epoch it
+    last led until it is seen as a replica. It comes back with a new replid, but its
+    tokens go on from its data: a restart promotes nothing, and a stale master
+    restarted after its replica's promotion is older than that promotion."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.order = {}
+        self.count = 0
         self.last_master_replid = {}
+        self.restarted = set()
 
-    def index(self, replid):
-        """Order of an epoch, assigning the next one to a new replid."""
+    def restart(self, node):
+        """Marks a node as restarting from its own data."""
         with self.lock:
-            if replid not in self.order:
-                self.order[replid] = len(self.order)
-            return self.order[replid]
+            self.restarted.add(node)
 
     def saw(self, node, role, replid):
-        """Records what the monitor read from a node."""
-        if role == "master":
-            self.index(replid)
-            with self.lock:
-                self.last_master_replid[node] = replid
-
-    def last_of(self, node):
-        """The replid node last had as a master."""
+        """Records a node's role and replid; returns the order of the epoch it leads
+        or, not a master, the one it last led (-1: none)."""
         with self.lock:
-            return self.last_master_replid.get(node)
+            if role == "master":
+                if replid not in self.order:
+                    last = self.last_master_replid.get(node)
+                    if node in self.restarted and last is not None:
+                        self.order[replid] = self.order[last]
+                    else:
+                        self.order[replid] = self.count
+                        self.count += 1
+                self.last_master_replid[node] = replid
+            else:
+                self.restarted.discard(node)
+            last = self.last_master_replid.get(node)
+            return self.order[last] if last is not None else -1
 
 
 def parse_info(text):
@@ -456,9 +466,7 @@ def worker(nodes, run, n, session):
             info = parse_info(session.on_node("INFO", "replication"))
             # The node was master when the grant was made unless it was demoted
             # since; a demoted node's grant belongs to the epoch it last led.
-            replid = info.get("master_replid") if info.get("role") == "master" else None
-            replid = replid or run.epochs.last_of(node)
-            epoch = run.epochs.index(replid) if replid else -1
+            epoch = run.epochs.saw(node, info.get("role"), info.get("master_replid"))
             grant = (started, received, token, epoch, node)
             run.resource.hold(n, True)
             for _ in range(2):
@@ -646,7 +654,7 @@ def blackhole(nodes, m, op):
                            check=True)
 
 
-def nemesis(nodes, topology, events):
+def nemesis(nodes, topology, events, epochs):
     """Runs the events; returns [(name, start, end, node)] and the probe results."""
     done = []
     probes_taken = probes_kept = 0
@@ -672,6 +680,7 @@ def nemesis(nodes, topology, events):
             log(f"kill -9 node {m} ({len(probes)} probe locks)")
             os.kill(nodes.pids[m], 9)
             time.sleep(RESTART_AFTER_S)
+            epochs.restart(m)
             nodes.start_node(m)
             new = wait_stable(topology)
             c = nodes.direct(new, 2.0)
@@ -830,7 +839,7 @@ def main():
     ]
     for t in threads:
         t.start()
-    done, probes_taken, probes_kept = nemesis(nodes, topology, events)
+    done, probes_taken, probes_kept = nemesis(nodes, topology, events, run.epochs)
     time.sleep(TAIL_S)
     run.stop.set()
     for t in threads:
