@@ -743,8 +743,10 @@ def cross_master_overlaps(grants):
     count = 0
     for g in grants:
         for node, (starts, reach) in index.items():
+            if node == g[4]:
+                continue
             k = bisect.bisect_right(starts, g[5])
-            if node != g[4] and k and reach[k - 1] >= g[1]:
+            if k and reach[k - 1] >= g[1]:
                 count += 1
                 break
     return count
