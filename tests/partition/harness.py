@@ -2,14 +2,17 @@
 
 Nodes run redis-server with the module, one per network namespace: 3 nodes with
 a Sentinel beside each (runs `sentinel-*`), or 6 nodes forming a Redis Cluster of
-3 masters and 3 replicas (run `cluster`). Four workers contend for one lock
+3 masters and 3 replicas (runs `cluster-*`). Four workers contend for one lock
 through redis-py's Sentinel or cluster client, write to an in-process fencing
-resource and increment a counter with DLOCK.GUARD; a nemesis isolates the node
-serving the lock, kills it with -9 and restarts it. The table counts what went
-wrong; the asserts fail the run (unless PARTITION_REPORT_ONLY=1).
+resource and increment a counter with DLOCK.GUARD; a nemesis splits the node
+serving the lock from the other nodes (its clients still reach it), kills it with
+-9 and restarts it, and isolates it. The table counts what went wrong; the asserts
+fail the run (unless PARTITION_REPORT_ONLY=1).
 """
 
 import argparse
+import bisect
+import itertools
 import json
 import os
 import subprocess
@@ -31,6 +34,11 @@ SENTINEL_PORT = 26379
 LOCK = "lock:{r}"
 COUNTER = "counter:{r}"
 CLUSTER_NODE_TIMEOUT_MS = 1000
+# The node timeout of a cluster master while it is split off: longer than the split,
+# so it serves its clients throughout while the others fail it over.
+SPLIT_NODE_TIMEOUT_MS = 10000
+# How often the cluster workers that refresh their slot map do so.
+SLOT_MAP_REFRESH_S = 0.5
 WORKERS = 4
 LEASE_MS = 1500
 WAIT_MS = 1000
@@ -172,31 +180,41 @@ class Nodes:
 
 
 class Epochs:
-    """Replication epochs: each `master_replid` in the order first seen on a master."""
+    """Replication epochs: each `master_replid` in the order first seen on a master,
+    except that a master restarted from its own data (kill -9) continues the epoch it
+    last led until it is seen as a replica. It comes back with a new replid, but its
+    tokens go on from its data: a restart promotes nothing, and a stale master
+    restarted after its replica's promotion is older than that promotion."""
 
     def __init__(self):
         self.lock = threading.Lock()
         self.order = {}
+        self.count = 0
         self.last_master_replid = {}
+        self.restarted = set()
 
-    def index(self, replid):
-        """Order of an epoch, assigning the next one to a new replid."""
+    def restart(self, node):
+        """Marks a node as restarting from its own data."""
         with self.lock:
-            if replid not in self.order:
-                self.order[replid] = len(self.order)
-            return self.order[replid]
+            self.restarted.add(node)
 
     def saw(self, node, role, replid):
-        """Records what the monitor read from a node."""
-        if role == "master":
-            self.index(replid)
-            with self.lock:
-                self.last_master_replid[node] = replid
-
-    def last_of(self, node):
-        """The replid node last had as a master."""
+        """Records a node's role and replid; returns the order of the epoch it leads
+        or, not a master, the one it last led (-1: none)."""
         with self.lock:
-            return self.last_master_replid.get(node)
+            if role == "master":
+                if replid not in self.order:
+                    last = self.last_master_replid.get(node)
+                    if node in self.restarted and last is not None:
+                        self.order[replid] = self.order[last]
+                    else:
+                        self.order[replid] = self.count
+                        self.count += 1
+                self.last_master_replid[node] = replid
+            else:
+                self.restarted.discard(node)
+            last = self.last_master_replid.get(node)
+            return self.order[last] if last is not None else -1
 
 
 def parse_info(text):
@@ -270,6 +288,11 @@ class Run:
         with self.lock:
             self.errors[kind] = self.errors.get(kind, 0) + 1
 
+    def record(self, grant):
+        """Keeps a grant: (started, received, token, epoch, node, ended)."""
+        with self.lock:
+            self.grants.append(grant)
+
 
 def classify(exc):
     """A short name for an error."""
@@ -326,23 +349,34 @@ class SentinelSession:
     def __init__(self, nodes, n, sentinels):
         # Even workers: redis-py's default settings, as most applications run them
         # (no socket timeouts: a connection to a master that was cut off resumes
-        # when the link heals). Odd workers: 0.5 s timeouts, no retries on the
-        # Sentinel connections and their own order of Sentinels, so they find the
-        # new master during the partition. Both masters then grant.
+        # when the link heals; the master is looked up only on reconnect). Odd
+        # workers: 0.5 s timeouts, no retries on the Sentinel connections, and they
+        # ask the Sentinels for the master at every cycle in their own order:
+        # worker 1 asks s2, s3, s1, worker 3 s1, s2, s3. In a split, whoever asks
+        # the cut-off master's Sentinel first is told the old master and whoever
+        # asks the others first the promoted one, so both masters grant.
         self.nodes = nodes
+        self.order = None
         if n % 2 == 0:
-            sentinel = Sentinel(sentinels)
-            master = sentinel.master_for(MASTER_NAME)
+            self.sentinel = Sentinel(sentinels)
+            master = self.sentinel.master_for(MASTER_NAME)
         else:
             fast = {"socket_timeout": 0.5, "retry": Retry(NoBackoff(), 0)}
             order = sentinels[n % len(sentinels):] + sentinels[:n % len(sentinels)]
-            sentinel = Sentinel(order, sentinel_kwargs=fast, socket_timeout=0.5)
-            master = sentinel.master_for(MASTER_NAME, socket_timeout=0.5)
+            self.sentinel = Sentinel(order, sentinel_kwargs=fast, socket_timeout=0.5)
+            self.order = list(self.sentinel.sentinels)
+            master = self.sentinel.master_for(MASTER_NAME, socket_timeout=0.5)
         self.pool = master.connection_pool
         self.conn = None
 
     def begin(self):
-        """Takes the connection of this cycle."""
+        """Takes the connection of this cycle. An odd worker first asks its Sentinels
+        for the master in its own order (redis-py moves the one that answered to the
+        front: the order is put back), and the pool drops its idle connections when
+        the answer names another master."""
+        if self.order:
+            self.sentinel.sentinels[:] = self.order
+            self.pool.get_master_address()
         self.conn = take(self.pool)
 
     def keyed(self, *args):
@@ -370,22 +404,33 @@ class SentinelSession:
 class ClusterSession:
     """One worker's way to the lock's slot through redis-py's cluster client, which
     follows MOVED and re-reads the slot map after connection errors. Even workers
-    keep the default socket timeout (none); odd workers use 0.5 s. Both connect with
-    a 1 s timeout: the default (none) leaves a worker in SYN retries for two minutes
-    when its cached node is cut off."""
+    keep the default socket timeout (none) and the slot map until an error; odd
+    workers use 0.5 s and also re-read the slot map every SLOT_MAP_REFRESH_S (from
+    a node redis-py picks at random), as clients with a periodic topology refresh
+    do: in a split they follow the promoted replica while the even ones stay with
+    the cut-off master. All connect with a 1 s timeout: the default (none) leaves a
+    worker in SYN retries for two minutes when its cached node is cut off."""
 
     def __init__(self, nodes, n):
         self.nodes = nodes
         self.kwargs = {"socket_connect_timeout": 1.0}
-        if n % 2 == 1:
+        self.refresh = n % 2 == 1
+        if self.refresh:
             self.kwargs["socket_timeout"] = 0.5
         self.rc = None
+        self.read_at = 0.0
 
     def begin(self):
-        """Makes the client (it reads the slot map) if there is none yet."""
+        """Makes the client (it reads the slot map) if there is none yet, or re-reads
+        the slot map when it is due."""
+        now = time.monotonic()
         if self.rc is None:
             startup = [ClusterNode(node_ip(i), PORT) for i in range(1, self.nodes.n + 1)]
             self.rc = RedisCluster(startup_nodes=startup, **self.kwargs)
+            self.read_at = now
+        elif self.refresh and now - self.read_at >= SLOT_MAP_REFRESH_S:
+            self.rc.nodes_manager.initialize()
+            self.read_at = now
 
     def keyed(self, *args):
         """A command routed by its key's slot."""
@@ -409,6 +454,7 @@ def worker(nodes, run, n, session):
     while not run.stop.is_set():
         owner = f"w{n}-{uuid.uuid4().hex[:8]}"
         failed = False
+        grant = None
         try:
             session.begin()
             started = time.monotonic()
@@ -420,11 +466,8 @@ def worker(nodes, run, n, session):
             info = parse_info(session.on_node("INFO", "replication"))
             # The node was master when the grant was made unless it was demoted
             # since; a demoted node's grant belongs to the epoch it last led.
-            replid = info.get("master_replid") if info.get("role") == "master" else None
-            replid = replid or run.epochs.last_of(node)
-            epoch = run.epochs.index(replid) if replid else -1
-            with run.lock:
-                run.grants.append((started, received, token, epoch, node))
+            epoch = run.epochs.saw(node, info.get("role"), info.get("master_replid"))
+            grant = (started, received, token, epoch, node)
             run.resource.hold(n, True)
             for _ in range(2):
                 run.resource.write(token, epoch, n)
@@ -445,6 +488,8 @@ def worker(nodes, run, n, session):
             run.error(classify(e))
             time.sleep(0.05)
         finally:
+            if grant:
+                run.record(grant + (time.monotonic(),))
             session.end(failed)
 
 
@@ -463,6 +508,12 @@ class SentinelTopology:
     def session(self, n):
         """Worker n's client."""
         return SentinelSession(self.nodes, n, self.sentinels)
+
+    def before_split(self, m):
+        """Nothing to set: a master cut off from its replicas goes on serving."""
+
+    def after_split(self, m):
+        """Nothing to undo."""
 
     def serving(self):
         """The node serving the lock once stable (every Sentinel names it, it is
@@ -524,6 +575,17 @@ class ClusterTopology:
         """Worker n's client."""
         return ClusterSession(self.nodes, n)
 
+    def before_split(self, m):
+        """Gives master m a node timeout longer than the split: a master that cannot
+        reach the majority stops serving (CLUSTERDOWN) at its node timeout, about
+        when its replica is elected; with the longer one it serves its clients
+        through the split while the others fail it over."""
+        raw(self.nodes.direct(m, 2.0), "CONFIG", "SET", "cluster-node-timeout", SPLIT_NODE_TIMEOUT_MS)
+
+    def after_split(self, m):
+        """Gives node m its node timeout back."""
+        raw(self.nodes.direct(m, 2.0), "CONFIG", "SET", "cluster-node-timeout", CLUSTER_NODE_TIMEOUT_MS)
+
     def serving(self):
         """The master of the lock's slot once stable (every node answers with
         cluster_state:ok, flags no node as failing and names the same owner, which
@@ -580,15 +642,34 @@ def take_probes(nodes, m, tag):
     return kept
 
 
-def nemesis(nodes, topology, events):
-    """Runs the events; returns [(name, start, end)] and the probe results."""
+def blackhole(nodes, m, op):
+    """Adds (op "add") or deletes ("del") blackhole routes between node m and every
+    other node, both ways, in the nodes' namespaces: replication, the cluster bus
+    and Sentinel gossip between them stop; the client namespace reaches them all."""
+    for i in range(1, nodes.n + 1):
+        if i == m:
+            continue
+        for a, b in ((m, i), (i, m)):
+            subprocess.run(["ip", "-n", nodes.ns(a), "route", op, "blackhole", f"{node_ip(b)}/32"],
+                           check=True)
+
+
+def nemesis(nodes, topology, events, epochs):
+    """Runs the events; returns [(name, start, end, node)] and the probe results."""
     done = []
     probes_taken = probes_kept = 0
     for name in events:
         m = wait_stable(topology)
         time.sleep(1.0)
         start = time.monotonic()
-        if name == "isolate":
+        if name == "split":
+            log(f"split node {m} from the other nodes (its clients still reach it)")
+            topology.before_split(m)
+            blackhole(nodes, m, "add")
+            time.sleep(ISOLATION_S)
+            blackhole(nodes, m, "del")
+            topology.after_split(m)
+        elif name == "isolate":
             log(f"isolate node {m}")
             subprocess.run(["ip", "link", "set", f"vb{m}", "down"], check=True)
             time.sleep(ISOLATION_S)
@@ -599,6 +680,7 @@ def nemesis(nodes, topology, events):
             log(f"kill -9 node {m} ({len(probes)} probe locks)")
             os.kill(nodes.pids[m], 9)
             time.sleep(RESTART_AFTER_S)
+            epochs.restart(m)
             nodes.start_node(m)
             new = wait_stable(topology)
             c = nodes.direct(new, 2.0)
@@ -611,7 +693,7 @@ def nemesis(nodes, topology, events):
                     probes_kept += 1
         else:
             raise ValueError(name)
-        done.append((name, start, time.monotonic()))
+        done.append((name, start, time.monotonic(), m))
     wait_stable(topology)
     return done, probes_taken, probes_kept
 
@@ -639,12 +721,48 @@ def unavailability(grants, events):
     """Per event: the longest gap between grants that overlaps the event."""
     times = sorted(g[1] for g in grants)
     out = []
-    for _, start, end in events:
+    for _, start, end, _ in events:
         gap = 0.0
         for a, b in zip(times, times[1:]):
             if b >= start and a <= end:
                 gap = max(gap, b - a)
         out.append(round(gap, 1))
+    return out
+
+
+def cross_master_overlaps(grants):
+    """Grants held (from the grant's reply to the release or an error) while a grant
+    from another node was held: two masters granting the lock at once."""
+    spans = {}
+    for g in grants:
+        spans.setdefault(g[4], []).append((g[1], g[5]))
+    index = {}
+    for node, held in spans.items():
+        held.sort()
+        index[node] = ([a for a, _ in held], list(itertools.accumulate((b for _, b in held), max)))
+    count = 0
+    for g in grants:
+        for node, (starts, reach) in index.items():
+            if node == g[4]:
+                continue
+            k = bisect.bisect_right(starts, g[5])
+            if k and reach[k - 1] >= g[1]:
+                count += 1
+                break
+    return count
+
+
+def split_windows(grants, events):
+    """Per split: seconds from the cut to the first grant by another node, and to the
+    cut-off master's last grant before the next event."""
+    out = []
+    for k, (name, start, _, m) in enumerate(events):
+        if name != "split":
+            continue
+        until = events[k + 1][1] if k + 1 < len(events) else float("inf")
+        new = [g[1] - start for g in grants if g[4] != m and start <= g[1] < until]
+        old = [g[1] - start for g in grants if g[4] == m and start <= g[1] < until]
+        out.append((round(min(new), 1) if new else None, round(max(old), 1) if old else None))
     return out
 
 
@@ -687,7 +805,7 @@ def main():
     p.add_argument("--nodes", type=int, required=True)
     args = p.parse_args()
     report_only = os.environ.get("PARTITION_REPORT_ONLY") == "1"
-    events = os.environ.get("PARTITION_EVENTS", "isolate kill isolate").split()
+    events = os.environ.get("PARTITION_EVENTS", "split kill isolate").split()
     safe = args.run.endswith("-safe")
     lag = int(os.environ.get("PARTITION_SAFE_LAG", "2"))
     k, ms = os.environ.get("PARTITION_SAFE_WAIT", "1 500").split()
@@ -723,7 +841,7 @@ def main():
     ]
     for t in threads:
         t.start()
-    done, probes_taken, probes_kept = nemesis(nodes, topology, events)
+    done, probes_taken, probes_kept = nemesis(nodes, topology, events, run.epochs)
     time.sleep(TAIL_S)
     run.stop.set()
     for t in threads:
@@ -731,7 +849,7 @@ def main():
     m = wait_stable(topology)
     final = int(nodes.direct(m, 2.0).execute_command("GET", COUNTER) or 0)
     grants = list(run.grants)
-    after_each = [sum(1 for g in grants if g[1] > end) > 0 for _, _, end in done]
+    after_each = [sum(1 for g in grants if g[1] > end) > 0 for _, _, end, _ in done]
     result = {
         "run": args.run,
         "rule": rule,
@@ -742,6 +860,8 @@ def main():
         "writes rejected": run.resource.rejected,
         "accepted from an older epoch": run.resource.older_epoch,
         "accepted while another grant was live": run.resource.overlapping,
+        "grants overlapping another master's": cross_master_overlaps(grants),
+        "split: new master from, old until (s)": split_windows(grants, done),
         "token regressions": regressions(grants),
         "acknowledged GUARD increments": run.acked,
         "final counter": final,
@@ -769,6 +889,11 @@ def main():
         failures.append("no grant after an event")
     if safe and result["lost increments"]:
         failures.append("acknowledged GUARD increments lost")
+    if not safe and "split" in result["events"]:
+        if not result["grants overlapping another master's"]:
+            failures.append("no split brain: no grant overlapped another master's")
+        if not result["writes rejected"]:
+            failures.append("no split brain: the fencing resource rejected no write")
     if result["log problems"]:
         failures.append("crash or warden warning in a log")
     for f in failures:

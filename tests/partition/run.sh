@@ -3,25 +3,31 @@
 # namespaces, kill -9) against nodes running the module, with redis-py clients
 # contending for one lock and writing to a fencing resource. See README.md here.
 #
-#   sentinel-default  3 nodes + 3 Sentinels, default replication settings
+#   sentinel-default  3 nodes + 3 Sentinels, default replication settings; must
+#                     show a split brain (two masters granting) and fence it
 #   sentinel-safe     the same with warden.dlock-min-replicas (or plain
 #                     min-replicas-to-write) and WAIT after every guarded write
-#   cluster-safe      Redis Cluster, 3 masters + 3 replicas, automatic failover,
-#                     with the settings of sentinel-safe
-#   cluster-default   the same with default replication settings (not in the
-#                     default runs)
+#   cluster-default   Redis Cluster, 3 masters + 3 replicas, automatic failover,
+#                     default replication settings; must show a split brain too
+#   cluster-safe      the cluster with the settings of sentinel-safe
+#   keep-host-loss    one server; holders of KEEP locks whose hosts vanish (the
+#                     lock must reach a waiter within ttl + 2 s) or freeze (it
+#                     must not)
 #
 # Environment:
 #   WARDEN_MODULE          module to load (default target/release/libwarden.so; copied)
 #   REDIS_SERVER           server binary (default redis-server)
-#   PARTITION_RUNS         runs to do (default: sentinel-default sentinel-safe cluster-safe)
+#   PARTITION_RUNS         runs to do (default: all five above)
 #   PARTITION_REPORT_ONLY  1: print the tables, assert nothing
 #   PARTITION_SAFE_CONFIG  0: the safe run uses plain min-replicas-to-write even
 #                          where the module has warden.dlock-min-replicas
 #   PARTITION_SAFE_WAIT    "k timeout_ms" of the WAIT after each guarded write in
 #                          the safe run (default "1 500")
 #   PARTITION_SAFE_LAG     max lag in seconds for the safe run (default 2)
-#   PARTITION_EVENTS       nemesis events (default "isolate kill isolate")
+#   PARTITION_EVENTS       nemesis events (default "split kill isolate")
+#   PARTITION_HOST_LOSS_WAIT  seconds keep-host-loss waits for a grant after a cut
+#                          (default: the bound + 1 s)
+#   PARTITION_RUN_TIMEOUT  seconds one run may take (default 150)
 #   PARTITION_DIR          where run directories and logs go (default target/partition)
 #
 # Needs root and `ip netns`. Last line: `partition: N passed, M failed`.
@@ -32,7 +38,7 @@ ROOT=$PWD
 VENV=${EXAMPLES_VENV:-$ROOT/target/examples-venv}
 SERVER_BIN=${REDIS_SERVER:-redis-server}
 MODULE=${WARDEN_MODULE:-$ROOT/target/release/libwarden.so}
-RUNS=${PARTITION_RUNS:-sentinel-default sentinel-safe cluster-safe}
+RUNS=${PARTITION_RUNS:-sentinel-default sentinel-safe cluster-default cluster-safe keep-host-loss}
 OUT=${PARTITION_DIR:-$ROOT/target/partition}
 RUN_TIMEOUT=${PARTITION_RUN_TIMEOUT:-150}
 
@@ -47,7 +53,7 @@ ip netns list >/dev/null 2>&1 || die "\`ip netns\` is not available here"
 command -v "$SERVER_BIN" >/dev/null 2>&1 || die "$SERVER_BIN not found (apt-get install redis-server)"
 command -v redis-cli >/dev/null 2>&1 || die "redis-cli not found (apt-get install redis-tools)"
 for run in $RUNS; do
-    case "$run" in sentinel-default|sentinel-safe|cluster-default|cluster-safe) ;; *) die "unknown run $run" ;; esac
+    case "$run" in sentinel-default|sentinel-safe|cluster-default|cluster-safe|keep-host-loss) ;; *) die "unknown run $run" ;; esac
 done
 
 . "$ROOT/tests/venv.sh"
@@ -61,13 +67,14 @@ NSES=""
 RUN_DIR=""
 HARNESS_PID=""
 
-# Kill every process the harness recorded (by pid, only if it is still a redis-server).
+# Kill every process the harness recorded (by pid, only if it is still a redis-server
+# or a keep-host-loss holder).
 kill_recorded() {
-    local f pid
+    local pid
     [ -n "$RUN_DIR" ] && [ -f "$RUN_DIR/pids" ] || return 0
     while read -r pid; do
         [ -n "$pid" ] || continue
-        if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q redis-server; then
+        if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qE 'redis-server|keep_host_loss\.py holder'; then
             kill -9 "$pid" 2>/dev/null
         fi
     done <"$RUN_DIR/pids"
@@ -131,14 +138,19 @@ for run in $RUNS; do
     rm -rf "$RUN_DIR"
     mkdir -p "$RUN_DIR"
     cp "$MODULE" "$RUN_DIR/libwarden.so" || die "cannot copy $MODULE"
-    case "$run" in cluster-*) nodes=6 ;; *) nodes=3 ;; esac
+    script=harness.py
+    case "$run" in
+        cluster-*) nodes=6 ;;
+        keep-host-loss) nodes=6; script=keep_host_loss.py ;;  # the server and 5 holder hosts
+        *) nodes=3 ;;
+    esac
     echo "=== $run"
     start=$(date +%s.%N)
     if ! make_net "$nodes"; then
         echo "partition: could not set up the network namespaces for $run" >&2
         rc=2
     else
-        ip netns exec "$NC" timeout -k 5 "$RUN_TIMEOUT" "$VENV/bin/python" -u "$ROOT/tests/partition/harness.py" \
+        ip netns exec "$NC" timeout -k 5 "$RUN_TIMEOUT" "$VENV/bin/python" -u "$ROOT/tests/partition/$script" \
             --run "$run" --dir "$RUN_DIR" --module "$RUN_DIR/libwarden.so" --server "$SERVER_BIN" \
             --ns-prefix "$PFX" --nodes "$nodes" &
         HARNESS_PID=$!
