@@ -11,40 +11,111 @@
 //! master forgets its kept grants (their leases end at the last deadline
 //! replicated). Bindings are connection state: never persisted or
 //! replicated.
+//!
+//! A holder's host that vanishes closes nothing, so the socket of a
+//! connection keeping grants gets TCP keepalive and a user timeout scaled to
+//! its shortest lease (`core::keep::liveness`): the kernel gives the
+//! connection up within about the lease, the server frees the client, and
+//! the grants are released as for any closed connection. The socket's own
+//! options come back when the connection keeps nothing any more.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::Ordering;
 
 use redis_module::raw;
 
 use crate::common::error::WardenError;
-use crate::glue::host::{self, shield, Ctx};
+use crate::glue::host::{self, shield, Ctx, TcpLiveness};
 use crate::glue::stats;
 use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
-use crate::lock::core::keep::{Due, Keeper, Kept, MIN_KEPT_TTL_MS};
+use crate::lock::core::keep::{liveness, Due, Keeper, Kept, MIN_KEPT_TTL_MS};
 use crate::lock::lost;
 
 /// What the module does with a grant that is due (`lock::kept_grants::apply`):
 /// `Ok(true)` done, `Ok(false)` the grant is gone, an error not done.
 pub type Apply = fn(Ctx, &Kept, Due, i64) -> Result<bool, WardenError>;
 
+/// A holder's connection whose socket got `liveness` for a lease of
+/// `ttl_ms` (its shortest kept lease), and the options it had before.
+struct Tuned {
+    fd: c_int,
+    ttl_ms: i64,
+    before: TcpLiveness,
+}
+
 thread_local! {
     static KEEPER: RefCell<Keeper> = RefCell::new(Keeper::default());
+    /// The connections keeping grants whose sockets were tuned, by client id.
+    static TUNED: RefCell<HashMap<u64, Tuned>> = RefCell::new(HashMap::new());
     /// The timer at the earliest due grant.
     static TIMER: EarliestTimer = const { EarliestTimer::new() };
     /// What is done with a due grant (set by `start`).
     static APPLY: Cell<Option<Apply>> = const { Cell::new(None) };
 }
 
-/// Runs `op` on the kept grants, then updates the INFO gauge.
+/// Runs `op` on the kept grants, then updates the INFO gauge and gives the
+/// connections that keep nothing any more their socket options back.
 fn with_keeper<R>(op: impl FnOnce(&mut Keeper) -> R) -> R {
-    KEEPER.with(|k| {
+    let (r, emptied) = KEEPER.with(|k| {
         let mut k = k.borrow_mut();
         let r = op(&mut k);
         stats::LOCKS_KEPT.store(k.len() as i64, Ordering::Relaxed);
-        r
-    })
+        (r, k.take_emptied())
+    });
+    for client in emptied {
+        untune(client);
+    }
+    r
+}
+
+/// Gives the socket of connection `client`, which keeps a grant with a lease
+/// of `ttl_ms`, the liveness of its shortest kept lease (`core::keep::
+/// liveness`), so that its host vanishing ends the connection, and with it
+/// the grant, within about the lease. Its options before are kept to be put
+/// back. A connection without a TCP socket is left alone.
+fn tune(ctx: Ctx, client: u64, ttl_ms: i64) {
+    let tuned = TUNED.with(|t| t.borrow().get(&client).map(|t| (t.fd, t.ttl_ms, t.before)));
+    let (fd, before) = match tuned {
+        Some((_, tuned_ttl, _)) if tuned_ttl <= ttl_ms => return,
+        Some((fd, _, before)) => (fd, before),
+        None => {
+            let Some(fd) = host::client_socket(ctx, client) else {
+                return;
+            };
+            let Some(before) = host::read_liveness(fd) else {
+                return;
+            };
+            (fd, before)
+        }
+    };
+    let to = liveness(ttl_ms);
+    let set = host::set_liveness(
+        fd,
+        &TcpLiveness {
+            keepalive: 1,
+            idle_s: to.idle_s,
+            interval_s: to.interval_s,
+            probes: to.probes,
+            user_timeout_ms: to.user_timeout_ms,
+        },
+    );
+    if set {
+        TUNED.with(|t| t.borrow_mut().insert(client, Tuned { fd, ttl_ms, before }));
+    } else {
+        host::set_liveness(fd, &before);
+    }
+}
+
+/// Puts back the socket options of connection `client`, which keeps no
+/// grant any more (still open: it may serve other code now).
+fn untune(client: u64) {
+    if let Some(t) = TUNED.with(|t| t.borrow_mut().remove(&client)) {
+        if host::connection_is_open(client) {
+            host::set_liveness(t.fd, &t.before);
+        }
+    }
 }
 
 /// The connection a `KEEP` request with a lease of `ttl_ms` binds its grant
@@ -91,6 +162,9 @@ pub fn bind(
             k.client_gone(client, now);
         }
     });
+    if open {
+        tune(ctx, client, ttl_ms);
+    }
     arm(ctx, now, now);
 }
 
@@ -250,6 +324,8 @@ unsafe extern "C" fn on_client_changed(
         }
         // SAFETY: Redis passes a RedisModuleClientInfo with client-change events (checked non-null above).
         let client = unsafe { (*data.cast::<raw::RedisModuleClientInfo>()).id };
+        // Its socket is closing: nothing to put back.
+        TUNED.with(|t| t.borrow_mut().remove(&client));
         let now = host::now_ms();
         if with_keeper(|k| k.client_gone(client, now)) > 0 {
             // SAFETY: the context Redis passed this event hook, used while it runs.

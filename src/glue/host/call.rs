@@ -11,6 +11,12 @@ use crate::glue::host::{api, Ctx, RStr};
 pub struct CallReply(*mut raw::RedisModuleCallReply);
 
 impl CallReply {
+    /// Takes ownership of a reply `RedisModule_Call` returned (`None` for
+    /// null: the call was refused).
+    pub(super) fn from_raw(reply: *mut raw::RedisModuleCallReply) -> Option<CallReply> {
+        (!reply.is_null()).then_some(CallReply(reply))
+    }
+
     /// Passes the reply on to the client of `ctx` as it is.
     pub fn forward(&self, ctx: Ctx) {
         // SAFETY: `ctx` is the live context of the running command and the reply is live.

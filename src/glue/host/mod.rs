@@ -4,8 +4,8 @@
 //! Every function here must be called from the Redis main thread. Split by
 //! concern: the handles Redis's pointers become at the FFI boundary
 //! (`handle`), keys (`key`), replies (`reply`), calls into the server
-//! (`call`) and the server's state (`server`); this file holds the API table
-//! itself.
+//! (`call`), the server's state (`server`) and a client's socket (`socket`);
+//! this file holds the API table itself.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -16,12 +16,14 @@ mod handle;
 mod key;
 mod reply;
 mod server;
+mod socket;
 
 pub use call::*;
 pub use handle::*;
 pub use key::*;
 pub use reply::*;
 pub use server::*;
+pub use socket::*;
 
 /// Resolves a Redis API function pointer; a missing one is a bug caught at load
 /// time by `check_api` and turned into an error reply by the panic guard here.

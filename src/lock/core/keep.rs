@@ -51,6 +51,8 @@ pub struct Keeper {
     grants: HashMap<i64, Entry>,
     by_client: HashMap<u64, Vec<i64>>,
     schedule: BTreeSet<(i64, i64)>,
+    /// Open connections whose last kept grant went (`take_emptied`).
+    emptied: Vec<u64>,
 }
 
 /// The shortest ttl `KEEP` takes: a renewal is due a third of the lease
@@ -61,6 +63,44 @@ pub const MIN_KEPT_TTL_MS: i64 = 100;
 /// the lease, at least 1 ms.
 pub fn renewal_period(ttl_ms: i64) -> i64 {
     (ttl_ms / 3).max(1)
+}
+
+/// How much longer than the lease a holder's host may stay silent, or leave
+/// data unacknowledged, before its connection is given up: room for a
+/// retransmission or two on a lossy link.
+pub const LIVENESS_SLACK_MS: i64 = 500;
+
+/// The TCP liveness a connection keeping a grant with a lease of `ttl_ms`
+/// gets, so a host that vanishes (no FIN, no RST) frees the lock within
+/// about the lease: the kernel gives the connection up once nothing came
+/// back from the peer for `user_timeout_ms` (probes answered by the peer's
+/// kernel count), checked by a probe a second once the peer was silent for
+/// `idle_s`; so at most `max(ttl_ms + LIVENESS_SLACK_MS, 1 s) + 1 s` after
+/// the host went silent (within `ttl_ms + 2 s`), or `ttl_ms +
+/// LIVENESS_SLACK_MS` after data sent to it first went unacknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// Seconds of silence before probes start (half the lease, 1 to 32,767).
+    pub idle_s: i32,
+    /// Seconds between probes.
+    pub interval_s: i32,
+    /// Probes before giving up where the user timeout is not honoured.
+    pub probes: i32,
+    /// Milliseconds without an acknowledgement before giving up.
+    pub user_timeout_ms: u32,
+}
+
+/// The liveness for a kept lease of `ttl_ms` (see `Liveness`).
+pub fn liveness(ttl_ms: i64) -> Liveness {
+    let user_timeout_ms = ttl_ms
+        .saturating_add(LIVENESS_SLACK_MS)
+        .clamp(1, u32::MAX as i64);
+    Liveness {
+        idle_s: (ttl_ms / 2_000).clamp(1, 32_767) as i32,
+        interval_s: 1,
+        probes: (user_timeout_ms / 1_000 + 1).clamp(1, 127) as i32,
+        user_timeout_ms: user_timeout_ms as u32,
+    }
 }
 
 impl Keeper {
@@ -105,9 +145,21 @@ impl Keeper {
             tokens.retain(|t| *t != token);
             if tokens.is_empty() {
                 self.by_client.remove(&entry.grant.client);
+                self.emptied.push(entry.grant.client);
             }
         }
         Some(entry.grant)
+    }
+
+    /// The open connections that kept grants and keep none any more, since
+    /// the last call.
+    pub fn take_emptied(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.emptied)
+    }
+
+    /// Whether connection `client` keeps a grant.
+    pub fn keeps_any(&self, client: u64) -> bool {
+        self.by_client.contains_key(&client)
     }
 
     /// Forgets the grant with `token` if it is kept on (`db`, `key`): a copy
@@ -214,6 +266,7 @@ impl Keeper {
     /// Forgets every kept grant (the node is no longer a master: its grants
     /// now follow the master's, and nothing here renews them). Returns them.
     pub fn clear(&mut self) -> Vec<Kept> {
+        self.emptied.extend(self.by_client.keys());
         self.by_client.clear();
         self.schedule.clear();
         self.grants.drain().map(|(_, e)| e.grant).collect()

@@ -227,3 +227,54 @@ fn random_schedules_keep_every_grant_once_and_in_order() {
         }
     }
 }
+
+#[test]
+fn liveness_gives_up_on_a_silent_host_within_the_lease_and_a_second_and_a_half() {
+    assert_eq!(
+        liveness(MIN_KEPT_TTL_MS),
+        Liveness {
+            idle_s: 1,
+            interval_s: 1,
+            probes: 1,
+            user_timeout_ms: 600
+        }
+    );
+    assert_eq!(liveness(3_000).user_timeout_ms, 3_500);
+    assert_eq!(liveness(60_000).idle_s, 30);
+    let huge = liveness(i64::MAX);
+    assert_eq!((huge.idle_s, huge.user_timeout_ms), (32_767, u32::MAX));
+    for ttl in (MIN_KEPT_TTL_MS..1_000_000).step_by(997) {
+        let l = liveness(ttl);
+        // The kernel gives up at the first keepalive timer at or past the
+        // user timeout since the last thing heard, once a probe is out:
+        // probes start after `idle_s` and come every `interval_s`.
+        let (idle, interval) = (i64::from(l.idle_s) * 1_000, i64::from(l.interval_s) * 1_000);
+        let user_timeout = i64::from(l.user_timeout_ms);
+        let bound = user_timeout.max(idle) + interval;
+        assert!(bound <= ttl + 2_000, "{ttl}: {bound}");
+        assert!(user_timeout > ttl, "{ttl}: never before the lease");
+    }
+}
+
+#[test]
+fn a_connection_keeping_nothing_any_more_is_reported_once() {
+    let mut k = Keeper::default();
+    k.bind(grant(1, 10, 300), 0);
+    k.bind(grant(1, 11, 300), 0);
+    k.bind(grant(2, 12, 300), 0);
+    k.remove(10);
+    assert!(k.take_emptied().is_empty() && k.keeps_any(1));
+    k.remove(11);
+    assert_eq!(k.take_emptied(), [1]);
+    assert!(k.take_emptied().is_empty());
+    // A grant moved to another connection empties the first.
+    k.bind(grant(3, 12, 300), 0);
+    assert_eq!(k.take_emptied(), [2]);
+    // A closed connection is not reported: its socket is gone.
+    k.client_gone(3, 5);
+    k.remove(12);
+    assert!(k.take_emptied().is_empty());
+    k.bind(grant(4, 13, 300), 0);
+    k.clear();
+    assert_eq!(k.take_emptied(), [4]);
+}
