@@ -19,6 +19,9 @@ pub enum WardenError {
     KeepNeedsMaster,
     /// `KEEP` with a ttl below the shortest one renewals can keep (ms).
     KeepTtlTooShort(i64),
+    /// Kept leases would need more renewals per second than
+    /// `dlock-keep-max-renewals` (the value given).
+    KeepCapacity(u64),
     /// DLOCK.GUARD: the key (lossy text) is not held by the owner with the token.
     Fenced(String),
     /// DLOCK.GUARD: the command named cannot run guarded, for the reason given.
@@ -159,6 +162,10 @@ impl fmt::Display for WardenError {
             WardenError::KeepTtlTooShort(min) => {
                 write!(f, "ERR KEEP needs a ttl of at least {min} ms")
             }
+            WardenError::KeepCapacity(max) => write!(
+                f,
+                "ERR KEEP renewal capacity reached: kept locks would need more than {max} renewals per second (dlock-keep-max-renewals); use a longer ttl"
+            ),
             WardenError::KeepNeedsConnection => f.write_str(
                 "ERR KEEP binds a lock to the client connection: not from a script or a module call",
             ),

@@ -106,6 +106,12 @@ pub static CACHE_MAX_VALUE_BYTES: IntConfig =
 /// run a warden without the in-place form.
 pub static FAST_REPLICATION: IntConfig = IntConfig::new("fast-replication", 1, 0, 1, false);
 
+/// Renewals per second the kept locks (`KEEP`) of this server may need
+/// together (a lock with a lease of t ms needs 3000 / t); past it new kept
+/// leases are refused rather than existing ones left to lapse.
+pub static DLOCK_KEEP_MAX_RENEWALS: IntConfig =
+    IntConfig::new("dlock-keep-max-renewals", 50_000, 1, 100_000_000, false);
+
 /// Replicas a master must see (online, within `dlock-min-replicas-max-lag`)
 /// to grant a lock, extend one or run DLOCK.GUARD; 0: no such rule.
 pub static DLOCK_MIN_REPLICAS: IntConfig = IntConfig::new("dlock-min-replicas", 0, 0, 1000, false);
@@ -113,8 +119,9 @@ pub static DLOCK_MIN_REPLICAS: IntConfig = IntConfig::new("dlock-min-replicas", 
 pub static DLOCK_MIN_REPLICAS_MAX_LAG: IntConfig =
     IntConfig::new("dlock-min-replicas-max-lag", 10, 0, 86_400, false);
 
-const INT_CONFIGS: [&IntConfig; 14] = [
+const INT_CONFIGS: [&IntConfig; 15] = [
     &DLOCK_MAX_WAITERS,
+    &DLOCK_KEEP_MAX_RENEWALS,
     &DLOCK_MIN_REPLICAS,
     &DLOCK_MIN_REPLICAS_MAX_LAG,
     &CACHE_MAX_WAITERS,
@@ -144,6 +151,11 @@ thread_local! {
 /// Current `dlock-max-waiters`.
 pub fn dlock_max_waiters() -> usize {
     DLOCK_MAX_WAITERS.get().max(1) as usize
+}
+
+/// Current `dlock-keep-max-renewals`.
+pub fn dlock_keep_max_renewals() -> u64 {
+    DLOCK_KEEP_MAX_RENEWALS.get().max(1) as u64
 }
 
 /// Current `cache-max-waiters`.

@@ -11,7 +11,7 @@ use crate::glue::host::{api, shield, Ctx};
 use crate::glue::stats;
 
 /// The fields of the section, in the order INFO shows them.
-fn fields() -> [(&'static CStr, i64); 27] {
+fn fields() -> [(&'static CStr, i64); 28] {
     let load = |c: &std::sync::atomic::AtomicI64| c.load(Ordering::Relaxed);
     let (fence_floor, room) = fence::headroom();
     [
@@ -20,6 +20,7 @@ fn fields() -> [(&'static CStr, i64); 27] {
         (c"locks_handed_off", load(&stats::LOCKS_HANDED_OFF)),
         (c"locks_waiting", load(&stats::LOCKS_WAITING)),
         (c"locks_kept", load(&stats::LOCKS_KEPT)),
+        (c"locks_kept_renewals", load(&stats::LOCKS_KEPT_RENEWALS)),
         (c"locks_lost", load(&stats::LOCKS_LOST)),
         (c"locks_watched", load(&stats::LOCKS_WATCHED)),
         (c"lock_keys", load(&stats::LOCK_KEYS)),

@@ -14,6 +14,9 @@ pub static LOCKS_HANDED_OFF: AtomicI64 = AtomicI64::new(0);
 pub static LOCKS_WAITING: AtomicI64 = AtomicI64::new(0);
 /// Grants kept alive by their connections (`KEEP`, a gauge).
 pub static LOCKS_KEPT: AtomicI64 = AtomicI64::new(0);
+/// Renewals per second the kept grants need (a gauge; at most
+/// `dlock-keep-max-renewals`).
+pub static LOCKS_KEPT_RENEWALS: AtomicI64 = AtomicI64::new(0);
 /// Lock sets watched for a holder whose lease ends before the others'
 /// (`lock::lapse_watch`, a gauge).
 pub static LOCKS_WATCHED: AtomicI64 = AtomicI64::new(0);

@@ -156,7 +156,7 @@ unsafe extern "C" fn on_role_changed(
         for t in held_keys(ctx, -1) {
             lost::note(t.db, &t.key);
         }
-        keep::demoted();
+        keep::demoted(ctx);
         lapse_watch::forget_db(-1);
     })
 }

@@ -803,6 +803,13 @@ fn hand_over(
         };
         let asked = &waiter.payload;
         let (want, deadline) = (asked.want, now.saturating_add(asked.ttl_ms));
+        if asked.keeper.is_some() {
+            if let Err(e) = keep::check_capacity(asked.ttl_ms) {
+                // Room for its renewals went while it waited: refused to it alone.
+                waiter.answer(Answer::Error(e.to_string()));
+                continue;
+            }
+        }
         let granted = if repeat {
             renew_grant(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
         } else {
@@ -819,7 +826,7 @@ fn hand_over(
                 served = true;
                 set_changed |= want != Want::Exclusive;
             }
-            Err(e @ WardenError::KeepTtlTooShort(_)) => {
+            Err(e @ (WardenError::KeepTtlTooShort(_) | WardenError::KeepCapacity(_))) => {
                 // This waiter's own request (a lease too short for the kept
                 // grant it repeats): refused to it alone.
                 waiter.answer(Answer::Error(e.to_string()));

@@ -30,12 +30,18 @@ use crate::common::error::WardenError;
 use crate::glue::host::{self, shield, Ctx, TcpLiveness};
 use crate::glue::stats;
 use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
-use crate::lock::core::keep::{liveness, Due, Keeper, Kept, MIN_KEPT_TTL_MS};
+
+/// Most leases renewed in memory per run of the timer during a pause.
+const HOLD_BATCH: usize = 1000;
+use crate::glue::config;
+use crate::lock::core::keep::{
+    liveness, renewal_load, Applied, Due, Keeper, Kept, MIN_KEPT_TTL_MS,
+};
 use crate::lock::lost;
 
-/// What the module does with a grant that is due (`lock::kept_grants::apply`):
-/// `Ok(true)` done, `Ok(false)` the grant is gone, an error not done.
-pub type Apply = fn(Ctx, &Kept, Due, i64) -> Result<bool, WardenError>;
+/// What the module does with a grant that is due (`lock::kept_grants::apply`);
+/// an error: not done.
+pub type Apply = fn(Ctx, &Kept, Due, i64) -> Result<Applied, WardenError>;
 
 /// A holder's connection whose socket got `liveness` for a lease of
 /// `ttl_ms` (its shortest kept lease), and the options it had before.
@@ -62,6 +68,7 @@ fn with_keeper<R>(op: impl FnOnce(&mut Keeper) -> R) -> R {
         let mut k = k.borrow_mut();
         let r = op(&mut k);
         stats::LOCKS_KEPT.store(k.len() as i64, Ordering::Relaxed);
+        stats::LOCKS_KEPT_RENEWALS.store(k.renewals_per_sec() as i64, Ordering::Relaxed);
         (r, k.take_emptied())
     });
     for client in emptied {
@@ -122,7 +129,7 @@ fn untune(client: u64) {
 /// to: the caller's, which must be a client connection (a script's or a
 /// module call's client never closes, so nothing would ever end the grant),
 /// on a master (a writable replica renews nothing), with a ttl renewals can
-/// keep.
+/// keep and room for its renewals (a repeat is counted as a new grant).
 pub fn caller(ctx: Ctx, ttl_ms: i64) -> Result<u64, WardenError> {
     if ttl_ms < MIN_KEPT_TTL_MS {
         return Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS));
@@ -130,7 +137,9 @@ pub fn caller(ctx: Ctx, ttl_ms: i64) -> Result<u64, WardenError> {
     if !host::is_master(ctx) {
         return Err(WardenError::KeepNeedsMaster);
     }
-    host::connection_id(ctx).ok_or(WardenError::KeepNeedsConnection)
+    let client = host::connection_id(ctx).ok_or(WardenError::KeepNeedsConnection)?;
+    check_capacity(ttl_ms)?;
+    Ok(client)
 }
 
 /// Binds the grant `token` of `owner` on (`db`, `key`), just made or renewed
@@ -192,17 +201,37 @@ pub fn granted(
 }
 
 /// Refuses a lease of `ttl_ms` for the grant `token` on `key` of the
-/// selected database when that grant is kept: `KEEP`'s minimum holds for
-/// every lease it renews (EXTEND, a repeat ACQUIRE, with or without KEEP or
-/// TOKEN). Asked before anything changes.
+/// selected database when that grant is kept and the lease is shorter than
+/// `KEEP`'s minimum, or would need more renewals than the capacity left
+/// (EXTEND, a repeat ACQUIRE, with or without KEEP or TOKEN). Asked before
+/// anything changes.
 pub fn check_lease(ctx: Ctx, key: &[u8], token: i64, ttl_ms: i64) -> Result<(), WardenError> {
-    if ttl_ms >= MIN_KEPT_TTL_MS || !any_kept() {
+    if !any_kept() {
         return Ok(());
     }
     let db = host::selected_db(ctx);
-    match with_keeper(|k| k.renews(token, db, key)) {
-        true => Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS)),
-        false => Ok(()),
+    let capacity = config::dlock_keep_max_renewals();
+    with_keeper(|k| match k.renewed_lease(token, db, key) {
+        None => Ok(()),
+        Some(_) if ttl_ms < MIN_KEPT_TTL_MS => Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS)),
+        Some(now_ttl) => {
+            let more = renewal_load(ttl_ms).saturating_sub(renewal_load(now_ttl));
+            match k.fits(more, capacity) {
+                true => Ok(()),
+                false => Err(WardenError::KeepCapacity(capacity)),
+            }
+        }
+    })
+}
+
+/// Refuses a new kept lease of `ttl_ms` that would need more renewals than
+/// `dlock-keep-max-renewals` leaves (a grant about to be kept: a KEEP
+/// request, or a KEEP waiter about to be served).
+pub fn check_capacity(ttl_ms: i64) -> Result<(), WardenError> {
+    let capacity = config::dlock_keep_max_renewals();
+    match with_keeper(|k| k.fits(renewal_load(ttl_ms), capacity)) {
+        true => Ok(()),
+        false => Err(WardenError::KeepCapacity(capacity)),
     }
 }
 
@@ -252,9 +281,24 @@ pub fn value_unlinked(key: &[u8], db: c_int, tokens: impl IntoIterator<Item = i6
 
 /// The node is no longer a master: its grants follow the master's now, none
 /// is renewed here, and their holders learn it.
-pub fn demoted() {
-    for grant in with_keeper(|k| k.clear()) {
+/// A lease renewed in memory only during a pause goes back to what the
+/// replicas have (the node now follows another master's data).
+pub fn demoted(ctx: Ctx) {
+    let now = host::now_ms();
+    for (grant, owed) in with_keeper(|k| k.clear()) {
+        if let Some(replicated) = owed {
+            // Nothing to do when the grant is gone already.
+            let _ = apply(ctx, &grant, Due::Revert(replicated), now);
+        }
         lost::note(grant.db, &grant.key);
+    }
+}
+
+/// Does what is due for `grant` (`APPLY`, set by `start`).
+fn apply(ctx: Ctx, grant: &Kept, due: Due, now: i64) -> Result<Applied, WardenError> {
+    match APPLY.get() {
+        Some(apply) => apply(ctx, grant, due, now),
+        None => Ok(Applied::Gone),
     }
 }
 
@@ -271,36 +315,81 @@ unsafe extern "C" fn on_timer(ctx: *mut raw::RedisModuleCtx, _: *mut c_void) {
     unsafe { waiting::on_earliest_timer(ctx, &TIMER, run_due) }
 }
 
-/// Renews or releases the grants due at `now`, a batch of them.
+/// Renews or releases the grants due at `now`, a batch of them; first, once
+/// writes resume after a pause, the leases renewed in memory meanwhile are
+/// replicated.
 fn run_due(ctx: Ctx, now: i64) {
-    let not_before = waiting::run_master_schedule(ctx, now, demoted, || {
-        let Some((grant, due)) = with_keeper(|k| k.pop_due(now)) else {
-            return false;
-        };
-        let outcome = match APPLY.get() {
-            Some(apply) => apply(ctx, &grant, due, now),
-            None => Ok(false),
-        };
-        let unlinked = !with_keeper(|k| k.contains(grant.token));
-        if matches!((&outcome, due), (Ok(false), Due::Renew)) && !unlinked {
-            // Gone without RELEASE (which unbinds), an unlink or a lapse
-            // (which announced it, perhaps as the key was opened here):
-            // flushed or swapped away.
-            lost::note(grant.db, &grant.key);
-        }
-        with_keeper(|k| match (outcome, due) {
-            (Ok(true), Due::Renew) => k.renewed(grant.token, now),
-            (Err(WardenError::NotEnoughReplicas { .. }), _) => {
-                k.retry_at(grant.token, now + DEFERRED_RETRY_MS)
+    if host::is_serving_master() && host::writes_paused() {
+        hold_due(ctx, now);
+        return;
+    }
+    let not_before = waiting::run_master_schedule(
+        ctx,
+        now,
+        || demoted(ctx),
+        || {
+            let next = with_keeper(|k| match k.pop_owed() {
+                Some(grant) => Some((grant, Due::Settle)),
+                None => k.pop_due(now),
+            });
+            let Some((grant, due)) = next else {
+                return false;
+            };
+            let outcome = apply(ctx, &grant, due, now);
+            let unlinked = !with_keeper(|k| k.contains(grant.token));
+            let renewal = matches!(due, Due::Renew | Due::Settle);
+            if renewal && outcome == Ok(Applied::Gone) && !unlinked {
+                // Gone without RELEASE (which unbinds), an unlink or a lapse
+                // (which announced it, perhaps as the key was opened here):
+                // flushed or swapped away.
+                lost::note(grant.db, &grant.key);
             }
-            // Released, gone, or of another type now.
-            _ => {
-                k.remove(grant.token);
-            }
-        });
-        true
-    });
+            with_keeper(|k| match (outcome, due) {
+                (Ok(Applied::Done), Due::Renew) => k.renewed(grant.token, now),
+                // Its next renewal was scheduled when it was held.
+                (Ok(Applied::Done), Due::Settle) => {}
+                (Err(WardenError::NotEnoughReplicas { .. }), _) => {
+                    k.retry_at(grant.token, now + DEFERRED_RETRY_MS)
+                }
+                // Released, gone, or of another type now.
+                _ => {
+                    k.remove(grant.token);
+                }
+            });
+            true
+        },
+    );
     arm(ctx, now, not_before);
+}
+
+/// While writes are paused (`CLIENT PAUSE`, a failover in progress): leases
+/// due for renewal are renewed in memory only (`Due::Hold`), so no key
+/// reaches its deadline before writes resume, when they are replicated; a
+/// release waits. The timer looks every few ms for writes to resume while a
+/// held lease is owed to the replicas.
+fn hold_due(ctx: Ctx, now: i64) {
+    for _ in 0..HOLD_BATCH {
+        let Some((grant, due)) = with_keeper(|k| k.pop_due(now)) else {
+            break;
+        };
+        let outcome = match due {
+            Due::Renew => apply(ctx, &grant, Due::Hold, now),
+            _ => Ok(Applied::Gone),
+        };
+        with_keeper(|k| match (due, outcome) {
+            (Due::Renew, Ok(Applied::Held(replicated))) => k.held(grant.token, replicated, now),
+            (Due::Renew, Ok(Applied::Done)) => k.renewed(grant.token, now),
+            // A release, or a lease already at its end, waits for writes.
+            _ => k.retry_at(grant.token, now + DEFERRED_RETRY_MS),
+        });
+    }
+    let (next, owes) = with_keeper(|k| (k.next_due(), k.owes()));
+    let poll = now + DEFERRED_RETRY_MS;
+    let at = match owes {
+        true => Some(next.map_or(poll, |at| at.min(poll))),
+        false => next,
+    };
+    TIMER.with(|t| t.arm(ctx, at, now, on_timer));
 }
 
 /// # Safety

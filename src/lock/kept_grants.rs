@@ -11,47 +11,60 @@ use crate::glue::waiting;
 use crate::lock::commands::{
     lock_of, look_again, replicate_state, serve_waiters, store_holds, store_set_changes, Lock,
 };
-use crate::lock::core::keep::{Due, Kept};
+use crate::lock::core::keep::{Applied, Due, Kept, Replicated};
 use crate::lock::core::plain::Release;
 use crate::lock::lapse_watch;
 use crate::lock::lost;
 use crate::lock::replicas;
 use std::ffi::c_int;
 
-/// Renews or releases `grant`. `Ok(false)`: the grant is gone (released,
-/// expired, replaced), nothing to do; too few replicas: not possible now,
+/// Does what is due for `grant`. Too few replicas: not possible now,
 /// retried; any other error: the key holds something else now.
-pub fn apply(ctx: Ctx, grant: &Kept, due: Due, now: i64) -> Result<bool, WardenError> {
+pub fn apply(ctx: Ctx, grant: &Kept, due: Due, now: i64) -> Result<Applied, WardenError> {
     if !host::select_db(ctx, grant.db) {
-        return Ok(false);
+        return Ok(Applied::Gone);
     }
     let name = OwnedString::new(Some(ctx), &grant.key);
     let name = name.as_rstr();
     let mut key = Key::writable(ctx, name);
-    match due {
+    let done = match due {
         Due::Renew => {
             replicas::require(ctx, now)?;
-            renew(ctx, &mut key, name, grant, now)
+            renew(ctx, &mut key, name, grant, now, false)
         }
+        Due::Settle => renew(ctx, &mut key, name, grant, now, true),
         Due::Release => release(ctx, &mut key, name, grant, now),
-    }
+        Due::Hold => return hold(&mut key, grant, now),
+        Due::Revert(replicated) => revert(&mut key, grant, replicated),
+    };
+    done.map(|done| if done { Applied::Done } else { Applied::Gone })
 }
 
 /// Renews a kept lease to `ttl_ms` from now (never shortening it: an EXTEND
-/// may have made it longer); false when the grant is gone.
-fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<bool, WardenError> {
+/// or a renewal held in a pause may have made it longer) and replicates it
+/// — with `settle`, also a lease that is long enough (one renewed in memory
+/// only). False when the grant is gone.
+fn renew(
+    ctx: Ctx,
+    key: &mut Key,
+    name: RStr,
+    grant: &Kept,
+    now: i64,
+    settle: bool,
+) -> Result<bool, WardenError> {
     let deadline = now.saturating_add(grant.ttl_ms);
     match lock_of(key)? {
         Lock::One(mut state) => {
             if state.owner != grant.owner.as_slice() || state.token != grant.token {
                 return Ok(false);
             }
-            if state.deadline_ms >= deadline {
+            if state.deadline_ms >= deadline && !settle {
                 return Ok(true);
             }
-            state.deadline_ms = deadline;
+            state.deadline_ms = state.deadline_ms.max(deadline);
+            let lease = state.deadline_ms;
             replicate_state(ctx, name, None, &state);
-            key.set_abs_expire(deadline);
+            key.set_abs_expire(lease);
         }
         Lock::Set(set) => {
             // Nothing changes in memory unless it is replicated: a replica's
@@ -61,7 +74,7 @@ fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<
                 .holder_mut(&grant.owner, Some(grant.token), now)
                 .map(|holder| holder.deadline_ms.min(bound));
             match lease {
-                Some(lease) if lease >= deadline => return Ok(true),
+                Some(lease) if lease >= deadline && !settle => return Ok(true),
                 Some(_) => {}
                 None if set.live_count(now) < set.holders().len() => {
                     // Its lease ended (a pause or too few replicas held the
@@ -76,13 +89,73 @@ fn renew(ctx: Ctx, key: &mut Key, name: RStr, grant: &Kept, now: i64) -> Result<
             let holder = set
                 .holder_mut(&grant.owner, Some(grant.token), now)
                 .ok_or(WardenError::Internal)?;
-            holder.deadline_ms = deadline;
+            holder.deadline_ms = holder.deadline_ms.max(deadline);
             store_set_changes(ctx, key, name, now);
         }
         Lock::Free => return Ok(false),
     }
     host::notify(ctx, c"dlock.extend", name);
     look_again(ctx, key, grant.db, &grant.key, now);
+    Ok(true)
+}
+
+/// Renews a kept lease to `ttl_ms` from now in memory only, while writes
+/// are paused (nothing may be replicated then): the key does not reach its
+/// deadline, so it is still there, with its grant, when writes resume and
+/// the lease is replicated (`Due::Settle`). A key already past its deadline
+/// reads as gone (Redis hides it until the pause ends).
+fn hold(key: &mut Key, grant: &Kept, now: i64) -> Result<Applied, WardenError> {
+    let deadline = now.saturating_add(grant.ttl_ms);
+    let key_expiry_ms = key.abs_expire();
+    let replicated = match lock_of(key)? {
+        Lock::One(state) => {
+            if state.owner != grant.owner.as_slice() || state.token != grant.token {
+                return Ok(Applied::Gone);
+            }
+            if state.deadline_ms >= deadline {
+                return Ok(Applied::Done);
+            }
+            Replicated {
+                lease_ms: state.deadline_ms,
+                key_expiry_ms,
+            }
+        }
+        Lock::Set(set) => {
+            let bound = set.expiry_bound;
+            let Some(holder) = set.holder_mut(&grant.owner, Some(grant.token), now) else {
+                return Ok(Applied::Gone);
+            };
+            if holder.deadline_ms.min(bound) >= deadline {
+                return Ok(Applied::Done);
+            }
+            let lease_ms = holder.deadline_ms;
+            holder.deadline_ms = deadline;
+            Replicated {
+                lease_ms,
+                key_expiry_ms,
+            }
+        }
+        Lock::Free => return Ok(Applied::Gone),
+    };
+    key.set_abs_expire(key_expiry_ms.map_or(deadline, |at| at.max(deadline)));
+    Ok(Applied::Held(replicated))
+}
+
+/// Puts a lease renewed in memory only back to what replicas have (the node
+/// turned replica before it could replicate it), if the key still holds the
+/// grant.
+fn revert(key: &mut Key, grant: &Kept, replicated: Replicated) -> Result<bool, WardenError> {
+    let now = i64::MIN;
+    match lock_of(key)? {
+        Lock::One(state) if state.owner == grant.owner.as_slice() && state.token == grant.token => {
+        }
+        Lock::Set(set) => match set.holder_mut(&grant.owner, Some(grant.token), now) {
+            Some(holder) => holder.deadline_ms = replicated.lease_ms,
+            None => return Ok(false),
+        },
+        _ => return Ok(false),
+    }
+    key.set_abs_expire_or_persist(replicated.key_expiry_ms);
     Ok(true)
 }
 

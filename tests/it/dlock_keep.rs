@@ -6,6 +6,7 @@
 //! them without renewing anything, a promoted replica ends the lease on time,
 //! and a write pause longer than half the ttl lapses nothing.
 
+use crate::common::dlock::{holder, keep};
 use crate::common::waiter::{RawConn, Reply, Waiter};
 use crate::common::*;
 
@@ -17,38 +18,6 @@ use std::time::{Duration, Instant};
 /// Long enough that a lock served before it ends was served by the
 /// connection closing, not by the lease running out.
 const LONG_TTL: i64 = 60_000;
-
-/// Takes `key` for `owner` with `KEEP` (and `extra` options) on `conn`.
-fn keep(conn: &mut RawConn, key: &str, owner: &str, ttl: i64, extra: &[&str]) -> i64 {
-    let ttl = ttl.to_string();
-    let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "KEEP"];
-    args.extend(extra);
-    match conn.call(&args) {
-        Reply::Int(token) => token,
-        other => panic!("{args:?} answered {other:?}"),
-    }
-}
-
-/// The owner and token `DLOCK.INFO` shows for `key` (None when free).
-fn holder(con: &mut Connection, key: &str) -> Option<(String, i64)> {
-    let info: Option<Vec<Value>> = query!(con, "DLOCK.INFO", key);
-    let info = info?;
-    let field = |name: &str| {
-        let at = info
-            .iter()
-            .position(|v| matches!(v, Value::BulkString(b) if b == name.as_bytes()))?;
-        Some(info[at + 1].clone())
-    };
-    let owner = match field("owner")? {
-        Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
-        other => panic!("owner {other:?}"),
-    };
-    let token = match field("token")? {
-        Value::Int(t) => t,
-        other => panic!("token {other:?}"),
-    };
-    Some((owner, token))
-}
 
 #[test]
 fn a_kept_lock_outlives_its_ttl_while_its_connection_is_open() {
@@ -77,8 +46,8 @@ fn a_kept_lock_outlives_its_ttl_while_its_connection_is_open() {
     assert_eq!(warden_stat(&mut con, "locks_kept"), 0);
     assert_eq!(
         warden_stat(&mut con, "locks_lost"),
-        1,
-        "only the lock without KEEP lapsed; a kept lock released at its connection's end is no loss"
+        2,
+        "the lock without KEEP lapsed, and the kept one went with its connection: both lost"
     );
 }
 
@@ -275,56 +244,6 @@ fn keep_in_multi_binds_the_connection_and_a_script_is_refused() {
     let e = e.expect_err("KEEP from a script");
     assert!(err_text(&e).contains("KEEP"), "{}", err_text(&e));
     assert!(!exists(&mut con, "lua"), "the refused call changed nothing");
-}
-
-#[test]
-fn a_write_pause_longer_than_half_the_ttl_lapses_no_kept_lease() {
-    let (server, mut con) = Server::start_conn();
-    let ttl = 3_000;
-    let pause = 1_600;
-    // Four grants a quarter of a renewal period apart, so one pause starts
-    // at a different point of each one's renewal cycle: right at a renewal
-    // (the tightest case: the lease has two thirds of the ttl left, and the
-    // pause takes 1,600 ms of its 2,000), and 750, 500 and 250 ms before one.
-    let mut kept = Vec::new();
-    for i in 0..4 {
-        let key = format!("p{i}");
-        let mut h = RawConn::open(server.port);
-        let token = keep(&mut h, &key, "a", ttl, &[]);
-        kept.push((key, h, token));
-        sleep(Duration::from_millis(250));
-    }
-    let explain = |con: &mut Connection, when: &str| {
-        format!(
-            "{when}: {} kept, log:\n{}",
-            warden_stat(con, "locks_kept"),
-            server.log_tail(20)
-        )
-    };
-    ok(
-        &mut con,
-        &command(&["CLIENT", "PAUSE", &pause.to_string(), "WRITE"]),
-    );
-    sleep(Duration::from_millis(pause as u64 + 100));
-    for (key, _, token) in &kept {
-        let seen = holder(&mut con, key);
-        let why = explain(&mut con, &format!("{key} just after the pause"));
-        assert_eq!(seen, Some(("a".into(), *token)), "{why}");
-    }
-    // Two whole leases later, renewed all along.
-    sleep(Duration::from_millis(2 * ttl as u64));
-    for (key, _, token) in &kept {
-        let seen = holder(&mut con, key);
-        let why = explain(&mut con, &format!("{key} two leases after the pause"));
-        assert_eq!(seen, Some(("a".into(), *token)), "{why}");
-    }
-    for (key, h, _) in kept {
-        drop(h);
-        assert!(wait_until(Duration::from_secs(5), || !exists(
-            &mut con, &key
-        )));
-    }
-    server_alive(&server);
 }
 
 #[test]
@@ -528,78 +447,6 @@ fn a_kept_lease_shortened_by_extend_or_a_repeat_is_renewed_with_the_new_ttl() {
     assert!(wait_until(Duration::from_secs(5), || {
         !exists(&mut con, "ext") && !exists(&mut con, "rep")
     }));
-}
-
-/// KEEP's 100 ms minimum holds on every path that sets a kept lease: EXTEND
-/// (with and without TOKEN) and a repeat ACQUIRE (with or without KEEP,
-/// REENTRANT) of a plain lock, a read lock and a semaphore place are refused
-/// below it, changing and replicating nothing; the lease goes on being
-/// renewed. A copy of a kept lock is an ordinary one and takes any lease.
-#[test]
-fn the_keep_minimum_holds_on_every_path_that_sets_a_kept_lease() {
-    let (server, replica, mut con) = Server::start_replicated();
-    let mut h = RawConn::open(server.port);
-    let mut other = RawConn::open(server.port);
-    for (key, extra) in [
-        ("plain", &[][..]),
-        ("read", &["SHARED"][..]),
-        ("place", &["LIMIT", "2"][..]),
-    ] {
-        let token = keep(&mut h, key, "a", 60_000, extra);
-        let t = token.to_string();
-        let with = |words: &[&str]| -> Vec<String> {
-            words.iter().chain(extra).map(|w| w.to_string()).collect()
-        };
-        let tries = [
-            vec![
-                "DLOCK.EXTEND".to_string(),
-                key.into(),
-                "a".into(),
-                "1".into(),
-            ],
-            vec![
-                "DLOCK.EXTEND".into(),
-                key.into(),
-                "a".into(),
-                "99".into(),
-                "TOKEN".into(),
-                t.clone(),
-            ],
-            with(&["DLOCK.ACQUIRE", key, "a", "5"]),
-            with(&["DLOCK.ACQUIRE", key, "a", "50", "REENTRANT"]),
-            with(&["DLOCK.ACQUIRE", key, "a", "99", "KEEP"]),
-        ];
-        server.sync_replicas(1);
-        let before = (digest(&mut con, key), pexpiretime(&mut con, key));
-        for words in &tries {
-            let words: Vec<&str> = words.iter().map(String::as_str).collect();
-            for c in [&mut h, &mut other] {
-                match c.call(&words) {
-                    Reply::Error(e) => assert!(e.contains("at least 100 ms"), "{words:?}: {e}"),
-                    r => panic!("{words:?} answered {r:?}"),
-                }
-            }
-        }
-        assert_eq!(
-            (digest(&mut con, key), pexpiretime(&mut con, key)),
-            before,
-            "{key}: changed"
-        );
-        server.sync_replicas(1);
-        let mut rcon = replica.conn();
-        let on_replica = (digest(&mut rcon, key), pexpiretime(&mut rcon, key));
-        assert_eq!(on_replica, before, "{key}: replicated");
-        // At the minimum it is taken, and renewals go on with it.
-        match other.call(&["DLOCK.EXTEND", key, "a", "100"]) {
-            Reply::Int(1) => {}
-            r => panic!("{key}: EXTEND 100 answered {r:?}"),
-        }
-        sleep(Duration::from_millis(700));
-        assert!(exists(&mut con, key), "{key}: renewed at 100 ms");
-    }
-    let _: i64 = query!(&mut con, "COPY", "plain", "copied");
-    let extended: i64 = query!(&mut con, "DLOCK.EXTEND", "copied", "a", 1);
-    assert_eq!(extended, 1, "a copy is not kept");
 }
 
 #[test]

@@ -40,6 +40,7 @@ mod dlock_errors;
 mod dlock_failover;
 mod dlock_guard;
 mod dlock_keep;
+mod dlock_keep_limits;
 mod dlock_lost;
 mod dlock_persistence;
 mod dlock_replica_waiters;

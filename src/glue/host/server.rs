@@ -15,8 +15,7 @@ use crate::glue::host::{api, in_call, Ctx, RStr};
 /// on a replica, or while loading. Writing then crashes Redis 7.0 (a paused
 /// server keeps expired keys it reports as missing) or diverges a replica.
 pub fn writes_allowed(ctx: Ctx) -> bool {
-    // SAFETY: plain query of server state, from the main thread.
-    if unsafe { api!(RedisModule_AvoidReplicaTraffic)() } != 0 {
+    if writes_paused() {
         return false;
     }
     // SAFETY: `ctx` is the live context of the current callback.
@@ -27,12 +26,19 @@ pub fn writes_allowed(ctx: Ctx) -> bool {
     flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0 && flags & blocked == 0
 }
 
+/// Whether writes are held back by a pause (`CLIENT PAUSE WRITE|ALL`, a
+/// failover in progress): nothing may be replicated, and keys do not
+/// expire. Asking also ends a pause whose time is up.
+pub fn writes_paused() -> bool {
+    // SAFETY: plain query of server state, from the main thread.
+    unsafe { api!(RedisModule_AvoidReplicaTraffic)() != 0 }
+}
+
 /// Whether a module-made write may be propagated now, whatever the role (a
 /// replica's goes to its own AOF only): not while clients are paused (Redis
 /// asserts that nothing is propagated then) or while loading.
 pub fn propagation_allowed(ctx: Ctx) -> bool {
-    // SAFETY: plain query of server state, from the main thread.
-    if unsafe { api!(RedisModule_AvoidReplicaTraffic)() } != 0 {
+    if writes_paused() {
         return false;
     }
     // SAFETY: `ctx` is the live context of the current callback.

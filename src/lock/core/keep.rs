@@ -26,13 +26,43 @@ pub struct Kept {
     pub ttl_ms: i64,
 }
 
-/// What is due for a kept grant.
+/// What is to be done for a kept grant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Due {
     /// Its lease is to be renewed for another `ttl_ms`.
     Renew,
     /// Its connection closed: it is to be released.
     Release,
+    /// Its lease is to be renewed in memory only: writes are paused, and
+    /// the key must not reach its deadline before they resume.
+    Hold,
+    /// Writes resumed after renewals were held: its lease, as it is, is to
+    /// be replicated (`Settle` also renews it if that is due).
+    Settle,
+    /// The node stopped being master with renewals held: the lease goes back
+    /// to what replicas have.
+    Revert(Replicated),
+}
+
+/// What the module did with a kept grant that was due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// Done (or nothing was needed).
+    Done,
+    /// The grant is gone (released, expired, replaced): nothing to do.
+    Gone,
+    /// Its lease was renewed in memory only; replicas have this.
+    Held(Replicated),
+}
+
+/// What replicas have of a kept grant whose lease was renewed in memory
+/// only (`Due::Hold`): its lease's end and its key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replicated {
+    /// The grant's lease end (absolute ms).
+    pub lease_ms: i64,
+    /// The key's expiry (absolute ms; `None`: none).
+    pub key_expiry_ms: Option<i64>,
 }
 
 /// One kept grant and its place in the schedule.
@@ -43,6 +73,8 @@ struct Entry {
     at: i64,
     /// Its connection is gone.
     released: bool,
+    /// What replicas have, when its lease was renewed in memory only.
+    owed: Option<Replicated>,
 }
 
 /// Every kept grant, by token, by connection and by due time.
@@ -53,6 +85,10 @@ pub struct Keeper {
     schedule: BTreeSet<(i64, i64)>,
     /// Open connections whose last kept grant went (`take_emptied`).
     emptied: Vec<u64>,
+    /// The renewals per 1000 s the grants of open connections need.
+    load_milli: u64,
+    /// Grants whose lease was renewed in memory only (`held`).
+    owed: BTreeSet<i64>,
 }
 
 /// The shortest ttl `KEEP` takes: a renewal is due a third of the lease
@@ -69,6 +105,12 @@ pub fn renewal_period(ttl_ms: i64) -> i64 {
 /// data unacknowledged, before its connection is given up: room for a
 /// retransmission or two on a lossy link.
 pub const LIVENESS_SLACK_MS: i64 = 500;
+
+/// The renewals per 1000 s a kept lease of `ttl_ms` needs (one every
+/// `renewal_period`).
+pub fn renewal_load(ttl_ms: i64) -> u64 {
+    1_000_000 / renewal_period(ttl_ms) as u64
+}
 
 /// The TCP liveness a connection keeping a grant with a lease of `ttl_ms`
 /// gets, so a host that vanishes (no FIN, no RST) frees the lock within
@@ -104,6 +146,24 @@ pub fn liveness(ttl_ms: i64) -> Liveness {
 }
 
 impl Keeper {
+    /// The renewals per second the grants of open connections need.
+    pub fn renewals_per_sec(&self) -> u64 {
+        self.load_milli / 1_000
+    }
+
+    /// Whether `more` renewals per 1000 s fit within `capacity` renewals per
+    /// second besides those needed now.
+    pub fn fits(&self, more: u64, capacity: u64) -> bool {
+        self.load_milli.saturating_add(more) <= capacity.saturating_mul(1_000)
+    }
+
+    /// The lease of the grant `token` on (`db`, `key`) if an open connection
+    /// keeps it (its renewals go on).
+    pub fn renewed_lease(&self, token: i64, db: i32, key: &[u8]) -> Option<i64> {
+        let e = self.grants.get(&token)?;
+        (!e.released && e.grant.db == db && e.grant.key == key).then_some(e.grant.ttl_ms)
+    }
+
     /// Kept grants, of open and closed connections.
     pub fn len(&self) -> usize {
         self.grants.len()
@@ -122,6 +182,7 @@ impl Keeper {
         // Kept before (even by a connection now gone): the new one keeps it.
         self.remove(grant.token);
         let at = now.saturating_add(renewal_period(grant.ttl_ms));
+        self.load_milli += renewal_load(grant.ttl_ms);
         self.by_client
             .entry(grant.client)
             .or_default()
@@ -133,6 +194,7 @@ impl Keeper {
                 grant,
                 at,
                 released: false,
+                owed: None,
             },
         );
     }
@@ -141,6 +203,10 @@ impl Keeper {
     pub fn remove(&mut self, token: i64) -> Option<Kept> {
         let entry = self.grants.remove(&token)?;
         self.schedule.remove(&(entry.at, token));
+        self.owed.remove(&token);
+        if !entry.released {
+            self.load_milli -= renewal_load(entry.grant.ttl_ms);
+        }
         if let Some(tokens) = self.by_client.get_mut(&entry.grant.client) {
             tokens.retain(|t| *t != token);
             if tokens.is_empty() {
@@ -178,14 +244,6 @@ impl Keeper {
         self.grants.contains_key(&token)
     }
 
-    /// Whether the grant with `token` on (`db`, `key`) is kept by an open
-    /// connection (its renewals go on).
-    pub fn renews(&self, token: i64, db: i32, key: &[u8]) -> bool {
-        self.grants
-            .get(&token)
-            .is_some_and(|e| !e.released && e.grant.db == db && e.grant.key == key)
-    }
-
     /// The kept grant with `token` on (`db`, `key`) was extended at `now` to
     /// a lease of `ttl_ms`: renewals go on with that lease, the next a
     /// renewal period from now. Unless the connection is gone.
@@ -196,6 +254,7 @@ impl Keeper {
         if entry.released || entry.grant.db != db || entry.grant.key != key {
             return;
         }
+        self.load_milli = self.load_milli - renewal_load(entry.grant.ttl_ms) + renewal_load(ttl_ms);
         entry.grant.ttl_ms = ttl_ms;
         self.reschedule(token, now.saturating_add(renewal_period(ttl_ms)));
     }
@@ -211,6 +270,7 @@ impl Keeper {
                 self.schedule.remove(&(entry.at, *token));
                 entry.at = now;
                 entry.released = true;
+                self.load_milli -= renewal_load(entry.grant.ttl_ms);
                 self.schedule.insert((now, *token));
             }
         }
@@ -240,6 +300,32 @@ impl Keeper {
         Some((entry.grant.clone(), due))
     }
 
+    /// The lease of the grant with `token` was renewed in memory only at
+    /// `now` (writes paused); `replicated` is what replicas had before. Its
+    /// next renewal is due a period later, and what it owes them is kept
+    /// until `pop_owed` (the first hold's `replicated`, when held again).
+    pub fn held(&mut self, token: i64, replicated: Replicated, now: i64) {
+        if let Some(entry) = self.grants.get_mut(&token) {
+            entry.owed.get_or_insert(replicated);
+            self.owed.insert(token);
+        }
+        self.renewed(token, now);
+    }
+
+    /// Whether some lease was renewed in memory only.
+    pub fn owes(&self) -> bool {
+        !self.owed.is_empty()
+    }
+
+    /// A grant whose lease was renewed in memory only, no longer owed (its
+    /// lease is about to be replicated).
+    pub fn pop_owed(&mut self) -> Option<Kept> {
+        let token = self.owed.pop_first()?;
+        let entry = self.grants.get_mut(&token)?;
+        entry.owed = None;
+        Some(entry.grant.clone())
+    }
+
     /// The grant with `token` was renewed at `now`: its next renewal is due a
     /// period later.
     pub fn renewed(&mut self, token: i64, now: i64) {
@@ -264,12 +350,18 @@ impl Keeper {
     }
 
     /// Forgets every kept grant (the node is no longer a master: its grants
-    /// now follow the master's, and nothing here renews them). Returns them.
-    pub fn clear(&mut self) -> Vec<Kept> {
+    /// now follow the master's, and nothing here renews them). Returns them,
+    /// with what replicas have of those renewed in memory only.
+    pub fn clear(&mut self) -> Vec<(Kept, Option<Replicated>)> {
         self.emptied.extend(self.by_client.keys());
         self.by_client.clear();
+        self.load_milli = 0;
         self.schedule.clear();
-        self.grants.drain().map(|(_, e)| e.grant).collect()
+        self.owed.clear();
+        self.grants
+            .drain()
+            .map(|(_, e)| (e.grant, e.owed))
+            .collect()
     }
 }
 

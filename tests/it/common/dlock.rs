@@ -2,7 +2,7 @@
 //! DLOCK.INFO parsing, the count of waiting clients, and worker clients on their own
 //! threads. (Clients blocked in `DLOCK.ACQUIRE … WAIT` are `super::waiter::Waiter`.)
 
-use super::waiter::Waiter;
+use super::waiter::{RawConn, Reply, Waiter};
 use super::*;
 
 use std::thread::{self, JoinHandle};
@@ -326,4 +326,36 @@ pub fn expect_err<T: std::fmt::Debug>(r: redis::RedisResult<T>, what: &str) -> S
         Ok(v) => panic!("{what}: expected an error reply, got {v:?}"),
         Err(e) => err_text(&e),
     }
+}
+
+/// Takes `key` for `owner` with `KEEP` (and `extra` options) on `conn`.
+pub fn keep(conn: &mut RawConn, key: &str, owner: &str, ttl: i64, extra: &[&str]) -> i64 {
+    let ttl = ttl.to_string();
+    let mut args = vec!["DLOCK.ACQUIRE", key, owner, &ttl, "KEEP"];
+    args.extend(extra);
+    match conn.call(&args) {
+        Reply::Int(token) => token,
+        other => panic!("{args:?} answered {other:?}"),
+    }
+}
+
+/// The owner and token `DLOCK.INFO` shows for `key` (None when free).
+pub fn holder(con: &mut Connection, key: &str) -> Option<(String, i64)> {
+    let info: Option<Vec<Value>> = query!(con, "DLOCK.INFO", key);
+    let info = info?;
+    let field = |name: &str| {
+        let at = info
+            .iter()
+            .position(|v| matches!(v, Value::BulkString(b) if b == name.as_bytes()))?;
+        Some(info[at + 1].clone())
+    };
+    let owner = match field("owner")? {
+        Value::BulkString(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("owner {other:?}"),
+    };
+    let token = match field("token")? {
+        Value::Int(t) => t,
+        other => panic!("token {other:?}"),
+    };
+    Some((owner, token))
 }
