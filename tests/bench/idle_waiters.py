@@ -68,12 +68,12 @@ def info_field(con, section, name):
 class Server:
     """A redis-server with warden, in its own directory, killed on exit."""
 
-    def __init__(self, module, clients):
+    def __init__(self, module, clients, module_args=()):
         self.dir = tempfile.mkdtemp(prefix="warden-idle-")
         self.port = free_port()
         cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                "--dir", self.dir, "--save", "", "--appendonly", "no",
-               "--maxclients", str(clients + 100), "--loadmodule", module]
+               "--maxclients", str(clients + 100), "--loadmodule", module, *module_args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
         while True:

@@ -18,6 +18,12 @@ ttl: renewed every 10 s and every 1 s) and without (the same keys and
 connections): the server's CPU time (utime + stime of /proc/<pid>/stat) over
 --seconds of nothing else happening, as % of one core.
 
+Renewal capacity: --capacity-requests KEEP requests at a short ttl against
+`dlock-keep-max-renewals` (the default, then one raised out of the way), while
+`redis-benchmark` loads the server (DLOCK.ACQUIRE on random keys, 50 clients,
+32 deep) for --load-seconds: how many were granted and refused, and how many
+of the granted leases lapsed while their connections stayed open.
+
 Prints Markdown tables and a PASS/MISS line. Python 3 standard library only.
 """
 
@@ -123,11 +129,48 @@ def idle_cost(module, keys, seconds, keep, ttl_ms):
         server.close()
 
 
+def renewal_capacity(module, requests, ttl_ms, capacity, load_s):
+    """(granted, refused, lapsed, renewals/s) for `requests` KEEPs at `ttl_ms`
+    with `dlock-keep-max-renewals` at `capacity`, under redis-benchmark load."""
+    server = Server(module, CONNECTIONS, ("dlock-keep-max-renewals", str(capacity)))
+    socks = []
+    try:
+        granted = []
+        refused = 0
+        for c in range(CONNECTIONS):
+            s = socket.create_connection(("127.0.0.1", server.port))
+            keys = ["cap%d" % k for k in range(c, requests, CONNECTIONS)]
+            s.sendall(b"".join(resp(["DLOCK.ACQUIRE", k, "holder", ttl_ms, "KEEP"]) for k in keys))
+            replies = s.makefile("rb")
+            for k in keys:
+                reply = replies.readline().decode().strip()
+                if reply.startswith(":"):
+                    granted.append(k)
+                elif "renewal capacity" in reply:
+                    refused += 1
+                else:
+                    raise RuntimeError("%s got %r" % (k, reply))
+            socks.append(s)
+        renewals = info_field(server.con, "warden", "warden_locks_kept_renewals")
+        subprocess.run(["timeout", str(load_s), "redis-benchmark", "-p", str(server.port),
+                        "-c", "50", "-P", "32", "-r", "100000", "-n", "100000000", "-q",
+                        "DLOCK.ACQUIRE", "load:__rand_int__", "o", "1000"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        lapsed = sum(1 for k in granted if int(server.con.call("EXISTS", k)) == 0)
+        return len(granted), refused, lapsed, renewals
+    finally:
+        for s in socks:
+            s.close()
+        server.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--keys", type=int, default=10_000)
     ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--capacity-requests", type=int, default=20_000)
+    ap.add_argument("--load-seconds", type=int, default=6)
     ap.add_argument("--module", default=os.path.join(ROOT, "target", "release", "libwarden.so"))
     args = ap.parse_args()
     module = os.path.abspath(args.module)
@@ -155,6 +198,24 @@ def main():
                              ("KEEP, ttl 3 s (renewed every 1 s)", True, 3_000)):
         print("| %s | %.2f |" % (label, idle_cost(module, args.keys, args.seconds, keep, ttl)), flush=True)
     print()
+
+    print("## Kept locks: renewal capacity under redis-benchmark load (%d s)\n" % args.load_seconds)
+    print("| KEEP requests | ttl ms | dlock-keep-max-renewals | granted | refused | renewals/s needed | lapsed |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    n = args.capacity_requests
+    rows = [(n, 100, 50_000), (5 * n, 1_000, 50_000), (n // 4, 100, 10 ** 8),
+            (n // 2, 100, 10 ** 8), (n, 100, 10 ** 8)]
+    lapsed_within = 0
+    for requests, ttl, capacity in rows:
+        granted, refused, lapsed, renewals = renewal_capacity(module, requests, ttl, capacity,
+                                                              args.load_seconds)
+        if capacity == 50_000:
+            lapsed_within += lapsed
+        print("| %d | %d | %d | %d | %d | %d | %d |"
+              % (requests, ttl, capacity, granted, refused, renewals, lapsed), flush=True)
+    print()
+    print("%s kept leases within the default capacity lapsed under load: %d"
+          % ("PASS" if lapsed_within == 0 else "MISS", lapsed_within))
     p99 = percentile(kept, 99)
     print("%s kill -9 -> next waiter p99 %.1f ms (goal <= %.0f ms)"
           % ("PASS" if p99 <= GOAL_P99_MS else "MISS", p99, GOAL_P99_MS))
