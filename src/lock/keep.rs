@@ -27,17 +27,17 @@ use std::sync::atomic::Ordering;
 use redis_module::raw;
 
 use crate::common::error::WardenError;
+use crate::glue::config;
 use crate::glue::host::{self, shield, Ctx, TcpLiveness};
 use crate::glue::stats;
 use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
-
-/// Most leases renewed in memory per run of the timer during a pause.
-const HOLD_BATCH: usize = 1000;
-use crate::glue::config;
 use crate::lock::core::keep::{
     liveness, renewal_load, Applied, Due, Keeper, Kept, MIN_KEPT_TTL_MS,
 };
 use crate::lock::lost;
+
+/// Most leases renewed in memory per run of the timer during a pause.
+const HOLD_BATCH: usize = 1000;
 
 /// What the module does with a grant that is due (`lock::kept_grants::apply`);
 /// an error: not done.
@@ -280,9 +280,8 @@ pub fn value_unlinked(key: &[u8], db: c_int, tokens: impl IntoIterator<Item = i6
 }
 
 /// The node is no longer a master: its grants follow the master's now, none
-/// is renewed here, and their holders learn it.
-/// A lease renewed in memory only during a pause goes back to what the
-/// replicas have (the node now follows another master's data).
+/// is renewed here, and their holders learn it. A lease renewed in memory
+/// only during a pause goes back to what the replicas have.
 pub fn demoted(ctx: Ctx) {
     let now = host::now_ms();
     for (grant, owed) in with_keeper(|k| k.clear()) {
