@@ -74,11 +74,11 @@ fn checked_module_path() -> PathBuf {
 }
 
 /// The most recently changed file the module is built from (`Cargo.toml`,
-/// `Cargo.lock`, `src/**`), and when.
+/// `src/**`), and when.
 fn newest_source(root: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
     let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
     let mut dirs = vec![root.join("src")];
-    let mut files = vec![root.join("Cargo.toml"), root.join("Cargo.lock")];
+    let mut files = vec![root.join("Cargo.toml")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = entry.path();
