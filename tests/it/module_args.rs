@@ -160,3 +160,29 @@ fn a_mistyped_loadex_config_crashes_redis_7_2() {
         "Redis 7.2.6 no longer crashes here: update the README's warning\n{log}"
     );
 }
+
+/// Every setting the module registers (`CONFIG GET warden.*`) appears in
+/// `redis.conf.example` as a commented line with its default, and in the
+/// README's configuration table with that default.
+#[test]
+fn every_setting_is_in_the_example_config_and_the_readme_with_its_default() {
+    let (_s, mut con) = Server::start_conn();
+    let all: Vec<String> = query!(&mut con, "CONFIG", "GET", "warden.*");
+    assert!(all.len() >= 32, "{all:?}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("redis.conf.example")).expect("example");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    let mut missing = Vec::new();
+    for pair in all.chunks(2) {
+        let (name, default) = (&pair[0], &pair[1]);
+        let short = name.trim_start_matches("warden.");
+        if !example.lines().any(|l| l == format!("# {name} {default}")) {
+            missing.push(format!("redis.conf.example: `# {name} {default}`"));
+        }
+        let row = format!("| `{short}` | {default}");
+        if !readme.lines().any(|l| l.starts_with(&row)) {
+            missing.push(format!("README.md: a row starting `{row}`"));
+        }
+    }
+    assert!(missing.is_empty(), "missing:\n{}", missing.join("\n"));
+}
