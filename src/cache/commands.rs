@@ -16,7 +16,7 @@ use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
-use crate::glue::fence::{raise_floor, with_fence};
+use crate::glue::fence::{follow_token, with_fence};
 use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
@@ -129,7 +129,7 @@ fn apply(
         key.set_abs_expire_or_persist(None);
     }
     if let Some(lease) = meta.lease {
-        raise_floor(lease.token);
+        follow_token(lease.token);
     }
     host::notify(ctx, c"cache.set", name);
     Ok(())

@@ -204,7 +204,7 @@ impl fmt::Display for WardenError {
             WardenError::OwnerEmpty => f.write_str("ERR owner must not be empty"),
             WardenError::HoldsOverflow => f.write_str("ERR lock hold count overflow"),
             WardenError::TokensExhausted => {
-                f.write_str("ERR fencing tokens are exhausted on this server (a restored token was too large)")
+                f.write_str("ERR fencing tokens are exhausted on this server for this key (INFO warden: warden_fence_tokens_left)")
             }
             WardenError::TooManyWaiters => f.write_str("ERR too many waiters for this key"),
             WardenError::NotEnoughReplicas {

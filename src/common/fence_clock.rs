@@ -125,6 +125,23 @@ impl FenceClock {
         self.last = self.last.max(floor.min(MAX_TOKEN));
     }
 
+    /// Records a token a master issued, as its effect arrives (replicated,
+    /// or replayed from the AOF): the floor follows the master's grants
+    /// however far ahead of the clock its epochs have taken them, each a
+    /// little above the last — but a token more than `MAX_TOKEN_LEAD` past
+    /// both the floor and the plausible lead is a forged key's own (an older
+    /// version stored it; its master kept it to that key), and stays that
+    /// key's alone.
+    pub fn follow(&mut self, token: i64, now_ms: i64) {
+        let window = self
+            .last
+            .max(Self::plausible(now_ms))
+            .saturating_add(MAX_TOKEN_LEAD);
+        if token <= window {
+            self.raise_to(token);
+        }
+    }
+
     /// Starts a failover epoch when this node becomes master: every token
     /// from now on is above `max(last, now_ms × 1000) + EPOCH_JUMP`, hence
     /// above every token the master it replaced (whose tokens this node had
@@ -394,5 +411,25 @@ mod tests {
             }
         }
         assert_eq!(other.last(), bound);
+    }
+
+    #[test]
+    fn a_master_s_tokens_are_followed_but_a_forged_key_s_stay_its_own() {
+        let now = 1_796_000_000_000;
+        // A replica of a master whose epochs run far past the lead follows
+        // its grants one by one.
+        let mut replica = FenceClock::default();
+        let far = now * TOKENS_PER_MS + 3 * MAX_TOKEN_LEAD;
+        replica.raise_to(far);
+        for t in far + 1..far + 100 {
+            replica.follow(t, now);
+        }
+        assert_eq!(replica.last(), far + 99);
+        // A forged key's token near the top (an older version took it): its
+        // grants' effects do not move the floor of every key.
+        let mut fresh = FenceClock::default();
+        fresh.follow(MAX_TOKEN - 904, now);
+        assert_eq!(fresh.last(), 0);
+        assert!(fresh.next(now).expect("token") < now * TOKENS_PER_MS + 1_000);
     }
 }

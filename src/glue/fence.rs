@@ -33,13 +33,14 @@ pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
     out
 }
 
-/// Raises the token floor to a token in an effect the master link or the
-/// AOF sent (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease):
-/// one the master issued, kept whatever its lead on the clock, so the
-/// grants that follow a replay or a promotion go above it. (A client's
-/// `RESTORE` reaches the AOF as itself, and is loaded as a value.)
-pub fn raise_floor(token: i64) {
-    with_fence(|fence| fence.raise_to(token));
+/// Follows a token in an effect the master link or the AOF sent
+/// (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease): one the
+/// master issued, so the grants that follow a replay or a promotion go above
+/// it (`FenceClock::follow`). (A client's `RESTORE` reaches the AOF as
+/// itself, and is loaded as a value.)
+pub fn follow_token(token: i64) {
+    let now = host::now_ms();
+    with_fence(|fence| fence.follow(token, now));
 }
 
 /// Takes in the token of a value being loaded: from a file or a master it

@@ -12,7 +12,7 @@ use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::config;
 use crate::glue::effect;
-use crate::glue::fence::{raise_floor, with_fence};
+use crate::glue::fence::{follow_token, with_fence};
 use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
 use crate::glue::stats;
 use crate::glue::waiting::{self, Answer, Family, WaitRequest};
@@ -124,7 +124,7 @@ fn apply_state(
 ) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     lock_of(&mut key)?;
-    raise_floor(state.token);
+    follow_token(state.token);
     replicate(&state);
     store(&key, &state);
     host::notify(ctx, c"dlock.set", name);
@@ -659,7 +659,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     lock_of(&mut key)?;
-    raise_floor(set.floor);
+    follow_token(set.floor);
     SetLocks::emit(&set, expiry, Sink::Replication(ctx), name);
     if set.holders().is_empty() {
         key.delete();

@@ -314,3 +314,45 @@ fn a_restore_that_would_push_every_key_is_refused() {
     let _: () = query!(&mut con, "RESTORE", "own", 0, &payload);
     assert_eq!(lock_info(&mut con, "own").map(|i| i.token), Some(own));
 }
+
+/// A key with a forged token near the top, stored by an older version, keeps
+/// it to itself through replication and replay: its holder's EXTEND (or a
+/// re-entry) reaches a replica, and the AOF rewritten and replayed, and
+/// neither ends with every key's floor at the forged token.
+#[test]
+fn a_forged_key_s_token_stays_its_own_through_replication_and_replay() {
+    let (_model, mut con) = lock_server();
+    try_acquire(&mut con, "model", "o", 600_000).expect("free");
+    let forged = encode(&with_token(
+        &parse_dump(&dump(&mut con, "model")),
+        MAX_TOKEN - 904,
+    ));
+    let mut server = server_replaying(&[&[b"RESTORE", b"x", b"0", &forged]]);
+    let replica = server.start_replica(&[], &[]);
+    let mut con = server.conn();
+    let extended: i64 = query!(&mut con, "DLOCK.EXTEND", "x", "o", 100_000);
+    assert_eq!(extended, 1);
+    let _: i64 = query!(&mut con, "DLOCK.ACQUIRE", "x", "o", 100_000, "REENTRANT");
+    server.sync_replicas(1);
+    let ordinary = now_ms() * 1000 + EPOCH_JUMP;
+    let mut rcon = replica.conn();
+    assert!(
+        floor(&mut rcon) < ordinary,
+        "the replica's floor: {}",
+        floor(&mut rcon)
+    );
+    assert_eq!(
+        lock_info(&mut rcon, "x").map(|i| i.token),
+        Some(MAX_TOKEN - 904)
+    );
+    server.bgrewriteaof();
+    server.restart("NOSAVE");
+    let mut con = server.loaded_conn();
+    assert!(
+        floor(&mut con) < ordinary,
+        "after a rewrite and a replay: {}",
+        floor(&mut con)
+    );
+    let other = try_acquire(&mut con, "other", "a", 10_000).expect("other keys are granted");
+    assert!(other < ordinary, "{other}");
+}

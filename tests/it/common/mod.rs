@@ -68,7 +68,9 @@ fn checked_module_path() -> PathBuf {
         newer.as_ref().is_none_or(|(at, _)| *at <= built),
         "{} is older than {}: run `cargo build --release` (or `make build`) first",
         p.display(),
-        newer.map(|(_, f)| f.display().to_string()).unwrap_or_default()
+        newer
+            .map(|(_, f)| f.display().to_string())
+            .unwrap_or_default()
     );
     p
 }
