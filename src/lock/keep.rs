@@ -156,6 +156,7 @@ pub fn bind(
     now: i64,
 ) {
     let grant = Kept {
+        id: 0,
         client,
         db,
         key: key.to_vec(),
@@ -256,9 +257,13 @@ pub fn lapsed(db: c_int, key: &[u8], tokens: impl Iterator<Item = i64>) {
 /// The grant `token` on (`db`, `key`) got a lease of `ttl_ms` from `now`
 /// (EXTEND, a repeat): if kept, renewals go on with that lease.
 pub fn extended(ctx: Ctx, token: i64, db: c_int, key: &[u8], ttl_ms: i64, now: i64) {
-    if any_kept() {
-        with_keeper(|k| k.extended(token, db, key, ttl_ms, now));
-        // A shorter lease is due sooner than the timer may be armed.
+    if !any_kept() {
+        return;
+    }
+    if let Some(client) = with_keeper(|k| k.extended(token, db, key, ttl_ms, now)) {
+        // A shorter lease needs its connection's liveness scaled to it, and
+        // is due sooner than the timer may be armed.
+        tune(ctx, client, ttl_ms);
         arm(ctx, now, now);
     }
 }
@@ -335,7 +340,7 @@ fn run_due(ctx: Ctx, now: i64) {
                 return false;
             };
             let outcome = apply(ctx, &grant, due, now);
-            let unlinked = !with_keeper(|k| k.contains(grant.token));
+            let unlinked = !with_keeper(|k| k.contains(grant.id));
             let renewal = matches!(due, Due::Renew | Due::Settle);
             if renewal && outcome == Ok(Applied::Gone) && !unlinked {
                 // Gone without RELEASE (which unbinds), an unlink or a lapse
@@ -344,15 +349,15 @@ fn run_due(ctx: Ctx, now: i64) {
                 lost::note(grant.db, &grant.key);
             }
             with_keeper(|k| match (outcome, due) {
-                (Ok(Applied::Done), Due::Renew) => k.renewed(grant.token, now),
+                (Ok(Applied::Done), Due::Renew) => k.renewed(grant.id, now),
                 // Its next renewal was scheduled when it was held.
                 (Ok(Applied::Done), Due::Settle) => {}
                 (Err(WardenError::NotEnoughReplicas { .. }), _) => {
-                    k.retry_at(grant.token, now + DEFERRED_RETRY_MS)
+                    k.retry_at(grant.id, now + DEFERRED_RETRY_MS)
                 }
                 // Released, gone, or of another type now.
                 _ => {
-                    k.remove(grant.token);
+                    k.remove(grant.id);
                 }
             });
             true
@@ -376,10 +381,10 @@ fn hold_due(ctx: Ctx, now: i64) {
             _ => Ok(Applied::Gone),
         };
         with_keeper(|k| match (due, outcome) {
-            (Due::Renew, Ok(Applied::Held(replicated))) => k.held(grant.token, replicated, now),
-            (Due::Renew, Ok(Applied::Done)) => k.renewed(grant.token, now),
+            (Due::Renew, Ok(Applied::Held(replicated))) => k.held(grant.id, replicated, now),
+            (Due::Renew, Ok(Applied::Done)) => k.renewed(grant.id, now),
             // A release, or a lease already at its end, waits for writes.
-            _ => k.retry_at(grant.token, now + DEFERRED_RETRY_MS),
+            _ => k.retry_at(grant.id, now + DEFERRED_RETRY_MS),
         });
     }
     let (next, owes) = with_keeper(|k| (k.next_due(), k.owes()));

@@ -342,3 +342,84 @@ fn kept_leases_within_the_renewal_capacity_outlive_a_server_under_load() {
         "locks_kept"
     ) == 0));
 }
+
+/// The keepalive timer (`ss -tno`) of the server's side of the connection
+/// to local port `client_port`, in whole seconds left.
+fn keepalive_left_s(server: &Server, client_port: u16) -> Option<u64> {
+    let out = Command::new("ss")
+        .args(["-tnoH", "state", "established"])
+        .arg(format!(
+            "( sport = :{} and dport = :{client_port} )",
+            server.port
+        ))
+        .output()
+        .expect("ss");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let timer = text.split("timer:(keepalive,").nth(1)?;
+    let left = timer.split(',').next()?;
+    let secs = left.trim_end_matches("sec").trim_end_matches("ms");
+    if left.ends_with("ms") {
+        return Some(0);
+    }
+    // "1min2sec" or "28sec".
+    let (min, sec) = secs.split_once("min").unwrap_or(("0", secs));
+    Some(min.parse::<u64>().ok()? * 60 + sec.parse::<u64>().unwrap_or(0))
+}
+
+/// A kept lease shortened by EXTEND or a repeat gets the liveness of the
+/// shorter lease on its connection's socket (probes after half a second of
+/// silence here, not half a minute), and a longer one keeps the tighter;
+/// the socket's own settings come back when it keeps nothing.
+#[test]
+fn a_shortened_kept_lease_tightens_its_connection_s_liveness() {
+    let (server, _con) = Server::start_conn();
+    let mut h = RawConn::open(server.port);
+    let port = h.local_port();
+    keep(&mut h, "short", "a", 60_000, &[]);
+    let before = keepalive_left_s(&server, port).expect("a keepalive timer");
+    assert!(
+        (20..=30).contains(&before),
+        "idle 30 s for a 60 s lease: {before}"
+    );
+    assert!(matches!(
+        h.call(&["DLOCK.EXTEND", "short", "a", "1000"]),
+        Reply::Int(1)
+    ));
+    sleep(Duration::from_millis(100));
+    let after = keepalive_left_s(&server, port).expect("a keepalive timer");
+    assert!(
+        after <= 1,
+        "probes a second after silence for a 1 s lease: {after}"
+    );
+    assert!(matches!(
+        h.call(&["DLOCK.RELEASE", "short", "a"]),
+        Reply::Int(1)
+    ));
+    sleep(Duration::from_millis(1_100));
+    let restored = keepalive_left_s(&server, port).expect("the server's own keepalive");
+    assert!(restored > 200, "tcp-keepalive 300 again: {restored}");
+}
+
+/// A copy of a kept lock (`COPY`) that its owner also keeps (a repeat with
+/// KEEP on the copy: the same token) is a second kept grant: neither ends
+/// the other's renewals, and each goes with its own release.
+#[test]
+fn a_kept_copy_of_a_kept_lock_keeps_both() {
+    let (server, mut con) = Server::start_conn();
+    let mut h = RawConn::open(server.port);
+    let token = keep(&mut h, "orig", "a", 300, &[]);
+    let copied: i64 = query!(&mut con, "COPY", "orig", "copy");
+    assert_eq!(copied, 1);
+    assert_eq!(keep(&mut h, "copy", "a", 300, &[]), token);
+    assert_eq!(warden_stat(&mut con, "locks_kept"), 2);
+    sleep(Duration::from_millis(1_000));
+    assert_eq!(holder(&mut con, "orig"), Some(("a".into(), token)));
+    assert_eq!(holder(&mut con, "copy"), Some(("a".into(), token)));
+    assert!(matches!(
+        h.call(&["DLOCK.RELEASE", "copy", "a"]),
+        Reply::Int(1)
+    ));
+    sleep(Duration::from_millis(600));
+    assert_eq!(holder(&mut con, "orig"), Some(("a".into(), token)));
+    assert_eq!(warden_stat(&mut con, "locks_kept"), 1);
+}

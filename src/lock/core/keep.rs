@@ -8,10 +8,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-/// A grant kept alive by a connection. A grant is known by its token: the
-/// fencing clock never issues one twice, and a holder's repeat keeps it.
+/// A grant kept alive by a connection. A grant is known by its token and
+/// its key (the fencing clock never issues a token twice and a holder's
+/// repeat keeps it, but `COPY` or `RESTORE` of a kept lock makes another
+/// lock with the same token); the schedule knows it by `id`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kept {
+    /// The schedule's name for it (given by `Keeper::bind`).
+    pub id: u64,
     /// The connection (client id) the grant is bound to.
     pub client: u64,
     /// The database of the key.
@@ -77,18 +81,21 @@ struct Entry {
     owed: Option<Replicated>,
 }
 
-/// Every kept grant, by token, by connection and by due time.
+/// Every kept grant, by id, by token, by connection and by due time.
 #[derive(Debug, Default)]
 pub struct Keeper {
-    grants: HashMap<i64, Entry>,
-    by_client: HashMap<u64, Vec<i64>>,
-    schedule: BTreeSet<(i64, i64)>,
+    grants: HashMap<u64, Entry>,
+    by_token: HashMap<i64, Vec<u64>>,
+    by_client: HashMap<u64, Vec<u64>>,
+    schedule: BTreeSet<(i64, u64)>,
+    /// The id the next bound grant gets.
+    next_id: u64,
     /// Open connections whose last kept grant went (`take_emptied`).
     emptied: Vec<u64>,
     /// The renewals per 1000 s the grants of open connections need.
     load_milli: u64,
     /// Grants whose lease was renewed in memory only (`held`).
-    owed: BTreeSet<i64>,
+    owed: BTreeSet<u64>,
 }
 
 /// The shortest ttl `KEEP` takes: a renewal is due a third of the lease
@@ -157,11 +164,20 @@ impl Keeper {
         self.load_milli.saturating_add(more) <= capacity.saturating_mul(1_000)
     }
 
+    /// The id of the grant `token` on (`db`, `key`), if kept.
+    fn id_of(&self, token: i64, db: i32, key: &[u8]) -> Option<u64> {
+        self.by_token.get(&token)?.iter().copied().find(|id| {
+            self.grants
+                .get(id)
+                .is_some_and(|e| e.grant.db == db && e.grant.key == key)
+        })
+    }
+
     /// The lease of the grant `token` on (`db`, `key`) if an open connection
     /// keeps it (its renewals go on).
     pub fn renewed_lease(&self, token: i64, db: i32, key: &[u8]) -> Option<i64> {
-        let e = self.grants.get(&token)?;
-        (!e.released && e.grant.db == db && e.grant.key == key).then_some(e.grant.ttl_ms)
+        let e = self.grants.get(&self.id_of(token, db, key)?)?;
+        (!e.released).then_some(e.grant.ttl_ms)
     }
 
     /// Kept grants, of open and closed connections.
@@ -177,19 +193,22 @@ impl Keeper {
     /// Binds `grant`, just made or renewed at `now`, to its connection: its
     /// first renewal is due a renewal period later. A grant already kept
     /// (the holder's repeat, perhaps from another connection) moves to the
-    /// new connection and ttl.
-    pub fn bind(&mut self, grant: Kept, now: i64) {
+    /// new connection and ttl. Returns its id.
+    pub fn bind(&mut self, mut grant: Kept, now: i64) -> u64 {
         // Kept before (even by a connection now gone): the new one keeps it.
-        self.remove(grant.token);
+        if let Some(id) = self.id_of(grant.token, grant.db, &grant.key) {
+            self.remove(id);
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        grant.id = id;
         let at = now.saturating_add(renewal_period(grant.ttl_ms));
         self.load_milli += renewal_load(grant.ttl_ms);
-        self.by_client
-            .entry(grant.client)
-            .or_default()
-            .push(grant.token);
-        self.schedule.insert((at, grant.token));
+        self.by_client.entry(grant.client).or_default().push(id);
+        self.by_token.entry(grant.token).or_default().push(id);
+        self.schedule.insert((at, id));
         self.grants.insert(
-            grant.token,
+            id,
             Entry {
                 grant,
                 at,
@@ -197,19 +216,26 @@ impl Keeper {
                 owed: None,
             },
         );
+        id
     }
 
-    /// Forgets the grant with `token` (released, lost, or no longer kept).
-    pub fn remove(&mut self, token: i64) -> Option<Kept> {
-        let entry = self.grants.remove(&token)?;
-        self.schedule.remove(&(entry.at, token));
-        self.owed.remove(&token);
+    /// Forgets the grant `id` (released, lost, or no longer kept).
+    pub fn remove(&mut self, id: u64) -> Option<Kept> {
+        let entry = self.grants.remove(&id)?;
+        self.schedule.remove(&(entry.at, id));
+        self.owed.remove(&id);
         if !entry.released {
             self.load_milli -= renewal_load(entry.grant.ttl_ms);
         }
-        if let Some(tokens) = self.by_client.get_mut(&entry.grant.client) {
-            tokens.retain(|t| *t != token);
-            if tokens.is_empty() {
+        if let Some(ids) = self.by_token.get_mut(&entry.grant.token) {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
+                self.by_token.remove(&entry.grant.token);
+            }
+        }
+        if let Some(ids) = self.by_client.get_mut(&entry.grant.client) {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
                 self.by_client.remove(&entry.grant.client);
                 self.emptied.push(entry.grant.client);
             }
@@ -232,49 +258,55 @@ impl Keeper {
     /// of a kept lock elsewhere (COPY) carries the same token, and its end
     /// is not the kept grant's.
     pub fn remove_on(&mut self, token: i64, db: i32, key: &[u8]) -> Option<Kept> {
-        let entry = self.grants.get(&token)?;
-        if entry.grant.db != db || entry.grant.key != key {
-            return None;
-        }
-        self.remove(token)
+        let id = self.id_of(token, db, key)?;
+        self.remove(id)
     }
 
-    /// Whether the grant with `token` is kept.
-    pub fn contains(&self, token: i64) -> bool {
-        self.grants.contains_key(&token)
+    /// Whether the grant `id` is kept.
+    pub fn contains(&self, id: u64) -> bool {
+        self.grants.contains_key(&id)
     }
 
     /// The kept grant with `token` on (`db`, `key`) was extended at `now` to
     /// a lease of `ttl_ms`: renewals go on with that lease, the next a
-    /// renewal period from now. Unless the connection is gone.
-    pub fn extended(&mut self, token: i64, db: i32, key: &[u8], ttl_ms: i64, now: i64) {
-        let Some(entry) = self.grants.get_mut(&token) else {
-            return;
-        };
-        if entry.released || entry.grant.db != db || entry.grant.key != key {
-            return;
+    /// renewal period from now. Unless the connection is gone. Returns the
+    /// connection that keeps it.
+    pub fn extended(
+        &mut self,
+        token: i64,
+        db: i32,
+        key: &[u8],
+        ttl_ms: i64,
+        now: i64,
+    ) -> Option<u64> {
+        let id = self.id_of(token, db, key)?;
+        let entry = self.grants.get_mut(&id)?;
+        if entry.released {
+            return None;
         }
         self.load_milli = self.load_milli - renewal_load(entry.grant.ttl_ms) + renewal_load(ttl_ms);
         entry.grant.ttl_ms = ttl_ms;
-        self.reschedule(token, now.saturating_add(renewal_period(ttl_ms)));
+        let client = entry.grant.client;
+        self.reschedule(id, now.saturating_add(renewal_period(ttl_ms)));
+        Some(client)
     }
 
     /// The connection `client` closed at `now`: every grant it kept is due
     /// for release at once. Returns how many.
     pub fn client_gone(&mut self, client: u64, now: i64) -> usize {
-        let Some(tokens) = self.by_client.remove(&client) else {
+        let Some(ids) = self.by_client.remove(&client) else {
             return 0;
         };
-        for token in &tokens {
-            if let Some(entry) = self.grants.get_mut(token) {
-                self.schedule.remove(&(entry.at, *token));
+        for id in &ids {
+            if let Some(entry) = self.grants.get_mut(id) {
+                self.schedule.remove(&(entry.at, *id));
                 entry.at = now;
                 entry.released = true;
                 self.load_milli -= renewal_load(entry.grant.ttl_ms);
-                self.schedule.insert((now, *token));
+                self.schedule.insert((now, *id));
             }
         }
-        tokens.len()
+        ids.len()
     }
 
     /// When the earliest grant is due, if any is kept.
@@ -286,12 +318,12 @@ impl Keeper {
     /// the schedule (it comes back with `renewed` or `retry_at`, or is
     /// dropped with `remove`).
     pub fn pop_due(&mut self, now: i64) -> Option<(Kept, Due)> {
-        let &(at, token) = self.schedule.first()?;
+        let &(at, id) = self.schedule.first()?;
         if at > now {
             return None;
         }
-        self.schedule.remove(&(at, token));
-        let entry = self.grants.get(&token)?;
+        self.schedule.remove(&(at, id));
+        let entry = self.grants.get(&id)?;
         let due = if entry.released {
             Due::Release
         } else {
@@ -300,16 +332,16 @@ impl Keeper {
         Some((entry.grant.clone(), due))
     }
 
-    /// The lease of the grant with `token` was renewed in memory only at
-    /// `now` (writes paused); `replicated` is what replicas had before. Its
-    /// next renewal is due a period later, and what it owes them is kept
-    /// until `pop_owed` (the first hold's `replicated`, when held again).
-    pub fn held(&mut self, token: i64, replicated: Replicated, now: i64) {
-        if let Some(entry) = self.grants.get_mut(&token) {
+    /// The lease of the grant `id` was renewed in memory only at `now`
+    /// (writes paused); `replicated` is what replicas had before. Its next
+    /// renewal is due a period later, and what it owes them is kept until
+    /// `pop_owed` (the first hold's `replicated`, when held again).
+    pub fn held(&mut self, id: u64, replicated: Replicated, now: i64) {
+        if let Some(entry) = self.grants.get_mut(&id) {
             entry.owed.get_or_insert(replicated);
-            self.owed.insert(token);
+            self.owed.insert(id);
         }
-        self.renewed(token, now);
+        self.renewed(id, now);
     }
 
     /// Whether some lease was renewed in memory only.
@@ -320,32 +352,32 @@ impl Keeper {
     /// A grant whose lease was renewed in memory only, no longer owed (its
     /// lease is about to be replicated).
     pub fn pop_owed(&mut self) -> Option<Kept> {
-        let token = self.owed.pop_first()?;
-        let entry = self.grants.get_mut(&token)?;
+        let id = self.owed.pop_first()?;
+        let entry = self.grants.get_mut(&id)?;
         entry.owed = None;
         Some(entry.grant.clone())
     }
 
-    /// The grant with `token` was renewed at `now`: its next renewal is due a
+    /// The grant `id` was renewed at `now`: its next renewal is due a
     /// period later.
-    pub fn renewed(&mut self, token: i64, now: i64) {
-        if let Some(entry) = self.grants.get(&token) {
+    pub fn renewed(&mut self, id: u64, now: i64) {
+        if let Some(entry) = self.grants.get(&id) {
             let at = now.saturating_add(renewal_period(entry.grant.ttl_ms));
-            self.reschedule(token, at);
+            self.reschedule(id, at);
         }
     }
 
-    /// What was due for the grant with `token` could not be done now (writes
-    /// paused, too few replicas): it is due again at `at`.
-    pub fn retry_at(&mut self, token: i64, at: i64) {
-        self.reschedule(token, at);
+    /// What was due for the grant `id` could not be done now (writes paused,
+    /// too few replicas): it is due again at `at`.
+    pub fn retry_at(&mut self, id: u64, at: i64) {
+        self.reschedule(id, at);
     }
 
-    fn reschedule(&mut self, token: i64, at: i64) {
-        if let Some(entry) = self.grants.get_mut(&token) {
-            self.schedule.remove(&(entry.at, token));
+    fn reschedule(&mut self, id: u64, at: i64) {
+        if let Some(entry) = self.grants.get_mut(&id) {
+            self.schedule.remove(&(entry.at, id));
             entry.at = at;
-            self.schedule.insert((at, token));
+            self.schedule.insert((at, id));
         }
     }
 
@@ -355,6 +387,7 @@ impl Keeper {
     pub fn clear(&mut self) -> Vec<(Kept, Option<Replicated>)> {
         self.emptied.extend(self.by_client.keys());
         self.by_client.clear();
+        self.by_token.clear();
         self.load_milli = 0;
         self.schedule.clear();
         self.owed.clear();

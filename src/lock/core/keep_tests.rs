@@ -3,6 +3,7 @@ use crate::common::test_rng::Rng;
 
 fn grant(client: u64, token: i64, ttl_ms: i64) -> Kept {
     Kept {
+        id: 0,
         client,
         db: 0,
         key: format!("k{token}").into_bytes(),
@@ -24,14 +25,14 @@ fn drain(k: &mut Keeper, now: i64) -> Vec<(i64, Due)> {
 #[test]
 fn a_grant_is_renewed_every_third_of_its_ttl() {
     let mut k = Keeper::default();
-    k.bind(grant(1, 10, 3000), 1_000);
+    let a = k.bind(grant(1, 10, 3000), 1_000);
     assert_eq!(k.next_due(), Some(2_000));
     assert!(k.pop_due(1_999).is_none());
     assert_eq!(drain(&mut k, 2_000), vec![(10, Due::Renew)]);
     // Out of the schedule until renewed.
     assert_eq!(k.next_due(), None);
     assert_eq!(k.len(), 1);
-    k.renewed(10, 2_003);
+    k.renewed(a, 2_003);
     assert_eq!(k.next_due(), Some(3_003));
 }
 
@@ -109,7 +110,7 @@ fn a_retry_puts_the_grant_back_at_the_given_time_and_keeps_what_is_due() {
     k.client_gone(1, 5);
     let (g, due) = k.pop_due(5).unwrap();
     assert_eq!(due, Due::Release);
-    k.retry_at(g.token, 10);
+    k.retry_at(g.id, 10);
     assert!(k.pop_due(9).is_none());
     assert_eq!(drain(&mut k, 10), vec![(10, Due::Release)]);
 }
@@ -117,12 +118,40 @@ fn a_retry_puts_the_grant_back_at_the_given_time_and_keeps_what_is_due() {
 #[test]
 fn a_copy_elsewhere_does_not_end_the_kept_grant() {
     let mut k = Keeper::default();
-    k.bind(grant(1, 10, 300), 0); // on "k10", db 0
+    let a = k.bind(grant(1, 10, 300), 0); // on "k10", db 0
     assert_eq!(k.remove_on(10, 0, b"copy"), None);
     assert_eq!(k.remove_on(10, 1, b"k10"), None);
-    assert!(k.contains(10));
+    assert!(k.contains(a));
     assert_eq!(k.remove_on(10, 0, b"k10").map(|g| g.token), Some(10));
-    assert!(!k.contains(10));
+    assert!(!k.contains(a));
+}
+
+/// A copy of a kept lock (`COPY`, `RESTORE`) carries its token; kept too
+/// (its owner's repeat with KEEP on the copy), each is renewed and ended on
+/// its own key.
+#[test]
+fn a_copy_kept_too_is_another_grant_with_the_same_token() {
+    let mut k = Keeper::default();
+    let original = k.bind(grant(1, 10, 300), 0);
+    let copy = k.bind(
+        Kept {
+            key: b"copy".to_vec(),
+            ..grant(1, 10, 600)
+        },
+        0,
+    );
+    assert_ne!(original, copy);
+    assert_eq!(k.len(), 2);
+    assert_eq!(k.renewed_lease(10, 0, b"k10"), Some(300));
+    assert_eq!(k.renewed_lease(10, 0, b"copy"), Some(600));
+    assert_eq!(drain(&mut k, 100), vec![(10, Due::Renew)]);
+    assert_eq!(drain(&mut k, 200), vec![(10, Due::Renew)]);
+    assert_eq!(
+        k.remove_on(10, 0, b"copy").map(|g| g.key),
+        Some(b"copy".to_vec())
+    );
+    assert!(k.contains(original));
+    assert_eq!(k.extended(10, 0, b"k10", 900, 300), Some(1));
 }
 
 #[test]
@@ -130,27 +159,27 @@ fn an_extension_renews_with_the_new_ttl_from_then() {
     let mut k = Keeper::default();
     k.bind(grant(1, 10, 900), 0);
     assert_eq!(k.next_due(), Some(300));
-    k.extended(10, 0, b"k10", 90, 50);
+    assert_eq!(k.extended(10, 0, b"k10", 90, 50), Some(1));
     assert_eq!(k.next_due(), Some(80));
     let (g, _) = k.pop_due(80).unwrap();
     assert_eq!(g.ttl_ms, 90);
-    k.renewed(10, 80);
+    k.renewed(g.id, 80);
     assert_eq!(k.next_due(), Some(110));
     // Another key's extension, or a grant whose connection closed, changes nothing.
-    k.extended(10, 0, b"other", 9_000, 90);
+    assert_eq!(k.extended(10, 0, b"other", 9_000, 90), None);
     assert_eq!(k.next_due(), Some(110));
     k.client_gone(1, 100);
-    k.extended(10, 0, b"k10", 9_000, 100);
+    assert_eq!(k.extended(10, 0, b"k10", 9_000, 100), None);
     assert_eq!(k.next_due(), Some(100), "still due for release");
 }
 
 #[test]
 fn removed_and_cleared_grants_are_never_due() {
     let mut k = Keeper::default();
-    k.bind(grant(1, 10, 300), 0);
+    let a = k.bind(grant(1, 10, 300), 0);
     k.bind(grant(1, 11, 300), 0);
-    assert_eq!(k.remove(10).map(|g| g.token), Some(10));
-    assert_eq!(k.remove(10), None);
+    assert_eq!(k.remove(a).map(|g| g.token), Some(10));
+    assert_eq!(k.remove(a), None);
     assert_eq!(drain(&mut k, 1_000), vec![(11, Due::Renew)]);
     k.bind(grant(2, 12, 300), 0);
     let cleared = k.clear();
@@ -180,7 +209,7 @@ fn random_schedules_keep_every_grant_once_and_in_order() {
                     holder.insert(token, (client, false));
                 }
                 2 => {
-                    k.remove(token);
+                    k.remove_on(token, 0, format!("k{token}").as_bytes());
                     holder.remove(&token);
                 }
                 3 => {
@@ -207,10 +236,10 @@ fn random_schedules_keep_every_grant_once_and_in_order() {
                         let (_, released) = holder[&g.token];
                         assert_eq!(due == Due::Release, released, "seed {seed}");
                         match rng.below(3) {
-                            0 => k.renewed(g.token, now),
-                            1 => k.retry_at(g.token, now + 1),
+                            0 => k.renewed(g.id, now),
+                            1 => k.retry_at(g.id, now + 1),
                             _ => {
-                                k.remove(g.token);
+                                k.remove(g.id);
                                 holder.remove(&g.token);
                             }
                         }
@@ -221,7 +250,7 @@ fn random_schedules_keep_every_grant_once_and_in_order() {
             assert!(k.schedule.len() <= k.len(), "seed {seed}");
             let mut seen = std::collections::HashSet::new();
             for (_, t) in &k.schedule {
-                assert!(seen.insert(*t), "seed {seed}: token {t} scheduled twice");
+                assert!(seen.insert(*t), "seed {seed}: grant {t} scheduled twice");
                 assert!(k.grants.contains_key(t), "seed {seed}");
             }
         }
@@ -259,12 +288,12 @@ fn liveness_gives_up_on_a_silent_host_within_the_lease_and_a_second_and_a_half()
 #[test]
 fn a_connection_keeping_nothing_any_more_is_reported_once() {
     let mut k = Keeper::default();
-    k.bind(grant(1, 10, 300), 0);
-    k.bind(grant(1, 11, 300), 0);
+    let a = k.bind(grant(1, 10, 300), 0);
+    let b = k.bind(grant(1, 11, 300), 0);
     k.bind(grant(2, 12, 300), 0);
-    k.remove(10);
+    k.remove(a);
     assert!(k.take_emptied().is_empty() && k.keeps_any(1));
-    k.remove(11);
+    k.remove(b);
     assert_eq!(k.take_emptied(), [1]);
     assert!(k.take_emptied().is_empty());
     // A grant moved to another connection empties the first.
@@ -272,7 +301,7 @@ fn a_connection_keeping_nothing_any_more_is_reported_once() {
     assert_eq!(k.take_emptied(), [2]);
     // A closed connection is not reported: its socket is gone.
     k.client_gone(3, 5);
-    k.remove(12);
+    k.remove_on(12, 0, b"k12");
     assert!(k.take_emptied().is_empty());
     k.bind(grant(4, 13, 300), 0);
     k.clear();

@@ -45,62 +45,6 @@ pub fn query_cmd<T: redis::FromRedisValue>(
 
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
-/// Path of the module the servers load (`WARDEN_MODULE` overrides it). The
-/// built module must be newer than every source it is built from: a test
-/// run against a stale one (`cargo test` without `--release` builds no
-/// `.so`) would test yesterday's code.
-pub fn module_path() -> PathBuf {
-    static CHECKED: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    CHECKED.get_or_init(checked_module_path).clone()
-}
-
-fn checked_module_path() -> PathBuf {
-    if let Ok(p) = std::env::var("WARDEN_MODULE") {
-        return PathBuf::from(p);
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let p = root.join("target/release/libwarden.so");
-    let built = std::fs::metadata(&p)
-        .and_then(|m| m.modified())
-        .unwrap_or_else(|_| panic!("{} is missing: run `make build` first", p.display()));
-    let newer = newest_source(root);
-    assert!(
-        newer.as_ref().is_none_or(|(at, _)| *at <= built),
-        "{} is older than {}: run `cargo build --release` (or `make build`) first",
-        p.display(),
-        newer
-            .map(|(_, f)| f.display().to_string())
-            .unwrap_or_default()
-    );
-    p
-}
-
-/// The most recently changed file the module is built from (`Cargo.toml`,
-/// `src/**`), and when.
-fn newest_source(root: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
-    let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
-    let mut dirs = vec![root.join("src")];
-    let mut files = vec![root.join("Cargo.toml")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    for f in files {
-        if let Ok(at) = std::fs::metadata(&f).and_then(|m| m.modified()) {
-            if newest.as_ref().is_none_or(|(n, _)| at > *n) {
-                newest = Some((at, f));
-            }
-        }
-    }
-    newest
-}
-
 /// Server binary to run (`REDIS_SERVER` overrides it, e.g. valkey-server).
 fn server_binary() -> String {
     std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
@@ -893,6 +837,8 @@ pub fn text_of(v: &Value) -> Option<String> {
 }
 
 pub mod aof;
+mod built;
+pub use built::module_path;
 pub mod bloom;
 pub mod cache;
 pub mod cluster;

@@ -133,6 +133,11 @@ impl RawConn {
         self.read(READ_TIMEOUT)
     }
 
+    /// The local (client-side) port of this connection.
+    pub fn local_port(&self) -> u16 {
+        self.r.get_ref().local_addr().expect("local address").port()
+    }
+
     /// This connection's `CLIENT ID` (for `CLIENT KILL ID`, `CLIENT UNBLOCK`).
     pub fn client_id(&mut self) -> i64 {
         match self.call(&["CLIENT", "ID"]) {
