@@ -119,6 +119,44 @@ unsafe extern "C" fn on_fork(
     })
 }
 
+/// Persistence hook, in a fork child about to write a rewritten AOF: without
+/// the RDB preamble the rewritten files keep the epoch only through the
+/// `DLOCK._FENCE` the server writes after the fork, which it cannot while
+/// writes are paused. A rewrite that would lose an epoch ahead of the clock
+/// is refused then: the child exits with an error, the server keeps its
+/// files as they are and logs the rewrite as failed; once writes resume it
+/// goes through.
+unsafe extern "C" fn on_persistence(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    shield((), || {
+        let now = host::now_ms();
+        let ahead = FENCE_LAST.load(Ordering::Relaxed) > now.saturating_mul(TOKENS_PER_MS);
+        if subevent != raw::REDISMODULE_SUBEVENT_PERSISTENCE_AOF_START
+            || !ahead
+            || !host::writes_paused()
+        {
+            return;
+        }
+        // SAFETY: the context Redis passed this event hook, used while it runs.
+        let ctx = unsafe { Ctx::from_raw(ctx) };
+        if host::config_value(ctx, c"aof-use-rdb-preamble").as_deref() == Some(b"yes") {
+            return;
+        }
+        host::log_warning(
+            ctx,
+            "warden: AOF rewrite refused while writes are paused: without the RDB preamble it would lose the fencing epoch; rewrite again once writes resume",
+        );
+        // SAFETY: this is the fork child writing the rewrite; it ends here
+        // without touching the parent's files (the server removes its
+        // temporary file and keeps the current AOF).
+        unsafe { libc::_exit(1) };
+    })
+}
+
 /// Schedules `announce_floor` in `delay_ms`, unless one is pending (it
 /// writes the floor as it is then).
 fn announce_later(ctx: Ctx, delay_ms: u64) {
@@ -149,13 +187,14 @@ fn announce_floor(ctx: &Context, _: ()) {
     })
 }
 
-/// Subscribes the role-change and fork hooks.
+/// Subscribes the role-change, fork and persistence hooks.
 pub fn subscribe_server_events(ctx: Ctx) -> bool {
     host::subscribe_server_event(
         ctx,
         raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
         on_role_changed,
     ) && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_FORK_CHILD, on_fork)
+        && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_PERSISTENCE, on_persistence)
 }
 
 /// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.

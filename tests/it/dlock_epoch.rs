@@ -356,3 +356,47 @@ fn a_forged_key_s_token_stays_its_own_through_replication_and_replay() {
     let other = try_acquire(&mut con, "other", "a", 10_000).expect("other keys are granted");
     assert!(other < ordinary, "{other}");
 }
+
+/// An AOF rewrite without the RDB preamble while writes are paused (the
+/// epoch's `DLOCK._FENCE` cannot be written after it) is refused: the
+/// rewrite fails, the files stay as they were, and a crash before the pause
+/// ends still restarts above every token granted. With the preamble (the
+/// floor is in its aux data), or once writes resume, it goes through.
+#[test]
+fn an_aof_rewrite_that_would_lose_the_epoch_in_a_pause_is_refused() {
+    for preamble in ["no", "yes"] {
+        let mut server = Server::start_with(
+            &["--appendonly", "yes", "--aof-use-rdb-preamble", preamble],
+            &[],
+        );
+        server.wait_aof_rewrite_idle();
+        promote_times(&server, 1);
+        let mut con = server.conn();
+        let before = grant_and_release(&mut con, "k");
+        let _: () = query!(&mut con, "CLIENT", "PAUSE", 30_000, "WRITE");
+        let rewrites: i64 = info_field(&mut con, "persistence", "aof_rewrites")
+            .and_then(|v| v.parse().ok())
+            .expect("aof_rewrites");
+        let _: Value = query!(&mut con, "BGREWRITEAOF");
+        assert!(wait_until(std::time::Duration::from_secs(10), || {
+            info_field(&mut con, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+                && info_field(&mut con, "persistence", "aof_rewrites")
+                    .and_then(|v| v.parse::<i64>().ok())
+                    > Some(rewrites)
+        }));
+        let status = info_field(&mut con, "persistence", "aof_last_bgrewrite_status");
+        let refused = server
+            .log_tail(20)
+            .contains("AOF rewrite refused while writes are paused");
+        match preamble {
+            "no" => assert!(status.as_deref() == Some("err") && refused, "{status:?}"),
+            _ => assert!(status.as_deref() == Some("ok") && !refused, "{status:?}"),
+        }
+        server.crash_and_restart();
+        let mut con = server.loaded_conn();
+        let after = try_acquire(&mut con, "k", "p", 60_000).expect("free");
+        assert!(after > before, "preamble {preamble}: {after} <= {before}");
+        // Not paused any more: the rewrite goes through.
+        server.bgrewriteaof();
+    }
+}
