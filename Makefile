@@ -89,8 +89,10 @@ test-redisbloom-flow: build
 	@test -n "$(REDISBLOOM)" || { echo "usage: make test-redisbloom-flow REDISBLOOM=/path/to/RedisBloom [FLOW_SUITE=bloom|cuckoo|all]"; exit 1; }
 	FLOW_SUITE=$(FLOW_SUITE) bash tests/redisbloom_flow.sh $(REDISBLOOM) $(REDISBLOOM_TAG)
 
-# Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels, redis-py
-# clients, a nemesis that isolates and kills the master (tests/partition/run.sh).
+# Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels and a 6-node
+# cluster, redis-py clients, a nemesis that splits the master from the other nodes
+# (a split brain it asserts happened), kills and isolates it; and kept locks whose
+# holder's host vanishes (tests/partition/run.sh).
 test-partition: build
 	bash tests/partition/run.sh
 
