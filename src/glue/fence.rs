@@ -98,6 +98,12 @@ unsafe extern "C" fn on_role_changed(
     })
 }
 
+/// Whether the floor runs ahead of the clock (an epoch, or a burst of
+/// grants): only then is it lost when no file holds it.
+fn floor_ahead_of_clock() -> bool {
+    FENCE_LAST.load(Ordering::Relaxed) > host::now_ms().saturating_mul(TOKENS_PER_MS)
+}
+
 /// Fork hook: a child was just forked, perhaps to rewrite the AOF. Without
 /// the RDB preamble a rewritten AOF holds commands for keys only, so a floor
 /// ahead of the clock (an epoch) goes into the AOF opened for what follows
@@ -110,9 +116,7 @@ unsafe extern "C" fn on_fork(
     _data: *mut c_void,
 ) {
     shield((), || {
-        let now = host::now_ms();
-        let ahead = FENCE_LAST.load(Ordering::Relaxed) > now.saturating_mul(TOKENS_PER_MS);
-        if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN && ahead {
+        if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN && floor_ahead_of_clock() {
             // SAFETY: the context Redis passed this event hook, used while it runs.
             announce_later(unsafe { Ctx::from_raw(ctx) }, 0);
         }
@@ -133,10 +137,8 @@ unsafe extern "C" fn on_persistence(
     _data: *mut c_void,
 ) {
     shield((), || {
-        let now = host::now_ms();
-        let ahead = FENCE_LAST.load(Ordering::Relaxed) > now.saturating_mul(TOKENS_PER_MS);
         if subevent != raw::REDISMODULE_SUBEVENT_PERSISTENCE_AOF_START
-            || !ahead
+            || !floor_ahead_of_clock()
             || !host::writes_paused()
         {
             return;
