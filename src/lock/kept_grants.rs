@@ -145,11 +145,13 @@ fn hold(key: &mut Key, grant: &Kept, now: i64) -> Result<Applied, WardenError> {
 /// turned replica before it could replicate it), if the key still holds the
 /// grant.
 fn revert(key: &mut Key, grant: &Kept, replicated: Replicated) -> Result<bool, WardenError> {
-    let now = i64::MIN;
+    // The holder is found whatever its lease (`holder_mut` asks it to run
+    // at the time given).
+    let any_time = i64::MIN;
     match lock_of(key)? {
         Lock::One(state) if state.owner == grant.owner.as_slice() && state.token == grant.token => {
         }
-        Lock::Set(set) => match set.holder_mut(&grant.owner, Some(grant.token), now) {
+        Lock::Set(set) => match set.holder_mut(&grant.owner, Some(grant.token), any_time) {
             Some(holder) => holder.deadline_ms = replicated.lease_ms,
             None => return Ok(false),
         },
