@@ -17,25 +17,20 @@ pub mod rate;
 
 use redis_module::{redis_module, Context, RedisString, Status};
 
-use crate::glue::{commands, config, fence, host, info, waiting};
+use crate::glue::config::Config;
+use crate::glue::family::Family;
+use crate::glue::{commands, config, host, info};
 
-use crate::bloom::data_type::BLOOM_TYPE;
-use crate::bloom::loading_type::LOADING_TYPE;
-use crate::cache::data_type::CACHE_TYPE;
-use crate::cuckoo::data_type::CUCKOO_TYPE;
-use crate::lock::data_type::LOCK_TYPE;
-use crate::lock::set_type::LOCK_SET_TYPE;
-use crate::rate::data_type::LIMITER_TYPE;
-
-/// Every warden command, family by family: registration, `COMMAND DOCS` and
-/// the ACL categories are made from these rows. Each takes exactly one key, at
-/// argument 1, but `DLOCK._FENCE`, which takes none.
-static COMMANDS: [&[commands::Command]; 5] = [
-    lock::table::COMMANDS,
-    bloom::table::COMMANDS,
-    cuckoo::table::COMMANDS,
-    rate::table::COMMANDS,
-    cache::table::COMMANDS,
+/// The module's families, then the parts they share: what each declares
+/// (commands, data types, ACL category, configurations, INFO fields, what it
+/// starts) is registered from here, in this order.
+static FAMILIES: [&Family; 6] = [
+    &lock::FAMILY,
+    &bloom::FAMILY,
+    &cuckoo::FAMILY,
+    &rate::FAMILY,
+    &cache::FAMILY,
+    &glue::SHARED,
 ];
 
 /// Registers everything warden adds to the server, stopping at the first failure.
@@ -44,25 +39,29 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
     // passes in `ctx`; used only while it runs.
     let load = unsafe { host::Ctx::from_raw(ctx.ctx) };
     host::check_api().map_err(|missing| format!("this server lacks {missing}"))?;
-    let aliases = config::register(load, args).map_err(|e| e.to_string())?;
-    commands::register(load, &COMMANDS, aliases)?;
-    if !info::register(load) {
+    for family in FAMILIES {
+        for data_type in family.types {
+            data_type
+                .create_data_type(ctx.ctx)
+                .map_err(|e| format!("{}: {e}", family.name))?;
+        }
+    }
+    let configs: Vec<Config> = FAMILIES
+        .iter()
+        .flat_map(|f| f.configs.iter().copied())
+        .collect();
+    let aliases = config::register(load, args, &configs).map_err(|e| e.to_string())?;
+    let groups: Vec<commands::Group> = FAMILIES
+        .iter()
+        .map(|f| (f.commands, f.acl_category))
+        .collect();
+    commands::register(load, &groups, aliases)?;
+    if !info::register(load, &FAMILIES) {
         return Err("cannot register the INFO section".to_string());
     }
-    if !waiting::subscribe_database_events(load) {
-        return Err("cannot subscribe to flush and swapdb events".to_string());
-    }
-    if !host::make_detached_context(load) {
-        return Err("cannot make the module's detached context".to_string());
-    }
-    if !lock::keep::start(load, lock::kept_grants::apply) {
-        return Err("cannot subscribe to client connection events".to_string());
-    }
-    if !fence::subscribe_server_events(load)
-        || !lock::bulk_loss::start(load)
-        || !lock::lapse_watch::start(load, lock::kept_grants::drop_lapsed)
-    {
-        return Err("cannot subscribe to replication role changes".to_string());
+    // The shared parts start first: the families' hooks use what they set up.
+    for family in FAMILIES.iter().rev() {
+        (family.start)(load).map_err(|e| format!("{}: {e}", family.name))?;
     }
     let features = host::detect_server();
     host::set_module_options(load, features);
@@ -114,13 +113,13 @@ redis_module! {
     name: "warden",
     version: MODULE_VERSION,
     allocator: (Allocator, ALLOCATOR),
-    data_types: [LOCK_TYPE, LOCK_SET_TYPE, BLOOM_TYPE, LOADING_TYPE, CUCKOO_TYPE, LIMITER_TYPE, CACHE_TYPE],
+    data_types: [],
     init: init,
 }
 
 #[cfg(test)]
 mod tests {
-    use super::COMMANDS;
+    use super::FAMILIES;
 
     /// Every command's arity as it was declared by hand before grammars gave
     /// it (Redis enforces it, so it must not change).
@@ -177,7 +176,7 @@ mod tests {
     #[test]
     fn aliases_are_the_other_modules_names() {
         use crate::glue::commands::AliasSet;
-        let rows: Vec<_> = COMMANDS.iter().flat_map(|f| f.iter()).collect();
+        let rows: Vec<_> = FAMILIES.iter().flat_map(|f| f.commands.iter()).collect();
         let mut aliases = Vec::new();
         for row in &rows {
             let Some(alias) = &row.alias else { continue };
@@ -224,7 +223,7 @@ mod tests {
 
     #[test]
     fn every_grammar_gives_the_arity_the_command_always_had() {
-        let rows: Vec<_> = COMMANDS.iter().flat_map(|f| f.iter()).collect();
+        let rows: Vec<_> = FAMILIES.iter().flat_map(|f| f.commands.iter()).collect();
         assert_eq!(
             rows.len(),
             ARITIES.len(),

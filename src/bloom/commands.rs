@@ -21,6 +21,7 @@
 
 use std::ffi::{c_long, CStr};
 
+use crate::bloom::config;
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::dump::LoadingFilter;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, Layer};
@@ -33,7 +34,6 @@ use crate::bloom::wire::{float_text, LoadFilter};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_from_le;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::config::{self};
 use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, and never more than the

@@ -17,12 +17,12 @@ use redis_module::native_types::RedisType;
 
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::filter::{BloomFilter, FilterParts, Hashing, Layer};
+use crate::bloom::stats::{BF_BYTES, BF_FILTERS};
 use crate::bloom::wire::LoadFilter;
 use crate::common::le_words::{words_from_le, words_to_le};
 use crate::common::relocate::Mover;
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
-use crate::glue::stats::{BF_BYTES, BF_FILTERS};
 
 /// Current RDB encoding version of filter values (2 added the window, 3
 /// the hashing).

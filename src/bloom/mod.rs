@@ -4,10 +4,25 @@
 //! `bloom::core::filter` and `bloom::core::dump`.
 
 pub mod commands;
+pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod dump;
 pub mod loading_type;
 pub mod requests;
+pub mod stats;
 pub mod table;
 pub mod wire;
+
+use crate::glue::family::{starts_nothing, Family};
+
+/// The Bloom family's declaration.
+pub static FAMILY: Family = Family {
+    name: "bloom",
+    acl_category: Some(c"bloom"),
+    commands: table::COMMANDS,
+    types: &[&data_type::BLOOM_TYPE, &loading_type::LOADING_TYPE],
+    configs: &config::CONFIGS,
+    info: &stats::INFO,
+    start: starts_nothing,
+};

@@ -3,23 +3,17 @@
 //! carries, checked as they are read. `BF._LOADX` is read by its wire format
 //! (`wire::LoadFilter`); its grammar here is what `COMMAND DOCS` shows.
 
+use crate::bloom::config::{BF_ERROR_RATE, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::bloom::core::aging::{validate_window, WINDOW};
 use crate::bloom::core::dump::{LOAD_ITERATOR, SCAN_ITERATOR};
-use crate::bloom::core::filter::{validate_error_rate, BloomParams, CAPACITY, MAX_EXPANSION};
+use crate::bloom::core::filter::{BloomParams, CAPACITY, MAX_EXPANSION};
+use crate::bloom::core::sizing::parse_error_rate;
 use crate::common::error::WardenError;
 use crate::common::grammar::{
     arg, chosen, flag, items, key, one_of, option, optional, repeated, required,
     shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
-use crate::common::parse::{is_keyword, parse_f64, parse_i64};
-use crate::glue::config::{self, BF_EXPANSION, BF_INITIAL_CAPACITY};
-
-/// An error rate: a number in (0, 1).
-fn error_rate_arg(bytes: &[u8]) -> Result<f64, WardenError> {
-    let p = parse_f64(bytes).ok_or(WardenError::BadErrorRate)?;
-    validate_error_rate(p)?;
-    Ok(p)
-}
+use crate::common::parse::{is_keyword, parse_i64};
 
 /// A capacity in its range.
 fn capacity_arg(bytes: &[u8]) -> Result<u64, WardenError> {
@@ -67,7 +61,7 @@ impl CreateOptions {
             self.expansion.unwrap_or(BF_EXPANSION.get() as u32)
         };
         let params = BloomParams {
-            error_rate: self.error_rate.unwrap_or_else(config::bf_error_rate),
+            error_rate: self.error_rate.unwrap_or_else(|| BF_ERROR_RATE.get()),
             capacity: self.capacity.unwrap_or(BF_INITIAL_CAPACITY.get() as u64),
             expansion,
         };
@@ -80,7 +74,7 @@ impl CreateOptions {
     /// Takes one creation option's value.
     fn take(&mut self, arg: &'static Arg, word: &[u8]) -> Result<(), WardenError> {
         match arg.name {
-            "error_rate" => self.error_rate = Some(error_rate_arg(word)?),
+            "error_rate" => self.error_rate = Some(parse_error_rate(word)?),
             "capacity" => self.capacity = Some(capacity_arg(word)?),
             "expansion" => self.expansion = Some(expansion_arg(word)?),
             "NONSCALING" => self.nonscaling = true,

@@ -8,18 +8,18 @@ use std::ffi::c_int;
 use std::rc::Rc;
 use std::sync::atomic::AtomicI64;
 
+use crate::cache::config;
 use crate::cache::core::{new_lease, CacheEntry, Lease, Meta, Read};
 use crate::cache::requests::{Get, Info, Set, SetMeta, SetWhole, TTL_AT};
+use crate::cache::stats;
 use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
 use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::config;
 use crate::glue::effect;
 use crate::glue::fence::{follow_token, with_fence};
 use crate::glue::host::{self, Ctx, Key, RStr, Sink};
-use crate::glue::stats;
-use crate::glue::waiting::{self, Answer, Family, WaitRequest};
+use crate::glue::waiting::{self, Answer, WaitRequest, Waited};
 
 /// `CACHE.SET key value ttl_ms [STALE stale_ms] [VERSION v] [LEASE token]`
 pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
@@ -344,14 +344,14 @@ struct CacheWaiter {
     lease_ms: i64,
 }
 
-/// Cache refreshes as a `waiting::Family`: a SET hands the value to every
+/// Cache refreshes as a `waiting::Waited`: a SET hands the value to every
 /// waiter it satisfies; a lease that ends without one goes to the oldest.
 struct Cache;
 
 /// The cache family's entry in the waiting machinery.
 static CACHE: Cache = Cache;
 
-impl Family for Cache {
+impl Waited for Cache {
     fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
     }

@@ -4,8 +4,23 @@
 //! is `waiting`.
 
 pub mod commands;
+pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod requests;
+pub mod stats;
 pub mod table;
 pub mod wire;
+
+use crate::glue::family::{starts_nothing, Family};
+
+/// The cache family's declaration.
+pub static FAMILY: Family = Family {
+    name: "cache",
+    acl_category: Some(c"cache"),
+    commands: table::COMMANDS,
+    types: &[&data_type::CACHE_TYPE],
+    configs: &config::CONFIGS,
+    info: &stats::INFO,
+    start: starts_nothing,
+};

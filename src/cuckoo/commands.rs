@@ -21,6 +21,7 @@ use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_from_le;
 use crate::common::le_words::words_to_le;
+use crate::cuckoo::config::{self, CF_MAX_BYTES};
 use crate::cuckoo::core::dump::{self, encode_header, sizes};
 use crate::cuckoo::core::filter::{CuckooFilter, Inserted, ItemHash, KickRng, Touched};
 use crate::cuckoo::data_type::{self as cuckoo_type};
@@ -30,7 +31,6 @@ use crate::cuckoo::requests::{
 };
 use crate::cuckoo::wire::{decode_placed, emit_placed, encode_placed, LoadFilter};
 use crate::glue::args::{internal_only, Args};
-use crate::glue::config::{self, CF_MAX_BYTES};
 use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `cf-max-bytes` and the machine's memory;

@@ -22,10 +22,10 @@ use crate::common::le_words::{words_from_le, words_to_le};
 use crate::common::relocate::Mover;
 use crate::cuckoo::core::dump::{chunk_words, encode_header, loaded_chunks};
 use crate::cuckoo::core::filter::{CuckooFilter, CuckooParams, ItemHash, SubFilter};
+use crate::cuckoo::stats::{CF_BYTES, CF_FILTERS};
 use crate::cuckoo::wire::{emit_chunk, LoadFilter};
 use crate::glue::data_type::{methods, Digest, StoredValue};
 use crate::glue::host::{Io, RStr, Sink};
-use crate::glue::stats::{CF_BYTES, CF_FILTERS};
 
 /// Current RDB encoding version of cuckoo filters.
 pub const CUCKOO_ENCODING_VERSION: i32 = 2;

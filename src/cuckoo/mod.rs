@@ -3,8 +3,23 @@
 //! filter itself is `cuckoo::core::filter`.
 
 pub mod commands;
+pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod requests;
+pub mod stats;
 pub mod table;
 pub mod wire;
+
+use crate::glue::family::{starts_nothing, Family};
+
+/// The cuckoo family's declaration.
+pub static FAMILY: Family = Family {
+    name: "cuckoo",
+    acl_category: Some(c"cuckoo"),
+    commands: table::COMMANDS,
+    types: &[&data_type::CUCKOO_TYPE],
+    configs: &config::CONFIGS,
+    info: &stats::INFO,
+    start: starts_nothing,
+};

@@ -11,8 +11,8 @@ use crate::common::grammar::{
     shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
 use crate::common::parse::parse_i64;
+use crate::cuckoo::config::{CF_BUCKET_SIZE, CF_EXPANSION, CF_INITIAL_CAPACITY, CF_MAX_ITERATIONS};
 use crate::cuckoo::core::filter::{CuckooParams, MAX_CAPACITY};
-use crate::glue::config::{CF_BUCKET_SIZE, CF_EXPANSION, CF_INITIAL_CAPACITY, CF_MAX_ITERATIONS};
 
 /// An integer in `range`, else `err`.
 fn int_in(

@@ -1,17 +1,17 @@
 //! Module configurations: given as `loadmodule` arguments (`name value`
 //! pairs), as `warden.<name> value` lines in redis.conf, or at run time with
 //! `CONFIG SET warden.<name>`. Values are checked before they are applied.
+//! Each family declares its own (`Family::configs`); this file holds the
+//! kinds of configuration, the ones the families share, and registration.
 
-use std::cell::Cell;
 use std::ffi::{c_char, c_int, c_longlong, c_void, CString};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering};
 
 use redis_module::raw;
 use redis_module::RedisString;
 
-use crate::bloom::core::filter::{validate_error_rate, MAX_EXPANSION};
 use crate::common::error::WardenError;
-use crate::common::parse::{parse_f64, parse_i64, parse_memory};
+use crate::common::parse::{parse_i64, parse_memory};
 use crate::glue::commands::{AliasSet, AliasSets};
 use crate::glue::host::{api, Ctx, OwnedString, RStr};
 
@@ -31,7 +31,15 @@ pub struct IntConfig {
 }
 
 impl IntConfig {
-    const fn new(name: &'static str, default: i64, min: i64, max: i64, memory: bool) -> IntConfig {
+    /// A configuration `name` with `default`, taking `min` to `max` (with
+    /// `memory`, in the units Redis's memory settings take).
+    pub const fn new(
+        name: &'static str,
+        default: i64,
+        min: i64,
+        max: i64,
+        memory: bool,
+    ) -> IntConfig {
         IntConfig {
             name,
             default,
@@ -72,126 +80,71 @@ impl IntConfig {
     }
 }
 
-/// Most clients blocked in `DLOCK.ACQUIRE … WAIT` on one key.
-pub static DLOCK_MAX_WAITERS: IntConfig =
-    IntConfig::new("dlock-max-waiters", 10_000, 1, 10_000_000, false);
-/// Capacity of a filter created by ADDX / MADDX / INSERTX without one.
-pub static BF_INITIAL_CAPACITY: IntConfig =
-    IntConfig::new("bf-initial-capacity", 100, 1, 1 << 30, false);
-/// Expansion of a filter created without one.
-pub static BF_EXPANSION: IntConfig =
-    IntConfig::new("bf-expansion", 2, 1, MAX_EXPANSION as i64, false);
-/// Largest filter, in bytes; bigger reserves or growths are refused.
-pub static BF_MAX_BYTES: IntConfig = IntConfig::new("bf-max-bytes", 128 << 20, 1024, 1 << 40, true);
-/// Capacity of a cuckoo filter created by ADDX / INSERTX without one.
-pub static CF_INITIAL_CAPACITY: IntConfig =
-    IntConfig::new("cf-initial-capacity", 1024, 4, 1 << 30, false);
-/// Slots per bucket of a cuckoo filter created without `BUCKETSIZE`.
-pub static CF_BUCKET_SIZE: IntConfig = IntConfig::new("cf-bucket-size", 2, 1, 255, false);
-/// Kicks per insert of a cuckoo filter created without `MAXITERATIONS`.
-pub static CF_MAX_ITERATIONS: IntConfig =
-    IntConfig::new("cf-max-iterations", 500, 1, 65_535, false);
-/// Expansion of a cuckoo filter created without `EXPANSION`.
-pub static CF_EXPANSION: IntConfig = IntConfig::new("cf-expansion", 1, 0, 32_768, false);
-/// Largest cuckoo filter, in bytes; bigger reserves or growths are refused.
-pub static CF_MAX_BYTES: IntConfig = IntConfig::new("cf-max-bytes", 128 << 20, 1024, 1 << 40, true);
-/// Most clients blocked in `CACHE.GET … WAIT` on one key.
-pub static CACHE_MAX_WAITERS: IntConfig =
-    IntConfig::new("cache-max-waiters", 10_000, 1, 10_000_000, false);
-/// Largest value `CACHE.SET` stores, in bytes (Redis strings stop at 512 MB).
-pub static CACHE_MAX_VALUE_BYTES: IntConfig =
-    IntConfig::new("cache-max-value-bytes", 64 << 20, 1, 512 << 20, true);
 /// 1: lock and limiter writes replicate their effect in the client's own
 /// call (`effect`); 0: always as internal commands, for replicas that still
 /// run a warden without the in-place form.
 pub static FAST_REPLICATION: IntConfig = IntConfig::new("fast-replication", 1, 0, 1, false);
 
-/// Renewals per second the kept locks (`KEEP`) of this server may need
-/// together (a lock with a lease of t ms needs 3000 / t); past it new kept
-/// leases are refused rather than existing ones left to lapse.
-pub static DLOCK_KEEP_MAX_RENEWALS: IntConfig =
-    IntConfig::new("dlock-keep-max-renewals", 50_000, 1, 100_000_000, false);
+/// The configurations the families share.
+pub static SHARED: [Config; 1] = [Config::Int(&FAST_REPLICATION)];
 
-/// Replicas a master must see (online, within `dlock-min-replicas-max-lag`)
-/// to grant a lock, extend one or run DLOCK.GUARD; 0: no such rule.
-pub static DLOCK_MIN_REPLICAS: IntConfig = IntConfig::new("dlock-min-replicas", 0, 0, 1000, false);
-/// Largest replication lag, in seconds, of a replica `dlock-min-replicas` counts.
-pub static DLOCK_MIN_REPLICAS_MAX_LAG: IntConfig =
-    IntConfig::new("dlock-min-replicas-max-lag", 10, 0, 86_400, false);
-
-const INT_CONFIGS: [&IntConfig; 15] = [
-    &DLOCK_MAX_WAITERS,
-    &DLOCK_KEEP_MAX_RENEWALS,
-    &DLOCK_MIN_REPLICAS,
-    &DLOCK_MIN_REPLICAS_MAX_LAG,
-    &CACHE_MAX_WAITERS,
-    &CACHE_MAX_VALUE_BYTES,
-    &BF_INITIAL_CAPACITY,
-    &BF_EXPANSION,
-    &BF_MAX_BYTES,
-    &CF_INITIAL_CAPACITY,
-    &CF_BUCKET_SIZE,
-    &CF_MAX_ITERATIONS,
-    &CF_EXPANSION,
-    &CF_MAX_BYTES,
-    &FAST_REPLICATION,
-];
-
-/// Name of the default error-rate configuration.
-pub const BF_ERROR_RATE_NAME: &str = "bf-error-rate";
-/// Default error rate of filters created without one.
-pub const BF_ERROR_RATE_DEFAULT: f64 = 0.01;
-static BF_ERROR_RATE: AtomicU64 = AtomicU64::new(0x3F84_7AE1_47AE_147B); // 0.01
-
-thread_local! {
-    /// The error-rate text `CONFIG GET` shows (main thread only).
-    static BF_ERROR_RATE_TEXT: Cell<*mut raw::RedisModuleString> = const { Cell::new(std::ptr::null_mut()) };
+/// A decimal configuration, read by its family's rule.
+pub struct DecimalConfig {
+    /// Name without the `warden.` prefix.
+    pub name: &'static str,
+    /// Value when nothing sets it.
+    pub default: f64,
+    /// The family's reading of a value (its error names what is wrong).
+    pub parse: fn(&[u8]) -> Result<f64, WardenError>,
+    /// The value's bits.
+    bits: AtomicU64,
+    /// The text `CONFIG GET` shows (set on the main thread).
+    text: AtomicPtr<raw::RedisModuleString>,
 }
 
-/// Current `dlock-max-waiters`.
-pub fn dlock_max_waiters() -> usize {
-    DLOCK_MAX_WAITERS.get().max(1) as usize
+impl DecimalConfig {
+    /// A configuration `name` with `default`, values read by `parse`.
+    pub const fn new(
+        name: &'static str,
+        default: f64,
+        parse: fn(&[u8]) -> Result<f64, WardenError>,
+    ) -> DecimalConfig {
+        DecimalConfig {
+            name,
+            default,
+            parse,
+            bits: AtomicU64::new(default.to_bits()),
+            text: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// Current value.
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.bits.load(Ordering::Relaxed))
+    }
 }
 
-/// Current `dlock-keep-max-renewals`.
-pub fn dlock_keep_max_renewals() -> u64 {
-    DLOCK_KEEP_MAX_RENEWALS.get().max(1) as u64
+/// A configuration of one of the kinds above.
+#[derive(Clone, Copy)]
+pub enum Config {
+    /// An integer (or a byte count).
+    Int(&'static IntConfig),
+    /// A decimal.
+    Decimal(&'static DecimalConfig),
 }
 
-/// Current `cache-max-waiters`.
-pub fn cache_max_waiters() -> usize {
-    CACHE_MAX_WAITERS.get().max(1) as usize
-}
-
-/// Current `cache-max-value-bytes`.
-pub fn cache_max_value_bytes() -> usize {
-    CACHE_MAX_VALUE_BYTES.get().max(1) as usize
+impl Config {
+    fn name(self) -> &'static str {
+        match self {
+            Config::Int(c) => c.name,
+            Config::Decimal(c) => c.name,
+        }
+    }
 }
 
 /// Whether effects may be replicated in the client's own call.
 pub fn fast_replication() -> bool {
     FAST_REPLICATION.get() != 0
-}
-
-/// Current default error rate.
-pub fn bf_error_rate() -> f64 {
-    f64::from_bits(BF_ERROR_RATE.load(Ordering::Relaxed))
-}
-
-/// Current byte cap per cuckoo filter.
-pub fn cf_max_bytes() -> u64 {
-    CF_MAX_BYTES.get().max(0) as u64
-}
-
-/// Current byte cap per filter.
-pub fn bf_max_bytes() -> u64 {
-    BF_MAX_BYTES.get().max(0) as u64
-}
-
-fn parse_error_rate(text: &[u8]) -> Result<f64, WardenError> {
-    let p = parse_f64(text).ok_or(WardenError::BadErrorRate)?;
-    validate_error_rate(p)?;
-    Ok(p)
 }
 
 unsafe extern "C" fn get_int(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
@@ -213,27 +166,32 @@ unsafe extern "C" fn set_int(
     raw::REDISMODULE_OK as c_int
 }
 
-unsafe extern "C" fn get_error_rate(
+unsafe extern "C" fn get_decimal(
     _name: *const c_char,
-    _privdata: *mut c_void,
+    privdata: *mut c_void,
 ) -> *mut raw::RedisModuleString {
-    BF_ERROR_RATE_TEXT.with(Cell::get)
+    // SAFETY: `privdata` is the `&'static DecimalConfig` given when the config was registered.
+    unsafe { &*privdata.cast::<DecimalConfig>() }
+        .text
+        .load(Ordering::Relaxed)
 }
 
-unsafe extern "C" fn set_error_rate(
+unsafe extern "C" fn set_decimal(
     _name: *const c_char,
     value: *mut raw::RedisModuleString,
-    _privdata: *mut c_void,
+    privdata: *mut c_void,
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
+    // SAFETY: as above.
+    let config = unsafe { &*privdata.cast::<DecimalConfig>() };
     // SAFETY: Redis passes the new value, alive and unchanged during this callback.
     let text = unsafe { RStr::from_raw(value) };
-    match parse_error_rate(text.bytes()) {
+    match (config.parse)(text.bytes()) {
         Ok(p) => {
-            BF_ERROR_RATE.store(p.to_bits(), Ordering::Relaxed);
+            config.bits.store(p.to_bits(), Ordering::Relaxed);
             // SAFETY: `value` is the live new value; retaining it keeps it past the callback.
             unsafe { api!(RedisModule_RetainString)(std::ptr::null_mut(), value) };
-            let old = BF_ERROR_RATE_TEXT.with(|c| c.replace(value));
+            let old = config.text.swap(value, Ordering::Relaxed);
             if !old.is_null() {
                 // SAFETY: `old` was retained by the previous set and is released once.
                 unsafe { api!(RedisModule_FreeString)(std::ptr::null_mut(), old) };
@@ -273,19 +231,32 @@ fn parse_aliases(value: &[u8]) -> Result<AliasSets, WardenError> {
         })
 }
 
-/// What `loadmodule` arguments set: the configurations' defaults, in
-/// `INT_CONFIGS` order, the error rate's text, and the alias sets.
-type ModuleArgs = ([i64; INT_CONFIGS.len()], Vec<u8>, AliasSets);
+/// A configuration's default as the module arguments set it.
+enum Default {
+    Int(i64),
+    /// The text, as given (what `CONFIG GET` shows).
+    Decimal(Vec<u8>),
+}
 
-/// Reads `loadmodule` arguments: each a known name and a valid value.
-fn module_arg_defaults(args: &[RedisString]) -> Result<ModuleArgs, WardenError> {
+/// Reads `loadmodule` arguments: each a known name of `configs` (or
+/// `aliases`) and a valid value. Returns each configuration's default, in
+/// order, and the alias sets.
+fn module_arg_defaults(
+    args: &[RedisString],
+    configs: &[Config],
+) -> Result<(Vec<Default>, AliasSets), WardenError> {
     if !args.len().is_multiple_of(2) {
         return Err(WardenError::BadModuleArgument(
             "module arguments must be name value pairs".to_string(),
         ));
     }
-    let mut ints = INT_CONFIGS.map(|c| c.default);
-    let mut rate = format!("{BF_ERROR_RATE_DEFAULT}").into_bytes();
+    let mut defaults: Vec<Default> = configs
+        .iter()
+        .map(|c| match c {
+            Config::Int(c) => Default::Int(c.default),
+            Config::Decimal(c) => Default::Decimal(format!("{}", c.default).into_bytes()),
+        })
+        .collect();
     let mut aliases = AliasSets::default();
     for pair in args.chunks(2) {
         let (name, value) = (pair[0].as_slice(), pair[1].as_slice());
@@ -293,77 +264,87 @@ fn module_arg_defaults(args: &[RedisString]) -> Result<ModuleArgs, WardenError> 
             aliases = parse_aliases(value)?;
             continue;
         }
-        if name == BF_ERROR_RATE_NAME.as_bytes() {
-            parse_error_rate(value).map_err(|e| {
-                let msg = e.to_string();
-                WardenError::BadModuleArgument(format!(
-                    "module argument '{BF_ERROR_RATE_NAME}': {}",
-                    msg.strip_prefix("ERR ").unwrap_or(&msg)
-                ))
-            })?;
-            rate = value.to_vec();
-            continue;
-        }
-        let Some(i) = INT_CONFIGS.iter().position(|c| c.name.as_bytes() == name) else {
+        let Some(i) = configs.iter().position(|c| c.name().as_bytes() == name) else {
             return Err(WardenError::BadModuleArgument(format!(
                 "unknown module argument '{}'",
                 String::from_utf8_lossy(name)
             )));
         };
-        ints[i] = INT_CONFIGS[i].parse(value)?;
+        defaults[i] = match configs[i] {
+            Config::Int(c) => Default::Int(c.parse(value)?),
+            Config::Decimal(c) => {
+                (c.parse)(value).map_err(|e| {
+                    let msg = e.to_string();
+                    WardenError::BadModuleArgument(format!(
+                        "module argument '{}': {}",
+                        c.name,
+                        msg.strip_prefix("ERR ").unwrap_or(&msg)
+                    ))
+                })?;
+                Default::Decimal(value.to_vec())
+            }
+        };
     }
-    Ok((ints, rate, aliases))
+    Ok((defaults, aliases))
 }
 
-/// Registers every configuration (module arguments become the defaults, a
+/// Registers `configs` (module arguments become the defaults, a
 /// `warden.<name>` line in redis.conf overrides them) and loads them.
 /// Returns the alias sets the module arguments chose.
-pub fn register(ctx: Ctx, args: &[RedisString]) -> Result<AliasSets, WardenError> {
-    let (defaults, rate, aliases) = module_arg_defaults(args)?;
+pub fn register(
+    ctx: Ctx,
+    args: &[RedisString],
+    configs: &[Config],
+) -> Result<AliasSets, WardenError> {
+    let (defaults, aliases) = module_arg_defaults(args, configs)?;
     let failed = |name: &str| WardenError::BadModuleArgument(format!("cannot register {name}"));
-    for (config, default) in INT_CONFIGS.iter().zip(defaults) {
-        let name = CString::new(config.name).map_err(|_| failed(config.name))?;
-        let flags = if config.memory {
-            raw::REDISMODULE_CONFIG_MEMORY
-        } else {
-            0
-        };
-        // SAFETY: called from OnLoad with the load context; the name is a C string and the callbacks match the config's kind.
+    for (config, default) in configs.iter().zip(defaults) {
+        let name = CString::new(config.name()).map_err(|_| failed(config.name()))?;
+        // SAFETY: called from OnLoad with the load context; the name is a C
+        // string, the callbacks match the config's kind and its private data
+        // is the `'static` configuration they read.
         let status = unsafe {
-            api!(RedisModule_RegisterNumericConfig)(
-                ctx.as_ptr(),
-                name.as_ptr(),
-                default,
-                flags,
-                config.min,
-                config.max,
-                Some(get_int),
-                Some(set_int),
-                None,
-                (*config as *const IntConfig).cast_mut().cast::<c_void>(),
-            )
+            match (config, default) {
+                (Config::Int(c), Default::Int(default)) => {
+                    let flags = if c.memory {
+                        raw::REDISMODULE_CONFIG_MEMORY
+                    } else {
+                        0
+                    };
+                    api!(RedisModule_RegisterNumericConfig)(
+                        ctx.as_ptr(),
+                        name.as_ptr(),
+                        default,
+                        flags,
+                        c.min,
+                        c.max,
+                        Some(get_int),
+                        Some(set_int),
+                        None,
+                        (*c as *const IntConfig).cast_mut().cast::<c_void>(),
+                    )
+                }
+                (Config::Decimal(c), Default::Decimal(text)) => {
+                    let Ok(text) = CString::new(text) else {
+                        return Err(failed(c.name));
+                    };
+                    api!(RedisModule_RegisterStringConfig)(
+                        ctx.as_ptr(),
+                        name.as_ptr(),
+                        text.as_ptr(),
+                        0,
+                        Some(get_decimal),
+                        Some(set_decimal),
+                        None,
+                        (*c as *const DecimalConfig).cast_mut().cast::<c_void>(),
+                    )
+                }
+                _ => raw::REDISMODULE_ERR as c_int,
+            }
         };
         if status != raw::REDISMODULE_OK as c_int {
-            return Err(failed(config.name));
+            return Err(failed(config.name()));
         }
-    }
-    let name = CString::new(BF_ERROR_RATE_NAME).map_err(|_| failed(BF_ERROR_RATE_NAME))?;
-    let rate = CString::new(rate).map_err(|_| WardenError::BadErrorRate)?;
-    // SAFETY: as above.
-    let status = unsafe {
-        api!(RedisModule_RegisterStringConfig)(
-            ctx.as_ptr(),
-            name.as_ptr(),
-            rate.as_ptr(),
-            0,
-            Some(get_error_rate),
-            Some(set_error_rate),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
-    if status != raw::REDISMODULE_OK as c_int {
-        return Err(failed(BF_ERROR_RATE_NAME));
     }
     // SAFETY: called from OnLoad with the load context.
     if unsafe { api!(RedisModule_LoadConfigs)(ctx.as_ptr()) } != raw::REDISMODULE_OK as c_int {

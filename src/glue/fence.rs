@@ -69,10 +69,25 @@ pub fn take_loaded_token(token: i64) -> bool {
     admitted
 }
 
-/// The token space left now (INFO's `fence_*` fields).
-pub fn headroom() -> (i64, Headroom) {
+/// INFO's `fence_floor`: the largest token issued or seen.
+pub fn floor() -> i64 {
+    with_fence(|fence| fence.last())
+}
+
+/// INFO's `fence_tokens_left`.
+pub fn tokens_left() -> i64 {
+    headroom().tokens
+}
+
+/// INFO's `fence_promotions_left`.
+pub fn promotions_left() -> i64 {
+    headroom().promotions
+}
+
+/// The token space left now.
+fn headroom() -> Headroom {
     let now = host::now_ms();
-    with_fence(|fence| (fence.last(), fence.headroom(now)))
+    with_fence(|fence| fence.headroom(now))
 }
 
 /// Role-change hook: on becoming master, starts a failover epoch and

@@ -17,13 +17,13 @@ use redis_module::raw;
 use redis_module::Context;
 
 use crate::glue::host::{self, shield, Ctx, Either, Key, OwnedString};
-use crate::glue::stats::LOCK_KEYS;
 use crate::glue::waiting;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::set::LockSet;
 use crate::lock::keep;
 use crate::lock::lapse_watch;
 use crate::lock::lost;
+use crate::lock::stats::LOCK_KEYS;
 
 /// A lock key a flush took, with the grants it held then.
 struct Taken {

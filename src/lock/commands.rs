@@ -10,12 +10,11 @@ use std::sync::atomic::AtomicI64;
 
 use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::config;
 use crate::glue::effect;
 use crate::glue::fence::{follow_token, with_fence};
 use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
-use crate::glue::stats;
-use crate::glue::waiting::{self, Answer, Family, WaitRequest};
+use crate::glue::waiting::{self, Answer, WaitRequest, Waited};
+use crate::lock::config;
 use crate::lock::core::handover::{self, holds_as, Head, Verdict};
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
@@ -27,6 +26,7 @@ use crate::lock::lost;
 use crate::lock::replicas;
 use crate::lock::requests as req;
 use crate::lock::set_wire::SetLocks;
+use crate::lock::stats;
 use crate::lock::wire::SetLock;
 
 /// Stores a new hold count in the plain lock of `key`: in its block, or in
@@ -700,13 +700,13 @@ struct LockWaiter {
     keeper: Option<u64>,
 }
 
-/// Locks as a `waiting::Family`: a free lock goes to the oldest waiter.
+/// Locks as a `waiting::Waited`: a free lock goes to the oldest waiter.
 struct Locks;
 
 /// The lock family's entry in the waiting machinery.
 static LOCKS: Locks = Locks;
 
-impl Family for Locks {
+impl Waited for Locks {
     fn serve(&self, ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         serve_waiters(ctx, key, name, db, now);
     }

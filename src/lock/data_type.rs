@@ -24,11 +24,11 @@ use crate::common::compact_bytes::CompactBytes;
 use crate::glue::data_type::{methods, with_aux, with_unlink, Digest, Stored};
 use crate::glue::fence::{self, take_loaded_token};
 use crate::glue::host::{Io, ModuleValue, RStr, Sink};
-use crate::glue::stats::LOCK_KEYS;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{LockState, NO_DEADLINE};
 use crate::lock::core::record;
 use crate::lock::keep;
+use crate::lock::stats::LOCK_KEYS;
 use crate::lock::wire::SetLock;
 
 /// Current RDB encoding version of lock values.

@@ -27,14 +27,14 @@ use std::sync::atomic::Ordering;
 use redis_module::raw;
 
 use crate::common::error::WardenError;
-use crate::glue::config;
 use crate::glue::host::{self, shield, Ctx, TcpLiveness};
-use crate::glue::stats;
 use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
+use crate::lock::config;
 use crate::lock::core::keep::{
     liveness, renewal_load, Applied, Due, Keeper, Kept, MIN_KEPT_TTL_MS,
 };
 use crate::lock::lost;
+use crate::lock::stats;
 
 /// Most leases renewed in memory per run of the timer during a pause.
 const HOLD_BATCH: usize = 1000;

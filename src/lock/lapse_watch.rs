@@ -18,11 +18,11 @@ use std::sync::atomic::Ordering;
 use redis_module::raw;
 
 use crate::glue::host::{self, shield, Ctx};
-use crate::glue::stats;
 use crate::glue::waiting::{self, EarliestTimer};
 use crate::lock::core::lapse::LapseWatch;
 use crate::lock::core::packed::PackedLock;
 use crate::lock::core::set::LockSet;
+use crate::lock::stats;
 
 /// What the module does with a watched key that is due
 /// (`lock::kept_grants::drop_lapsed`).

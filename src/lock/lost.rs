@@ -14,8 +14,8 @@ use std::ffi::c_int;
 use redis_module::Context;
 
 use crate::glue::host::{self, shield, Ctx, OwnedString, RStr};
-use crate::glue::stats;
 use crate::glue::waiting;
+use crate::lock::stats;
 
 thread_local! {
     /// Keys to announce.

@@ -5,6 +5,7 @@
 
 pub mod bulk_loss;
 pub mod commands;
+pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod guard;
@@ -17,5 +18,32 @@ pub mod replicas;
 pub mod requests;
 pub mod set_type;
 pub mod set_wire;
+pub mod stats;
 pub mod table;
 pub mod wire;
+
+use crate::glue::family::Family;
+use crate::glue::host::Ctx;
+
+/// The lock family's declaration.
+pub static FAMILY: Family = Family {
+    name: "lock",
+    acl_category: Some(c"dlock"),
+    commands: table::COMMANDS,
+    types: &[&data_type::LOCK_TYPE, &set_type::LOCK_SET_TYPE],
+    configs: &config::CONFIGS,
+    info: &stats::INFO,
+    start,
+};
+
+/// Kept grants follow their connections, flushes and role changes tell
+/// holders they lost their grants, and sets are watched for early lapses.
+fn start(ctx: Ctx) -> Result<(), String> {
+    if !keep::start(ctx, kept_grants::apply) {
+        return Err("cannot subscribe to client connection events".to_string());
+    }
+    if !bulk_loss::start(ctx) || !lapse_watch::start(ctx, kept_grants::drop_lapsed) {
+        return Err("cannot subscribe to flushes and replication role changes".to_string());
+    }
+    Ok(())
+}

@@ -7,8 +7,8 @@
 use std::cell::Cell;
 
 use crate::common::error::WardenError;
-use crate::glue::config::{DLOCK_MIN_REPLICAS, DLOCK_MIN_REPLICAS_MAX_LAG};
 use crate::glue::host::{self, Ctx};
+use crate::lock::config::{DLOCK_MIN_REPLICAS, DLOCK_MIN_REPLICAS_MAX_LAG};
 
 /// How long a count of good replicas is reused (Redis itself recounts its
 /// `min-replicas-to-write` replicas once a second).

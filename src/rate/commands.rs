@@ -14,12 +14,12 @@ use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
 use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
-use crate::glue::stats;
 use crate::rate::core::bucket::{self};
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
 use crate::rate::core::window::{self, WindowState};
 use crate::rate::limiter::{Decoded, Limiter, LimiterKind, LimiterRef, Scratch};
 use crate::rate::requests::{Gcra, Leaky, SetState, Token, Window, FIRST_PARAMETER_AT};
+use crate::rate::stats;
 use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT};
 
 /// The limiter in a key: `Ok(None)` when the key is empty.

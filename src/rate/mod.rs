@@ -6,5 +6,19 @@ pub mod core;
 pub mod data_type;
 pub mod limiter;
 pub mod requests;
+pub mod stats;
 pub mod table;
 pub mod wire;
+
+use crate::glue::family::{starts_nothing, Family};
+
+/// The rate-limiter family's declaration.
+pub static FAMILY: Family = Family {
+    name: "rate",
+    acl_category: Some(c"ratelimit"),
+    commands: table::COMMANDS,
+    types: &[&data_type::LIMITER_TYPE],
+    configs: &[],
+    info: &stats::INFO,
+    start: starts_nothing,
+};

@@ -6,6 +6,7 @@ use std::f64::consts::LN_2;
 use crate::bloom::core::hashing::Hashing;
 use crate::bloom::core::redisbloom;
 use crate::common::error::WardenError;
+use crate::common::parse::parse_f64;
 
 /// Most hash functions per layer: enough for the optimal count of any error
 /// rate a double holds (−log2 p is at most 1074), as RedisBloom sizes them.
@@ -18,6 +19,13 @@ pub fn validate_error_rate(p: f64) -> Result<(), WardenError> {
     } else {
         Err(WardenError::BadErrorRate)
     }
+}
+
+/// Reads an error rate (an argument, a configuration): a number in (0, 1).
+pub fn parse_error_rate(bytes: &[u8]) -> Result<f64, WardenError> {
+    let p = parse_f64(bytes).ok_or(WardenError::BadErrorRate)?;
+    validate_error_rate(p)?;
+    Ok(p)
 }
 
 /// Bits and hash count of one layer.

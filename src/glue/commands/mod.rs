@@ -5,7 +5,7 @@ pub mod docs;
 
 use docs::Doc;
 
-use std::ffi::{c_int, CString};
+use std::ffi::{c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw;
@@ -205,16 +205,21 @@ impl Command {
     }
 }
 
-/// The rows of every command, family by family (each family's `table`).
-pub type Families = [&'static [Command]];
+/// A family's commands and its ACL category (`None`: none of its own).
+pub type Group = (&'static [Command], Option<&'static CStr>);
 
-/// Every row of `families`.
-fn rows(families: &'static Families) -> impl Iterator<Item = &'static Command> {
-    families.iter().flat_map(|family| family.iter())
+/// Every row of `groups`, with its group's ACL category.
+fn rows(groups: &[Group]) -> impl Iterator<Item = (Option<&'static CStr>, &'static Command)> + '_ {
+    groups
+        .iter()
+        .flat_map(|(commands, category)| commands.iter().map(move |c| (*category, c)))
 }
 
 /// A row's registered names: its own, and its alias when its set is chosen.
-fn names(spec: &'static Command, aliases: AliasSets) -> impl Iterator<Item = Named> {
+fn names(
+    (category, spec): (Option<&'static CStr>, &'static Command),
+    aliases: AliasSets,
+) -> impl Iterator<Item = Named> {
     let alias = spec
         .alias
         .as_ref()
@@ -223,12 +228,14 @@ fn names(spec: &'static Command, aliases: AliasSets) -> impl Iterator<Item = Nam
             name: a.name,
             func: spec.func.alias,
             set: Some(a.set),
+            category,
             spec,
         });
     std::iter::once(Named {
         name: spec.name,
         func: spec.func.own,
         set: None,
+        category,
         spec,
     })
     .chain(alias)
@@ -240,13 +247,16 @@ struct Named {
     func: CommandFn,
     /// The alias set, for an alias.
     set: Option<AliasSet>,
+    /// Its family's ACL category.
+    category: Option<&'static CStr>,
     spec: &'static Command,
 }
 
-/// Registers the command table with Redis, with the aliases of the chosen
-/// sets. A name another module already has is refused, naming it.
-pub fn register(ctx: Ctx, families: &'static Families, aliases: AliasSets) -> Result<(), String> {
-    let all = || rows(families).flat_map(move |spec| names(spec, aliases));
+/// Registers the commands of `groups` with Redis, with the aliases of the
+/// chosen sets, and their ACL categories. A name another module already has
+/// is refused, naming it.
+pub fn register(ctx: Ctx, groups: &[Group], aliases: AliasSets) -> Result<(), String> {
+    let all = || rows(groups).flat_map(move |row| names(row, aliases));
     for named in all() {
         let name = CString::new(named.name).map_err(|e| e.to_string())?;
         let flags = CString::new(named.spec.flags).map_err(|e| e.to_string())?;
@@ -276,7 +286,7 @@ pub fn register(ctx: Ctx, families: &'static Families, aliases: AliasSets) -> Re
             });
         }
     }
-    add_acl_categories(ctx, all().map(|n| (n.name, n.spec)));
+    add_acl_categories(ctx, groups, all());
     let docs = all().map(|n| {
         let c = n.spec;
         (n.name, c.writes(), c.flags.contains("getkeys-api"), &c.doc)
@@ -284,24 +294,12 @@ pub fn register(ctx: Ctx, families: &'static Families, aliases: AliasSets) -> Re
     docs::register(ctx, docs)
 }
 
-/// The ACL category of a command's family (`dlock`, `bloom`, `cuckoo`,
-/// `ratelimit`, `cache`).
-fn family_category(name: &str) -> &'static str {
-    match name.split('.').next() {
-        Some("dlock") => "dlock",
-        Some("bf") => "bloom",
-        Some("cf") => "cuckoo",
-        Some("cache") => "cache",
-        _ => "ratelimit",
-    }
-}
-
 /// Sets each command's ACL categories where the server lets a module:
 /// `read`/`write`/`fast`/`blocking` as its flags say (Redis 7.2+, Valkey 8+),
-/// and one category per family where a module may add categories (Redis
-/// 7.4+, Valkey 8+). Redis 7.0 has neither function; the README's ACL recipe
+/// and its family's category where a module may add categories (Redis 7.4+,
+/// Valkey 8+). Redis 7.0 has neither function; the README's ACL recipe
 /// covers it there. Best effort: a refusal is logged, the module still loads.
-fn add_acl_categories(ctx: Ctx, commands: impl Iterator<Item = (&'static str, &'static Command)>) {
+fn add_acl_categories(ctx: Ctx, groups: &[Group], commands: impl Iterator<Item = Named>) {
     // SAFETY: reading function pointers the server filled in at load.
     let (add, Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {
         raw::RedisModule_SetCommandACLCategories
@@ -309,23 +307,24 @@ fn add_acl_categories(ctx: Ctx, commands: impl Iterator<Item = (&'static str, &'
         return;
     };
     let family_categories = add.is_some();
-    for (family, name) in [
-        ("dlock", c"dlock"),
-        ("bloom", c"bloom"),
-        ("cuckoo", c"cuckoo"),
-        ("ratelimit", c"ratelimit"),
-        ("cache", c"cache"),
-    ] {
+    for category in groups.iter().filter_map(|(_, category)| *category) {
         let Some(add) = add else { break };
         // SAFETY: called from OnLoad with the load context, as required.
-        if unsafe { add(ctx.as_ptr(), name.as_ptr()) } != raw::REDISMODULE_OK as c_int {
-            host::log_warning(ctx, &format!("warden: cannot add ACL category {family}"));
+        if unsafe { add(ctx.as_ptr(), category.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            let category = category.to_string_lossy();
+            host::log_warning(ctx, &format!("warden: cannot add ACL category {category}"));
         }
     }
-    for (name, spec) in commands {
+    for Named {
+        name,
+        category,
+        spec,
+        ..
+    } in commands
+    {
         let mut categories = Vec::new();
-        if family_categories {
-            categories.push(family_category(spec.name));
+        if let Some(category) = category.filter(|_| family_categories) {
+            categories.push(category.to_str().unwrap_or_default());
         }
         for (flag, category) in [
             ("write", "write"),

@@ -4,7 +4,7 @@
 //! deadline the family names, or when writes are allowed again.
 //!
 //! The machinery knows nothing of what is awaited. A family (locks today; a
-//! cache refresh or a semaphore would do the same) implements `Family`:
+//! cache refresh or a semaphore would do the same) implements `Waited`:
 //! `serve` is called with the key open for writing whenever the queue may
 //! move, and takes waiters with `pop_front`, answering each with `answer`.
 //! What a waiter asked for is the family's own payload type.
@@ -28,7 +28,7 @@ use crate::common::wait_queue::WaitQueue;
 use crate::glue::host::{self, api, shield, Ctx, Key, OwnedString, RStr};
 
 /// A kind of thing clients wait for.
-pub trait Family: Sync {
+pub trait Waited: Sync {
     /// Moves the queue of `name` in database `db` if it can: the key is open
     /// for writing and the server accepts writes. Take waiters with
     /// `pop_front`, answer them, and `look_at` the key again when needed.
@@ -85,7 +85,7 @@ struct Waiter {
     /// Unique for the module's lifetime (blocked-client handles are reused).
     serial: u64,
     /// Who serves it (its gauge counts it).
-    family: &'static dyn Family,
+    family: &'static dyn Waited,
     payload: Box<dyn Any>,
 }
 
@@ -343,7 +343,7 @@ pub fn take_where<P: 'static>(
 /// When it was the oldest waiter and others wait behind it, the key is
 /// looked at again: what it waited for may have held back the next ones (a
 /// writer ahead of readers a shared lock could take now).
-fn remove_client(ctx: Ctx, client: usize) -> Option<(&'static dyn Family, Client)> {
+fn remove_client(ctx: Ctx, client: usize) -> Option<(&'static dyn Waited, Client)> {
     let (removed, serve_next) = with_registry(|r| {
         let id = r.by_client.remove(&client)?;
         let entry = r.keys.get_mut(&id)?;
@@ -374,7 +374,7 @@ fn blocked(serial: u64) -> Option<Blocked> {
 /// How a client waits: for whom, how long, and when to look at the key first.
 pub struct WaitRequest {
     /// Who serves the queue.
-    pub family: &'static dyn Family,
+    pub family: &'static dyn Waited,
     /// What the client waits for (handed back by `pop_front`).
     pub payload: Box<dyn Any>,
     /// Its WAIT timeout in ms (0 = forever).
@@ -612,7 +612,7 @@ fn on_timer(ctx: &Context, alarm: Alarm) {
 
 /// Lets `family` move the queue of (db, key), the key open for writing on
 /// the selected database `db`.
-fn serve(ctx: Ctx, family: &'static dyn Family, db: c_int, key: &[u8]) {
+fn serve(ctx: Ctx, family: &'static dyn Waited, db: c_int, key: &[u8]) {
     let name = OwnedString::new(Some(ctx), key);
     let mut open = Key::writable(ctx, name.as_rstr());
     family.serve(ctx, &mut open, name.as_rstr(), db, host::now_ms());
@@ -663,7 +663,7 @@ struct Visit {
     db: c_int,
     name: Rc<OwnedString>,
     /// Its oldest waiter's family.
-    family: &'static dyn Family,
+    family: &'static dyn Waited,
     /// Whether a lease-end timer is pending for it (and the look may pass
     /// it by).
     deadline_pending: bool,
