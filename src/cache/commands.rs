@@ -110,6 +110,10 @@ fn apply(
 ) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     let current = key.value::<CacheEntry>()?;
+    let lease_floor = current
+        .as_deref()
+        .and_then(CacheEntry::lease)
+        .map_or(0, |lease| lease.token);
     match (value, current) {
         (None, Some(current)) => {
             meta.validate(current.value().is_some())?;
@@ -129,7 +133,7 @@ fn apply(
         key.set_abs_expire_or_persist(None);
     }
     if let Some(lease) = meta.lease {
-        follow_token(lease.token);
+        follow_token(lease.token, lease_floor);
     }
     host::notify(ctx, c"cache.set", name);
     Ok(())

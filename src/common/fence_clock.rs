@@ -125,19 +125,21 @@ impl FenceClock {
         self.last = self.last.max(floor.min(MAX_TOKEN));
     }
 
-    /// Records a token a master issued, as its effect arrives (replicated,
-    /// or replayed from the AOF): the floor follows the master's grants
-    /// however far ahead of the clock its epochs have taken them, each a
-    /// little above the last — but a token more than `MAX_TOKEN_LEAD` past
-    /// both the floor and the plausible lead is a forged key's own (an older
-    /// version stored it; its master kept it to that key), and stays that
-    /// key's alone.
-    pub fn follow(&mut self, token: i64, now_ms: i64) {
-        let window = self
-            .last
-            .max(Self::plausible(now_ms))
-            .saturating_add(MAX_TOKEN_LEAD);
-        if token <= window {
+    /// Records a token a master issued, as its effect on a key arrives
+    /// (replicated, or replayed from the AOF), the way the master recorded
+    /// it (`next_above`): the floor follows the master's grants however far
+    /// past the clock its epochs have taken them, each a little above the
+    /// last. Not a forged key's (an older version stored it), which stays
+    /// that key's alone: one whose own floor (`key_floor`, its last token
+    /// before this effect) was already above the node's while the token
+    /// runs past the plausible lead, or a token more than `MAX_TOKEN_LEAD`
+    /// past both the floor and that lead (a key an AOF rewrite wrote out
+    /// arrives as new).
+    pub fn follow(&mut self, token: i64, key_floor: i64, now_ms: i64) {
+        let plausible = Self::plausible(now_ms);
+        let as_master = key_floor <= self.last || token <= plausible;
+        let within = token <= self.last.max(plausible).saturating_add(MAX_TOKEN_LEAD);
+        if as_master && within {
             self.raise_to(token);
         }
     }
@@ -417,18 +419,28 @@ mod tests {
     fn a_master_s_tokens_are_followed_but_a_forged_key_s_stay_its_own() {
         let now = 1_796_000_000_000;
         // A replica of a master whose epochs run far past the lead follows
-        // its grants one by one.
+        // its grants one by one, on keys it follows too.
         let mut replica = FenceClock::default();
         let far = now * TOKENS_PER_MS + 3 * MAX_TOKEN_LEAD;
         replica.raise_to(far);
+        let mut key_floor = 0;
         for t in far + 1..far + 100 {
-            replica.follow(t, now);
+            replica.follow(t, key_floor, now);
+            key_floor = t;
         }
         assert_eq!(replica.last(), far + 99);
-        // A forged key's token near the top (an older version took it): its
-        // grants' effects do not move the floor of every key.
+        // A chain of forged keys near the top, each 2^58 above the last (an
+        // older version took them): their grants' and extensions' effects
+        // move no floor, however many.
         let mut fresh = FenceClock::default();
-        fresh.follow(MAX_TOKEN - 904, now);
+        for i in 1..16 {
+            let forged = MAX_TOKEN - 5 - (15 - i) * MAX_TOKEN_LEAD;
+            fresh.follow(forged, forged, now);
+            fresh.follow(forged + 1, forged, now);
+        }
+        assert_eq!(fresh.last(), 0);
+        // One written out by an AOF rewrite arrives as a new key.
+        fresh.follow(MAX_TOKEN - 904, 0, now);
         assert_eq!(fresh.last(), 0);
         assert!(fresh.next(now).expect("token") < now * TOKENS_PER_MS + 1_000);
     }

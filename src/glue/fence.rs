@@ -33,14 +33,15 @@ pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
     out
 }
 
-/// Follows a token in an effect the master link or the AOF sent
-/// (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease): one the
+/// Follows a token in an effect on a key the master link or the AOF sent
+/// (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease), given the
+/// key's last token before it (`key_floor`, 0 for a new key): one the
 /// master issued, so the grants that follow a replay or a promotion go above
-/// it (`FenceClock::follow`). (A client's `RESTORE` reaches the AOF as
-/// itself, and is loaded as a value.)
-pub fn follow_token(token: i64) {
+/// it, as the master recorded it (`FenceClock::follow`). (A client's
+/// `RESTORE` reaches the AOF as itself, and is loaded as a value.)
+pub fn follow_token(token: i64, key_floor: i64) {
     let now = host::now_ms();
-    with_fence(|fence| fence.follow(token, now));
+    with_fence(|fence| fence.follow(token, key_floor, now));
 }
 
 /// Takes in the token of a value being loaded: from a file or a master it
@@ -119,59 +120,68 @@ fn floor_ahead_of_clock() -> bool {
     FENCE_LAST.load(Ordering::Relaxed) > host::now_ms().saturating_mul(TOKENS_PER_MS)
 }
 
-/// Fork hook: a child was just forked, perhaps to rewrite the AOF. Without
-/// the RDB preamble a rewritten AOF holds commands for keys only, so a floor
-/// ahead of the clock (an epoch) goes into the AOF opened for what follows
-/// the rewrite (Redis opens it before forking): a restart from the rewritten
-/// files keeps the epoch even when no key carries it.
-unsafe extern "C" fn on_fork(
-    ctx: *mut raw::RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    shield((), || {
-        if subevent == raw::REDISMODULE_SUBEVENT_FORK_CHILD_BORN && floor_ahead_of_clock() {
-            // SAFETY: the context Redis passed this event hook, used while it runs.
-            announce_later(unsafe { Ctx::from_raw(ctx) }, 0);
-        }
-    })
-}
+/// This process is a fork child rewriting the AOF (set when its rewrite
+/// starts).
+static AOF_REWRITE_CHILD: AtomicBool = AtomicBool::new(false);
 
-/// Persistence hook, in a fork child about to write a rewritten AOF: without
-/// the RDB preamble the rewritten files keep the epoch only through the
-/// `DLOCK._FENCE` the server writes after the fork, which it cannot while
-/// writes are paused. A rewrite that would lose an epoch ahead of the clock
-/// is refused then: the child exits with an error, the server keeps its
-/// files as they are and logs the rewrite as failed; once writes resume it
-/// goes through.
+/// Persistence hook. In a fork child rewriting the AOF without the RDB
+/// preamble (whose aux data would carry it), a floor ahead of the clock (an
+/// epoch) is appended to the rewritten file once the server has written it
+/// (`DLOCK._FENCE <floor>`, the floor as the fork left it): the new base
+/// holds commands for keys only, and nothing the server may write later
+/// (paused, or stopped first) is needed for a restart to keep the epoch. If
+/// it cannot be appended, the rewrite fails (the server keeps its files).
 unsafe extern "C" fn on_persistence(
     ctx: *mut raw::RedisModuleCtx,
     _event: raw::RedisModuleEvent,
     subevent: u64,
     _data: *mut c_void,
 ) {
-    shield((), || {
-        if subevent != raw::REDISMODULE_SUBEVENT_PERSISTENCE_AOF_START
-            || !floor_ahead_of_clock()
-            || !host::writes_paused()
+    shield((), || match subevent {
+        raw::REDISMODULE_SUBEVENT_PERSISTENCE_AOF_START => {
+            AOF_REWRITE_CHILD.store(true, Ordering::Relaxed);
+        }
+        raw::REDISMODULE_SUBEVENT_PERSISTENCE_ENDED
+            if AOF_REWRITE_CHILD.load(Ordering::Relaxed) && floor_ahead_of_clock() =>
         {
-            return;
+            if let Err(e) = append_floor_to_rewrite() {
+                // SAFETY: the context Redis passed this event hook, used while it runs.
+                let ctx = unsafe { Ctx::from_raw(ctx) };
+                host::log_warning(
+                    ctx,
+                    &format!("warden: AOF rewrite failed: the fencing floor could not be added to it ({e})"),
+                );
+                // SAFETY: this is the fork child that wrote the rewrite; it
+                // ends with an error, so the server keeps its current files.
+                unsafe { libc::_exit(1) };
+            }
         }
-        // SAFETY: the context Redis passed this event hook, used while it runs.
-        let ctx = unsafe { Ctx::from_raw(ctx) };
-        if host::config_value(ctx, c"aof-use-rdb-preamble").as_deref() == Some(b"yes") {
-            return;
-        }
-        host::log_warning(
-            ctx,
-            "warden: AOF rewrite refused while writes are paused: without the RDB preamble it would lose the fencing epoch; rewrite again once writes resume",
-        );
-        // SAFETY: this is the fork child writing the rewrite; it ends here
-        // without touching the parent's files (the server removes its
-        // temporary file and keeps the current AOF).
-        unsafe { libc::_exit(1) };
+        _ => {}
     })
+}
+
+/// Appends `DLOCK._FENCE <floor>` to this rewrite child's file (the
+/// server's `temp-rewriteaof-bg-<pid>.aof`, in its directory), unless it
+/// starts with an RDB preamble, and flushes it to disk.
+fn append_floor_to_rewrite() -> std::io::Result<()> {
+    use std::io::{Read, Write};
+    let path = format!("temp-rewriteaof-bg-{}.aof", std::process::id());
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .open(&path)?;
+    let mut head = [0u8; 5];
+    let preamble = file.read(&mut head)? == 5 && &head == b"REDIS";
+    if preamble {
+        return Ok(());
+    }
+    let floor = FENCE_LAST.load(Ordering::Relaxed).to_string();
+    let command = format!(
+        "*2\r\n$12\r\ndlock._fence\r\n${}\r\n{floor}\r\n",
+        floor.len()
+    );
+    file.write_all(command.as_bytes())?;
+    file.sync_all()
 }
 
 /// Schedules `announce_floor` in `delay_ms`, unless one is pending (it
@@ -204,14 +214,13 @@ fn announce_floor(ctx: &Context, _: ()) {
     })
 }
 
-/// Subscribes the role-change, fork and persistence hooks.
+/// Subscribes the role-change and persistence hooks.
 pub fn subscribe_server_events(ctx: Ctx) -> bool {
     host::subscribe_server_event(
         ctx,
         raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
         on_role_changed,
-    ) && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_FORK_CHILD, on_fork)
-        && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_PERSISTENCE, on_persistence)
+    ) && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_PERSISTENCE, on_persistence)
 }
 
 /// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.

@@ -123,8 +123,8 @@ fn apply_state(
     replicate: impl FnOnce(&LockState),
 ) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
-    lock_of(&mut key)?;
-    follow_token(state.token);
+    let key_floor = lock_of(&mut key)?.holding().floor();
+    follow_token(state.token, key_floor);
     replicate(&state);
     store(&key, &state);
     host::notify(ctx, c"dlock.set", name);
@@ -658,8 +658,8 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let (set, expiry) = SetLocks::parse(request.head, request.holders)?;
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
-    lock_of(&mut key)?;
-    follow_token(set.floor);
+    let key_floor = lock_of(&mut key)?.holding().floor();
+    follow_token(set.floor, key_floor);
     SetLocks::emit(&set, expiry, Sink::Replication(ctx), name);
     if set.holders().is_empty() {
         key.delete();

@@ -289,10 +289,21 @@ pub fn value_unlinked(key: &[u8], db: c_int, tokens: impl IntoIterator<Item = i6
 /// only during a pause goes back to what the replicas have.
 pub fn demoted(ctx: Ctx) {
     let now = host::now_ms();
+    let mut expiry_put_back: Vec<(c_int, Vec<u8>)> = Vec::new();
     for (grant, owed) in with_keeper(|k| k.clear()) {
         if let Some(replicated) = owed {
+            // The first grant held on a key saw its expiry as replicas have it.
+            let place = (grant.db, grant.key.clone());
+            let key_expiry = !expiry_put_back.contains(&place);
+            if key_expiry {
+                expiry_put_back.push(place);
+            }
+            let revert = Due::Revert {
+                replicated,
+                key_expiry,
+            };
             // Nothing to do when the grant is gone already.
-            let _ = apply(ctx, &grant, Due::Revert(replicated), now);
+            let _ = apply(ctx, &grant, revert, now);
         }
         lost::note(grant.db, &grant.key);
     }

@@ -35,7 +35,10 @@ pub fn apply(ctx: Ctx, grant: &Kept, due: Due, now: i64) -> Result<Applied, Ward
         Due::Settle => renew(ctx, &mut key, name, grant, now, true),
         Due::Release => release(ctx, &mut key, name, grant, now),
         Due::Hold => return hold(&mut key, grant, now),
-        Due::Revert(replicated) => revert(&mut key, grant, replicated),
+        Due::Revert {
+            replicated,
+            key_expiry,
+        } => revert(&mut key, grant, replicated, key_expiry),
     };
     done.map(|done| if done { Applied::Done } else { Applied::Gone })
 }
@@ -143,8 +146,13 @@ fn hold(key: &mut Key, grant: &Kept, now: i64) -> Result<Applied, WardenError> {
 
 /// Puts a lease renewed in memory only back to what replicas have (the node
 /// turned replica before it could replicate it), if the key still holds the
-/// grant.
-fn revert(key: &mut Key, grant: &Kept, replicated: Replicated) -> Result<bool, WardenError> {
+/// grant; with `key_expiry`, the key's expiry too.
+fn revert(
+    key: &mut Key,
+    grant: &Kept,
+    replicated: Replicated,
+    key_expiry: bool,
+) -> Result<bool, WardenError> {
     // The holder is found whatever its lease (`holder_mut` asks it to run
     // at the time given).
     let any_time = i64::MIN;
@@ -157,7 +165,9 @@ fn revert(key: &mut Key, grant: &Kept, replicated: Replicated) -> Result<bool, W
         },
         _ => return Ok(false),
     }
-    key.set_abs_expire_or_persist(replicated.key_expiry_ms);
+    if key_expiry {
+        key.set_abs_expire_or_persist(replicated.key_expiry_ms);
+    }
     Ok(true)
 }
 

@@ -357,46 +357,140 @@ fn a_forged_key_s_token_stays_its_own_through_replication_and_replay() {
     assert!(other < ordinary, "{other}");
 }
 
-/// An AOF rewrite without the RDB preamble while writes are paused (the
-/// epoch's `DLOCK._FENCE` cannot be written after it) is refused: the
-/// rewrite fails, the files stay as they were, and a crash before the pause
-/// ends still restarts above every token granted. With the preamble (the
-/// floor is in its aux data), or once writes resume, it goes through.
+/// An AOF rewritten without the RDB preamble carries the epoch in the
+/// rewritten file itself (the rewrite's child appends `DLOCK._FENCE`), so
+/// nothing written after the fork is needed: a rewrite started just before a
+/// write pause (pipelined with it), one during a pause, and the AOF turned
+/// on during a pause all restart above every token granted, even when the
+/// server is killed before the pause ends. With the preamble the floor is in
+/// its aux data.
 #[test]
-fn an_aof_rewrite_that_would_lose_the_epoch_in_a_pause_is_refused() {
-    for preamble in ["no", "yes"] {
+fn an_aof_rewritten_around_a_pause_keeps_the_epoch() {
+    for (preamble, how) in [
+        ("no", "pipelined"),
+        ("no", "paused"),
+        ("no", "turned on"),
+        ("yes", "paused"),
+    ] {
+        let what = format!("preamble {preamble}, {how}");
+        let aof = if how == "turned on" { "no" } else { "yes" };
         let mut server = Server::start_with(
-            &["--appendonly", "yes", "--aof-use-rdb-preamble", preamble],
+            &["--appendonly", aof, "--aof-use-rdb-preamble", preamble],
             &[],
         );
         server.wait_aof_rewrite_idle();
         promote_times(&server, 1);
         let mut con = server.conn();
         let before = grant_and_release(&mut con, "k");
-        let _: () = query!(&mut con, "CLIENT", "PAUSE", 30_000, "WRITE");
-        let rewrites: i64 = info_field(&mut con, "persistence", "aof_rewrites")
-            .and_then(|v| v.parse().ok())
-            .expect("aof_rewrites");
-        let _: Value = query!(&mut con, "BGREWRITEAOF");
-        assert!(wait_until(std::time::Duration::from_secs(10), || {
-            info_field(&mut con, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-                && info_field(&mut con, "persistence", "aof_rewrites")
-                    .and_then(|v| v.parse::<i64>().ok())
-                    > Some(rewrites)
-        }));
-        let status = info_field(&mut con, "persistence", "aof_last_bgrewrite_status");
-        let refused = server
-            .log_tail(20)
-            .contains("AOF rewrite refused while writes are paused");
-        match preamble {
-            "no" => assert!(status.as_deref() == Some("err") && refused, "{status:?}"),
-            _ => assert!(status.as_deref() == Some("ok") && !refused, "{status:?}"),
+        let rewrites = |con: &mut Connection| -> i64 {
+            info_field(con, "persistence", "aof_rewrites")
+                .and_then(|v| v.parse().ok())
+                .expect("aof_rewrites")
+        };
+        let n0 = rewrites(&mut con);
+        let pause = redis::cmd("CLIENT")
+            .arg("PAUSE")
+            .arg(60_000)
+            .arg("WRITE")
+            .clone();
+        match how {
+            "pipelined" => {
+                let _: Vec<Value> = redis::pipe()
+                    .cmd("BGREWRITEAOF")
+                    .add_command(pause)
+                    .query(&mut con)
+                    .expect(&what);
+            }
+            "paused" => {
+                let _: () = pause.query(&mut con).expect(&what);
+                let _: Value = query!(&mut con, "BGREWRITEAOF");
+            }
+            _ => {
+                let _: () = pause.query(&mut con).expect(&what);
+                let _: () = query!(&mut con, "CONFIG", "SET", "appendonly", "yes");
+            }
+        }
+        assert!(
+            wait_until(std::time::Duration::from_secs(10), || {
+                rewrites(&mut con) > n0
+                    && info_field(&mut con, "persistence", "aof_rewrite_in_progress").as_deref()
+                        == Some("0")
+            }),
+            "{what}: no rewrite"
+        );
+        assert_eq!(
+            info_field(&mut con, "persistence", "aof_last_bgrewrite_status").as_deref(),
+            Some("ok"),
+            "{what}"
+        );
+        // Killed while still paused: what the server might have written
+        // after the fork is not there.
+        if how == "turned on" {
+            server.set_args(&["--appendonly", "yes", "--aof-use-rdb-preamble", preamble]);
         }
         server.crash_and_restart();
         let mut con = server.loaded_conn();
         let after = try_acquire(&mut con, "k", "p", 60_000).expect("free");
-        assert!(after > before, "preamble {preamble}: {after} <= {before}");
-        // Not paused any more: the rewrite goes through.
-        server.bgrewriteaof();
+        assert!(after > before, "{what}: {after} <= {before}");
     }
+}
+
+/// A chain of forged keys, each 2^58 above the last, that a writable
+/// replica took from a client (`RESTORE`): after it is promoted, its
+/// holders' EXTENDs reach its own replica, and it restarts from its AOF;
+/// neither ends with every key's floor walked up to the top.
+#[test]
+fn a_chain_of_forged_keys_cannot_walk_the_floor_up() {
+    let (_model, mut con) = lock_server();
+    try_acquire(&mut con, "model", "o", 600_000).expect("free");
+    let model = parse_dump(&dump(&mut con, "model"));
+    let master = Server::start();
+    let mut writable = master.start_replica(
+        &[
+            "--replica-read-only",
+            "no",
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+        ],
+        &[],
+    );
+    writable.wait_aof_rewrite_idle();
+    let mut w = writable.conn();
+    for i in 0..16 {
+        let token = MAX_TOKEN - 5 - i * MAX_TOKEN_LEAD;
+        let payload = encode(&with_token(&model, token));
+        let _: () = query!(&mut w, "RESTORE", format!("k{i}"), 0, &payload);
+    }
+    let _: () = query!(&mut w, "REPLICAOF", "NO", "ONE");
+    // The chain's lowest token is within the plausible lead, and raises the
+    // floor as any restored token may; none above it may.
+    let below =
+        |con: &mut Connection| floor(con) < now_ms() * 1000 + MAX_TOKEN_LEAD + 3 * EPOCH_JUMP;
+    assert!(
+        below(&mut w),
+        "the promoted node's floor: {}",
+        floor(&mut w)
+    );
+    let sub = writable.start_replica(&[], &[]);
+    for i in (0..16).rev() {
+        let extended: i64 = query!(&mut w, "DLOCK.EXTEND", format!("k{i}"), "o", 600_000);
+        assert_eq!(extended, 1);
+    }
+    writable.sync_replicas(1);
+    let mut s = sub.conn();
+    assert!(below(&mut s), "its replica's floor: {}", floor(&mut s));
+    writable.set_args(&["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]);
+    writable.restart("NOSAVE");
+    let mut w = writable.loaded_conn();
+    assert!(
+        below(&mut w),
+        "after a restart from its AOF: {}",
+        floor(&mut w)
+    );
+    assert!(
+        try_acquire(&mut w, "other", "a", 1_000).is_some(),
+        "other keys are granted"
+    );
 }

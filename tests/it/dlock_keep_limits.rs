@@ -423,3 +423,45 @@ fn a_kept_copy_of_a_kept_lock_keeps_both() {
     assert_eq!(holder(&mut con, "orig"), Some(("a".into(), token)));
     assert_eq!(warden_stat(&mut con, "locks_kept"), 1);
 }
+
+/// Two kept holders of one semaphore (and a third, not kept, whose key
+/// `PERSIST` made endless) renewed in memory through a pause, then the node
+/// turned replica of its own replica: each key's expiry goes back to what
+/// the replicas have (none), not to what the second hold saw (the first
+/// hold's unreplicated one), and the holders' leases too. Four such keys,
+/// so an order left to chance shows.
+#[test]
+fn holds_of_two_holders_of_one_set_are_put_back_to_the_replicas_expiry() {
+    let master = Server::start();
+    let replica = master.start_streaming_replica();
+    let mut m = master.conn();
+    let keys = ["sem0", "sem1", "sem2", "sem3"];
+    let mut holders = Vec::new();
+    for key in keys {
+        let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", key, "x", 30_000, "LIMIT", 3);
+        for owner in ["o1", "o2"] {
+            let mut h = RawConn::open(master.port);
+            keep(&mut h, key, owner, 6_000, &["LIMIT", "3"]);
+            holders.push(h);
+        }
+        let persisted: i64 = query!(&mut m, "PERSIST", key);
+        assert_eq!(persisted, 1);
+    }
+    master.sync_replicas(1);
+    ok(&mut m, &command(&["CLIENT", "PAUSE", "60000", "WRITE"]));
+    // Every holder's renewal (every 2 s) comes due in the pause.
+    sleep(Duration::from_millis(2_300));
+    let mut r = replica.conn();
+    let _: () = query!(&mut r, "REPLICAOF", "NO", "ONE");
+    let _: () = query!(&mut m, "REPLICAOF", "127.0.0.1", replica.port);
+    assert!(wait_until(Duration::from_secs(10), || master_link_up(
+        &mut m
+    )));
+    for key in keys {
+        let on_new = (pexpiretime(&mut r, key), digest(&mut r, key));
+        let on_old = (pexpiretime(&mut m, key), digest(&mut m, key));
+        assert_eq!(on_old, on_new, "{key}: the old master's copy");
+        assert_eq!(on_new.0, -1, "{key}: PERSIST's endless key");
+    }
+    drop(holders);
+}

@@ -149,26 +149,6 @@ pub fn call(ctx: Ctx, format: &CStr, argv: &[RStr]) -> Result<CallReply, c_int> 
     Ok(CallReply(reply))
 }
 
-/// The value of the server setting `name` (`CONFIG GET`), if there is one.
-pub fn config_value(ctx: Ctx, name: &CStr) -> Option<Vec<u8>> {
-    // SAFETY: `ctx` is live; the `cc` format takes two C strings, readable
-    // during the call.
-    let reply = unsafe {
-        api!(RedisModule_Call)(
-            ctx.as_ptr(),
-            c"CONFIG".as_ptr(),
-            c"cc".as_ptr(),
-            c"GET".as_ptr(),
-            name.as_ptr(),
-        )
-    };
-    let reply = CallReply::from_raw(reply)?;
-    // A flat [name, value] array in RESP2, a map in RESP3: the value is last.
-    let node = reply.node();
-    let value = node.element(node.len().checked_sub(1)?)?;
-    Some(value.bytes().to_vec())
-}
-
 /// `COMMAND INFO <name>`, or `None` when the server cannot answer it.
 pub fn command_info(ctx: Ctx, name: &[u8]) -> Option<CallReply> {
     // SAFETY: `ctx` is live; the `cb` format takes a C string and a buffer

@@ -44,8 +44,14 @@ pub enum Due {
     /// be replicated (`Settle` also renews it if that is due).
     Settle,
     /// The node stopped being master with renewals held: the lease goes back
-    /// to what replicas have.
-    Revert(Replicated),
+    /// to what replicas have, and the key's expiry too when `key_expiry`
+    /// (the first grant held on its key: later ones found it moved).
+    Revert {
+        /// What replicas have.
+        replicated: Replicated,
+        /// Whether the key's expiry goes back too.
+        key_expiry: bool,
+    },
 }
 
 /// What the module did with a kept grant that was due.
@@ -77,8 +83,9 @@ struct Entry {
     at: i64,
     /// Its connection is gone.
     released: bool,
-    /// What replicas have, when its lease was renewed in memory only.
-    owed: Option<Replicated>,
+    /// What replicas have, when its lease was renewed in memory only, and
+    /// the order of that first hold among all.
+    owed: Option<(Replicated, u64)>,
 }
 
 /// Every kept grant, by id, by token, by connection and by due time.
@@ -96,6 +103,8 @@ pub struct Keeper {
     load_milli: u64,
     /// Grants whose lease was renewed in memory only (`held`).
     owed: BTreeSet<u64>,
+    /// How many first holds there have been (orders them).
+    holds: u64,
 }
 
 /// The shortest ttl `KEEP` takes: a renewal is due a third of the lease
@@ -338,7 +347,10 @@ impl Keeper {
     /// `pop_owed` (the first hold's `replicated`, when held again).
     pub fn held(&mut self, id: u64, replicated: Replicated, now: i64) {
         if let Some(entry) = self.grants.get_mut(&id) {
-            entry.owed.get_or_insert(replicated);
+            if entry.owed.is_none() {
+                self.holds += 1;
+                entry.owed = Some((replicated, self.holds));
+            }
             self.owed.insert(id);
         }
         self.renewed(id, now);
@@ -383,7 +395,8 @@ impl Keeper {
 
     /// Forgets every kept grant (the node is no longer a master: its grants
     /// now follow the master's, and nothing here renews them). Returns them,
-    /// with what replicas have of those renewed in memory only.
+    /// with what replicas have of those renewed in memory only, those in the
+    /// order they were first held.
     pub fn clear(&mut self) -> Vec<(Kept, Option<Replicated>)> {
         self.emptied.extend(self.by_client.keys());
         self.by_client.clear();
@@ -391,9 +404,14 @@ impl Keeper {
         self.load_milli = 0;
         self.schedule.clear();
         self.owed.clear();
-        self.grants
+        let mut all: Vec<_> = self
+            .grants
             .drain()
             .map(|(_, e)| (e.grant, e.owed))
+            .collect();
+        all.sort_by_key(|(_, owed)| owed.map_or(0, |(_, order)| order));
+        all.into_iter()
+            .map(|(grant, owed)| (grant, owed.map(|(replicated, _)| replicated)))
             .collect()
     }
 }

@@ -350,6 +350,12 @@ impl Server {
         assert_eq!(pong, "PONG");
     }
 
+    /// Server options for the next start (`restart`, `crash_and_restart`),
+    /// in place of those it started with.
+    pub fn set_args(&mut self, args: &[&str]) {
+        self.args = args.iter().map(|s| s.to_string()).collect();
+    }
+
     /// Module arguments for the next start (`restart`).
     pub fn set_module_args(&mut self, module_args: &[&str]) {
         self.module_args = module_args.iter().map(|s| s.to_string()).collect();
