@@ -186,3 +186,31 @@ fn every_setting_is_in_the_example_config_and_the_readme_with_its_default() {
     }
     assert!(missing.is_empty(), "missing:\n{}", missing.join("\n"));
 }
+
+/// Every field of INFO's `warden` section (each family's declaration) is
+/// named in the README's INFO section.
+#[test]
+fn every_info_field_is_in_the_readme() {
+    let (_s, mut con) = Server::start_conn();
+    let info: String = query!(&mut con, "INFO", "warden");
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"),
+    )
+    .expect("README");
+    let section = readme
+        .split("\n## INFO\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("an INFO section");
+    let fields: Vec<&str> = info
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name))
+        .filter(|name| name.starts_with("warden_") && *name != "warden_version")
+        .collect();
+    assert!(fields.len() > 20, "{fields:?}");
+    let missing: Vec<&&str> = fields
+        .iter()
+        .filter(|f| !section.contains(&format!("`{f}`")))
+        .collect();
+    assert!(missing.is_empty(), "not in the README's INFO section: {missing:?}");
+}
