@@ -193,10 +193,9 @@ fn every_setting_is_in_the_example_config_and_the_readme_with_its_default() {
 fn every_info_field_is_in_the_readme() {
     let (_s, mut con) = Server::start_conn();
     let info: String = query!(&mut con, "INFO", "warden");
-    let readme = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"),
-    )
-    .expect("README");
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .expect("README");
     let section = readme
         .split("\n## INFO\n")
         .nth(1)
@@ -212,5 +211,8 @@ fn every_info_field_is_in_the_readme() {
         .iter()
         .filter(|f| !section.contains(&format!("`{f}`")))
         .collect();
-    assert!(missing.is_empty(), "not in the README's INFO section: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "not in the README's INFO section: {missing:?}"
+    );
 }
