@@ -578,14 +578,15 @@ fn extend_in_set(
     now: i64,
 ) -> Result<(), WardenError> {
     let name = args.raw(1);
-    if let Lock::Set(set) = lock_of(key)? {
-        let held = set.live(now).find(|h| h.is_held_by(owner, token, now));
-        if let Some(held) = held.map(|h| h.token) {
-            keep::check_lease(ctx, args.bytes(1), held, deadline - now)?;
-        }
-    }
     let extended = match lock_of(key)? {
-        Lock::Set(set) if set.live(now).any(|h| h.is_held_by(owner, token, now)) => {
+        Lock::Set(set) => {
+            let held = set.live(now).find(|h| h.is_held_by(owner, token, now));
+            let Some(held) = held.map(|h| h.token) else {
+                host::reply_integer(ctx, 0);
+                return Ok(());
+            };
+            // A kept lease has limits (checked before anything changes).
+            keep::check_lease(ctx, args.bytes(1), held, deadline - now)?;
             set.bound_deadlines();
             set.holder_mut(owner, token, now).map(|holder| {
                 holder.deadline_ms = deadline;

@@ -190,18 +190,22 @@ fn a_renewal_held_through_a_failover_is_put_back_on_the_old_master() {
     let replica = master.start_streaming_replica();
     let mut m = master.conn();
     let mut h = RawConn::open(master.port);
-    let token = keep(&mut h, "held", "a", 3_000, &[]);
-    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "held-set", "a", 3_000, "SHARED");
+    // Renewals every 1.5 s: the first comes due in the 2.5 s stall.
+    let token = keep(&mut h, "held", "a", 4_500, &[]);
+    let _: i64 = query!(&mut m, "DLOCK.ACQUIRE", "held-set", "a", 4_500, "SHARED");
     let mut h2 = RawConn::open(master.port);
-    keep(&mut h2, "held-set", "b", 3_000, &["SHARED"]);
+    keep(&mut h2, "held-set", "b", 4_500, &["SHARED"]);
     master.sync_replicas(1);
-    let before = pexpiretime(&mut m, "held");
     let port = replica.port;
     let slow = std::thread::spawn(move || {
         let mut r = RawConn::open(port);
-        r.call(&["DEBUG", "SLEEP", "1.6"])
+        r.call(&["DEBUG", "SLEEP", "2.5"])
     });
     sleep(Duration::from_millis(100));
+    // A write the sleeping replica has not acknowledged: FAILOVER waits
+    // for it, writes paused, through the first renewal.
+    let _: () = query!(&mut m, "SET", "unacknowledged", 1);
+    let before = pexpiretime(&mut m, "held");
     let _: () = query!(&mut m, "FAILOVER", "TIMEOUT", 10_000);
     let mut r = replica.conn();
     assert!(wait_until(Duration::from_secs(10), || {

@@ -258,11 +258,6 @@ impl Keeper {
         std::mem::take(&mut self.emptied)
     }
 
-    /// Whether connection `client` keeps a grant.
-    pub fn keeps_any(&self, client: u64) -> bool {
-        self.by_client.contains_key(&client)
-    }
-
     /// Forgets the grant with `token` if it is kept on (`db`, `key`): a copy
     /// of a kept lock elsewhere (COPY) carries the same token, and its end
     /// is not the kept grant's.
