@@ -99,7 +99,7 @@ test-partition: build
 # The command fuzzer at length: FUZZ_COMMANDS commands (default 100000).
 FUZZ_COMMANDS ?= 100000
 fuzz: build
-	WARDEN_FUZZ_COMMANDS=$(FUZZ_COMMANDS) $(CARGO) test --release --test it -- --nocapture fuzz::
+	WARDEN_FUZZ_COMMANDS=$(FUZZ_COMMANDS) $(CARGO) test --release --test it -- --nocapture module::fuzz::
 
 lint:
 	$(CARGO) fmt --check

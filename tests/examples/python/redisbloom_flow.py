@@ -311,7 +311,7 @@ def test_very_high_error_rate():
 
 SKIPPED = {
     "test_mem_usage": "MEMORY USAGE figures (1104 B) are RedisBloom's layout; warden's own "
-                      "are pinned by tests/it/bloom_memory.rs; BF.DEBUG is not aliased",
+                      "are pinned by tests/it/bloom/memory.rs; BF.DEBUG is not aliased",
     "test_debug": "BF.DEBUG is not aliased",
 }
 

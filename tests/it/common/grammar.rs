@@ -1,4 +1,4 @@
-//! The values of `tests/it/fuzz.rs`'s command fuzzer. The shape of every call is the
+//! The values of `tests/it/module/fuzz.rs`'s command fuzzer. The shape of every call is the
 //! command's `COMMAND DOCS` tree, read from the server under test (`docs.rs`), the one
 //! declaration the parser and the docs also come from; `fuzz_calls::draw` walks it.
 //! What goes in each argument is picked here, by command and argument name

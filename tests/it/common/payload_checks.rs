@@ -1,5 +1,5 @@
 //! Checks of the values that corrupt or forged payloads left in the server, for the
-//! payload fuzzer (`tests/it/payload_fuzz.rs`): each type's read commands answer in range
+//! payload fuzzer (`tests/it/module/payload_fuzz.rs`): each type's read commands answer in range
 //! and change nothing, the other commands do not break the server, and whatever was
 //! accepted DUMPs and RESTOREs to the same value. What goes wrong without taking the
 //! server down is collected as `Findings`, reported at the end.
@@ -144,7 +144,7 @@ pub type Check = fn(&Value) -> bool;
 
 /// The error of a filter command on a key being loaded.
 pub fn is_loading(v: &Value) -> bool {
-    err_of(v).as_deref() == Some(super::bloom::LOADING)
+    err_of(v).as_deref() == Some(crate::bloom::support::LOADING)
 }
 
 /// The type's read commands: must answer (not an error) and change nothing.

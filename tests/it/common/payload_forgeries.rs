@@ -1,10 +1,10 @@
 //! Forgeries of each warden type's payloads (`payload_types`): odd values of the
 //! same kind, other opcodes, other types' fields and structural forgeries per type.
 
-use super::lock_record::*;
 use super::payload::*;
 use super::payload_types::*;
 use super::*;
+use crate::lock::record::*;
 
 // ---------------------------------------------------------------------------------------
 // Forgeries

@@ -1,5 +1,5 @@
-//! Each warden type's payloads for the corrupt-payload tests (`tests/it/payload_fuzz.rs`,
-//! `tests/it/payload_forged.rs`): real DUMPs of several shapes per type (locks, filters,
+//! Each warden type's payloads for the corrupt-payload tests (`tests/it/module/payload_fuzz.rs`,
+//! `tests/it/module/payload_forged.rs`): real DUMPs of several shapes per type (locks, filters,
 //! limiters) and their forgeries — odd values, other opcodes, other types' fields,
 //! type-specific structural forgeries — sealed with a valid CRC64 so that Redis hands
 //! them to the module's `rdb_load`. Parsing, encoding and the odd-value generators are
@@ -242,9 +242,9 @@ pub fn loading_bases(con: &mut Connection) -> Vec<Base> {
             c.arg(format!("{key}:{i}"));
         }
         must(con, &c);
-        let chunks = super::bloom::scandump(con, src.as_str());
+        let chunks = crate::bloom::support::scandump(con, src.as_str());
         assert!(chunks.len() > sent, "{src}: {} chunks", chunks.len());
-        super::bloom::loadchunks(con, key, &chunks[..sent]);
+        crate::bloom::support::loadchunks(con, key, &chunks[..sent]);
         let b = base(con, key, Ty::Loading);
         let f = &b.dump.fields;
         assert!(

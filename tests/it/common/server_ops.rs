@@ -6,10 +6,10 @@
 //! Timing bounds are functional, with wide margins for a noisy machine: "not before"
 //! bounds allow `EARLY`, "promptly after" bounds allow `PROMPT`.
 
-use super::cache::{cache_info, cache_set, wait_for_waiters};
-use super::dlock::{acquire_opts, lock_info};
 use super::waiter::*;
 use super::*;
+use crate::cache::support::{cache_info, cache_set, wait_for_waiters};
+use crate::lock::support::{acquire_opts, lock_info};
 
 use std::thread;
 use std::time::{Duration, Instant};

@@ -5,10 +5,10 @@
 //! second reply). The raw connection sees exactly the bytes the server sends, so a
 //! second reply or a closed connection shows.
 
-use super::cache::{cache_info, wait_for_waiters, Leased};
 use super::cluster::Redirect;
-use super::dlock::wait_waiting;
 use super::*;
+use crate::cache::support::{cache_info, wait_for_waiters, Leased};
+use crate::lock::support::wait_waiting;
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,0 +1,17 @@
+//! The Bloom filter family (`BF.*X`).
+
+mod aging;
+mod basics;
+mod config;
+mod errors;
+mod max_bytes;
+mod memory;
+mod payloads;
+mod persistence;
+mod redisbloom_import;
+mod replication;
+mod scandump;
+mod scandump_persistence;
+mod sizing;
+pub mod support;
+mod tiny_rates;

@@ -1,0 +1,8 @@
+//! The cache family (`CACHE.*`).
+
+mod basics;
+mod memory;
+mod persistence;
+mod server_ops;
+pub mod support;
+mod waiting;

@@ -1,0 +1,5 @@
+//! The cuckoo filter family (`CF.*X`).
+
+mod basics;
+mod compat;
+pub mod support;

@@ -1,0 +1,11 @@
+//! The rate limiter family (`RL.*`).
+
+mod basics;
+mod errors;
+mod forms;
+mod gcra_cell;
+mod limits;
+mod memory;
+mod persistence;
+pub mod support;
+mod token;
