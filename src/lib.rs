@@ -9,6 +9,7 @@
 
 pub mod bloom;
 pub mod cache;
+pub mod cms;
 pub mod common;
 pub mod cuckoo;
 pub mod glue;
@@ -24,12 +25,13 @@ use crate::glue::{commands, config, host, info};
 /// The module's families, then the parts they share: what each declares
 /// (commands, data types, ACL category, configurations, INFO fields, what it
 /// starts) is registered from here, in this order.
-static FAMILIES: [&Family; 6] = [
+static FAMILIES: [&Family; 7] = [
     &lock::FAMILY,
     &bloom::FAMILY,
     &cuckoo::FAMILY,
     &rate::FAMILY,
     &cache::FAMILY,
+    &cms::FAMILY,
     &glue::SHARED,
 ];
 
@@ -169,6 +171,14 @@ mod tests {
         ("cache.info", 2),
         ("cache._set", 4),
         ("cache._meta", 3),
+        ("cms.initbydimx", -4),
+        ("cms.initbyprobx", -4),
+        ("cms.incrbyx", -4),
+        ("cms.queryx", -3),
+        ("cms.mergex", -4),
+        ("cms.infox", 2),
+        ("cms._rotatex", 3),
+        ("cms._loadx", -7),
     ];
 
     /// RedisBloom's names are warden's without the X (what SPEC's X is for),

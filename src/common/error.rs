@@ -142,6 +142,9 @@ pub enum WardenError {
     TooManyLimits,
     /// A module argument at load time is unknown or out of range.
     BadModuleArgument(String),
+    /// An error whose text (after `ERR `) the command's family words itself,
+    /// such as another module's text its users match on.
+    Text(Cow<'static, str>),
     /// A handler panicked; the panic was caught at the command boundary.
     Internal,
 }
@@ -290,6 +293,7 @@ impl fmt::Display for WardenError {
                 f.write_str("ERR too many limits: a key holds at most 8")
             }
             WardenError::BadModuleArgument(msg) => write!(f, "ERR {msg}"),
+            WardenError::Text(msg) => write!(f, "ERR {msg}"),
             WardenError::Internal => {
                 f.write_str("ERR internal error in warden (the command changed nothing)")
             }

@@ -4,7 +4,9 @@
 //! command's typed request (`Request`) in the order the words come.
 //!
 //! How a call is read:
-//! - The leading arguments without a token are positional, in order. A
+//! - The leading arguments without a token are positional, in order. Keys
+//!   counted by the argument before them (`numkeys key [key ...]`,
+//!   `counted_keys`) take exactly that many words. A
 //!   repeated one (`item [item ...]`, `rate burst [rate burst ...]`) takes
 //!   every word to the end, or, when options follow it, every group up to a
 //!   word that starts options (a letter first, and not the rate `inf`). An
@@ -32,7 +34,8 @@ use crate::common::parse::is_keyword;
 /// The kind of one argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// The key (always argument 1).
+    /// The key (always argument 1), or with `multiple` the keys counted by
+    /// the positional argument before them (`counted_keys`).
     Key,
     /// A string.
     Str,
@@ -96,6 +99,13 @@ pub const fn arg(name: &'static str, kind: Kind) -> Arg {
 /// The key, at argument 1.
 pub const fn key() -> Arg {
     arg("key", Kind::Key)
+}
+
+/// Keys counted by the integer positional just before them (`numkeys key
+/// [key ...]`): the keys a command reads besides its own, declared to the
+/// server as a key spec of their own (cluster routing, ACL key patterns).
+pub const fn counted_keys(name: &'static str) -> Arg {
+    declare(name, Kind::Key, None, false, true)
 }
 
 /// An optional `TOKEN value`.
@@ -285,6 +295,20 @@ impl Grammar {
     /// Whether the first argument is the key.
     pub const fn has_key(&self) -> bool {
         matches!(self.args.first(), Some(a) if matches!(a.kind, Kind::Key))
+    }
+
+    /// The position in a call (the command name is 0) of the count before
+    /// the grammar's counted keys, if it has any; the keys follow it.
+    pub const fn counted_keys_at(&self) -> Option<usize> {
+        let mut i = 0;
+        while i < self.first_option {
+            let a = &self.args[i];
+            if a.multiple && matches!(a.kind, Kind::Key) {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
     }
 }
 
@@ -574,10 +598,11 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     fn positionals(&mut self, args: &'static [Arg], options_follow: bool) -> Result<(), Refused> {
         for arg in args {
             if matches!(arg.kind, Kind::Key) {
-                if self.left() == 0 {
+                let keys = if arg.multiple { self.counted()? } else { 1 };
+                if self.left() < keys {
                     return Err(self.arity());
                 }
-                self.at += 1;
+                self.at += keys;
             } else if arg.multiple {
                 self.repeated(arg, options_follow)?;
             } else if arg.optional {
@@ -591,6 +616,21 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
             }
         }
         Ok(())
+    }
+
+    /// How many keys the word before the current one counts: a positive
+    /// integer, else a syntax error (a request that reads the count refuses
+    /// it first, with its own error).
+    #[inline(always)]
+    fn counted(&self) -> Result<usize, Refused> {
+        let count = crate::common::parse::parse_i64(self.words.word(self.at - 1));
+        match count.and_then(|n| usize::try_from(n).ok()) {
+            Some(n) if n > 0 => Ok(n),
+            _ => Err(Refused {
+                at: self.at - 1,
+                error: WardenError::Syntax,
+            }),
+        }
     }
 
     /// Reads a repeated positional: to the end, or group by group up to a

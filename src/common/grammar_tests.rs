@@ -75,6 +75,14 @@ const RESERVE: &[Arg] = &[
     ),
 ];
 const GUARD: &[Arg] = &[key(), arg("command", Kind::Str), optional(items("arg"))];
+const MERGE: &[Arg] = &[
+    key(),
+    arg("numkeys", Kind::Int),
+    counted_keys("source"),
+    required(repeated(option("WEIGHTS", "weight", Kind::Int))),
+];
+
+const MERGE_OPTIONAL: [Arg; 4] = [MERGE[0], MERGE[1], MERGE[2], optional(MERGE[3])];
 
 /// The grammars above by number (a const generic picks one per test type).
 const fn grammar(g: u8) -> Grammar {
@@ -87,7 +95,8 @@ const fn grammar(g: u8) -> Grammar {
         5 => Grammar::new(GET),
         6 => Grammar::new(INFO),
         7 => Grammar::choices_checked_by_request(RESERVE),
-        _ => Grammar::new(GUARD),
+        8 => Grammar::new(GUARD),
+        _ => Grammar::new(&MERGE_OPTIONAL),
     }
 }
 
@@ -288,4 +297,32 @@ fn arity_counts_the_fewest_words() {
     assert_eq!(Grammar::new(ADD).arity(), 3);
     assert!(Grammar::new(ACQUIRE).has_key());
     assert!(!Grammar::new(FENCE).has_key());
+}
+
+/// Counted keys take exactly as many words as the count before them, even
+/// words that look like options; the options follow them.
+#[test]
+fn counted_keys_take_their_count() {
+    let g = Grammar::new(&MERGE_OPTIONAL);
+    assert_eq!(g.arity(), -4);
+    assert_eq!(g.counted_keys_at(), Some(2));
+    assert_eq!(Grammar::new(GUARD).counted_keys_at(), None);
+    assert_eq!(
+        run::<9>("dest 2 WEIGHTS b").map(|s| names(&s)),
+        Ok(vec!["numkeys"])
+    );
+    assert_eq!(
+        run::<9>("dest 2 a b WEIGHTS 1 -1").unwrap(),
+        vec![
+            ("numkeys", "2".to_string()),
+            ("weight", "1".to_string()),
+            ("weight", "-1".to_string())
+        ]
+    );
+    assert_eq!(run::<9>("dest 3 a b"), arity());
+    assert_eq!(run::<9>("dest 1 a b"), syntax(4));
+    assert_eq!(run::<9>("dest 0 a"), syntax(2));
+    assert_eq!(run::<9>("dest x a"), syntax(2));
+    assert_eq!(run::<9>("dest -1 a"), syntax(2));
+    assert_eq!(run::<9>("dest 1 a WEIGHTS"), arity());
 }

@@ -1,7 +1,8 @@
 //! Pure code the families share: no Redis types, no clock reads. The error
 //! type, argument parsing, the fencing clock, compact byte strings, the
 //! cluster's key slots, the waiters' queue and the moving of heap blocks for
-//! active defragmentation (and, for unit tests, one seeded generator).
+//! active defragmentation, what counting sketches share (and, for unit tests,
+//! one seeded generator).
 
 pub mod chunks;
 pub mod cluster;
@@ -13,6 +14,7 @@ pub mod le_words;
 pub mod murmur3;
 pub mod parse;
 pub mod relocate;
+pub mod sketch;
 #[cfg(test)]
 pub mod test_rng;
 pub mod varint;

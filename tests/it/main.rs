@@ -9,6 +9,7 @@ mod common;
 
 mod bloom;
 mod cache;
+mod cms;
 mod cuckoo;
 mod lock;
 mod module;

@@ -1,6 +1,7 @@
 //! Command documentation registered with `RedisModule_SetCommandInfo`, so
 //! `COMMAND DOCS`, `COMMAND INFO` and redis-cli's hints describe every warden
-//! command: summary, arity, arguments and the key spec (one key at argument 1).
+//! command: summary, arity, arguments and the key specs (one key at argument
+//! 1; a grammar's counted keys, `numkeys key [key ...]`, as a second spec).
 //! Arity and arguments come from the command's grammar (`common::grammar`),
 //! the one the command's calls are parsed by.
 
@@ -42,7 +43,12 @@ fn c_arg(a: &Arg) -> raw::RedisModuleCommandArg {
     raw::RedisModuleCommandArg {
         name: leak(a.name),
         type_,
-        key_spec_index: if matches!(a.kind, Kind::Key) { 0 } else { -1 },
+        // The command's own key is spec 0, its counted keys spec 1.
+        key_spec_index: match (a.kind, a.multiple) {
+            (Kind::Key, false) => 0,
+            (Kind::Key, true) => 1,
+            _ => -1,
+        },
         token: a.token.map_or(std::ptr::null(), leak),
         summary: std::ptr::null(),
         since: std::ptr::null(),
@@ -127,6 +133,29 @@ pub fn register<'a>(
                         lastkey: 0,
                         keystep: 1,
                         limit: 0,
+                    },
+                },
+            });
+        }
+        if let Some(count_at) = doc.grammar.counted_keys_at() {
+            // The keys a command reads besides its own: as many as the
+            // integer at `count_at` says, right after it.
+            key_specs.push(raw::RedisModuleCommandKeySpec {
+                notes: std::ptr::null(),
+                flags: u64::from(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS),
+                begin_search_type:
+                    raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX,
+                bs: raw::RedisModuleCommandKeySpec__bindgen_ty_1 {
+                    index: raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 {
+                        pos: count_at as c_int,
+                    },
+                },
+                find_keys_type: raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM,
+                fk: raw::RedisModuleCommandKeySpec__bindgen_ty_2 {
+                    keynum: raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
+                        keynumidx: 0,
+                        firstkey: 1,
+                        keystep: 1,
                     },
                 },
             });

@@ -176,7 +176,16 @@ pub fn documented_calls(
             product(&acc, &alternatives(a, value))
         })
     };
-    let heads = calls(&mut positionals.iter());
+    let mut heads = calls(&mut positionals.iter());
+    // Keys counted by the integer before them (`numkeys key [key ...]`, the
+    // last positionals): the count says how many came.
+    let n = positionals.len();
+    if n >= 2 && positionals[n - 1].kind == "key" && positionals[n - 1].multiple {
+        for head in &mut heads {
+            let keys = head.len() - (n - 1);
+            head[n - 2] = keys.to_string().into_bytes();
+        }
+    }
     let mut tails = calls(&mut options.iter());
     if options.len() > 1 {
         tails.extend(calls(&mut options.iter().rev()));

@@ -7,6 +7,7 @@
 //! structure.
 
 use super::grammar_cf::*;
+use super::grammar_cms::{CMS_COMMANDS, CMS_VALUES};
 use super::payload::Rng;
 
 /// Every key in the final comparison lives at least this long.
@@ -113,6 +114,9 @@ pub const WORDS: &[&str] = &[
     "MAXITERATIONS",
     "HEADER",
     "WORDS",
+    "WINDOW",
+    "WEIGHTS",
+    "CELLS",
 ];
 
 /// Rates: the first `GOOD_RATES` are well-formed.
@@ -485,8 +489,13 @@ impl Gen {
     }
 }
 
-/// Every warden command the fuzzer knows.
-pub const COMMANDS: &[&str] = &[
+/// Every warden command the fuzzer knows: the ones here, then each family
+/// file's.
+pub static COMMANDS: std::sync::LazyLock<Vec<&str>> =
+    std::sync::LazyLock::new(|| [BASE_COMMANDS, CF_COMMANDS, CMS_COMMANDS].concat());
+
+/// The commands of the families without a file of their own.
+const BASE_COMMANDS: &[&str] = &[
     "DLOCK.ACQUIRE",
     "DLOCK.RELEASE",
     "DLOCK.EXTEND",
@@ -507,21 +516,6 @@ pub const COMMANDS: &[&str] = &[
     "BF._ADDATX",
     "BF.SCANDUMPX",
     "BF.LOADCHUNKX",
-    "CF.RESERVEX",
-    "CF.ADDX",
-    "CF.ADDNXX",
-    "CF.INSERTX",
-    "CF.INSERTNXX",
-    "CF.EXISTSX",
-    "CF.MEXISTSX",
-    "CF.DELX",
-    "CF.COUNTX",
-    "CF.COMPACTX",
-    "CF.INFOX",
-    "CF.SCANDUMPX",
-    "CF.LOADCHUNKX",
-    "CF._PLACEX",
-    "CF._LOADX",
     "RL.TOKEN",
     "RL.LEAKY",
     "RL.WINDOW",
@@ -556,7 +550,12 @@ use Fill::{Rest, Word};
 /// The fuzzer's values, by command and argument (named as `COMMAND DOCS` names it):
 /// the row of the command itself wins over its family's (`BF.`), which wins over
 /// every command's (`*`). Only values: which arguments a call has comes from the docs.
-pub const VALUES: &[(&str, &str, Fill)] = &[
+/// The rows here, then each family file's.
+pub static VALUES: std::sync::LazyLock<Vec<(&str, &str, Fill)>> =
+    std::sync::LazyLock::new(|| [BASE_VALUES, CF_VALUES, CMS_VALUES].concat());
+
+/// The values of the families without a file of their own.
+const BASE_VALUES: &[(&str, &str, Fill)] = &[
     ("*", "ttl_ms", Word(|g, r, _| g.ttl(r))),
     ("*", "timeout_ms", Word(|g, r, _| g.positive(r, 50))),
     ("DLOCK.", "key", Word(|g, r, _| g.key(r, LOCK_KEYS))),
@@ -592,35 +591,6 @@ pub const VALUES: &[(&str, &str, Fill)] = &[
     ("BF.SCANDUMPX", "iterator", Word(scan_iterator)),
     ("BF.LOADCHUNKX", "iterator", Word(chunk_iterator)),
     ("BF.LOADCHUNKX", "data", Word(chunk_data)),
-    ("CF.", "key", Word(|g, r, _| g.key(r, CF_KEYS))),
-    ("CF.", "item", Word(|g, r, _| g.item(r))),
-    ("CF.", "capacity", Word(|g, r, _| g.pick(r, CF_CAPACITIES))),
-    (
-        "CF.",
-        "bucketsize",
-        Word(|g, r, _| g.pick(r, CF_BUCKET_SIZES)),
-    ),
-    (
-        "CF.",
-        "maxiterations",
-        Word(|g, r, _| g.pick(r, CF_ITERATIONS)),
-    ),
-    ("CF.", "expansion", Word(|g, r, _| g.pick(r, CF_EXPANSIONS))),
-    ("CF.", "iterator", Word(|g, r, _| g.int(r, 3))),
-    ("CF.LOADCHUNKX", "data", Word(|_, r, _| r.some_bytes(0, 80))),
-    ("CF.", "filters", Word(|g, r, _| g.int(r, 3))),
-    ("CF._PLACEX", "slots", Word(|_, r, _| r.some_bytes(0, 12))),
-    (
-        "CF._LOADX",
-        "fingerprint_bits",
-        Word(|g, r, _| g.int(r, 33)),
-    ),
-    ("CF._LOADX", "items", Word(|g, r, _| g.int(r, 100))),
-    ("CF._LOADX", "deletes", Word(|g, r, _| g.int(r, 9))),
-    ("CF._LOADX", "hash", Word(|g, r, _| g.int(r, 2))),
-    ("CF._LOADX", "index", Word(|g, r, _| g.int(r, 3))),
-    ("CF._LOADX", "word_offset", Word(|g, r, _| g.int(r, 64))),
-    ("CF._LOADX", "bytes", Word(layer_words)),
     ("RL.TOKEN", "key", Word(|g, r, _| g.key(r, RL_TOKEN_KEYS))),
     ("RL.LEAKY", "key", Word(|g, r, _| g.key(r, RL_LEAKY_KEYS))),
     ("RL.WINDOW", "key", Word(|g, r, _| g.key(r, RL_WINDOW_KEYS))),
@@ -781,7 +751,7 @@ fn block_opened(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Little-endian 64-bit words of a layer (`BITS … bytes`).
-fn layer_words(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+pub fn layer_words(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
     g.val(rng, |r| {
         let words = r.pick(&[0usize, 1, 2, 8, 64, 512]);
         r.bytes(8 * words)

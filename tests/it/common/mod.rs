@@ -850,6 +850,7 @@ pub mod docs;
 pub mod fuzz_calls;
 pub mod grammar;
 pub mod grammar_cf;
+pub mod grammar_cms;
 pub mod memory;
 pub mod payload;
 pub mod payload_checks;

@@ -194,7 +194,7 @@ impl Fuzz {
     /// One fuzzed warden command.
     fn fuzzed(&mut self, in_tx: bool) -> (Vec<u8>, Vec<Vec<u8>>) {
         let now = now_ms();
-        let name = self.rng.pick(COMMANDS);
+        let name = self.rng.pick(&COMMANDS);
         let g = Gen {
             p: 5 + self.rng.below(45),
             now,
@@ -234,7 +234,7 @@ impl Fuzz {
         } else {
             To::Master
         };
-        let name = self.rng.pick(COMMANDS);
+        let name = self.rng.pick(&COMMANDS);
         if name.ends_with("_SET")
             || name.ends_with("_SETS")
             || name == "BF._LOADX"
@@ -640,7 +640,7 @@ fn grammar_fuzz_against_master_and_replica() {
     let con3 = timed(m.conn_resp3(), READ_TIMEOUT);
     let rcon = timed(r.conn(), READ_TIMEOUT);
     let waiters = (0..3).map(|_| timed(m.conn(), READ_TIMEOUT)).collect();
-    let docs = docs_of(&mut m.conn(), COMMANDS);
+    let docs = docs_of(&mut m.conn(), &COMMANDS);
     let mut f = Fuzz {
         rng: Rng(seed),
         seed,

@@ -34,11 +34,11 @@ fn the_fuzzers_calls_are_the_documented_grammar() {
     let server = Server::start();
     let mut con = server.conn();
     let public = public_commands(&mut con);
-    let docs = docs_of(&mut con, COMMANDS);
+    let docs = docs_of(&mut con, &COMMANDS);
     let mut rng = Rng(0x5eed_f022);
     let mut problems = Vec::new();
     let mut rows_used = vec![false; VALUES.len()];
-    for name in COMMANDS {
+    for name in COMMANDS.iter() {
         let tree = &docs[*name];
         for arg in valued(tree) {
             if let Some(row) = value_row(name, arg) {

@@ -1,0 +1,4 @@
+//! The pure part of count-min sketches: no Redis, no clock reads (time is
+//! passed in).
+
+pub mod sketch;
