@@ -15,6 +15,7 @@ pub mod cuckoo;
 pub mod glue;
 pub mod lock;
 pub mod rate;
+pub mod topk;
 
 use redis_module::{redis_module, Context, RedisString, Status};
 
@@ -25,13 +26,14 @@ use crate::glue::{commands, config, host, info};
 /// The module's families, then the parts they share: what each declares
 /// (commands, data types, ACL category, configurations, INFO fields, what it
 /// starts) is registered from here, in this order.
-static FAMILIES: [&Family; 7] = [
+static FAMILIES: [&Family; 8] = [
     &lock::FAMILY,
     &bloom::FAMILY,
     &cuckoo::FAMILY,
     &rate::FAMILY,
     &cache::FAMILY,
     &cms::FAMILY,
+    &topk::FAMILY,
     &glue::SHARED,
 ];
 
@@ -179,6 +181,15 @@ mod tests {
         ("cms.infox", 2),
         ("cms._rotatex", 3),
         ("cms._loadx", -7),
+        ("topk.reservex", -3),
+        ("topk.addx", -3),
+        ("topk.incrbyx", -4),
+        ("topk.queryx", -3),
+        ("topk.countx", -3),
+        ("topk.listx", -2),
+        ("topk.infox", 2),
+        ("topk._rotatex", 3),
+        ("topk._loadx", -6),
     ];
 
     /// RedisBloom's names are warden's without the X (what SPEC's X is for),

@@ -10,7 +10,9 @@
 //!   repeated one (`item [item ...]`, `rate burst [rate burst ...]`) takes
 //!   every word to the end, or, when options follow it, every group up to a
 //!   word that starts options (a letter first, and not the rate `inf`). An
-//!   optional positional (`BF.INFOX key [field]`) takes the next word if any.
+//!   optional positional (`key [field]`, `key k [width depth decay]`) takes
+//!   the next words if any is left that names none of the options, all of
+//!   them or none.
 //! - The rest are options, in any order, each at most once, matched by their
 //!   token in any case: a pure token (`REENTRANT`), a token and its value
 //!   (`WAIT timeout_ms`), a token and a block with inner tokens
@@ -122,6 +124,12 @@ pub const fn tokened_block(token: &'static str, name: &'static str, parts: &'sta
 /// An optional pure token (`NONSCALING`), named after itself.
 pub const fn flag(token: &'static str) -> Arg {
     declare(token, Kind::Flag, Some(token), true, false)
+}
+
+/// Arguments that go together, once (`width depth decay`); made `optional`,
+/// all of them or none.
+pub const fn block(name: &'static str, parts: &'static [Arg]) -> Arg {
+    declare(name, Kind::Block(parts), None, false, false)
 }
 
 /// Arguments that go together and repeat: `name [name ...]`, each `name`
@@ -493,7 +501,7 @@ pub fn parse_into<'a, R: Request<'a>, W: Words<'a> + ?Sized>(
     reader.single_words(&grammar.args[..grammar.single_words])?;
     let others = &grammar.args[grammar.single_words..grammar.first_option];
     if !others.is_empty() {
-        reader.positionals(others, grammar.first_option < grammar.args.len())?;
+        reader.positionals(others, &grammar.args[grammar.first_option..])?;
     }
     let options = &grammar.args[grammar.first_option..];
     if options.is_empty() {
@@ -595,7 +603,12 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
     /// when `options_follow`). The key is not handed over: a command opens it
     /// by its position.
     #[inline(always)]
-    fn positionals(&mut self, args: &'static [Arg], options_follow: bool) -> Result<(), Refused> {
+    fn positionals(
+        &mut self,
+        args: &'static [Arg],
+        options: &'static [Arg],
+    ) -> Result<(), Refused> {
+        let options_follow = !options.is_empty();
         for arg in args {
             if matches!(arg.kind, Kind::Key) {
                 let keys = if arg.multiple { self.counted()? } else { 1 };
@@ -606,7 +619,12 @@ impl<'a, R: Request<'a>, W: Words<'a> + ?Sized> Reader<'_, 'a, R, W> {
             } else if arg.multiple {
                 self.repeated(arg, options_follow)?;
             } else if arg.optional {
-                if self.left() > 0 {
+                // Taken when a word is left that names no option; then all
+                // of it (a block's every part) must be there.
+                if self.left() > 0 && Self::find(options, 0, false, self.word()).is_none() {
+                    if self.left() < width(arg) {
+                        return Err(self.arity());
+                    }
                     self.value(arg)?;
                 }
             } else if self.left() < width(arg) {

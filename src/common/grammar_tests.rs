@@ -82,6 +82,19 @@ const MERGE: &[Arg] = &[
     required(repeated(option("WEIGHTS", "weight", Kind::Int))),
 ];
 
+const RESERVE_K: &[Arg] = &[
+    key(),
+    arg("k", Kind::Int),
+    optional(block(
+        "params",
+        &[
+            arg("width", Kind::Int),
+            arg("depth", Kind::Int),
+            arg("decay", Kind::Double),
+        ],
+    )),
+    option("WINDOW", "window_ms", Kind::Int),
+];
 const MERGE_OPTIONAL: [Arg; 4] = [MERGE[0], MERGE[1], MERGE[2], optional(MERGE[3])];
 
 /// The grammars above by number (a const generic picks one per test type).
@@ -96,6 +109,7 @@ const fn grammar(g: u8) -> Grammar {
         6 => Grammar::new(INFO),
         7 => Grammar::choices_checked_by_request(RESERVE),
         8 => Grammar::new(GUARD),
+        10 => Grammar::new(RESERVE_K),
         _ => Grammar::new(&MERGE_OPTIONAL),
     }
 }
@@ -325,4 +339,34 @@ fn counted_keys_take_their_count() {
     assert_eq!(run::<9>("dest x a"), syntax(2));
     assert_eq!(run::<9>("dest -1 a"), syntax(2));
     assert_eq!(run::<9>("dest 1 a WEIGHTS"), arity());
+}
+
+/// An optional block of positionals before options: all of it or none,
+/// never the options' words.
+#[test]
+fn an_optional_block_takes_all_its_words_or_none() {
+    assert_eq!(Grammar::new(RESERVE_K).arity(), -3);
+    assert_eq!(run::<10>("key 5").map(|s| names(&s)), Ok(vec!["k"]));
+    assert_eq!(
+        run::<10>("key 5 8 7 0.9 WINDOW 100").map(|s| names(&s)),
+        Ok(vec!["k", "width", "depth", "decay", "window_ms"])
+    );
+    assert_eq!(
+        run::<10>("key 5 window 100").map(|s| names(&s)),
+        Ok(vec!["k", "window_ms"])
+    );
+    assert_eq!(run::<10>("key 5 8 7"), arity());
+    assert_eq!(
+        run::<10>("key 5 bad 7 1"),
+        Err(Refused {
+            at: 3,
+            error: WardenError::NotPositive("width")
+        })
+    );
+    // Words that fill it are its values, whatever they look like (the
+    // request refuses `WINDOW` as a depth).
+    assert_eq!(
+        run::<10>("key 5 8 WINDOW 100").map(|s| names(&s)),
+        Ok(vec!["k", "width", "depth", "decay"])
+    );
 }

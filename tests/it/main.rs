@@ -14,3 +14,4 @@ mod cuckoo;
 mod lock;
 mod module;
 mod rate;
+mod topk;

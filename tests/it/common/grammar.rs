@@ -8,6 +8,7 @@
 
 use super::grammar_cf::*;
 use super::grammar_cms::{CMS_COMMANDS, CMS_VALUES};
+use super::grammar_topk::{TOPK_COMMANDS, TOPK_VALUES};
 use super::payload::Rng;
 
 /// Every key in the final comparison lives at least this long.
@@ -117,6 +118,9 @@ pub const WORDS: &[&str] = &[
     "WINDOW",
     "WEIGHTS",
     "CELLS",
+    "WITHCOUNT",
+    "BUCKETS",
+    "SLOT",
 ];
 
 /// Rates: the first `GOOD_RATES` are well-formed.
@@ -492,7 +496,7 @@ impl Gen {
 /// Every warden command the fuzzer knows: the ones here, then each family
 /// file's.
 pub static COMMANDS: std::sync::LazyLock<Vec<&str>> =
-    std::sync::LazyLock::new(|| [BASE_COMMANDS, CF_COMMANDS, CMS_COMMANDS].concat());
+    std::sync::LazyLock::new(|| [BASE_COMMANDS, CF_COMMANDS, CMS_COMMANDS, TOPK_COMMANDS].concat());
 
 /// The commands of the families without a file of their own.
 const BASE_COMMANDS: &[&str] = &[
@@ -552,7 +556,7 @@ use Fill::{Rest, Word};
 /// every command's (`*`). Only values: which arguments a call has comes from the docs.
 /// The rows here, then each family file's.
 pub static VALUES: std::sync::LazyLock<Vec<(&str, &str, Fill)>> =
-    std::sync::LazyLock::new(|| [BASE_VALUES, CF_VALUES, CMS_VALUES].concat());
+    std::sync::LazyLock::new(|| [BASE_VALUES, CF_VALUES, CMS_VALUES, TOPK_VALUES].concat());
 
 /// The values of the families without a file of their own.
 const BASE_VALUES: &[(&str, &str, Fill)] = &[

@@ -71,7 +71,7 @@ fn merge_sources(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<Vec<u8>> {
 }
 
 /// A slot start near now (slots of 25 ms to 15 s: the windows above).
-fn slot_start(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
+pub fn slot_start(g: &Gen, rng: &mut Rng, _: &[Vec<u8>]) -> Vec<u8> {
     let slot = rng.pick(&[25i64, 250, 15_000]);
     let at = g.now - g.now % slot - slot * rng.below(3) as i64;
     g.val(rng, |r| {

@@ -851,6 +851,7 @@ pub mod fuzz_calls;
 pub mod grammar;
 pub mod grammar_cf;
 pub mod grammar_cms;
+pub mod grammar_topk;
 pub mod memory;
 pub mod payload;
 pub mod payload_checks;
