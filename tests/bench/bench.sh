@@ -918,6 +918,30 @@ for pair in "${CF_PAIRS[@]}"; do
         -- "$cf_cmd" cf item:__rand_int__
 done
 
+# Heavy hitters, side by side with RedisBloom's: a top-k of k 50 (2000 x 7, decay 0.9)
+# and a count-min sketch of 2000 x 7, each call one item drawn from HH_ITEMS names
+# (item:000000000000 .. HH_ITEMS-1), so items repeat and most adds consult the top-k's
+# heap, as a skewed stream's heavy items do.
+HH_ITEMS=1000
+setup_topkx() { rcli TOPK.RESERVEX tk 50 2000 7 0.9 >/dev/null; }
+setup_redisbloom_topk() { rcli TOPK.RESERVE tk 50 2000 7 0.9 >/dev/null; }
+setup_cmsx() { rcli CMS.INITBYDIMX cm 2000 7 >/dev/null; }
+setup_redisbloom_cms() { rcli CMS.INITBYDIM cm 2000 7 >/dev/null; }
+HH_PAIRS=("TOPK.ADD|TOPK.ADDX|tk|topk|" "CMS.INCRBY|CMS.INCRBYX|cm|cms|1")
+for pair in "${HH_PAIRS[@]}"; do
+    IFS='|' read -r rb_cmd x_cmd key kind by <<<"$pair"
+    rb_row="$rb_cmd (RedisBloom)"
+    x_ref=()
+    if [[ -n $REDISBLOOM ]]; then
+        row "$rb_row" "setup_redisbloom_$kind" keyspace="$HH_ITEMS" module \
+            -- "$rb_cmd" "$key" item:__rand_int__ ${by:+"$by"}
+        x_ref=(ref="$rb_row")
+        goal "$x_cmd" "$rb_row" 1.0
+    fi
+    row "$x_cmd" "setup_${kind}x" keyspace="$HH_ITEMS" ${x_ref[@]+"${x_ref[@]}"} module \
+        -- "$x_cmd" "$key" item:__rand_int__ ${by:+"$by"}
+done
+
 # "Seen in the last window", 1M items per window at 0.01: an aging filter (BF.RESERVEX …
 # AGE) beside a plain NONSCALING filter of 1M and the two ways teams do it without one.
 # - plain: BF.RESERVEX bf 0.01 1000000 NONSCALING. ADDX adds fresh items to it half full

@@ -119,6 +119,19 @@ PY
 }
 cf_rows "" CF.RESERVEX CF.ADDX CF.EXISTSX CF.DELX
 [[ -n $REDISBLOOM ]] && cf_rows "RedisBloom " CF.RESERVE CF.ADD CF.EXISTS CF.DEL
+# Heavy hitters (as make bench): a top-k of k 50 (2000 x 7, decay 0.9) and a count-min
+# sketch of 2000 x 7, items drawn from 1000 names so they repeat.
+HH_ITEMS=1000
+rcli FLUSHALL >/dev/null; rcli TOPK.RESERVEX tk 50 2000 7 0.9 >/dev/null
+measure "TOPK.ADDX" "$HH_ITEMS" TOPK.ADDX tk item:__rand_int__
+rcli CMS.INITBYDIMX cm 2000 7 >/dev/null
+measure "CMS.INCRBYX" "$HH_ITEMS" CMS.INCRBYX cm item:__rand_int__ 1
+if [[ -n $REDISBLOOM ]]; then
+    rcli FLUSHALL >/dev/null; rcli TOPK.RESERVE tk 50 2000 7 0.9 >/dev/null
+    measure "RedisBloom TOPK.ADD" "$HH_ITEMS" TOPK.ADD tk item:__rand_int__
+    rcli CMS.INITBYDIM cm 2000 7 >/dev/null
+    measure "RedisBloom CMS.INCRBY" "$HH_ITEMS" CMS.INCRBY cm item:__rand_int__ 1
+fi
 rcli FLUSHALL >/dev/null; hold SET __key__ value-0123456789abcdef012345678 PX 600000
 measure "GET" "$HELD" GET lock:__rand_int__
 rcli FLUSHALL >/dev/null; hold CACHE.SET __key__ value-0123456789abcdef012345678 600000

@@ -4,9 +4,14 @@
 //! The sketch is `depth` rows of `width` buckets, each a fingerprint and a
 //! count. An item's increment goes to one bucket per row
 //! (`common::sketch::RowHash`): an empty bucket or one with its
-//! fingerprint counts it; a bucket held by another item decays instead,
-//! losing one with probability `decay^count` per unit, and is taken over
-//! (with the units left) when it reaches zero. The item's count is the
+//! fingerprint counts it. A bucket held by another item decays, losing one
+//! with probability `decay^count` per unit, and is taken over (with the
+//! units left) when it reaches zero, and here warden departs from
+//! RedisBloom to keep more of the true top k in the same memory: an item
+//! counted in some row decays no other item's bucket, and one counted in
+//! none decays only the weakest of its buckets (RedisBloom decays every
+//! bucket it does not hold, wearing down heavy items that share rows with
+//! light ones). The item's count is the
 //! largest of its buckets; when that reaches the heap's smallest, the item
 //! enters the heap (or updates its place there), and the item it pushes out
 //! is the one `TOPK.ADD` returns. RedisBloom's semantics, heap included: `k`
@@ -306,7 +311,10 @@ impl TopK {
     }
 
     /// Adds `by` to the item's buckets in sketch `sub`: its largest count
-    /// there afterwards (0 when every bucket stayed another item's).
+    /// there afterwards (0 when every bucket stayed another item's). Buckets
+    /// empty or with its fingerprint count it; when there is none, the
+    /// weakest of its buckets (the first of equals) decays, and is taken
+    /// over if it reaches 0.
     fn count_in_sketch(&mut self, sub: usize, h: &RowHash, by: u32) -> u32 {
         let Params {
             width,
@@ -317,36 +325,39 @@ impl TopK {
         let fp = h.fingerprint();
         let base = sub * self.sketch_len();
         let mut largest = 0u32;
+        let mut counted = false;
+        let mut weakest: Option<(u32, usize)> = None;
         for row in 0..depth {
             let at = base + row as usize * width as usize + h.column(row, width);
             let b = self.buckets[at];
             if b.count == 0 {
                 self.buckets[at] = Bucket { fp, count: by };
                 largest = largest.max(by);
+                counted = true;
             } else if b.fp == fp {
                 let count = b.count.saturating_add(by);
                 self.buckets[at].count = count;
                 largest = largest.max(count);
-            } else {
-                let mut count = b.count;
-                let mut left = by;
-                let mut chance = decay_chance(decay, count);
-                while left > 0 && chance >= NEVER {
-                    if self.draw() < chance {
-                        count -= 1;
-                        if count == 0 {
-                            self.buckets[at] = Bucket { fp, count: left };
-                            largest = largest.max(left);
-                            break;
-                        }
-                        chance = decay_chance(decay, count);
-                    }
-                    left -= 1;
-                }
-                if count > 0 {
-                    self.buckets[at].count = count;
-                }
+                counted = true;
+            } else if weakest.is_none_or(|(c, _)| b.count < c) {
+                weakest = Some((b.count, at));
             }
+        }
+        if let (false, Some((mut count, at))) = (counted, weakest) {
+            let mut left = by;
+            let mut chance = decay_chance(decay, count);
+            while left > 0 && chance >= NEVER {
+                if self.draw() < chance {
+                    count -= 1;
+                    if count == 0 {
+                        self.buckets[at] = Bucket { fp, count: left };
+                        return left;
+                    }
+                    chance = decay_chance(decay, count);
+                }
+                left -= 1;
+            }
+            self.buckets[at].count = count;
         }
         largest
     }

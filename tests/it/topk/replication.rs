@@ -42,7 +42,9 @@ fn adds_with_decays_replicate_as_sent_and_replicas_match() {
     let mut r = replica.conn();
     assert_eq!(digest(&mut r, "t"), digest(&mut con, "t"));
     assert_eq!(list(&mut r, "t"), list(&mut con, "t"));
-    assert_eq!(list(&mut con, "t")[0], ("heavy".to_string(), 1000));
+    // Heavy took over a bucket after decaying it by its few units.
+    let (first, n) = list(&mut con, "t")[0].clone();
+    assert!(first == "heavy" && (990..=1000).contains(&n), "{first} {n}");
 }
 
 #[test]
