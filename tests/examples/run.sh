@@ -5,9 +5,9 @@
 #   python/lock.py  python/crawler.py  python/limiter.py  python/backup.py  python/cache.py
 #   python/guarded_counter.py  python/shared.py  python/wait_defaults.py  python/aliases.py
 #   python/redisbloom_flow.py  python/keep_lock.py  python/keep_semaphore.py
-#   python/unsubscribe.py
+#   python/unsubscribe.py  python/refused.py
 #                                                             (redis-py, venv in target/)
-#   go/lock  go/bloom  go/limiter  go/cache  go/guarded_counter  go/keep  go/revoked
+#   go/lock  go/bloom  go/limiter  go/cache  go/guarded_counter  go/keep  go/revoked  go/refused
 #                                                             (redigo from Debian, offline)
 #   cluster/guarded_counter  (guarded_counter.py through redis-py's RedisCluster)
 #   cluster/guard_cli        (redis-cli -c)   -- both on a three-master cluster started here
@@ -194,7 +194,7 @@ export WARDEN_HOST=127.0.0.1 WARDEN_PORT=$PORT
 export PYTHONDONTWRITEBYTECODE=1
 export GOCACHE=${GOCACHE:-$ROOT/target/examples-gocache}
 
-ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter python/shared python/wait_defaults python/aliases python/redisbloom_flow python/keep_lock python/keep_semaphore python/unsubscribe go/lock go/bloom go/limiter go/cache go/guarded_counter go/keep go/revoked cluster/guarded_counter cluster/guard_cli"
+ALL="python/lock python/crawler python/limiter python/backup python/cache python/guarded_counter python/shared python/wait_defaults python/aliases python/redisbloom_flow python/keep_lock python/keep_semaphore python/unsubscribe python/refused go/lock go/bloom go/limiter go/cache go/guarded_counter go/keep go/revoked go/refused cluster/guarded_counter cluster/guard_cli"
 SELECTED=${*:-$ALL}
 
 passed=0
