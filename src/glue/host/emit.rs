@@ -36,7 +36,7 @@ pub fn emit<A: EmitArgs>(sink: Sink, cmd: &CStr, args: A) {
 
 /// An argument of an internal command. Its type decides its format letter
 /// and the C words the call passes for it (what Redis reads for the letter).
-pub trait EmitArg: Copy + sealed::Sealed {
+pub trait EmitArg: Copy + sealed::Arg {
     /// Its letter in the format.
     const LETTER: u8;
     /// The words `W`, then this argument's.
@@ -97,22 +97,31 @@ impl EmitArg for &[RStr<'_>] {
     }
 }
 
+/// What only this file implements, so that the letter, the words and the
+/// format of an argument can only come from here.
 mod sealed {
-    /// Only the argument and word types of this file.
-    pub trait Sealed {}
-    impl Sealed for super::RStr<'_> {}
-    impl Sealed for &std::ffi::CStr {}
-    impl Sealed for i64 {}
-    impl Sealed for &[u8] {}
-    impl Sealed for &[super::RStr<'_>] {}
-    impl Sealed for usize {}
-    impl<T> Sealed for *const T {}
-    impl<T> Sealed for *mut T {}
+    /// The argument types.
+    pub trait Arg {}
+    impl Arg for super::RStr<'_> {}
+    impl Arg for &std::ffi::CStr {}
+    impl Arg for i64 {}
+    impl Arg for &[u8] {}
+    impl Arg for &[super::RStr<'_>] {}
+
+    /// The word types.
+    pub trait Word {}
+    impl Word for i64 {}
+    impl Word for usize {}
+    impl<T> Word for *const T {}
+    impl<T> Word for *mut T {}
+
+    /// The argument tuples.
+    pub trait Args {}
 }
 
 /// A C word the variadic functions read: a pointer, a `long long` or a
 /// `size_t`.
-pub trait Word: Copy + sealed::Sealed {}
+pub trait Word: Copy + sealed::Word {}
 impl Word for c_longlong {}
 impl Word for usize {}
 impl<T> Word for *const T {}
@@ -134,7 +143,7 @@ const fn format(letters: &[u8]) -> [u8; FORMAT_LEN] {
 }
 
 /// The arguments of an internal command: a tuple of `EmitArg`s.
-pub trait EmitArgs {
+pub trait EmitArgs: sealed::Args {
     /// Their letters, in order, NUL-terminated.
     const FORMAT: &'static [u8; FORMAT_LEN];
     /// Their C words.
@@ -195,6 +204,8 @@ macro_rules! words_impls {
 /// `EmitArgs` for tuples of as many arguments as idents given.
 macro_rules! args_impls {
     ($($a:ident)+) => {
+        impl<$($a: EmitArg),+> sealed::Args for ($($a,)+) {}
+
         impl<$($a: EmitArg),+> EmitArgs for ($($a,)+)
         where
             words_of!(() ; $($a)+): Words,
