@@ -9,8 +9,6 @@
 //! applies it through the same checks (held only to the largest
 //! `bf-max-bytes`, as every replayed write that rebuilds a filter is).
 
-use std::ffi::c_long;
-
 use crate::bloom::commands::{filter_in, max_bytes};
 use crate::bloom::core::dump::{chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::core::filter::{BloomFilter, Layer};
@@ -19,12 +17,11 @@ use crate::bloom::requests::{LoadChunk, ScanDump};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_to_le;
 use crate::glue::args::Args;
-use crate::glue::host::{self, api, Ctx, Key};
+use crate::glue::host::{self, Ctx, Key};
 
 /// Replies `[iterator, data]`.
 fn reply_chunk(ctx: Ctx, iterator: u64, data: &[u8]) {
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 2 as c_long) };
+    host::reply_array(ctx, 2);
     host::reply_integer(ctx, iterator as i64);
     host::reply_bulk(ctx, data);
 }

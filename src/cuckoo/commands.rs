@@ -31,7 +31,7 @@ use crate::cuckoo::requests::{
 };
 use crate::cuckoo::wire::{decode_placed, emit_placed, encode_placed, LoadFilter};
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `cf-max-bytes` and the machine's memory;
 /// writes applied from a master or the AOF only to the largest value the
@@ -95,20 +95,11 @@ fn replicate_reserve(ctx: Ctx, key: RStr, f: &CuckooFilter) {
 /// Replicates `CF.INSERTX` (or `CF.INSERTNXX`) `key NOCREATE ITEMS items`.
 fn replicate_items(ctx: Ctx, nx: bool, key: RStr, items: &[RStr]) {
     let name = if nx { c"CF.INSERTNXX" } else { c"CF.INSERTX" };
-    let strings: Vec<_> = items.iter().map(|a| a.as_ptr()).collect();
-    // SAFETY: a live command context; `strings` holds live argument strings, as many as given.
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx.as_ptr(),
-            name.as_ptr(),
-            c"sccv".as_ptr(),
-            key.as_ptr(),
-            c"NOCREATE".as_ptr(),
-            c"ITEMS".as_ptr(),
-            strings.as_ptr(),
-            strings.len(),
-        )
-    };
+    host::emit(
+        Sink::Replication(ctx),
+        name,
+        (key, c"NOCREATE", c"ITEMS", items),
+    );
 }
 
 /// The filter in a key: `Ok(None)` when the key is empty; an error when
@@ -517,10 +508,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     for (label, value) in INFO_FIELDS.iter().zip(values).take(shown) {
         match args.by_alias() {
             true => {
-                let mut c = [0u8; 32];
-                c[..label.len()].copy_from_slice(label.as_bytes());
-                // SAFETY: a live context that owes a reply; `c` holds the label NUL-terminated (labels are under 32 bytes).
-                unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), c.as_ptr().cast()) };
+                host::reply_simple(ctx, label);
             }
             false => host::reply_bulk(ctx, label.as_bytes()),
         }

@@ -13,7 +13,7 @@ use crate::common::fence_clock::{FenceClock, Headroom, MAX_TOKEN, TOKENS_PER_MS}
 use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, emit, shield, Ctx, Io, Sink};
+use crate::glue::host::{self, shield, Ctx, Io, Sink};
 
 /// The state of the module's `FenceClock`.
 static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
@@ -210,7 +210,7 @@ fn announce_floor(ctx: &Context, _: ()) {
         }
         ANNOUNCE_PENDING.store(false, Ordering::Relaxed);
         let floor = FENCE_LAST.load(Ordering::Relaxed) as c_longlong;
-        emit!(Sink::Replication(ctx), c"dlock._fence", c"l", floor);
+        host::emit(Sink::Replication(ctx), c"dlock._fence", (floor,));
     })
 }
 

@@ -12,7 +12,7 @@ use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect;
 use crate::glue::fence::{follow_token, with_fence};
-use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Either, Key, RStr, Sink};
 use crate::glue::waiting::{self, Answer, WaitRequest, Waited};
 use crate::lock::config;
 use crate::lock::core::handover::{self, holds_as, Head, Verdict};
@@ -454,7 +454,7 @@ pub(super) fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
         }
         None => {
             key.delete();
-            emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+            host::emit(Sink::Replication(ctx), c"DEL", (name,));
             lapse_watch::forget(host::selected_db(ctx), name.bytes());
         }
     }

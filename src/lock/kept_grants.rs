@@ -6,7 +6,7 @@
 //! writes.
 
 use crate::common::error::WardenError;
-use crate::glue::host::{self, emit, Ctx, Key, OwnedString, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, OwnedString, RStr, Sink};
 use crate::glue::waiting;
 use crate::lock::commands::{
     lock_of, look_again, replicate_state, serve_waiters, store_holds, store_set_changes, Lock,
@@ -195,7 +195,7 @@ fn release(
                 waiting::count(db, &grant.key) > 0 && serve_waiters(ctx, key, name, db, now);
             if !handed_off {
                 key.delete();
-                emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+                host::emit(Sink::Replication(ctx), c"DEL", (name,));
             }
         }
         Lock::Set(set) => {

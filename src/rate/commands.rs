@@ -7,13 +7,13 @@
 //! `effect`) or as `RL._SET`. Denied calls and `COST 0` write and replicate
 //! nothing.
 
-use std::ffi::{c_long, CStr};
+use std::ffi::CStr;
 
 use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
-use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::rate::core::bucket::{self};
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
 use crate::rate::core::window::{self, WindowState};
@@ -138,8 +138,7 @@ fn reply_decision(ctx: Ctx, d: &Decision) {
     } else {
         &stats::RL_DENIED
     });
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 4 as c_long) };
+    host::reply_array(ctx, 4);
     for v in [i64::from(d.allowed), d.remaining, d.wait_ms, d.reset_ms] {
         host::reply_integer(ctx, v);
     }
@@ -284,8 +283,7 @@ pub fn gcra(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     } else {
         &stats::RL_DENIED
     });
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 5 as c_long) };
+    host::reply_array(ctx, 5);
     for v in [
         r.limited,
         r.limit,
