@@ -24,6 +24,7 @@ use std::ffi::CStr;
 use crate::bloom::config;
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::dump::LoadingFilter;
+use crate::bloom::core::errors;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, Layer};
 use crate::bloom::data_type::{self as bloom_type};
 use crate::bloom::requests::{
@@ -502,7 +503,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             }
             let filter = BloomFilter::new_aging(error_rate, capacity, window_ms, max_bytes)
                 .map_err(|e| match e {
-                    WardenError::FilterTooLarge => e,
+                    errors::TOO_LARGE => e,
                     _ => bad(),
                 })?;
             bloom_type::track_new(&filter);

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::common::limit::Limit;
+
 /// Every error a warden command can reply with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WardenError {
@@ -140,6 +142,20 @@ pub enum WardenError {
     LimiterKindMismatch,
     /// More limits in one RL call than a key holds (`MAX_LIMITS`).
     TooManyLimits,
+    /// An integer argument outside its declared range.
+    NotInRange(Limit),
+    /// A value (named) would grow past the size cap of a setting (named).
+    WouldExceed {
+        /// What would grow (`filter`).
+        what: &'static str,
+        /// The setting that caps it.
+        setting: &'static str,
+    },
+    /// A family's own refusal: its whole message, declared in its folder.
+    Refused(&'static str),
+    /// A family's own refusal whose message carries a value, worked out when
+    /// it happens.
+    RefusedWith(String),
     /// A module argument at load time is unknown or out of range.
     BadModuleArgument(String),
     /// A handler panicked; the panic was caught at the command boundary.
@@ -289,6 +305,16 @@ impl fmt::Display for WardenError {
             WardenError::TooManyLimits => {
                 f.write_str("ERR too many limits: a key holds at most 8")
             }
+            WardenError::NotInRange(limit) => write!(
+                f,
+                "ERR {} must be an integer from {} to {}",
+                limit.arg, limit.min, limit.max
+            ),
+            WardenError::WouldExceed { what, setting } => {
+                write!(f, "ERR {what} would exceed {setting}")
+            }
+            WardenError::Refused(text) => f.write_str(text),
+            WardenError::RefusedWith(text) => f.write_str(text),
             WardenError::BadModuleArgument(msg) => write!(f, "ERR {msg}"),
             WardenError::Internal => {
                 f.write_str("ERR internal error in warden (the command changed nothing)")

@@ -23,6 +23,7 @@ use crate::common::le_words::words_from_le;
 use crate::common::le_words::words_to_le;
 use crate::cuckoo::config::{self, CF_MAX_BYTES};
 use crate::cuckoo::core::dump::{self, encode_header, sizes};
+use crate::cuckoo::core::errors;
 use crate::cuckoo::core::filter::{CuckooFilter, Inserted, ItemHash, KickRng, Touched};
 use crate::cuckoo::data_type::{self as cuckoo_type};
 use crate::cuckoo::requests::{
@@ -230,7 +231,7 @@ fn add_items(
             // The filter's own bucket size, not this server's default: a
             // replica checks it the same way.
             if capacity.is_some_and(|c| c < 2 * u64::from(f.params().bucket_size)) {
-                return Err(WardenError::BadCuckooCapacity);
+                return Err(errors::bad_capacity());
             }
             f
         }

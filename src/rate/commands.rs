@@ -15,6 +15,7 @@ use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
 use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::rate::core::bucket::{self};
+use crate::rate::core::errors;
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
 use crate::rate::core::window::{self, WindowState};
 use crate::rate::limiter::{Decoded, Limiter, LimiterKind, LimiterRef, Scratch};
@@ -25,7 +26,7 @@ use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT}
 /// The limiter in a key: `Ok(None)` when the key is empty.
 fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {
     match key.value::<Limiter>()? {
-        Some(l) if l.kind() != kind => Err(WardenError::LimiterKindMismatch),
+        Some(l) if l.kind() != kind => Err(errors::KIND_MISMATCH),
         found => Ok(found),
     }
 }
