@@ -1,6 +1,6 @@
 //! ACL: the recipe of `docs/operations.md` keeps an application user off the internal
 //! commands on every server; where the server has module ACL categories
-//! (Valkey 8+, Redis 7.2+) each family has its own.
+//! (Valkey 8+, Redis 7.4+) each family has its own.
 
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
