@@ -54,7 +54,11 @@ fn every_redis_cli_example_in_the_docs_replies_as_shown() {
         if blocks.is_empty() {
             continue;
         }
-        let name = page.strip_prefix(root).unwrap_or(page).display().to_string();
+        let name = page
+            .strip_prefix(root)
+            .unwrap_or(page)
+            .display()
+            .to_string();
         let mut p = Page::start(module_args(&text));
         for b in &blocks {
             match p.run_block(b) {
@@ -74,7 +78,10 @@ fn every_redis_cli_example_in_the_docs_replies_as_shown() {
         pages.len()
     );
     assert!(failures.is_empty(), "\n{}", failures.join("\n\n"));
-    assert!(found > 20 && commands > 100, "too few examples found: {found}");
+    assert!(
+        found > 20 && commands > 100,
+        "too few examples found: {found}"
+    );
     assert_eq!(run, found, "example blocks found but not run");
 }
 
@@ -108,7 +115,9 @@ fn module_args(text: &str) -> Vec<String> {
         .filter_map(|l| l.trim().strip_prefix(ARGS_MARK))
         .flat_map(|rest| {
             let rest = rest.trim_end().strip_suffix("-->").unwrap_or(rest);
-            rest.split_whitespace().map(str::to_string).collect::<Vec<_>>()
+            rest.split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -367,7 +376,9 @@ impl Page {
         words
             .into_iter()
             .map(|w| {
-                let n = std::str::from_utf8(&w).ok().and_then(|t| t.parse::<i64>().ok());
+                let n = std::str::from_utf8(&w)
+                    .ok()
+                    .and_then(|t| t.parse::<i64>().ok());
                 match self.tokens.iter().find(|(s, _)| Some(*s) == n) {
                     Some((_, a)) => a.to_string().into_bytes(),
                     None => w,
@@ -592,7 +603,10 @@ fn the_example_reader_splits_and_prints_as_redis_cli_does() {
     let nested = Value::Array(vec![
         Value::Int(1),
         Value::Array(vec![Value::BulkString(b"a\x00\"".to_vec()), Value::Nil]),
-        Value::Map(vec![(Value::SimpleString("n".into()), Value::Boolean(true))]),
+        Value::Map(vec![(
+            Value::SimpleString("n".into()),
+            Value::Boolean(true),
+        )]),
     ]);
     let mut out = String::new();
     format_reply(&nested, "", &mut out);
