@@ -586,6 +586,115 @@ fn repr(b: &[u8]) -> String {
     s
 }
 
+/// Every link between the docs (and the test guides) reaches a file that
+/// exists and, with `#anchor`, a heading of it: pages move, links follow.
+#[test]
+fn every_link_between_the_docs_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = doc_pages(root);
+    for guide in ["tests", "tests/bench", "tests/examples", "tests/partition"] {
+        pages.push(root.join(guide).join("README.md"));
+    }
+    let mut broken = Vec::new();
+    let mut links = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("read a doc page");
+        for (n, target) in prose_links(&text) {
+            links += 1;
+            let (file, anchor) = target.split_once('#').unwrap_or((target.as_str(), ""));
+            let to = match file {
+                "" => page.clone(),
+                f => page.parent().expect("a folder").join(f),
+            };
+            let ok = match std::fs::read_to_string(&to) {
+                Err(_) => to.exists() && anchor.is_empty(),
+                Ok(t) => {
+                    anchor.is_empty()
+                        || !to.extension().is_some_and(|e| e == "md")
+                        || heading_anchors(&t).iter().any(|a| a == anchor)
+                }
+            };
+            if !ok {
+                let name = page
+                    .strip_prefix(root)
+                    .unwrap_or(page)
+                    .display()
+                    .to_string();
+                broken.push(format!("{name}:{n}: {target}"));
+            }
+        }
+    }
+    assert!(links > 100, "too few links found: {links}");
+    assert!(
+        broken.is_empty(),
+        "links that lead nowhere:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// The relative link targets of `text` outside fenced blocks, with their line.
+fn prose_links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (i, l) in text.lines().enumerate() {
+        if l.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced {
+            continue;
+        }
+        for part in l.split("](").skip(1) {
+            let target = part.split(')').next().unwrap_or("");
+            if !target.contains("://") && !target.starts_with("mailto:") && !target.is_empty() {
+                out.push((i + 1, target.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The anchors GitHub gives a page's headings: lower case, inline code and
+/// links reduced to their text, punctuation but `-` and `_` dropped, spaces
+/// as `-`, a repeated one numbered.
+fn heading_anchors(text: &str) -> Vec<String> {
+    let (mut out, mut bases): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    let mut fenced = false;
+    for l in text.lines() {
+        if l.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        let Some(title) = l.trim_start_matches('#').strip_prefix(' ') else {
+            continue;
+        };
+        if fenced || !l.starts_with('#') {
+            continue;
+        }
+        let mut plain = String::new();
+        let mut rest = title;
+        while let Some(at) = rest.find("](") {
+            plain.push_str(&rest[..at]);
+            rest = rest[at + 2..].split_once(')').map_or("", |(_, r)| r);
+        }
+        plain.push_str(rest);
+        let slug: String = plain
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let seen = bases.iter().filter(|b| **b == slug).count();
+        out.push(match seen {
+            0 => slug.clone(),
+            n => format!("{slug}-{n}"),
+        });
+        bases.push(slug);
+    }
+    out
+}
+
 #[test]
 fn the_example_reader_splits_and_prints_as_redis_cli_does() {
     let words = split_args(r#"SET k "{\"a\":1}" 'it\'s' "\x01\n""#).unwrap();
