@@ -610,7 +610,7 @@ fn every_link_between_the_docs_resolves() {
                 Err(_) => to.exists() && anchor.is_empty(),
                 Ok(t) => {
                     anchor.is_empty()
-                        || !to.extension().is_some_and(|e| e == "md")
+                        || to.extension().is_none_or(|e| e != "md")
                         || heading_anchors(&t).iter().any(|a| a == anchor)
                 }
             };
