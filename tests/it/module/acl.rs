@@ -1,6 +1,6 @@
-//! ACL: the README's recipe keeps an application user off the internal
+//! ACL: the recipe of `docs/operations.md` keeps an application user off the internal
 //! commands on every server; where the server has module ACL categories
-//! (Valkey 8+, Redis 7.2+) each family has its own.
+//! (Valkey 8+, Redis 7.4+) each family has its own.
 
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
@@ -113,17 +113,17 @@ const FAMILIES: [(&str, &[&str], &[&str]); 4] = [
     ("cache", &["CACHE.GET", "c"], &["DLOCK.INFO", "k"]),
 ];
 
-/// The recipe from the README (read from it): it names every internal command
+/// The recipe from `docs/operations.md` (read from it): it names every internal command
 /// the module registers; the user can lock and add, and is refused each
 /// internal command (NOPERM) before it even runs.
 #[test]
-fn the_readme_recipe_keeps_clients_off_internal_commands() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let recipe: Vec<&str> = readme
+fn the_documented_recipe_keeps_clients_off_internal_commands() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .expect("docs/operations.md");
+    let recipe: Vec<&str> = page
         .lines()
         .find(|l| l.starts_with("ACL SETUSER app "))
-        .expect("the README's ACL recipe")
+        .expect("the ACL recipe of docs/operations.md")
         .split_whitespace()
         .skip(1)
         .collect();
@@ -143,7 +143,7 @@ fn the_readme_recipe_keeps_clients_off_internal_commands() {
     for name in &internal {
         assert!(
             recipe.contains(&format!("-{name}").as_str()),
-            "the README's recipe does not name {name}: {recipe:?}"
+            "the documented recipe does not name {name}: {recipe:?}"
         );
     }
     let _: () = query!(&mut admin, "ACL", &recipe);
