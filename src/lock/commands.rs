@@ -189,7 +189,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     let kept_lease = |token| keep::check_lease(ctx, key_bytes, token, ttl_ms);
     let mut queue = queue_of(ctx, name);
-    // `decide` serves first only waiters not served yet: twice at most.
+    // Asked twice at most: `decide` serves only waiters not served yet.
     let plan = loop {
         let lock = lock_of(&mut key)?;
         let plan = with_fence(|fence| decide(lock.holding(), &ask, queue, now, fence, kept_lease))?;
@@ -246,6 +246,9 @@ fn wait(
     look_at: i64,
     now: i64,
 ) -> Result<(), WardenError> {
+    let Some(timeout_ms) = request.wait_ms else {
+        return Err(WardenError::Internal);
+    };
     stats::count(&stats::LOCKS_CONTENDED);
     let waiter = WaitRequest {
         family: &LOCKS,
@@ -256,7 +259,7 @@ fn wait(
             reentrant: request.reentrant,
             keeper,
         }),
-        timeout_ms: request.wait_ms.ok_or(WardenError::Internal)?,
+        timeout_ms,
         max_waiters: config::dlock_max_waiters(),
         look_at: Some(look_at),
     };
