@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicI64;
 use crate::cache::config;
 use crate::cache::core::handover::{self, Head, Verdict};
 use crate::cache::core::{new_lease, CacheEntry, Lease, Meta, Read};
+use crate::cache::errors;
 use crate::cache::requests::{Get, Info, Set, SetMeta, SetWhole, TTL_AT};
 use crate::cache::stats;
 use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
@@ -30,7 +31,7 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Err(r) => return Err(r.error),
     };
     if value.len() > config::cache_max_value_bytes() {
-        return Err(WardenError::ValueTooLarge);
+        return Err(errors::VALUE_TOO_LARGE);
     }
     let now = host::now_ms();
     let name = args.raw(1);

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
+pub mod errors;
 pub mod requests;
 pub mod stats;
 pub mod table;

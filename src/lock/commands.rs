@@ -725,12 +725,12 @@ fn hand_over(
                 served = true;
                 set_changed |= changed_set;
             }
-            Err(e @ (WardenError::KeepTtlTooShort(_) | WardenError::KeepCapacity(_))) => {
+            Err(NotGranted::Own(e)) => {
                 // This waiter's own request (a lease too short for the kept
                 // grant it repeats): refused to it alone.
                 waiter.answer(Answer::Error(e.to_string()));
             }
-            Err(e) => {
+            Err(NotGranted::Key(e)) => {
                 // The waiter already taken is answered too: none is left hanging.
                 let error = e.to_string();
                 waiter.answer(Answer::Error(error.clone()));
@@ -741,6 +741,14 @@ fn hand_over(
         // After an exclusive grant the next waiter finds the lock held (only a
         // repeat of the same owner goes on).
     }
+}
+
+/// Why a waiter the hand-over let in was not granted.
+enum NotGranted {
+    /// Its own request (the kept lease it repeats refused): answered alone.
+    Own(WardenError),
+    /// The key: every waiter is answered.
+    Key(WardenError),
 }
 
 /// The grant of a waiter the hand-over let in (`repeat`: its owner holds
@@ -754,7 +762,7 @@ fn grant_waiter(
     asked: &LockWaiter,
     repeat: bool,
     now: i64,
-) -> Result<(i64, bool), WardenError> {
+) -> Result<(i64, bool), NotGranted> {
     let ask = Ask {
         owner: &asked.owner,
         want: asked.want,
@@ -762,14 +770,24 @@ fn grant_waiter(
         deadline: now.saturating_add(asked.ttl_ms),
         wait: false,
     };
-    let lock = lock_of(key)?;
+    let lock = lock_of(key).map_err(NotGranted::Key)?;
+    let lease_refused = std::cell::Cell::new(false);
     let grant = if repeat {
         let ttl_ms = ask.deadline - now;
-        let kept_lease = |token| keep::check_lease(ctx, name.bytes(), token, ttl_ms);
+        let kept_lease = |token| {
+            let checked = keep::check_lease(ctx, name.bytes(), token, ttl_ms);
+            lease_refused.set(checked.is_err());
+            checked
+        };
         acquire::renew(lock.holding(), &ask, now, kept_lease)
     } else {
         with_fence(|fence| acquire::grant(lock.holding(), &ask, now, fence))
-    }?;
-    let changed_set = apply_grant(ctx, key, name, &ask, &grant, None, now)?;
+    };
+    let grant = grant.map_err(|e| match lease_refused.get() {
+        true => NotGranted::Own(e),
+        false => NotGranted::Key(e),
+    })?;
+    let changed_set =
+        apply_grant(ctx, key, name, &ask, &grant, None, now).map_err(NotGranted::Key)?;
     Ok((grant.token, changed_set))
 }

@@ -26,6 +26,7 @@
 
 use crate::common::error::WardenError;
 use crate::common::fence_clock::FenceClock;
+use crate::lock::core::errors;
 use crate::lock::core::handover::holds_as;
 use crate::lock::core::plain::{self, Acquire, LockState};
 use crate::lock::core::set::{admit, Admit, Holding, LockSet, SetKind, Want};
@@ -197,7 +198,7 @@ fn in_set<'a>(
     }
     let admitted = admit(holding, ask.want, now);
     if admitted == Admit::OtherKind {
-        return Err(WardenError::LockKindMismatch);
+        return Err(errors::KIND_MISMATCH);
     }
     let look_at = holding.next_deadline(now);
     if let Queue::Waiting { front } = queue {
@@ -216,7 +217,7 @@ fn in_set<'a>(
 /// another kind of lock: the key will take that kind.
 fn refuse_other_kind(front: Option<Want>, want: Want) -> Result<(), WardenError> {
     match front {
-        Some(head) if !head.same_kind(want) => Err(WardenError::LockKindMismatch),
+        Some(head) if !head.same_kind(want) => Err(errors::KIND_MISMATCH),
         _ => Ok(()),
     }
 }
@@ -306,7 +307,7 @@ pub fn renew<'a>(
     kept_lease(token)?;
     let holds = holds
         .checked_add(i64::from(ask.reentrant))
-        .ok_or(WardenError::HoldsOverflow)?;
+        .ok_or(errors::HOLDS_OVERFLOW)?;
     let change = match holding {
         Holding::Set(_) => Change::SetRenew { holds, prune },
         _ => Change::Renew {

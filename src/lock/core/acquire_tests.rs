@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, VecDeque};
 use super::*;
 use crate::common::fence_clock::MAX_TOKEN;
 use crate::common::test_rng::Rng;
+use crate::lock::core::errors;
 use crate::lock::core::plain::NO_DEADLINE;
 use crate::lock::core::set::Holder;
 use crate::lock::core::test_model::{hand_over, Key, Queued, Waiter};
@@ -170,13 +171,13 @@ fn a_holders_repeat_renews_its_grant_after_its_kept_lease_is_checked() {
     }
     // A kept grant's lease refused: the repeat is refused.
     let a = renewal(true);
-    let too_short = |_| Err(WardenError::KeepTtlTooShort(1_000));
+    let too_short = |_| Err(errors::keep_ttl_too_short(1_000));
     let plan = decide(key.holding(), &a, Queue::Empty, NOW, &mut fence, too_short);
-    assert_eq!(plan, Err(WardenError::KeepTtlTooShort(1_000)));
+    assert_eq!(plan, Err(errors::keep_ttl_too_short(1_000)));
     // A count that would overflow is refused before the kept lease is asked.
     let full = plain_lock("a", 42, i64::MAX, NOW + 10);
     let plan = decide(full.holding(), &a, Queue::Empty, NOW, &mut fence, check);
-    assert_eq!(plan, Err(WardenError::HoldsOverflow));
+    assert_eq!(plan, Err(errors::HOLDS_OVERFLOW));
     assert_eq!(asked.get(), None);
     // Without REENTRANT the count stays: no overflow.
     let plain_repeat = granted(decide_at(
@@ -204,7 +205,7 @@ fn queued_waiters_go_first_on_a_free_lock_unless_they_ask_another_kind() {
             front: Some(Want::Limit(2)),
         };
         let plan = decide_at(&key, &a, semaphore, NOW, &mut fence);
-        assert_eq!(plan, Err(WardenError::LockKindMismatch));
+        assert_eq!(plan, Err(errors::KIND_MISMATCH));
     }
     // A held lock: the request waits behind its holder (the waiters are
     // served when it frees), and its holder's repeat is not held back.
@@ -324,7 +325,7 @@ fn a_request_of_another_kind_is_refused_and_a_writer_waits_for_readers() {
     let semaphore = set_of(SetKind::Limit(2), &[("x", 10, NOW + 300)]);
     for want in [Want::Limit(3), Want::Shared, Want::Exclusive] {
         let plan = decide_at(&semaphore, &ask("a", want), Queue::Empty, NOW, &mut fence);
-        assert_eq!(plan, Err(WardenError::LockKindMismatch), "{want:?}");
+        assert_eq!(plan, Err(errors::KIND_MISMATCH), "{want:?}");
     }
     let plain = plain_lock("x", 10, 1, NOW + 300);
     let plan = decide_at(
@@ -334,7 +335,7 @@ fn a_request_of_another_kind_is_refused_and_a_writer_waits_for_readers() {
         NOW,
         &mut fence,
     );
-    assert_eq!(plan, Err(WardenError::LockKindMismatch));
+    assert_eq!(plan, Err(errors::KIND_MISMATCH));
     // A read/write lock: readers wait for the writer, the writer for readers.
     let plan = decide_at(
         &plain,
@@ -399,11 +400,11 @@ fn a_set_holders_repeat_renews_its_place_after_its_kept_lease_is_checked() {
     set.holder_mut(b"a", None, NOW)
         .expect("a")
         .set_holds(i64::MAX);
-    let refused = |_| Err(WardenError::KeepCapacity(5));
+    let refused = |_| Err(errors::keep_capacity(5));
     let plan = decide(key.holding(), &a, Queue::Empty, NOW, &mut fence, refused);
-    assert_eq!(plan, Err(WardenError::KeepCapacity(5)));
+    assert_eq!(plan, Err(errors::keep_capacity(5)));
     let plan = decide(key.holding(), &a, Queue::Empty, NOW, &mut fence, check);
-    assert_eq!(plan, Err(WardenError::HoldsOverflow));
+    assert_eq!(plan, Err(errors::HOLDS_OVERFLOW));
     assert_eq!(asked.take(), Some(10));
 }
 
@@ -423,7 +424,7 @@ fn waiters_on_a_set_go_first_and_are_not_served_twice() {
     // Without, the key takes the oldest waiter's kind.
     let lapsed = set_of(SetKind::Shared, &[("x", 10, NOW - 1)]);
     let plan = decide_at(&lapsed, &a, other, NOW, &mut fence);
-    assert_eq!(plan, Err(WardenError::LockKindMismatch));
+    assert_eq!(plan, Err(errors::KIND_MISMATCH));
     // Once served: behind the waiters left, the request waits.
     let behind = Queue::Served { waiting: true };
     let plan = decide_at(&live, &a, behind, NOW, &mut fence);
@@ -573,12 +574,12 @@ fn random_requests_take_every_path_and_keep_the_rules() {
             }
             Err(e) => {
                 seen.insert(match e {
-                    WardenError::LockKindMismatch => "other kind",
-                    WardenError::HoldsOverflow => "overflow",
+                    errors::KIND_MISMATCH => "other kind",
+                    errors::HOLDS_OVERFLOW => "overflow",
                     _ => panic!("{context}"),
                 });
                 assert!(!drawn, "{context}");
-                if e == WardenError::LockKindMismatch {
+                if e == errors::KIND_MISMATCH {
                     let front_differs = matches!(queue, Queue::Waiting { front: Some(f) }
                         if !f.same_kind(a.want));
                     assert!(

@@ -6,6 +6,7 @@
 //! Times are passed in by the caller.
 
 pub mod acquire;
+pub mod errors;
 pub mod guard;
 pub mod handover;
 pub mod keep;

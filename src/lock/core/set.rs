@@ -12,6 +12,7 @@ use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
+use crate::lock::core::errors;
 use crate::lock::core::lapse::LAPSE_SLACK_MS;
 use crate::lock::core::packed::ThinLock;
 use crate::lock::core::plain::{LockState, Release, NO_DEADLINE};
@@ -407,7 +408,7 @@ impl LockSet {
     /// from `fence`; an error when the set has no room for another holder.
     pub fn next_token(&self, now: i64, fence: &mut FenceClock) -> Result<i64, WardenError> {
         if self.len == u32::MAX {
-            return Err(WardenError::HoldsOverflow);
+            return Err(errors::HOLDS_OVERFLOW);
         }
         fence.next_above(self.floor, now)
     }
