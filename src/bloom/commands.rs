@@ -27,6 +27,7 @@ use crate::bloom::core::dump::LoadingFilter;
 use crate::bloom::core::errors;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, Layer};
 use crate::bloom::data_type::{self as bloom_type};
+use crate::bloom::events;
 use crate::bloom::requests::{
     Add, AddAt, Card, CreateOptions, Exists, Info, Insert, MultiAdd, MultiExists, Reserve,
     INFO_FIELDS,
@@ -105,7 +106,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     replicate_reserve(ctx, name, &filter);
     bloom_type::track_new(&filter);
     key.set_value(Box::new(filter));
-    host::notify(ctx, c"bf.reserve", name);
+    host::notify(ctx, events::RESERVE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -298,7 +299,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (2, None),
         Some(params),
-        (AddEffect::VerbatimWhenAllNew, c"bf.add"),
+        (AddEffect::VerbatimWhenAllNew, events::ADD),
         |o| outcome = o,
     )?;
     reply_flag(ctx, args, outcome? == Added::New);
@@ -315,7 +316,7 @@ pub fn madd(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (2, None),
         Some(params),
-        (AddEffect::VerbatimWhenAllNew, c"bf.madd"),
+        (AddEffect::VerbatimWhenAllNew, events::MADD),
         |o| replies.emit(o),
     )
 }
@@ -338,7 +339,7 @@ pub fn add_at(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (3, Some(at)),
         None,
-        (AddEffect::NewItems, c"bf.madd"),
+        (AddEffect::NewItems, events::MADD),
         |o| replies.emit(o),
     )
 }
@@ -355,7 +356,7 @@ pub fn insert(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (first, None),
         create,
-        (AddEffect::NewItems, c"bf.insert"),
+        (AddEffect::NewItems, events::INSERT),
         |o| replies.emit(o),
     )
 }
@@ -562,7 +563,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     chunk.emit(Sink::Replication(ctx), name);
-    host::notify(ctx, c"bf.load", name);
+    host::notify(ctx, events::LOAD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

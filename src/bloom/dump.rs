@@ -13,6 +13,7 @@ use crate::bloom::commands::{filter_in, max_bytes};
 use crate::bloom::core::dump::{chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::core::filter::{BloomFilter, Layer};
 use crate::bloom::data_type::{self as bloom_type};
+use crate::bloom::events;
 use crate::bloom::requests::{LoadChunk, ScanDump};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_to_le;
@@ -89,7 +90,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         true => host::replicate_as(ctx, c"BF.LOADCHUNKX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
     }
-    host::notify(ctx, c"bf.loadchunk", name);
+    host::notify(ctx, events::LOADCHUNK, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

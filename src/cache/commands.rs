@@ -12,6 +12,7 @@ use crate::cache::config;
 use crate::cache::core::handover::{self, Head, Verdict};
 use crate::cache::core::{new_lease, CacheEntry, Lease, Meta, Read};
 use crate::cache::errors;
+use crate::cache::events;
 use crate::cache::requests::{Get, Info, Set, SetMeta, SetWhole, TTL_AT};
 use crate::cache::stats;
 use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
@@ -67,7 +68,7 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         );
     }
     store(&key, entry);
-    host::notify(ctx, c"cache.set", name);
+    host::notify(ctx, events::SET, name);
     let db = host::selected_db(ctx);
     if waiting::count(db, args.bytes(1)) > 0 {
         serve_waiters(ctx, &mut key, name, db, now);
@@ -137,7 +138,7 @@ fn apply(
     if let Some(lease) = meta.lease {
         follow_token(lease.token, lease_floor);
     }
-    host::notify(ctx, c"cache.set", name);
+    host::notify(ctx, events::SET, name);
     Ok(())
 }
 
@@ -188,7 +189,7 @@ fn reply_with_lease(ctx: Ctx, value: Option<&[u8]>, token: i64) {
 fn lease_taken(ctx: Ctx, key: &Key, name: RStr, meta: &Meta, expires: i64) {
     emit_meta(Sink::Replication(ctx), name, meta, Expiry::AtEnd);
     key.set_abs_expire(expires);
-    host::notify(ctx, c"cache.lease", name);
+    host::notify(ctx, events::LEASE, name);
     stats::count(&stats::CACHE_LEASES);
 }
 
@@ -239,7 +240,7 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             if extended {
                 let expires = entry.expires_at();
                 key.set_abs_expire(expires);
-                host::notify(ctx, c"cache.extend", name);
+                host::notify(ctx, events::EXTEND, name);
             }
         }
         Read::Refreshing => {
@@ -306,7 +307,7 @@ fn plain_get(ctx: Ctx, name: RStr, options: &Get, now: i64) -> Result<(), Warden
         drop(key);
         emit_meta(Sink::Replication(ctx), name, &meta, Expiry::AtEnd);
         Key::writable(ctx, name).set_abs_expire(expires);
-        host::notify(ctx, c"cache.extend", name);
+        host::notify(ctx, events::EXTEND, name);
     }
     Ok(())
 }

@@ -26,6 +26,7 @@ use crate::cuckoo::core::dump::{self, encode_header, sizes};
 use crate::cuckoo::core::errors;
 use crate::cuckoo::core::filter::{CuckooFilter, Inserted, ItemHash, KickRng, Touched};
 use crate::cuckoo::data_type::{self as cuckoo_type};
+use crate::cuckoo::events;
 use crate::cuckoo::requests::{
     Add, AddNx, Compact, Count, CreateOptions, Del, Exists, Info, Insert, Load, LoadChunk,
     MultiExists, Place, ScanDump,
@@ -161,7 +162,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         true => host::replicate_as(ctx, c"CF.LOADCHUNKX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
     }
-    host::notify(ctx, c"cf.loadchunk", name);
+    host::notify(ctx, events::LOADCHUNK, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -179,7 +180,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     replicate_reserve(ctx, name, &filter);
     cuckoo_type::track_new(&filter);
     key.set_value(Box::new(filter));
-    host::notify(ctx, c"cf.reserve", name);
+    host::notify(ctx, events::RESERVE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -320,7 +321,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         2,
         (Some(CreateOptions::default()), None),
-        (Shape::Add, c"cf.add"),
+        (Shape::Add, events::ADD),
     )
 }
 
@@ -344,7 +345,7 @@ fn add_without_walk(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
     // the call stores it in the same slot (and moves the same fingerprint);
     // the clock plays no part.
     host::replicate_verbatim(ctx);
-    host::notify(ctx, c"cf.add", name);
+    host::notify(ctx, events::ADD, name);
     host::reply_integer(ctx, 1);
     Ok(true)
 }
@@ -357,7 +358,7 @@ pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         2,
         (Some(CreateOptions::default()), None),
-        (Shape::AddNx, c"cf.add"),
+        (Shape::AddNx, events::ADD),
     )
 }
 
@@ -372,7 +373,13 @@ fn insert_common<const NX: bool>(ctx: Ctx, args: &Args) -> Result<(), WardenErro
     let capacity = options.capacity;
     let create = (!options.nocreate).then_some(options);
     let shape = if NX { Shape::InsertNx } else { Shape::Insert };
-    add_items(ctx, args, first, (create, capacity), (shape, c"cf.insert"))
+    add_items(
+        ctx,
+        args,
+        first,
+        (create, capacity),
+        (shape, events::INSERT),
+    )
 }
 
 /// `CF.INSERTX key [CAPACITY c] [NOCREATE] ITEMS item ...`
@@ -447,7 +454,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             true => host::replicate_as(ctx, c"CF.DELX", args.raw_from(1)),
             false => host::replicate_verbatim(ctx),
         }
-        host::notify(ctx, c"cf.del", name);
+        host::notify(ctx, events::DEL, name);
     }
     reply_flag(ctx, args, deleted);
     Ok(())
@@ -468,7 +475,7 @@ pub fn compact(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         true => host::replicate_as(ctx, c"CF.COMPACTX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
     }
-    host::notify(ctx, c"cf.compact", name);
+    host::notify(ctx, events::COMPACT, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -537,7 +544,7 @@ pub fn place(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     cuckoo_type::track_growth(before, f.size());
     // The slots' final values, explicit: an effect, no clock.
     host::replicate_verbatim(ctx);
-    host::notify(ctx, c"cf.add", name);
+    host::notify(ctx, events::ADD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -589,7 +596,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     chunk.emit(Sink::Replication(ctx), name);
-    host::notify(ctx, c"cf.load", name);
+    host::notify(ctx, events::LOAD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

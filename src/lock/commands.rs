@@ -21,6 +21,7 @@ use crate::lock::core::packed::PackedLock;
 use crate::lock::core::plain::{self as core_lock, LockState, Release, NO_DEADLINE};
 use crate::lock::core::set::{Holding, LockSet, Want};
 use crate::lock::data_type::counted;
+use crate::lock::events;
 use crate::lock::keep;
 use crate::lock::lapse_watch;
 use crate::lock::lost;
@@ -128,7 +129,7 @@ fn apply_state(
     follow_token(state.token, key_floor);
     replicate(&state);
     store(&key, &state);
-    host::notify(ctx, c"dlock.set", name);
+    host::notify(ctx, events::SET, name);
     Ok(())
 }
 
@@ -215,7 +216,7 @@ pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         store_set_changes(ctx, &mut key, name, now);
     }
     keep::granted(ctx, keeper, key_bytes, ask.owner, grant.token, ttl_ms, now);
-    host::notify(ctx, c"dlock.acquire", name);
+    host::notify(ctx, events::ACQUIRE, name);
     if grant.new {
         stats::count(&stats::LOCKS_GRANTED);
     }
@@ -402,12 +403,12 @@ pub fn release(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Release::StillHeld => {
             // Time-independent: applied elsewhere it drops the same hold.
             host::replicate_verbatim(ctx);
-            host::notify(ctx, c"dlock.release", name);
+            host::notify(ctx, events::RELEASE, name);
             host::reply_integer(ctx, 1);
         }
         Release::Freed => {
             let db = host::selected_db(ctx);
-            host::notify(ctx, c"dlock.release", name);
+            host::notify(ctx, events::RELEASE, name);
             // A release applied from a master (a writable replica's own
             // waiters) hands nothing over: that would grant a lock the master
             // never granted. The waiters stay queued, as for any write the
@@ -459,7 +460,7 @@ fn release_in_set(
         host::reply_integer(ctx, 0);
         return Ok(());
     }
-    host::notify(ctx, c"dlock.release", name);
+    host::notify(ctx, events::RELEASE, name);
     store_set_changes(ctx, key, name, now);
     if outcome == Release::Freed
         && waiting::count(db, args.bytes(1)) > 0
@@ -503,7 +504,7 @@ fn extend_in_set(
         let db = host::selected_db(ctx);
         keep::extended(ctx, token, db, args.bytes(1), deadline - now, now);
         store_set_changes(ctx, key, name, now);
-        host::notify(ctx, c"dlock.extend", name);
+        host::notify(ctx, events::EXTEND, name);
         look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
     }
     host::reply_integer(ctx, i64::from(extended.is_some()));
@@ -545,7 +546,7 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     };
     if extended {
         key.set_abs_expire(deadline);
-        host::notify(ctx, c"dlock.extend", name);
+        host::notify(ctx, events::EXTEND, name);
         if waiting::count_in(ctx, name) > 0 {
             waiting::look_at(ctx, host::selected_db(ctx), args.bytes(1), deadline, now);
         }
@@ -572,7 +573,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         key.set_value(counted(Box::new(set)));
         key.set_abs_expire_or_persist(expiry);
     }
-    host::notify(ctx, c"dlock.set", name);
+    host::notify(ctx, events::SET, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -718,7 +719,7 @@ fn hand_over(
             Ok((token, changed_set)) => {
                 let (owner, ttl) = (&asked.owner, asked.ttl_ms);
                 keep::granted(ctx, asked.keeper, key_bytes, owner, token, ttl, now);
-                host::notify(ctx, c"dlock.acquire", name);
+                host::notify(ctx, events::ACQUIRE, name);
                 waiter.answer(Answer::Integer(token));
                 stats::count(&stats::LOCKS_GRANTED);
                 stats::count(&stats::LOCKS_HANDED_OFF);

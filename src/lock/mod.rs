@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
+pub mod events;
 pub mod fence;
 pub mod guard;
 pub mod info;
@@ -34,6 +35,7 @@ pub static FAMILY: Family = Family {
     types: &[&data_type::LOCK_TYPE, &set_type::LOCK_SET_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
+    events: &events::ALL,
     start,
 };
 

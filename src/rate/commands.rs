@@ -18,6 +18,7 @@ use crate::rate::core::bucket::{self};
 use crate::rate::core::errors;
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
 use crate::rate::core::window::{self, WindowState};
+use crate::rate::events;
 use crate::rate::limiter::{Decoded, Limiter, LimiterKind, LimiterRef, Scratch};
 use crate::rate::requests::{Gcra, Leaky, SetState, Token, Window, FIRST_PARAMETER_AT};
 use crate::rate::stats;
@@ -85,10 +86,10 @@ fn replicate_effect(ctx: Ctx, args: &Args, limiter: LimiterRef, expires: Option<
 fn write(ctx: Ctx, args: &Args, key: &mut Key, limiter: LimiterRef, store_as: Option<Option<i64>>) {
     let Some(expires) = store_as else { return };
     let event = match limiter.kind() {
-        LimiterKind::Token => c"rl.token",
-        LimiterKind::Leaky => c"rl.leaky",
-        LimiterKind::Window => c"rl.window",
-        LimiterKind::Gcra => c"rl.gcra",
+        LimiterKind::Token => events::TOKEN,
+        LimiterKind::Leaky => events::LEAKY,
+        LimiterKind::Window => events::WINDOW,
+        LimiterKind::Gcra => events::GCRA,
     };
     replicate_effect(ctx, args, limiter, expires);
     store(ctx, (key, args.raw(1)), limiter, expires, event);
@@ -110,7 +111,7 @@ fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenErr
         (&mut key, name),
         limiter.view(&mut Scratch::default()),
         expires,
-        c"rl.set",
+        events::SET,
     );
     // Verbatim is safe here: this argv already carries the absolute state.
     host::replicate_verbatim(ctx);
@@ -310,7 +311,7 @@ pub fn set_state(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut room = Scratch::default();
     let view = limiter.view(&mut room);
     SetLimiter::emit(view, expires, Sink::Replication(ctx), name);
-    store(ctx, (&mut key, name), view, expires, c"rl.set");
+    store(ctx, (&mut key, name), view, expires, events::SET);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
