@@ -8,7 +8,7 @@
 //!   repeated one (`item [item ...]`, `rate burst [rate burst ...]`) takes
 //!   every word to the end, or, when options follow it, every group up to a
 //!   word that starts options (a letter first, and not the rate `inf`). An
-//!   optional positional (`BF.INFOX key [field]`) takes the next word if any.
+//!   optional positional (`key [field]`) takes the next word if any.
 //! - The rest are options, in any order, each at most once, matched by their
 //!   token in any case: a pure token (`REENTRANT`), a token and its value
 //!   (`WAIT timeout_ms`), a token and a block with inner tokens

@@ -45,7 +45,7 @@ pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
 }
 
 /// Follows a token in an effect on a key the master link or the AOF sent
-/// (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease), given the
+/// (a state, a grant carrying its effect, a lease), given the
 /// key's last token before it (`key_floor`, 0 for a new key): one the
 /// master issued, so the grants that follow a replay or a promotion go above
 /// it, as the master recorded it (`FenceClock::follow`). (A client's

@@ -146,7 +146,7 @@ pub fn check_api() -> Result<(), &'static str> {
 /// Bytes of physical memory on this machine (`u64::MAX` if unknown).
 pub fn physical_memory() -> u64 {
     // Read once: sysconf(_SC_PHYS_PAGES) is a system call (sysinfo), and
-    // BF.ADDX asks on every call.
+    // a filter's add asks on every call.
     static PHYSICAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *PHYSICAL.get_or_init(|| {
         // SAFETY: sysconf only reads system information.

@@ -63,7 +63,7 @@ pub fn reply_array(ctx: Ctx, len: usize) {
 
 /// Starts a map of `pairs` entries in RESP3, and in RESP2 an array of
 /// `pairs` values (the keys the caller leaves out): RedisBloom's reply to
-/// `BF.INFO key <field>`. Returns whether the keys are owed (RESP3).
+/// an INFO asking for one field. Returns whether the keys are owed (RESP3).
 pub fn reply_map_or_values(ctx: Ctx, pairs: usize) -> bool {
     if is_resp3(ctx) {
         reply_map(ctx, pairs);
