@@ -105,7 +105,7 @@ fn rates_take_every_decimal_form_a_program_prints() {
     );
     assert!(Rate::parse(b"1/1000000000s").is_ok());
     // A period past 10^9 s is out of range even with a count that
-    // brings the rate into it (README's number ranges).
+    // brings the rate into it (docs/operations.md, number ranges).
     for long in [&b"1e20/10000000000000000000000ms"[..], b"2/1000000000001ms"] {
         assert_eq!(
             Rate::parse(long),
