@@ -265,12 +265,7 @@ fn each_family_has_an_acl_category_where_the_server_has_them() {
     let mut rng = crate::common::payload::Rng(0xac1_ca7);
     let mut call_of = |con: &mut Connection, name: &str| -> Vec<String> {
         let docs = crate::common::docs::command_docs(con, name);
-        let g = crate::common::grammar::Gen {
-            p: 0,
-            now: now_ms(),
-        };
-        let mut call = crate::common::fuzz_calls::draw(&g, &mut rng, &name.to_uppercase(), &docs);
-        crate::common::fuzz_calls::sanitize_wait(&mut rng, &mut call);
+        let call = crate::common::fuzz_calls::valid_call(&mut rng, name, &docs);
         std::iter::once(name.to_string())
             .chain(call.iter().map(|w| String::from_utf8_lossy(w).into_owned()))
             .collect()

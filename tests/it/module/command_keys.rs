@@ -6,8 +6,7 @@
 //! rely on), and a `readonly` command changes no key.
 
 use crate::common::docs::*;
-use crate::common::fuzz_calls::{build, draw, sanitize_wait, show_call};
-use crate::common::grammar::Gen;
+use crate::common::fuzz_calls::{build, show_call, valid_call};
 use crate::common::payload::Rng;
 use crate::common::*;
 
@@ -77,12 +76,7 @@ fn every_command_declares_the_keys_its_docs_name() {
             continue;
         }
         for _ in 0..CALLS {
-            let g = Gen {
-                p: 0,
-                now: now_ms(),
-            };
-            let mut call = draw(&g, &mut rng, &name.to_uppercase(), &docs);
-            sanitize_wait(&mut rng, &mut call);
+            let call = valid_call(&mut rng, name, &docs);
             let want: Vec<Vec<u8>> = at.iter().map(|&i| call[i].clone()).collect();
             match getkeys(&mut con, name, &call) {
                 Ok(keys) if has("movablekeys") && keys.starts_with(&want) => {}
@@ -119,12 +113,7 @@ fn readonly_commands_change_no_key() {
     for name in &writers {
         let docs = command_docs(&mut con, name);
         for _ in 0..CALLS {
-            let g = Gen {
-                p: 0,
-                now: now_ms(),
-            };
-            let mut call = draw(&g, &mut rng, &name.to_uppercase(), &docs);
-            sanitize_wait(&mut rng, &mut call);
+            let call = valid_call(&mut rng, name, &docs);
             let _: redis::RedisResult<Value> = build(name.as_bytes(), &call).query(&mut con);
         }
     }
@@ -146,12 +135,7 @@ fn readonly_commands_change_no_key() {
     for name in &readers {
         let docs = command_docs(&mut con, name);
         for _ in 0..CALLS {
-            let g = Gen {
-                p: 0,
-                now: now_ms(),
-            };
-            let mut call = draw(&g, &mut rng, &name.to_uppercase(), &docs);
-            sanitize_wait(&mut rng, &mut call);
+            let call = valid_call(&mut rng, name, &docs);
             let reply: redis::RedisResult<Value> = build(name.as_bytes(), &call).query(&mut con);
             let after: String = query!(&mut con, "DEBUG", "DIGEST");
             if after != before {

@@ -4,8 +4,7 @@
 use crate::bloom::support::{loadchunks, madd_range, scandump};
 use crate::cache::support::{cache_get, cache_set, get_lease, refresh};
 use crate::common::docs::{command_docs, command_flags, key_positions, public_commands};
-use crate::common::fuzz_calls::{build, draw, sanitize_wait, show_call};
-use crate::common::grammar::Gen;
+use crate::common::fuzz_calls::{build, show_call, valid_call};
 use crate::common::payload::Rng;
 use crate::common::waiter::*;
 use crate::common::*;
@@ -294,12 +293,7 @@ fn every_write_command_announces_what_it_changes_and_nothing_else() {
         let at = key_positions(&docs);
         let namespace = format!("{}.", name.split('.').next().unwrap_or(name));
         for _ in 0..60 {
-            let g = Gen {
-                p: 0,
-                now: now_ms(),
-            };
-            let mut call = draw(&g, &mut rng, &name.to_uppercase(), &docs);
-            sanitize_wait(&mut rng, &mut call);
+            let call = valid_call(&mut rng, name, &docs);
             let key = call[at[0]].clone();
             let before = key_state(&mut con, &key);
             let reply: redis::RedisResult<Value> = build(name.as_bytes(), &call).query(&mut con);
