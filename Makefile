@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test examples test-valkey test-redis72 test-redis74 test-redisbloom-flow test-partition fuzz lint bench bench-instructions deps clean
+.PHONY: all build run test test-one examples test-valkey test-redis72 test-redis74 test-redisbloom-flow test-partition fuzz lint bench bench-instructions deps clean
 
 all: build
 
@@ -60,6 +60,13 @@ test: build
 	bash tests/bench/redisbloom.sh $(CURDIR) >/dev/null
 	$(CARGO) test --release -- --test-threads=4
 	bash tests/examples/run.sh
+
+# One integration test module, after a quick build of the module (the quick
+# profile: no LTO, incremental), e.g. `make test-one T=lock::keep::`.
+T ?= module::version::
+test-one: deps
+	$(CARGO) build --profile quick
+	WARDEN_PROFILE=quick $(CARGO) test --release --test it -- $(T)
 
 # The client examples alone.
 examples: build

@@ -260,4 +260,32 @@ mod tests {
             );
         }
     }
+
+    /// Each family's keyspace events are named in the namespace of its
+    /// commands (`cf.` for `CF.ADDX`), no two families share one, and each
+    /// is in the operations guide's list.
+    #[test]
+    fn every_event_is_its_familys_and_documented() {
+        let guide = include_str!("../docs/operations.md");
+        let mut seen = Vec::new();
+        for family in FAMILIES {
+            let namespaces: Vec<&str> = family
+                .commands
+                .iter()
+                .filter_map(|c| c.name.split_once('.').map(|(n, _)| n))
+                .collect();
+            for event in family.events {
+                let event = event.to_str().expect("an ASCII event");
+                let (namespace, _) = event.split_once('.').expect("a namespaced event");
+                assert!(namespaces.contains(&namespace), "{}: {event}", family.name);
+                assert!(!seen.contains(&event), "{event} twice");
+                assert!(
+                    guide.contains(&format!("`{event}`")),
+                    "{event} undocumented"
+                );
+                seen.push(event);
+            }
+        }
+        assert!(seen.len() >= 25, "{seen:?}");
+    }
 }

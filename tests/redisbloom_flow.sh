@@ -84,9 +84,9 @@ awk '/def test_bf_resp3/ { sub(/test_bf_resp3/, "test_cf_resp3") }
 grep -q "def test_cf_resp3" "$FLOW/test_resp3_cf.py" && grep -q "CF.MEXISTS" "$FLOW/test_resp3_cf.py" \
     || die "test_resp3.py has changed shape: no CF part found"
 
-# Known failures, with the reason: (b) a documented design difference (README,
-# "RedisBloom and redis-cell names" for Bloom, "Cuckoo filter reference" for
-# cuckoo), (c) a RedisBloom-internal detail (BF.DEBUG and CF.DEBUG, its binary dump
+# Known failures, with the reason: (b) a documented design difference
+# (src/bloom/README.md, "Differences from RedisBloom", for Bloom;
+# src/cuckoo/README.md, "Differences from RedisBloom's CF.*", for cuckoo), (c) a RedisBloom-internal detail (BF.DEBUG and CF.DEBUG, its binary dump
 # header, its exact error texts). Keys are file:class.test as RLTest collects them:
 # test_overall's classes testRedisBloom and testRedisBloomNoCodec, test_cuckoo's
 # testCuckoo and testCuckooNoCodec, testResp3 in test_resp3_bf / test_resp3_cf

@@ -19,13 +19,15 @@
 //! RESP3, `BF.INFO`'s five fields) and replicate their X form, never the
 //! alias, so a replica or AOF without the option follows.
 
-use std::ffi::{c_long, CStr};
+use std::ffi::CStr;
 
 use crate::bloom::config;
 use crate::bloom::core::aging::Aging;
 use crate::bloom::core::dump::LoadingFilter;
+use crate::bloom::core::errors;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, Layer};
 use crate::bloom::data_type::{self as bloom_type};
+use crate::bloom::events;
 use crate::bloom::requests::{
     Add, AddAt, Card, CreateOptions, Exists, Info, Insert, MultiAdd, MultiExists, Reserve,
     INFO_FIELDS,
@@ -34,7 +36,7 @@ use crate::bloom::wire::{float_text, LoadFilter};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_from_le;
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `bf-max-bytes`, and never more than the
 /// machine's physical memory (a filter that large would get the server killed
@@ -67,7 +69,7 @@ fn clock_for(f: &BloomFilter) -> u64 {
 /// Replicates the creation of `f` as an explicit reserve.
 fn replicate_reserve(ctx: Ctx, key: RStr, f: &BloomFilter) {
     let rate = float_text(f.error_rate());
-    let replicate = api!(RedisModule_Replicate);
+    let rate = rate.as_c_str();
     // The option that shapes the filter, with its value: AGE, EXPANSION, or
     // NONSCALING alone.
     let (capacity, option) = match f.aging() {
@@ -78,29 +80,11 @@ fn replicate_reserve(ctx: Ctx, key: RStr, f: &BloomFilter) {
             Some((c"EXPANSION", i64::from(f.expansion()))),
         ),
     };
-    // SAFETY: a live command context; the format matches the arguments (C strings outlive the call).
-    unsafe {
-        match option {
-            Some((word, value)) => replicate(
-                ctx.as_ptr(),
-                c"BF.RESERVEX".as_ptr(),
-                c"sclcl".as_ptr(),
-                key.as_ptr(),
-                rate.as_ptr(),
-                capacity as i64,
-                word.as_ptr(),
-                value,
-            ),
-            None => replicate(
-                ctx.as_ptr(),
-                c"BF.RESERVEX".as_ptr(),
-                c"sclc".as_ptr(),
-                key.as_ptr(),
-                rate.as_ptr(),
-                capacity as i64,
-                c"NONSCALING".as_ptr(),
-            ),
-        };
+    let sink = Sink::Replication(ctx);
+    let capacity = capacity as i64;
+    match option {
+        Some((word, value)) => host::emit(sink, c"BF.RESERVEX", (key, rate, capacity, word, value)),
+        None => host::emit(sink, c"BF.RESERVEX", (key, rate, capacity, c"NONSCALING")),
     }
 }
 
@@ -122,7 +106,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     replicate_reserve(ctx, name, &filter);
     bloom_type::track_new(&filter);
     key.set_value(Box::new(filter));
-    host::notify(ctx, c"bf.reserve", name);
+    host::notify(ctx, events::RESERVE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -248,33 +232,22 @@ fn replicate_changed(
     (first, at): (usize, Option<u64>),
     not_added: &[usize],
 ) {
-    let items: Vec<_> = (first..args.len())
-        .filter(|i| !not_added.contains(i))
-        .map(|i| args.raw(i).as_ptr())
-        .collect();
-    let replicate = api!(RedisModule_Replicate);
-    // SAFETY: a live command context; `items` holds live argument strings, as many as given.
-    unsafe {
+    let send = |items: &[RStr]| {
+        let sink = Sink::Replication(ctx);
         match at {
-            Some(at) => replicate(
-                ctx.as_ptr(),
-                c"BF._ADDATX".as_ptr(),
-                c"slv".as_ptr(),
-                args.raw(1).as_ptr(),
-                at as i64,
-                items.as_ptr(),
-                items.len(),
-            ),
-            None => replicate(
-                ctx.as_ptr(),
-                c"BF.MADDX".as_ptr(),
-                c"sv".as_ptr(),
-                args.raw(1).as_ptr(),
-                items.as_ptr(),
-                items.len(),
-            ),
+            Some(at) => host::emit(sink, c"BF._ADDATX", (args.raw(1), at as i64, items)),
+            None => host::emit(sink, c"BF.MADDX", (args.raw(1), items)),
         }
     };
+    if not_added.is_empty() {
+        send(args.raw_from(first));
+    } else {
+        let items: Vec<RStr> = (first..args.len())
+            .filter(|i| !not_added.contains(i))
+            .map(|i| args.raw(i))
+            .collect();
+        send(&items);
+    }
 }
 
 /// Replies with whether an item was new (adds) or may be present (reads):
@@ -307,8 +280,7 @@ impl<'c, 'a> ItemReplies<'c, 'a> {
     fn emit(&mut self, outcome: Result<Added, WardenError>) {
         if !self.started {
             self.started = true;
-            // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-            unsafe { api!(RedisModule_ReplyWithArray)(self.ctx.as_ptr(), self.count as c_long) };
+            host::reply_array(self.ctx, self.count);
         }
         match outcome {
             Ok(a) => reply_flag(self.ctx, self.args, a == Added::New),
@@ -327,7 +299,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (2, None),
         Some(params),
-        (AddEffect::VerbatimWhenAllNew, c"bf.add"),
+        (AddEffect::VerbatimWhenAllNew, events::ADD),
         |o| outcome = o,
     )?;
     reply_flag(ctx, args, outcome? == Added::New);
@@ -344,7 +316,7 @@ pub fn madd(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (2, None),
         Some(params),
-        (AddEffect::VerbatimWhenAllNew, c"bf.madd"),
+        (AddEffect::VerbatimWhenAllNew, events::MADD),
         |o| replies.emit(o),
     )
 }
@@ -367,7 +339,7 @@ pub fn add_at(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (3, Some(at)),
         None,
-        (AddEffect::NewItems, c"bf.madd"),
+        (AddEffect::NewItems, events::MADD),
         |o| replies.emit(o),
     )
 }
@@ -384,7 +356,7 @@ pub fn insert(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         (first, None),
         create,
-        (AddEffect::NewItems, c"bf.insert"),
+        (AddEffect::NewItems, events::INSERT),
         |o| replies.emit(o),
     )
 }
@@ -420,8 +392,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             .map(|i| f.contains_item(args.bytes(i), || now))
             .collect::<Vec<bool>>()
     })?;
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), items.len() as c_long) };
+    host::reply_array(ctx, items.len());
     for i in 0..items.len() {
         let hit = found.as_ref().is_some_and(|f| f[i]);
         reply_flag(ctx, args, hit);
@@ -462,14 +433,7 @@ const REDISBLOOM_INFO_FIELDS: usize = 5;
 /// simple-string labels (a flat array in RESP2); one field as a map of one
 /// (RESP3) or an array of its value alone (RESP2).
 fn reply_redisbloom_info(ctx: Ctx, f: &BloomFilter, only: Option<usize>, now: u64) {
-    let label = |field: usize| {
-        let text = INFO_FIELDS[field].1;
-        let mut c = [0u8; 32];
-        c[..text.len()].copy_from_slice(text.as_bytes());
-        // SAFETY: `ctx` is the live context of a call that owes a reply;
-        // `c` holds the label NUL-terminated (labels are under 32 bytes).
-        unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), c.as_ptr().cast()) };
-    };
+    let label = |field: usize| host::reply_simple(ctx, INFO_FIELDS[field].1);
     match only {
         Some(field) => {
             if host::reply_map_or_values(ctx, 1) {
@@ -499,8 +463,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     }
     match only {
         Some(field) => {
-            // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-            unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 1) };
+            host::reply_array(ctx, 1);
             reply_info_value(ctx, f, field, now);
         }
         None => {
@@ -541,7 +504,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             }
             let filter = BloomFilter::new_aging(error_rate, capacity, window_ms, max_bytes)
                 .map_err(|e| match e {
-                    WardenError::FilterTooLarge => e,
+                    errors::TOO_LARGE => e,
                     _ => bad(),
                 })?;
             bloom_type::track_new(&filter);
@@ -600,7 +563,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     chunk.emit(Sink::Replication(ctx), name);
-    host::notify(ctx, c"bf.load", name);
+    host::notify(ctx, events::LOAD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

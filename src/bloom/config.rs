@@ -1,7 +1,7 @@
 //! The Bloom family's configurations (`warden.bf-*`): what a filter created
 //! without options gets, and the largest filter.
 
-use crate::bloom::core::filter::MAX_EXPANSION;
+use crate::bloom::core::errors;
 use crate::bloom::core::sizing::parse_error_rate;
 use crate::glue::config::{Config, DecimalConfig, IntConfig};
 
@@ -12,10 +12,16 @@ pub static BF_ERROR_RATE: DecimalConfig =
 pub static BF_INITIAL_CAPACITY: IntConfig =
     IntConfig::new("bf-initial-capacity", 100, 1, 1 << 30, false);
 /// Expansion of a filter created without one.
-pub static BF_EXPANSION: IntConfig =
-    IntConfig::new("bf-expansion", 2, 1, MAX_EXPANSION as i64, false);
+pub static BF_EXPANSION: IntConfig = IntConfig::new(
+    "bf-expansion",
+    2,
+    errors::EXPANSION.min as i64,
+    errors::EXPANSION.max as i64,
+    false,
+);
 /// Largest filter, in bytes; bigger reserves or growths are refused.
-pub static BF_MAX_BYTES: IntConfig = IntConfig::new("bf-max-bytes", 128 << 20, 1024, 1 << 40, true);
+pub static BF_MAX_BYTES: IntConfig =
+    IntConfig::new(errors::MAX_BYTES_SETTING, 128 << 20, 1024, 1 << 40, true);
 
 /// The family's configurations.
 pub static CONFIGS: [Config; 4] = [

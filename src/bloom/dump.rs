@@ -9,22 +9,20 @@
 //! applies it through the same checks (held only to the largest
 //! `bf-max-bytes`, as every replayed write that rebuilds a filter is).
 
-use std::ffi::c_long;
-
 use crate::bloom::commands::{filter_in, max_bytes};
 use crate::bloom::core::dump::{chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR};
 use crate::bloom::core::filter::{BloomFilter, Layer};
 use crate::bloom::data_type::{self as bloom_type};
+use crate::bloom::events;
 use crate::bloom::requests::{LoadChunk, ScanDump};
 use crate::common::error::WardenError;
 use crate::common::le_words::words_to_le;
 use crate::glue::args::Args;
-use crate::glue::host::{self, api, Ctx, Key};
+use crate::glue::host::{self, Ctx, Key};
 
 /// Replies `[iterator, data]`.
 fn reply_chunk(ctx: Ctx, iterator: u64, data: &[u8]) {
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 2 as c_long) };
+    host::reply_array(ctx, 2);
     host::reply_integer(ctx, iterator as i64);
     host::reply_bulk(ctx, data);
 }
@@ -92,7 +90,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         true => host::replicate_as(ctx, c"BF.LOADCHUNKX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
     }
-    host::notify(ctx, c"bf.loadchunk", name);
+    host::notify(ctx, events::LOADCHUNK, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod dump;
+pub mod events;
 pub mod loading_type;
 pub mod requests;
 pub mod stats;
@@ -24,5 +25,6 @@ pub static FAMILY: Family = Family {
     types: &[&data_type::BLOOM_TYPE, &loading_type::LOADING_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
+    events: &events::ALL,
     start: starts_nothing,
 };

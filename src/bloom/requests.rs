@@ -6,7 +6,8 @@
 use crate::bloom::config::{BF_ERROR_RATE, BF_EXPANSION, BF_INITIAL_CAPACITY};
 use crate::bloom::core::aging::{validate_window, WINDOW};
 use crate::bloom::core::dump::{LOAD_ITERATOR, SCAN_ITERATOR};
-use crate::bloom::core::filter::{BloomParams, CAPACITY, MAX_EXPANSION};
+use crate::bloom::core::errors;
+use crate::bloom::core::filter::{BloomParams, CAPACITY};
 use crate::bloom::core::sizing::parse_error_rate;
 use crate::common::error::WardenError;
 use crate::common::grammar::{
@@ -20,12 +21,9 @@ fn capacity_arg(bytes: &[u8]) -> Result<u64, WardenError> {
     CAPACITY.parse(bytes).map(|c| c as u64)
 }
 
-/// An expansion in 1..=32768.
+/// An expansion in its range (`errors::EXPANSION`).
 fn expansion_arg(bytes: &[u8]) -> Result<u32, WardenError> {
-    match parse_i64(bytes) {
-        Some(e) if (1..=i64::from(MAX_EXPANSION)).contains(&e) => Ok(e as u32),
-        _ => Err(WardenError::BadExpansion),
-    }
+    errors::EXPANSION.parse(bytes).map(|e| e as u32)
 }
 
 /// Creation options shared by BF.RESERVEX and BF.INSERTX (and the defaults
@@ -50,10 +48,10 @@ impl CreateOptions {
     /// Parameters of a new filter, with module defaults for what is missing.
     pub fn params(&self) -> Result<BloomParams, WardenError> {
         if self.age.is_some() && (self.nonscaling || self.expansion.is_some()) {
-            return Err(WardenError::AgeWithScaling);
+            return Err(errors::AGE_WITH_SCALING);
         }
         if self.nonscaling && self.expansion.is_some() {
-            return Err(WardenError::NonScalingExpansion);
+            return Err(errors::NON_SCALING_EXPANSION);
         }
         let expansion = if self.nonscaling {
             0

@@ -137,15 +137,16 @@ impl<'a> LoadFilter<'a> {
                 window_ms,
             } => {
                 let rate = float_text(error_rate);
-                emit!(
+                emit(
                     sink,
                     LOAD_FILTER,
-                    c"sccll",
-                    key,
-                    c"AGE".as_ptr(),
-                    rate.as_ptr(),
-                    capacity as i64,
-                    window_ms as i64
+                    (
+                        key,
+                        c"AGE",
+                        rate.as_c_str(),
+                        capacity as i64,
+                        window_ms as i64,
+                    ),
                 );
             }
             LoadFilter::Layer {
@@ -162,21 +163,22 @@ impl<'a> LoadFilter<'a> {
             } => {
                 let rate = float_text(error_rate);
                 let layer_rate = float_text(layer_rate);
-                emit!(
+                emit(
                     sink,
                     LOAD_FILTER,
-                    c"scclllcllll",
-                    key,
-                    c"LAYER".as_ptr(),
-                    rate.as_ptr(),
-                    i64::from(expansion),
-                    index as i64,
-                    capacity as i64,
-                    layer_rate.as_ptr(),
-                    i64::from(hashes),
-                    items as i64,
-                    bits as i64,
-                    opened as i64
+                    (
+                        key,
+                        c"LAYER",
+                        rate.as_c_str(),
+                        i64::from(expansion),
+                        index as i64,
+                        capacity as i64,
+                        layer_rate.as_c_str(),
+                        i64::from(hashes),
+                        items as i64,
+                        bits as i64,
+                        opened as i64,
+                    ),
                 );
             }
             LoadFilter::Layer {
@@ -197,36 +199,31 @@ impl<'a> LoadFilter<'a> {
                     Hashing::Warden => c"LAYER",
                     Hashing::RedisBloom => c"RBLAYER",
                 };
-                emit!(
+                emit(
                     sink,
                     LOAD_FILTER,
-                    c"scclllclll",
-                    key,
-                    word.as_ptr(),
-                    rate.as_ptr(),
-                    i64::from(expansion),
-                    index as i64,
-                    capacity as i64,
-                    layer_rate.as_ptr(),
-                    i64::from(hashes),
-                    items as i64,
-                    bits as i64
+                    (
+                        key,
+                        word,
+                        rate.as_c_str(),
+                        i64::from(expansion),
+                        index as i64,
+                        capacity as i64,
+                        layer_rate.as_c_str(),
+                        i64::from(hashes),
+                        items as i64,
+                        bits as i64,
+                    ),
                 );
             }
             LoadFilter::Bits {
                 index,
                 word_offset,
                 bytes,
-            } => emit!(
+            } => emit(
                 sink,
                 LOAD_FILTER,
-                c"scllb",
-                key,
-                c"BITS".as_ptr(),
-                index as i64,
-                word_offset as i64,
-                bytes.as_ptr(),
-                bytes.len()
+                (key, c"BITS", index as i64, word_offset as i64, bytes),
             ),
         }
     }
@@ -245,14 +242,10 @@ pub struct LoadChunk<'a> {
 impl LoadChunk<'_> {
     /// Writes this command for `key` to `sink`.
     pub fn emit(&self, sink: Sink, key: RStr) {
-        emit!(
+        emit(
             sink,
             c"BF.LOADCHUNKX",
-            c"slb",
-            key,
-            self.iterator as i64,
-            self.data.as_ptr(),
-            self.data.len()
+            (key, self.iterator as i64, self.data),
         );
     }
 }

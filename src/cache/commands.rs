@@ -9,7 +9,10 @@ use std::rc::Rc;
 use std::sync::atomic::AtomicI64;
 
 use crate::cache::config;
+use crate::cache::core::handover::{self, Head, Verdict};
 use crate::cache::core::{new_lease, CacheEntry, Lease, Meta, Read};
+use crate::cache::errors;
+use crate::cache::events;
 use crate::cache::requests::{Get, Info, Set, SetMeta, SetWhole, TTL_AT};
 use crate::cache::stats;
 use crate::cache::wire::{emit_entry, emit_meta, meta_text, parse_meta, Expiry};
@@ -29,7 +32,7 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Err(r) => return Err(r.error),
     };
     if value.len() > config::cache_max_value_bytes() {
-        return Err(WardenError::ValueTooLarge);
+        return Err(errors::VALUE_TOO_LARGE);
     }
     let now = host::now_ms();
     let name = args.raw(1);
@@ -65,7 +68,7 @@ pub fn set(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         );
     }
     store(&key, entry);
-    host::notify(ctx, c"cache.set", name);
+    host::notify(ctx, events::SET, name);
     let db = host::selected_db(ctx);
     if waiting::count(db, args.bytes(1)) > 0 {
         serve_waiters(ctx, &mut key, name, db, now);
@@ -135,7 +138,7 @@ fn apply(
     if let Some(lease) = meta.lease {
         follow_token(lease.token, lease_floor);
     }
-    host::notify(ctx, c"cache.set", name);
+    host::notify(ctx, events::SET, name);
     Ok(())
 }
 
@@ -186,7 +189,7 @@ fn reply_with_lease(ctx: Ctx, value: Option<&[u8]>, token: i64) {
 fn lease_taken(ctx: Ctx, key: &Key, name: RStr, meta: &Meta, expires: i64) {
     emit_meta(Sink::Replication(ctx), name, meta, Expiry::AtEnd);
     key.set_abs_expire(expires);
-    host::notify(ctx, c"cache.lease", name);
+    host::notify(ctx, events::LEASE, name);
     stats::count(&stats::CACHE_LEASES);
 }
 
@@ -237,7 +240,7 @@ pub fn get(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             if extended {
                 let expires = entry.expires_at();
                 key.set_abs_expire(expires);
-                host::notify(ctx, c"cache.extend", name);
+                host::notify(ctx, events::EXTEND, name);
             }
         }
         Read::Refreshing => {
@@ -304,7 +307,7 @@ fn plain_get(ctx: Ctx, name: RStr, options: &Get, now: i64) -> Result<(), Warden
         drop(key);
         emit_meta(Sink::Replication(ctx), name, &meta, Expiry::AtEnd);
         Key::writable(ctx, name).set_abs_expire(expires);
-        host::notify(ctx, c"cache.extend", name);
+        host::notify(ctx, events::EXTEND, name);
     }
     Ok(())
 }
@@ -373,30 +376,21 @@ impl Waited for Cache {
     }
 }
 
-/// Answers the waiters of a cache key: every one the fresh value satisfies
-/// gets it (in arrival order); then the oldest of the rest takes a lease
-/// when none runs (the others wait for that refresh). `key` is open for
-/// writing on `db`.
+/// Answers the waiters of a cache key as the hand-over plan says
+/// (`cache::core::handover`): every one the fresh value satisfies gets it
+/// (in arrival order); then the oldest of the rest takes a lease when none
+/// runs (the others wait for that refresh). `key` is open for writing on
+/// `db`.
 fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
     let key_bytes = name.bytes();
     match key.value::<CacheEntry>() {
-        Ok(Some(entry)) if entry.is_fresh(0, now) => {
-            let version = entry.version();
-            let served =
-                waiting::take_where::<CacheWaiter>(db, key_bytes, |w| w.min_version <= version);
-            if !served.is_empty() {
-                // One copy of the value serves every waiter it satisfies.
-                let value: Rc<[u8]> = entry.value_or_empty().into();
-                for waiter in served {
-                    stats::count(&stats::CACHE_HITS);
-                    let value = Rc::clone(&value);
-                    waiter.answer(Answer::Custom(Box::new(move |ctx| {
-                        reply_with_lease(ctx, Some(&value), 0)
-                    })));
-                }
+        Ok(entry) => {
+            let entry = entry.as_deref();
+            if let Some(version) = handover::fresh_version(entry, now) {
+                let value = entry.map_or(&[][..], CacheEntry::value_or_empty);
+                answer_fresh(db, key_bytes, value, version);
             }
         }
-        Ok(_) => {}
         Err(e) => {
             // Another command overwrote the key: its cache waiters get the
             // error a request would get now (WRONGTYPE).
@@ -405,80 +399,103 @@ fn serve_waiters(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
         }
     }
     loop {
-        let Some(min) = waiting::front::<CacheWaiter, _>(db, key_bytes, |w| w.min_version) else {
-            if waiting::count(db, key_bytes) == 0 {
-                return;
-            }
-            // Another family's waiter heads the queue: `pop_front` answers
-            // it (WRONGTYPE) and takes it off.
-            if let Some(stray) = waiting::pop_front::<CacheWaiter>(db, key_bytes) {
-                stray.answer(Answer::Error(WardenError::WrongType.to_string()));
-            }
-            continue;
+        let head = match waiting::front::<CacheWaiter, _>(db, key_bytes, |w| w.min_version) {
+            Some(min_version) => Head::Waiter { min_version },
+            None if waiting::count(db, key_bytes) == 0 => Head::Empty,
+            None => Head::Other,
         };
         let Ok(entry) = key.value::<CacheEntry>() else {
             return;
         };
-        match entry.as_deref().map_or(Read::Vacant, |e| e.read(min, now)) {
-            // Satisfied waiters were answered above.
-            Read::Fresh => return,
-            Read::Refreshing => {
-                let lease_end = entry
-                    .and_then(|e| e.live_lease(now))
-                    .map_or(now, |l| l.until_ms);
+        let moved = || waiting::moved_error(ctx, key_bytes);
+        match handover::decide(entry.as_deref(), head, now, moved) {
+            Verdict::Stop => return,
+            Verdict::Drop => {
+                // `pop_front` answers another family's waiter (WRONGTYPE)
+                // and takes it off.
+                if let Some(stray) = waiting::pop_front::<CacheWaiter>(db, key_bytes) {
+                    stray.answer(Answer::Error(WardenError::WrongType.to_string()));
+                }
+            }
+            Verdict::LookAt(lease_end) => {
                 waiting::look_at(ctx, db, key_bytes, lease_end, now);
                 return;
             }
-            Read::Vacant => {
-                if entry.is_none() {
-                    if let Some(error) = waiting::moved_error(ctx, key_bytes) {
-                        // The slot left this node: send the waiters there.
-                        waiting::fail_all(db, key_bytes, &error);
-                        return;
-                    }
-                }
-                let Some(waiter) = waiting::pop_front::<CacheWaiter>(db, key_bytes) else {
-                    return;
-                };
-                let lease_ms = waiter.payload.lease_ms;
-                let min = waiter.payload.min_version;
-                let taken = match entry {
-                    Some(entry) => {
-                        with_fence(|fence| entry.take_lease(lease_ms, now, fence)).map(|lease| {
-                            let stale: Option<Rc<[u8]>> =
-                                entry.stale_value(min, now).map(Into::into);
-                            (lease, stale, Some((entry.meta(), entry.expires_at())))
-                        })
-                    }
-                    None => with_fence(|fence| new_lease(lease_ms, now, fence))
-                        .map(|lease| (lease, None, None)),
-                };
-                let (lease, stale, updated) = match taken {
-                    Ok(taken) => taken,
-                    Err(e) => {
-                        // The waiter already taken is answered too: none is left hanging.
-                        let error = e.to_string();
-                        waiter.answer(Answer::Error(error.clone()));
-                        waiting::fail_all(db, key_bytes, &error);
-                        return;
-                    }
-                };
-                match updated {
-                    Some((meta, expires)) => lease_taken(ctx, key, name, &meta, expires),
-                    None => lease_on_missing(ctx, key, name, lease, now),
-                }
-                if stale.is_some() {
-                    stats::count(&stats::CACHE_STALE_SERVED);
-                }
-                let Lease { token, until_ms } = lease;
-                waiter.answer(Answer::Custom(Box::new(move |ctx| {
-                    reply_with_lease(ctx, stale.as_deref(), token)
-                })));
-                if waiting::count(db, key_bytes) > 0 {
-                    waiting::look_at(ctx, db, key_bytes, until_ms, now);
-                }
+            Verdict::SendAway(error) => {
+                // The slot left this node: send the waiters there.
+                waiting::fail_all(db, key_bytes, &error);
+                return;
+            }
+            Verdict::Lease => {
+                hand_lease(ctx, key, name, db, now);
                 return;
             }
         }
+    }
+}
+
+/// Answers every waiter of (`db`, `key`) that a fresh `value` of `version`
+/// satisfies, in arrival order, with one copy of the value.
+fn answer_fresh(db: c_int, key: &[u8], value: &[u8], version: i64) {
+    let served = waiting::take_where::<CacheWaiter>(db, key, |w| {
+        handover::satisfies(version, w.min_version)
+    });
+    if served.is_empty() {
+        return;
+    }
+    let value: Rc<[u8]> = value.into();
+    for waiter in served {
+        stats::count(&stats::CACHE_HITS);
+        let value = Rc::clone(&value);
+        waiter.answer(Answer::Custom(Box::new(move |ctx| {
+            reply_with_lease(ctx, Some(&value), 0)
+        })));
+    }
+}
+
+/// `Verdict::Lease`: the oldest waiter takes a lease on the entry in `key`,
+/// or in a new lease-only entry when the key is gone, replicated; it is
+/// answered the stale value it may have and the token, and the others are
+/// looked at when the lease ends. A lease that cannot be taken fails every
+/// waiter.
+fn hand_lease(ctx: Ctx, key: &mut Key, name: RStr, db: c_int, now: i64) {
+    let key_bytes = name.bytes();
+    let Some(waiter) = waiting::pop_front::<CacheWaiter>(db, key_bytes) else {
+        return;
+    };
+    let (lease_ms, min) = (waiter.payload.lease_ms, waiter.payload.min_version);
+    let taken = match key.value::<CacheEntry>() {
+        Ok(Some(entry)) => {
+            with_fence(|fence| entry.take_lease(lease_ms, now, fence)).map(|lease| {
+                let stale: Option<Rc<[u8]>> = entry.stale_value(min, now).map(Into::into);
+                (lease, stale, Some((entry.meta(), entry.expires_at())))
+            })
+        }
+        Ok(None) => with_fence(|fence| new_lease(lease_ms, now, fence)).map(|l| (l, None, None)),
+        Err(e) => Err(e),
+    };
+    let (lease, stale, updated) = match taken {
+        Ok(taken) => taken,
+        Err(e) => {
+            // The waiter already taken is answered too: none is left hanging.
+            let error = e.to_string();
+            waiter.answer(Answer::Error(error.clone()));
+            waiting::fail_all(db, key_bytes, &error);
+            return;
+        }
+    };
+    match updated {
+        Some((meta, expires)) => lease_taken(ctx, key, name, &meta, expires),
+        None => lease_on_missing(ctx, key, name, lease, now),
+    }
+    if stale.is_some() {
+        stats::count(&stats::CACHE_STALE_SERVED);
+    }
+    let Lease { token, until_ms } = lease;
+    waiter.answer(Answer::Custom(Box::new(move |ctx| {
+        reply_with_lease(ctx, stale.as_deref(), token)
+    })));
+    if waiting::count(db, key_bytes) > 0 {
+        waiting::look_at(ctx, db, key_bytes, until_ms, now);
     }
 }

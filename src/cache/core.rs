@@ -3,7 +3,8 @@
 //! passed in by the caller; lease tokens come from the fencing clock.
 //!
 //! An entry may hold no value: a lease taken on a missing key is kept in an
-//! entry of its own until the refresher's SET lands or the lease ends.
+//! entry of its own until the refresher's SET lands or the lease ends. Who
+//! among a key's waiters gets the value or the lease: `handover`.
 
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
@@ -12,6 +13,9 @@ use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ptr::NonNull;
 
 use crate::common::relocate::Mover;
+
+#[path = "core_handover.rs"]
+pub mod handover;
 
 /// `ttl_ms` of CACHE.SET: how long the value is fresh.
 pub const TTL_MS: IntArg = IntArg {

@@ -7,6 +7,8 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
+pub mod errors;
+pub mod events;
 pub mod requests;
 pub mod stats;
 pub mod table;
@@ -22,5 +24,6 @@ pub static FAMILY: Family = Family {
     types: &[&data_type::CACHE_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
+    events: &events::ALL,
     start: starts_nothing,
 };

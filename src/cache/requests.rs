@@ -6,6 +6,7 @@ use crate::cache::core::{
     Hot, SetRequest, HOT_EXTEND_MS, HOT_READS, HOT_WINDOW_MS, LEASE_MS, LEASE_TOKEN, STALE_MS,
     TTL_MS, VERSION, WAIT_TIMEOUT_MS,
 };
+use crate::cache::errors;
 use crate::common::error::WardenError;
 use crate::common::grammar::{
     arg, chosen, key, option, shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
@@ -129,7 +130,7 @@ impl<'a> Request<'a> for Get {
 
     fn finish(&self) -> Result<(), WardenError> {
         if self.wait_ms.is_some() && self.lease_ms.is_none() {
-            return Err(WardenError::WaitWithoutLease);
+            return Err(errors::WAIT_WITHOUT_LEASE);
         }
         Ok(())
     }

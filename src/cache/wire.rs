@@ -92,17 +92,8 @@ pub fn emit_entry(
     let text = meta_text(meta, expiry);
     let text = text.as_bytes();
     match value_arg {
-        Some(arg) => emit!(sink, SET_ENTRY, c"ssb", key, arg, text.as_ptr(), text.len()),
-        None => emit!(
-            sink,
-            SET_ENTRY,
-            c"sbb",
-            key,
-            value.as_ptr(),
-            value.len(),
-            text.as_ptr(),
-            text.len()
-        ),
+        Some(arg) => emit(sink, SET_ENTRY, (key, arg, text)),
+        None => emit(sink, SET_ENTRY, (key, value, text)),
     }
 }
 
@@ -110,7 +101,7 @@ pub fn emit_entry(
 pub fn emit_meta(sink: Sink, key: RStr, meta: &Meta, expiry: Expiry) {
     let text = meta_text(meta, expiry);
     let text = text.as_bytes();
-    emit!(sink, SET_META, c"sb", key, text.as_ptr(), text.len());
+    emit(sink, SET_META, (key, text));
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use std::ffi::CStr;
 use crate::cms::config::{self, CMS_MAX_BYTES};
 use crate::cms::core::sketch::{self, error, text, CountMin, Dims, KIND};
 use crate::cms::data_type::{check_header, track_new};
+use crate::cms::events;
 use crate::cms::requests::{
     increment, IncrBy, Info, InitByDim, InitByProb, Load, Merge, Query, Rotate,
 };
@@ -104,30 +105,21 @@ fn replicate_create(ctx: Ctx, key: RStr, dims: Dims, window: Option<u64>) {
     let sink = Sink::Replication(ctx);
     let (w, d) = (i64::from(dims.width), i64::from(dims.depth));
     match window {
-        None => emit!(sink, c"CMS.INITBYDIMX", c"sll", key, w, d),
-        Some(ms) => emit!(
-            sink,
-            c"CMS.INITBYDIMX",
-            c"sllcl",
-            key,
-            w,
-            d,
-            c"WINDOW".as_ptr(),
-            ms as i64
-        ),
+        None => emit(sink, c"CMS.INITBYDIMX", (key, w, d)),
+        Some(ms) => emit(sink, c"CMS.INITBYDIMX", (key, w, d, c"WINDOW", ms as i64)),
     }
 }
 
 /// `CMS.INITBYDIMX key width depth [WINDOW ms]`
 pub fn initbydim(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let r = args.parse::<InitByDim>()?;
-    create(ctx, args, (r.dims, r.window), c"cms.initbydim")
+    create(ctx, args, (r.dims, r.window), events::INITBYDIM)
 }
 
 /// `CMS.INITBYPROBX key error probability [WINDOW ms]`
 pub fn initbyprob(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let r = args.parse::<InitByProb>()?;
-    create(ctx, args, (r.dims, r.window), c"cms.initbyprob")
+    create(ctx, args, (r.dims, r.window), events::INITBYPROB)
 }
 
 /// `CMS.INCRBYX key item increment [item increment ...]`: each item's count
@@ -153,10 +145,10 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     }
     if added {
         replicate_write(ctx, args, c"CMS.INCRBYX", rotated);
-        host::notify(ctx, c"cms.incrby", name);
+        host::notify(ctx, events::INCRBY, name);
     } else if let Some(slot) = rotated {
         emit_rotate(Sink::Replication(ctx), name, slot);
-        host::notify(ctx, c"cms.rotate", name);
+        host::notify(ctx, events::ROTATE, name);
     }
     Ok(())
 }
@@ -225,7 +217,7 @@ pub fn merge(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         count(&CMS_ROTATIONS);
     }
     replicate_write(ctx, args, c"CMS.MERGEX", rotated);
-    host::notify(ctx, c"cms.merge", dest_name);
+    host::notify(ctx, events::MERGE, dest_name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -264,7 +256,7 @@ pub fn rotate(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut key = Key::writable(ctx, name);
     sketch_in(&mut key)?.rotate_to(slot)?;
     host::replicate_verbatim(ctx);
-    host::notify(ctx, c"cms.rotate", name);
+    host::notify(ctx, events::ROTATE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -312,7 +304,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     chunk.emit(Sink::Replication(ctx), name);
-    host::notify(ctx, c"cms.load", name);
+    host::notify(ctx, events::LOAD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
+pub mod events;
 pub mod requests;
 pub mod stats;
 pub mod table;
@@ -23,5 +24,6 @@ pub static FAMILY: Family = Family {
     types: &[&data_type::CMS_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
+    events: &events::ALL,
     start: starts_nothing,
 };

@@ -11,14 +11,7 @@ use crate::common::grammar::{
     shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
 use crate::common::parse::{parse_f64, parse_i64};
-use crate::common::sketch::{validate_window, WINDOW};
-
-/// `WINDOW ms`: a window in range (units allowed).
-fn window(word: &[u8]) -> Result<u64, WardenError> {
-    let ms = WINDOW.parse(word).map_err(|_| WardenError::BadWindow)? as u64;
-    validate_window(ms)?;
-    Ok(ms)
-}
+use crate::common::sketch::parse_window;
 
 /// `CMS.INITBYDIMX key width depth [WINDOW ms]`
 #[derive(Default)]
@@ -51,7 +44,7 @@ impl<'a> Request<'a> for InitByDim {
                 Dims::new(self.width, Some(1))?;
             }
             "depth" => self.dims = Some(Dims::new(self.width, parse_i64(word))?),
-            "window_ms" => self.window = Some(window(word)?),
+            "window_ms" => self.window = Some(parse_window(word)?),
             _ => {}
         }
         Ok(())
@@ -92,12 +85,12 @@ impl<'a> Request<'a> for InitByProb {
 
     fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
         match arg.name {
-            "error" => self.error = fraction(word, "CMS: invalid overestimation value")?,
+            "error" => self.error = fraction(word, "ERR CMS: invalid overestimation value")?,
             "probability" => {
-                let p = fraction(word, "CMS: invalid prob value")?;
+                let p = fraction(word, "ERR CMS: invalid prob value")?;
                 self.dims = Some(Dims::from_error(self.error, p)?);
             }
-            "window_ms" => self.window = Some(window(word)?),
+            "window_ms" => self.window = Some(parse_window(word)?),
             _ => {}
         }
         Ok(())

@@ -25,7 +25,7 @@ pub const LOAD: &CStr = c"CMS._LOADX";
 
 /// Emits `CMS._ROTATEX key slot_ms` to `sink`.
 pub fn emit_rotate(sink: Sink, key: RStr, slot_ms: u64) {
-    emit!(sink, ROTATE, c"sl", key, slot_ms as i64);
+    emit(sink, ROTATE, (key, slot_ms as i64));
 }
 
 /// The `slot_ms` of a `CMS._ROTATEX` call.
@@ -101,34 +101,35 @@ impl<'a> LoadSketch<'a> {
                 depth,
                 window_ms,
                 head_ms,
-            } => emit!(
+            } => emit(
                 sink,
                 LOAD,
-                c"sclllll",
-                key,
-                c"HEADER".as_ptr(),
-                kind as i64,
-                width as i64,
-                depth as i64,
-                window_ms as i64,
-                head_ms as i64
+                (
+                    key,
+                    c"HEADER",
+                    kind as i64,
+                    width as i64,
+                    depth as i64,
+                    window_ms as i64,
+                    head_ms as i64,
+                ),
             ),
             LoadSketch::Cells {
                 sub,
                 count,
                 offset,
                 bytes,
-            } => emit!(
+            } => emit(
                 sink,
                 LOAD,
-                c"sclllb",
-                key,
-                c"CELLS".as_ptr(),
-                sub as i64,
-                count as i64,
-                offset as i64,
-                bytes.as_ptr(),
-                bytes.len()
+                (
+                    key,
+                    c"CELLS",
+                    sub as i64,
+                    count as i64,
+                    offset as i64,
+                    bytes,
+                ),
             ),
         }
     }

@@ -1,4 +1,4 @@
-//! The chunk arithmetic of `BF.SCANDUMPX` and `CF.SCANDUMPX` (RedisBloom's
+//! The chunk arithmetic of the filters' SCANDUMP and LOADCHUNK (RedisBloom's
 //! SCANDUMP protocol): iterator 0 asks for the header, which comes with
 //! iterator 1; the arrays (a Bloom filter's layers, a cuckoo filter's
 //! sub-filters) are laid end to end, and a chunk of `len` bytes starting at
@@ -14,7 +14,7 @@ pub const MAX_CHUNK_BYTES: u64 = 16 << 20;
 /// The iterator the header comes with, and that loads it.
 pub const HEADER_ITERATOR: u64 = 1;
 
-/// `iterator` of BF.SCANDUMPX: 0 asks for the header.
+/// `iterator` of a SCANDUMP: 0 asks for the header.
 pub const SCAN_ITERATOR: IntArg = IntArg {
     name: "iterator",
     min: 0,
@@ -22,7 +22,7 @@ pub const SCAN_ITERATOR: IntArg = IntArg {
     duration: false,
 };
 
-/// `iterator` of BF.LOADCHUNKX: the one a chunk came with, 1 for the header.
+/// `iterator` of a LOADCHUNK: the one a chunk came with, 1 for the header.
 pub const LOAD_ITERATOR: IntArg = IntArg {
     name: "iterator",
     min: 1,

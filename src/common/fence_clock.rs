@@ -27,12 +27,12 @@ pub const MAX_TOKEN_LEAD: i64 = 1 << 58;
 /// How long (ms) a master cut off by a partition may go on granting after a
 /// replica replaced it and still issue only tokens below the new master's
 /// (24 h, counted from when the replica stopped hearing from it): the `D` of
-/// the README's failover section.
+/// docs/operations.md, failover and split brain.
 pub const EPOCH_HORIZON_MS: i64 = 24 * 3_600_000;
 
 /// How far (ms) the clock of the node a replica replaces may run ahead of the
-/// replica's own and keep `EPOCH_HORIZON_MS` whole (1 h): the `S` of the
-/// README's failover section.
+/// replica's own and keep `EPOCH_HORIZON_MS` whole (1 h): the `S` of
+/// docs/operations.md, failover and split brain.
 pub const MAX_CLOCK_SKEW_MS: i64 = 3_600_000;
 
 /// How far a promotion raises the token floor above both the largest token
@@ -348,7 +348,7 @@ mod tests {
                 }
             }
         }
-        // The capacity stated in the README: over 2.6 × 10^7 promotions.
+        // The capacity src/lock/README.md states: over 2.6 × 10^7 promotions.
         assert!(
             promotions >= room.promotions - 1,
             "{promotions} of {room:?}"

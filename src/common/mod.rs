@@ -11,6 +11,7 @@ pub mod error;
 pub mod fence_clock;
 pub mod grammar;
 pub mod le_words;
+pub mod limit;
 pub mod murmur3;
 pub mod parse;
 pub mod relocate;

@@ -1,7 +1,6 @@
-//! MurmurHash3 x64-128, read straight from a slice: the hash of warden's
-//! Bloom filters and of cuckoo filters made before they hashed with XXH3
-//! (an item hashes once; each filter derives what it needs from the two
-//! halves).
+//! MurmurHash3 x64-128, read straight from a slice: the item hash of
+//! the filter families (an item hashes once; each filter derives what it
+//! needs from the two halves).
 
 /// The finalization mix of murmur3.
 fn fmix64(mut k: u64) -> u64 {

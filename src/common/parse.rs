@@ -1,6 +1,7 @@
 //! Strict parsing of command arguments given as bytes.
 
 use crate::common::error::WardenError;
+use crate::common::limit::Limit;
 
 /// Parses a decimal i64 the way Redis does: optional '-', digits only, no
 /// leading '+', spaces or leading zeros; `None` when it is not one.
@@ -350,6 +351,30 @@ pub fn is_keyword(arg: &[u8], word: &str) -> bool {
             .all(|(&a, &w)| a == w || (w.is_ascii_alphabetic() && a | 0x20 == w | 0x20))
 }
 
+impl Limit {
+    /// `value` if it is in the range, else the range's error.
+    pub fn check(&self, value: u64) -> Result<u64, WardenError> {
+        match self.contains(value) {
+            true => Ok(value),
+            false => Err(self.error()),
+        }
+    }
+
+    /// An integer in the range, parsed from `word`; the range's error for
+    /// anything else.
+    pub fn parse(&self, word: &[u8]) -> Result<u64, WardenError> {
+        match parse_i64(word).and_then(|v| u64::try_from(v).ok()) {
+            Some(v) => self.check(v),
+            None => Err(self.error()),
+        }
+    }
+
+    /// The error a value out of the range gets.
+    pub const fn error(&self) -> WardenError {
+        WardenError::NotInRange(*self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,5 +691,28 @@ mod tests {
         assert!(is_keyword(b"wait", "WAIT"));
         assert!(is_keyword(b"WaIt", "WAIT"));
         assert!(!is_keyword(b"WAITS", "WAIT"));
+    }
+
+    const L: Limit = Limit::new("BUCKETSIZE", 1, 255);
+
+    #[test]
+    fn parses_the_range_and_names_it_when_refusing() {
+        assert_eq!(L.parse(b"1"), Ok(1));
+        assert_eq!(L.parse(b"255"), Ok(255));
+        for bad in [
+            &b"0"[..],
+            b"256",
+            b"-1",
+            b"x",
+            b"",
+            b"1.0",
+            b"18446744073709551616",
+        ] {
+            assert_eq!(L.parse(bad), Err(L.error()), "{bad:?}");
+        }
+        assert_eq!(
+            L.error().to_string(),
+            "ERR BUCKETSIZE must be an integer from 1 to 255"
+        );
     }
 }

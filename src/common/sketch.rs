@@ -75,13 +75,25 @@ pub const WINDOW: IntArg = IntArg {
 /// Latest slot a ring may start (Unix ms that fit a signed integer, as the AOF writes them).
 const LATEST_SLOT_MS: u64 = i64::MAX as u64;
 
+/// A window outside 100 ms to 10 years (the text the aging Bloom filter's
+/// `AGE` answers too).
+pub const BAD_WINDOW: WardenError =
+    WardenError::Refused("ERR window must be from 100 ms to 10 years (3650 days)");
+
 /// Checks a window in ms against its range.
 pub fn validate_window(window_ms: u64) -> Result<(), WardenError> {
     if (MIN_WINDOW_MS..=MAX_DURATION_MS as u64).contains(&window_ms) {
         Ok(())
     } else {
-        Err(WardenError::BadWindow)
+        Err(BAD_WINDOW)
     }
+}
+
+/// `WINDOW ms` as a call gives it: a duration in range (units allowed).
+pub fn parse_window(word: &[u8]) -> Result<u64, WardenError> {
+    let ms = WINDOW.parse(word).map_err(|_| BAD_WINDOW)? as u64;
+    validate_window(ms)?;
+    Ok(ms)
 }
 
 /// The time state of a windowed sketch: its window and the start of the
@@ -241,7 +253,7 @@ mod tests {
 
     #[test]
     fn windows_are_checked() {
-        assert_eq!(validate_window(99), Err(WardenError::BadWindow));
+        assert_eq!(validate_window(99), Err(BAD_WINDOW));
         assert_eq!(validate_window(100), Ok(()));
         assert_eq!(validate_window(MAX_DURATION_MS as u64), Ok(()));
         assert!(validate_window(MAX_DURATION_MS as u64 + 1).is_err());

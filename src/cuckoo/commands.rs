@@ -23,15 +23,17 @@ use crate::common::le_words::words_from_le;
 use crate::common::le_words::words_to_le;
 use crate::cuckoo::config::{self, CF_MAX_BYTES};
 use crate::cuckoo::core::dump::{self, encode_header, sizes};
+use crate::cuckoo::core::errors;
 use crate::cuckoo::core::filter::{CuckooFilter, Inserted, ItemHash, KickRng, Touched};
 use crate::cuckoo::data_type::{self as cuckoo_type};
+use crate::cuckoo::events;
 use crate::cuckoo::requests::{
     Add, AddNx, Compact, Count, CreateOptions, Del, Exists, Info, Insert, Load, LoadChunk,
     MultiExists, Place, ScanDump,
 };
 use crate::cuckoo::wire::{decode_placed, emit_placed, encode_placed, LoadFilter};
 use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 
 /// The size cap for this call: `cf-max-bytes` and the machine's memory;
 /// writes applied from a master or the AOF only to the largest value the
@@ -95,20 +97,11 @@ fn replicate_reserve(ctx: Ctx, key: RStr, f: &CuckooFilter) {
 /// Replicates `CF.INSERTX` (or `CF.INSERTNXX`) `key NOCREATE ITEMS items`.
 fn replicate_items(ctx: Ctx, nx: bool, key: RStr, items: &[RStr]) {
     let name = if nx { c"CF.INSERTNXX" } else { c"CF.INSERTX" };
-    let strings: Vec<_> = items.iter().map(|a| a.as_ptr()).collect();
-    // SAFETY: a live command context; `strings` holds live argument strings, as many as given.
-    unsafe {
-        api!(RedisModule_Replicate)(
-            ctx.as_ptr(),
-            name.as_ptr(),
-            c"sccv".as_ptr(),
-            key.as_ptr(),
-            c"NOCREATE".as_ptr(),
-            c"ITEMS".as_ptr(),
-            strings.as_ptr(),
-            strings.len(),
-        )
-    };
+    host::emit(
+        Sink::Replication(ctx),
+        name,
+        (key, c"NOCREATE", c"ITEMS", items),
+    );
 }
 
 /// The filter in a key: `Ok(None)` when the key is empty; an error when
@@ -169,7 +162,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         true => host::replicate_as(ctx, c"CF.LOADCHUNKX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
     }
-    host::notify(ctx, c"cf.loadchunk", name);
+    host::notify(ctx, events::LOADCHUNK, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -187,7 +180,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     replicate_reserve(ctx, name, &filter);
     cuckoo_type::track_new(&filter);
     key.set_value(Box::new(filter));
-    host::notify(ctx, c"cf.reserve", name);
+    host::notify(ctx, events::RESERVE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -239,7 +232,7 @@ fn add_items(
             // The filter's own bucket size, not this server's default: a
             // replica checks it the same way.
             if capacity.is_some_and(|c| c < 2 * u64::from(f.params().bucket_size)) {
-                return Err(WardenError::BadCuckooCapacity);
+                return Err(errors::bad_capacity());
             }
             f
         }
@@ -328,7 +321,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         2,
         (Some(CreateOptions::default()), None),
-        (Shape::Add, c"cf.add"),
+        (Shape::Add, events::ADD),
     )
 }
 
@@ -352,7 +345,7 @@ fn add_without_walk(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
     // the call stores it in the same slot (and moves the same fingerprint);
     // the clock plays no part.
     host::replicate_verbatim(ctx);
-    host::notify(ctx, c"cf.add", name);
+    host::notify(ctx, events::ADD, name);
     host::reply_integer(ctx, 1);
     Ok(true)
 }
@@ -365,7 +358,7 @@ pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         args,
         2,
         (Some(CreateOptions::default()), None),
-        (Shape::AddNx, c"cf.add"),
+        (Shape::AddNx, events::ADD),
     )
 }
 
@@ -380,7 +373,13 @@ fn insert_common<const NX: bool>(ctx: Ctx, args: &Args) -> Result<(), WardenErro
     let capacity = options.capacity;
     let create = (!options.nocreate).then_some(options);
     let shape = if NX { Shape::InsertNx } else { Shape::Insert };
-    add_items(ctx, args, first, (create, capacity), (shape, c"cf.insert"))
+    add_items(
+        ctx,
+        args,
+        first,
+        (create, capacity),
+        (shape, events::INSERT),
+    )
 }
 
 /// `CF.INSERTX key [CAPACITY c] [NOCREATE] ITEMS item ...`
@@ -455,7 +454,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             true => host::replicate_as(ctx, c"CF.DELX", args.raw_from(1)),
             false => host::replicate_verbatim(ctx),
         }
-        host::notify(ctx, c"cf.del", name);
+        host::notify(ctx, events::DEL, name);
     }
     reply_flag(ctx, args, deleted);
     Ok(())
@@ -476,7 +475,7 @@ pub fn compact(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         true => host::replicate_as(ctx, c"CF.COMPACTX", args.raw_from(1)),
         false => host::replicate_verbatim(ctx),
     }
-    host::notify(ctx, c"cf.compact", name);
+    host::notify(ctx, events::COMPACT, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -517,10 +516,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     for (label, value) in INFO_FIELDS.iter().zip(values).take(shown) {
         match args.by_alias() {
             true => {
-                let mut c = [0u8; 32];
-                c[..label.len()].copy_from_slice(label.as_bytes());
-                // SAFETY: a live context that owes a reply; `c` holds the label NUL-terminated (labels are under 32 bytes).
-                unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), c.as_ptr().cast()) };
+                host::reply_simple(ctx, label);
             }
             false => host::reply_bulk(ctx, label.as_bytes()),
         }
@@ -548,7 +544,7 @@ pub fn place(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     cuckoo_type::track_growth(before, f.size());
     // The slots' final values, explicit: an effect, no clock.
     host::replicate_verbatim(ctx);
-    host::notify(ctx, c"cf.add", name);
+    host::notify(ctx, events::ADD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -600,7 +596,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     chunk.emit(Sink::Replication(ctx), name);
-    host::notify(ctx, c"cf.load", name);
+    host::notify(ctx, events::LOAD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

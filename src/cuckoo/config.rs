@@ -1,23 +1,41 @@
 //! The cuckoo family's configurations (`warden.cf-*`): what a filter
 //! created without options gets, and the largest filter.
 
-use crate::cuckoo::core::filter::{MAX_BUCKET_SIZE, MAX_CAPACITY, MAX_EXPANSION, MAX_ITERATIONS};
+use crate::cuckoo::core::errors::{
+    BUCKET_SIZE, EXPANSION, MAX_BYTES_SETTING, MAX_CAPACITY, MAX_ITERATIONS,
+};
 use crate::glue::config::{Config, IntConfig};
 
 /// Capacity of a cuckoo filter created by ADDX / INSERTX without one.
 pub static CF_INITIAL_CAPACITY: IntConfig =
     IntConfig::new("cf-initial-capacity", 1024, 4, MAX_CAPACITY as i64, false);
 /// Slots per bucket of a cuckoo filter created without `BUCKETSIZE`.
-pub static CF_BUCKET_SIZE: IntConfig =
-    IntConfig::new("cf-bucket-size", 2, 1, MAX_BUCKET_SIZE as i64, false);
+pub static CF_BUCKET_SIZE: IntConfig = IntConfig::new(
+    "cf-bucket-size",
+    2,
+    BUCKET_SIZE.min as i64,
+    BUCKET_SIZE.max as i64,
+    false,
+);
 /// Kicks per insert of a cuckoo filter created without `MAXITERATIONS`.
-pub static CF_MAX_ITERATIONS: IntConfig =
-    IntConfig::new("cf-max-iterations", 500, 1, MAX_ITERATIONS as i64, false);
+pub static CF_MAX_ITERATIONS: IntConfig = IntConfig::new(
+    "cf-max-iterations",
+    500,
+    MAX_ITERATIONS.min as i64,
+    MAX_ITERATIONS.max as i64,
+    false,
+);
 /// Expansion of a cuckoo filter created without `EXPANSION`.
-pub static CF_EXPANSION: IntConfig =
-    IntConfig::new("cf-expansion", 1, 0, MAX_EXPANSION as i64, false);
+pub static CF_EXPANSION: IntConfig = IntConfig::new(
+    "cf-expansion",
+    1,
+    EXPANSION.min as i64,
+    EXPANSION.max as i64,
+    false,
+);
 /// Largest cuckoo filter, in bytes; bigger reserves or growths are refused.
-pub static CF_MAX_BYTES: IntConfig = IntConfig::new("cf-max-bytes", 128 << 20, 1024, 1 << 40, true);
+pub static CF_MAX_BYTES: IntConfig =
+    IntConfig::new(MAX_BYTES_SETTING, 128 << 20, 1024, 1 << 40, true);
 
 /// The family's configurations.
 pub static CONFIGS: [Config; 5] = [

@@ -12,7 +12,8 @@ use crate::common::grammar::{
 };
 use crate::common::parse::parse_i64;
 use crate::cuckoo::config::{CF_BUCKET_SIZE, CF_EXPANSION, CF_INITIAL_CAPACITY, CF_MAX_ITERATIONS};
-use crate::cuckoo::core::filter::{CuckooParams, MAX_CAPACITY};
+use crate::cuckoo::core::errors::{self, BUCKET_SIZE, EXPANSION, MAX_CAPACITY, MAX_ITERATIONS};
+use crate::cuckoo::core::filter::CuckooParams;
 
 /// An integer in `range`, else `err`.
 fn int_in(
@@ -60,22 +61,12 @@ impl CreateOptions {
     fn take(&mut self, arg: &'static Arg, word: &[u8]) -> Result<(), WardenError> {
         match arg.name {
             "capacity" => {
-                let c = int_in(
-                    word,
-                    1..=MAX_CAPACITY as i64,
-                    WardenError::BadCuckooCapacity,
-                )?;
+                let c = int_in(word, 1..=MAX_CAPACITY as i64, errors::bad_capacity())?;
                 self.capacity = Some(u64::from(c));
             }
-            "bucketsize" => {
-                self.bucket_size = Some(int_in(word, 1..=255, WardenError::BadBucketSize)?)
-            }
-            "maxiterations" => {
-                self.max_iterations = Some(int_in(word, 1..=65_535, WardenError::BadMaxIterations)?)
-            }
-            "expansion" => {
-                self.expansion = Some(int_in(word, 0..=32_768, WardenError::BadCuckooExpansion)?)
-            }
+            "bucketsize" => self.bucket_size = Some(BUCKET_SIZE.parse(word)? as u32),
+            "maxiterations" => self.max_iterations = Some(MAX_ITERATIONS.parse(word)? as u32),
+            "expansion" => self.expansion = Some(EXPANSION.parse(word)? as u32),
             "NOCREATE" => self.nocreate = true,
             _ => {}
         }

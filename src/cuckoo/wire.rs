@@ -57,29 +57,13 @@ pub fn decode_placed(bytes: &[u8]) -> Option<Vec<(usize, u64, u64)>> {
 
 /// Emits `CF._PLACEX key filters slots` to `sink`.
 pub fn emit_placed(sink: Sink, key: RStr, filters: usize, slots: &[u8]) {
-    emit!(
-        sink,
-        PLACE,
-        c"slb",
-        key,
-        filters as i64,
-        slots.as_ptr(),
-        slots.len()
-    );
+    emit(sink, PLACE, (key, filters as i64, slots));
 }
 
 /// Emits `CF.LOADCHUNKX key iterator data` to `sink` (AOF rewrite of a
 /// filter still being loaded).
 pub fn emit_chunk(sink: Sink, key: RStr, iterator: u64, data: &[u8]) {
-    emit!(
-        sink,
-        c"CF.LOADCHUNKX",
-        c"slb",
-        key,
-        iterator as i64,
-        data.as_ptr(),
-        data.len()
-    );
+    emit(sink, c"CF.LOADCHUNKX", (key, iterator as i64, data));
 }
 
 /// One `CF._LOADX`.
@@ -159,36 +143,31 @@ impl<'a> LoadFilter<'a> {
                 deletes,
                 filters,
                 item_hash,
-            } => emit!(
+            } => emit(
                 sink,
                 LOAD,
-                c"sclllllllll",
-                key,
-                c"HEADER".as_ptr(),
-                params.capacity as i64,
-                i64::from(params.bucket_size),
-                i64::from(params.max_iterations),
-                i64::from(params.expansion),
-                i64::from(fingerprint_bits),
-                items as i64,
-                deletes as i64,
-                filters as i64,
-                item_hash.code() as i64
+                (
+                    key,
+                    c"HEADER",
+                    params.capacity as i64,
+                    i64::from(params.bucket_size),
+                    i64::from(params.max_iterations),
+                    i64::from(params.expansion),
+                    i64::from(fingerprint_bits),
+                    items as i64,
+                    deletes as i64,
+                    filters as i64,
+                    item_hash.code() as i64,
+                ),
             ),
             LoadFilter::Words {
                 index,
                 word_offset,
                 bytes,
-            } => emit!(
+            } => emit(
                 sink,
                 LOAD,
-                c"scllb",
-                key,
-                c"WORDS".as_ptr(),
-                index as i64,
-                word_offset as i64,
-                bytes.as_ptr(),
-                bytes.len()
+                (key, c"WORDS", index as i64, word_offset as i64, bytes),
             ),
         }
     }

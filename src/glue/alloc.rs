@@ -2,7 +2,7 @@
 //! `maxmemory` see every byte warden holds), with the two calls the
 //! `redis-module` crate's `RedisAlloc` leaves to slow defaults:
 //!
-//! - `alloc_zeroed` goes to `RedisModule_Calloc`, so a new Bloom filter's bit
+//! - `alloc_zeroed` goes to `RedisModule_Calloc`, so a new filter's bit
 //!   array is not written at all: large zeroed allocations are fresh pages,
 //!   resident only once a bit is set (and reads of untouched pages hit the
 //!   shared zero page). The default allocates and then writes every byte.

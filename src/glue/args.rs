@@ -9,9 +9,9 @@ use crate::glue::host::{self, Ctx, RStr};
 /// module's name, answered in that module's reply style).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Called {
-    /// The command's own name (`BF.ADDX`, `RL.GCRA`).
+    /// The command's own name (as its table row names it).
     Own,
-    /// Its alias (`BF.ADD`, `CL.THROTTLE`).
+    /// Its alias (another module's name for it, under `aliases`).
     Alias,
 }
 

@@ -2,15 +2,15 @@
 //!
 //! A lock, limiter or cache write replicates its effect — the key's whole new
 //! state with absolute times — never its time-dependent arguments. The general
-//! way is the family's internal command (`DLOCK._SET`, `RL._SET`, `CACHE._SET`) through
+//! way is the family's internal command (its `._SET`) through
 //! `RedisModule_Replicate`, which looks the command up by name and builds a
-//! new argument vector: a third of a `DLOCK.ACQUIRE`'s cost.
+//! new argument vector: a third of a lock grant's cost.
 //!
 //! The fast way appends the effect to one argument of the client's own call
 //! (`RedisModule_StringAppendBuffer`, the API's way to change a string in
 //! place) and replicates that call (`RedisModule_ReplicateVerbatim`, which
 //! propagates the call's own argument strings): replicas and the AOF receive
-//! `DLOCK.ACQUIRE k owner 5000@12:1:1767225600000`. The marked argument is
+//! the call with its effect appended (`… k owner 5000@12:1:1767225600000`). The marked argument is
 //! never valid from a client (a number or a rate followed by `@`); applied
 //! from a master or the AOF, the command finds the mark and stores the state
 //! exactly as the internal command would, without reading its clock.
@@ -130,7 +130,7 @@ fn note_unmarked_replay(ctx: Ctx) {
     if !LOGGED.swap(true, Ordering::Relaxed) {
         host::log_warning(
             ctx,
-            "warden: a lock or limiter write arrived from the master or the AOF without its \
+            "warden: a time-dependent write arrived from the master or the AOF without its \
              effect and was applied with this server's clock (INFO warden: replays_without_effect)",
         );
     }

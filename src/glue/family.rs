@@ -1,8 +1,8 @@
 //! What a family of commands declares about itself, once, from its folder
 //! (`<family>::FAMILY`): its commands, data types, ACL category,
-//! configurations, INFO fields and what it starts at load. `lib.rs` lists
-//! the families; the glue registers each from its declaration and names
-//! none of them.
+//! configurations, INFO fields, keyspace events and what it starts at load.
+//! `lib.rs` lists the families; the glue registers each from its
+//! declaration and names none of them.
 
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -28,6 +28,9 @@ pub struct Family {
     pub configs: &'static [Config],
     /// Its fields of INFO's `warden` section, in order.
     pub info: &'static [InfoField],
+    /// The keyspace events it publishes (module class `d`), each named in
+    /// the namespace of its commands.
+    pub events: &'static [&'static CStr],
     /// What it starts once everything is registered (server-event hooks,
     /// timers): an error refuses the load.
     pub start: fn(Ctx) -> Result<(), String>,

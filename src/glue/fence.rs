@@ -1,22 +1,33 @@
 //! The module's fencing clock: the largest token issued or seen, shared by
 //! every lock key and cache lease (only the main thread touches it), and its
 //! failover epochs: a node that becomes master raises it by `EPOCH_JUMP`,
-//! tells its replicas (`DLOCK._FENCE`) and keeps it in the RDB (aux data).
+//! tells its replicas (with the internal command a family names in
+//! `carried_by`) and keeps it in the RDB (aux data).
 
+use std::ffi::CStr;
 use std::ffi::{c_int, c_longlong, c_void};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::OnceLock;
 
 use redis_module::{raw, Context};
 
 use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, Headroom, MAX_TOKEN, TOKENS_PER_MS};
-use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
-use crate::glue::args::{internal_only, Args};
-use crate::glue::host::{self, emit, shield, Ctx, Io, Sink};
+use crate::glue::host::{self, shield, Ctx, Io, Sink};
 
 /// The state of the module's `FenceClock`.
 static FENCE_LAST: AtomicI64 = AtomicI64::new(0);
+
+/// The internal command that carries the floor to replicas and into AOF
+/// files (`carried_by`); none, and the floor is not announced.
+static FLOOR_COMMAND: OnceLock<&'static CStr> = OnceLock::new();
+
+/// Names the internal command (`name floor`) that carries the floor to
+/// replicas and into AOF files; its handler calls `raise_floor`.
+pub fn carried_by(name: &'static CStr) {
+    let _ = FLOOR_COMMAND.set(name);
+}
 
 /// How soon the floor's announcement is tried again while nothing may be
 /// propagated (paused clients, loading).
@@ -34,7 +45,7 @@ pub fn with_fence<R>(op: impl FnOnce(&mut FenceClock) -> R) -> R {
 }
 
 /// Follows a token in an effect on a key the master link or the AOF sent
-/// (`DLOCK._SET`, an ACQUIRE carrying its effect, a cache lease), given the
+/// (a state, a grant carrying its effect, a lease), given the
 /// key's last token before it (`key_floor`, 0 for a new key): one the
 /// master issued, so the grants that follow a replay or a promotion go above
 /// it, as the master recorded it (`FenceClock::follow`). (A client's
@@ -127,7 +138,7 @@ static AOF_REWRITE_CHILD: AtomicBool = AtomicBool::new(false);
 /// Persistence hook. In a fork child rewriting the AOF without the RDB
 /// preamble (whose aux data would carry it), a floor ahead of the clock (an
 /// epoch) is appended to the rewritten file once the server has written it
-/// (`DLOCK._FENCE <floor>`, the floor as the fork left it): the new base
+/// (the carrying command and the floor as the fork left it): the new base
 /// holds commands for keys only, and nothing the server may write later
 /// (paused, or stopped first) is needed for a restart to keep the epoch. If
 /// it cannot be appended, the rewrite fails (the server keeps its files).
@@ -160,7 +171,7 @@ unsafe extern "C" fn on_persistence(
     })
 }
 
-/// Appends `DLOCK._FENCE <floor>` to this rewrite child's file (the
+/// Appends the carrying command with the floor to this rewrite child's file (the
 /// server's `temp-rewriteaof-bg-<pid>.aof`, in its directory), unless it
 /// starts with an RDB preamble, and flushes it to disk.
 fn append_floor_to_rewrite() -> std::io::Result<()> {
@@ -175,12 +186,15 @@ fn append_floor_to_rewrite() -> std::io::Result<()> {
     if preamble {
         return Ok(());
     }
+    let Some(name) = FLOOR_COMMAND.get() else {
+        return Err(std::io::Error::other("no command carries the floor"));
+    };
+    let name = name.to_bytes();
     let floor = FENCE_LAST.load(Ordering::Relaxed).to_string();
-    let command = format!(
-        "*2\r\n$12\r\ndlock._fence\r\n${}\r\n{floor}\r\n",
-        floor.len()
-    );
-    file.write_all(command.as_bytes())?;
+    let mut command = format!("*2\r\n${}\r\n", name.len()).into_bytes();
+    command.extend_from_slice(name);
+    command.extend_from_slice(format!("\r\n${}\r\n{floor}\r\n", floor.len()).as_bytes());
+    file.write_all(&command)?;
     file.sync_all()
 }
 
@@ -197,7 +211,7 @@ fn announce_later(ctx: Ctx, delay_ms: u64) {
     );
 }
 
-/// Timer: replicates `DLOCK._FENCE <floor>`, so replicas and the AOF keep
+/// Timer: replicates the carrying command with the floor, so replicas and the AOF keep
 /// the epoch even before any grant (a replica writes it to its own AOF
 /// only). Waits while nothing may be propagated (paused, loading).
 fn announce_floor(ctx: &Context, _: ()) {
@@ -210,7 +224,9 @@ fn announce_floor(ctx: &Context, _: ()) {
         }
         ANNOUNCE_PENDING.store(false, Ordering::Relaxed);
         let floor = FENCE_LAST.load(Ordering::Relaxed) as c_longlong;
-        emit!(Sink::Replication(ctx), c"dlock._fence", c"l", floor);
+        if let Some(name) = FLOOR_COMMAND.get() {
+            host::emit(Sink::Replication(ctx), name, (floor,));
+        }
     })
 }
 
@@ -223,39 +239,14 @@ pub fn subscribe_server_events(ctx: Ctx) -> bool {
     ) && host::subscribe_server_event(ctx, raw::REDISMODULE_EVENT_PERSISTENCE, on_persistence)
 }
 
-/// `DLOCK._FENCE floor`: a master's failover epoch, unparsed.
-pub struct Fence<'a> {
-    /// The floor, unparsed.
-    pub floor: &'a [u8],
-}
-
-impl<'a> Request<'a> for Fence<'a> {
-    const NAME: &'static str = "dlock._fence";
-    const GRAMMAR: Grammar = Grammar::new(&[arg("floor", Kind::Int)]);
-
-    fn empty() -> Self {
-        Fence { floor: &[] }
-    }
-
-    fn take(&mut self, _: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
-        self.floor = word;
-        Ok(())
-    }
-}
-
-/// `DLOCK._FENCE floor`: raises the token floor to `floor` (the epoch of the
-/// master that sent it). Internal: only from the master link or the AOF.
-pub fn set_floor(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
-    internal_only(ctx, "dlock._fence")?;
-    let request = args.parse::<Fence>()?;
-    let floor = match parse_i64(request.floor) {
+/// Raises the token floor to `floor`, a master's failover epoch as the
+/// family's internal command carries it (from the master link or the AOF).
+pub fn raise_floor(floor: &[u8]) -> Result<(), WardenError> {
+    let floor = match parse_i64(floor) {
         Some(t) if (0..=MAX_TOKEN).contains(&t) => t,
         _ => return Err(WardenError::InvalidState("fencing floor")),
     };
     with_fence(|fence| fence.raise_to(floor));
-    // Time-independent: the floor is an absolute token.
-    host::replicate_verbatim(ctx);
-    host::reply_status(ctx, c"OK");
     Ok(())
 }
 

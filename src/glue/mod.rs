@@ -32,6 +32,7 @@ pub static SHARED: Family = Family {
     types: &[],
     configs: &config::SHARED,
     info: &SHARED_INFO,
+    events: &[],
     start: start_shared,
 };
 

@@ -12,14 +12,16 @@ use crate::common::error::WardenError;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect;
 use crate::glue::fence::{follow_token, with_fence};
-use crate::glue::host::{self, emit, Ctx, Either, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Either, Key, RStr, Sink};
 use crate::glue::waiting::{self, Answer, WaitRequest, Waited};
 use crate::lock::config;
-use crate::lock::core::handover::{self, holds_as, Head, Verdict};
+use crate::lock::core::acquire::{self, decide, new_set, Ask, Change, Grant, Plan, Queue};
+use crate::lock::core::handover::{self, Head, Verdict};
 use crate::lock::core::packed::PackedLock;
-use crate::lock::core::plain::{self as core_lock, Acquire, LockState, Release, NO_DEADLINE};
-use crate::lock::core::set::{admit, Admit, Holding, LockSet, Want};
+use crate::lock::core::plain::{self as core_lock, LockState, Release, NO_DEADLINE};
+use crate::lock::core::set::{Holding, LockSet, Want};
 use crate::lock::data_type::counted;
+use crate::lock::events;
 use crate::lock::keep;
 use crate::lock::lapse_watch;
 use crate::lock::lost;
@@ -127,7 +129,7 @@ fn apply_state(
     follow_token(state.token, key_floor);
     replicate(&state);
     store(&key, &state);
-    host::notify(ctx, c"dlock.set", name);
+    host::notify(ctx, events::SET, name);
     Ok(())
 }
 
@@ -159,212 +161,161 @@ fn store<O: Deref<Target = [u8]>>(key: &Key, state: &LockState<O>) {
 }
 
 /// `DLOCK.ACQUIRE key owner ttl_ms [WAIT timeout_ms] [REENTRANT] [SHARED | LIMIT n] [KEEP]`
+///
+/// `lock::core::acquire::decide` decides on what was read (the key's lock,
+/// its queue, the clock); this applies its plan: after serving the queued
+/// waiters first, it reads and asks again, once.
 pub fn acquire(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let request = match args.parse::<req::Acquire>() {
         Ok(request) => request,
         Err(r) if r.at == req::TTL_AT => return apply_replayed(ctx, args, r.error),
         Err(r) => return Err(r.error),
     };
-    let (owner, ttl_ms, options) = (request.owner, request.ttl_ms, &request);
+    let ttl_ms = request.ttl_ms;
     let now = host::now_ms();
     let deadline = core_lock::lease_deadline(now, ttl_ms)?;
     replicas::require(ctx, now)?;
-    let keeper = options
+    let keeper = request
         .keep
         .then(|| keep::caller(ctx, ttl_ms))
         .transpose()?;
-    let name = args.raw(1);
-    let mut key = Key::writable(ctx, name);
-    if options.want != Want::Exclusive {
-        return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, options, now);
-    }
-    let mut current = match lock_of(&mut key)? {
-        Lock::Set(_) => {
-            return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, options, now);
-        }
-        Lock::One(state) => Some(state),
-        Lock::Free => None,
+    let ask = Ask {
+        owner: request.owner,
+        want: request.want,
+        reentrant: request.reentrant,
+        deadline,
+        wait: request.wait_ms.is_some() && host::may_block(ctx),
     };
-    let free = current.as_ref().is_none_or(|s| !s.is_live(now));
-    let db = host::selected_db(ctx);
-    if free && waiting::count(db, args.bytes(1)) > 0 {
-        queued_kind_allows(db, args.bytes(1), options.want)?;
+    let (name, key_bytes) = (args.raw(1), args.bytes(1));
+    let mut key = Key::writable(ctx, name);
+    let kept_lease = |token| keep::check_lease(ctx, key_bytes, token, ttl_ms);
+    let mut queue = queue_of(ctx, name);
+    // Asked twice at most: `decide` serves only waiters not served yet.
+    let plan = loop {
+        let lock = lock_of(&mut key)?;
+        let plan = with_fence(|fence| decide(lock.holding(), &ask, queue, now, fence, kept_lease))?;
+        if plan != Plan::ServeFirst {
+            break plan;
+        }
         // First come, first served: queued waiters go before this caller.
-        serve_waiters(ctx, &mut key, name, db, now);
-        current = match lock_of(&mut key)? {
-            // Shared or semaphore waiters got it: this caller waits behind.
-            Lock::Set(_) => {
-                return acquire_in_set(ctx, args, &mut key, owner, ttl_ms, deadline, options, now);
-            }
-            Lock::One(state) => Some(state),
-            Lock::Free => None,
-        };
+        serve_waiters(ctx, &mut key, name, host::selected_db(ctx), now);
+        let waiting = waiting::count_in(ctx, name) > 0;
+        queue = Queue::Served { waiting };
+    };
+    let grant = match plan {
+        Plan::Grant(grant) => grant,
+        Plan::Wait { look_at } => return wait(ctx, args, &request, keeper, look_at, now),
+        Plan::Nil => {
+            stats::count(&stats::LOCKS_CONTENDED);
+            host::reply_null(ctx);
+            return Ok(());
+        }
+        Plan::ServeFirst => return Err(WardenError::Internal),
+    };
+    if apply_grant(ctx, &mut key, name, &ask, &grant, Some(args), now)? {
+        store_set_changes(ctx, &mut key, name, now);
     }
-    let outcome = with_fence(|fence| {
-        core_lock::acquire(
-            current.as_mut(),
-            owner,
-            deadline,
-            options.reentrant,
-            now,
-            fence,
-        )
-    })?;
-    match outcome {
-        Acquire::Granted(state) => {
-            let token = state.token;
-            replicate_effect(ctx, args, &state);
-            store(&key, &state);
-            keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
-            host::notify(ctx, c"dlock.acquire", name);
-            stats::count(&stats::LOCKS_GRANTED);
-            // A holder's repeat may have shortened its lease.
-            look_again(ctx, &mut key, db, args.bytes(1), now);
-            host::reply_integer(ctx, token);
-        }
-        Acquire::Reentered { token } => {
-            keep::check_lease(ctx, args.bytes(1), token, ttl_ms)?;
-            // The view holds the renewed lease and hold count: replicated,
-            // then stored.
-            let state = current.ok_or(WardenError::Internal)?;
-            replicate_effect(ctx, args, &state);
-            let holds = state.holds;
-            if options.reentrant {
-                store_holds(&mut key, holds)?;
-            }
-            key.set_abs_expire(deadline);
-            keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
-            host::notify(ctx, c"dlock.acquire", name);
-            look_again(ctx, &mut key, db, args.bytes(1), now);
-            host::reply_integer(ctx, token);
-        }
-        Acquire::Busy => {
-            let holder_deadline = current.map_or(now, |s| s.deadline_ms);
-            wait_or_nil(
-                ctx,
-                args,
-                owner,
-                ttl_ms,
-                options,
-                keeper,
-                holder_deadline,
-                now,
-            )?;
-        }
+    keep::granted(ctx, keeper, key_bytes, ask.owner, grant.token, ttl_ms, now);
+    host::notify(ctx, events::ACQUIRE, name);
+    if grant.new {
+        stats::count(&stats::LOCKS_GRANTED);
     }
+    // A holder's repeat may have shortened its lease.
+    look_again(ctx, &mut key, host::selected_db(ctx), key_bytes, now);
+    host::reply_integer(ctx, grant.token);
     Ok(())
 }
 
-/// A request that cannot be granted now: blocks the client with `WAIT` (the
-/// key looked at again at `look_at`), answers nil without.
-#[allow(clippy::too_many_arguments)]
-fn wait_or_nil(
+/// The queue of the key `name` as `decide` reads it: the oldest waiter's
+/// request is looked at only when some client waits.
+fn queue_of(ctx: Ctx, name: RStr) -> Queue {
+    if waiting::count_in(ctx, name) == 0 {
+        return Queue::Empty;
+    }
+    let db = host::selected_db(ctx);
+    let front = waiting::front::<LockWaiter, _>(db, name.bytes(), |w| w.want);
+    Queue::Waiting { front }
+}
+
+/// An ACQUIRE … WAIT that cannot be granted now: the client blocks (the key
+/// looked at again at `look_at`).
+fn wait(
     ctx: Ctx,
     args: &Args,
-    owner: &[u8],
-    ttl_ms: i64,
-    options: &req::Acquire,
+    request: &req::Acquire,
     keeper: Option<u64>,
     look_at: i64,
     now: i64,
 ) -> Result<(), WardenError> {
-    stats::count(&stats::LOCKS_CONTENDED);
-    match options.wait_ms {
-        Some(timeout) if host::may_block(ctx) => {
-            let request = WaitRequest {
-                family: &LOCKS,
-                payload: Box::new(LockWaiter {
-                    owner: owner.to_vec(),
-                    ttl_ms,
-                    want: options.want,
-                    reentrant: options.reentrant,
-                    keeper,
-                }),
-                timeout_ms: timeout,
-                max_waiters: config::dlock_max_waiters(),
-                look_at: Some(look_at),
-            };
-            waiting::block(ctx, host::selected_db(ctx), args.bytes(1), request, now)
-        }
-        _ => {
-            host::reply_null(ctx);
-            Ok(())
-        }
-    }
-}
-
-/// `DLOCK.ACQUIRE … SHARED | LIMIT n`, and a plain ACQUIRE on a key that
-/// holds a set: re-entry by a holder, else first come, first served, then
-/// the grant rule (`lock::core::set::admit`).
-#[allow(clippy::too_many_arguments)]
-fn acquire_in_set(
-    ctx: Ctx,
-    args: &Args,
-    key: &mut Key,
-    owner: &[u8],
-    ttl_ms: i64,
-    deadline: i64,
-    options: &req::Acquire,
-    now: i64,
-) -> Result<(), WardenError> {
-    let name = args.raw(1);
-    // Checked by `acquire` already: a KEEP caller is a connection.
-    let keeper = options
-        .keep
-        .then(|| keep::caller(ctx, ttl_ms))
-        .transpose()?;
-    let lock = lock_of(key)?;
-    if matches!(lock, Lock::Set(_)) && holds_as(lock.holding(), owner, options.want, now) {
-        let token = renew_grant(ctx, key, name, owner, options.reentrant, deadline, now)?;
-        store_set_changes(ctx, key, name, now);
-        keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
-        host::notify(ctx, c"dlock.acquire", name);
-        look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
-        host::reply_integer(ctx, token);
-        return Ok(());
-    }
-    if admit(lock.holding(), options.want, now) == Admit::OtherKind {
-        return Err(WardenError::LockKindMismatch);
-    }
-    // The db and the key's bytes are read only when some client waits.
-    let lock = if waiting::count_in(ctx, name) > 0 {
-        let (db, key_bytes) = (host::selected_db(ctx), args.bytes(1));
-        if lock.holding().next_deadline(now).is_none() {
-            queued_kind_allows(db, key_bytes, options.want)?;
-        }
-        // First come, first served: queued waiters go before this caller.
-        serve_waiters(ctx, key, name, db, now);
-        lock_of(key)?
-    } else {
-        lock
+    let Some(timeout_ms) = request.wait_ms else {
+        return Err(WardenError::Internal);
     };
-    let admitted = admit(lock.holding(), options.want, now);
-    let look_at = lock.holding().next_deadline(now).unwrap_or(now);
-    if admitted != Admit::Now || waiting::count_in(ctx, name) > 0 {
-        if admitted == Admit::OtherKind {
-            return Err(WardenError::LockKindMismatch);
-        }
-        return wait_or_nil(ctx, args, owner, ttl_ms, options, keeper, look_at, now);
-    }
-    let token = grant_to(ctx, key, name, owner, options.want, deadline, now)?;
-    if options.want != Want::Exclusive {
-        store_set_changes(ctx, key, name, now);
-    }
-    keep::granted(ctx, keeper, args.bytes(1), owner, token, ttl_ms, now);
-    host::notify(ctx, c"dlock.acquire", name);
-    stats::count(&stats::LOCKS_GRANTED);
-    host::reply_integer(ctx, token);
-    Ok(())
+    stats::count(&stats::LOCKS_CONTENDED);
+    let waiter = WaitRequest {
+        family: &LOCKS,
+        payload: Box::new(LockWaiter {
+            owner: request.owner.to_vec(),
+            ttl_ms: request.ttl_ms,
+            want: request.want,
+            reentrant: request.reentrant,
+            keeper,
+        }),
+        timeout_ms,
+        max_waiters: config::dlock_max_waiters(),
+        look_at: Some(look_at),
+    };
+    waiting::block(ctx, host::selected_db(ctx), args.bytes(1), waiter, now)
 }
 
-/// A request on a free key with waiters queued: the oldest waiter's kind
-/// is the one the key will take, so a request of another kind is refused
-/// before anything is handed over (an error changes nothing).
-fn queued_kind_allows(db: c_int, key: &[u8], want: Want) -> Result<(), WardenError> {
-    match waiting::front::<LockWaiter, _>(db, key, |w| w.want) {
-        Some(head) if !head.same_kind(want) => Err(WardenError::LockKindMismatch),
-        _ => Ok(()),
+/// Applies `grant`, made for `ask`, to the lock in `key` (`name`): a plain
+/// lock's change is replicated (in ACQUIRE's own call `args` when given and
+/// the grant allows it, else as `DLOCK._SET`) and stored; a set's change is
+/// made in place and left to the caller's `store_set_changes` (once for a
+/// batch of waiters served together). Returns whether a set changed.
+fn apply_grant(
+    ctx: Ctx,
+    key: &mut Key,
+    name: RStr,
+    ask: &Ask,
+    grant: &Grant,
+    args: Option<&Args>,
+    now: i64,
+) -> Result<bool, WardenError> {
+    let replicate = |state: &LockState<&[u8]>, over_set: bool| match args {
+        Some(args) if !over_set => replicate_effect(ctx, args, state),
+        _ => replicate_state(ctx, name, None, state),
+    };
+    match grant.change {
+        Change::Plain { state, over_set } => {
+            replicate(&state, over_set);
+            store(key, &state);
+        }
+        Change::Renew { state } => {
+            replicate(&state, false);
+            store_holds(key, state.holds)?;
+            key.set_abs_expire(state.deadline_ms);
+        }
+        Change::SetNew { kind } => {
+            let set = new_set(kind, ask, grant.token);
+            key.set_value(counted(Box::new(set)));
+            key.set_abs_expire(ask.deadline);
+            return Ok(true);
+        }
+        Change::SetJoin { prune } | Change::SetRenew { prune, .. } => {
+            let Lock::Set(set) = lock_of(key)? else {
+                return Err(WardenError::Internal);
+            };
+            if prune {
+                prune_lapsed(ctx, set, name, now);
+            }
+            grant.apply_to_set(set, ask, now)?;
+            if let Some(last) = set.latest_deadline() {
+                key.set_abs_expire(last);
+            }
+            return Ok(true);
+        }
     }
+    Ok(false)
 }
 
 /// With waiters on the key, makes sure they are looked at when the next
@@ -376,52 +327,6 @@ pub(super) fn look_again(ctx: Ctx, key: &mut Key, db: c_int, key_bytes: &[u8], n
     if let Ok(Some(next)) = lock_of(key).map(|l| l.holding().next_deadline(now)) {
         waiting::look_at(ctx, db, key_bytes, next, now);
     }
-}
-
-/// Grants `want` to `owner` until `deadline` on a key whose rule said yes
-/// and returns the token. An exclusive grant is replicated here; a set's
-/// change is left to the caller's `store_set_changes` (once for a batch of
-/// waiters granted together). A set of another kind, or one whose holders
-/// all left, is replaced; tokens stay above the key's floor.
-fn grant_to(
-    ctx: Ctx,
-    key: &mut Key,
-    name: RStr,
-    owner: &[u8],
-    want: Want,
-    deadline: i64,
-    now: i64,
-) -> Result<i64, WardenError> {
-    let lock = lock_of(key)?;
-    let floor = lock.holding().floor();
-    let same_set = match &lock {
-        Lock::Set(set) => Some(set.kind().want()) == Some(want) && set.live_count(now) > 0,
-        _ => false,
-    };
-    let Some(kind) = want.set_kind() else {
-        let state = with_fence(|fence| core_lock::grant(owner, deadline, floor, now, fence))?;
-        let token = state.token;
-        replicate_state(ctx, name, None, &state);
-        store(key, &state);
-        return Ok(token);
-    };
-    if same_set {
-        let Lock::Set(set) = lock_of(key)? else {
-            return Err(WardenError::Internal);
-        };
-        prune_lapsed(ctx, set, name, now);
-        set.bound_deadlines();
-        let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
-        if let Some(last) = set.latest_deadline() {
-            key.set_abs_expire(last);
-        }
-        return Ok(token);
-    }
-    let mut set = LockSet::new(kind, floor.max(1));
-    let token = with_fence(|fence| set.grant(owner, deadline, now, fence))?;
-    key.set_value(counted(Box::new(set)));
-    key.set_abs_expire(deadline);
-    Ok(token)
 }
 
 /// Drops the holders of `set` (in key `name`) whose lease ended: they lost
@@ -454,7 +359,7 @@ pub(super) fn store_set_changes(ctx: Ctx, key: &mut Key, name: RStr, now: i64) {
         }
         None => {
             key.delete();
-            emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+            host::emit(Sink::Replication(ctx), c"DEL", (name,));
             lapse_watch::forget(host::selected_db(ctx), name.bytes());
         }
     }
@@ -498,12 +403,12 @@ pub fn release(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Release::StillHeld => {
             // Time-independent: applied elsewhere it drops the same hold.
             host::replicate_verbatim(ctx);
-            host::notify(ctx, c"dlock.release", name);
+            host::notify(ctx, events::RELEASE, name);
             host::reply_integer(ctx, 1);
         }
         Release::Freed => {
             let db = host::selected_db(ctx);
-            host::notify(ctx, c"dlock.release", name);
+            host::notify(ctx, events::RELEASE, name);
             // A release applied from a master (a writable replica's own
             // waiters) hands nothing over: that would grant a lock the master
             // never granted. The waiters stay queued, as for any write the
@@ -555,7 +460,7 @@ fn release_in_set(
         host::reply_integer(ctx, 0);
         return Ok(());
     }
-    host::notify(ctx, c"dlock.release", name);
+    host::notify(ctx, events::RELEASE, name);
     store_set_changes(ctx, key, name, now);
     if outcome == Release::Freed
         && waiting::count(db, args.bytes(1)) > 0
@@ -599,7 +504,7 @@ fn extend_in_set(
         let db = host::selected_db(ctx);
         keep::extended(ctx, token, db, args.bytes(1), deadline - now, now);
         store_set_changes(ctx, key, name, now);
-        host::notify(ctx, c"dlock.extend", name);
+        host::notify(ctx, events::EXTEND, name);
         look_again(ctx, key, host::selected_db(ctx), args.bytes(1), now);
     }
     host::reply_integer(ctx, i64::from(extended.is_some()));
@@ -641,7 +546,7 @@ pub fn extend(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     };
     if extended {
         key.set_abs_expire(deadline);
-        host::notify(ctx, c"dlock.extend", name);
+        host::notify(ctx, events::EXTEND, name);
         if waiting::count_in(ctx, name) > 0 {
             waiting::look_at(ctx, host::selected_db(ctx), args.bytes(1), deadline, now);
         }
@@ -668,7 +573,7 @@ pub fn set_states(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         key.set_value(counted(Box::new(set)));
         key.set_abs_expire_or_persist(expiry);
     }
-    host::notify(ctx, c"dlock.set", name);
+    host::notify(ctx, events::SET, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -803,7 +708,6 @@ fn hand_over(
             return (served, set_changed);
         };
         let asked = &waiter.payload;
-        let (want, deadline) = (asked.want, now.saturating_add(asked.ttl_ms));
         if asked.keeper.is_some() {
             if let Err(e) = keep::check_capacity(asked.ttl_ms) {
                 // Room for its renewals went while it waited: refused to it alone.
@@ -811,28 +715,23 @@ fn hand_over(
                 continue;
             }
         }
-        let granted = if repeat {
-            renew_grant(ctx, key, name, &asked.owner, asked.reentrant, deadline, now)
-        } else {
-            grant_to(ctx, key, name, &asked.owner, want, deadline, now)
-        };
-        match granted {
-            Ok(token) => {
+        match grant_waiter(ctx, key, name, asked, repeat, now) {
+            Ok((token, changed_set)) => {
                 let (owner, ttl) = (&asked.owner, asked.ttl_ms);
                 keep::granted(ctx, asked.keeper, key_bytes, owner, token, ttl, now);
-                host::notify(ctx, c"dlock.acquire", name);
+                host::notify(ctx, events::ACQUIRE, name);
                 waiter.answer(Answer::Integer(token));
                 stats::count(&stats::LOCKS_GRANTED);
                 stats::count(&stats::LOCKS_HANDED_OFF);
                 served = true;
-                set_changed |= want != Want::Exclusive;
+                set_changed |= changed_set;
             }
-            Err(e @ (WardenError::KeepTtlTooShort(_) | WardenError::KeepCapacity(_))) => {
+            Err(NotGranted::Own(e)) => {
                 // This waiter's own request (a lease too short for the kept
                 // grant it repeats): refused to it alone.
                 waiter.answer(Answer::Error(e.to_string()));
             }
-            Err(e) => {
+            Err(NotGranted::Key(e)) => {
                 // The waiter already taken is answered too: none is left hanging.
                 let error = e.to_string();
                 waiter.answer(Answer::Error(error.clone()));
@@ -845,56 +744,51 @@ fn hand_over(
     }
 }
 
-/// A repeat by an owner that holds the lock (a set holder's ACQUIRE, or a
-/// waiter whose owner was granted while it waited on another connection): its
-/// grant's token, the lease renewed to `deadline` and, with `REENTRANT`, one
-/// more hold; nothing changes when that would overflow. A plain lock's change
-/// is replicated here, a set's by the caller.
-fn renew_grant(
+/// Why a waiter the hand-over let in was not granted.
+enum NotGranted {
+    /// Its own request (the kept lease it repeats refused): answered alone.
+    Own(WardenError),
+    /// The key: every waiter is answered.
+    Key(WardenError),
+}
+
+/// The grant of a waiter the hand-over let in (`repeat`: its owner holds
+/// the lock already), made by `lock::core::acquire` on the key as it is now
+/// and applied. Returns its token and whether a set changed (not
+/// replicated yet).
+fn grant_waiter(
     ctx: Ctx,
     key: &mut Key,
     name: RStr,
-    owner: &[u8],
-    reentrant: bool,
-    deadline: i64,
+    asked: &LockWaiter,
+    repeat: bool,
     now: i64,
-) -> Result<i64, WardenError> {
-    let add_hold = |holds: i64| {
-        holds
-            .checked_add(i64::from(reentrant))
-            .ok_or(WardenError::HoldsOverflow)
+) -> Result<(i64, bool), NotGranted> {
+    let ask = Ask {
+        owner: &asked.owner,
+        want: asked.want,
+        reentrant: asked.reentrant,
+        deadline: now.saturating_add(asked.ttl_ms),
+        wait: false,
     };
-    let key_bytes = name.bytes();
-    match lock_of(key)? {
-        Lock::One(mut state) => {
-            keep::check_lease(ctx, key_bytes, state.token, deadline - now)?;
-            state.holds = add_hold(state.holds)?;
-            state.deadline_ms = deadline;
-            let (token, holds) = (state.token, state.holds);
-            replicate_state(ctx, name, None, &state);
-            store_holds(key, holds)?;
-            key.set_abs_expire(deadline);
-            Ok(token)
-        }
-        Lock::Set(set) => {
-            let (token, holds) = set
-                .holder_mut(owner, None, now)
-                .map(|h| (h.state().token, h.state().holds))
-                .ok_or(WardenError::Internal)?;
-            keep::check_lease(ctx, key_bytes, token, deadline - now)?;
-            let holds = add_hold(holds)?;
-            set.bound_deadlines();
-            let holder = set
-                .holder_mut(owner, None, now)
-                .ok_or(WardenError::Internal)?;
-            holder.set_holds(holds);
-            holder.deadline_ms = deadline;
-            let token = holder.state().token;
-            if let Some(last) = set.latest_deadline() {
-                key.set_abs_expire(last);
-            }
-            Ok(token)
-        }
-        Lock::Free => Err(WardenError::Internal),
-    }
+    let lock = lock_of(key).map_err(NotGranted::Key)?;
+    let lease_refused = std::cell::Cell::new(false);
+    let grant = if repeat {
+        let ttl_ms = ask.deadline - now;
+        let kept_lease = |token| {
+            let checked = keep::check_lease(ctx, name.bytes(), token, ttl_ms);
+            lease_refused.set(checked.is_err());
+            checked
+        };
+        acquire::renew(lock.holding(), &ask, now, kept_lease)
+    } else {
+        with_fence(|fence| acquire::grant(lock.holding(), &ask, now, fence))
+    };
+    let grant = grant.map_err(|e| match lease_refused.get() {
+        true => NotGranted::Own(e),
+        false => NotGranted::Key(e),
+    })?;
+    let changed_set =
+        apply_grant(ctx, key, name, &ask, &grant, None, now).map_err(NotGranted::Key)?;
+    Ok((grant.token, changed_set))
 }

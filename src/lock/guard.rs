@@ -19,6 +19,7 @@ use crate::common::error::WardenError;
 use crate::glue::args::Args;
 use crate::glue::host::{self, Ctx, Key};
 use crate::lock::commands::{lock_of, Lock};
+use crate::lock::core::errors;
 use crate::lock::core::guard::refusal;
 use crate::lock::replicas;
 use crate::lock::requests::{Guard, COMMAND_AT};
@@ -80,8 +81,8 @@ pub fn guard(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if host::in_call() {
         // Reached from a guarded command (directly or through a script): no
         // chain of calls may grow deep enough to exhaust the server's stack.
-        return Err(WardenError::NotGuardable(
-            "dlock.guard".to_owned(),
+        return Err(errors::not_guardable(
+            "dlock.guard",
             "DLOCK.GUARD does not nest",
         ));
     }
@@ -98,9 +99,7 @@ pub fn guard(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     };
     if !held {
-        return Err(WardenError::Fenced(
-            String::from_utf8_lossy(args.bytes(1)).into_owned(),
-        ));
+        return Err(errors::fenced(args.bytes(1)));
     }
     match host::call(ctx, c"v!CM0", args.raw_from(COMMAND_AT)) {
         Ok(reply) => {
@@ -193,7 +192,7 @@ fn check_runnable(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     match verdict.refusal {
-        Some(why) => Err(WardenError::NotGuardable(command_name(args), why)),
+        Some(why) => Err(errors::not_guardable(&command_name(args), why)),
         None => Ok(()),
     }
 }

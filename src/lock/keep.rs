@@ -30,6 +30,7 @@ use crate::common::error::WardenError;
 use crate::glue::host::{self, shield, Ctx, TcpLiveness};
 use crate::glue::waiting::{self, EarliestTimer, DEFERRED_RETRY_MS};
 use crate::lock::config;
+use crate::lock::core::errors;
 use crate::lock::core::keep::{
     liveness, renewal_load, Applied, Due, Keeper, Kept, MIN_KEPT_TTL_MS,
 };
@@ -132,12 +133,12 @@ fn untune(client: u64) {
 /// keep and room for its renewals (a repeat is counted as a new grant).
 pub fn caller(ctx: Ctx, ttl_ms: i64) -> Result<u64, WardenError> {
     if ttl_ms < MIN_KEPT_TTL_MS {
-        return Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS));
+        return Err(errors::keep_ttl_too_short(MIN_KEPT_TTL_MS));
     }
     if !host::is_master(ctx) {
-        return Err(WardenError::KeepNeedsMaster);
+        return Err(errors::KEEP_NEEDS_MASTER);
     }
-    let client = host::connection_id(ctx).ok_or(WardenError::KeepNeedsConnection)?;
+    let client = host::connection_id(ctx).ok_or(errors::KEEP_NEEDS_CONNECTION)?;
     check_capacity(ttl_ms)?;
     Ok(client)
 }
@@ -214,12 +215,12 @@ pub fn check_lease(ctx: Ctx, key: &[u8], token: i64, ttl_ms: i64) -> Result<(), 
     let capacity = config::dlock_keep_max_renewals();
     with_keeper(|k| match k.renewed_lease(token, db, key) {
         None => Ok(()),
-        Some(_) if ttl_ms < MIN_KEPT_TTL_MS => Err(WardenError::KeepTtlTooShort(MIN_KEPT_TTL_MS)),
+        Some(_) if ttl_ms < MIN_KEPT_TTL_MS => Err(errors::keep_ttl_too_short(MIN_KEPT_TTL_MS)),
         Some(now_ttl) => {
             let more = renewal_load(ttl_ms).saturating_sub(renewal_load(now_ttl));
             match k.fits(more, capacity) {
                 true => Ok(()),
-                false => Err(WardenError::KeepCapacity(capacity)),
+                false => Err(errors::keep_capacity(capacity)),
             }
         }
     })
@@ -232,7 +233,7 @@ pub fn check_capacity(ttl_ms: i64) -> Result<(), WardenError> {
     let capacity = config::dlock_keep_max_renewals();
     match with_keeper(|k| k.fits(renewal_load(ttl_ms), capacity)) {
         true => Ok(()),
-        false => Err(WardenError::KeepCapacity(capacity)),
+        false => Err(errors::keep_capacity(capacity)),
     }
 }
 
@@ -363,7 +364,7 @@ fn run_due(ctx: Ctx, now: i64) {
                 (Ok(Applied::Done), Due::Renew) => k.renewed(grant.id, now),
                 // Its next renewal was scheduled when it was held.
                 (Ok(Applied::Done), Due::Settle) => {}
-                (Err(WardenError::NotEnoughReplicas { .. }), _) => {
+                (Err(WardenError::NotEnoughReplicas(_)), _) => {
                     k.retry_at(grant.id, now + DEFERRED_RETRY_MS)
                 }
                 // Released, gone, or of another type now.

@@ -6,13 +6,14 @@
 //! writes.
 
 use crate::common::error::WardenError;
-use crate::glue::host::{self, emit, Ctx, Key, OwnedString, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, OwnedString, RStr, Sink};
 use crate::glue::waiting;
 use crate::lock::commands::{
     lock_of, look_again, replicate_state, serve_waiters, store_holds, store_set_changes, Lock,
 };
 use crate::lock::core::keep::{Applied, Due, Kept, Replicated};
 use crate::lock::core::plain::Release;
+use crate::lock::events;
 use crate::lock::lapse_watch;
 use crate::lock::lost;
 use crate::lock::replicas;
@@ -97,7 +98,7 @@ fn renew(
         }
         Lock::Free => return Ok(false),
     }
-    host::notify(ctx, c"dlock.extend", name);
+    host::notify(ctx, events::EXTEND, name);
     look_again(ctx, key, grant.db, &grant.key, now);
     Ok(true)
 }
@@ -189,13 +190,13 @@ fn release(
             }
             // No hold left: a hand-over sees a free lock.
             store_holds(key, 0)?;
-            host::notify(ctx, c"dlock.release", name);
+            host::notify(ctx, events::RELEASE, name);
             lost::announce_now(ctx, name);
             let handed_off =
                 waiting::count(db, &grant.key) > 0 && serve_waiters(ctx, key, name, db, now);
             if !handed_off {
                 key.delete();
-                emit!(Sink::Replication(ctx), c"DEL", c"s", name);
+                host::emit(Sink::Replication(ctx), c"DEL", (name,));
             }
         }
         Lock::Set(set) => {
@@ -207,7 +208,7 @@ fn release(
                 return Err(WardenError::Internal);
             }
             set.bound_deadlines();
-            host::notify(ctx, c"dlock.release", name);
+            host::notify(ctx, events::RELEASE, name);
             lost::announce_now(ctx, name);
             store_set_changes(ctx, key, name, now);
             if waiting::count(db, &grant.key) > 0 {

@@ -15,6 +15,7 @@ use redis_module::Context;
 
 use crate::glue::host::{self, shield, Ctx, OwnedString, RStr};
 use crate::glue::waiting;
+use crate::lock::events;
 use crate::lock::stats;
 
 thread_local! {
@@ -41,7 +42,7 @@ pub fn note(db: c_int, key: &[u8]) {
 /// (a kept grant released because its connection closed).
 pub fn announce_now(ctx: Ctx, name: RStr) {
     stats::count(&stats::LOCKS_LOST);
-    host::announce(ctx, c"dlock.lost", name);
+    host::announce(ctx, events::LOST, name);
 }
 
 /// The timer: `dlock.lost` on every key noted.
@@ -58,7 +59,7 @@ fn announce(ctx: &Context, (): ()) {
             stats::count(&stats::LOCKS_LOST);
             if host::select_db(ctx, db) {
                 let name = OwnedString::new(Some(ctx), &key);
-                host::announce(ctx, c"dlock.lost", name.as_rstr());
+                host::announce(ctx, events::LOST, name.as_rstr());
             }
         }
     })

@@ -8,6 +8,8 @@ pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
+pub mod events;
+pub mod fence;
 pub mod guard;
 pub mod info;
 pub mod keep;
@@ -33,12 +35,15 @@ pub static FAMILY: Family = Family {
     types: &[&data_type::LOCK_TYPE, &set_type::LOCK_SET_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
+    events: &events::ALL,
     start,
 };
 
 /// Kept grants follow their connections, flushes and role changes tell
-/// holders they lost their grants, and sets are watched for early lapses.
+/// holders they lost their grants, sets are watched for early lapses, and
+/// `DLOCK._FENCE` carries the shared fencing floor.
 fn start(ctx: Ctx) -> Result<(), String> {
+    crate::glue::fence::carried_by(fence::NAME);
     if !keep::start(ctx, kept_grants::apply) {
         return Err("cannot subscribe to client connection events".to_string());
     }

@@ -9,6 +9,7 @@ use std::cell::Cell;
 use crate::common::error::WardenError;
 use crate::glue::host::{self, Ctx};
 use crate::lock::config::{DLOCK_MIN_REPLICAS, DLOCK_MIN_REPLICAS_MAX_LAG};
+use crate::lock::core::errors;
 
 /// How long a count of good replicas is reused (Redis itself recounts its
 /// `min-replicas-to-write` replicas once a second).
@@ -50,11 +51,7 @@ pub fn require(ctx: Ctx, now_ms: i64) -> Result<(), WardenError> {
     if seen >= needed || host::is_replay(ctx) {
         Ok(())
     } else {
-        Err(WardenError::NotEnoughReplicas {
-            needed,
-            max_lag_s,
-            seen,
-        })
+        Err(errors::not_enough_replicas(needed, max_lag_s, seen))
     }
 }
 

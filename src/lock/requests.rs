@@ -7,13 +7,14 @@ use crate::common::grammar::{
     arg, chosen, flag, items, key, one_of, option, optional, shape_only_request, Arg, Grammar,
     Kind, Request,
 };
+use crate::lock::core::errors;
 use crate::lock::core::plain::{TOKEN, TTL_MS, WAIT_TIMEOUT_MS};
 use crate::lock::core::set::{Want, LIMIT};
 
 /// An owner, which must not be empty.
 fn owner(word: &[u8]) -> Result<&[u8], WardenError> {
     if word.is_empty() {
-        return Err(WardenError::OwnerEmpty);
+        return Err(errors::OWNER_EMPTY);
     }
     Ok(word)
 }

@@ -96,16 +96,7 @@ impl SetLocks {
         let header = SetLocks::header(set, expiry);
         let header = header.as_bytes();
         let holders = SetLocks::holders(set);
-        emit!(
-            sink,
-            SET_LOCKS,
-            c"sbb",
-            key,
-            header.as_ptr(),
-            header.len(),
-            holders.as_ptr(),
-            holders.len()
-        );
+        emit(sink, SET_LOCKS, (key, header, holders.as_slice()));
     }
 }
 

@@ -5,8 +5,8 @@
 use crate::common::grammar::Request;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
-use crate::glue::fence;
 use crate::lock::commands as lock;
+use crate::lock::fence;
 use crate::lock::guard as lock_guard;
 use crate::lock::info as lock_info;
 use crate::lock::requests as req;

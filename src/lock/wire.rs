@@ -68,17 +68,8 @@ impl SetLock {
         let text = text.as_bytes();
         let owner: &[u8] = &state.owner;
         match owner_arg {
-            Some(arg) => emit!(sink, SET_LOCK, c"ssb", key, arg, text.as_ptr(), text.len()),
-            None => emit!(
-                sink,
-                SET_LOCK,
-                c"sbb",
-                key,
-                owner.as_ptr(),
-                owner.len(),
-                text.as_ptr(),
-                text.len()
-            ),
+            Some(arg) => emit(sink, SET_LOCK, (key, arg, text)),
+            None => emit(sink, SET_LOCK, (key, owner, text)),
         }
     }
 }

@@ -7,16 +7,18 @@
 //! `effect`) or as `RL._SET`. Denied calls and `COST 0` write and replicate
 //! nothing.
 
-use std::ffi::{c_long, CStr};
+use std::ffi::CStr;
 
 use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::{internal_only, Args};
 use crate::glue::effect::{self, MARK};
-use crate::glue::host::{self, api, Ctx, Key, RStr, Sink};
+use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::rate::core::bucket::{self};
+use crate::rate::core::errors;
 use crate::rate::core::rate::{self, BucketState, Decided, Decision, GcraReply, MAX_LIMITS};
 use crate::rate::core::window::{self, WindowState};
+use crate::rate::events;
 use crate::rate::limiter::{Decoded, Limiter, LimiterKind, LimiterRef, Scratch};
 use crate::rate::requests::{Gcra, Leaky, SetState, Token, Window, FIRST_PARAMETER_AT};
 use crate::rate::stats;
@@ -25,7 +27,7 @@ use crate::rate::wire::{SetLimiter, FEW_LIMITS_TEXT, ONE_LIMIT_TEXT, STATE_TEXT}
 /// The limiter in a key: `Ok(None)` when the key is empty.
 fn limiter_in(key: &mut Key, kind: LimiterKind) -> Result<Option<&mut Limiter>, WardenError> {
     match key.value::<Limiter>()? {
-        Some(l) if l.kind() != kind => Err(WardenError::LimiterKindMismatch),
+        Some(l) if l.kind() != kind => Err(errors::KIND_MISMATCH),
         found => Ok(found),
     }
 }
@@ -84,10 +86,10 @@ fn replicate_effect(ctx: Ctx, args: &Args, limiter: LimiterRef, expires: Option<
 fn write(ctx: Ctx, args: &Args, key: &mut Key, limiter: LimiterRef, store_as: Option<Option<i64>>) {
     let Some(expires) = store_as else { return };
     let event = match limiter.kind() {
-        LimiterKind::Token => c"rl.token",
-        LimiterKind::Leaky => c"rl.leaky",
-        LimiterKind::Window => c"rl.window",
-        LimiterKind::Gcra => c"rl.gcra",
+        LimiterKind::Token => events::TOKEN,
+        LimiterKind::Leaky => events::LEAKY,
+        LimiterKind::Window => events::WINDOW,
+        LimiterKind::Gcra => events::GCRA,
     };
     replicate_effect(ctx, args, limiter, expires);
     store(ctx, (key, args.raw(1)), limiter, expires, event);
@@ -109,7 +111,7 @@ fn apply_replayed(ctx: Ctx, args: &Args, e: WardenError) -> Result<(), WardenErr
         (&mut key, name),
         limiter.view(&mut Scratch::default()),
         expires,
-        c"rl.set",
+        events::SET,
     );
     // Verbatim is safe here: this argv already carries the absolute state.
     host::replicate_verbatim(ctx);
@@ -138,8 +140,7 @@ fn reply_decision(ctx: Ctx, d: &Decision) {
     } else {
         &stats::RL_DENIED
     });
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 4 as c_long) };
+    host::reply_array(ctx, 4);
     for v in [i64::from(d.allowed), d.remaining, d.wait_ms, d.reset_ms] {
         host::reply_integer(ctx, v);
     }
@@ -284,8 +285,7 @@ pub fn gcra(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     } else {
         &stats::RL_DENIED
     });
-    // SAFETY: `ctx` is the live context of a call that owes a reply; the entries follow.
-    unsafe { api!(RedisModule_ReplyWithArray)(ctx.as_ptr(), 5 as c_long) };
+    host::reply_array(ctx, 5);
     for v in [
         r.limited,
         r.limit,
@@ -311,7 +311,7 @@ pub fn set_state(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let mut room = Scratch::default();
     let view = limiter.view(&mut room);
     SetLimiter::emit(view, expires, Sink::Replication(ctx), name);
-    store(ctx, (&mut key, name), view, expires, c"rl.set");
+    store(ctx, (&mut key, name), view, expires, events::SET);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod commands;
 pub mod core;
 pub mod data_type;
+pub mod events;
 pub mod limiter;
 pub mod requests;
 pub mod stats;
@@ -20,5 +21,6 @@ pub static FAMILY: Family = Family {
     types: &[&data_type::LIMITER_TYPE],
     configs: &[],
     info: &stats::INFO,
+    events: &events::ALL,
     start: starts_nothing,
 };

@@ -8,6 +8,7 @@ use crate::common::grammar::{
 };
 use crate::common::parse::{cell_integer, IntArg};
 use crate::rate::core::bucket::BucketLimit;
+use crate::rate::core::errors;
 use crate::rate::core::rate::{self, Rate, MAX_LIMITS};
 use crate::rate::core::window::WindowLimit;
 
@@ -25,7 +26,7 @@ fn count(word: &[u8], arg: IntArg) -> Result<u64, WardenError> {
 fn next_limit<T>(limits: &mut [T], count: usize) -> Result<&mut T, WardenError> {
     match limits.get_mut(count) {
         Some(slot) => Ok(slot),
-        None => Err(WardenError::TooManyLimits),
+        None => Err(errors::too_many_limits()),
     }
 }
 

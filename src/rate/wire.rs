@@ -132,7 +132,7 @@ impl SetLimiter {
     pub fn emit(limiter: LimiterRef, expires: Option<i64>, sink: Sink, key: RStr) {
         let state = SetLimiter::state_text::<STATE_TEXT>(limiter, expires, None);
         let state = state.as_bytes();
-        emit!(sink, SET_LIMITER, c"sb", key, state.as_ptr(), state.len());
+        emit(sink, SET_LIMITER, (key, state));
     }
 }
 

@@ -21,6 +21,7 @@ use crate::glue::stats::count;
 use crate::topk::config::{self, TOPK_MAX_BYTES};
 use crate::topk::core::heavy_keeper::{error, text, Params, TopK, KIND};
 use crate::topk::data_type::{check_header, track_new};
+use crate::topk::events;
 use crate::topk::requests::{
     increment, Add, Count, IncrBy, Info, List, Load, Query, Reserve, Rotate,
 };
@@ -70,7 +71,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     replicate_reserve(ctx, name, params, request.window);
     track_new(&t);
     key.set_value(Box::new(t));
-    host::notify(ctx, c"topk.reserve", name);
+    host::notify(ctx, events::RESERVE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -80,30 +81,13 @@ fn replicate_reserve(ctx: Ctx, key: RStr, p: Params, window: Option<u64>) {
     let sink = Sink::Replication(ctx);
     let decay = p.decay.to_string();
     let (k, w, d) = (i64::from(p.k), i64::from(p.width), i64::from(p.depth));
+    let decay = decay.as_bytes();
     match window {
-        None => emit!(
+        None => emit(sink, c"TOPK.RESERVEX", (key, k, w, d, decay)),
+        Some(ms) => emit(
             sink,
             c"TOPK.RESERVEX",
-            c"slllb",
-            key,
-            k,
-            w,
-            d,
-            decay.as_ptr(),
-            decay.len()
-        ),
-        Some(ms) => emit!(
-            sink,
-            c"TOPK.RESERVEX",
-            c"slllbcl",
-            key,
-            k,
-            w,
-            d,
-            decay.as_ptr(),
-            decay.len(),
-            c"WINDOW".as_ptr(),
-            ms as i64
+            (key, k, w, d, decay, c"WINDOW", ms as i64),
         ),
     }
 }
@@ -162,13 +146,13 @@ fn add_items(
 /// `TOPK.ADDX key item [item ...]`
 pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<Add>()?;
-    add_items(ctx, args, false, (c"TOPK.ADDX", c"topk.add"))
+    add_items(ctx, args, false, (c"TOPK.ADDX", events::ADD))
 }
 
 /// `TOPK.INCRBYX key item increment [item increment ...]`
 pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<IncrBy>()?;
-    add_items(ctx, args, true, (c"TOPK.INCRBYX", c"topk.incrby"))
+    add_items(ctx, args, true, (c"TOPK.INCRBYX", events::INCRBY))
 }
 
 /// `TOPK.QUERYX key item [item ...]`: 1 for each item in the top k, else 0.
@@ -250,7 +234,7 @@ pub fn rotate(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     t.rotate_to(slot)?;
     track_growth(before, t.size());
     host::replicate_verbatim(ctx);
-    host::notify(ctx, c"topk.rotate", name);
+    host::notify(ctx, events::ROTATE, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }
@@ -304,7 +288,7 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
     }
     chunk.emit(Sink::Replication(ctx), name);
-    host::notify(ctx, c"topk.load", name);
+    host::notify(ctx, events::LOAD, name);
     host::reply_status(ctx, c"OK");
     Ok(())
 }

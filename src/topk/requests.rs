@@ -10,7 +10,7 @@ use crate::common::grammar::{
     shape_only_request, tokened_block, Arg, Grammar, Kind, Request,
 };
 use crate::common::parse::{parse_f64, parse_i64};
-use crate::common::sketch::{validate_window, WINDOW};
+use crate::common::sketch::parse_window;
 use crate::topk::config::{TOPK_DECAY, TOPK_DEPTH, TOPK_WIDTH};
 use crate::topk::core::heavy_keeper::{bad_param, error, text, Params, MAX_INCREMENT, MAX_PARAM};
 
@@ -75,11 +75,7 @@ impl<'a> Request<'a> for Reserve {
                 let d = parse_f64(word).unwrap_or(f64::NAN);
                 self.decay = Some(Params::check_decay(d)?);
             }
-            "window_ms" => {
-                let ms = WINDOW.parse(word).map_err(|_| WardenError::BadWindow)? as u64;
-                validate_window(ms)?;
-                self.window = Some(ms);
-            }
+            "window_ms" => self.window = Some(parse_window(word)?),
             _ => {}
         }
         Ok(())

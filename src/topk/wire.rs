@@ -30,7 +30,7 @@ pub const LOAD: &CStr = c"TOPK._LOADX";
 
 /// Emits `TOPK._ROTATEX key slot_ms` to `sink`.
 pub fn emit_rotate(sink: Sink, key: RStr, slot_ms: u64) {
-    emit!(sink, ROTATE, c"sl", key, slot_ms as i64);
+    emit(sink, ROTATE, (key, slot_ms as i64));
 }
 
 /// The `slot_ms` of a `TOPK._ROTATEX` call.
@@ -156,45 +156,31 @@ impl<'a> LoadTopK<'a> {
                 rng,
             } => {
                 let decay = decay.to_string();
-                emit!(
+                emit(
                     sink,
                     LOAD,
-                    c"scllllblll",
-                    key,
-                    c"HEADER".as_ptr(),
-                    kind as i64,
-                    k as i64,
-                    width as i64,
-                    depth as i64,
-                    decay.as_ptr(),
-                    decay.len(),
-                    window_ms as i64,
-                    head_ms as i64,
-                    rng as i64
+                    (
+                        key,
+                        c"HEADER",
+                        kind as i64,
+                        k as i64,
+                        width as i64,
+                        depth as i64,
+                        decay.as_bytes(),
+                        window_ms as i64,
+                        head_ms as i64,
+                        rng as i64,
+                    ),
                 )
             }
-            LoadTopK::Buckets { sub, offset, bytes } => emit!(
+            LoadTopK::Buckets { sub, offset, bytes } => emit(
                 sink,
                 LOAD,
-                c"scllb",
-                key,
-                c"BUCKETS".as_ptr(),
-                sub as i64,
-                offset as i64,
-                bytes.as_ptr(),
-                bytes.len()
+                (key, c"BUCKETS", sub as i64, offset as i64, bytes),
             ),
-            LoadTopK::Slot { index, count, item } => emit!(
-                sink,
-                LOAD,
-                c"scllb",
-                key,
-                c"SLOT".as_ptr(),
-                index as i64,
-                count as i64,
-                item.as_ptr(),
-                item.len()
-            ),
+            LoadTopK::Slot { index, count, item } => {
+                emit(sink, LOAD, (key, c"SLOT", index as i64, count as i64, item))
+            }
         }
     }
 }

@@ -171,13 +171,24 @@ def module_map():
     """Module path -> file, with files that `#[path]` declares (a unit-test
     file beside its code) under the module that declares them."""
     named = {f: module_of(f) for f in files(SRC, ".rs")}
-    for f, m in list(named.items()):
+    declared = []
+    for f in named:
         text = open(f, encoding="utf-8").read()
         for d in re.finditer(r'#\[path\s*=\s*"([^"]+)"\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;', text):
             target = os.path.normpath(os.path.join(os.path.dirname(f), d.group(1)))
             for g in named:
                 if os.path.normpath(g) == target:
-                    named[g] = f"{m}::{d.group(2)}" if m else d.group(2)
+                    declared.append((f, g, d.group(2)))
+    # Until nothing moves: a file declared by a file itself declared this
+    # way (a module's tests beside it) follows its declarer's new name.
+    moved = True
+    while moved:
+        moved = False
+        for f, g, name in declared:
+            m = named[f]
+            full = f"{m}::{name}" if m else name
+            if named[g] != full:
+                named[g], moved = full, True
     return {m: f for f, m in named.items()}
 
 

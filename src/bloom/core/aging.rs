@@ -22,6 +22,7 @@
 //! Stored times only move forward: a clock behind the newest block's opening
 //! counts as that opening.
 
+use crate::bloom::core::errors;
 use crate::common::error::WardenError;
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
@@ -55,7 +56,7 @@ pub fn validate_window(window_ms: u64) -> Result<(), WardenError> {
     if (MIN_WINDOW_MS..=WINDOW.max as u64).contains(&window_ms) {
         Ok(())
     } else {
-        Err(WardenError::BadWindow)
+        Err(errors::BAD_WINDOW)
     }
 }
 
@@ -175,7 +176,7 @@ impl Aging {
             return Ok(Target::Newest);
         }
         if self.opened.len() - self.first_live(now) >= MAX_BLOCKS {
-            return Err(WardenError::AgingFull);
+            return Err(errors::AGING_FULL);
         }
         Ok(Target::NewBlock)
     }
@@ -202,12 +203,12 @@ mod tests {
 
     #[test]
     fn windows_are_checked() {
-        assert_eq!(validate_window(99), Err(WardenError::BadWindow));
+        assert_eq!(validate_window(99), Err(errors::BAD_WINDOW));
         assert_eq!(validate_window(100), Ok(()));
         assert_eq!(validate_window(WINDOW.max as u64), Ok(()));
         assert_eq!(
             validate_window(WINDOW.max as u64 + 1),
-            Err(WardenError::BadWindow)
+            Err(errors::BAD_WINDOW)
         );
         assert_eq!(WINDOW.parse(b"7d"), Ok(7 * 86_400_000));
     }
@@ -240,7 +241,7 @@ mod tests {
             assert_eq!(a.target(0, true), Ok(Target::NewBlock));
             a.open(0);
         }
-        assert_eq!(a.target(0, true), Err(WardenError::AgingFull));
+        assert_eq!(a.target(0, true), Err(errors::AGING_FULL));
         assert_eq!(
             a.target(1250, true),
             Ok(Target::NewBlock),

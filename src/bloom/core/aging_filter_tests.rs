@@ -4,8 +4,8 @@
 //! memory bound.
 
 use crate::bloom::core::aging::*;
+use crate::bloom::core::errors;
 use crate::bloom::core::filter::{Added, BloomFilter, BloomParams, ItemHash};
-use crate::common::error::WardenError;
 use crate::common::test_rng::Rng;
 
 fn aging_filter(p: f64, capacity: u64, window: u64) -> BloomFilter {
@@ -126,17 +126,14 @@ fn more_than_capacity_in_a_window_is_full_and_changes_nothing() {
             Err(e) => break e,
         }
     };
-    assert_eq!(outcome, WardenError::AgingFull);
+    assert_eq!(outcome, errors::AGING_FULL);
     // Every block full (adds that were false positives in an open block
     // changed nothing and took no room).
     assert_eq!(f.layers().len(), MAX_BLOCKS);
     assert_eq!(f.items(0), MAX_BLOCKS as u64 * block_capacity(100));
     assert!(added >= f.items(0));
     let before = f.clone();
-    assert_eq!(
-        f.add(item(3, added), 1, u64::MAX),
-        Err(WardenError::AgingFull)
-    );
+    assert_eq!(f.add(item(3, added), 1, u64::MAX), Err(errors::AGING_FULL));
     assert_eq!(f, before);
     // Once the blocks retire there is room again.
     assert_eq!(f.add(item(3, added), 1_250, u64::MAX), Ok(Added::New));
@@ -170,7 +167,7 @@ fn retired_blocks_make_room_under_the_size_cap() {
         i += 1;
     }
     let cap = f.size();
-    assert_eq!(f.add(item(8, 9_999), 1, cap), Err(WardenError::AgingFull));
+    assert_eq!(f.add(item(8, 9_999), 1, cap), Err(errors::AGING_FULL));
     assert_eq!(f.add(item(8, 9_999), 1_250, cap), Ok(Added::New));
     assert_eq!(f.layers().len(), 1);
 }

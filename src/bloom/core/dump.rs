@@ -29,6 +29,7 @@
 //! **Bits** are the layers' 64-bit words, little-endian, as in RDB.
 
 use crate::bloom::core::aging::Aging;
+use crate::bloom::core::errors;
 use crate::bloom::core::filter::{aging_overhead, BloomFilter, FilterParts, Hashing, Layer};
 use crate::bloom::core::redisbloom;
 pub use crate::common::chunks::{
@@ -173,7 +174,7 @@ impl LoadingFilter {
                     let fields = fields.collect();
                     Self::allocate(shape, fields, (None, Vec::new()), max_bytes, max_chunk)
                 }
-                None => Err(WardenError::ForeignDump),
+                None => Err(errors::FOREIGN_DUMP),
             };
         }
         let (aging, hashing) = match r.u32()? {
@@ -233,12 +234,10 @@ impl LoadingFilter {
         let mut total = BloomFilter::overhead(fields.len());
         for l in &fields {
             Layer::check_header(hashing, l.capacity, l.error_rate, l.hashes, l.items, l.bits)?;
-            total = total
-                .checked_add(l.bits / 8)
-                .ok_or(WardenError::FilterTooLarge)?;
+            total = total.checked_add(l.bits / 8).ok_or(errors::TOO_LARGE)?;
         }
         if total > max_bytes {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         let aging = window
             .map(|(window_ms, capacity)| Aging::from_parts(window_ms, capacity, opened))

@@ -1,6 +1,7 @@
 //! Unit tests of `dump` (its `tests` module), kept apart so the code reads on its own.
 
 use super::*;
+use crate::bloom::core::errors;
 use crate::bloom::core::filter::{BloomParams, ItemHash, MAX_HASHES, MAX_LAYERS};
 
 fn filter(p: f64, capacity: u64, expansion: u32, items: u64) -> BloomFilter {
@@ -237,12 +238,12 @@ fn forged_headers_are_refused_before_allocating() {
     let load = |h: &[u8]| LoadingFilter::from_header(h, 1 << 30).map(|_| ());
     assert_eq!(load(&good), Ok(()));
     let bad = Err(WardenError::BadFilterData);
-    let foreign = Err(WardenError::ForeignDump);
+    let foreign = Err(errors::FOREIGN_DUMP);
     assert_eq!(load(&[]), foreign);
     assert_eq!(load(b"wardenb"), foreign);
     // RedisBloom's shape: its options and layers are checked.
     let mut rb = redisbloom_header();
-    assert_eq!(load(&rb), Err(WardenError::RedisBloomHash32));
+    assert_eq!(load(&rb), Err(errors::REDISBLOOM_HASH32));
     rb[12..16].copy_from_slice(&5u32.to_le_bytes());
     assert_eq!(load(&rb), bad, "9600 bits is not RedisBloom's size");
     rb[28..36].copy_from_slice(&11_072u64.to_le_bytes());
@@ -296,14 +297,14 @@ fn forged_headers_are_refused_before_allocating() {
     }
     // Sizes above the cap, or beyond any machine, are refused before allocating.
     let huge = set(at(n - 1, 4), &u64s(u64::MAX / 64 * 64));
-    assert_eq!(load(&huge), Err(WardenError::FilterTooLarge));
+    assert_eq!(load(&huge), Err(errors::TOO_LARGE));
     let over = set(at(0, 4), &u64s(1 << 40));
-    assert_eq!(load(&over), Err(WardenError::FilterTooLarge));
+    assert_eq!(load(&over), Err(errors::TOO_LARGE));
     let size = f.size();
     assert!(LoadingFilter::from_header(&good, size).is_ok());
     assert_eq!(
         LoadingFilter::from_header(&good, size - 1),
-        Err(WardenError::FilterTooLarge)
+        Err(errors::TOO_LARGE)
     );
     // Two layers of 2^62 bits: refused under the largest cap (1 TiB).
     let two = filter(0.01, 100, 2, 150);
@@ -313,7 +314,7 @@ fn forged_headers_are_refused_before_allocating() {
     }
     assert_eq!(
         LoadingFilter::from_header(&forged, 1 << 40),
-        Err(WardenError::FilterTooLarge)
+        Err(errors::TOO_LARGE)
     );
 }
 
@@ -391,7 +392,7 @@ fn redisbloom_dumps_load_into_filters_with_its_hashing() {
     assert!(LoadingFilter::from_header(&header, f.size()).is_ok());
     assert_eq!(
         LoadingFilter::from_header(&header, f.size() - 1),
-        Err(WardenError::FilterTooLarge)
+        Err(errors::TOO_LARGE)
     );
     // Layers that RedisBloom would not have sized so are refused.
     let mut forged = header.clone();

@@ -4,6 +4,7 @@
 //! placement and sizing instead (`Hashing::RedisBloom`, see `redisbloom`).
 
 use crate::bloom::core::aging::{self, Aging, Target};
+use crate::bloom::core::errors;
 pub use crate::bloom::core::hashing::{murmur3_x64_128, Hashing, ItemHash};
 use crate::bloom::core::hashing::{Modulo, MultiplyShift, Scheme};
 use crate::bloom::core::sizing::{check_redisbloom_layer, layer_geometry, redisbloom_geometry};
@@ -42,8 +43,8 @@ impl BloomParams {
         if self.capacity == 0 {
             return Err(WardenError::NotPositive("capacity"));
         }
-        if self.expansion > MAX_EXPANSION {
-            return Err(WardenError::BadExpansion);
+        if u64::from(self.expansion) > errors::EXPANSION.max {
+            return Err(errors::EXPANSION.error());
         }
         Ok(())
     }
@@ -61,9 +62,6 @@ pub const CAPACITY: IntArg = IntArg {
     max: aging::MAX_ASKED_CAPACITY as i64,
     duration: false,
 };
-
-/// Largest accepted expansion factor.
-pub const MAX_EXPANSION: u32 = 32_768;
 
 /// One layer: a fixed-size bit array.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,7 +158,7 @@ impl Layer {
     ) -> Result<Layer, WardenError> {
         Layer::check_header(hashing, capacity, error_rate, hashes, items, bits)?;
         if bits / 8 > budget_bytes {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         Layer::from_parts(
             hashing,
@@ -328,7 +326,7 @@ impl BloomFilter {
             Hashing::RedisBloom => redisbloom_geometry(params.capacity, first_rate)?,
         };
         if Self::overhead(1).saturating_add(g.bits / 8) > max_bytes {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         Ok(BloomFilter {
             layers: Box::new([Layer::new(params.capacity, first_rate, g)]),
@@ -357,7 +355,7 @@ impl BloomFilter {
             .saturating_add(Self::overhead(aging::MAX_BLOCKS))
             .saturating_add(aging_bookkeeping(aging::MAX_BLOCKS));
         if largest > max_bytes {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         Ok(BloomFilter {
             layers: Box::new([]),
@@ -402,7 +400,7 @@ impl BloomFilter {
         if layer_count == 0 || layer_count > MAX_LAYERS as u64 {
             return Err(bad);
         }
-        if expansion > u64::from(MAX_EXPANSION) || (expansion == 0 && layer_count > 1) {
+        if expansion > errors::EXPANSION.max || (expansion == 0 && layer_count > 1) {
             return Err(bad);
         }
         Ok((expansion as u32, layer_count as usize))
@@ -688,7 +686,7 @@ impl BloomFilter {
                 let retired: u64 = self.layers[..live].iter().map(Layer::bytes).sum();
                 let after = self.size() - retired - per_block(live);
                 if after.saturating_add(g.bits / 8 + per_block(1)) > max_bytes {
-                    return Err(WardenError::FilterTooLarge);
+                    return Err(errors::TOO_LARGE);
                 }
                 let capacity = aging::block_capacity(aging.capacity());
                 Some(Layer::new(capacity, aging::block_rate(self.error_rate), g))
@@ -719,25 +717,25 @@ impl BloomFilter {
 
     fn grow(&mut self, max_bytes: u64) -> Result<(), WardenError> {
         if self.expansion == 0 {
-            return Err(WardenError::FilterFull);
+            return Err(errors::FULL);
         }
         if self.layers.len() >= MAX_LAYERS {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         let last = &self.layers[self.layers.len() - 1];
         let capacity = last
             .capacity
             .checked_mul(u64::from(self.expansion))
             .filter(|c| *c <= MAX_CAPACITY)
-            .ok_or(WardenError::FilterTooLarge)?;
+            .ok_or(errors::TOO_LARGE)?;
         let error_rate = last.error_rate * TIGHTENING;
         if error_rate <= 0.0 {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         let g = layer_geometry(self.hashing, capacity, error_rate)?;
         let total = self.bytes().saturating_add(g.bits / 8);
         if Self::overhead(self.layers.len() + 1).saturating_add(total) > max_bytes {
-            return Err(WardenError::FilterTooLarge);
+            return Err(errors::TOO_LARGE);
         }
         self.change_layers(|layers| layers.push(Layer::new(capacity, error_rate, g)));
         Ok(())

@@ -1,6 +1,7 @@
 //! Unit tests of `filter` (its `tests` module), kept apart so the code reads on its own.
 
 use super::*;
+use crate::bloom::core::errors;
 
 const NO_CAP: u64 = u64::MAX;
 
@@ -108,7 +109,7 @@ fn bad_parameters_are_refused() {
     for p in [0.0, 1.0, -0.1, 1.5, f64::NAN, f64::INFINITY] {
         assert_eq!(
             geometry(100, p, Sizing::Nominal),
-            Err(WardenError::BadErrorRate),
+            Err(errors::BAD_ERROR_RATE),
             "{p}"
         );
     }
@@ -117,13 +118,13 @@ fn bad_parameters_are_refused() {
         Err(WardenError::NotPositive("capacity"))
     );
     let huge = geometry(u64::MAX, 0.01, Sizing::Guaranteed);
-    assert_eq!(huge, Err(WardenError::FilterTooLarge));
+    assert_eq!(huge, Err(errors::TOO_LARGE));
     let p = BloomParams {
         error_rate: 0.01,
         capacity: 10,
-        expansion: MAX_EXPANSION + 1,
+        expansion: errors::EXPANSION.max as u32 + 1,
     };
-    assert_eq!(p.validate(), Err(WardenError::BadExpansion));
+    assert_eq!(p.validate(), Err(errors::EXPANSION.error()));
 }
 
 #[test]
@@ -133,10 +134,7 @@ fn size_cap_is_checked_before_allocating() {
         capacity: 100_000_000_000,
         expansion: 2,
     };
-    assert_eq!(
-        BloomFilter::new(params, 128 << 20),
-        Err(WardenError::FilterTooLarge)
-    );
+    assert_eq!(BloomFilter::new(params, 128 << 20), Err(errors::TOO_LARGE));
 }
 
 #[test]
@@ -184,7 +182,7 @@ fn nonscaling_filter_full_changes_nothing() {
         .map(item)
         .find(|h| !f.contains(*h, 0))
         .expect("an absent item");
-    assert_eq!(f.add(newcomer, 0, NO_CAP), Err(WardenError::FilterFull));
+    assert_eq!(f.add(newcomer, 0, NO_CAP), Err(errors::FULL));
     assert_eq!(f, before);
     // Present items still answer 0, not an error.
     assert_eq!(f.add(item(0), 0, NO_CAP), Ok(Added::Present));
@@ -206,7 +204,7 @@ fn growth_past_the_cap_is_refused_and_changes_nothing() {
             Err(e) => break e,
         }
     };
-    assert_eq!(err, WardenError::FilterTooLarge);
+    assert_eq!(err, errors::TOO_LARGE);
     assert_eq!(f.layers().len(), 1);
 }
 
@@ -248,11 +246,7 @@ fn stored_layers_are_validated() {
         "not whole words"
     );
     let huge = Layer::zeroed(Hashing::Warden, (cap, rate, k, 0), 1 << 40, 1 << 20);
-    assert_eq!(
-        huge,
-        Err(WardenError::FilterTooLarge),
-        "checked before allocating"
-    );
+    assert_eq!(huge, Err(errors::TOO_LARGE), "checked before allocating");
     let empty = BloomFilter::from_parts(Hashing::Warden, 0.01, 0, vec![], None);
     assert_eq!(empty, Err(WardenError::BadFilterData));
 }
@@ -272,16 +266,16 @@ fn stored_filter_fields_are_checked_before_the_layers() {
         BloomFilter::check_parts(
             Hashing::Warden,
             0.01,
-            u64::from(MAX_EXPANSION),
+            errors::EXPANSION.max,
             (MAX_LAYERS as u64, false)
         ),
-        Ok((MAX_EXPANSION, MAX_LAYERS))
+        Ok((errors::EXPANSION.max as u32, MAX_LAYERS))
     );
     for (rate, expansion, count) in [
         (0.01, 2, 0),
         (0.01, 2, MAX_LAYERS as u64 + 1),
         (0.01, 2, u64::MAX),
-        (0.01, u64::from(MAX_EXPANSION) + 1, 1),
+        (0.01, errors::EXPANSION.max + 1, 1),
         (0.01, u64::from(u32::MAX) + 2, 1),
         (0.01, 0, 2),
         (0.0, 2, 1),
@@ -427,10 +421,7 @@ fn redisbloom_layers_are_sized_and_checked_as_redisbloom_sizes_them() {
         redisbloom_geometry(0, 0.01),
         Err(WardenError::NotPositive("capacity"))
     );
-    assert_eq!(
-        redisbloom_geometry(1 << 62, 1e-300),
-        Err(WardenError::FilterTooLarge)
-    );
+    assert_eq!(redisbloom_geometry(1 << 62, 1e-300), Err(errors::TOO_LARGE));
     let check =
         |c, p, k, items, bits| Layer::check_header(Hashing::RedisBloom, c, p, k, items, bits);
     assert_eq!(check(100, 0.005, 8, 0, 1152), Ok(()));

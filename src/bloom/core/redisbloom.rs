@@ -20,6 +20,7 @@
 //!   layer bytes. Only the options RedisBloom 2.x gives every filter it
 //!   creates (FORCE64 | NOROUND, and NO_SCALING) are accepted.
 
+use crate::bloom::core::errors;
 use crate::common::error::WardenError;
 
 /// Option: layers sized exactly (not to a power of two).
@@ -179,13 +180,13 @@ fn read_header(bytes: &[u8], count: usize) -> Result<Header, WardenError> {
     let growth = r.u32();
     let known = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
     if options & !known != 0 {
-        return Err(WardenError::RedisBloomOptions(options & !known));
+        return Err(errors::redisbloom_options(options & !known));
     }
     if options & OPT_FORCE64 == 0 {
-        return Err(WardenError::RedisBloomHash32);
+        return Err(errors::REDISBLOOM_HASH32);
     }
     if options & OPT_NOROUND == 0 || options & OPT_ENTS_IS_BITS != 0 {
-        return Err(WardenError::RedisBloomPowerOfTwo);
+        return Err(errors::REDISBLOOM_POWER_OF_TWO);
     }
     let scaling = options & OPT_NO_SCALING == 0;
     if count == 0 || (scaling && growth == 0) || (!scaling && count != 1) {
@@ -204,7 +205,7 @@ fn read_header(bytes: &[u8], count: usize) -> Result<Header, WardenError> {
         let capacity = r.u64();
         let n2 = r.u8();
         if n2 != 0 {
-            return Err(WardenError::RedisBloomPowerOfTwo);
+            return Err(errors::REDISBLOOM_POWER_OF_TWO);
         }
         if bytes.checked_mul(8) != Some(bits) {
             return Err(bad);
@@ -375,30 +376,30 @@ mod tests {
         };
         assert_eq!(
             refused(1, OPT_NOROUND, 2, &[L1]),
-            Some(WardenError::RedisBloomHash32)
+            Some(errors::REDISBLOOM_HASH32)
         );
-        assert_eq!(refused(1, 0, 2, &[L1]), Some(WardenError::RedisBloomHash32));
+        assert_eq!(refused(1, 0, 2, &[L1]), Some(errors::REDISBLOOM_HASH32));
         assert_eq!(
             refused(1, OPT_FORCE64, 2, &[L1]),
-            Some(WardenError::RedisBloomPowerOfTwo)
+            Some(errors::REDISBLOOM_POWER_OF_TWO)
         );
         assert_eq!(
             refused(1, SCALING | OPT_ENTS_IS_BITS, 2, &[L1]),
-            Some(WardenError::RedisBloomPowerOfTwo)
+            Some(errors::REDISBLOOM_POWER_OF_TWO)
         );
         let mut n2 = L1;
         n2.7 = 10;
         assert_eq!(
             refused(1, SCALING, 2, &[n2]),
-            Some(WardenError::RedisBloomPowerOfTwo)
+            Some(errors::REDISBLOOM_POWER_OF_TWO)
         );
         assert_eq!(
             refused(1, SCALING | 16, 2, &[L1]),
-            Some(WardenError::RedisBloomOptions(16))
+            Some(errors::redisbloom_options(16))
         );
         assert_eq!(
             refused(1, SCALING | 0x8000_0000, 2, &[L1]),
-            Some(WardenError::RedisBloomOptions(0x8000_0000))
+            Some(errors::redisbloom_options(0x8000_0000))
         );
         // Inconsistent counts.
         let bad = Some(WardenError::BadFilterData);

@@ -3,6 +3,7 @@
 
 use std::f64::consts::LN_2;
 
+use crate::bloom::core::errors;
 use crate::bloom::core::hashing::Hashing;
 use crate::bloom::core::redisbloom;
 use crate::common::error::WardenError;
@@ -17,13 +18,13 @@ pub fn validate_error_rate(p: f64) -> Result<(), WardenError> {
     if p.is_finite() && p > 0.0 && p < 1.0 {
         Ok(())
     } else {
-        Err(WardenError::BadErrorRate)
+        Err(errors::BAD_ERROR_RATE)
     }
 }
 
 /// Reads an error rate (an argument, a configuration): a number in (0, 1).
 pub fn parse_error_rate(bytes: &[u8]) -> Result<f64, WardenError> {
-    let p = parse_f64(bytes).ok_or(WardenError::BadErrorRate)?;
+    let p = parse_f64(bytes).ok_or(errors::BAD_ERROR_RATE)?;
     validate_error_rate(p)?;
     Ok(p)
 }
@@ -83,7 +84,7 @@ fn best_hashes(bits: u64, capacity: u64) -> u32 {
 
 fn whole_words(bits: f64) -> Result<u64, WardenError> {
     if !bits.is_finite() || bits >= (u64::MAX / 4) as f64 {
-        return Err(WardenError::FilterTooLarge);
+        return Err(errors::TOO_LARGE);
     }
     Ok((bits.ceil() as u64).max(64).div_ceil(64) * 64)
 }
@@ -112,7 +113,7 @@ pub fn geometry(capacity: u64, p: f64, sizing: Sizing) -> Result<Geometry, Warde
     if sizing == Sizing::Guaranteed {
         // Floating-point slack: a few more words at most.
         while expected_fpr(bits, best_hashes(bits, capacity), capacity) > p {
-            bits = bits.checked_add(64).ok_or(WardenError::FilterTooLarge)?;
+            bits = bits.checked_add(64).ok_or(errors::TOO_LARGE)?;
         }
     }
     Ok(Geometry {
@@ -141,7 +142,7 @@ pub fn redisbloom_geometry(capacity: u64, p: f64) -> Result<Geometry, WardenErro
             bits,
             hashes: hashes as u32,
         }),
-        _ => Err(WardenError::FilterTooLarge),
+        _ => Err(errors::TOO_LARGE),
     }
 }
 

@@ -27,8 +27,6 @@
 //! when an item's count reaches it); the total count saturates at 2^63 − 1
 //! (what a signed 64-bit integer, as replies and the AOF carry it, holds).
 
-use std::borrow::Cow;
-
 use crate::common::error::WardenError;
 use crate::common::relocate::{self, Mover};
 use crate::common::sketch::{validate_window, Ring, RowHash, RING};
@@ -46,44 +44,47 @@ pub const MAX_COUNT: u64 = i64::MAX as u64;
 /// (`RowHash`) with conservative update. The only kind so far.
 pub const KIND: u64 = 1;
 
-/// RedisBloom's error texts (after `ERR `), which its users match on.
+/// RedisBloom's error texts, after `ERR ` (which its users match on: a
+/// client library that strips the code sees RedisBloom's own text).
 pub mod text {
     /// The key already exists.
-    pub const KEY_EXISTS: &str = "CMS: key already exists";
+    pub const KEY_EXISTS: &str = "ERR CMS: key already exists";
     /// The key does not exist.
-    pub const KEY_MISSING: &str = "CMS: key does not exist";
+    pub const KEY_MISSING: &str = "ERR CMS: key does not exist";
     /// An increment that is not an integer.
-    pub const NOT_A_NUMBER: &str = "CMS: Cannot parse number";
+    pub const NOT_A_NUMBER: &str = "ERR CMS: Cannot parse number";
     /// A negative increment.
-    pub const NEGATIVE: &str = "CMS: Number cannot be negative";
+    pub const NEGATIVE: &str = "ERR CMS: Number cannot be negative";
     /// An item whose count saturated.
-    pub const INCRBY_OVERFLOW: &str = "CMS: INCRBY overflow";
+    pub const INCRBY_OVERFLOW: &str = "ERR CMS: INCRBY overflow";
     /// A `numkeys` that is not an integer.
-    pub const BAD_NUMKEYS: &str = "CMS: invalid numkeys";
+    pub const BAD_NUMKEYS: &str = "ERR CMS: invalid numkeys";
     /// A `numkeys` below 1.
-    pub const NUMKEYS_NOT_POSITIVE: &str = "CMS: Number of keys must be positive";
+    pub const NUMKEYS_NOT_POSITIVE: &str = "ERR CMS: Number of keys must be positive";
     /// `WEIGHTS` with another count than `numkeys`.
-    pub const KEYS_WEIGHTS: &str = "CMS: wrong number of keys/weights";
+    pub const KEYS_WEIGHTS: &str = "ERR CMS: wrong number of keys/weights";
     /// A weight that is not an integer.
-    pub const BAD_WEIGHT: &str = "CMS: invalid weight value";
+    pub const BAD_WEIGHT: &str = "ERR CMS: invalid weight value";
     /// Sketches of other sizes.
-    pub const DIMS_DIFFER: &str = "CMS: width/depth is not equal";
+    pub const DIMS_DIFFER: &str = "ERR CMS: width/depth is not equal";
     /// Sketches of other windows (warden's own).
-    pub const WINDOWS_DIFFER: &str = "CMS: window is not equal";
+    pub const WINDOWS_DIFFER: &str = "ERR CMS: window is not equal";
     /// A merged counter outside 0 ..= 2^32 − 1, or a negative total.
-    pub const MERGE_OVERFLOW: &str = "CMS: MERGE overflow";
+    pub const MERGE_OVERFLOW: &str = "ERR CMS: MERGE overflow";
     /// Sizes from an error and probability that make no sketch.
-    pub const BAD_INIT: &str = "CMS: invalid init arguments";
+    pub const BAD_INIT: &str = "ERR CMS: invalid init arguments";
 }
 
-/// The error `ERR <text>`.
-pub fn error(text: impl Into<Cow<'static, str>>) -> WardenError {
-    WardenError::Text(text.into())
+/// The refusal with the whole message `text` (one of `text`'s).
+pub fn error(text: &'static str) -> WardenError {
+    WardenError::Refused(text)
 }
 
 /// A width or depth outside `1..=max`: RedisBloom's text and the range.
 fn bad_dimension(name: &str, max: u64) -> WardenError {
-    error(format!("CMS: invalid {name} (an integer from 1 to {max})"))
+    WardenError::RefusedWith(format!(
+        "ERR CMS: invalid {name} (an integer from 1 to {max})"
+    ))
 }
 
 /// A sketch's size.
@@ -199,7 +200,7 @@ impl CountMin {
         let fits = bytes_for(dims, window_ms.is_some()).is_some_and(|b| b <= max_bytes);
         if !fits {
             return Err(error(
-                "CMS: Insufficient memory to create the key (it would exceed cms-max-bytes)",
+                "ERR CMS: Insufficient memory to create the key (it would exceed cms-max-bytes)",
             ));
         }
         let subs = if window_ms.is_some() { RING } else { 1 };

@@ -92,7 +92,7 @@ fn a_plain_sketch_takes_what_redisbloom_takes() {
     assert!(CountMin::new(dims(1000, 10), None, 40_032).is_ok());
     assert_eq!(
         CountMin::new(dims(10, 10), Some(99), BIG),
-        Err(WardenError::BadWindow)
+        Err(crate::common::sketch::BAD_WINDOW)
     );
 }
 

@@ -19,6 +19,7 @@
 use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::le_words::{words_from_le, Fields};
+use crate::cuckoo::core::errors;
 use crate::cuckoo::core::filter::{words_for, CuckooFilter, CuckooParams, ItemHash, MAX_FILTERS};
 
 const MAGIC: &[u8; 8] = b"wardencf";
@@ -112,7 +113,7 @@ pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, WardenE
         total = total.saturating_add(words.saturating_mul(8));
     }
     if total > max_bytes {
-        return Err(WardenError::CuckooTooLarge);
+        return Err(errors::TOO_LARGE);
     }
     let mut f = CuckooFilter::new(params, u64::MAX)?.with_item_hash(item_hash);
     while (f.filters().len() as u64) < count {
@@ -334,10 +335,7 @@ mod tests {
             from_header(&header[..header.len() - 1], u64::MAX).err(),
             Some(WardenError::BadFilterData)
         );
-        assert_eq!(
-            from_header(header, 64).err(),
-            Some(WardenError::CuckooTooLarge)
-        );
+        assert_eq!(from_header(header, 64).err(), Some(errors::TOO_LARGE));
         // An item count that does not match the slots: the last chunk is refused.
         let mut forged = header.clone();
         forged[40..48].copy_from_slice(&(f.items() + 1).to_le_bytes());

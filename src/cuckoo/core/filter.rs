@@ -30,24 +30,13 @@
 use crate::common::chunks::{chunk_at, Chunk, HEADER_ITERATOR};
 use crate::common::error::WardenError;
 use crate::common::relocate::{self, Mover};
+use crate::cuckoo::core::errors::{self, BUCKET_SIZE, EXPANSION, MAX_CAPACITY, MAX_ITERATIONS};
 pub use crate::cuckoo::core::hash::{CuckooHash, ItemHash};
 pub use crate::cuckoo::core::subfilter::{words_for, SubFilter};
 
 /// The most sub-filters a filter may have (RedisBloom's `cf-max-expansions`
 /// default): an insert into a filter that has them all and no room fails.
 pub const MAX_FILTERS: usize = 32;
-
-/// Largest capacity of the first sub-filter (RedisBloom's).
-pub const MAX_CAPACITY: u64 = 1 << 30;
-
-/// Largest `BUCKETSIZE`.
-pub const MAX_BUCKET_SIZE: u64 = 255;
-
-/// Largest `MAXITERATIONS`.
-pub const MAX_ITERATIONS: u64 = 65_535;
-
-/// Largest `EXPANSION`.
-pub const MAX_EXPANSION: u64 = 32_768;
 
 /// Widest fingerprint a stored filter may have.
 pub const MAX_FINGERPRINT_BITS: u32 = 32;
@@ -57,9 +46,9 @@ pub const MAX_FINGERPRINT_BITS: u32 = 32;
 pub struct CuckooParams {
     /// Items the first sub-filter is sized for (at least `2 × bucket_size`).
     pub capacity: u64,
-    /// Slots per bucket, 1..=255.
+    /// Slots per bucket (`BUCKET_SIZE`).
     pub bucket_size: u32,
-    /// Most kicks one insert may make, 1..=65535.
+    /// Most kicks one insert may make (`MAX_ITERATIONS`).
     pub max_iterations: u32,
     /// Growth factor of each new sub-filter's buckets; 0 never grows.
     pub expansion: u32,
@@ -68,17 +57,11 @@ pub struct CuckooParams {
 impl CuckooParams {
     /// Checks each field's range, naming the first that is out of it.
     pub fn validate(&self) -> Result<(), WardenError> {
-        if !(1..=MAX_BUCKET_SIZE).contains(&u64::from(self.bucket_size)) {
-            return Err(WardenError::BadBucketSize);
-        }
-        if !(1..=MAX_ITERATIONS).contains(&u64::from(self.max_iterations)) {
-            return Err(WardenError::BadMaxIterations);
-        }
-        if u64::from(self.expansion) > MAX_EXPANSION {
-            return Err(WardenError::BadCuckooExpansion);
-        }
+        BUCKET_SIZE.check(u64::from(self.bucket_size))?;
+        MAX_ITERATIONS.check(u64::from(self.max_iterations))?;
+        EXPANSION.check(u64::from(self.expansion))?;
         if self.capacity < 2 * u64::from(self.bucket_size) || self.capacity > MAX_CAPACITY {
-            return Err(WardenError::BadCuckooCapacity);
+            return Err(errors::bad_capacity());
         }
         Ok(())
     }
@@ -397,21 +380,19 @@ impl CuckooFilter {
     #[cold]
     pub fn grow(&mut self, max_bytes: u64) -> Result<(), WardenError> {
         if self.filters.len() >= MAX_FILTERS {
-            return Err(WardenError::MaxExpansions);
+            return Err(errors::MAX_EXPANSIONS);
         }
         let buckets = self
             .buckets_of(self.filters.len())
-            .ok_or(WardenError::CuckooTooLarge)?;
+            .ok_or(errors::TOO_LARGE)?;
         let (b, f) = (self.params.bucket_size, self.fingerprint_bits);
-        let slots = buckets
-            .checked_mul(u64::from(b))
-            .ok_or(WardenError::CuckooTooLarge)?;
+        let slots = buckets.checked_mul(u64::from(b)).ok_or(errors::TOO_LARGE)?;
         let bytes = slots
             .checked_mul(u64::from(f))
             .map(|bits| bits.div_ceil(64) * 8 + 8);
         match bytes {
             Some(n) if n.saturating_add(self.size()) <= max_bytes => {}
-            _ => return Err(WardenError::CuckooTooLarge),
+            _ => return Err(errors::TOO_LARGE),
         }
         self.filters.push(SubFilter::zeroed(buckets, b, f));
         Ok(())
@@ -626,7 +607,7 @@ impl CuckooFilter {
                 return Ok(Inserted::Added);
             }
             if self.params.expansion == 0 {
-                return Err(WardenError::CuckooFull);
+                return Err(errors::FULL);
             }
             self.grow(max_bytes.bytes())?;
         }

@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 
+use super::errors::{self, BUCKET_SIZE, EXPANSION, MAX_CAPACITY, MAX_ITERATIONS};
 use super::filter::*;
 use crate::common::error::WardenError;
 use crate::common::test_rng::Rng;
@@ -65,7 +66,7 @@ fn a_bad_effect_changes_nothing() {
         );
         assert_eq!(f, before);
     }
-    assert_eq!(f.place_all(3, &[], 64), Err(WardenError::CuckooTooLarge));
+    assert_eq!(f.place_all(3, &[], 64), Err(errors::TOO_LARGE));
     assert_eq!(f, before);
     f.place_all(2, &[(1, m1 * 2 - 1, 5)], u64::MAX).unwrap();
     assert_eq!((f.filters().len(), f.items()), (2, 51));
@@ -95,7 +96,7 @@ fn no_false_negatives_under_random_adds_and_deletes() {
                     Ok(Inserted::Added) => *held.entry(i).or_default() += 1,
                     Ok(Inserted::Exists) => unreachable!("insert never answers Exists"),
                     // Many copies of one item fill its buckets in every sub-filter.
-                    Err(WardenError::MaxExpansions | WardenError::CuckooTooLarge) => {}
+                    Err(errors::MAX_EXPANSIONS | errors::TOO_LARGE) => {}
                     Err(e) => panic!("seed {seed}: {e}"),
                 }
             } else if pick < 95 {
@@ -141,7 +142,7 @@ fn a_failed_insert_changes_nothing() {
             match add(&mut f, item(i), &mut rng) {
                 Ok(_) => {}
                 Err(e) => {
-                    assert_eq!(e, WardenError::CuckooFull);
+                    assert_eq!(e, errors::FULL);
                     assert_eq!(f, before, "b={b}: a refused insert is undone");
                     failures += 1;
                 }
@@ -270,16 +271,13 @@ fn parameters_out_of_range_are_named() {
     let ok = params(1000, 2, 20, 1);
     assert_eq!(ok.validate(), Ok(()));
     let cases = [
-        (params(1000, 0, 20, 1), WardenError::BadBucketSize),
-        (params(1000, 256, 20, 1), WardenError::BadBucketSize),
-        (params(1000, 2, 0, 1), WardenError::BadMaxIterations),
-        (params(1000, 2, 65_536, 1), WardenError::BadMaxIterations),
-        (params(1000, 2, 20, 32_769), WardenError::BadCuckooExpansion),
-        (params(3, 2, 20, 1), WardenError::BadCuckooCapacity),
-        (
-            params((1 << 30) + 1, 2, 20, 1),
-            WardenError::BadCuckooCapacity,
-        ),
+        (params(1000, 0, 20, 1), BUCKET_SIZE.error()),
+        (params(1000, 256, 20, 1), BUCKET_SIZE.error()),
+        (params(1000, 2, 0, 1), MAX_ITERATIONS.error()),
+        (params(1000, 2, 65_536, 1), MAX_ITERATIONS.error()),
+        (params(1000, 2, 20, 32_769), EXPANSION.error()),
+        (params(3, 2, 20, 1), errors::bad_capacity()),
+        (params((1 << 30) + 1, 2, 20, 1), errors::bad_capacity()),
     ];
     for (p, e) in cases {
         assert_eq!(p.validate(), Err(e), "{p:?}");
@@ -297,7 +295,7 @@ fn growth_stops_at_the_size_cap_and_at_max_filters() {
     let mut capped = false;
     for i in 0..200 {
         capped |= f.insert(item(i), &mut rng, one + 64, &mut Touched::default())
-            == Err(WardenError::CuckooTooLarge);
+            == Err(errors::TOO_LARGE);
     }
     assert!(capped, "growth past the cap is refused");
     assert!(f.size() <= one + 64 + 64);
@@ -306,19 +304,14 @@ fn growth_stops_at_the_size_cap_and_at_max_filters() {
         let _ = add(&mut g, item(i % 3), &mut rng);
     }
     assert_eq!(g.filters().len(), MAX_FILTERS);
-    assert_eq!(
-        add(&mut g, item(0), &mut rng),
-        Err(WardenError::MaxExpansions)
-    );
+    assert_eq!(add(&mut g, item(0), &mut rng), Err(errors::MAX_EXPANSIONS));
     // Largest expansion: the next tables are refused by the cap, and their
     // sizes overflow soon after.
     let mut h = CuckooFilter::new(params(1 << 20, 255, 1, 32_768), 1 << 30).unwrap();
-    assert_eq!(h.grow(1 << 30), Err(WardenError::CuckooTooLarge));
+    assert_eq!(h.grow(1 << 30), Err(errors::TOO_LARGE));
     assert!(h.buckets_of(1).is_some());
     assert_eq!(h.buckets_of(5), None);
-    assert!(
-        CuckooFilter::new(params(1 << 30, 4, 1, 1), 1 << 20) == Err(WardenError::CuckooTooLarge)
-    );
+    assert!(CuckooFilter::new(params(1 << 30, 4, 1, 1), 1 << 20) == Err(errors::TOO_LARGE));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! and its chunked dump (`dump`).
 
 pub mod dump;
+pub mod errors;
 pub mod filter;
 #[cfg(test)]
 mod filter_tests;

@@ -297,8 +297,8 @@ pub fn register(ctx: Ctx, groups: &[Group], aliases: AliasSets) -> Result<(), St
 /// Sets each command's ACL categories where the server lets a module:
 /// `read`/`write`/`fast`/`blocking` as its flags say (Redis 7.2+, Valkey 8+),
 /// and its family's category where a module may add categories (Redis 7.4+,
-/// Valkey 8+). Redis 7.0 has neither function; the README's ACL recipe
-/// covers it there. Best effort: a refusal is logged, the module still loads.
+/// Valkey 8+). Redis 7.0 has neither function; the ACL recipe in
+/// docs/operations.md covers it there. Best effort: a refusal is logged, the module still loads.
 fn add_acl_categories(ctx: Ctx, groups: &[Group], commands: impl Iterator<Item = Named>) {
     // SAFETY: reading function pointers the server filled in at load.
     let (add, Some(set)) = (unsafe { raw::RedisModule_AddACLCategory }, unsafe {

@@ -100,7 +100,7 @@ thread_local! {
 }
 
 /// Whether this code runs inside a command warden started with `call` (the
-/// command of a DLOCK.GUARD): its arguments are shared with the caller's, and
+/// command a guard runs): its arguments are shared with the caller's, and
 /// the server propagates what it does with the caller's execution unit.
 pub fn in_call() -> bool {
     IN_CALL.with(|c| c.get())

@@ -334,7 +334,7 @@ where
 
 /// Emits the keyspace event `event` (module class, `d` in
 /// `notify-keyspace-events`) on `key` of the selected database, without
-/// signalling a write: news about a key (`dlock.lost`).
+/// signalling a write: news about a key (a holder lost it).
 pub fn announce(ctx: Ctx, event: &CStr, key: RStr) {
     let class = raw::REDISMODULE_NOTIFY_MODULE;
     // SAFETY: `ctx` is a live context, `event` a C string, `key` a live string.

@@ -4,14 +4,16 @@
 //! Every function here must be called from the Redis main thread. Split by
 //! concern: the handles Redis's pointers become at the FFI boundary
 //! (`handle`), keys (`key`), replies (`reply`), calls into the server
-//! (`call`), the server's state (`server`) and a client's socket (`socket`);
-//! this file holds the API table itself.
+//! (`call`), internal commands written to the replication stream or an AOF
+//! rewrite (`emit`), the server's state (`server`) and a client's socket
+//! (`socket`); this file holds the API table itself.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::raw;
 
 mod call;
+mod emit;
 mod handle;
 mod key;
 mod reply;
@@ -19,6 +21,7 @@ mod server;
 mod socket;
 
 pub use call::*;
+pub use emit::*;
 pub use handle::*;
 pub use key::*;
 pub use reply::*;
@@ -140,84 +143,10 @@ pub fn check_api() -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Where an internal command is written: the replication stream (and AOF)
-/// of the running command, or an AOF rewrite. One `emit` per wire format
-/// serves both.
-#[derive(Clone, Copy)]
-pub enum Sink {
-    /// `RedisModule_Replicate` from a command or timer context.
-    Replication(Ctx),
-    /// `RedisModule_EmitAOF` from a type's `aof_rewrite` callback.
-    AofRewrite(Io),
-}
-
-/// An argument `emit!` passes to the variadic `RedisModule_Replicate` and
-/// `RedisModule_EmitAOF`: a string handle goes as its raw pointer, integers
-/// and buffers as they are. A type without this trait cannot be passed.
-pub trait EmitArg {
-    /// What the C call receives.
-    type Raw;
-    /// The argument as the C call receives it.
-    fn c_arg(self) -> Self::Raw;
-}
-
-impl EmitArg for RStr<'_> {
-    type Raw = *mut raw::RedisModuleString;
-    #[inline(always)]
-    fn c_arg(self) -> Self::Raw {
-        self.as_ptr()
-    }
-}
-
-/// `EmitArg` for integers, passed as they are.
-macro_rules! emit_as_is {
-    ($($t:ty),+) => {
-        $(impl EmitArg for $t {
-            type Raw = $t;
-            #[inline(always)]
-            fn c_arg(self) -> $t {
-                self
-            }
-        })+
-    };
-}
-emit_as_is!(i64, usize);
-
-/// Buffers and C strings go as their pointers.
-impl<T> EmitArg for *const T {
-    type Raw = *const T;
-    #[inline(always)]
-    fn c_arg(self) -> *const T {
-        self
-    }
-}
-
-/// Writes command `$cmd` with the `RedisModule_Replicate` format `$fmt` and
-/// its arguments (`EmitArg`s) to a `Sink`.
-macro_rules! emit {
-    ($sink:expr, $cmd:expr, $fmt:expr, $($arg:expr),+ $(,)?) => {
-        match $sink {
-            $crate::glue::host::Sink::Replication(ctx) => {
-                // SAFETY: a live context; `$fmt` describes the arguments that follow.
-                unsafe {
-                    $crate::glue::host::api!(RedisModule_Replicate)(ctx.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($crate::glue::host::EmitArg::c_arg($arg)),+)
-                };
-            }
-            $crate::glue::host::Sink::AofRewrite(io) => {
-                // SAFETY: the rewrite's live IO; `$fmt` describes the arguments that follow.
-                unsafe {
-                    $crate::glue::host::api!(RedisModule_EmitAOF)(io.as_ptr(), $cmd.as_ptr(), $fmt.as_ptr(), $($crate::glue::host::EmitArg::c_arg($arg)),+)
-                };
-            }
-        }
-    };
-}
-pub(crate) use emit;
-
 /// Bytes of physical memory on this machine (`u64::MAX` if unknown).
 pub fn physical_memory() -> u64 {
     // Read once: sysconf(_SC_PHYS_PAGES) is a system call (sysinfo), and
-    // BF.ADDX asks on every call.
+    // a filter's add asks on every call.
     static PHYSICAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *PHYSICAL.get_or_init(|| {
         // SAFETY: sysconf only reads system information.

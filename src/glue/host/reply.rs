@@ -1,6 +1,6 @@
 //! Replies to the running command.
 
-use std::ffi::CStr;
+use std::ffi::{c_char, CStr};
 
 use redis_module::raw;
 
@@ -63,7 +63,7 @@ pub fn reply_array(ctx: Ctx, len: usize) {
 
 /// Starts a map of `pairs` entries in RESP3, and in RESP2 an array of
 /// `pairs` values (the keys the caller leaves out): RedisBloom's reply to
-/// `BF.INFO key <field>`. Returns whether the keys are owed (RESP3).
+/// an INFO asking for one field. Returns whether the keys are owed (RESP3).
 pub fn reply_map_or_values(ctx: Ctx, pairs: usize) -> bool {
     if is_resp3(ctx) {
         reply_map(ctx, pairs);
@@ -87,15 +87,37 @@ pub fn reply_map(ctx: Ctx, pairs: usize) {
     unsafe { api!(RedisModule_ReplyWithMap)(ctx.as_ptr(), pairs as std::ffi::c_long) };
 }
 
+/// Replies with a simple string (`+text` in RESP), such as a label.
+pub fn reply_simple(ctx: Ctx, text: &str) {
+    with_line(text, |line| {
+        // SAFETY: as above; `line` is a C string, copied by Redis.
+        unsafe { api!(RedisModule_ReplyWithSimpleString)(ctx.as_ptr(), line) };
+    });
+}
+
 /// Replies with an error; `message` starts with its code (`ERR`, `WRONGTYPE`).
 pub fn reply_error(ctx: Ctx, message: &str) {
-    let mut text = Vec::with_capacity(message.len() + 1);
-    text.extend(
-        message
-            .bytes()
-            .filter(|b| *b != 0 && *b != b'\r' && *b != b'\n'),
-    );
-    text.push(0);
-    // SAFETY: as above; `text` is NUL-terminated and copied by Redis.
-    unsafe { api!(RedisModule_ReplyWithError)(ctx.as_ptr(), text.as_ptr().cast()) };
+    with_line(message, |line| {
+        // SAFETY: as above; `line` is a C string, copied by Redis.
+        unsafe { api!(RedisModule_ReplyWithError)(ctx.as_ptr(), line) };
+    });
+}
+
+/// Runs `f` with `text` as a NUL-terminated line (its NUL, CR and LF bytes
+/// left out, which a simple string or an error cannot hold): copied on the
+/// stack, or for a long text on the heap.
+fn with_line(text: &str, f: impl FnOnce(*const c_char)) {
+    const ON_STACK: usize = 128;
+    let bytes = text
+        .bytes()
+        .filter(|b| *b != 0 && *b != b'\r' && *b != b'\n');
+    if text.len() < ON_STACK {
+        let mut line = [0u8; ON_STACK];
+        line.iter_mut().zip(bytes).for_each(|(to, b)| *to = b);
+        f(line.as_ptr().cast());
+    } else {
+        let mut line: Vec<u8> = bytes.collect();
+        line.push(0);
+        f(line.as_ptr().cast());
+    }
 }

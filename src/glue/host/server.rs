@@ -243,8 +243,8 @@ const VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION: c_int = 1 << 5;
 /// target's end of `CLUSTER MIGRATESLOTS`). Only used to recognise Valkey 9:
 /// that client also carries `REPLICATED` (checked on 9.1.2: flags
 /// `PRIMARY|CLUSTER|REPLICATED|SLOT_IMPORT_CLIENT`), so `is_replay` accepts
-/// the slots' keys it applies in AOF form (`DLOCK._SET`, `RL._SET`,
-/// `BF._LOADX`) like the master link's. Redis gives this bit another meaning
+/// the slots' keys it applies in AOF form (the families' internal
+/// commands) like the master link's. Redis gives this bit another meaning
 /// (`DEBUG_ENABLED`).
 const VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT: u32 = 1 << 25;
 
@@ -350,7 +350,8 @@ pub fn replicate_as(ctx: Ctx, name: &CStr, argv: &[RStr]) {
 pub enum CallSource {
     /// A client's own command.
     Client,
-    /// A command inside MULTI/EXEC, a script (EVAL, FCALL) or DLOCK.GUARD,
+    /// A command inside MULTI/EXEC, a script (EVAL, FCALL) or a command warden
+    /// runs for its caller (`call`),
     /// which the server propagates as a unit.
     Unit,
     /// Applied from the master link (or a Valkey 9 slot import) or

@@ -78,7 +78,7 @@ mod tests {
         assert_eq!(verdict("object|encoding", &["readonly"]), None);
         // LMPOP numkeys key … LEFT: its keys move, so its first key is 0.
         assert_eq!(keyed_at("lmpop", &["write", "movablekeys"], 0), None);
-        assert_eq!(verdict("rl.token", &["write", "denyoom", "module"]), None);
+        assert_eq!(verdict("mod.write", &["write", "denyoom", "module"]), None);
         assert_eq!(verdict("dlock.release", &["write", "module"]), None);
     }
 
@@ -112,7 +112,7 @@ mod tests {
             );
         }
         assert!(verdict("spublish", &["pubsub", "loading", "stale", "fast"]).is_some());
-        for name in ["dlock._set", "rl._set", "bf._loadx", "cache._meta"] {
+        for name in ["dlock._set", "mod._set", "other._loadx"] {
             assert_eq!(
                 verdict(name, &["write", "denyoom", "module"]),
                 Some("it is a module's internal command"),

@@ -8,6 +8,7 @@ use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::{IntArg, MAX_DURATION_MS};
 use crate::common::relocate::Mover;
+use crate::lock::core::errors;
 
 /// `ttl_ms` of DLOCK.ACQUIRE and DLOCK.EXTEND.
 pub const TTL_MS: IntArg = IntArg {
@@ -182,7 +183,7 @@ impl<O: Deref<Target = [u8]>> LockState<O> {
     /// Checks a state read from storage or a replication stream.
     pub fn validate(&self) -> Result<(), WardenError> {
         if self.owner.is_empty() {
-            return Err(WardenError::OwnerEmpty);
+            return Err(errors::OWNER_EMPTY);
         }
         if self.token <= 0 || self.token > MAX_TOKEN {
             return Err(WardenError::InvalidState("token out of range"));
@@ -214,10 +215,7 @@ pub fn acquire<'a, O: Deref<Target = [u8]>>(
                 return Ok(Acquire::Busy);
             }
             if reentrant {
-                state.holds = state
-                    .holds
-                    .checked_add(1)
-                    .ok_or(WardenError::HoldsOverflow)?;
+                state.holds = state.holds.checked_add(1).ok_or(errors::HOLDS_OVERFLOW)?;
             }
             state.deadline_ms = deadline_ms;
             Ok(Acquire::Reentered { token: state.token })
@@ -443,7 +441,7 @@ mod tests {
         let before = state;
         assert_eq!(
             acquire(Some(&mut state), b"a", 2_000, true, 0, &mut fence),
-            Err(WardenError::HoldsOverflow)
+            Err(errors::HOLDS_OVERFLOW)
         );
         assert_eq!(state, before);
     }

@@ -12,6 +12,7 @@ use crate::common::error::WardenError;
 use crate::common::fence_clock::{FenceClock, MAX_TOKEN};
 use crate::common::parse::IntArg;
 use crate::common::relocate::{self, Mover};
+use crate::lock::core::errors;
 use crate::lock::core::lapse::LAPSE_SLACK_MS;
 use crate::lock::core::packed::ThinLock;
 use crate::lock::core::plain::{LockState, Release, NO_DEADLINE};
@@ -398,15 +399,31 @@ impl LockSet {
             holder.deadline_ms = deadline;
             return Ok(holder.state().token);
         }
+        let token = self.next_token(now, fence)?;
+        self.join(owner, token, deadline);
+        Ok(token)
+    }
+
+    /// The token a new holder gets (above every token of this key), drawn
+    /// from `fence`; an error when the set has no room for another holder.
+    pub fn next_token(&self, now: i64, fence: &mut FenceClock) -> Result<i64, WardenError> {
         if self.len == u32::MAX {
-            return Err(WardenError::HoldsOverflow);
+            return Err(errors::HOLDS_OVERFLOW);
         }
-        let token = fence.next_above(self.floor, now)?;
+        fence.next_above(self.floor, now)
+    }
+
+    /// Adds `owner`, who holds nothing here, as a holder until `deadline`
+    /// with the grant `token` (from `next_token`), the key's new floor.
+    pub fn join(&mut self, owner: &[u8], token: i64, deadline: i64) {
+        debug_assert!(
+            token > self.floor || self.len == 0,
+            "a token above the floor"
+        );
         self.floor = token;
         // Room for this holder only (`push`): most sets have one or two
         // holders, and a vector's first growth would make room for four.
         self.push(Holder::new(owner, token, 1, deadline));
-        Ok(token)
     }
 
     /// Drops one hold of `owner` (by the grant of `token`, when given); at

@@ -19,6 +19,7 @@
 //! full again as soon as any time passes. At rate 0 nothing refills.
 
 use crate::common::error::WardenError;
+use crate::rate::core::errors;
 use crate::rate::core::rate::{
     clamp, clamp128, elapsed_ms, full_at, ms_for, mul_div_ceil, mul_div_floor, overflow,
     stored_time, to_i64, BucketState, Decided, Decision, Outcome, Rate,
@@ -165,7 +166,7 @@ fn decide(
 ) -> Result<Decided, WardenError> {
     // No error is built (and dropped) on the usual path.
     let Some(out) = out.get_mut(..limits.len()) else {
-        return Err(WardenError::TooManyLimits);
+        return Err(errors::too_many_limits());
     };
     // First every limit's state at now, and whether the call passes.
     let (mut allowed, mut never) = (true, false);

@@ -1,6 +1,7 @@
 //! Unit tests of `bucket` (its `tests` module), kept apart so the code reads on its own.
 
 use super::*;
+use crate::rate::core::errors;
 
 /// A one-limit token bucket call, as RL.TOKEN with one rate and burst.
 fn token_bucket(
@@ -168,7 +169,7 @@ fn clock_stepping_back_mints_nothing() {
 fn overflowing_cost_is_an_error() {
     let rate = Rate::parse(b"1/d").expect("rate");
     let err = token_bucket(None, rate, u64::MAX, u64::MAX, 0, 0);
-    assert_eq!(err, Err(WardenError::RateOverflow));
+    assert_eq!(err, Err(errors::OVERFLOW));
 }
 
 #[test]
@@ -545,8 +546,8 @@ fn too_many_limits_is_an_error() {
     let limits = [BucketLimit::NONE; 9];
     let mut out = [BucketState::default(); crate::rate::core::rate::MAX_LIMITS];
     let err = token_buckets(&[], &limits, 1, 0, 0, &mut out);
-    assert_eq!(err, Err(WardenError::TooManyLimits));
-    let text = WardenError::TooManyLimits.to_string();
+    assert_eq!(err, Err(errors::too_many_limits()));
+    let text = errors::too_many_limits().to_string();
     assert!(
         text.contains(&crate::rate::core::rate::MAX_LIMITS.to_string()),
         "{text}"

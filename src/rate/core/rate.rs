@@ -9,6 +9,7 @@
 
 use crate::common::error::WardenError;
 use crate::common::parse::{unit_ns, IntArg, MAX_DURATION_MS, MAX_EVENTS};
+use crate::rate::core::errors;
 
 /// `burst` of RL.TOKEN.
 pub const BURST: IntArg = IntArg {
@@ -186,7 +187,7 @@ impl Rate {
     /// `count` events per `period_ns` nanoseconds, reduced to small ticks.
     pub fn per_period(count: u128, period_ns: u128) -> Result<Rate, WardenError> {
         if period_ns == 0 || period_ns > MAX_PERIOD_NS || count > MAX_COUNT {
-            return Err(WardenError::BadRate);
+            return Err(errors::BAD_RATE);
         }
         if count == 0 {
             return Ok(Rate::Finite {
@@ -212,7 +213,7 @@ impl Rate {
                 ticks_per_token: t,
                 ticks_per_ms: m,
             }),
-            _ => Err(WardenError::BadRate),
+            _ => Err(errors::BAD_RATE),
         }
     }
 
@@ -233,7 +234,7 @@ impl Rate {
             Some(at) => (&text[..at], Some(&text[at + 1..])),
             None => (text, None),
         };
-        let (digits, exp10) = parse_decimal(count).ok_or(WardenError::BadRate)?;
+        let (digits, exp10) = parse_decimal(count).ok_or(errors::BAD_RATE)?;
         let period_ns = match period {
             None => 1_000_000_000,
             Some(p) => parse_period_ns(p)?,
@@ -390,21 +391,21 @@ fn parse_decimal(text: &[u8]) -> Option<(u128, i32)> {
 fn parse_period_ns(text: &[u8]) -> Result<u128, WardenError> {
     // Early returns only: the usual path builds (and drops) no error.
     let Some(split) = text.iter().position(|b| !b.is_ascii_digit()) else {
-        return Err(WardenError::BadRate);
+        return Err(errors::BAD_RATE);
     };
     let (k, unit) = text.split_at(split);
     let Some(unit) = unit_ns(unit) else {
-        return Err(WardenError::BadRate);
+        return Err(errors::BAD_RATE);
     };
     if k.first() == Some(&b'0') {
-        return Err(WardenError::BadRate);
+        return Err(errors::BAD_RATE);
     }
     let k: u128 = match k.len() {
         0 => 1,
         // 38 digits always fit in a u128.
         1..=38 => match std::str::from_utf8(k).ok().and_then(|t| t.parse().ok()) {
             Some(k) => k,
-            None => return Err(WardenError::BadRate),
+            None => return Err(errors::BAD_RATE),
         },
         _ => return Err(WardenError::OutOfRange(RATE)),
     };
@@ -414,8 +415,7 @@ fn parse_period_ns(text: &[u8]) -> Result<u128, WardenError> {
     }
 }
 
-/// Most limits one key holds (`RL.TOKEN k 10/s 10 1000/h 1000 …`).
-pub const MAX_LIMITS: usize = 8;
+pub use crate::rate::core::errors::MAX_LIMITS;
 
 /// `BucketState::burst` of a token bucket saved before bursts were stored
 /// (encoding version 1): its deficit is read against the burst of the next
@@ -478,7 +478,7 @@ pub struct Decided {
 }
 
 pub(crate) fn overflow() -> WardenError {
-    WardenError::RateOverflow
+    errors::OVERFLOW
 }
 
 /// `⌈a / b⌉`, in 64 bits when both fit (128-bit division is a library call).
@@ -614,13 +614,13 @@ pub fn gcra(
     }
     let period_ns = u128::from(period_s)
         .checked_mul(1_000_000_000)
-        .ok_or(WardenError::BadRate)?;
+        .ok_or(errors::BAD_RATE)?;
     let Rate::Finite {
         ticks_per_token: tpt,
         ticks_per_ms: tpm,
     } = Rate::per_period(u128::from(count), period_ns)?
     else {
-        return Err(WardenError::BadRate);
+        return Err(errors::BAD_RATE);
     };
     let interval = u128::from(tpt);
     let limit = max_burst.checked_add(1).ok_or_else(overflow)?;

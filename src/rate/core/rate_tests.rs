@@ -1,6 +1,7 @@
 //! Unit tests of `rate` (its `tests` module), kept apart so the code reads on its own.
 
 use super::*;
+use crate::rate::core::errors;
 
 #[test]
 fn binary_gcd_matches_euclid() {
@@ -71,7 +72,7 @@ fn rates_take_every_decimal_form_a_program_prints() {
         b"1/05s",
         b"1/",
     ] {
-        assert_eq!(Rate::parse(bad), Err(WardenError::BadRate), "{bad:?}");
+        assert_eq!(Rate::parse(bad), Err(errors::BAD_RATE), "{bad:?}");
     }
     for far in [
         &b"1e400"[..],
@@ -104,7 +105,7 @@ fn rates_take_every_decimal_form_a_program_prints() {
     );
     assert!(Rate::parse(b"1/1000000000s").is_ok());
     // A period past 10^9 s is out of range even with a count that
-    // brings the rate into it (README's number ranges).
+    // brings the rate into it (docs/operations.md, number ranges).
     for long in [&b"1e20/10000000000000000000000ms"[..], b"2/1000000000001ms"] {
         assert_eq!(
             Rate::parse(long),
@@ -355,8 +356,5 @@ fn gcra_rejects_zero_rates() {
         gcra(None, 1, 1, 0, 1, 0),
         Err(WardenError::NotPositive("period"))
     );
-    assert_eq!(
-        gcra(None, u64::MAX, 1, 1, 1, 0),
-        Err(WardenError::RateOverflow)
-    );
+    assert_eq!(gcra(None, u64::MAX, 1, 1, 1, 0), Err(errors::OVERFLOW));
 }

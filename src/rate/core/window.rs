@@ -14,6 +14,7 @@
 //! start plus the new length.
 
 use crate::common::error::WardenError;
+use crate::rate::core::errors;
 use crate::rate::core::rate::{clamp128, overflow, Decided, Decision};
 
 /// Stored state of a sliding-window counter.
@@ -116,7 +117,7 @@ pub fn sliding_windows(
 ) -> Result<Decided, WardenError> {
     // No error is built (and dropped) on the usual path.
     let Some(out) = out.get_mut(..limits.len()) else {
-        return Err(WardenError::TooManyLimits);
+        return Err(errors::too_many_limits());
     };
     let (mut allowed, mut never) = (true, false);
     let (mut remaining, mut remaining_after) = (i64::MAX, i64::MAX);
@@ -283,7 +284,7 @@ mod tests {
     fn sliding_window_too_long_to_expire_is_an_overflow() {
         for window in [u64::MAX, i64::MAX as u64, 1 << 62] {
             let out = sliding_window(None, 5, window, 1, 1_000);
-            assert_eq!(out, Err(WardenError::RateOverflow), "{window}");
+            assert_eq!(out, Err(errors::OVERFLOW), "{window}");
         }
     }
 

@@ -34,8 +34,6 @@
 //! count the heap's items over the slots live at that time. Memory: `RING`
 //! sketches and one heap, at most (`RING` + 1) × a plain top-k's.
 
-use std::borrow::Cow;
-
 use crate::common::error::WardenError;
 use crate::common::relocate::{self, Mover};
 use crate::common::sketch::{validate_window, Ring, RowHash, RING};
@@ -50,28 +48,29 @@ pub const MAX_INCREMENT: u64 = 100_000;
 /// xorshift64* generator, decay by multiplication. The only kind so far.
 pub const KIND: u64 = 1;
 
-/// RedisBloom's error texts (after `ERR `), which its users match on.
+/// RedisBloom's error texts, after `ERR ` (which its users match on: a
+/// client library that strips the code sees RedisBloom's own text).
 pub mod text {
     /// The key already exists.
-    pub const KEY_EXISTS: &str = "TopK: key already exists";
+    pub const KEY_EXISTS: &str = "ERR TopK: key already exists";
     /// The key does not exist.
-    pub const KEY_MISSING: &str = "TopK: key does not exist";
+    pub const KEY_MISSING: &str = "ERR TopK: key does not exist";
     /// A decay outside (0, 1].
-    pub const BAD_DECAY: &str = "TopK: invalid decay value. must be '<= 1' & '> 0'";
+    pub const BAD_DECAY: &str = "ERR TopK: invalid decay value. must be '<= 1' & '> 0'";
     /// An increment outside 0 ..= 100,000.
     pub const BAD_INCREMENT: &str =
-        "TopK: increment must be an integer greater or equal to 0 and smaller or equal to 100,000";
+        "ERR TopK: increment must be an integer greater or equal to 0 and smaller or equal to 100,000";
 }
 
-/// The error `ERR <text>`.
-pub fn error(text: impl Into<Cow<'static, str>>) -> WardenError {
-    WardenError::Text(text.into())
+/// The refusal with the whole message `text` (one of `text`'s).
+pub fn error(text: &'static str) -> WardenError {
+    WardenError::Refused(text)
 }
 
 /// `k`, `width` or `depth` outside 1 ..= 2^32 − 1: RedisBloom's text and the range.
 pub fn bad_param(name: &str) -> WardenError {
-    error(format!(
-        "TopK: invalid {name} (an integer from 1 to {MAX_PARAM})"
+    WardenError::RefusedWith(format!(
+        "ERR TopK: invalid {name} (an integer from 1 to {MAX_PARAM})"
     ))
 }
 
@@ -183,7 +182,7 @@ impl TopK {
         let fits = bytes_for(params, window_ms.is_some()).is_some_and(|b| b <= max_bytes);
         if !fits || params.k == 0 || params.width == 0 || params.depth == 0 {
             return Err(error(
-                "Insufficient memory to create topk data structure (it would exceed topk-max-bytes)",
+                "ERR Insufficient memory to create topk data structure (it would exceed topk-max-bytes)",
             ));
         }
         let subs = if window_ms.is_some() { RING } else { 1 };

@@ -2,7 +2,7 @@
 """Back up a filter to a file and restore it, as RedisBloom users do with
 BF.SCANDUMP / BF.LOADCHUNK (redis-py): the same loop on BF.SCANDUMPX / BF.LOADCHUNKX.
 
-The README's recipe, checked: a filter grown to several layers is dumped chunk by chunk
+The recipe of src/bloom/README.md, checked: a filter grown to several layers is dumped chunk by chunk
 into a file, restored under another key, and answers like the original (every added
 item present, the same BF.INFOX, the same DEBUG DIGEST-VALUE when the server allows
 DEBUG). While the restore is under way the key answers "still being loaded".
@@ -26,7 +26,7 @@ def fail(msg):
     sys.exit(1)
 
 
-# --- the recipe (README: "Backup and restore like RedisBloom") -------------------------
+# --- the recipe (src/bloom/README.md: "Backup and restore like RedisBloom") ------------
 
 def dump(r, key):
     """The filter's chunks, header first, as (iterator, data) pairs."""

@@ -7,7 +7,7 @@ RedisBloom's build tree and network access, so this program restates each scenar
 its own words, one function per RedisBloom test (same name), and runs it with
 RedisBloom's command names against a server that loads warden with
 `aliases redisbloom`. Where warden's contract (SPEC) decides otherwise, the check is
-warden's and the scenario says so (`DIFF:`); the README lists the same differences.
+warden's and the scenario says so (`DIFF:`); src/bloom/README.md lists the same differences.
 Scenarios on commands warden does not alias (`BF.DEBUG`) are listed as skipped.
 
 Server address: WARDEN_HOST / WARDEN_PORT (default 127.0.0.1:6379).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`DLOCK.ACQUIRE … WAIT` from redis-py with its defaults, and with the README's setting.
+"""`DLOCK.ACQUIRE … WAIT` from redis-py with its defaults, and with the setting docs/clients.md advises.
 
 Two scenarios; each prints `ok: …`:
 
@@ -13,7 +13,7 @@ Two scenarios; each prints `ok: …`:
              hold (`DLOCK.INFO`), and one `RELEASE` frees the lock. The server
              counted the acquire at least twice (`INFO commandstats`).
   advised    the same wait on a client whose socket timeout is above the `WAIT`
-             (the README's advice): the acquire is sent once and returns the
+             (docs/clients.md's advice): the acquire is sent once and returns the
              token when the holder releases.
 
 Server address: WARDEN_HOST / WARDEN_PORT (default 127.0.0.1:6379).

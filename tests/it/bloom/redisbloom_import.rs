@@ -76,7 +76,7 @@ fn make(con: &mut Connection, s: &RbShape) -> String {
     key
 }
 
-/// Moves RedisBloom's filter `src` to warden key `dst` with the loop of the README
+/// Moves RedisBloom's filter `src` to warden key `dst` with the loop of `src/bloom/README.md`
 /// (BF.SCANDUMP from iterator 0 until it answers 0, each chunk to BF.LOADCHUNKX).
 fn import(con: &mut Connection, src: &str, dst: &str) -> usize {
     let mut it = 0i64;

@@ -380,7 +380,7 @@ fn a_value_of_512_mb_is_refused_without_harm() {
 /// MEMORY USAGE of an entry is within 64 bytes of the same value as a string.
 /// Valkey 8+ embeds a string's key (and a short value) in its object, while a
 /// module value keeps a separate object header and key: there the bound is
-/// 40 bytes wider (measured on 8.1 and 9.1; README "Cache reference").
+/// 40 bytes wider (measured on 8.1 and 9.1; `src/cache/README.md`).
 #[test]
 fn memory_usage_is_within_64_bytes_of_a_string() {
     let (_s, mut con) = Server::start_conn();

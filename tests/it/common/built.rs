@@ -1,4 +1,5 @@
-//! The module the test servers load: the build under `target/release`,
+//! The module the test servers load: the build under `target/release` (or
+//! under `target/$WARDEN_PROFILE`, e.g. `quick` for `make test-one`),
 //! checked to be newer than what it is built from.
 
 use std::path::{Path, PathBuf};
@@ -17,14 +18,16 @@ fn checked_module_path() -> PathBuf {
         return PathBuf::from(p);
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let p = root.join("target/release/libwarden.so");
+    let profile = std::env::var("WARDEN_PROFILE").unwrap_or_else(|_| "release".to_string());
+    let built_in = root.join("target").join(profile);
+    let p = built_in.join("libwarden.so");
     let built = std::fs::metadata(&p)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| panic!("{} is missing: run `make build` first", p.display()));
-    let newer = newest_source(root);
+    let newer = newest_source(root, &built_in);
     assert!(
         newer.as_ref().is_none_or(|(at, _)| *at <= built),
-        "{} is older than {}: run `cargo build --release` (or `make build`) first",
+        "{} is older than {}: build it first (`make build`, or `make test-one` for the quick build)",
         p.display(),
         newer
             .map(|(_, f)| f.display().to_string())
@@ -34,10 +37,10 @@ fn checked_module_path() -> PathBuf {
 }
 
 /// The most recently changed file the module is built from (`Cargo.toml`
-/// and the sources cargo's dep-info, `target/release/libwarden.d`, lists for
-/// it: unit tests' files are not among them), and when.
-fn newest_source(root: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
-    let deps = std::fs::read_to_string(root.join("target/release/libwarden.d")).unwrap_or_default();
+/// and the sources cargo's dep-info beside the build, `libwarden.d`, lists
+/// for it: unit tests' files are not among them), and when.
+fn newest_source(root: &Path, built_in: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
+    let deps = std::fs::read_to_string(built_in.join("libwarden.d")).unwrap_or_default();
     let listed = deps.split_once(": ").map_or("", |(_, files)| files);
     let mut files = vec![root.join("Cargo.toml")];
     // Paths are separated by spaces; a space inside one is escaped.

@@ -307,3 +307,33 @@ pub fn tokens(args: &[DocArg]) -> Vec<String> {
     out.dedup();
     out
 }
+
+/// The positions (in the call, after the name) of the leading positional
+/// arguments the docs type `key`: each is one word, before any optional or
+/// repeated argument.
+pub fn key_positions(docs: &[DocArg]) -> Vec<usize> {
+    docs.iter()
+        .take_while(|a| a.is_positional() && !a.optional && !a.multiple && a.kind != "block")
+        .enumerate()
+        .filter(|(_, a)| a.kind == "key")
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The flags `COMMAND INFO` gives command `name` (`write`, `readonly`,
+/// `movablekeys`, ...).
+pub fn command_flags(con: &mut Connection, name: &str) -> Vec<String> {
+    let v: Value = query!(con, "COMMAND", "INFO", name);
+    match &v {
+        Value::Array(outer) => match outer.first() {
+            Some(Value::Array(row)) => match row.get(2) {
+                Some(Value::Array(f)) | Some(Value::Set(f)) => {
+                    f.iter().filter_map(text_of).collect()
+                }
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}

@@ -67,6 +67,18 @@ pub fn draw(g: &Gen, rng: &mut Rng, name: &str, docs: &[DocArg]) -> Vec<Vec<u8>>
     call.words
 }
 
+/// A valid call of `name` (as the server lists it, any case) drawn from its
+/// docs: good values only, and safe `WAIT` timeouts.
+pub fn valid_call(rng: &mut Rng, name: &str, docs: &[DocArg]) -> Vec<Vec<u8>> {
+    let g = Gen {
+        p: 0,
+        now: now_ms(),
+    };
+    let mut call = draw(&g, rng, &name.to_uppercase(), docs);
+    sanitize_wait(rng, &mut call);
+    call
+}
+
 /// How many times a repeated argument comes: a group (`rate burst`) mostly once, else
 /// 2 to 9 times (up to one more than a key holds); a word (`item`) 1 to 12 times, now
 /// and then up to 200.

@@ -1,5 +1,5 @@
-//! Integration tests for `CF.*X` cuckoo filters: the command contract (the
-//! README's), replication of random walks as their effect, persistence
+//! Integration tests for `CF.*X` cuckoo filters: the command contract (as
+//! `src/cuckoo/README.md` states it), replication of random walks as their effect, persistence
 //! (RDB, AOF rewrite, DUMP/RESTORE, COPY) by digest, and no false negatives
 //! over 10^6 mixed operations on a real server.
 

@@ -73,7 +73,7 @@ fn oom_refuses_new_keys_but_hands_off_held_locks() {
 }
 
 /// `DLOCK.EXTEND` frees nothing but grows nothing either: under maxmemory a
-/// holder can still renew its lease (as the README says), while new acquires
+/// holder can still renew its lease (as `docs/operations.md` says), while new acquires
 /// are refused.
 ///
 /// (A red-team regression of issue #10's fixes.)

@@ -1,6 +1,6 @@
-//! ACL: the README's recipe keeps an application user off the internal
+//! ACL: the recipe of `docs/operations.md` keeps an application user off the internal
 //! commands on every server; where the server has module ACL categories
-//! (Valkey 8+, Redis 7.2+) each family has its own.
+//! (Valkey 8+, Redis 7.4+) each family has its own.
 
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
@@ -101,29 +101,66 @@ const STANDARD: [(&str, &[&str], &[&str]); 4] = [
     ),
 ];
 
-/// One category per family.
-const FAMILIES: [(&str, &[&str], &[&str]); 4] = [
-    ("dlock", &["DLOCK.INFO", "k"], &["BF.EXISTSX", "f", "x"]),
-    ("bloom", &["BF.EXISTSX", "f", "x"], &["DLOCK.INFO", "k"]),
-    (
-        "ratelimit",
-        &["RL.GCRA", "l", "10", "1", "60"],
-        &["DLOCK.INFO", "k"],
-    ),
-    ("cache", &["CACHE.GET", "c"], &["DLOCK.INFO", "k"]),
+/// Redis's own ACL categories: any other `ACL CAT` lists is a module's.
+const REDIS_CATEGORIES: &[&str] = &[
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
 ];
 
-/// The recipe from the README (read from it): it names every internal command
+/// The words of a call, as `command` takes them.
+fn words(call: &[String]) -> Vec<&str> {
+    call.iter().map(String::as_str).collect()
+}
+
+/// The ACL categories `COMMAND INFO` gives command `name`, without the `@`.
+fn categories_of(con: &mut Connection, name: &str) -> Vec<String> {
+    let v: Value = query!(con, "COMMAND", "INFO", name);
+    let Value::Array(outer) = &v else {
+        panic!("COMMAND INFO {name}: {v:?}")
+    };
+    let Some(Value::Array(row)) = outer.first() else {
+        panic!("COMMAND INFO {name}: {v:?}")
+    };
+    match row.get(6) {
+        Some(Value::Array(c)) | Some(Value::Set(c)) => c
+            .iter()
+            .filter_map(text_of)
+            .map(|c| c.trim_start_matches('@').to_string())
+            .collect(),
+        other => panic!("{name}: ACL categories {other:?}"),
+    }
+}
+
+/// The recipe from `docs/operations.md` (read from it): it names every internal command
 /// the module registers; the user can lock and add, and is refused each
 /// internal command (NOPERM) before it even runs.
 #[test]
-fn the_readme_recipe_keeps_clients_off_internal_commands() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let recipe: Vec<&str> = readme
+fn the_documented_recipe_keeps_clients_off_internal_commands() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .expect("docs/operations.md");
+    let recipe: Vec<&str> = page
         .lines()
         .find(|l| l.starts_with("ACL SETUSER app "))
-        .expect("the README's ACL recipe")
+        .expect("the ACL recipe of docs/operations.md")
         .split_whitespace()
         .skip(1)
         .collect();
@@ -143,7 +180,7 @@ fn the_readme_recipe_keeps_clients_off_internal_commands() {
     for name in &internal {
         assert!(
             recipe.contains(&format!("-{name}").as_str()),
-            "the README's recipe does not name {name}: {recipe:?}"
+            "the documented recipe does not name {name}: {recipe:?}"
         );
     }
     let _: () = query!(&mut admin, "ACL", &recipe);
@@ -189,16 +226,67 @@ fn each_family_has_an_acl_category_where_the_server_has_them() {
     if has_command_categories(&mut con) {
         assert_categories(&server, &mut con, &STANDARD);
     }
+    let names: Vec<String> = query!(&mut con, "COMMAND", "LIST", "FILTERBY", "MODULE", "warden");
     if !has_module_categories(&mut con) {
-        for family in ["dlock", "bloom", "ratelimit", "cache"] {
-            assert!(!all.iter().any(|c| c == family), "{all:?}");
+        for name in &names {
+            let mine: Vec<String> = categories_of(&mut con, name)
+                .into_iter()
+                .filter(|c| !REDIS_CATEGORIES.contains(&c.as_str()))
+                .collect();
+            assert!(
+                mine.is_empty(),
+                "{name}: {mine:?} on a server without module categories"
+            );
         }
         return;
     }
-    for (family, _, _) in FAMILIES {
-        assert!(all.iter().any(|c| c == family), "{family} in {all:?}");
+    // Every registered command is in exactly one of the module's categories
+    // (one ACL CAT lists that is not Redis's own), and the commands of one
+    // namespace share it.
+    let mut of_namespace: Vec<(String, String, String)> = Vec::new();
+    for name in &names {
+        let listed: Vec<String> = categories_of(&mut con, name)
+            .into_iter()
+            .filter(|c| all.contains(c))
+            .filter(|c| !REDIS_CATEGORIES.contains(&c.as_str()))
+            .collect();
+        assert_eq!(listed.len(), 1, "{name}: module categories {listed:?}");
+        let namespace = name.split('.').next().unwrap_or(name).to_string();
+        match of_namespace.iter().find(|(n, _, _)| *n == namespace) {
+            Some((_, category, _)) => assert_eq!(category, &listed[0], "{name}"),
+            None => of_namespace.push((namespace, listed[0].clone(), name.clone())),
+        }
     }
-    assert_categories(&server, &mut con, &FAMILIES);
+    assert!(of_namespace.len() >= 5, "{of_namespace:?}");
+    // Each category lets its user run a public command of its own and no
+    // command of another (calls drawn from the docs: a call of the wrong
+    // arity is refused before the ACL is asked).
+    let public = crate::common::docs::public_commands(&mut con);
+    let mut rng = crate::common::payload::Rng(0xac1_ca7);
+    let mut call_of = |con: &mut Connection, name: &str| -> Vec<String> {
+        let docs = crate::common::docs::command_docs(con, name);
+        let call = crate::common::fuzz_calls::valid_call(&mut rng, name, &docs);
+        std::iter::once(name.to_string())
+            .chain(call.iter().map(|w| String::from_utf8_lossy(w).into_owned()))
+            .collect()
+    };
+    for (namespace, category, _) in &of_namespace {
+        let prefix = format!("{namespace}.");
+        let own = public.iter().find(|n| n.starts_with(&prefix));
+        let other = public.iter().find(|n| !n.starts_with(&prefix));
+        let (Some(own), Some(other)) = (own, other) else {
+            continue;
+        };
+        let (own, other) = (call_of(&mut con, own), call_of(&mut con, other));
+        assert!(
+            category_admits(&server, &mut con, category, &words(&own)),
+            "+@{category} must admit {own:?}"
+        );
+        assert!(
+            !category_admits(&server, &mut con, category, &words(&other)),
+            "+@{category} must refuse {other:?}"
+        );
+    }
 }
 
 /// Redis 7.2 (built from the peer source) lets a module set its commands'

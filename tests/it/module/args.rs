@@ -129,7 +129,7 @@ fn loadex_refuses_bad_arguments_and_values_and_the_server_goes_on() {
     assert!(token.is_some());
 }
 
-/// Pins a server bug the README warns of: on Redis 7.2 (and Valkey 8.1 and
+/// Pins a server bug `docs/operations.md` warns of (Configuration): on Redis 7.2 (and Valkey 8.1 and
 /// 9.1, not run here) a `MODULE LOADEX … CONFIG` naming no configuration
 /// of the module (a typo) crashes the server for any module with data types
 /// (RedisBloom too): after
@@ -157,21 +157,21 @@ fn a_mistyped_loadex_config_crashes_redis_7_2() {
         crashed
             && log.contains("Loadex configurations were not applied")
             && log.contains("moduleUnload"),
-        "Redis 7.2.6 no longer crashes here: update the README's warning\n{log}"
+        "Redis 7.2.6 no longer crashes here: update the warning in docs/operations.md\n{log}"
     );
 }
 
 /// Every setting the module registers (`CONFIG GET warden.*`) appears in
 /// `redis.conf.example` as a commented line with its default, and in the
-/// README's configuration table with that default.
+/// configuration table of `docs/operations.md` with that default.
 #[test]
-fn every_setting_is_in_the_example_config_and_the_readme_with_its_default() {
+fn every_setting_is_in_the_example_config_and_the_operations_page_with_its_default() {
     let (_s, mut con) = Server::start_conn();
     let all: Vec<String> = query!(&mut con, "CONFIG", "GET", "warden.*");
     assert!(all.len() >= 32, "{all:?}");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let example = std::fs::read_to_string(root.join("redis.conf.example")).expect("example");
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README");
+    let page = std::fs::read_to_string(root.join("docs/operations.md")).expect("operations");
     let mut missing = Vec::new();
     for pair in all.chunks(2) {
         let (name, default) = (&pair[0], &pair[1]);
@@ -180,23 +180,22 @@ fn every_setting_is_in_the_example_config_and_the_readme_with_its_default() {
             missing.push(format!("redis.conf.example: `# {name} {default}`"));
         }
         let row = format!("| `{short}` | {default}");
-        if !readme.lines().any(|l| l.starts_with(&row)) {
-            missing.push(format!("README.md: a row starting `{row}`"));
+        if !page.lines().any(|l| l.starts_with(&row)) {
+            missing.push(format!("docs/operations.md: a row starting `{row}`"));
         }
     }
     assert!(missing.is_empty(), "missing:\n{}", missing.join("\n"));
 }
 
 /// Every field of INFO's `warden` section (each family's declaration) is
-/// named in the README's INFO section.
+/// named in the INFO section of `docs/operations.md`.
 #[test]
-fn every_info_field_is_in_the_readme() {
+fn every_info_field_is_in_the_operations_page() {
     let (_s, mut con) = Server::start_conn();
     let info: String = query!(&mut con, "INFO", "warden");
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .expect("README");
-    let section = readme
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/operations.md")).expect("operations");
+    let section = page
         .split("\n## INFO\n")
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
@@ -213,6 +212,6 @@ fn every_info_field_is_in_the_readme() {
         .collect();
     assert!(
         missing.is_empty(),
-        "not in the README's INFO section: {missing:?}"
+        "not in the INFO section of docs/operations.md: {missing:?}"
     );
 }

@@ -3,6 +3,9 @@
 
 use crate::bloom::support::{loadchunks, madd_range, scandump};
 use crate::cache::support::{cache_get, cache_set, get_lease, refresh};
+use crate::common::docs::{command_docs, command_flags, key_positions, public_commands};
+use crate::common::fuzz_calls::{build, show_call, valid_call};
+use crate::common::payload::Rng;
 use crate::common::waiter::*;
 use crate::common::*;
 use crate::lock::support::*;
@@ -22,6 +25,31 @@ impl Events {
         let _: () = query!(&mut con, "CONFIG", "SET", "notify-keyspace-events", "Kd");
         let _: Value = query!(&mut con, "PSUBSCRIBE", "__keyspace@0__:*");
         Events { con }
+    }
+
+    /// The (key, event) pairs published before the message on channel
+    /// `marker`.
+    fn until_marker(&mut self) -> Vec<(String, String)> {
+        let mut seen = Vec::new();
+        loop {
+            let v = match self.con.recv_response() {
+                Ok(v) => v,
+                Err(e) => panic!("no marker ({e}) after {seen:?}"),
+            };
+            let Value::Array(items) = v else { continue };
+            let words: Vec<String> = items
+                .iter()
+                .map(|v| text_of(v).unwrap_or_default())
+                .collect();
+            match words.as_slice() {
+                [kind, channel, _] if kind == "message" && channel == "marker" => return seen,
+                [kind, _, channel, event] if kind == "pmessage" => seen.push((
+                    channel.trim_start_matches("__keyspace@0__:").to_string(),
+                    event.clone(),
+                )),
+                _ => {}
+            }
+        }
     }
 
     /// The (key, event) pairs published until the connection stays quiet.
@@ -228,5 +256,82 @@ fn a_replica_emits_the_internal_forms() {
         seen.contains(&("l".to_string(), "dlock.set".to_string()))
             && seen.contains(&("t".to_string(), "rl.set".to_string())),
         "{seen:?}"
+    );
+}
+
+/// One key as a call finds or leaves it: its value's digest and its expiry
+/// time (-2 and no digest when it is missing or has expired: DEBUG
+/// DIGEST-VALUE still sees an expired key the server has not removed yet).
+fn key_state(con: &mut Connection, key: &[u8]) -> (Value, i64) {
+    let expires: i64 = query!(con, "PEXPIRETIME", key);
+    if expires == -2 {
+        return (Value::Nil, -2);
+    }
+    let digest: Value = query!(con, "DEBUG", "DIGEST-VALUE", key);
+    (digest, expires)
+}
+
+/// Every public write command of every family (`COMMAND LIST FILTERBY MODULE
+/// warden`, flag `write`), in drawn valid calls: a call that changes its key
+/// (value, expiry or existence) publishes at least one event on that key, named
+/// in the command's own namespace (`cf.` for `CF.ADDX`); a refused call
+/// publishes none. (A call that succeeds without changing anything may publish,
+/// as `SET` of the same value does.)
+#[test]
+fn every_write_command_announces_what_it_changes_and_nothing_else() {
+    let (server, mut events, mut con) = subscribed();
+    let _: Value = query!(&mut events.con, "SUBSCRIBE", "marker");
+    let public = public_commands(&mut con);
+    let mut rng = Rng(0x0e7e_4751);
+    let (mut problems, mut changed, mut unchanged) = (Vec::new(), 0, 0);
+    for name in &public {
+        let flags = command_flags(&mut con, name);
+        if !flags.iter().any(|f| f == "write") {
+            continue;
+        }
+        let docs = command_docs(&mut con, name);
+        let at = key_positions(&docs);
+        let namespace = format!("{}.", name.split('.').next().unwrap_or(name));
+        for _ in 0..60 {
+            let call = valid_call(&mut rng, name, &docs);
+            let key = call[at[0]].clone();
+            let before = key_state(&mut con, &key);
+            let reply: redis::RedisResult<Value> = build(name.as_bytes(), &call).query(&mut con);
+            let after = key_state(&mut con, &key);
+            let _: i64 = query!(&mut con, "PUBLISH", "marker", "end");
+            let seen = events.until_marker();
+            let shown = || format!("{} -> {reply:?}", show_call(name.as_bytes(), &call));
+            let on_key: Vec<&(String, String)> = seen
+                .iter()
+                .filter(|(k, _)| k.as_bytes() == &key[..])
+                .collect();
+            // The key's own expiry may end it during the call; news of a key
+            // the server found expired (a lock's lapse) may come at any time.
+            let ended = after.1 == -2 && before.1 >= 0 && before.1 <= now_ms() + 10;
+            let news = |(k, _): &&(String, String)| k.as_bytes() != &key[..] || before.1 == -2;
+            if let Some((_, e)) = seen.iter().find(|(_, e)| !e.starts_with(&namespace)) {
+                problems.push(format!("{}: event {e} outside {namespace}", shown()));
+            }
+            if before == after {
+                unchanged += 1;
+                if reply.is_err() && !seen.iter().all(|e| news(&e)) {
+                    problems.push(format!("{}: refused, published {seen:?}", shown()));
+                }
+            } else if !ended {
+                changed += 1;
+                if on_key.is_empty() {
+                    problems.push(format!(
+                        "{}: changed the key ({before:?} -> {after:?}), published {seen:?}",
+                        shown()
+                    ));
+                }
+            }
+        }
+    }
+    drop(server);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        changed > 100 && unchanged > 20,
+        "changed {changed}, unchanged {unchanged}"
     );
 }

@@ -1,4 +1,4 @@
-//! Checks that cross every family: ACL, aliases, cluster, command docs and key specs, keyspace events, defrag, effects, fuzzers, corrupt payloads, leaks, module arguments, versions.
+//! Checks that cross every family: ACL, aliases, cluster, command docs and key specs, the docs' redis-cli examples, keyspace events, defrag, effects, fuzzers, corrupt payloads, leaks, module arguments, versions.
 
 mod acl;
 mod aliases;
@@ -9,6 +9,7 @@ mod command_docs;
 mod command_keys;
 mod compat;
 mod defrag;
+mod docs_examples;
 mod effects;
 mod fuzz;
 mod fuzz_grammar;
