@@ -23,9 +23,11 @@ use crate::cms::requests::{
 use crate::cms::stats::CMS_ROTATIONS;
 use crate::cms::wire::{emit_rotate, parse_rotate, LoadSketch};
 use crate::common::error::WardenError;
+use crate::common::grammar::Request;
 use crate::common::le_words::u32s_from_le;
 use crate::common::sketch::RowHash;
 use crate::glue::args::{internal_only, Args};
+use crate::glue::commands::answer_keys_request;
 use crate::glue::host::{self, emit, Ctx, Key, RStr, Sink};
 use crate::glue::stats::count;
 
@@ -172,6 +174,9 @@ pub fn query(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 /// (which must exist, with the sources' size and window) becomes the
 /// weighted sum of the sources.
 pub fn merge(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    if answer_keys_request(ctx, args, <Merge as Request>::GRAMMAR, true) {
+        return Ok(());
+    }
     let request = args.parse::<Merge>()?;
     let dest_name = args.raw(1);
     let mut dest_key = Key::writable(ctx, dest_name);

@@ -11,6 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use redis_module::raw;
 
 use crate::common::error::WardenError;
+use crate::common::grammar::Grammar;
 use crate::glue::args::{Args, Called};
 use crate::glue::host::{self, api, Ctx, RStr};
 
@@ -205,6 +206,32 @@ impl Command {
     }
 }
 
+/// Answers a keys request (Redis asking a `getkeys-api` command which of
+/// its arguments are keys, as it does for a grammar with counted keys): the
+/// key at 1 (read-write when `writes`) and the keys `grammar`'s count names
+/// (read); true when the call was one, and nothing else is to be done.
+pub fn answer_keys_request(ctx: Ctx, args: &Args, grammar: Grammar, writes: bool) -> bool {
+    if !host::is_keys_position_request(ctx) {
+        return false;
+    }
+    let own = match writes {
+        true => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+        false => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+    };
+    if grammar.has_key() && args.len() > 1 {
+        host::key_at(ctx, 1, own as c_int);
+    }
+    let read = (raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS) as c_int;
+    if let Some(at) = grammar.counted_keys_at().filter(|at| *at < args.len()) {
+        let count = crate::common::parse::parse_i64(args.bytes(at)).unwrap_or(0);
+        let count = usize::try_from(count).unwrap_or(0);
+        for pos in (at + 1..args.len()).take(count) {
+            host::key_at(ctx, pos, read);
+        }
+    }
+    true
+}
+
 /// A family's commands and its ACL category (`None`: none of its own).
 pub type Group = (&'static [Command], Option<&'static CStr>);
 
@@ -259,7 +286,14 @@ pub fn register(ctx: Ctx, groups: &[Group], aliases: AliasSets) -> Result<(), St
     let all = || rows(groups).flat_map(move |row| names(row, aliases));
     for named in all() {
         let name = CString::new(named.name).map_err(|e| e.to_string())?;
-        let flags = CString::new(named.spec.flags).map_err(|e| e.to_string())?;
+        // Counted keys (`numkeys key ...`) are declared through the keys API
+        // too: Redis 7.0 routes a cluster call and checks slots by the
+        // command's first/last/step range alone, which cannot hold them.
+        let flags = match named.spec.doc.grammar.counted_keys_at() {
+            Some(_) => format!("{} getkeys-api", named.spec.flags),
+            None => named.spec.flags.to_string(),
+        };
+        let flags = CString::new(flags).map_err(|e| e.to_string())?;
         let key = c_int::from(named.spec.has_key());
         // SAFETY: called from OnLoad with the load context; `name` and `flags` are C strings and `named.func` a command entry point.
         let status = unsafe {

@@ -1,6 +1,7 @@
 //! The count-min sketch family (`CMS.*X`).
 
 mod basics;
+mod cluster;
 pub mod compare;
 mod persistence;
 mod replication;

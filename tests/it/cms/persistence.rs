@@ -149,3 +149,46 @@ fn forged_payloads_are_refused() {
     assert_eq!(digest(&mut con, "again"), digest(&mut con, "w"));
     s.assert_alive();
 }
+
+/// Corrupt and forged payloads of every shape, by the thousand: the server
+/// answers every call, and a payload the module takes is a sketch every
+/// command works on.
+#[test]
+fn corrupt_payloads_never_harm_the_server() {
+    let (mut s, mut con) = Server::start_conn();
+    fill(&mut con);
+    ok(
+        &mut con,
+        &cmd_of!("CMS.INITBYDIMX", "tiny", 3, 2, "WINDOW", 1000),
+    );
+    crate::cms::support::incr(&mut con, "tiny", &[("a", 5)]);
+    let bases: Vec<Vec<u8>> = ["plain", "win", "tiny"]
+        .iter()
+        .map(|k| dump(&mut con, *k))
+        .collect();
+    let mut rng = crate::common::payload::Rng(0xc0ffee);
+    let taken = crate::common::payload_forgeries::restore_forgeries(
+        &mut con,
+        &bases,
+        (&mut rng, 1500),
+        "forged",
+        |con, key| {
+            for c in [
+                cmd_of!("CMS.QUERYX", key, "a", "item1"),
+                cmd_of!("CMS.INFOX", key),
+                cmd_of!("CMS.INCRBYX", key, "a", 1),
+                cmd_of!("CMS.MERGEX", key, 2, key, key),
+                cmd_of!("DEBUG", "DIGEST-VALUE", key),
+            ] {
+                let _ = raw(con, &c);
+            }
+            let again = dump(con, key);
+            ok(con, &cmd_of!("RESTORE", "forged:2", 0, again, "REPLACE"));
+        },
+    );
+    assert!(
+        taken > 0,
+        "no forgery was taken: the controls are too strict"
+    );
+    s.assert_alive();
+}

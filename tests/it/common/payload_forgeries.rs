@@ -469,3 +469,36 @@ pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usi
     }
     encode(&d)
 }
+
+/// RESTOREs `rounds` corrupt or forged payloads made from the real DUMPs
+/// `bases` (bytes flipped or cut, a field given an odd value or another kind,
+/// a field missing, repeated or extra) under `key`; each one the module takes
+/// is handed to `exercise` (which runs the type's commands on it). Returns
+/// how many were taken. The server must answer every call.
+pub fn restore_forgeries(
+    con: &mut Connection,
+    bases: &[Vec<u8>],
+    (rng, rounds): (&mut Rng, usize),
+    key: &str,
+    mut exercise: impl FnMut(&mut Connection, &str),
+) -> usize {
+    let mut taken = 0;
+    for _ in 0..rounds {
+        let base = &bases[rng.below(bases.len())];
+        let kind = rng.below(6);
+        let payload = match kind {
+            0..=2 => corrupt_bytes(rng, base, kind),
+            _ => {
+                let mut d = parse_dump(base);
+                forge_fields(rng, &mut d, kind);
+                encode(&d)
+            }
+        };
+        let c = cmd_of!("RESTORE", key, 0, payload, "REPLACE");
+        if err_of(&raw(con, &c)).is_none() {
+            taken += 1;
+            exercise(con, key);
+        }
+    }
+    taken
+}

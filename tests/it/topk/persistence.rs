@@ -160,3 +160,46 @@ fn forged_payloads_are_refused() {
     assert_eq!(digest(&mut con, "again"), digest(&mut con, "w"));
     s.assert_alive();
 }
+
+/// Corrupt and forged payloads of every shape, by the thousand: the server
+/// answers every call, and a payload the module takes is a top-k every
+/// command works on.
+#[test]
+fn corrupt_payloads_never_harm_the_server() {
+    let (mut s, mut con) = Server::start_conn();
+    ok(&mut con, &cmd_of!("TOPK.RESERVEX", "p", 3, 8, 3, "0.9"));
+    add(&mut con, "p", &["a", "b", "a", "c", "d"]);
+    ok(
+        &mut con,
+        &cmd_of!("TOPK.RESERVEX", "w", 2, 4, 2, "0.5", "WINDOW", 1000),
+    );
+    add(&mut con, "w", &["a", "b", "b"]);
+    let bases: Vec<Vec<u8>> = ["p", "w"].iter().map(|k| dump(&mut con, *k)).collect();
+    let mut rng = crate::common::payload::Rng(0xbadd);
+    let taken = crate::common::payload_forgeries::restore_forgeries(
+        &mut con,
+        &bases,
+        (&mut rng, 1500),
+        "forged",
+        |con, key| {
+            for c in [
+                cmd_of!("TOPK.LISTX", key, "WITHCOUNT"),
+                cmd_of!("TOPK.QUERYX", key, "a", "b"),
+                cmd_of!("TOPK.COUNTX", key, "a"),
+                cmd_of!("TOPK.INFOX", key),
+                cmd_of!("TOPK.INCRBYX", key, "a", 50, "z", 3),
+                cmd_of!("TOPK.ADDX", key, "b", "y"),
+                cmd_of!("DEBUG", "DIGEST-VALUE", key),
+            ] {
+                let _ = raw(con, &c);
+            }
+            let again = dump(con, key);
+            ok(con, &cmd_of!("RESTORE", "forged:2", 0, again, "REPLACE"));
+        },
+    );
+    assert!(
+        taken > 0,
+        "no forgery was taken: the controls are too strict"
+    );
+    s.assert_alive();
+}
