@@ -3,6 +3,7 @@
 mod basics;
 mod cluster;
 pub mod compare;
+mod defrag;
 mod persistence;
 mod replication;
 pub mod support;

@@ -846,6 +846,7 @@ pub mod aof;
 mod built;
 pub use built::module_path;
 pub mod cluster;
+pub mod defrag;
 pub mod docs;
 pub mod fuzz_calls;
 pub mod grammar;

@@ -5,8 +5,7 @@
 //! a second server, every value must be the same (DEBUG DIGEST, DEBUG RELOAD)
 //! and every surviving key must still answer.
 
-use std::time::{Duration, Instant};
-
+use crate::common::defrag::defragment;
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
 
@@ -101,64 +100,6 @@ fn doomed(count: usize, seed: u64) -> Vec<bool> {
             x % 10 < 8
         })
         .collect()
-}
-
-fn info_f64(con: &mut Connection, section: &str, field: &str) -> f64 {
-    info_field(con, section, field)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("INFO {section} has no number {field}"))
-}
-
-/// Fragmentation figures of one run.
-#[derive(Debug, Clone, Copy)]
-struct Frag {
-    ratio: f64,
-    active: f64,
-}
-
-/// The figures once the server has refreshed them (`INFO memory` shows the
-/// allocator's statistics as of its last 100 ms cron tick).
-fn frag(con: &mut Connection) -> Frag {
-    std::thread::sleep(Duration::from_millis(1_100));
-    Frag {
-        ratio: info_f64(con, "memory", "allocator_frag_ratio"),
-        active: info_f64(con, "memory", "allocator_active"),
-    }
-}
-
-/// Turns active defragmentation on (thresholds low, so it runs on a small
-/// dataset) and waits until its hits stop growing (or 40 s): the figures
-/// before and after, and the hits.
-fn defragment(con: &mut Connection) -> (Frag, Frag, i64) {
-    let before = frag(con);
-    for (name, v) in [
-        ("active-defrag-ignore-bytes", "1mb"),
-        ("active-defrag-threshold-lower", "1"),
-        ("active-defrag-threshold-upper", "5"),
-        ("active-defrag-cycle-min", "25"),
-        ("active-defrag-cycle-max", "75"),
-        // Filters of more than 4 units of work go the stepped way.
-        ("active-defrag-max-scan-fields", "4"),
-        ("activedefrag", "yes"),
-    ] {
-        let _: () = query!(con, "CONFIG", "SET", name, v);
-    }
-    let hits = |con: &mut Connection| info_f64(con, "stats", "active_defrag_hits") as i64;
-    let deadline = Instant::now() + Duration::from_secs(40);
-    let mut last = hits(con);
-    let mut calm = 0;
-    while Instant::now() < deadline && calm < 4 {
-        std::thread::sleep(Duration::from_millis(500));
-        let now = hits(con);
-        calm = if now - last < 200 && now > 0 {
-            calm + 1
-        } else {
-            0
-        };
-        last = now;
-    }
-    let _: () = query!(con, "CONFIG", "SET", "activedefrag", "no");
-    (before, frag(con), last)
 }
 
 /// Large filters, kept whole: one scaling filter of many layers and one

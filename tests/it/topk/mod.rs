@@ -2,6 +2,7 @@
 
 mod basics;
 mod compare;
+mod defrag;
 mod persistence;
 mod replication;
 pub mod support;
