@@ -1,9 +1,12 @@
-//! Controls for the corrupt-payload fuzzer (`tests/it/module/payload_fuzz.rs`): Redis's CRC64,
-//! re-encoded real payloads of every warden type accepted as the same value (so forged
-//! ones really reach `rdb_load`), a bad CRC refused by Redis itself, forgeries that
-//! break a documented invariant of each type refused, and a restored lock whose fencing
-//! token is the largest integer never making later tokens repeat.
+//! Controls for the corrupt-payload fuzzer (`tests/it/module/payload_fuzz.rs`): Redis's
+//! CRC64, re-encoded real payloads of every warden type accepted as the same value (so
+//! forged ones really reach `rdb_load`; the test fails on a type the module makes that
+//! has none), a bad CRC refused by Redis itself, forgeries that break a documented
+//! invariant of each type refused, a restored lock whose fencing token is the largest
+//! integer never making later tokens repeat, and cuckoo filters of another fingerprint
+//! width kept by an AOF rewrite.
 
+use crate::common::module_types::assert_covers;
 use crate::common::payload::*;
 use crate::common::payload_cuckoo::{cuckoo_bases, cuckoo_refusals, refill};
 use crate::common::payload_forgeries::*;
@@ -31,6 +34,7 @@ fn forged_payloads_reach_each_types_loader() {
     let caches = cache_bases(&mut con);
     let sets = lock_set_bases(&mut con);
     let cuckoos = cuckoo_bases(&mut con);
+    let mut controlled: Vec<String> = Vec::new();
     for b in locks
         .iter()
         .chain(&sets)
@@ -56,12 +60,18 @@ fn forged_payloads_reach_each_types_loader() {
                 b.key
             );
         }
+        controlled.push(b.dump.type_name());
         let mut bad = b.payload.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
         let v = raw(&mut con, cmd("RESTORE").arg("badcrc").arg(0).arg(&bad));
         assert!(err_of(&v).is_some(), "{}: bad CRC accepted", b.key);
     }
+
+    assert_covers(
+        "the payload controls",
+        &controlled.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
 
     let now = now_ms();
     let mut must_fail: Vec<(String, Dump)> = Vec::new();
