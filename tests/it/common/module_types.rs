@@ -1,5 +1,5 @@
 //! The data types the module makes, found by asking it rather than from a hand
-//! list: on a server of its own, drawn valid calls (`fuzz_calls::draw`, from
+//! list: on a server of its own, drawn valid calls (`fuzz_calls::valid_call`, from
 //! `COMMAND DOCS`) of every public write command (`COMMAND LIST FILTERBY MODULE
 //! warden`), each command on an empty database, and the `TYPE` of every key a call
 //! names after it answers. A check that claims to cover every type asserts that
@@ -9,8 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use super::docs::{command_docs, command_flags, key_positions, public_commands};
-use super::fuzz_calls::{build, draw, sanitize_wait};
-use super::grammar::Gen;
+use super::fuzz_calls::{build, valid_call};
 use super::payload::Rng;
 use super::*;
 
@@ -40,12 +39,7 @@ fn find_types() -> Vec<String> {
         let _: () = query!(&mut con, "FLUSHALL", "SYNC");
         let mut made = false;
         for _ in 0..CALLS {
-            let g = Gen {
-                p: 0,
-                now: now_ms(),
-            };
-            let mut call = draw(&g, &mut rng, &name.to_uppercase(), &docs);
-            sanitize_wait(&mut rng, &mut call);
+            let call = valid_call(&mut rng, &name, &docs);
             let _: redis::RedisResult<Value> = build(name.as_bytes(), &call).query(&mut con);
             for &i in &at {
                 let t: String = query!(&mut con, "TYPE", &call[i][..]);
