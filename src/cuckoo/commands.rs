@@ -571,15 +571,15 @@ pub fn load(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             if existing.is_some() {
                 return Err(bad());
             }
-            CuckooFilter::check_header(params, fingerprint_bits, filters)?;
-            let mut f = CuckooFilter::new(params, max_bytes(ctx))?.with_item_hash(item_hash);
-            if f.fingerprint_bits() != fingerprint_bits {
-                return Err(bad());
-            }
-            while (f.filters().len() as u64) < filters {
-                f.grow(max_bytes(ctx))?;
-            }
-            f.set_counts(items, deletes);
+            // The stored width, also where the parameters now give another.
+            let f = CuckooFilter::stored_empty(
+                params,
+                fingerprint_bits,
+                (items, deletes),
+                filters,
+                max_bytes(ctx),
+            )?
+            .with_item_hash(item_hash);
             cuckoo_type::track_new(&f);
             key.set_value(Box::new(f));
         }

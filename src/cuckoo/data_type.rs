@@ -72,7 +72,7 @@ fn load_filter(rdb: Io, encver: i32) -> Option<CuckooFilter> {
     let items = next()?;
     let deletes = next()?;
     let count = next()?;
-    CuckooFilter::check_header(params, fingerprint_bits, count).ok()?;
+    CuckooFilter::check_header(params, fingerprint_bits, count, deletes).ok()?;
     let mut filters = Vec::with_capacity(count as usize);
     for _ in 0..count {
         let buckets = rdb.load_unsigned().ok()?;

@@ -89,7 +89,7 @@ pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, WardenE
     let fingerprint_bits = r.u32()?;
     let (items, deletes) = (r.u64()?, r.u64()?);
     let count = u64::from(r.u32()?);
-    CuckooFilter::check_header(params, fingerprint_bits, count).map_err(|_| bad())?;
+    CuckooFilter::check_header(params, fingerprint_bits, count, deletes).map_err(|_| bad())?;
     if count > MAX_FILTERS as u64 {
         return Err(bad());
     }
@@ -115,11 +115,9 @@ pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<CuckooFilter, WardenE
     if total > max_bytes {
         return Err(errors::TOO_LARGE);
     }
-    let mut f = CuckooFilter::new(params, u64::MAX)?.with_item_hash(item_hash);
-    while (f.filters().len() as u64) < count {
-        f.grow(u64::MAX)?;
-    }
-    f.set_counts(items, deletes);
+    let mut f =
+        CuckooFilter::stored_empty(params, fingerprint_bits, (items, deletes), count, u64::MAX)?
+            .with_item_hash(item_hash);
     f.set_loading(Some(0));
     Ok(f)
 }

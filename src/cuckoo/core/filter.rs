@@ -41,6 +41,10 @@ pub const MAX_FILTERS: usize = 32;
 /// Widest fingerprint a stored filter may have.
 pub const MAX_FINGERPRINT_BITS: u32 = 32;
 
+/// Most deletes a filter counts (`CF.INFOX` answers them as a signed 64-bit
+/// integer); a stored count above it is refused, and the count stops there.
+pub const MAX_DELETES: u64 = i64::MAX as u64;
+
 /// How a filter is made: fixed at creation, stored with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CuckooParams {
@@ -294,17 +298,48 @@ impl CuckooFilter {
         Ok(f)
     }
 
+    /// An empty filter of `filters` sub-filters with a stored filter's
+    /// header, for a load to fill: its fingerprint width is the stored one,
+    /// which may not be the one its parameters give now (earlier versions
+    /// chose others for one-slot buckets). Refused when the header is out of
+    /// range or its slots would take more than `max_bytes`.
+    pub fn stored_empty(
+        params: CuckooParams,
+        fingerprint_bits: u32,
+        (items, deletes): (u64, u64),
+        filters: u64,
+        max_bytes: u64,
+    ) -> Result<CuckooFilter, WardenError> {
+        CuckooFilter::check_header(params, fingerprint_bits, filters, deletes)?;
+        let mut f = CuckooFilter {
+            params,
+            fingerprint_bits,
+            items,
+            deletes,
+            filters: Vec::new(),
+            loading: None,
+            item_hash: ItemHash::NEWEST,
+        };
+        while (f.filters.len() as u64) < filters {
+            f.grow(max_bytes)?;
+        }
+        Ok(f)
+    }
+
     /// A stored filter's header, checked: parameters in range, a fingerprint
-    /// width of 1..=32 bits and at most `MAX_FILTERS` sub-filters.
+    /// width of 1..=32 bits, at most `MAX_FILTERS` sub-filters and a delete
+    /// count `CF.INFOX` can show (at most `MAX_DELETES`).
     pub fn check_header(
         params: CuckooParams,
         fingerprint_bits: u32,
         filters: u64,
+        deletes: u64,
     ) -> Result<(), WardenError> {
         params.validate()?;
         if !(1..=MAX_FINGERPRINT_BITS).contains(&fingerprint_bits)
             || filters == 0
             || filters > MAX_FILTERS as u64
+            || deletes > MAX_DELETES
         {
             return Err(WardenError::BadFilterData);
         }
@@ -339,7 +374,7 @@ impl CuckooFilter {
         filters: Vec<SubFilter>,
         (loading, item_hash): (Option<u64>, ItemHash),
     ) -> Result<CuckooFilter, WardenError> {
-        CuckooFilter::check_header(params, fingerprint_bits, filters.len() as u64)?;
+        CuckooFilter::check_header(params, fingerprint_bits, filters.len() as u64, deletes)?;
         let f = CuckooFilter {
             params,
             fingerprint_bits,
@@ -447,13 +482,6 @@ impl CuckooFilter {
         &mut self.filters
     }
 
-    /// Sets the counters of a filter whose slots a load writes next (the
-    /// AOF form: its header carries them).
-    pub fn set_counts(&mut self, items: u64, deletes: u64) {
-        self.items = items;
-        self.deletes = deletes;
-    }
-
     /// Bytes of slots loaded so far while `CF.LOADCHUNKX` loads it; `None`
     /// when it is whole.
     pub fn loading(&self) -> Option<u64> {
@@ -555,7 +583,7 @@ impl CuckooFilter {
             if let Some(slot) = sub.find_either((i1, i2), b, f, fp) {
                 sub.set(slot, f, 0);
                 self.items -= 1;
-                self.deletes += 1;
+                self.deletes = (self.deletes + 1).min(MAX_DELETES);
                 return true;
             }
         }

@@ -349,6 +349,15 @@ fn stored_parts_are_checked() {
         subs.clone(),
     ));
     bad(CuckooFilter::from_parts(p, fb, (0, 0), Vec::new()));
+    // A delete count CF.INFOX could only show negative.
+    let most = CuckooFilter::from_parts(p, fb, (items, MAX_DELETES), subs.clone());
+    assert_eq!(most.map(|f| f.deletes()), Ok(MAX_DELETES));
+    bad(CuckooFilter::from_parts(
+        p,
+        fb,
+        (items, MAX_DELETES + 1),
+        subs.clone(),
+    ));
     let mut swapped = subs.clone();
     swapped.swap(0, 1);
     bad(CuckooFilter::from_parts(p, fb, (items, deletes), swapped));

@@ -142,6 +142,44 @@ pub fn cache_info_ok(v: &Value) -> bool {
 /// A check of a reply.
 pub type Check = fn(&Value) -> bool;
 
+/// CF.INFOX: nine labelled integers, none negative; at least one sub-filter and
+/// one bucket, a bucket size of 1..=255 and a fingerprint width of 1..=32.
+pub fn cuckoo_info_ok(v: &Value) -> bool {
+    let Value::Array(a) = v else {
+        return false;
+    };
+    let n: Vec<i64> = a
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|v| match v {
+            Value::Int(n) => *n,
+            _ => -1,
+        })
+        .collect();
+    a.len() == 18
+        && n.iter().all(|v| *v >= 0)
+        && n[1] >= 1
+        && n[2] >= 1
+        && (1..=255).contains(&n[5])
+        && (1..=32).contains(&n[8])
+}
+
+/// The reads of a cuckoo filter (item reads name `item`).
+fn cuckoo_reads(key: &str, item: &str) -> Vec<redis::Cmd> {
+    vec![
+        cmd("CF.INFOX").arg(key).clone(),
+        cmd("CF.EXISTSX").arg(key).arg(item).clone(),
+        cmd("CF.MEXISTSX")
+            .arg(key)
+            .arg(item)
+            .arg("absent-item")
+            .clone(),
+        cmd("CF.COUNTX").arg(key).arg(item).clone(),
+        cmd("CF.SCANDUMPX").arg(key).arg(0).clone(),
+    ]
+}
+
 /// The error of a filter command on a key being loaded.
 pub fn is_loading(v: &Value) -> bool {
     err_of(v).as_deref() == Some(crate::bloom::support::LOADING)
@@ -185,6 +223,26 @@ pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings
         .collect(),
         Ty::Limiter => Vec::new(),
         Ty::Cache => vec![(cmd("CACHE.INFO").arg(key).clone(), cache_info_ok)],
+        // Being loaded: every read answers that; else each in range.
+        Ty::Cuckoo if is_loading(&raw(con, cmd("CF.INFOX").arg(key))) => {
+            cuckoo_reads(key, "cfb:grown:20")
+                .into_iter()
+                .map(|c| (c, is_loading as Check))
+                .collect()
+        }
+        Ty::Cuckoo => {
+            let checks: [Check; 5] = [
+                cuckoo_info_ok,
+                is_int01,
+                |v| matches!(v, Value::Array(a) if a.len() == 2 && a.iter().all(is_int01)),
+                |v| matches!(v, Value::Int(n) if *n >= 0),
+                |v| matches!(v, Value::Array(a) if a.len() == 2 && a[0] == Value::Int(1)),
+            ];
+            cuckoo_reads(key, "cfb:grown:20")
+                .into_iter()
+                .zip(checks)
+                .collect()
+        }
     };
     for (c, ok) in &reads {
         let v = run(con, c, found, ctx);
@@ -344,9 +402,32 @@ pub fn exercise(
             ),
             cmd("CACHE.INFO").arg(key).clone(),
         ],
+        // Adds that kick and grow, deletes, compaction; chunks for one being
+        // loaded (taken, or refused as out of order or of the wrong length).
+        Ty::Cuckoo => {
+            let mut w = vec![
+                cmd("CF.ADDNXX").arg(key).arg(format!("nx{i}")).clone(),
+                cmd_of!("CF.INSERTNXX", key, "NOCREATE", "ITEMS", "cfb:small:1", "x"),
+                cmd("CF.DELX").arg(key).arg("cfb:grown:30").clone(),
+                cmd("CF.RESERVEX").arg(key).arg(100).clone(),
+            ];
+            let mut many = cmd_of!("CF.INSERTX", key, "NOCREATE", "ITEMS");
+            for n in 0..40 {
+                many.arg(format!("i{i}:{n}"));
+            }
+            w.push(many);
+            w.push(cmd("CF.COMPACTX").arg(key).clone());
+            for (it, len) in [(2u64, 8usize), (2, 64), (3, 8), (1, 0)] {
+                w.push(cmd_of!("CF.LOADCHUNKX", key, it, vec![0u8; len]));
+            }
+            w
+        }
     };
     for c in &writes {
         run(con, c, found, ctx);
+    }
+    if ty == Ty::Cuckoo {
+        no_false_negative(con, key, i, found, ctx);
     }
     if rand_copy(i) {
         run(
@@ -357,6 +438,31 @@ pub fn exercise(
                 .arg("REPLACE"),
             found,
             ctx,
+        );
+    }
+}
+
+/// An item a cuckoo filter took (CF.ADDX answered 1) is found and counted, and
+/// gone again after its CF.DELX when it was alone.
+fn no_false_negative(con: &mut Connection, key: &str, i: usize, found: &mut Findings, ctx: &str) {
+    let item = format!("new{i}");
+    let added = run(con, cmd("CF.ADDX").arg(key).arg(&item), found, ctx);
+    if added != Value::Int(1) {
+        return;
+    }
+    let e = run(con, cmd("CF.EXISTSX").arg(key).arg(&item), found, ctx);
+    let n = run(con, cmd("CF.COUNTX").arg(key).arg(&item), found, ctx);
+    if e != Value::Int(1) || !matches!(n, Value::Int(c) if c >= 1) {
+        Findings::push(
+            &mut found.read_failures,
+            format!("{ctx}: {item} added to {key}, then CF.EXISTSX -> {e:?}, CF.COUNTX -> {n:?}"),
+        );
+    }
+    let d = run(con, cmd("CF.DELX").arg(key).arg(&item), found, ctx);
+    if d != Value::Int(1) {
+        Findings::push(
+            &mut found.read_failures,
+            format!("{ctx}: {item} added to {key}, then CF.DELX -> {d:?}"),
         );
     }
 }

@@ -2,6 +2,7 @@
 //! same kind, other opcodes, other types' fields and structural forgeries per type.
 
 use super::payload::*;
+use super::payload_cuckoo::forge_cuckoo;
 use super::payload_types::*;
 use super::*;
 use crate::lock::record::*;
@@ -351,6 +352,7 @@ pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
         Ty::Loading => forge_loading(rng, d),
         Ty::Limiter => forge_limiter(rng, d),
         Ty::Cache => forge_cache(rng, d),
+        Ty::Cuckoo => forge_cuckoo(rng, d),
     }
 }
 

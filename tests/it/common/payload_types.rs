@@ -1,4 +1,5 @@
-//! Each warden type's payloads for the corrupt-payload tests (`tests/it/module/payload_fuzz.rs`,
+//! Each warden type's payloads for the corrupt-payload tests (cuckoo filters' in
+//! `payload_cuckoo.rs`) (`tests/it/module/payload_fuzz.rs`,
 //! `tests/it/module/payload_forged.rs`): real DUMPs of several shapes per type (locks, filters,
 //! limiters) and their forgeries — odd values, other opcodes, other types' fields,
 //! type-specific structural forgeries — sealed with a valid CRC64 so that Redis hands
@@ -16,7 +17,7 @@ pub const PAYLOAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const LONG_TTL_MS: i64 = 3_600_000;
 
 /// The warden types: locks, filters, filters being loaded (BF.LOADCHUNKX), limiters,
-/// cache entries.
+/// cache entries, cuckoo filters (whole or being loaded: one type).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ty {
     Lock,
@@ -25,6 +26,7 @@ pub enum Ty {
     Loading,
     Limiter,
     Cache,
+    Cuckoo,
 }
 
 impl Ty {
@@ -36,17 +38,19 @@ impl Ty {
             Ty::Loading => "warden-bl",
             Ty::Limiter => "warden-rl",
             Ty::Cache => "warden-ch",
+            Ty::Cuckoo => "warden-cf",
         }
     }
 
     /// Every warden type.
-    pub const ALL: [Ty; 6] = [
+    pub const ALL: [Ty; 7] = [
         Ty::Lock,
         Ty::LockSet,
         Ty::Filter,
         Ty::Loading,
         Ty::Limiter,
         Ty::Cache,
+        Ty::Cuckoo,
     ];
 
     /// The type of a value whose TYPE is `name`, if a warden type.
@@ -58,7 +62,7 @@ impl Ty {
     pub fn encver(self) -> u64 {
         match self {
             Ty::Cache => 1,
-            Ty::Lock | Ty::LockSet => 2,
+            Ty::Lock | Ty::LockSet | Ty::Cuckoo => 2,
             Ty::Filter | Ty::Loading | Ty::Limiter => 3,
         }
     }

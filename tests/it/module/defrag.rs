@@ -3,15 +3,18 @@
 //! (80 % of its keys deleted at random), then `activedefrag yes`: warden's
 //! keys must compact at least as well as string keys under the same churn on
 //! a second server, every value must be the same (DEBUG DIGEST, DEBUG RELOAD)
-//! and every surviving key must still answer.
+//! and every surviving key must still answer. The kinds must cover every type
+//! the module makes (`module_types`).
 
 use crate::common::defrag::defragment;
+use crate::common::grammar::dump_header;
+use crate::common::module_types::assert_covers;
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
 
 /// The kinds of key, how many of each, and whether they carry a TTL (the
 /// string server's twin keys carry the same).
-const KINDS: [(&str, usize, bool); 8] = [
+const KINDS: [(&str, usize, bool); 11] = [
     ("rl", 50_000, true), // RL.GCRA
     ("rt", 5_000, true),  // RL.TOKEN with two limits (a boxed slice)
     ("lk", 40_000, true), // DLOCK.ACQUIRE, every 4th owner on the heap
@@ -20,6 +23,9 @@ const KINDS: [(&str, usize, bool); 8] = [
     ("bf", 3_000, false), // a small filter
     ("bfs", 300, false),  // a scaling filter of several layers
     ("bfa", 300, false),  // an aging filter
+    ("bl", 300, false),   // a filter being loaded (BF.LOADCHUNKX's header)
+    ("cf", 3_000, false), // a small cuckoo filter
+    ("cfs", 300, false),  // a cuckoo filter of several sub-filters
 ];
 
 /// A 40-byte value (cache entries and the string twins).
@@ -66,8 +72,30 @@ fn create(kind: &str, i: usize) -> Vec<redis::Cmd> {
             cmd_of!("BF.RESERVEX", &k, 0.01, 100, "AGE", "1h"),
             cmd_of!("BF.ADDX", &k, format!("item-{i}")),
         ],
+        "bl" => vec![cmd_of!("BF.LOADCHUNKX", &k, 1, dump_header(2, 3))],
+        "cf" => vec![
+            cmd_of!("CF.RESERVEX", &k, 50),
+            cmd_of!("CF.ADDX", &k, format!("item-{i}")),
+        ],
+        "cfs" => {
+            let mut add = cmd_of!("CF.INSERTX", &k, "NOCREATE", "ITEMS");
+            for n in 0..60 {
+                add.arg(format!("item-{i}-{n}"));
+            }
+            vec![cmd_of!("CF.RESERVEX", &k, 8, "EXPANSION", 2), add]
+        }
         _ => unreachable!(),
     }
+}
+
+/// Field `label` of `CF.INFOX key`.
+fn cf_info(con: &mut Connection, key: &str, label: &str) -> i64 {
+    let v: Vec<Value> = query!(con, "CF.INFOX", key);
+    let at = v
+        .iter()
+        .position(|x| text_of(x).as_deref() == Some(label))
+        .unwrap_or_else(|| panic!("CF.INFOX {key}: no {label} in {v:?}"));
+    int_of(&v[at + 1]).expect("an integer")
 }
 
 /// Sends `cmds` in pipelines of 5,000, failing on any error reply.
@@ -102,8 +130,9 @@ fn doomed(count: usize, seed: u64) -> Vec<bool> {
         .collect()
 }
 
-/// Large filters, kept whole: one scaling filter of many layers and one
-/// non-scaling filter of several MB.
+/// Large filters, kept whole: one scaling filter of many layers, one
+/// non-scaling filter of several MB, and a cuckoo filter of several
+/// sub-filters (80,000 items in 20,000, 40,000, 80,000 …).
 fn big_filters(con: &mut Connection) {
     let _: () = query!(
         con,
@@ -122,15 +151,20 @@ fn big_filters(con: &mut Connection) {
         2_000_000,
         "NONSCALING"
     );
+    let _: () = query!(con, "CF.RESERVEX", "big:cuckoo", 20_000, "EXPANSION", 2);
     for chunk in 0..40 {
         let mut s = cmd_of!("BF.MADDX", "big:scaling");
         let mut f = cmd_of!("BF.MADDX", "big:flat");
+        let mut c = cmd_of!("CF.INSERTX", "big:cuckoo", "NOCREATE", "ITEMS");
         for n in 0..2_000 {
             s.arg(format!("s-{chunk}-{n}"));
             f.arg(format!("f-{chunk}-{n}"));
+            c.arg(format!("c-{chunk}-{n}"));
         }
-        send(con, [s, f]);
+        send(con, [s, f, c]);
     }
+    let subs = cf_info(con, "big:cuckoo", "Number of filters");
+    assert!(subs >= 3, "big:cuckoo: {subs} sub-filters");
 }
 
 #[test]
@@ -145,7 +179,7 @@ fn warden_values_compact_at_least_as_well_as_strings() {
     big_filters(&mut w);
     // The string server holds as many bytes in one large string, so both
     // start with the same unfragmented large allocations.
-    let big: i64 = ["big:scaling", "big:flat"]
+    let big: i64 = ["big:scaling", "big:flat", "big:cuckoo"]
         .iter()
         .map(|k| -> i64 { query!(&mut w, "MEMORY", "USAGE", k) })
         .sum();
@@ -224,6 +258,10 @@ fn churn(con: &mut Connection, warden: bool) -> Vec<(usize, Vec<bool>)> {
         });
         send(con, cmds);
     }
+    if warden {
+        let types = KINDS.map(|(kind, _, _)| key_type(con, format!("{kind}:0")));
+        assert_covers("the defrag churn", &types.each_ref().map(String::as_str));
+    }
     let mut gone = Vec::new();
     for (seed, (kind, n, _)) in KINDS.iter().enumerate() {
         let dead = doomed(*n, 0x9e37_79b9 + seed as u64);
@@ -268,6 +306,26 @@ fn survivors_answer(con: &mut Connection, gone: &[(usize, Vec<bool>)]) {
                     let v: Option<String> = query!(con, "CACHE.GET", &k);
                     assert_eq!(v, Some(value(i)), "{k}");
                 }
+                "bl" => {
+                    let v = raw(con, cmd("BF.INFOX").arg(&k));
+                    assert_eq!(
+                        err_of(&v).as_deref(),
+                        Some(crate::bloom::support::LOADING),
+                        "{k}"
+                    );
+                }
+                "cf" => {
+                    let e: i64 = query!(con, "CF.COUNTX", &k, format!("item-{i}"));
+                    assert_eq!(e, 1, "{k}");
+                }
+                "cfs" => {
+                    for n in 0..60 {
+                        let e: i64 = query!(con, "CF.EXISTSX", &k, format!("item-{i}-{n}"));
+                        assert_eq!(e, 1, "{k} item {n}");
+                    }
+                    let subs: i64 = cf_info(con, &k, "Number of filters");
+                    assert!(subs >= 3, "{k}: {subs} sub-filters");
+                }
                 "bf" | "bfa" => {
                     let e: i64 = query!(con, "BF.EXISTSX", &k, format!("item-{i}"));
                     assert_eq!(e, 1, "{k}");
@@ -282,10 +340,15 @@ fn survivors_answer(con: &mut Connection, gone: &[(usize, Vec<bool>)]) {
             }
         }
     }
-    for (key, prefix) in [("big:scaling", "s"), ("big:flat", "f")] {
+    for (key, prefix) in [("big:scaling", "s"), ("big:flat", "f"), ("big:cuckoo", "c")] {
+        let exists = if prefix == "c" {
+            "CF.EXISTSX"
+        } else {
+            "BF.EXISTSX"
+        };
         for chunk in [0, 17, 39] {
             for n in (0..2_000).step_by(97) {
-                let e: i64 = query!(con, "BF.EXISTSX", key, format!("{prefix}-{chunk}-{n}"));
+                let e: i64 = query!(con, exists, key, format!("{prefix}-{chunk}-{n}"));
                 assert_eq!(e, 1, "{key}: {prefix}-{chunk}-{n}");
             }
         }

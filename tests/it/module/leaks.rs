@@ -1,13 +1,17 @@
 //! Leak check: about a million mixed operations (locks, including waiters served by
-//! hand-off and waiters that disconnect while blocked; filters that grow, scale, are
-//! copied, moved, restored and deleted; every kind of rate limiter), pipelined in
-//! batches, then `FLUSHALL SYNC`. Afterwards INFO must show no filters, no filter
+//! hand-off and waiters that disconnect while blocked, and shared and counted lock
+//! sets; Bloom and cuckoo filters that grow, scale, are compacted, copied, moved,
+//! restored and deleted, and filters of both being loaded chunk by chunk; every kind
+//! of rate limiter; cache entries with and without leases), pipelined in batches,
+//! then `FLUSHALL SYNC`. The keys alive before it must be of every type the module
+//! makes (`module_types`). Afterwards INFO must show no filters, no filter
 //! bytes and no waiting clients, and `used_memory` must be back within 5% of a baseline
 //! taken after a warm-up run of the same workload (so allocator and server caches are
 //! primed), with no client connected but the one measuring.
 //!
 //! `WARDEN_LEAK_OPS` (default 1,000,000) sets the number of operations.
 
+use crate::common::module_types::assert_covers;
 use crate::common::payload::Rng;
 use crate::common::*;
 
@@ -19,6 +23,10 @@ const BATCH: usize = 1_000;
 const LOCK_KEYS: usize = 2_000;
 const FILTER_KEYS: usize = 300;
 const LIMITER_KEYS: usize = 500;
+const CUCKOO_KEYS: usize = 300;
+const SET_KEYS: usize = 500;
+const CACHE_KEYS: usize = 500;
+const LOADING_KEYS: usize = 100;
 const WAITERS: usize = 4;
 /// Errors the workload provokes on purpose.
 const EXPECTED_ERRORS: &[&str] = &[
@@ -28,6 +36,12 @@ const EXPECTED_ERRORS: &[&str] = &[
     "ERR not found",
     // COPY of a key onto itself.
     "ERR source and destination objects are the same",
+    // Cuckoo filters that never grow, or have every sub-filter.
+    "ERR filter is full",
+    "ERR Maximum expansions reached",
+    // Chunks sent at random to filters being loaded.
+    "ERR chunk out of order",
+    "ERR key already holds a complete filter",
 ];
 
 /// A read without a reply after this long fails the test.
@@ -46,6 +60,9 @@ struct Load {
     dropped_while_blocked: u64,
     /// Time in batches, waiter rounds and restores.
     times: [Duration; 3],
+    /// The chunks of a Bloom and of a cuckoo filter (CF.SCANDUMPX / BF.SCANDUMPX),
+    /// the header first, for the filters being loaded.
+    dumps: [Vec<(i64, Vec<u8>)>; 2],
 }
 
 impl Load {
@@ -63,7 +80,18 @@ impl Load {
     }
 
     fn new(server: Server, seed: u64) -> Load {
-        let con = timed(server.conn(), READ_TIMEOUT);
+        let mut con = timed(server.conn(), READ_TIMEOUT);
+        let _: () = query!(&mut con, "BF.RESERVEX", "src:bf", 0.01, 100, "EXPANSION", 2);
+        let _: () = query!(&mut con, "CF.RESERVEX", "src:cf", 50, "EXPANSION", 2);
+        for i in 0..300 {
+            let _: i64 = query!(&mut con, "BF.ADDX", "src:bf", i);
+            let _: i64 = query!(&mut con, "CF.ADDX", "src:cf", i);
+        }
+        let dumps = [
+            crate::bloom::support::scandump(&mut con, "src:bf"),
+            crate::cuckoo::support::scandump(&mut con, "src:cf"),
+        ];
+        assert!(dumps.iter().all(|d| d.len() >= 3), "chunks of the sources");
         let waiters = (0..WAITERS)
             .map(|_| timed(server.conn(), READ_TIMEOUT))
             .collect();
@@ -79,6 +107,7 @@ impl Load {
             waiter_rounds: 0,
             dropped_while_blocked: 0,
             times: [Duration::ZERO; 3],
+            dumps,
         }
     }
 
@@ -120,7 +149,7 @@ impl Load {
             let n = |r: &mut Rng, m: usize| r.below(m).to_string();
             match roll {
                 // Locks.
-                0..=29 => {
+                0..=24 => {
                     let key = format!("lk:{}", n(r, LOCK_KEYS));
                     let owner = format!("o{}", n(r, 4));
                     match r.below(6) {
@@ -159,8 +188,30 @@ impl Load {
                         _ => pack(&mut buf, &[b"DLOCK.INFO", key.as_bytes()]),
                     }
                 }
+                // Lock sets: shared, and counted (LIMIT 3).
+                25..=29 => {
+                    let shared = r.chance(1, 2);
+                    let key = format!("ls:{}:{}", if shared { "s" } else { "l" }, n(r, SET_KEYS));
+                    let owner = format!("o{}", n(r, 5));
+                    let ttl = (1 + r.below(5_000)).to_string();
+                    let mut args: Vec<&[u8]> = match r.below(4) {
+                        0 | 1 => vec![b"DLOCK.ACQUIRE", key.as_bytes(), owner.as_bytes()],
+                        2 => vec![b"DLOCK.RELEASE", key.as_bytes(), owner.as_bytes()],
+                        _ => vec![b"DLOCK.EXTEND", key.as_bytes(), owner.as_bytes()],
+                    };
+                    if args[0] != b"DLOCK.RELEASE" {
+                        args.push(ttl.as_bytes());
+                    }
+                    if args[0] == b"DLOCK.ACQUIRE" {
+                        match shared {
+                            true => args.push(b"SHARED"),
+                            false => args.extend([&b"LIMIT"[..], b"3"]),
+                        }
+                    }
+                    pack(&mut buf, &args);
+                }
                 // Filters.
-                30..=64 => {
+                30..=49 => {
                     let key = format!("bf:{}", n(r, FILTER_KEYS));
                     let item = format!("it:{}", r.next() % 4_000_000);
                     match r.below(20) {
@@ -216,8 +267,91 @@ impl Load {
                         _ => pack(&mut buf, &[b"UNLINK", key.as_bytes()]),
                     }
                 }
+                // Cuckoo filters.
+                50..=64 => {
+                    let key = format!("cf:{}", n(r, CUCKOO_KEYS));
+                    let item = format!("it:{}", r.next() % 4_000_000);
+                    let k = key.as_bytes();
+                    match r.below(20) {
+                        0..=5 => pack(&mut buf, &[b"CF.ADDX", k, item.as_bytes()]),
+                        6 => pack(&mut buf, &[b"CF.ADDNXX", k, item.as_bytes()]),
+                        7..=8 => {
+                            let items: Vec<String> = (0..5)
+                                .map(|_| format!("it:{}", r.next() % 4_000_000))
+                                .collect();
+                            let mut args: Vec<&[u8]> = vec![b"CF.INSERTX", k, b"CAPACITY", b"100"];
+                            args.push(b"ITEMS");
+                            args.extend(items.iter().map(|s| s.as_bytes()));
+                            pack(&mut buf, &args);
+                        }
+                        9..=10 => pack(&mut buf, &[b"CF.EXISTSX", k, item.as_bytes()]),
+                        11..=12 => pack(&mut buf, &[b"CF.DELX", k, item.as_bytes()]),
+                        13 => {
+                            let cap = r.pick(&["50", "1000", "10000"]);
+                            let mut args: Vec<&[u8]> = vec![b"CF.RESERVEX", k, cap.as_bytes()];
+                            args.extend([&b"BUCKETSIZE"[..], r.pick(&["1", "2", "4"]).as_bytes()]);
+                            args.extend([&b"EXPANSION"[..], r.pick(&["0", "1", "2"]).as_bytes()]);
+                            pack(&mut buf, &args);
+                        }
+                        14 => pack(&mut buf, &[b"CF.COMPACTX", k]),
+                        15 => pack(&mut buf, &[b"CF.INFOX", k]),
+                        16 => pack(&mut buf, &[b"CF.COUNTX", k, item.as_bytes()]),
+                        17 => pack(&mut buf, &[b"DEL", k]),
+                        18 => {
+                            let dst = format!("cf:{}", n(r, CUCKOO_KEYS));
+                            pack(&mut buf, &[b"COPY", k, dst.as_bytes(), b"REPLACE"]);
+                        }
+                        _ => pack(&mut buf, &[b"UNLINK", k]),
+                    }
+                }
+                // Filters being loaded: a chunk of a source's dump (the header,
+                // or one after it: taken in order, else refused), or a DEL.
+                65..=66 => {
+                    let cuckoo = r.chance(1, 2);
+                    let dump = &self.dumps[usize::from(cuckoo)];
+                    let prefix = if cuckoo { "cfl" } else { "bfl" };
+                    let key = format!("{prefix}:{}", n(r, LOADING_KEYS));
+                    let name: &[u8] = if cuckoo {
+                        b"CF.LOADCHUNKX"
+                    } else {
+                        b"BF.LOADCHUNKX"
+                    };
+                    match r.below(8) {
+                        0 => pack(&mut buf, &[b"DEL", key.as_bytes()]),
+                        _ => {
+                            // Chunk j with the iterator SCANDUMPX gave with it.
+                            let (it, data) = &dump[r.below(dump.len())];
+                            let it = it.to_string();
+                            pack(&mut buf, &[name, key.as_bytes(), it.as_bytes(), &data[..]]);
+                        }
+                    }
+                }
+                // Cache entries.
+                67..=71 => {
+                    let key = format!("ch:{}", n(r, CACHE_KEYS));
+                    let k = key.as_bytes();
+                    let value = vec![b'v'; 1 + r.below(200)];
+                    let ttl = (1 + r.below(5_000)).to_string();
+                    match r.below(6) {
+                        0..=1 => pack(&mut buf, &[b"CACHE.SET", k, &value[..], ttl.as_bytes()]),
+                        2 => pack(
+                            &mut buf,
+                            &[
+                                b"CACHE.SET",
+                                k,
+                                &value[..],
+                                ttl.as_bytes(),
+                                b"STALE",
+                                b"1000",
+                            ],
+                        ),
+                        3 => pack(&mut buf, &[b"CACHE.GET", k, b"LEASE", ttl.as_bytes()]),
+                        4 => pack(&mut buf, &[b"CACHE.GET", k]),
+                        _ => pack(&mut buf, &[b"CACHE.INFO", k]),
+                    }
+                }
                 // Rate limiters.
-                65..=94 => {
+                72..=94 => {
                     let i = n(r, LIMITER_KEYS);
                     let cost = n(r, 4);
                     match r.below(4) {
@@ -285,20 +419,19 @@ impl Load {
                 }
                 // Churn on every type.
                 _ => {
-                    let (a, b) = match r.below(3) {
-                        0 => (
-                            format!("lk:{}", n(r, LOCK_KEYS)),
-                            format!("lk:{}", n(r, LOCK_KEYS)),
-                        ),
-                        1 => (
-                            format!("rl:t:{}", n(r, LIMITER_KEYS)),
-                            format!("rl:t:{}", n(r, LIMITER_KEYS)),
-                        ),
-                        _ => (
-                            format!("bf:{}", n(r, FILTER_KEYS)),
-                            format!("bf:{}", n(r, FILTER_KEYS)),
-                        ),
-                    };
+                    let (prefix, m) = r.pick(&[
+                        ("lk", LOCK_KEYS),
+                        ("rl:t", LIMITER_KEYS),
+                        ("bf", FILTER_KEYS),
+                        ("cf", CUCKOO_KEYS),
+                        ("ls:s", SET_KEYS),
+                        ("ch", CACHE_KEYS),
+                        ("cfl", LOADING_KEYS),
+                    ]);
+                    let (a, b) = (
+                        format!("{prefix}:{}", n(r, m)),
+                        format!("{prefix}:{}", n(r, m)),
+                    );
                     match r.below(4) {
                         0 => pack(&mut buf, &[b"COPY", a.as_bytes(), b.as_bytes(), b"REPLACE"]),
                         1 => pack(&mut buf, &[b"PEXPIRE", a.as_bytes(), b"5"]),
@@ -313,12 +446,17 @@ impl Load {
 
     /// DUMP / RESTORE of a few keys of each type (the loader allocates too).
     fn restores(&mut self) {
-        for prefix in ["bf:", "lk:", "rl:g:", "rl:w:"] {
-            let m = if prefix == "bf:" {
-                FILTER_KEYS
-            } else {
-                LIMITER_KEYS
-            };
+        for (prefix, m) in [
+            ("bf:", FILTER_KEYS),
+            ("lk:", LIMITER_KEYS),
+            ("rl:g:", LIMITER_KEYS),
+            ("rl:w:", LIMITER_KEYS),
+            ("cf:", CUCKOO_KEYS),
+            ("ls:l:", SET_KEYS),
+            ("ch:", CACHE_KEYS),
+            ("cfl:", LOADING_KEYS),
+            ("bfl:", LOADING_KEYS),
+        ] {
             let key = format!("{prefix}{}", self.rng.below(m));
             let v = self.con.req_command(cmd("DUMP").arg(&key)).expect("DUMP");
             self.ops += 1;
@@ -553,6 +691,21 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let mut con = timed(load.server.conn(), READ_TIMEOUT);
     let peak = memory_field(&mut con, "used_memory");
     let filters_before_flush = warden_stat(&mut con, "bf_filters");
+    let cuckoos_before_flush = warden_stat(&mut con, "cf_filters");
+    // The keys alive (in both databases MOVE uses) are of every type the module makes.
+    let mut types: Vec<String> = Vec::new();
+    for db in [0, 1] {
+        let _: () = query!(&mut con, "SELECT", db);
+        for k in scan_keys(&mut con, &[]) {
+            types.push(key_type(&mut con, &k));
+        }
+    }
+    types.sort();
+    types.dedup();
+    assert_covers(
+        "the leak workload",
+        &types.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     drop(con);
     let server = load.into_server();
     let mut server = server;
@@ -560,6 +713,8 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
 
     let filters = warden_stat(&mut con, "bf_filters");
     let bytes = warden_stat(&mut con, "bf_bytes");
+    let cuckoos = warden_stat(&mut con, "cf_filters");
+    let cuckoo_bytes = warden_stat(&mut con, "cf_bytes");
     let waiting = warden_stat(&mut con, "locks_waiting");
     let dbsize: i64 = query!(&mut con, "DBSIZE");
     let delta = after - baseline;
@@ -571,12 +726,15 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
         started.elapsed().as_secs_f64()
     );
     server.assert_alive();
-    assert!(filters_before_flush > 0, "the workload made no filters");
+    assert!(
+        filters_before_flush > 0 && cuckoos_before_flush > 0,
+        "the workload made no filters ({filters_before_flush} Bloom, {cuckoos_before_flush} cuckoo)"
+    );
     assert_eq!(dbsize, 0, "FLUSHALL left keys");
     assert_eq!(
-        (filters, bytes, waiting),
-        (0, 0, 0),
-        "INFO warden after FLUSHALL (bf_filters, bf_bytes, locks_waiting)"
+        (filters, bytes, cuckoos, cuckoo_bytes, waiting),
+        (0, 0, 0, 0, 0),
+        "INFO warden after FLUSHALL (bf_filters, bf_bytes, cf_filters, cf_bytes, locks_waiting)"
     );
     assert!(
         unexpected.is_empty(),

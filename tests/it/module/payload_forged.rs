@@ -1,10 +1,14 @@
-//! Controls for the corrupt-payload fuzzer (`tests/it/module/payload_fuzz.rs`): Redis's CRC64,
-//! re-encoded real payloads of every warden type accepted as the same value (so forged
-//! ones really reach `rdb_load`), a bad CRC refused by Redis itself, forgeries that
-//! break a documented invariant of each type refused, and a restored lock whose fencing
-//! token is the largest integer never making later tokens repeat.
+//! Controls for the corrupt-payload fuzzer (`tests/it/module/payload_fuzz.rs`): Redis's
+//! CRC64, re-encoded real payloads of every warden type accepted as the same value (so
+//! forged ones really reach `rdb_load`; the test fails on a type the module makes that
+//! has none), a bad CRC refused by Redis itself, forgeries that break a documented
+//! invariant of each type refused, a restored lock whose fencing token is the largest
+//! integer never making later tokens repeat, and cuckoo filters of another fingerprint
+//! width kept by an AOF rewrite.
 
+use crate::common::module_types::assert_covers;
 use crate::common::payload::*;
+use crate::common::payload_cuckoo::{cuckoo_bases, cuckoo_refusals, refill};
 use crate::common::payload_forgeries::*;
 use crate::common::payload_types::*;
 use crate::common::*;
@@ -29,6 +33,8 @@ fn forged_payloads_reach_each_types_loader() {
     let limiters = limiter_bases(&mut con);
     let caches = cache_bases(&mut con);
     let sets = lock_set_bases(&mut con);
+    let cuckoos = cuckoo_bases(&mut con);
+    let mut controlled: Vec<String> = Vec::new();
     for b in locks
         .iter()
         .chain(&sets)
@@ -36,6 +42,7 @@ fn forged_payloads_reach_each_types_loader() {
         .chain(&loadings)
         .chain(&limiters)
         .chain(&caches)
+        .chain(&cuckoos)
     {
         // As DUMPed (limiters in the version 2 layout), and a limiter in
         // the current layout too.
@@ -53,12 +60,18 @@ fn forged_payloads_reach_each_types_loader() {
                 b.key
             );
         }
+        controlled.push(b.dump.type_name());
         let mut bad = b.payload.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
         let v = raw(&mut con, cmd("RESTORE").arg("badcrc").arg(0).arg(&bad));
         assert!(err_of(&v).is_some(), "{}: bad CRC accepted", b.key);
     }
+
+    assert_covers(
+        "the payload controls",
+        &controlled.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
 
     let now = now_ms();
     let mut must_fail: Vec<(String, Dump)> = Vec::new();
@@ -466,8 +479,10 @@ fn forged_payloads_reach_each_types_loader() {
         d.module_id = (d.module_id & !1023) | 2
     });
 
-    let filters_before = warden_stat(&mut con, "bf_filters");
-    let bytes_before = warden_stat(&mut con, "bf_bytes");
+    must_fail.extend(cuckoo_refusals(&cuckoos, lock));
+
+    let counters = ["bf_filters", "bf_bytes", "cf_filters", "cf_bytes"];
+    let before = counters.map(|f| warden_stat(&mut con, f));
     let mut accepted = Vec::new();
     for (name, d) in &must_fail {
         let payload = encode(d);
@@ -484,8 +499,11 @@ fn forged_payloads_reach_each_types_loader() {
             raw(&mut con, cmd("DEL").arg("forged"));
         }
     }
-    assert_eq!(warden_stat(&mut con, "bf_filters"), filters_before);
-    assert_eq!(warden_stat(&mut con, "bf_bytes"), bytes_before);
+    assert_eq!(
+        counters.map(|f| warden_stat(&mut con, f)),
+        before,
+        "INFO warden {counters:?} after refused payloads"
+    );
     s.assert_alive();
     assert!(
         accepted.is_empty(),
@@ -653,5 +671,67 @@ fn limiter_payloads_of_encoding_version_1_load_with_their_meaning() {
     // A version 1 token bucket missing 3 tokens: 7 of a burst of 10, 2 of 5.
     let r: Vec<i64> = query!(&mut con, "RL.TOKEN", "rb:token:v1", "1/h", 5, "COST", 0);
     assert_eq!(r[1], 2, "{r:?}");
+    s.assert_alive();
+}
+
+/// A cuckoo payload whose fingerprint width is not the one its parameters give
+/// now (RDB loads any width of 1..=32, as earlier versions chose them) is
+/// accepted, and is the same filter after an AOF rewrite and a restart that
+/// replays it, and after DEBUG RELOAD.
+#[test]
+fn cuckoo_filters_of_another_width_survive_an_aof_rewrite() {
+    let mut s = Server::start_with(
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &[],
+    );
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    let bases = cuckoo_bases(&mut con);
+    let mut rng = Rng(0x0c0f_f1d7);
+    let mut want = Vec::new();
+    for (n, b) in bases.iter().take(4).enumerate() {
+        for width in [1u64, 16, 32] {
+            let mut d = b.dump.clone();
+            let stored = match d.fields[4] {
+                Field::U(v) => v,
+                ref other => panic!("{}: width {other:?}", b.key),
+            };
+            assert_ne!(stored, width, "{}", b.key);
+            // Random fingerprints of the other width, the item count theirs.
+            refill(&mut rng, &mut d, width as u32, 60);
+            let key = format!("width:{n}:{width}");
+            let v = raw(&mut con, cmd("RESTORE").arg(&key).arg(0).arg(encode(&d)));
+            assert!(is_ok(&v), "{key}: {v:?}");
+            let _: i64 = query!(&mut con, "CF.ADDX", &key, "after-restore");
+            let digest = digest_value(&mut con, key.as_bytes());
+            // CF.SCANDUMPX's chunks load back into the same filter.
+            let copy = format!("{key}:chunks");
+            for (it, data) in crate::cuckoo::support::scandump(&mut con, &key) {
+                let v = raw(&mut con, cmd("CF.LOADCHUNKX").arg(&copy).arg(it).arg(data));
+                assert!(is_ok(&v), "{copy}: chunk {it}: {v:?}");
+            }
+            assert_eq!(digest_value(&mut con, copy.as_bytes()), digest, "{copy}");
+            want.push((key, digest));
+        }
+    }
+    s.bgrewriteaof();
+    s.restart("NOSAVE");
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    for (key, d) in &want {
+        assert_eq!(
+            &digest_value(&mut con, key.as_bytes()),
+            d,
+            "{key} after the AOF"
+        );
+        let e: i64 = query!(&mut con, "CF.EXISTSX", key, "after-restore");
+        assert_eq!(e, 1, "{key}");
+    }
+    debug_reload(&mut con);
+    for (key, d) in &want {
+        assert_eq!(
+            &digest_value(&mut con, key.as_bytes()),
+            d,
+            "{key} after DEBUG RELOAD"
+        );
+    }
     s.assert_alive();
 }

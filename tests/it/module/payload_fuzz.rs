@@ -1,6 +1,8 @@
 //! Corrupt-payload fuzzer for every warden data type: locks (`warden-lk`), filters
 //! (`warden-bf`), filters being loaded by BF.LOADCHUNKX (`warden-bl`), rate limiters
-//! (`warden-rl`) and cache entries (`warden-ch`).
+//! (`warden-rl`), cache entries (`warden-ch`) and cuckoo filters (`warden-cf`, whole
+//! or being loaded by CF.LOADCHUNKX); the test fails when the module makes a type
+//! (`module_types`) that is not among them.
 //!
 //! Real DUMPs of several shapes per type are truncated, bit-flipped, byte-replaced and
 //! forged field by field (huge counts and lengths, negative numbers, wrong opcodes,
@@ -10,15 +12,18 @@
 //! read commands (which change nothing), survive the other commands, DUMP and RESTORE
 //! to the same value, and replicate: a replica (`--propagation-error-behavior panic`)
 //! follows the whole run and must end with the master's digest. INFO's filter counters
-//! must match the filter keys at the end, also after `DEBUG RELOAD`.
+//! must match the filter keys at the end, also after `DEBUG RELOAD`, and fall to 0
+//! when they are deleted.
 //!
 //! `WARDEN_PAYLOAD_FUZZ` (default 1000) is the number of payloads per type. The payloads
 //! and their forgeries are in `tests/it/common/payload_types.rs`, the checks of accepted
 //! values in `tests/it/common/payload_checks.rs`; the controls (forgeries that must be
 //! refused) are in `tests/it/module/payload_forged.rs`.
 
+use crate::common::module_types::assert_covers;
 use crate::common::payload::*;
 use crate::common::payload_checks::*;
+use crate::common::payload_cuckoo::cuckoo_bases;
 use crate::common::payload_forgeries::*;
 use crate::common::payload_types::*;
 use crate::common::*;
@@ -26,6 +31,11 @@ use crate::common::*;
 use std::time::Instant;
 
 const DEFAULT_PER_TYPE: usize = 1_000;
+
+/// The cuckoo filter keys (whole or being loaded).
+fn cuckoo_census(con: &mut Connection) -> i64 {
+    scan_keys(con, &["TYPE", "warden-cf"]).len() as i64
+}
 
 #[test]
 fn corrupt_payloads_of_every_type_never_crash_the_server() {
@@ -43,6 +53,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let loading = loading_bases(&mut con);
     let limiter = limiter_bases(&mut con);
     let cache = cache_bases(&mut con);
+    let cuckoo = cuckoo_bases(&mut con);
     let base_keys: Vec<String> = lock
         .iter()
         .chain(&lock_set)
@@ -50,6 +61,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         .chain(&loading)
         .chain(&limiter)
         .chain(&cache)
+        .chain(&cuckoo)
         .map(|b| b.key.clone())
         .collect();
     let base_digests: Vec<Value> = base_keys
@@ -63,7 +75,9 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
     for ty in Ty::ALL {
-        let all = [&lock, &lock_set, &filter, &loading, &limiter, &cache];
+        let all = [
+            &lock, &lock_set, &filter, &loading, &limiter, &cache, &cuckoo,
+        ];
         let bases: &[Base] = match ty {
             Ty::Lock => &lock,
             Ty::LockSet => &lock_set,
@@ -71,6 +85,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
             Ty::Loading => &loading,
             Ty::Limiter => &limiter,
             Ty::Cache => &cache,
+            Ty::Cuckoo => &cuckoo,
         };
         let others: Vec<&Base> = all
             .iter()
@@ -160,6 +175,12 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         (n, bytes),
         "INFO warden (bf_filters, bf_bytes) vs filter keys and their sizes"
     );
+    let cuckoos = cuckoo_census(&mut con);
+    assert_eq!(
+        warden_stat(&mut con, "cf_filters"),
+        cuckoos,
+        "INFO warden cf_filters vs cuckoo filter keys"
+    );
     for k in scan_keys(&mut con, &[]) {
         let t: i64 = query!(&mut con, "PTTL", &k);
         if (0..LONG_TTL_MS).contains(&t) {
@@ -183,6 +204,11 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         (n, bytes),
         "replica: INFO warden vs filter keys"
     );
+    assert_eq!(
+        warden_stat(&mut rc, "cf_filters"),
+        cuckoos,
+        "replica: INFO warden cf_filters vs cuckoo filter keys"
+    );
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
     assert_eq!(
@@ -190,6 +216,28 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         filter_census(&mut con, &[0]),
         "after DEBUG RELOAD: INFO warden vs filter keys"
     );
+    assert_eq!(
+        warden_stat(&mut con, "cf_filters"),
+        cuckoo_census(&mut con),
+        "after DEBUG RELOAD: INFO warden cf_filters vs cuckoo filter keys"
+    );
+    // Every filter deleted: the counters fall to 0 on both.
+    for t in ["warden-bf", "warden-bl", "warden-cf"] {
+        for k in scan_keys(&mut con, &["TYPE", t]) {
+            let _: i64 = query!(&mut con, "DEL", &k);
+        }
+    }
+    m.sync_replicas(1);
+    let mut rc = timed(r.conn(), PAYLOAD_READ_TIMEOUT);
+    for (who, c) in [("master", &mut con), ("replica", &mut rc)] {
+        let stats = ["bf_filters", "bf_bytes", "cf_filters", "cf_bytes"].map(|f| warden_stat(c, f));
+        assert_eq!(
+            stats, [0; 4],
+            "{who}: INFO warden bf_filters, bf_bytes, cf_filters, cf_bytes with no filter left"
+        );
+    }
+    // Every type the module makes was forged.
+    assert_covers("the payload fuzzer", &Ty::ALL.map(Ty::name));
     m.assert_alive();
     r.assert_alive();
     println!(
