@@ -1,21 +1,15 @@
-//! warden: distributed locks, Bloom filters, rate limiters and cache reads as
-//! native Redis commands. This file holds the module table. A family is a
-//! folder (`lock`, `bloom`, `rate`, `cache`) holding its pure core (`core`)
-//! beside its glue (commands, data types, wire formats); `common` is the pure
-//! code the families share and `glue` the Redis-facing code they share.
+//! warden: distributed locks, Bloom and cuckoo filters, rate limiters and
+//! cache reads as native Redis commands. This file lists the families
+//! (`families!`) and registers them. A family is a folder holding its pure
+//! core (`core`) beside its glue (commands, data types, wire formats);
+//! `common` is the pure code the families share and `glue` the Redis-facing
+//! code they share.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod bloom;
-pub mod cache;
-pub mod cms;
 pub mod common;
-pub mod cuckoo;
 pub mod glue;
-pub mod lock;
-pub mod rate;
-pub mod topk;
 
 use redis_module::{redis_module, Context, RedisString, Status};
 
@@ -23,19 +17,28 @@ use crate::glue::config::Config;
 use crate::glue::family::Family;
 use crate::glue::{commands, config, host, info};
 
-/// The module's families, then the parts they share: what each declares
-/// (commands, data types, ACL category, configurations, INFO fields, what it
-/// starts) is registered from here, in this order.
-static FAMILIES: [&Family; 8] = [
-    &lock::FAMILY,
-    &bloom::FAMILY,
-    &cuckoo::FAMILY,
-    &rate::FAMILY,
-    &cache::FAMILY,
-    &cms::FAMILY,
-    &topk::FAMILY,
-    &glue::SHARED,
-];
+/// Declares the families, one line each: each is a module (`src/<family>/`)
+/// whose `FAMILY` says what it adds to the server (commands, data types, ACL
+/// category, configurations, INFO fields, keyspace events, what it starts).
+/// They are registered in this order, then the parts they share.
+macro_rules! families {
+    ($($family:ident,)*) => {
+        $(pub mod $family;)*
+
+        /// The module's families, then the parts they share.
+        static FAMILIES: &[&Family] = &[$(&$family::FAMILY,)* &glue::SHARED];
+    };
+}
+
+families! {
+    lock,
+    bloom,
+    cuckoo,
+    rate,
+    cache,
+    cms,
+    topk,
+}
 
 /// Registers everything warden adds to the server, stopping at the first failure.
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
@@ -60,7 +63,7 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         .map(|f| (f.commands, f.acl_category))
         .collect();
     commands::register(load, &groups, aliases)?;
-    if !info::register(load, &FAMILIES) {
+    if !info::register(load, FAMILIES) {
         return Err("cannot register the INFO section".to_string());
     }
     // The shared parts start first: the families' hooks use what they set up.

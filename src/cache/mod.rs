@@ -3,15 +3,15 @@
 //! are `cache::core`; lease tokens come from `fence`; waiting for a refresh
 //! is `waiting`.
 
+pub mod call;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod errors;
 pub mod events;
-pub mod requests;
 pub mod stats;
-pub mod table;
+pub mod waiters;
 pub mod wire;
 
 use crate::glue::family::{starts_nothing, Family};
@@ -20,7 +20,7 @@ use crate::glue::family::{starts_nothing, Family};
 pub static FAMILY: Family = Family {
     name: "cache",
     acl_category: Some(c"cache"),
-    commands: table::COMMANDS,
+    commands: commands::COMMANDS,
     types: &[&data_type::CACHE_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
