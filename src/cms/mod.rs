@@ -3,14 +3,13 @@
 //! `warden-cm` data type and the internal commands' wire format; the sketch
 //! itself is `cms::core::sketch`. Reference: `src/cms/README.md`.
 
+pub mod call;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod events;
-pub mod requests;
 pub mod stats;
-pub mod table;
 pub mod wire;
 
 use crate::glue::family::{starts_nothing, Family};
@@ -20,7 +19,7 @@ use crate::glue::family::{starts_nothing, Family};
 pub static FAMILY: Family = Family {
     name: "cms",
     acl_category: Some(c"cms"),
-    commands: table::COMMANDS,
+    commands: commands::COMMANDS,
     types: &[&data_type::CMS_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,

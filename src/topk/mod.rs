@@ -3,14 +3,13 @@
 //! the internal commands' wire format; the sketch itself is
 //! `topk::core::heavy_keeper`. Reference: `src/topk/README.md`.
 
+pub mod call;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod events;
-pub mod requests;
 pub mod stats;
-pub mod table;
 pub mod wire;
 
 use crate::glue::family::{starts_nothing, Family};
@@ -20,7 +19,7 @@ use crate::glue::family::{starts_nothing, Family};
 pub static FAMILY: Family = Family {
     name: "topk",
     acl_category: Some(c"topk"),
-    commands: table::COMMANDS,
+    commands: commands::COMMANDS,
     types: &[&data_type::TOPK_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,

@@ -1,0 +1,53 @@
+//! `TOPK._ROTATEX`: a windowed top-k moved to a slot, as replication and the
+//! AOF carry it. Internal.
+
+use crate::common::error::WardenError;
+use crate::common::grammar::{Grammar, Kind, Request, arg, key, shape_only_request};
+use crate::glue::args::{Args, internal_only};
+use crate::glue::commands::{Command, command_fn};
+use crate::glue::commands::docs::Doc;
+use crate::glue::host::{self, Ctx, Key};
+use crate::topk::events;
+use crate::topk::stats::track_growth;
+use crate::topk::wire::parse_rotate;
+use crate::topk::call::topk_in;
+
+shape_only_request!(
+    /// `TOPK._ROTATEX key slot_ms`: a windowed top-k moved to the slot
+    /// starting at `slot_ms` (see `wire`).
+    Rotate,
+    "topk._rotatex",
+    Grammar::new(&[key(), arg("slot_ms", Kind::Int)])
+);
+
+/// `TOPK._ROTATEX key slot_ms`: a windowed top-k moved to a slot by a
+/// master's write. Internal.
+pub fn rotate(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
+    internal_only(ctx, "topk._rotatex")?;
+    args.parse::<Rotate>()?;
+    let slot = parse_rotate(args)?;
+    let name = args.raw(1);
+    let mut key = Key::writable(ctx, name);
+    let t = topk_in(&mut key)?;
+    let before = t.size();
+    t.rotate_to(slot)?;
+    track_growth(before, t.size());
+    host::replicate_verbatim(ctx);
+    host::notify(ctx, events::ROTATE, name);
+    host::reply_status(ctx, c"OK");
+    Ok(())
+}
+
+/// The command's row in the module's command table.
+pub const COMMAND: Command = Command {
+    name: <Rotate as Request>::NAME,
+    func: command_fn!(rotate),
+    alias: None,
+    flags: "write deny-oom",
+    doc: Doc {
+        summary: "Internal: a windowed top-k moved to the slot a master's write started (replication and AOF).",
+        complexity: "O(n) where n is the number of buckets cleared and heap items counted",
+        grammar: <Rotate as Request>::GRAMMAR,
+        since: "0.4.0",
+    },
+};
