@@ -1,6 +1,6 @@
 //! warden: distributed locks, Bloom and cuckoo filters, rate limiters and
 //! cache reads as native Redis commands. This file lists the families
-//! (`families!`) and registers them. A family is a folder holding its pure
+//! (one `pub mod` line each) and registers them. A family is a folder holding its pure
 //! core (`core`) beside its glue (commands, data types, wire formats);
 //! `common` is the pure code the families share and `glue` the Redis-facing
 //! code they share.
@@ -17,28 +17,18 @@ use crate::glue::config::Config;
 use crate::glue::family::Family;
 use crate::glue::{commands, config, host, info};
 
-/// Declares the families, one line each: each is a module (`src/<family>/`)
-/// whose `FAMILY` says what it adds to the server (commands, data types, ACL
-/// category, configurations, INFO fields, keyspace events, what it starts).
-/// They are registered in this order, then the parts they share.
-macro_rules! families {
-    ($($family:ident,)*) => {
-        $(pub mod $family;)*
+// The families, one line each (registered in this order): each is a
+// folder (`src/<family>/`) whose `FAMILY` says what it adds to the server.
+// `build.rs` lists them in `FAMILIES`.
+pub mod bloom;
+pub mod cache;
+pub mod cms;
+pub mod cuckoo;
+pub mod lock;
+pub mod rate;
+pub mod topk;
 
-        /// The module's families, then the parts they share.
-        static FAMILIES: &[&Family] = &[$(&$family::FAMILY,)* &glue::SHARED];
-    };
-}
-
-families! {
-    lock,
-    bloom,
-    cuckoo,
-    rate,
-    cache,
-    cms,
-    topk,
-}
+include!(concat!(env!("OUT_DIR"), "/families.rs"));
 
 /// Registers everything warden adds to the server, stopping at the first failure.
 fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {

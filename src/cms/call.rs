@@ -3,14 +3,14 @@
 //! writes.
 
 use crate::cms::config::{self, CMS_MAX_BYTES};
-use crate::cms::core::sketch::{CountMin, Dims, error, text};
+use crate::cms::core::sketch::{error, text, CountMin, Dims};
 use crate::cms::data_type::track_new;
 use crate::cms::stats::CMS_ROTATIONS;
 use crate::cms::wire::emit_rotate;
 use crate::common::error::WardenError;
 use crate::common::parse::parse_i64;
 use crate::glue::args::Args;
-use crate::glue::host::{self, Ctx, Key, RStr, Sink, emit};
+use crate::glue::host::{self, emit, Ctx, Key, RStr, Sink};
 use crate::glue::stats::count;
 use std::ffi::CStr;
 

@@ -3,14 +3,14 @@
 //! counting items.
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Request, items, key};
+use crate::common::grammar::{items, key, Arg, Grammar, Request};
 use crate::common::parse::parse_i64;
 use crate::glue::args::Args;
 use crate::glue::host::{self, Ctx, Key, RStr, Sink};
 use crate::glue::stats::count;
 use crate::topk::config::{self, TOPK_MAX_BYTES};
-use crate::topk::core::heavy_keeper::{MAX_INCREMENT, TopK, error, text};
-use crate::topk::stats::{TOPK_ROTATIONS, track_growth};
+use crate::topk::core::heavy_keeper::{error, text, TopK, MAX_INCREMENT};
+use crate::topk::stats::{track_growth, TOPK_ROTATIONS};
 use crate::topk::wire::emit_rotate;
 use std::ffi::CStr;
 

@@ -1,16 +1,16 @@
 //! `CMS.INCRBYX`: adds to items' counts.
 
-use crate::cms::events;
+use crate::cms::call::{increment, replicate_write, rotate_for_write, sketch_in};
 use crate::cms::core::sketch::{error, text};
+use crate::cms::events;
 use crate::cms::wire::emit_rotate;
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Kind, Request, arg, key, pairs};
+use crate::common::grammar::{arg, key, pairs, Arg, Grammar, Kind, Request};
 use crate::common::sketch::RowHash;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key, Sink};
-use crate::cms::call::{increment, sketch_in, rotate_for_write, replicate_write};
 
 /// `CMS.INCRBYX key item increment [item increment ...]`: the increments
 /// are checked as they are read; the handler reads the pairs by position.

@@ -1,12 +1,12 @@
 //! `CMS.INFOX`: a sketch's width, depth, total count and window.
 
-use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Request, key, shape_only_request};
-use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
-use crate::glue::commands::docs::Doc;
-use crate::glue::host::{self, Ctx, Key};
 use crate::cms::call::sketch_in;
+use crate::common::error::WardenError;
+use crate::common::grammar::{key, shape_only_request, Grammar, Request};
+use crate::glue::args::Args;
+use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
+use crate::glue::host::{self, Ctx, Key};
 
 shape_only_request!(
     /// `CMS.INFOX key`

@@ -1,16 +1,16 @@
 //! `CMS.INITBYDIMX`: a count-min sketch of the given width and depth.
 
-use crate::cms::events;
+use crate::cms::call::create;
 use crate::cms::core::sketch::Dims;
+use crate::cms::events;
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Kind, Request, arg, key, option};
+use crate::common::grammar::{arg, key, option, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_i64;
 use crate::common::sketch::parse_window;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
-use crate::cms::call::create;
 
 /// `CMS.INITBYDIMX key width depth [WINDOW ms]`
 #[derive(Default)]

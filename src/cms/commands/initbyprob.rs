@@ -1,16 +1,16 @@
 //! `CMS.INITBYPROBX`: a count-min sketch sized for an error and a probability.
 
+use crate::cms::call::create;
+use crate::cms::core::sketch::{error, Dims};
 use crate::cms::events;
-use crate::cms::core::sketch::{Dims, error};
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Kind, Request, arg, key, option};
+use crate::common::grammar::{arg, key, option, Arg, Grammar, Kind, Request};
 use crate::common::parse::parse_f64;
 use crate::common::sketch::parse_window;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
-use crate::cms::call::create;
 
 /// `CMS.INITBYPROBX key error probability [WINDOW ms]`
 #[derive(Default)]

@@ -1,18 +1,20 @@
 //! `CMS._LOADX`: a whole sketch, as replication and the AOF carry one made by a
 //! merge. Internal.
 
-use crate::cms::events;
-use crate::cms::core::sketch::{CountMin, KIND, error, text};
+use crate::cms::call::max_bytes;
+use crate::cms::core::sketch::{error, text, CountMin, KIND};
 use crate::cms::data_type::{check_header, track_new};
+use crate::cms::events;
 use crate::cms::wire::LoadSketch;
 use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Kind, Request, arg, chosen, key, one_of, required, shape_only_request, tokened_block};
+use crate::common::grammar::{
+    arg, chosen, key, one_of, required, shape_only_request, tokened_block, Grammar, Kind, Request,
+};
 use crate::common::le_words::u32s_from_le;
-use crate::glue::args::{Args, internal_only};
-use crate::glue::commands::{Command, command_fn};
+use crate::glue::args::{internal_only, Args};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key, Sink};
-use crate::cms::call::max_bytes;
 
 shape_only_request!(
     /// `CMS._LOADX key HEADER … | CELLS …`: the AOF form of a sketch (see

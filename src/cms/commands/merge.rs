@@ -1,17 +1,19 @@
 //! `CMS.MERGEX`: a sketch made of the (weighted) sum of others of the same size.
 
+use crate::cms::call::{replicate_write, sketch_in};
+use crate::cms::core::sketch::{self, error, text, CountMin};
 use crate::cms::events;
-use crate::cms::core::sketch::{self, CountMin, error, text};
 use crate::cms::stats::CMS_ROTATIONS;
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Kind, Request, arg, counted_keys, key, option, repeated};
+use crate::common::grammar::{
+    arg, counted_keys, key, option, repeated, Arg, Grammar, Kind, Request,
+};
 use crate::common::parse::parse_i64;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, answer_keys_request, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{answer_keys_request, command_fn, Command};
 use crate::glue::host::{self, Ctx, Key, RStr};
 use crate::glue::stats::count;
-use crate::cms::call::{sketch_in, replicate_write};
 
 /// `CMS.MERGEX dest numkeys src [src ...] [WEIGHTS weight [weight ...]]`
 #[derive(Default)]

@@ -1,7 +1,7 @@
 //! The count-min family's commands (`CMS.*X`), one file each: the request (its
 //! grammar, which gives the arity, `COMMAND DOCS` and the parser), the handler
 //! and the command's row in the table, side by side.
-//! 
+//!
 //! Replication: creation, increments and merges of a sketch without a
 //! window do not depend on time, so they replicate as they were sent
 //! (`CMS.INITBYPROBX` as the `CMS.INITBYDIMX` of the sizes it worked out).

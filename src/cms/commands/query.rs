@@ -1,13 +1,13 @@
 //! `CMS.QUERYX`: items' counts (never under the true count).
 
+use crate::cms::call::sketch_in;
 use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Request, items, key, shape_only_request};
+use crate::common::grammar::{items, key, shape_only_request, Grammar, Request};
 use crate::common::sketch::RowHash;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
-use crate::cms::call::sketch_in;
 
 shape_only_request!(
     /// `CMS.QUERYX key item [item ...]`
@@ -38,7 +38,8 @@ pub const COMMAND: Command = Command {
     alias: None,
     flags: "readonly fast",
     doc: Doc {
-        summary: "Each item's count: at least its true count (over the window, for a windowed sketch).",
+        summary:
+            "Each item's count: at least its true count (over the window, for a windowed sketch).",
         complexity: "O(n) where n is the number of items times the depth",
         grammar: <Query as Request>::GRAMMAR,
         since: "0.4.0",

@@ -1,15 +1,15 @@
 //! `CMS._ROTATEX`: a windowed sketch moved to a slot, as replication and the
 //! AOF carry it. Internal.
 
+use crate::cms::call::sketch_in;
 use crate::cms::events;
 use crate::cms::wire::parse_rotate;
 use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Kind, Request, arg, key, shape_only_request};
-use crate::glue::args::{Args, internal_only};
-use crate::glue::commands::{Command, command_fn};
+use crate::common::grammar::{arg, key, shape_only_request, Grammar, Kind, Request};
+use crate::glue::args::{internal_only, Args};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
-use crate::cms::call::sketch_in;
 
 shape_only_request!(
     /// `CMS._ROTATEX key slot_ms`: a windowed sketch moved to the slot

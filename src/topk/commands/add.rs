@@ -3,11 +3,11 @@
 use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
+use crate::topk::call::{add_items, Items};
 use crate::topk::events;
-use crate::topk::call::{Items, add_items};
 
 /// `TOPK.ADDX key item [item ...]`
 pub type Add = Items<0>;

@@ -3,10 +3,10 @@
 use crate::common::error::WardenError;
 use crate::common::grammar::Request;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
-use crate::topk::call::{Items, topk_in, now};
+use crate::topk::call::{now, topk_in, Items};
 
 /// `TOPK.COUNTX key item [item ...]`
 pub type Count = Items<2>;

@@ -2,13 +2,13 @@
 //!  expelled.
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Kind, Request, arg, key, pairs};
+use crate::common::grammar::{arg, key, pairs, Arg, Grammar, Kind, Request};
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
+use crate::topk::call::{add_items, increment};
 use crate::topk::events;
-use crate::topk::call::{increment, add_items};
 
 /// `TOPK.INCRBYX key item increment [item increment ...]`: the increments
 /// are checked as they are read; the handler reads the pairs by position.

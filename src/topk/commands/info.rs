@@ -1,10 +1,10 @@
 //! `TOPK.INFOX`: a top-k's k, width, depth, decay and window.
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Request, key, shape_only_request};
+use crate::common::grammar::{key, shape_only_request, Grammar, Request};
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 use crate::topk::call::topk_in;
 

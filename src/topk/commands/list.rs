@@ -1,12 +1,12 @@
 //! `TOPK.LISTX`: the top k, most counted first (with their counts).
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Request, flag, key};
+use crate::common::grammar::{flag, key, Arg, Grammar, Request};
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
-use crate::topk::call::{topk_in, now};
+use crate::topk::call::{now, topk_in};
 
 /// `TOPK.LISTX key [WITHCOUNT]`
 #[derive(Default)]

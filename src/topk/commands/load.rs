@@ -1,17 +1,19 @@
 //! `TOPK._LOADX`: a top-k in parts, as a rewritten AOF carries it. Internal.
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Kind, Request, arg, chosen, key, one_of, required, shape_only_request, tokened_block};
-use crate::glue::args::{Args, internal_only};
-use crate::glue::commands::{Command, command_fn};
+use crate::common::grammar::{
+    arg, chosen, key, one_of, required, shape_only_request, tokened_block, Grammar, Kind, Request,
+};
+use crate::glue::args::{internal_only, Args};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key, Sink};
-use crate::topk::events;
-use crate::topk::core::heavy_keeper::{KIND, TopK, error, text};
-use crate::topk::data_type::{check_header, track_new};
-use crate::topk::stats::track_growth;
-use crate::topk::wire::{LoadTopK, buckets_from_le};
 use crate::topk::call::max_bytes;
+use crate::topk::core::heavy_keeper::{error, text, TopK, KIND};
+use crate::topk::data_type::{check_header, track_new};
+use crate::topk::events;
+use crate::topk::stats::track_growth;
+use crate::topk::wire::{buckets_from_le, LoadTopK};
 
 shape_only_request!(
     /// `TOPK._LOADX key HEADER … | BUCKETS … | SLOT …`: the AOF form of a
@@ -109,7 +111,8 @@ pub const COMMAND: Command = Command {
     alias: None,
     flags: "write deny-oom",
     doc: Doc {
-        summary: "Internal: rebuilds a top-k, its buckets in chunks and its heap slot by slot (AOF).",
+        summary:
+            "Internal: rebuilds a top-k, its buckets in chunks and its heap slot by slot (AOF).",
         complexity: "O(n)",
         grammar: <Load as Request>::GRAMMAR,
         since: "0.4.0",

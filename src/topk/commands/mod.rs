@@ -1,7 +1,7 @@
 //! The top-k family's commands (`TOPK.*X`), one file each: the request (its
 //! grammar, which gives the arity, `COMMAND DOCS` and the parser), the handler
 //! and the command's row in the table, side by side.
-//! 
+//!
 //! Replication: an add decays buckets with draws from a generator kept in
 //! the value, so the same adds on the same value give the same value; they
 //! replicate as they were sent, and a creation as `TOPK.RESERVEX` with every

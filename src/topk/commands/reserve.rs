@@ -1,18 +1,18 @@
 //! `TOPK.RESERVEX`: an empty top-k (with a window: over the last `ms`).
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Arg, Grammar, Kind, Request, arg, block, key, option, optional};
+use crate::common::grammar::{arg, block, key, option, optional, Arg, Grammar, Kind, Request};
 use crate::common::parse::{parse_f64, parse_i64};
 use crate::common::sketch::parse_window;
 use crate::glue::args::Args;
-use crate::glue::commands::{Command, command_fn};
 use crate::glue::commands::docs::Doc;
-use crate::glue::host::{self, Ctx, Key, RStr, Sink, emit};
-use crate::topk::events;
-use crate::topk::config::{TOPK_DECAY, TOPK_DEPTH, TOPK_WIDTH};
-use crate::topk::core::heavy_keeper::{MAX_PARAM, Params, TopK, bad_param, error, text};
-use crate::topk::data_type::track_new;
+use crate::glue::commands::{command_fn, Command};
+use crate::glue::host::{self, emit, Ctx, Key, RStr, Sink};
 use crate::topk::call::{max_bytes, seed_of};
+use crate::topk::config::{TOPK_DECAY, TOPK_DEPTH, TOPK_WIDTH};
+use crate::topk::core::heavy_keeper::{bad_param, error, text, Params, TopK, MAX_PARAM};
+use crate::topk::data_type::track_new;
+use crate::topk::events;
 
 /// An integer from 1 to 2^32 − 1, else RedisBloom's `TopK: invalid <name>`.
 fn param(word: &[u8], name: &str) -> Result<u32, WardenError> {

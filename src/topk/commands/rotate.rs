@@ -2,15 +2,15 @@
 //! AOF carry it. Internal.
 
 use crate::common::error::WardenError;
-use crate::common::grammar::{Grammar, Kind, Request, arg, key, shape_only_request};
-use crate::glue::args::{Args, internal_only};
-use crate::glue::commands::{Command, command_fn};
+use crate::common::grammar::{arg, key, shape_only_request, Grammar, Kind, Request};
+use crate::glue::args::{internal_only, Args};
 use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
+use crate::topk::call::topk_in;
 use crate::topk::events;
 use crate::topk::stats::track_growth;
 use crate::topk::wire::parse_rotate;
-use crate::topk::call::topk_in;
 
 shape_only_request!(
     /// `TOPK._ROTATEX key slot_ms`: a windowed top-k moved to the slot

@@ -36,13 +36,14 @@ fn checked_module_path() -> PathBuf {
     p
 }
 
-/// The most recently changed file the module is built from (`Cargo.toml`
-/// and the sources cargo's dep-info beside the build, `libwarden.d`, lists
-/// for it: unit tests' files are not among them), and when.
+/// The most recently changed file the module is built from (`Cargo.toml`,
+/// `build.rs` and the sources cargo's dep-info beside the build,
+/// `libwarden.d`, lists for it: unit tests' files are not among them), and
+/// when.
 fn newest_source(root: &Path, built_in: &Path) -> Option<(std::time::SystemTime, PathBuf)> {
     let deps = std::fs::read_to_string(built_in.join("libwarden.d")).unwrap_or_default();
     let listed = deps.split_once(": ").map_or("", |(_, files)| files);
-    let mut files = vec![root.join("Cargo.toml")];
+    let mut files = vec![root.join("Cargo.toml"), root.join("build.rs")];
     // Paths are separated by spaces; a space inside one is escaped.
     let mut current = String::new();
     let mut escaped = false;
