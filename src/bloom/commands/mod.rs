@@ -51,3 +51,31 @@ pub const COMMANDS: &[Command] = &[
     add_at::COMMAND,
     load::COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity (declared by hand before grammars gave
+    /// it; Redis enforces it) and alias, in table order: none may change.
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("bf.reservex", -4, Some("bf.reserve")),
+                ("bf.addx", 3, Some("bf.add")),
+                ("bf.maddx", -3, Some("bf.madd")),
+                ("bf.insertx", -4, Some("bf.insert")),
+                ("bf.existsx", 3, Some("bf.exists")),
+                ("bf.mexistsx", -3, Some("bf.mexists")),
+                ("bf.infox", -2, Some("bf.info")),
+                ("bf.cardx", 2, Some("bf.card")),
+                ("bf.scandumpx", 3, Some("bf.scandump")),
+                ("bf.loadchunkx", 4, Some("bf.loadchunk")),
+                ("bf._addatx", -4, None),
+                ("bf._loadx", -6, None),
+            ]
+        );
+    }
+}

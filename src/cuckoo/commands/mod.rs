@@ -51,3 +51,34 @@ pub const COMMANDS: &[Command] = &[
     place::COMMAND,
     load::COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity (declared by hand before grammars gave
+    /// it; Redis enforces it) and alias, in table order: none may change.
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("cf.reservex", -3, Some("cf.reserve")),
+                ("cf.addx", 3, Some("cf.add")),
+                ("cf.addnxx", 3, Some("cf.addnx")),
+                ("cf.insertx", -4, Some("cf.insert")),
+                ("cf.insertnxx", -4, Some("cf.insertnx")),
+                ("cf.existsx", 3, Some("cf.exists")),
+                ("cf.mexistsx", -3, Some("cf.mexists")),
+                ("cf.delx", 3, Some("cf.del")),
+                ("cf.countx", 3, Some("cf.count")),
+                ("cf.compactx", 2, Some("cf.compact")),
+                ("cf.infox", 2, Some("cf.info")),
+                ("cf.scandumpx", 3, Some("cf.scandump")),
+                ("cf.loadchunkx", 4, Some("cf.loadchunk")),
+                ("cf._placex", 4, None),
+                ("cf._loadx", -6, None),
+            ]
+        );
+    }
+}

@@ -30,3 +30,27 @@ pub const COMMANDS: &[Command] = &[
     set_state::COMMAND,
     fence::COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity (declared by hand before grammars gave
+    /// it; Redis enforces it) and alias, in table order: none may change.
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("dlock.acquire", -4, None),
+                ("dlock.release", -3, None),
+                ("dlock.extend", -4, None),
+                ("dlock.guard", -5, None),
+                ("dlock.info", 2, None),
+                ("dlock._sets", 4, None),
+                ("dlock._set", 4, None),
+                ("dlock._fence", 2, None),
+            ]
+        );
+    }
+}
