@@ -3,16 +3,14 @@
 //! `BF._LOADX` wire format. Sizing, hashing and the dump format are
 //! `bloom::core::filter` and `bloom::core::dump`.
 
+pub mod call;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
-pub mod dump;
 pub mod events;
 pub mod loading_type;
-pub mod requests;
 pub mod stats;
-pub mod table;
 pub mod wire;
 
 use crate::glue::family::{starts_nothing, Family};
@@ -21,7 +19,7 @@ use crate::glue::family::{starts_nothing, Family};
 pub static FAMILY: Family = Family {
     name: "bloom",
     acl_category: Some(c"bloom"),
-    commands: table::COMMANDS,
+    commands: commands::COMMANDS,
     types: &[&data_type::BLOOM_TYPE, &loading_type::LOADING_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,

@@ -2,14 +2,13 @@
 //! the `warden-cf` data type and the internal commands' wire format; the
 //! filter itself is `cuckoo::core::filter`.
 
+pub mod call;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod events;
-pub mod requests;
 pub mod stats;
-pub mod table;
 pub mod wire;
 
 use crate::glue::family::{starts_nothing, Family};
@@ -18,7 +17,7 @@ use crate::glue::family::{starts_nothing, Family};
 pub static FAMILY: Family = Family {
     name: "cuckoo",
     acl_category: Some(c"cuckoo"),
-    commands: table::COMMANDS,
+    commands: commands::COMMANDS,
     types: &[&data_type::CUCKOO_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,

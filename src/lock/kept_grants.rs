@@ -8,8 +8,8 @@
 use crate::common::error::WardenError;
 use crate::glue::host::{self, Ctx, Key, OwnedString, RStr, Sink};
 use crate::glue::waiting;
-use crate::lock::commands::{
-    lock_of, look_again, replicate_state, serve_waiters, store_holds, store_set_changes, Lock,
+use crate::lock::call::{
+    lock_of, look_again, replicate_state, store_holds, store_set_changes, Lock,
 };
 use crate::lock::core::keep::{Applied, Due, Kept, Replicated};
 use crate::lock::core::plain::Release;
@@ -17,6 +17,7 @@ use crate::lock::events;
 use crate::lock::lapse_watch;
 use crate::lock::lost;
 use crate::lock::replicas;
+use crate::lock::waiters::serve_waiters;
 use std::ffi::c_int;
 
 /// Does what is due for `grant`. Too few replicas: not possible now,

@@ -4,24 +4,21 @@
 //! `glue::fence`; waiting for a lock is `glue::waiting`.
 
 pub mod bulk_loss;
+pub mod call;
 pub mod commands;
 pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod events;
-pub mod fence;
-pub mod guard;
-pub mod info;
 pub mod keep;
 pub mod kept_grants;
 pub mod lapse_watch;
 pub mod lost;
 pub mod replicas;
-pub mod requests;
 pub mod set_type;
 pub mod set_wire;
 pub mod stats;
-pub mod table;
+pub mod waiters;
 pub mod wire;
 
 use crate::glue::family::Family;
@@ -31,7 +28,7 @@ use crate::glue::host::Ctx;
 pub static FAMILY: Family = Family {
     name: "lock",
     acl_category: Some(c"dlock"),
-    commands: table::COMMANDS,
+    commands: commands::COMMANDS,
     types: &[&data_type::LOCK_TYPE, &set_type::LOCK_SET_TYPE],
     configs: &config::CONFIGS,
     info: &stats::INFO,
@@ -43,7 +40,7 @@ pub static FAMILY: Family = Family {
 /// holders they lost their grants, sets are watched for early lapses, and
 /// `DLOCK._FENCE` carries the shared fencing floor.
 fn start(ctx: Ctx) -> Result<(), String> {
-    crate::glue::fence::carried_by(fence::NAME);
+    crate::glue::fence::carried_by(commands::fence::NAME);
     if !keep::start(ctx, kept_grants::apply) {
         return Err("cannot subscribe to client connection events".to_string());
     }

@@ -22,3 +22,24 @@ pub const COMMANDS: &[Command] = &[
     set_entry::SET_WHOLE_COMMAND,
     set_entry::SET_META_COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity (declared by hand before grammars gave
+    /// it; Redis enforces it) and alias, in table order: none may change.
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("cache.set", -4, None),
+                ("cache.get", -2, None),
+                ("cache.info", 2, None),
+                ("cache._set", 4, None),
+                ("cache._meta", 3, None),
+            ]
+        );
+    }
+}

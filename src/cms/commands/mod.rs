@@ -34,3 +34,27 @@ pub const COMMANDS: &[Command] = &[
     rotate::COMMAND,
     load::COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity and alias, in table order: none may
+    /// change (Redis enforces the arity; clients rely on the names).
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("cms.initbydimx", -4, None),
+                ("cms.initbyprobx", -4, None),
+                ("cms.incrbyx", -4, None),
+                ("cms.queryx", -3, None),
+                ("cms.mergex", -4, None),
+                ("cms.infox", 2, None),
+                ("cms._rotatex", 3, None),
+                ("cms._loadx", -7, None),
+            ]
+        );
+    }
+}

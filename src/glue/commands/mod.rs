@@ -232,6 +232,21 @@ pub fn answer_keys_request(ctx: Ctx, args: &Args, grammar: Grammar, writes: bool
     true
 }
 
+/// Each command's name, arity and alias, as a family's unit test pins them.
+#[cfg(test)]
+pub fn pinned(commands: &[Command]) -> Vec<(&'static str, i32, Option<&'static str>)> {
+    commands
+        .iter()
+        .map(|c| {
+            (
+                c.name,
+                c.doc.grammar.arity(),
+                c.alias.as_ref().map(|a| a.name),
+            )
+        })
+        .collect()
+}
+
 /// A family's commands and its ACL category (`None`: none of its own).
 pub type Group = (&'static [Command], Option<&'static CStr>);
 

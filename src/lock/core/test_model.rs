@@ -1,6 +1,6 @@
 //! The glue as the core's unit tests drive it, on the pure core's states: a
 //! lock key (empty, a plain lock or a set) that grants are applied to the
-//! way `lock::commands` applies them, a FIFO queue of waiters, and the
+//! way `lock::call` applies them, a FIFO queue of waiters, and the
 //! hand-over loop over `handover::decide`, granting with `acquire::grant`
 //! and `acquire::renew`.
 
@@ -46,7 +46,7 @@ impl Key {
         }
     }
 
-    /// Applies `grant`, made for `ask` at `now`, as `lock::commands::
+    /// Applies `grant`, made for `ask` at `now`, as `lock::call::
     /// apply_grant` does. Replacing the key must not drop a live holder
     /// (that would be two grants at once), and a set's `prune` says
     /// exactly whether a holder's lease ended.

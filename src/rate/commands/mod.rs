@@ -25,3 +25,24 @@ pub const COMMANDS: &[Command] = &[
     gcra::COMMAND,
     set_state::COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity (declared by hand before grammars gave
+    /// it; Redis enforces it) and alias, in table order: none may change.
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("rl.token", -4, None),
+                ("rl.leaky", -4, None),
+                ("rl.window", -4, None),
+                ("rl.gcra", -5, Some("cl.throttle")),
+                ("rl._set", 3, None),
+            ]
+        );
+    }
+}

@@ -37,3 +37,28 @@ pub const COMMANDS: &[Command] = &[
     rotate::COMMAND,
     load::COMMAND,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::glue::commands::pinned;
+
+    /// Every command's name, arity and alias, in table order: none may
+    /// change (Redis enforces the arity; clients rely on the names).
+    #[test]
+    fn names_arities_and_aliases_never_change() {
+        assert_eq!(
+            pinned(super::COMMANDS),
+            [
+                ("topk.reservex", -3, None),
+                ("topk.addx", -3, None),
+                ("topk.incrbyx", -4, None),
+                ("topk.queryx", -3, None),
+                ("topk.countx", -3, None),
+                ("topk.listx", -2, None),
+                ("topk.infox", 2, None),
+                ("topk._rotatex", 3, None),
+                ("topk._loadx", -6, None),
+            ]
+        );
+    }
+}

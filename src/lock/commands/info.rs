@@ -3,13 +3,22 @@
 use std::ops::Deref;
 
 use crate::common::error::WardenError;
+use crate::common::grammar::{key, shape_only_request, Grammar, Request};
 use crate::glue::args::Args;
+use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 use crate::glue::waiting;
-use crate::lock::commands::{lock_of, Lock};
+use crate::lock::call::{lock_of, Lock};
 use crate::lock::core::plain::{ttl_left, LockState};
 use crate::lock::core::set::{LockSet, SetKind};
-use crate::lock::requests::Info;
+
+shape_only_request!(
+    /// `DLOCK.INFO key`
+    Info,
+    "dlock.info",
+    Grammar::new(&[key()])
+);
 
 /// `DLOCK.INFO key`
 pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
@@ -83,3 +92,17 @@ fn reply_grant<O: Deref<Target = [u8]>>(ctx: Ctx, grant: &LockState<O>, ttl_ms: 
     host::reply_bulk(ctx, b"holds");
     host::reply_integer(ctx, grant.holds);
 }
+
+/// The command's row in the module's command table.
+pub const COMMAND: Command = Command {
+    name: <Info as Request>::NAME,
+    func: command_fn!(info),
+    alias: None,
+    flags: "readonly fast",
+    doc: Doc {
+        summary: "Owner, token, ttl_ms, holds and waiters of a lock; nil when it is free.",
+        complexity: "O(1)",
+        grammar: <Info as Request>::GRAMMAR,
+        since: "0.1.0",
+    },
+};

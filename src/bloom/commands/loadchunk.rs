@@ -1,52 +1,54 @@
-//! `BF.SCANDUMPX` and `BF.LOADCHUNKX`: a filter read in chunks and rebuilt
-//! from them, with RedisBloom's `BF.SCANDUMP` / `BF.LOADCHUNK` protocol (the
-//! header format is warden's). `BF.LOADCHUNKX` also takes RedisBloom 2.x's
-//! chunks: the filter it builds keeps RedisBloom's hashing (see
-//! `bloom::core::redisbloom`).
+//! `BF.LOADCHUNKX`: a filter rebuilt from `BF.SCANDUMPX`'s chunks, with
+//! RedisBloom's `BF.LOADCHUNK` protocol (the header format is warden's). It
+//! also takes RedisBloom 2.x's chunks: the filter it builds keeps
+//! RedisBloom's hashing (see `bloom::core::redisbloom`).
 //!
 //! `BF.LOADCHUNKX` is replicated as it is: its effect does not depend on the
 //! clock or on this server's configuration, and a replica or an AOF replay
 //! applies it through the same checks (held only to the largest
 //! `bf-max-bytes`, as every replayed write that rebuilds a filter is).
 
-use crate::bloom::commands::{filter_in, max_bytes};
-use crate::bloom::core::dump::{chunk_at, encode_header, Chunk, LoadingFilter, HEADER_ITERATOR};
-use crate::bloom::core::filter::{BloomFilter, Layer};
+use crate::bloom::call::max_bytes;
+use crate::bloom::core::dump::{LoadingFilter, HEADER_ITERATOR, LOAD_ITERATOR};
+use crate::bloom::core::filter::BloomFilter;
 use crate::bloom::data_type::{self as bloom_type};
 use crate::bloom::events;
-use crate::bloom::requests::{LoadChunk, ScanDump};
 use crate::common::error::WardenError;
-use crate::common::le_words::words_to_le;
+use crate::common::grammar::{arg, key, Arg, Grammar, Kind, Request};
 use crate::glue::args::Args;
+use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
 use crate::glue::host::{self, Ctx, Key};
 
-/// Replies `[iterator, data]`.
-fn reply_chunk(ctx: Ctx, iterator: u64, data: &[u8]) {
-    host::reply_array(ctx, 2);
-    host::reply_integer(ctx, iterator as i64);
-    host::reply_bulk(ctx, data);
+/// `BF.LOADCHUNKX key iterator data`
+pub struct LoadChunk<'a> {
+    /// Which chunk.
+    pub iterator: u64,
+    /// The chunk.
+    pub data: &'a [u8],
 }
 
-/// `BF.SCANDUMPX key iterator`: `[1, header]` for iterator 0, then
-/// `[next, bits]` for each chunk, and `[0, ""]` after the last.
-pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
-    let iterator = args.parse::<ScanDump>()?.iterator;
-    let mut key = Key::readable(ctx, args.raw(1));
-    let f = filter_in(&mut key)?.ok_or(WardenError::NotFound)?;
-    match chunk_at(f.layers().iter().map(Layer::bytes), iterator)? {
-        Chunk::Header => reply_chunk(ctx, HEADER_ITERATOR, &encode_header(f.parts())),
-        Chunk::Bits {
-            layer,
-            offset,
-            len,
-            next,
-        } => {
-            let words = &f.layers()[layer].words()[(offset / 8) as usize..][..(len / 8) as usize];
-            reply_chunk(ctx, next, &words_to_le(words));
+impl<'a> Request<'a> for LoadChunk<'a> {
+    const NAME: &'static str = "bf.loadchunkx";
+    const GRAMMAR: Grammar =
+        Grammar::new(&[key(), arg("iterator", Kind::Int), arg("data", Kind::Str)]);
+
+    fn empty() -> Self {
+        LoadChunk {
+            iterator: 0,
+            data: &[],
         }
-        Chunk::End => reply_chunk(ctx, 0, b""),
     }
-    Ok(())
+
+    #[inline(always)]
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        match arg.name {
+            "iterator" => self.iterator = LOAD_ITERATOR.parse(word)? as u64,
+            "data" => self.data = word,
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// `BF.LOADCHUNKX key iterator data`: the header (iterator 1) creates the key
@@ -94,3 +96,20 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     host::reply_status(ctx, c"OK");
     Ok(())
 }
+
+/// The command's row in the module's command table.
+pub const COMMAND: Command = Command {
+    name: <LoadChunk as Request>::NAME,
+    func: command_fn!(loadchunk),
+    alias: Some(Alias {
+        set: AliasSet::RedisBloom,
+        name: "bf.loadchunk",
+    }),
+    flags: "write deny-oom",
+    doc: Doc {
+        summary: "Rebuilds a filter from BF.SCANDUMPX's chunks (or RedisBloom 2.x BF.SCANDUMP's: an import that keeps RedisBloom's hashing), in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",
+        complexity: "O(n) where n is the size of the chunk",
+        grammar: <LoadChunk as Request>::GRAMMAR,
+        since: "0.2.0",
+    },
+};

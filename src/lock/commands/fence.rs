@@ -9,6 +9,8 @@ use std::ffi::CStr;
 use crate::common::error::WardenError;
 use crate::common::grammar::{arg, Arg, Grammar, Kind, Request};
 use crate::glue::args::{internal_only, Args};
+use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::fence;
 use crate::glue::host::{self, Ctx};
 
@@ -49,3 +51,17 @@ pub fn set_floor(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     host::reply_status(ctx, c"OK");
     Ok(())
 }
+
+/// The command's row in the module's command table.
+pub const COMMAND: Command = Command {
+    name: <Fence as Request>::NAME,
+    func: command_fn!(set_floor),
+    alias: None,
+    flags: "write",
+    doc: Doc {
+        summary: "Internal: raises the fencing-token floor to that of a master's failover epoch (replication and AOF). Takes no key.",
+        complexity: "O(1)",
+        grammar: <Fence as Request>::GRAMMAR,
+        since: "0.3.0",
+    },
+};

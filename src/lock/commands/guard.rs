@@ -16,13 +16,67 @@ use std::hash::{BuildHasherDefault, Hasher};
 use redis_module::raw;
 
 use crate::common::error::WardenError;
+use crate::common::grammar::{arg, items, key, optional, Arg, Grammar, Kind, Request};
 use crate::glue::args::Args;
+use crate::glue::commands::docs::Doc;
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
-use crate::lock::commands::{lock_of, Lock};
+use crate::lock::call::{lock_of, owner, Lock};
 use crate::lock::core::errors;
 use crate::lock::core::guard::refusal;
+use crate::lock::core::plain::TOKEN;
 use crate::lock::replicas;
-use crate::lock::requests::{Guard, COMMAND_AT};
+
+/// `DLOCK.GUARD key owner token command [arg ...]`: the words as given; the
+/// command checks them in its own order (nesting first).
+pub struct Guard<'a> {
+    /// The owner, unchecked.
+    pub owner: &'a [u8],
+    /// The token, unparsed.
+    pub token: &'a [u8],
+}
+
+/// Where DLOCK.GUARD's carried command starts.
+pub const COMMAND_AT: usize = 4;
+
+impl<'a> Request<'a> for Guard<'a> {
+    const NAME: &'static str = "dlock.guard";
+    const GRAMMAR: Grammar = Grammar::new(&[
+        key(),
+        arg("owner", Kind::Str),
+        arg("token", Kind::Int),
+        arg("command", Kind::Str),
+        optional(items("arg")),
+    ]);
+
+    fn empty() -> Self {
+        Guard {
+            owner: &[],
+            token: &[],
+        }
+    }
+
+    fn reads(arg: &'static Arg) -> bool {
+        matches!(arg.name, "owner" | "token")
+    }
+
+    #[inline(always)]
+    fn take(&mut self, arg: &'static Arg, word: &'a [u8]) -> Result<(), WardenError> {
+        match arg.name {
+            "owner" => self.owner = word,
+            "token" => self.token = word,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Guard<'_> {
+    /// The owner and token, checked as an ACQUIRE's would be.
+    pub fn checked(&self) -> Result<(&[u8], i64), WardenError> {
+        Ok((owner(self.owner)?, TOKEN.parse(self.token)?))
+    }
+}
 
 /// The most verdicts kept; past it the cache starts over (only names the
 /// server knows are kept, so this bounds nothing a client could grow).
@@ -242,3 +296,17 @@ fn call_error(errno: c_int, name: String) -> WardenError {
         other => WardenError::CallRefused(other),
     }
 }
+
+/// The command's row in the module's command table.
+pub const COMMAND: Command = Command {
+    name: <Guard as Request>::NAME,
+    func: command_fn!(guard),
+    alias: None,
+    flags: "write getkeys-api",
+    doc: Doc {
+        summary: "Runs command only while owner holds the lock with token, in the same atomic step (a fenced write); otherwise FENCED and nothing runs. The command's keys are declared, run with the caller's ACL and the OOM rule, and replicated as on its own.",
+        complexity: "O(1) plus the command's own",
+        grammar: <Guard as Request>::GRAMMAR,
+        since: "0.3.0",
+    },
+};
