@@ -41,8 +41,13 @@ impl<'a> Request<'a> for IncrBy {
 
 /// `CMS.INCRBYX key item increment [item increment ...]`: each item's count
 /// after its increment, or `CMS: INCRBY overflow` for one that saturated.
+/// Applied from a master or the AOF (replicated as sent) it saturates the
+/// same and answers its count: an error there would be counted as one the
+/// replica sends its master (a replica set to `propagation-error-behavior
+/// panic` dies).
 pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     args.parse::<IncrBy>()?;
+    let replay = host::is_replay(ctx);
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     let s = sketch_in(&mut key)?;
@@ -55,7 +60,7 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         let by = increment(args.bytes(3 + 2 * i)).unwrap_or(0);
         added |= by > 0;
         let estimate = s.incr(&RowHash::of(args.bytes(2 + 2 * i)), by);
-        match estimate.overflow {
+        match estimate.overflow && !replay {
             true => host::reply_error(ctx, &error(text::INCRBY_OVERFLOW).to_string()),
             false => host::reply_integer(ctx, estimate.value as i64),
         }

@@ -124,3 +124,40 @@ fn a_replay_applies_writes_to_the_slot_the_master_was_at() {
     // Reads at the server's time: the window has passed.
     assert_eq!(counts(&mut con, "w", &["a", "b"]), [0, 0]);
 }
+
+/// An increment that saturates an item's counters answers `CMS: INCRBY
+/// overflow` for it and is replicated as sent: a replica and an AOF replay
+/// apply it without answering that error to the master or the AOF (Redis
+/// counts such a reply as `unexpected_error_replies`, and a replica with
+/// `propagation-error-behavior panic`, as the harness starts them, dies).
+#[test]
+fn a_saturating_increment_applies_without_an_error_on_a_replica_or_a_replay() {
+    let (master, mut replica, mut con) = Server::start_replicated();
+    ok(&mut con, &cmd_of!("CMS.INITBYDIMX", "s", 10, 2));
+    ok(
+        &mut con,
+        &cmd_of!("CMS.INITBYDIMX", "w", 10, 2, "WINDOW", "1h"),
+    );
+    for k in ["s", "w"] {
+        let pairs = [("a", i64::from(u32::MAX) - 1), ("a", 5), ("b", 1)];
+        assert_eq!(incr(&mut con, k, &pairs), [4294967294, -1, 1], "{k}");
+    }
+    master.sync_replicas(1);
+    replica.assert_alive();
+    let mut r = replica.conn();
+    for k in ["s", "w"] {
+        assert_eq!(digest(&mut r, k), digest(&mut con, k), "{k}");
+    }
+    let unexpected = |c: &mut Connection| info_field(c, "stats", "unexpected_error_replies");
+    assert_eq!(unexpected(&mut r).as_deref(), Some("0"), "replica");
+
+    let mut server = Server::start_plain_aof();
+    let mut con = server.conn();
+    ok(&mut con, &cmd_of!("CMS.INITBYDIMX", "s", 10, 2));
+    assert_eq!(incr(&mut con, "s", &[("a", i64::from(u32::MAX))]), [-1]);
+    let before = digest(&mut con, "s");
+    server.restart("NOSAVE");
+    let mut con = server.loaded_conn();
+    assert_eq!(digest(&mut con, "s"), before);
+    assert_eq!(unexpected(&mut con).as_deref(), Some("0"), "AOF replay");
+}
