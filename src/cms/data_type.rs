@@ -67,6 +67,10 @@ fn load_sketch(rdb: Io) -> Option<CountMin> {
     let next = || rdb.load_unsigned().ok();
     let (kind, width, depth, window_ms, head_ms) = (next()?, next()?, next()?, next()?, next()?);
     let (dims, window) = check_header(kind, width, depth, window_ms)?;
+    // A sketch without a window has no slot (the AOF form refuses one too).
+    if window.is_none() && head_ms != 0 {
+        return None;
+    }
     let subs = if window.is_some() { RING } else { 1 };
     let mut counts = Vec::with_capacity(subs);
     // Grown from the payload's own buffers, each checked before it is

@@ -70,6 +70,10 @@ fn load_topk(rdb: Io) -> Option<TopK> {
     let decay = rdb.load_double().ok()?;
     let (window_ms, head_ms, rng) = (next()?, next()?, next()?);
     let (params, window) = check_header(kind, (k, width, depth, decay), window_ms)?;
+    // A top-k without a window has no slot (the AOF form refuses one too).
+    if window.is_none() && head_ms != 0 {
+        return None;
+    }
     let subs = if window.is_some() { RING } else { 1 };
     let per_sketch = u64::from(params.width) * u64::from(params.depth) * 8;
     // Grown from the payload's own fields, each checked before it is kept:

@@ -4,6 +4,8 @@ mod basics;
 mod cluster;
 pub mod compare;
 mod defrag;
+pub mod kit;
+pub mod payload;
 mod persistence;
 mod replication;
 pub mod support;

@@ -2,8 +2,10 @@
 //! and counts (RDB, AOF rewrite and replay, DUMP/RESTORE, COPY), and
 //! forged payloads are refused field by field without harm.
 
+use crate::cms::payload;
 use crate::cms::support::{counts, info};
-use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
+use crate::common::payload_types::Ty;
 use crate::common::*;
 
 /// Fills a plain sketch, a windowed one and a large one (several AOF chunks).
@@ -83,76 +85,15 @@ fn aof_rewrite_and_replay_keep_sketches() {
 }
 
 /// Every field of a payload is checked: each forgery answers `Bad data
-/// format` and the server lives on.
+/// format` and the server lives on (the forgeries: `payload::refusals`).
 #[test]
 fn forged_payloads_are_refused() {
-    let (mut s, mut con) = Server::start_conn();
-    ok(&mut con, &cmd_of!("CMS.INITBYDIMX", "p", 10, 2));
-    ok(
-        &mut con,
-        &cmd_of!("CMS.INITBYDIMX", "w", 10, 2, "WINDOW", 1000),
-    );
-    crate::cms::support::incr(&mut con, "w", &[("a", 1)]);
-    let plain = parse_dump(&dump(&mut con, "p"));
-    let win = parse_dump(&dump(&mut con, "w"));
-    assert_eq!(plain.type_name(), "warden-cm");
-    assert_eq!(plain.fields.len(), 5 + 2);
-    assert_eq!(win.fields.len(), 5 + 2 * 5);
-    let mut forgeries: Vec<(&str, crate::common::payload::Dump)> = Vec::new();
-    let mut set = |what: &'static str, base: &crate::common::payload::Dump, i: usize, f: Field| {
-        let mut d = base.clone();
-        d.fields[i] = f;
-        forgeries.push((what, d));
-    };
-    set("kind", &plain, 0, Field::U(2));
-    set("width 0", &plain, 1, Field::U(0));
-    set("width past 2^32", &plain, 1, Field::U(1 << 32));
-    set("depth 0", &plain, 2, Field::U(0));
-    let mut huge = plain.clone();
-    huge.fields[1] = Field::U(u64::from(u32::MAX));
-    set("size past the cap", &huge, 2, Field::U(u64::from(u32::MAX)));
-    set(
-        "size within the cap, counters missing",
-        &huge,
-        2,
-        Field::U(2),
-    );
-    set("window too short", &win, 3, Field::U(50));
-    set("window without a ring", &plain, 3, Field::U(1000));
-    set(
-        "head not a slot start",
-        &win,
-        4,
-        Field::U(1_700_000_000_001),
-    );
-    set("head past i64", &win, 4, Field::U(1 << 63));
-    set("total past i64", &plain, 5, Field::U(1 << 63));
-    set("short counters", &plain, 6, Field::S(vec![0; 79]));
-    set("long counters", &plain, 6, Field::S(vec![0; 84]));
-    let mut truncated = win.clone();
-    truncated.fields.truncate(8);
-    forgeries.push(("truncated", truncated));
-    let mut newer = plain.clone();
-    newer.module_id += 1;
-    forgeries.push(("encoding version 2", newer));
-    for (what, d) in forgeries {
-        let e = raw(
-            &mut con,
-            &cmd_of!("RESTORE", "forged", 0, encode(&d), "REPLACE"),
-        );
-        let text = err_of(&e).unwrap_or_else(|| panic!("{what}: accepted ({e:?})"));
-        assert!(text.contains("Bad data format"), "{what}: {text}");
-    }
-    assert!(!exists(&mut con, "forged"));
-    // A payload rebuilt from its own fields loads (the controls are right).
-    ok(&mut con, &cmd_of!("RESTORE", "again", 0, encode(&win)));
-    assert_eq!(digest(&mut con, "again"), digest(&mut con, "w"));
-    s.assert_alive();
+    assert_refused(payload::bases, payload::refusals);
 }
 
 /// Corrupt and forged payloads of every shape, by the thousand: the server
 /// answers every call, and a payload the module takes is a sketch every
-/// command works on.
+/// command works on, read in range, and DUMPed and RESTOREd the same.
 #[test]
 fn corrupt_payloads_never_harm_the_server() {
     let (mut s, mut con) = Server::start_conn();
@@ -162,33 +103,6 @@ fn corrupt_payloads_never_harm_the_server() {
         &cmd_of!("CMS.INITBYDIMX", "tiny", 3, 2, "WINDOW", 1000),
     );
     crate::cms::support::incr(&mut con, "tiny", &[("a", 5)]);
-    let bases: Vec<Vec<u8>> = ["plain", "win", "tiny"]
-        .iter()
-        .map(|k| dump(&mut con, *k))
-        .collect();
-    let mut rng = crate::common::payload::Rng(0xc0ffee);
-    let taken = crate::common::payload_forgeries::restore_forgeries(
-        &mut con,
-        &bases,
-        (&mut rng, 1500),
-        "forged",
-        |con, key| {
-            for c in [
-                cmd_of!("CMS.QUERYX", key, "a", "item1"),
-                cmd_of!("CMS.INFOX", key),
-                cmd_of!("CMS.INCRBYX", key, "a", 1),
-                cmd_of!("CMS.MERGEX", key, 2, key, key),
-                cmd_of!("DEBUG", "DIGEST-VALUE", key),
-            ] {
-                let _ = raw(con, &c);
-            }
-            let again = dump(con, key);
-            ok(con, &cmd_of!("RESTORE", "forged:2", 0, again, "REPLACE"));
-        },
-    );
-    assert!(
-        taken > 0,
-        "no forgery was taken: the controls are too strict"
-    );
+    restore_forgeries(&mut con, Ty::Cms, &["plain", "win", "tiny"], 0xc0ffee);
     s.assert_alive();
 }

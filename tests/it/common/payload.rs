@@ -80,6 +80,14 @@ impl Dump {
         self.module_id & 1023
     }
 
+    /// Field `i`, which must be an unsigned integer.
+    pub fn uint(&self, i: usize) -> u64 {
+        match self.fields[i] {
+            Field::U(v) => v,
+            ref other => panic!("field {i}: {other:?}"),
+        }
+    }
+
     /// The 9-character type name in the module id's high 54 bits.
     pub fn type_name(&self) -> String {
         (0..9)
@@ -391,6 +399,34 @@ pub fn odd_int(rng: &mut Rng, orig: i64) -> i64 {
         orig.wrapping_neg(),
         orig / 1000,
         r,
+    ])
+}
+
+/// A window (ms) a forged sketch may claim: none, the range's ends (100 ms to 10
+/// years) and just past them, common ones.
+pub fn odd_window(rng: &mut Rng) -> u64 {
+    const MAX: u64 = 10 * 365 * 86_400_000;
+    rng.pick(&[0, 1, 99, 100, 1000, 3_600_000, MAX, MAX + 1, u64::MAX])
+}
+
+/// The start of the newest slot a forged sketch over `window` ms (a quarter of it a
+/// slot) whose start is `head` may claim: the slots next to it, one inside a slot,
+/// now's and a later one, 0, the latest a signed 64-bit ms holds and the one past it.
+pub fn odd_head(rng: &mut Rng, window: u64, head: u64) -> u64 {
+    let slot = window.div_ceil(4).max(1);
+    let start = |t: u64| t - t % slot;
+    let now = start(super::now_ms() as u64);
+    let latest = start(i64::MAX as u64);
+    rng.pick(&[
+        0,
+        head.wrapping_add(slot),
+        head.wrapping_sub(slot),
+        head.wrapping_add(1),
+        now,
+        now + 1000 * slot,
+        latest,
+        latest + slot,
+        u64::MAX,
     ])
 }
 

@@ -10,7 +10,7 @@ use super::payload_types::*;
 use super::*;
 
 /// What went wrong without taking the server down (reported at the end).
-#[derive(Default)]
+#[derive(Default, Debug)]
 pub struct Findings {
     pub internal: Vec<String>,
     pub read_failures: Vec<String>,
@@ -142,22 +142,26 @@ pub fn cache_info_ok(v: &Value) -> bool {
 /// A check of a reply.
 pub type Check = fn(&Value) -> bool;
 
+/// The values of a reply of label and value pairs (a flat array in RESP2) as
+/// integers, -1 where one is not; `None` when it is not an array of pairs.
+pub fn labelled_ints(v: &Value) -> Option<Vec<i64>> {
+    let Value::Array(a) = v else {
+        return None;
+    };
+    if !a.len().is_multiple_of(2) {
+        return None;
+    }
+    let n = a.iter().skip(1).step_by(2).map(|v| int_of(v).unwrap_or(-1));
+    Some(n.collect())
+}
+
 /// CF.INFOX: nine labelled integers, none negative; at least one sub-filter and
 /// one bucket, a bucket size of 1..=255 and a fingerprint width of 1..=32.
 pub fn cuckoo_info_ok(v: &Value) -> bool {
-    let Value::Array(a) = v else {
+    let Some(n) = labelled_ints(v) else {
         return false;
     };
-    let n: Vec<i64> = a
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .map(|v| match v {
-            Value::Int(n) => *n,
-            _ => -1,
-        })
-        .collect();
-    a.len() == 18
+    n.len() == 9
         && n.iter().all(|v| *v >= 0)
         && n[1] >= 1
         && n[2] >= 1
@@ -230,6 +234,8 @@ pub fn read_checks(con: &mut Connection, ty: Ty, key: &str, found: &mut Findings
                 .map(|c| (c, is_loading as Check))
                 .collect()
         }
+        Ty::Cms => crate::cms::payload::reads(key),
+        Ty::TopK => crate::topk::payload::reads(key),
         Ty::Cuckoo => {
             let checks: [Check; 5] = [
                 cuckoo_info_ok,
@@ -422,12 +428,17 @@ pub fn exercise(
             }
             w
         }
+        Ty::Cms => crate::cms::payload::writes(key, i),
+        Ty::TopK => crate::topk::payload::writes(key, i),
     };
     for c in &writes {
         run(con, c, found, ctx);
     }
-    if ty == Ty::Cuckoo {
-        no_false_negative(con, key, i, found, ctx);
+    match ty {
+        Ty::Cuckoo => no_false_negative(con, key, i, found, ctx),
+        Ty::Cms => crate::cms::payload::never_under(con, key, i, found, ctx),
+        Ty::TopK => crate::topk::payload::lists_its_own(con, key, found, ctx),
+        _ => {}
     }
     if rand_copy(i) {
         run(

@@ -2,6 +2,7 @@
 //! same kind, other opcodes, other types' fields and structural forgeries per type.
 
 use super::payload::*;
+use super::payload_checks::{exercise, read_checks, Findings};
 use super::payload_cuckoo::forge_cuckoo;
 use super::payload_types::*;
 use super::*;
@@ -353,6 +354,8 @@ pub fn forge_typed(rng: &mut Rng, ty: Ty, d: &mut Dump) {
         Ty::Limiter => forge_limiter(rng, d),
         Ty::Cache => forge_cache(rng, d),
         Ty::Cuckoo => forge_cuckoo(rng, d),
+        Ty::Cms => crate::cms::payload::forge(rng, d),
+        Ty::TopK => crate::topk::payload::forge(rng, d),
     }
 }
 
@@ -472,20 +475,19 @@ pub fn make_payload(rng: &mut Rng, ty: Ty, b: &Base, others: &[&Base], kind: usi
     encode(&d)
 }
 
-/// RESTOREs `rounds` corrupt or forged payloads made from the real DUMPs
-/// `bases` (bytes flipped or cut, a field given an odd value or another kind,
-/// a field missing, repeated or extra) under `key`; each one the module takes
-/// is handed to `exercise` (which runs the type's commands on it). Returns
-/// how many were taken. The server must answer every call.
-pub fn restore_forgeries(
-    con: &mut Connection,
-    bases: &[Vec<u8>],
-    (rng, rounds): (&mut Rng, usize),
-    key: &str,
-    mut exercise: impl FnMut(&mut Connection, &str),
-) -> usize {
-    let mut taken = 0;
-    for _ in 0..rounds {
+/// RESTOREs 1,500 corrupt or forged payloads (drawn from `seed`) made from the
+/// DUMPs of `keys`, of type `ty` (bytes flipped or cut, a field given an odd
+/// value or another kind, a field missing, repeated or extra) under `forged`;
+/// each one the module takes is checked as the payload fuzzer checks it: its
+/// reads answer in range and change nothing, the type's other commands run on
+/// it, and it DUMPs and RESTOREs to the same value (`read_checks`,
+/// `exercise`). Some must be taken (else the loader refuses too much to be
+/// fuzzed). The server must answer every call.
+pub fn restore_forgeries(con: &mut Connection, ty: Ty, keys: &[&str], seed: u64) {
+    let bases: Vec<Vec<u8>> = keys.iter().map(|k| dump(con, k)).collect();
+    let (rng, key) = (&mut Rng(seed), "forged");
+    let (mut taken, mut found) = (0, Findings::default());
+    for _ in 0..1_500 {
         let base = &bases[rng.below(bases.len())];
         let kind = rng.below(6);
         let payload = match kind {
@@ -496,11 +498,115 @@ pub fn restore_forgeries(
                 encode(&d)
             }
         };
-        let c = cmd_of!("RESTORE", key, 0, payload, "REPLACE");
+        let c = cmd_of!("RESTORE", key, 0, &payload, "REPLACE");
         if err_of(&raw(con, &c)).is_none() {
+            let ctx = format!("{} payload {}", ty.name(), hex(&payload));
+            read_checks(con, ty, key, &mut found, &ctx);
+            exercise(con, ty, key, taken, &mut found, &ctx);
             taken += 1;
-            exercise(con, key);
         }
     }
-    taken
+    assert!(found.is_empty(), "taken payloads misbehaved: {found:#?}");
+    assert!(
+        taken > 0,
+        "no forgery was taken: the controls are too strict"
+    );
+}
+
+/// Controls of a type's loader, on a server of its own: every one of the DUMPs
+/// `bases` makes, re-encoded from its parsed fields, RESTOREs to the same value
+/// (so forged fields reach the loader), and every one of `refusals` of them
+/// (another type's DUMP a lock's) is refused as bad data and leaves no key.
+pub fn assert_refused(
+    bases: fn(&mut Connection) -> Vec<Base>,
+    refusals: fn(&[Base], &Base) -> Forged,
+) {
+    let (mut s, mut con) = Server::start_conn();
+    let con = &mut con;
+    let bases = bases(con);
+    let forgeries = refusals(&bases, &lock_bases(con)[0]).0;
+    for b in &bases {
+        let again = format!("{}:again", b.key);
+        let restore = restore_like(con, &b.key, &again, &encode(&b.dump));
+        must(con, &restore);
+        let digests = [&b.key, &again].map(|k| digest_value(con, k.as_bytes()));
+        assert_eq!(digests[0], digests[1], "{}: re-encoded", b.key);
+    }
+    for (what, d) in &forgeries {
+        let e = raw(con, &cmd_of!("RESTORE", "forged", 0, encode(d), "REPLACE"));
+        let text = err_of(&e).unwrap_or_else(|| panic!("{what}: accepted ({e:?})"));
+        assert!(text.contains("Bad data format"), "{what}: {text}");
+        assert!(!exists(con, "forged"), "{what}: a key left");
+    }
+    s.assert_alive();
+}
+
+/// Named forgeries of a type's real DUMPs, as its refusals are built.
+#[derive(Default)]
+pub struct Forged(pub Vec<(String, Dump)>);
+
+impl Forged {
+    /// `base` changed by `f`, named after `base`'s key and `name`.
+    pub fn with(&mut self, name: &str, base: &Base, f: impl Fn(&mut Dump)) {
+        let mut d = base.dump.clone();
+        f(&mut d);
+        self.0.push((format!("{} {name}", base.key), d));
+    }
+
+    /// `base` with field `i` set to `v`.
+    pub fn set(&mut self, name: &str, base: &Base, i: usize, v: Field) {
+        self.with(name, base, |d| d.fields[i] = v.clone());
+    }
+
+    /// `base` with field `i` set to the unsigned integer `v`.
+    pub fn uint(&mut self, name: &str, base: &Base, i: usize, v: u64) {
+        self.set(name, base, i, Field::U(v));
+    }
+
+    /// `base` with string field `i` changed by `f`.
+    pub fn string(&mut self, name: &str, base: &Base, i: usize, f: fn(&mut Vec<u8>)) {
+        self.with(name, base, |d| {
+            if let Field::S(s) = &mut d.fields[i] {
+                f(s)
+            }
+        });
+    }
+
+    /// The forgeries of a sketch's window (field `at`: 0 for none) and of the
+    /// start of its newest slot (the field after) every sketch's loader
+    /// refuses: a window under 100 ms or past 10 years, a window on `plain`
+    /// (none) without the sub-sketches it takes, none on `win` (one of an hour)
+    /// with them, a newest slot inside a slot, past a signed 64-bit ms, or on
+    /// `plain`, which has no slots.
+    pub fn window(&mut self, plain: &Base, win: &Base, at: usize) {
+        self.uint("window 99 ms", win, at, 99);
+        self.uint("window past 10 years", win, at, 10 * 365 * 86_400_000 + 1);
+        self.uint("a window without its sub-sketches", plain, at, 1000);
+        self.uint("sub-sketches without a window", win, at, 0);
+        let (slot, head) = (win.dump.uint(at).div_ceil(4), win.dump.uint(at + 1));
+        self.uint("a newest slot without a window", plain, at + 1, head);
+        self.uint("newest slot inside a slot", win, at + 1, head + 1);
+        let past = (1u64 << 63).next_multiple_of(slot);
+        self.uint("newest slot past a signed ms", win, at + 1, past);
+    }
+
+    /// The forgeries of `base`'s framing every loader refuses: the next
+    /// encoding version and version 0, no EOF, `other`'s fields (another
+    /// type's) under `base`'s id, and `base`'s fields under `other`'s id.
+    pub fn framing(&mut self, base: &Base, other: &Base) {
+        let version = |v: u64| move |d: &mut Dump| d.module_id = (d.module_id & !1023) | v;
+        self.with(
+            "next encoding version",
+            base,
+            version(base.dump.encver() + 1),
+        );
+        self.with("encoding version 0", base, version(0));
+        self.with("no EOF", base, |d| d.eof = false);
+        let (theirs, ours) = (&other.dump.fields, &base.dump.fields);
+        self.with(&format!("with the fields of {}", other.key), base, |d| {
+            d.fields.clone_from(theirs)
+        });
+        let name = format!("with the fields of {}", base.key);
+        self.with(&name, other, |d| d.fields.clone_from(ours));
+    }
 }

@@ -1,10 +1,11 @@
-//! Each warden type's payloads for the corrupt-payload tests (cuckoo filters' in
-//! `payload_cuckoo.rs`) (`tests/it/module/payload_fuzz.rs`,
-//! `tests/it/module/payload_forged.rs`): real DUMPs of several shapes per type (locks, filters,
-//! limiters) and their forgeries — odd values, other opcodes, other types' fields,
-//! type-specific structural forgeries — sealed with a valid CRC64 so that Redis hands
-//! them to the module's `rdb_load`. Parsing, encoding and the odd-value generators are
-//! in `tests/it/common/payload.rs`.
+//! Each warden type's payloads for the corrupt-payload tests
+//! (`tests/it/module/payload_fuzz.rs`, `tests/it/module/payload_forged.rs`; cuckoo
+//! filters' in `payload_cuckoo.rs`, count-min sketches' and top-k's in their
+//! families' `tests/it/cms/payload.rs` and `tests/it/topk/payload.rs`): real DUMPs
+//! of several shapes per type (locks, filters, limiters) and their forgeries — odd
+//! values, other opcodes, other types' fields, type-specific structural forgeries —
+//! sealed with a valid CRC64 so that Redis hands them to the module's `rdb_load`.
+//! Parsing, encoding and the odd-value generators are in `tests/it/common/payload.rs`.
 
 use super::payload::*;
 use super::payload_forgeries::odd_same;
@@ -17,7 +18,8 @@ pub const PAYLOAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
 pub const LONG_TTL_MS: i64 = 3_600_000;
 
 /// The warden types: locks, filters, filters being loaded (BF.LOADCHUNKX), limiters,
-/// cache entries, cuckoo filters (whole or being loaded: one type).
+/// cache entries, cuckoo filters (whole or being loaded: one type), count-min
+/// sketches and top-k.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Ty {
     Lock,
@@ -27,6 +29,8 @@ pub enum Ty {
     Limiter,
     Cache,
     Cuckoo,
+    Cms,
+    TopK,
 }
 
 impl Ty {
@@ -39,11 +43,13 @@ impl Ty {
             Ty::Limiter => "warden-rl",
             Ty::Cache => "warden-ch",
             Ty::Cuckoo => "warden-cf",
+            Ty::Cms => "warden-cm",
+            Ty::TopK => "warden-tk",
         }
     }
 
     /// Every warden type.
-    pub const ALL: [Ty; 7] = [
+    pub const ALL: [Ty; 9] = [
         Ty::Lock,
         Ty::LockSet,
         Ty::Filter,
@@ -51,6 +57,8 @@ impl Ty {
         Ty::Limiter,
         Ty::Cache,
         Ty::Cuckoo,
+        Ty::Cms,
+        Ty::TopK,
     ];
 
     /// The type of a value whose TYPE is `name`, if a warden type.
@@ -61,7 +69,7 @@ impl Ty {
     /// The encoding version the module writes for this type.
     pub fn encver(self) -> u64 {
         match self {
-            Ty::Cache => 1,
+            Ty::Cache | Ty::Cms | Ty::TopK => 1,
             Ty::Lock | Ty::LockSet | Ty::Cuckoo => 2,
             Ty::Filter | Ty::Loading | Ty::Limiter => 3,
         }

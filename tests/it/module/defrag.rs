@@ -14,7 +14,7 @@ use crate::common::*;
 
 /// The kinds of key, how many of each, and whether they carry a TTL (the
 /// string server's twin keys carry the same).
-const KINDS: [(&str, usize, bool); 11] = [
+const KINDS: [(&str, usize, bool); 13] = [
     ("rl", 50_000, true), // RL.GCRA
     ("rt", 5_000, true),  // RL.TOKEN with two limits (a boxed slice)
     ("lk", 40_000, true), // DLOCK.ACQUIRE, every 4th owner on the heap
@@ -26,6 +26,8 @@ const KINDS: [(&str, usize, bool); 11] = [
     ("bl", 300, false),   // a filter being loaded (BF.LOADCHUNKX's header)
     ("cf", 3_000, false), // a small cuckoo filter
     ("cfs", 300, false),  // a cuckoo filter of several sub-filters
+    ("cm", 3_000, false), // count-min sketches (cms::kit::churned)
+    ("tk", 3_000, false), // top-k (topk::kit::churned)
 ];
 
 /// A 40-byte value (cache entries and the string twins).
@@ -84,6 +86,8 @@ fn create(kind: &str, i: usize) -> Vec<redis::Cmd> {
             }
             vec![cmd_of!("CF.RESERVEX", &k, 8, "EXPANSION", 2), add]
         }
+        "cm" => crate::cms::kit::churned(&k, i),
+        "tk" => crate::topk::kit::churned(&k, i),
         _ => unreachable!(),
     }
 }
@@ -336,6 +340,8 @@ fn survivors_answer(con: &mut Connection, gone: &[(usize, Vec<bool>)]) {
                         assert_eq!(e, 1, "{k} item {n}");
                     }
                 }
+                "cm" => crate::cms::kit::churn_survivor(con, &k, i),
+                "tk" => crate::topk::kit::churn_survivor(con, &k, i),
                 _ => unreachable!(),
             }
         }

@@ -2,18 +2,22 @@
 //! hand-off and waiters that disconnect while blocked, and shared and counted lock
 //! sets; Bloom and cuckoo filters that grow, scale, are compacted, copied, moved,
 //! restored and deleted, and filters of both being loaded chunk by chunk; every kind
-//! of rate limiter; cache entries with and without leases), pipelined in batches,
-//! then `FLUSHALL SYNC`. The keys alive before it must be of every type the module
-//! makes (`module_types`). Afterwards INFO must show no filters, no filter
-//! bytes and no waiting clients, and `used_memory` must be back within 5% of a baseline
-//! taken after a warm-up run of the same workload (so allocator and server caches are
-//! primed), with no client connected but the one measuring.
+//! of rate limiter; cache entries with and without leases; count-min sketches and
+//! top-k, plain and over windows that move, counted, merged, copied and deleted:
+//! `cms::kit::leak_call`, `topk::kit::leak_call`), pipelined in batches, then
+//! `FLUSHALL SYNC`. The keys alive before it must be of every type the module makes
+//! (`module_types`). Afterwards INFO must show no filters, sketches or top-k, none
+//! of their bytes and no waiting clients, and `used_memory` must be back within 5%
+//! of a baseline taken after a warm-up run of the same workload (so allocator and
+//! server caches are primed), with no client connected but the one measuring.
 //!
 //! `WARDEN_LEAK_OPS` (default 1,000,000) sets the number of operations.
 
+use crate::cms::kit as cms;
 use crate::common::module_types::assert_covers;
 use crate::common::payload::Rng;
 use crate::common::*;
+use crate::topk::kit as topk;
 
 use redis::ConnectionLike;
 use std::time::{Duration, Instant};
@@ -43,6 +47,9 @@ const EXPECTED_ERRORS: &[&str] = &[
     "ERR chunk out of order",
     "ERR key already holds a complete filter",
 ];
+
+/// A family's call of the workload on key `n`, named `key`.
+type LeakCall = fn(&mut Rng, usize, &str) -> redis::Cmd;
 
 /// A read without a reply after this long fails the test.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
@@ -115,7 +122,11 @@ impl Load {
         for v in replies {
             if let Some(e) = err_of(v) {
                 self.error_count += 1;
-                if !EXPECTED_ERRORS.iter().any(|x| e.starts_with(x)) && self.unexpected.len() < 20 {
+                let mut expected = EXPECTED_ERRORS
+                    .iter()
+                    .chain(&cms::LEAK_ERRORS)
+                    .chain(&topk::LEAK_ERRORS);
+                if !expected.any(|x| e.starts_with(x)) && self.unexpected.len() < 20 {
                     self.unexpected.push(format!("{what}: {e}"));
                 }
             }
@@ -350,8 +361,25 @@ impl Load {
                         _ => pack(&mut buf, &[b"CACHE.INFO", k]),
                     }
                 }
+                // Count-min sketches and top-k: the family's calls, or the key
+                // deleted, unlinked or copied.
+                72..=81 => {
+                    let ((prefix, m), call): ((&str, usize), LeakCall) = match roll {
+                        72..=76 => (cms::LEAK_KEYS, cms::leak_call),
+                        _ => (topk::LEAK_KEYS, topk::leak_call),
+                    };
+                    let i = r.below(m);
+                    let key = format!("{prefix}:{i}");
+                    let c = match r.below(10) {
+                        0 => cmd_of!("DEL", &key),
+                        1 => cmd_of!("UNLINK", &key),
+                        2 => cmd_of!("COPY", &key, format!("{prefix}:{}", r.below(m)), "REPLACE"),
+                        _ => call(r, i, &key),
+                    };
+                    buf.extend(c.get_packed_command());
+                }
                 // Rate limiters.
-                72..=94 => {
+                82..=94 => {
                     let i = n(r, LIMITER_KEYS);
                     let cost = n(r, 4);
                     match r.below(4) {
@@ -427,6 +455,8 @@ impl Load {
                         ("ls:s", SET_KEYS),
                         ("ch", CACHE_KEYS),
                         ("cfl", LOADING_KEYS),
+                        cms::LEAK_KEYS,
+                        topk::LEAK_KEYS,
                     ]);
                     let (a, b) = (
                         format!("{prefix}:{}", n(r, m)),
@@ -447,21 +477,23 @@ impl Load {
     /// DUMP / RESTORE of a few keys of each type (the loader allocates too).
     fn restores(&mut self) {
         for (prefix, m) in [
-            ("bf:", FILTER_KEYS),
-            ("lk:", LIMITER_KEYS),
-            ("rl:g:", LIMITER_KEYS),
-            ("rl:w:", LIMITER_KEYS),
-            ("cf:", CUCKOO_KEYS),
-            ("ls:l:", SET_KEYS),
-            ("ch:", CACHE_KEYS),
-            ("cfl:", LOADING_KEYS),
-            ("bfl:", LOADING_KEYS),
+            ("bf", FILTER_KEYS),
+            ("lk", LIMITER_KEYS),
+            ("rl:g", LIMITER_KEYS),
+            ("rl:w", LIMITER_KEYS),
+            ("cf", CUCKOO_KEYS),
+            ("ls:l", SET_KEYS),
+            ("ch", CACHE_KEYS),
+            ("cfl", LOADING_KEYS),
+            ("bfl", LOADING_KEYS),
+            cms::LEAK_KEYS,
+            topk::LEAK_KEYS,
         ] {
-            let key = format!("{prefix}{}", self.rng.below(m));
+            let key = format!("{prefix}:{}", self.rng.below(m));
             let v = self.con.req_command(cmd("DUMP").arg(&key)).expect("DUMP");
             self.ops += 1;
             if let Value::BulkString(p) = v {
-                let dst = format!("{prefix}{}", self.rng.below(m));
+                let dst = format!("{prefix}:{}", self.rng.below(m));
                 let v = self
                     .con
                     .req_command(cmd("RESTORE").arg(&dst).arg(0).arg(&p).arg("REPLACE"))
@@ -692,6 +724,8 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let peak = memory_field(&mut con, "used_memory");
     let filters_before_flush = warden_stat(&mut con, "bf_filters");
     let cuckoos_before_flush = warden_stat(&mut con, "cf_filters");
+    let family_gauges = [cms::GAUGES, topk::GAUGES];
+    let families_before_flush = family_gauges.map(|[keys, _]| warden_stat(&mut con, keys));
     // The keys alive (in both databases MOVE uses) are of every type the module makes.
     let mut types: Vec<String> = Vec::new();
     for db in [0, 1] {
@@ -716,10 +750,11 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
     let cuckoos = warden_stat(&mut con, "cf_filters");
     let cuckoo_bytes = warden_stat(&mut con, "cf_bytes");
     let waiting = warden_stat(&mut con, "locks_waiting");
+    let families = family_gauges.map(|g| g.map(|f| warden_stat(&mut con, f)));
     let dbsize: i64 = query!(&mut con, "DBSIZE");
     let delta = after - baseline;
     println!(
-        "leaks: {done} operations ({warm_ops} warm-up), {errors} error replies, {rounds} waiter rounds ({dropped} waiters hung up while blocked), {filters_before_flush} filters before FLUSHALL; used_memory baseline {baseline}, peak {peak}, after {after} (delta {delta:+}, {:+.2}%); warm-up {:.1} s, run {:.1} s, total {:.1} s",
+        "leaks: {done} operations ({warm_ops} warm-up), {errors} error replies, {rounds} waiter rounds ({dropped} waiters hung up while blocked), {filters_before_flush} filters, {families_before_flush:?} sketches and top-k before FLUSHALL; used_memory baseline {baseline}, peak {peak}, after {after} (delta {delta:+}, {:+.2}%); warm-up {:.1} s, run {:.1} s, total {:.1} s",
         100.0 * delta as f64 / baseline as f64,
         warm_time.as_secs_f64(),
         run_time.as_secs_f64(),
@@ -730,7 +765,15 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
         filters_before_flush > 0 && cuckoos_before_flush > 0,
         "the workload made no filters ({filters_before_flush} Bloom, {cuckoos_before_flush} cuckoo)"
     );
+    assert!(
+        families_before_flush.iter().all(|n| *n > 0),
+        "the workload made no sketch or no top-k: {family_gauges:?} {families_before_flush:?}"
+    );
     assert_eq!(dbsize, 0, "FLUSHALL left keys");
+    assert_eq!(
+        families, [[0; 2]; 2],
+        "INFO warden {family_gauges:?} after FLUSHALL"
+    );
     assert_eq!(
         (filters, bytes, cuckoos, cuckoo_bytes, waiting),
         (0, 0, 0, 0, 0),

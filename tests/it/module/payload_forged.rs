@@ -34,6 +34,8 @@ fn forged_payloads_reach_each_types_loader() {
     let caches = cache_bases(&mut con);
     let sets = lock_set_bases(&mut con);
     let cuckoos = cuckoo_bases(&mut con);
+    let sketches = crate::cms::payload::bases(&mut con);
+    let tops = crate::topk::payload::bases(&mut con);
     let mut controlled: Vec<String> = Vec::new();
     for b in locks
         .iter()
@@ -43,6 +45,8 @@ fn forged_payloads_reach_each_types_loader() {
         .chain(&limiters)
         .chain(&caches)
         .chain(&cuckoos)
+        .chain(&sketches)
+        .chain(&tops)
     {
         // As DUMPed (limiters in the version 2 layout), and a limiter in
         // the current layout too.
@@ -480,9 +484,18 @@ fn forged_payloads_reach_each_types_loader() {
     });
 
     must_fail.extend(cuckoo_refusals(&cuckoos, lock));
+    must_fail.extend(crate::cms::payload::refusals(&sketches, lock).0);
+    must_fail.extend(crate::topk::payload::refusals(&tops, lock).0);
 
-    let counters = ["bf_filters", "bf_bytes", "cf_filters", "cf_bytes"];
-    let before = counters.map(|f| warden_stat(&mut con, f));
+    let counters: Vec<&str> = ["bf_filters", "bf_bytes", "cf_filters", "cf_bytes"]
+        .into_iter()
+        .chain(crate::cms::kit::GAUGES)
+        .chain(crate::topk::kit::GAUGES)
+        .collect();
+    let stats = |con: &mut Connection| -> Vec<i64> {
+        counters.iter().map(|f| warden_stat(con, f)).collect()
+    };
+    let before = stats(&mut con);
     let mut accepted = Vec::new();
     for (name, d) in &must_fail {
         let payload = encode(d);
@@ -500,7 +513,7 @@ fn forged_payloads_reach_each_types_loader() {
         }
     }
     assert_eq!(
-        counters.map(|f| warden_stat(&mut con, f)),
+        stats(&mut con),
         before,
         "INFO warden {counters:?} after refused payloads"
     );

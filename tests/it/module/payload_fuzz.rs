@@ -1,8 +1,9 @@
 //! Corrupt-payload fuzzer for every warden data type: locks (`warden-lk`), filters
 //! (`warden-bf`), filters being loaded by BF.LOADCHUNKX (`warden-bl`), rate limiters
-//! (`warden-rl`), cache entries (`warden-ch`) and cuckoo filters (`warden-cf`, whole
-//! or being loaded by CF.LOADCHUNKX); the test fails when the module makes a type
-//! (`module_types`) that is not among them.
+//! (`warden-rl`), cache entries (`warden-ch`), cuckoo filters (`warden-cf`, whole
+//! or being loaded by CF.LOADCHUNKX), count-min sketches (`warden-cm`) and top-k
+//! (`warden-tk`); the test fails when the module makes a type (`module_types`) that
+//! is not among them.
 //!
 //! Real DUMPs of several shapes per type are truncated, bit-flipped, byte-replaced and
 //! forged field by field (huge counts and lengths, negative numbers, wrong opcodes,
@@ -11,14 +12,15 @@
 //! Every RESTORE must answer OK or an error; an accepted value must answer its type's
 //! read commands (which change nothing), survive the other commands, DUMP and RESTORE
 //! to the same value, and replicate: a replica (`--propagation-error-behavior panic`)
-//! follows the whole run and must end with the master's digest. INFO's filter counters
-//! must match the filter keys at the end, also after `DEBUG RELOAD`, and fall to 0
-//! when they are deleted.
+//! follows the whole run and must end with the master's digest. INFO's counters of
+//! filters, sketches and top-k must match their keys at the end, also after `DEBUG
+//! RELOAD`, and fall to 0 when they are deleted.
 //!
 //! `WARDEN_PAYLOAD_FUZZ` (default 1000) is the number of payloads per type. The payloads
-//! and their forgeries are in `tests/it/common/payload_types.rs`, the checks of accepted
-//! values in `tests/it/common/payload_checks.rs`; the controls (forgeries that must be
-//! refused) are in `tests/it/module/payload_forged.rs`.
+//! and their forgeries are in `tests/it/common/payload_types.rs` (a family's own in
+//! `payload_cuckoo.rs` there, `tests/it/cms/payload.rs`, `tests/it/topk/payload.rs`),
+//! the checks of accepted values in `tests/it/common/payload_checks.rs`; the controls
+//! (forgeries that must be refused) are in `tests/it/module/payload_forged.rs`.
 
 use crate::common::module_types::assert_covers;
 use crate::common::payload::*;
@@ -32,9 +34,34 @@ use std::time::Instant;
 
 const DEFAULT_PER_TYPE: usize = 1_000;
 
-/// The cuckoo filter keys (whole or being loaded).
-fn cuckoo_census(con: &mut Connection) -> i64 {
-    scan_keys(con, &["TYPE", "warden-cf"]).len() as i64
+/// The types whose keys INFO warden counts, and the gauges of their keys and bytes.
+const GAUGES: [(Ty, [&str; 2]); 3] = [
+    (Ty::Cuckoo, ["cf_filters", "cf_bytes"]),
+    (Ty::Cms, crate::cms::kit::GAUGES),
+    (Ty::TopK, crate::topk::kit::GAUGES),
+];
+
+/// Each of `GAUGES`' key counts, and its keys of that type (whole or being loaded).
+fn census(con: &mut Connection) -> Vec<(i64, i64)> {
+    GAUGES
+        .iter()
+        .map(|(ty, [keys, _])| {
+            let n = scan_keys(con, &["TYPE", ty.name()]).len() as i64;
+            (warden_stat(con, keys), n)
+        })
+        .collect()
+}
+
+/// Fails where a gauge of `GAUGES` does not count its keys (`who` says when).
+fn assert_census(con: &mut Connection, who: &str) {
+    for ((ty, [keys, _]), (counted, n)) in GAUGES.iter().zip(census(con)) {
+        assert_eq!(
+            counted,
+            n,
+            "{who}: INFO warden {keys} vs {} keys",
+            ty.name()
+        );
+    }
 }
 
 #[test]
@@ -54,6 +81,8 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let limiter = limiter_bases(&mut con);
     let cache = cache_bases(&mut con);
     let cuckoo = cuckoo_bases(&mut con);
+    let cms = crate::cms::payload::bases(&mut con);
+    let topk = crate::topk::payload::bases(&mut con);
     let base_keys: Vec<String> = lock
         .iter()
         .chain(&lock_set)
@@ -62,6 +91,8 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         .chain(&limiter)
         .chain(&cache)
         .chain(&cuckoo)
+        .chain(&cms)
+        .chain(&topk)
         .map(|b| b.key.clone())
         .collect();
     let base_digests: Vec<Value> = base_keys
@@ -76,7 +107,7 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let mut per_type_counts = Vec::new();
     for ty in Ty::ALL {
         let all = [
-            &lock, &lock_set, &filter, &loading, &limiter, &cache, &cuckoo,
+            &lock, &lock_set, &filter, &loading, &limiter, &cache, &cuckoo, &cms, &topk,
         ];
         let bases: &[Base] = match ty {
             Ty::Lock => &lock,
@@ -86,6 +117,8 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
             Ty::Limiter => &limiter,
             Ty::Cache => &cache,
             Ty::Cuckoo => &cuckoo,
+            Ty::Cms => &cms,
+            Ty::TopK => &topk,
         };
         let others: Vec<&Base> = all
             .iter()
@@ -175,12 +208,8 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         (n, bytes),
         "INFO warden (bf_filters, bf_bytes) vs filter keys and their sizes"
     );
-    let cuckoos = cuckoo_census(&mut con);
-    assert_eq!(
-        warden_stat(&mut con, "cf_filters"),
-        cuckoos,
-        "INFO warden cf_filters vs cuckoo filter keys"
-    );
+    let counted = census(&mut con);
+    assert_census(&mut con, "master");
     for k in scan_keys(&mut con, &[]) {
         let t: i64 = query!(&mut con, "PTTL", &k);
         if (0..LONG_TTL_MS).contains(&t) {
@@ -205,9 +234,9 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         "replica: INFO warden vs filter keys"
     );
     assert_eq!(
-        warden_stat(&mut rc, "cf_filters"),
-        cuckoos,
-        "replica: INFO warden cf_filters vs cuckoo filter keys"
+        census(&mut rc),
+        counted,
+        "replica: INFO warden vs the master's keys"
     );
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
@@ -216,24 +245,31 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         filter_census(&mut con, &[0]),
         "after DEBUG RELOAD: INFO warden vs filter keys"
     );
-    assert_eq!(
-        warden_stat(&mut con, "cf_filters"),
-        cuckoo_census(&mut con),
-        "after DEBUG RELOAD: INFO warden cf_filters vs cuckoo filter keys"
-    );
-    // Every filter deleted: the counters fall to 0 on both.
-    for t in ["warden-bf", "warden-bl", "warden-cf"] {
+    assert_census(&mut con, "after DEBUG RELOAD");
+    // Every filter, sketch and top-k deleted: the counters fall to 0 on both.
+    for t in [
+        "warden-bf",
+        "warden-bl",
+        "warden-cf",
+        "warden-cm",
+        "warden-tk",
+    ] {
         for k in scan_keys(&mut con, &["TYPE", t]) {
             let _: i64 = query!(&mut con, "DEL", &k);
         }
     }
     m.sync_replicas(1);
     let mut rc = timed(r.conn(), PAYLOAD_READ_TIMEOUT);
+    let gauges = [["bf_filters", "bf_bytes"]]
+        .into_iter()
+        .chain(GAUGES.map(|(_, g)| g));
+    let gauges: Vec<&str> = gauges.flatten().collect();
     for (who, c) in [("master", &mut con), ("replica", &mut rc)] {
-        let stats = ["bf_filters", "bf_bytes", "cf_filters", "cf_bytes"].map(|f| warden_stat(c, f));
+        let stats: Vec<i64> = gauges.iter().map(|f| warden_stat(c, f)).collect();
         assert_eq!(
-            stats, [0; 4],
-            "{who}: INFO warden bf_filters, bf_bytes, cf_filters, cf_bytes with no filter left"
+            stats,
+            vec![0; gauges.len()],
+            "{who}: INFO warden {gauges:?} with no filter, sketch or top-k left"
         );
     }
     // Every type the module makes was forged.

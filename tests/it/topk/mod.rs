@@ -3,6 +3,8 @@
 mod basics;
 mod compare;
 mod defrag;
+pub mod kit;
+pub mod payload;
 mod persistence;
 mod replication;
 pub mod support;

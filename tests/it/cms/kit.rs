@@ -1,0 +1,86 @@
+//! Count-min sketches in the checks that cross every family
+//! (`tests/it/module/`): the keys of the defrag churn and what they answer
+//! after it, the calls of the leak workload, and the family's INFO gauges.
+//! Their payloads are in `payload.rs`.
+
+use crate::cms::support::counts;
+use crate::common::payload::Rng;
+use crate::common::*;
+
+/// INFO warden's gauges of the family: the sketches and their bytes.
+pub const GAUGES: [&str; 2] = ["cms_sketches", "cms_bytes"];
+
+/// Key `i` of a defrag churn, named `key`: a plain sketch, one over a window
+/// or one sized by probability, `a` counted `i` times.
+pub fn churned(key: &str, i: usize) -> Vec<redis::Cmd> {
+    let create = match i % 3 {
+        0 => cmd_of!("CMS.INITBYDIMX", key, 64, 3),
+        1 => cmd_of!("CMS.INITBYDIMX", key, 40, 2, "WINDOW", "1h"),
+        _ => cmd_of!("CMS.INITBYPROBX", key, 0.05, 0.1),
+    };
+    vec![create, cmd_of!("CMS.INCRBYX", key, "a", i, "b", 1)]
+}
+
+/// A key `churned` made that survived the churn still counts `a` `i` times.
+pub fn churn_survivor(con: &mut Connection, key: &str, i: usize) {
+    assert_eq!(counts(con, key, &["a"]), [i as i64], "{key}");
+}
+
+/// The leak workload's keys: `cm:0` to `cm:299`.
+pub const LEAK_KEYS: (&str, usize) = ("cm", 300);
+
+/// Errors the leak workload provokes on purpose: a sketch made again, one
+/// missing, merges of sketches of other sizes or windows, or past a
+/// counter's range, counters that saturate.
+pub const LEAK_ERRORS: [&str; 6] = [
+    "ERR CMS: key already exists",
+    "ERR CMS: key does not exist",
+    "ERR CMS: width/depth is not equal",
+    "ERR CMS: window is not equal",
+    "ERR CMS: MERGE overflow",
+    "ERR CMS: INCRBY overflow",
+];
+
+/// One call of the leak workload on sketch `n`, named `key` (its removal and
+/// copies are the workload's): key `n` is made of the shape `n % 4` (plain,
+/// over windows of 200 ms and 1 s, sized by probability); counts, some
+/// saturating, queries, merges (of sketches of its shape, mostly).
+pub fn leak_call(r: &mut Rng, n: usize, key: &str) -> redis::Cmd {
+    let (prefix, keys) = LEAK_KEYS;
+    let item = |r: &mut Rng| format!("it:{}", r.below(5_000));
+    match r.below(16) {
+        0..=1 => match n % 4 {
+            0 => cmd_of!("CMS.INITBYDIMX", key, 100, 3),
+            1 => cmd_of!("CMS.INITBYDIMX", key, 100, 3, "WINDOW", 200),
+            2 => cmd_of!("CMS.INITBYDIMX", key, 500, 4, "WINDOW", "1s"),
+            _ => cmd_of!("CMS.INITBYPROBX", key, 0.01, 0.01),
+        },
+        2..=9 => {
+            let mut c = cmd_of!("CMS.INCRBYX", key);
+            for _ in 0..1 + r.below(3) {
+                c.arg(item(r)).arg(r.pick(&[1u64, 1, 5, 100, 1 << 31]));
+            }
+            c
+        }
+        10..=11 => cmd_of!("CMS.QUERYX", key, item(r), item(r)),
+        12..=14 => {
+            // Sources of the key's shape but now and then.
+            let near = |r: &mut Rng| {
+                let m = r.below(keys);
+                let m = if r.chance(9, 10) {
+                    m - m % 4 + n % 4
+                } else {
+                    m
+                };
+                format!("{prefix}:{}", m.min(keys - 1))
+            };
+            let (a, b) = (near(r), near(r));
+            match r.below(3) {
+                0 => cmd_of!("CMS.MERGEX", key, 1, a),
+                1 => cmd_of!("CMS.MERGEX", key, 2, a, b, "WEIGHTS", 2, -1),
+                _ => cmd_of!("CMS.MERGEX", key, 2, key, a),
+            }
+        }
+        _ => cmd_of!("CMS.INFOX", key),
+    }
+}

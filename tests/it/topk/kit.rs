@@ -1,0 +1,73 @@
+//! Top-k in the checks that cross every family (`tests/it/module/`): the keys
+//! of the defrag churn and what they answer after it, the calls of the leak
+//! workload, and the family's INFO gauges. Their payloads are in `payload.rs`.
+
+use crate::common::payload::Rng;
+use crate::common::*;
+use crate::topk::support::list;
+
+/// INFO warden's gauges of the family: the top-k keys and their bytes.
+pub const GAUGES: [&str; 2] = ["topk_keys", "topk_bytes"];
+
+/// An item long enough to live on the heap, then `i`.
+fn long_item(i: usize) -> String {
+    format!(
+        "{}{i}",
+        "an-item-long-enough-to-live-on-the-heap-".repeat(2)
+    )
+}
+
+/// Key `i` of a defrag churn, named `key`: a top-k, over a window every other
+/// one, holding a long item counted 7 and `b` counted 3.
+pub fn churned(key: &str, i: usize) -> Vec<redis::Cmd> {
+    let create = match i % 2 {
+        0 => cmd_of!("TOPK.RESERVEX", key, 5, 100, 3, 0.9),
+        _ => cmd_of!("TOPK.RESERVEX", key, 4, 100, 3, 0.9, "WINDOW", "1h"),
+    };
+    vec![
+        create,
+        cmd_of!("TOPK.INCRBYX", key, long_item(i), 7, "b", 3),
+    ]
+}
+
+/// A key `churned` made that survived the churn still lists its two items.
+pub fn churn_survivor(con: &mut Connection, key: &str, i: usize) {
+    let want = [(long_item(i), 7), ("b".to_string(), 3)];
+    assert_eq!(list(con, key), want, "{key}");
+}
+
+/// The leak workload's keys: `tk:0` to `tk:299`.
+pub const LEAK_KEYS: (&str, usize) = ("tk", 300);
+
+/// Errors the leak workload provokes on purpose: a top-k made again, or missing.
+pub const LEAK_ERRORS: [&str; 2] = [
+    "ERR TopK: key already exists",
+    "ERR TopK: key does not exist",
+];
+
+/// One call of the leak workload on top-k `n`, named `key` (its removal and
+/// copies are the workload's): key `n` is made of the shape `n % 3` (plain,
+/// over a window of 200 ms, of the default sizes); adds of items of many
+/// lengths (held on the heap, pushed out), increments, reads.
+pub fn leak_call(r: &mut Rng, n: usize, key: &str) -> redis::Cmd {
+    let item = |r: &mut Rng| format!("it:{}:{}", r.below(2_000), "x".repeat(r.below(60)));
+    match r.below(16) {
+        0..=1 => match n % 3 {
+            0 => cmd_of!("TOPK.RESERVEX", key, 10, 50, 4, 0.9),
+            1 => cmd_of!("TOPK.RESERVEX", key, 5, 20, 3, 0.8, "WINDOW", 200),
+            _ => cmd_of!("TOPK.RESERVEX", key, 20),
+        },
+        2..=9 => {
+            let mut c = cmd_of!("TOPK.ADDX", key);
+            for _ in 0..1 + r.below(5) {
+                c.arg(item(r));
+            }
+            c
+        }
+        10..=11 => cmd_of!("TOPK.INCRBYX", key, item(r), r.below(100_001)),
+        12 => cmd_of!("TOPK.QUERYX", key, item(r), item(r)),
+        13 => cmd_of!("TOPK.COUNTX", key, item(r)),
+        14 => cmd_of!("TOPK.LISTX", key, "WITHCOUNT"),
+        _ => cmd_of!("TOPK.INFOX", key),
+    }
+}
