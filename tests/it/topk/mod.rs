@@ -3,6 +3,7 @@
 mod basics;
 mod compare;
 mod defrag;
+pub mod fuzz_values;
 mod persistence;
 mod replication;
 pub mod support;
