@@ -1,7 +1,13 @@
-//! Lists the families for `src/lib.rs`: each `pub mod <name>;` line of
-//! lib.rs but the shared `common` and `glue`, in order, becomes an entry of
-//! `FAMILIES` (written to `$OUT_DIR/families.rs`, which lib.rs includes), so
-//! a family is added by its folder and its one `pub mod` line.
+//! Lists the families, from the `pub mod <name>;` lines of `src/lib.rs` but the
+//! shared `common` and `glue`, in order, so a family is added by its folders and its
+//! one `pub mod` line:
+//!
+//! - `$OUT_DIR/families.rs`, which lib.rs includes: `FAMILIES`, each family's
+//!   `FAMILY`, then the parts they share;
+//! - `$OUT_DIR/test_families.rs`, which the integration tests include
+//!   (`tests/it/common/grammar.rs`): `FAMILY_FUZZ`, each family's part of the command
+//!   fuzzer, `tests/it/<family>/fuzz_values.rs`'s `FUZZ`, so a family without one
+//!   does not compile.
 
 use std::path::Path;
 use std::{env, fs};
@@ -9,16 +15,32 @@ use std::{env, fs};
 fn main() {
     println!("cargo:rerun-if-changed=src/lib.rs");
     let lib = fs::read_to_string("src/lib.rs").expect("src/lib.rs is readable");
-    let entries: String = lib
+    let families: Vec<&str> = lib
         .lines()
         .filter_map(|line| line.strip_prefix("pub mod ")?.strip_suffix(';'))
         .filter(|module| !matches!(*module, "common" | "glue"))
-        .map(|family| format!("&{family}::FAMILY, "))
         .collect();
-    let code = format!(
-        "/// The module's families, in `lib.rs`'s order, then the parts they share.\n\
-         static FAMILIES: &[&Family] = &[{entries}&glue::SHARED];\n"
+    let entries = |entry: fn(&str) -> String| families.iter().map(|f| entry(f)).collect::<String>();
+    write(
+        "families.rs",
+        format!(
+            "/// The module's families, in `lib.rs`'s order, then the parts they share.\n\
+             static FAMILIES: &[&Family] = &[{}&glue::SHARED];\n",
+            entries(|f| format!("&{f}::FAMILY, "))
+        ),
     );
+    write(
+        "test_families.rs",
+        format!(
+            "/// Each family's part of the command fuzzer, in `src/lib.rs`'s order.\n\
+             pub const FAMILY_FUZZ: &[&crate::common::grammar::FamilyFuzz] = &[{}];\n",
+            entries(|f| format!("&crate::{f}::fuzz_values::FUZZ, "))
+        ),
+    );
+}
+
+/// Writes `code` to `name` in `OUT_DIR`.
+fn write(name: &str, code: String) {
     let out = env::var("OUT_DIR").expect("cargo sets OUT_DIR");
-    fs::write(Path::new(&out).join("families.rs"), code).expect("OUT_DIR is writable");
+    fs::write(Path::new(&out).join(name), code).expect("OUT_DIR is writable");
 }

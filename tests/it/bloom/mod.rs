@@ -4,6 +4,7 @@ mod aging;
 mod basics;
 mod config;
 mod errors;
+pub mod fuzz_values;
 mod max_bytes;
 mod memory;
 mod payloads;

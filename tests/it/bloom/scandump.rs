@@ -611,11 +611,11 @@ fn redisbloom_and_warden_give_the_same_iterators() {
     }
 }
 
-/// The headers and chunks the command fuzzer sends (`tests/it/common/grammar.rs`) are ones
+/// The headers and chunks the command fuzzer sends (`fuzz_values.rs`) are ones
 /// the module accepts, so its valid calls load filters to the end.
 #[test]
 fn the_fuzzers_chunks_load() {
-    use crate::common::grammar::{dump_chunk, dump_header, DUMP_SHAPES};
+    use super::fuzz_values::{dump_chunk, dump_header, DUMP_SHAPES};
     let (_s, mut con) = Server::start_conn();
     for (i, (_, _, layers)) in DUMP_SHAPES.iter().enumerate() {
         let key = format!("fz:{i}");

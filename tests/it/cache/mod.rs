@@ -1,6 +1,7 @@
 //! The cache family (`CACHE.*`).
 
 mod basics;
+pub mod fuzz_values;
 mod memory;
 mod persistence;
 mod server_ops;

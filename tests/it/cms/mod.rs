@@ -4,6 +4,7 @@ mod basics;
 mod cluster;
 pub mod compare;
 mod defrag;
+pub mod fuzz_values;
 pub mod kit;
 pub mod payload;
 mod persistence;

@@ -2,4 +2,5 @@
 
 mod basics;
 mod compat;
+pub mod fuzz_values;
 pub mod support;

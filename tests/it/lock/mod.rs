@@ -5,6 +5,7 @@ mod blocking_stress;
 mod epoch;
 mod errors;
 mod failover;
+pub mod fuzz_values;
 mod guard;
 mod keep;
 mod keep_limits;

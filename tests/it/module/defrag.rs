@@ -6,8 +6,8 @@
 //! and every surviving key must still answer. The kinds must cover every type
 //! the module makes (`module_types`).
 
+use crate::bloom::fuzz_values::dump_header;
 use crate::common::defrag::defragment;
-use crate::common::grammar::dump_header;
 use crate::common::module_types::assert_covers;
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;

@@ -19,7 +19,8 @@
 //! read once from the master at the start (`common/docs.rs`, drawn by
 //! `common/fuzz_calls.rs`'s `draw`), so the fuzzer, the docs and the parser share the
 //! one declaration in `src/`. The values (key space, generators by command and argument
-//! name) and the mutations are in `common/grammar.rs`, the reply shapes in
+//! name) are each family's `tests/it/<family>/fuzz_values.rs`, gathered with the
+//! shared ones and the mutations in `common/grammar.rs`, the reply shapes in
 //! `common/fuzz_calls.rs`; this file drives them. The regression the fuzzer found for
 //! blocked acquires is in `tests/it/lock/waiting.rs`.
 
@@ -28,6 +29,7 @@ use crate::common::fuzz_calls::*;
 use crate::common::grammar::*;
 use crate::common::payload::Rng;
 use crate::common::*;
+use crate::lock::fuzz_values::LOCK_KEYS;
 
 use redis::ConnectionLike;
 use std::collections::{HashMap, VecDeque};

@@ -3,6 +3,7 @@
 mod basics;
 mod errors;
 mod forms;
+pub mod fuzz_values;
 mod gcra_cell;
 mod limits;
 mod memory;

@@ -3,6 +3,7 @@
 mod basics;
 mod compare;
 mod defrag;
+pub mod fuzz_values;
 pub mod kit;
 pub mod payload;
 mod persistence;
