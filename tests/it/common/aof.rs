@@ -23,10 +23,19 @@ fn append(dir: &std::path::Path, commands: &[&[&[u8]]]) {
     let aof_dir = dir.join("appendonlydir");
     let manifest =
         std::fs::read_to_string(aof_dir.join("appendonly.aof.manifest")).expect("manifest");
+    // Each line is `key value` pairs (`file … seq … type i`, and on Redis 8
+    // `startoffset …` and `endoffset …` after them).
+    let field = |line: &str, name: &str| {
+        let words: Vec<&str> = line.split(' ').collect();
+        words
+            .chunks(2)
+            .find(|pair| pair[0] == name)
+            .and_then(|pair| pair.get(1).map(|v| v.to_string()))
+    };
     let incr = manifest
         .lines()
-        .filter(|l| l.ends_with("type i"))
-        .filter_map(|l| l.split(' ').nth(1))
+        .filter(|l| field(l, "type").as_deref() == Some("i"))
+        .filter_map(|l| field(l, "file"))
         .next_back()
         .expect("an incremental AOF");
     let path = aof_dir.join(incr);
