@@ -56,7 +56,10 @@ $(RUN_DIR)/redis.conf: redis.conf.example
 
 # Every unit and integration test, then the client examples (redis-py, redigo).
 # RedisBloom (for the import tests) is fetched first when missing; no network fails here.
-test: build
+# One cargo run builds the module and the test binaries together, so the tests'
+# dependencies compile beside the module's single codegen unit.
+test: deps
+	$(CARGO) build --release --all-targets
 	bash tests/bench/redisbloom.sh $(CURDIR) >/dev/null
 	$(CARGO) test --release -- --test-threads=4
 	bash tests/examples/run.sh
