@@ -65,6 +65,9 @@ pub fn replicate_write(ctx: Ctx, args: &Args, name: &CStr, rotated: Option<u64>)
             emit_rotate(Sink::Replication(ctx), args.raw(1), slot);
             host::replicate_as(ctx, name, args.raw_from(1));
         }
+        // No slot move: a replica's sketch is at the same slot (every move
+        // is replicated) and a replayed write never reads the clock, so the
+        // call as sent counts the same there.
         None => host::replicate_verbatim(ctx),
     }
 }

@@ -58,8 +58,8 @@ pub fn u32s_to_le(values: &[u32]) -> Cow<'_, [u8]> {
     }
 }
 
-/// Reads little-endian fields off the front of a dump header (`BF.*X`'s
-/// and `CF.*X`'s); past the end, `ERR invalid filter data`.
+/// Reads little-endian fields off the front of a filter's dump header; past
+/// the end, `ERR invalid filter data`.
 pub struct Fields<'a>(pub &'a [u8]);
 
 impl Fields<'_> {

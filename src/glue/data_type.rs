@@ -105,7 +105,7 @@ impl<T: StoredValue> ModuleValue for T {
 
 /// What the callbacks of `methods` ask of a type: every `StoredValue` (a
 /// boxed `T`), or a type of variable size that implements it itself (its
-/// values are one block: `lock::core::packed::PackedLock`). The methods are
+/// values are one block of its own layout). The methods are
 /// `StoredValue`'s, with boxed values where a `T` is made.
 pub trait Stored: ModuleValue {
     /// `StoredValue::ENCODING_VERSION`.

@@ -119,6 +119,10 @@ pub fn add_items(
             emit_rotate(Sink::Replication(ctx), key_name, slot);
             host::replicate_as(ctx, name, args.raw_from(1));
         }
+        // No slot move: a replica's top-k is at the same slot (every move
+        // is replicated), decays with the generator kept in the value, and a
+        // replayed write never reads the clock, so the call as sent is the
+        // same there.
         None => host::replicate_verbatim(ctx),
     }
     host::notify(ctx, event, key_name);

@@ -28,6 +28,7 @@ pub fn rotate(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let name = args.raw(1);
     let mut key = Key::writable(ctx, name);
     sketch_in(&mut key)?.rotate_to(slot)?;
+    // Time-independent: the slot is absolute.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::ROTATE, name);
     host::reply_status(ctx, c"OK");

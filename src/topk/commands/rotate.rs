@@ -32,6 +32,7 @@ pub fn rotate(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let before = t.size();
     t.rotate_to(slot)?;
     track_growth(before, t.size());
+    // Time-independent: the slot is absolute.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::ROTATE, name);
     host::reply_status(ctx, c"OK");
