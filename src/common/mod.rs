@@ -14,6 +14,7 @@ pub mod le_words;
 pub mod limit;
 pub mod murmur3;
 pub mod parse;
+pub mod printf;
 pub mod relocate;
 pub mod sketch;
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The Bloom family's pure core: layers and filters (`filter`), their hashing
+//! The Bloom family's pure core: RedisBloom's own filters (`chain`), layers and filters (`filter`), their hashing
 //! (`hashing`) and sizing (`sizing`),
 //! aging filters (`aging`), the dump format (`dump`) and RedisBloom's
 //! scheme for imported filters (`redisbloom`), its refusals and limits
@@ -7,6 +7,9 @@
 pub mod aging;
 #[cfg(test)]
 mod aging_filter_tests;
+pub mod chain;
+#[cfg(test)]
+mod chain_tests;
 pub mod dump;
 pub mod errors;
 pub mod filter;

@@ -72,6 +72,32 @@ pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
     h ^ (h >> R)
 }
 
+/// MurmurHash2 (32-bit, Austin Appleby) of `data` with `seed`, 4-byte
+/// words read little-endian: the hash of RedisBloom filters made before
+/// 2.0 (without the FORCE64 option).
+pub fn murmur2(data: &[u8], seed: u32) -> u32 {
+    const M: u32 = 0x5bd1_e995;
+    let mut h = seed ^ data.len() as u32;
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        let mut k = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        k = k.wrapping_mul(M);
+        k ^= k >> 24;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M) ^ k;
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate() {
+            h ^= u32::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^ (h >> 15)
+}
+
 /// RedisBloom's two hashes of an item: (a, b) of its probes a + i·b.
 pub fn item_hashes(item: &[u8]) -> (u64, u64) {
     let a = murmur64a(item, SEED);
