@@ -48,11 +48,33 @@ fn setup(ctx: &Context, args: &[RedisString]) -> Result<(), String> {
         .flat_map(|f| f.configs.iter().copied())
         .collect();
     let aliases = config::register(load, args, &configs).map_err(|e| e.to_string())?;
+    let chosen = |f: &'static Family| {
+        f.foreign
+            .iter()
+            .filter(move |foreign| aliases.contains(foreign.set))
+    };
     let groups: Vec<commands::Group> = FAMILIES
         .iter()
-        .map(|f| (f.commands, f.acl_category))
+        .flat_map(|f| {
+            let own = (f.commands, f.acl_category, None);
+            let foreign = chosen(f).map(|x| (x.commands, f.acl_category, Some(x.set)));
+            std::iter::once(own).chain(foreign)
+        })
         .collect();
     commands::register(load, &groups, aliases)?;
+    // Another module's data types after its commands: a name that module
+    // already holds is refused by the first command, as an alias's is.
+    for foreign in FAMILIES.iter().flat_map(|f| chosen(f)) {
+        for data_type in foreign.types {
+            data_type.create_data_type(ctx.ctx).map_err(|e| {
+                format!(
+                    "cannot register {}'s data types (module argument 'aliases {}'): {e}",
+                    foreign.set.module(),
+                    foreign.set.name()
+                )
+            })?;
+        }
+    }
     if !info::register(load, FAMILIES) {
         return Err("cannot register the INFO section".to_string());
     }

@@ -10,6 +10,7 @@ pub mod core;
 pub mod data_type;
 pub mod events;
 pub mod loading_type;
+pub mod redisbloom;
 pub mod stats;
 pub mod wire;
 
@@ -25,4 +26,5 @@ pub static FAMILY: Family = Family {
     info: &stats::INFO,
     events: &events::ALL,
     start: starts_nothing,
+    foreign: &[&redisbloom::FOREIGN],
 };

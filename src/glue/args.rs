@@ -59,6 +59,11 @@ impl<'a> Args<'a> {
         self.argv[i].bytes()
     }
 
+    /// The bytes at position `i`, if there is one.
+    pub fn get_bytes(&self, i: usize) -> Option<&'a [u8]> {
+        self.argv.get(i).map(|a| a.bytes())
+    }
+
     /// The integer at position `i`, or `err` when it is not one.
     pub fn int(&self, i: usize, err: WardenError) -> Result<i64, WardenError> {
         parse_i64(self.bytes(i)).ok_or(err)

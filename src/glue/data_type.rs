@@ -236,15 +236,21 @@ pub const fn methods<T: Stored + ?Sized>() -> raw::RedisModuleTypeMethods {
     }
 }
 
-/// `table` with RDB aux data saved before the keys by `save` and read by
-/// `load` (one type carries the module's own state this way).
+/// `table` with RDB aux data saved before the keys by `save` (or, where the
+/// server has `aux_save2`, by `save2`, which may write nothing: then the
+/// RDB holds no aux field of the module) and read by `load` (one type
+/// carries the module's own state this way).
 pub const fn with_aux(
     mut table: raw::RedisModuleTypeMethods,
     load: raw::RedisModuleTypeAuxLoadFunc,
-    save: raw::RedisModuleTypeAuxSaveFunc,
+    (save, save2): (
+        raw::RedisModuleTypeAuxSaveFunc,
+        raw::RedisModuleTypeAuxSaveFunc,
+    ),
 ) -> raw::RedisModuleTypeMethods {
     table.aux_load = load;
     table.aux_save = save;
+    table.aux_save2 = save2;
     table.aux_save_triggers = raw::REDISMODULE_AUX_BEFORE_RDB as i32;
     table
 }

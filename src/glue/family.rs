@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use redis_module::native_types::RedisType;
 
-use crate::glue::commands::Command;
+use crate::glue::commands::{AliasSet, Command};
 use crate::glue::config::Config;
 use crate::glue::host::Ctx;
 
@@ -34,6 +34,20 @@ pub struct Family {
     /// What it starts once everything is registered (server-event hooks,
     /// timers): an error refuses the load.
     pub start: fn(Ctx) -> Result<(), String>,
+    /// Another module's commands and data types it also answers, in that
+    /// module's own layout (names, replies, files), registered only when
+    /// `aliases` chooses their set.
+    pub foreign: &'static [&'static Foreign],
+}
+
+/// Another module's commands and data types, as a family answers them.
+pub struct Foreign {
+    /// The `aliases` set that registers them.
+    pub set: AliasSet,
+    /// The commands, under that module's names (its ACL category is the family's).
+    pub commands: &'static [Command],
+    /// The data types, under that module's type names and encoding versions.
+    pub types: &'static [&'static RedisType],
 }
 
 /// A field of INFO's `warden` section.

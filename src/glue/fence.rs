@@ -265,6 +265,20 @@ pub unsafe extern "C" fn aux_save(rdb: *mut raw::RedisModuleIO, when: c_int) {
     })
 }
 
+/// `aux_save` where the server asks through `aux_save2` (Redis 7.2+,
+/// Valkey): the floor only while it runs ahead of the clock (an epoch), the
+/// only time it is needed. An RDB that carries nothing of warden's but keys
+/// of another module's types (`aliases`) then loads into that module alone.
+///
+/// # Safety
+/// Called by Redis with the live RDB IO of a save.
+pub unsafe extern "C" fn aux_save_when_ahead(rdb: *mut raw::RedisModuleIO, when: c_int) {
+    if shield(false, floor_ahead_of_clock) {
+        // SAFETY: this function's contract is `aux_save`'s.
+        unsafe { aux_save(rdb, when) };
+    }
+}
+
 /// Loads what `aux_save` wrote: a floor from 0 to `MAX_TOKEN`, this node's
 /// own (or its master's) epoch, kept whatever its lead on the clock.
 ///

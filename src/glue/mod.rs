@@ -34,6 +34,7 @@ pub static SHARED: Family = Family {
     info: &SHARED_INFO,
     events: &[],
     start: start_shared,
+    foreign: &[],
 };
 
 static SHARED_INFO: [InfoField; 8] = [

@@ -48,7 +48,7 @@ pub static LOCK_TYPE: RedisType = RedisType::new(
     with_aux(
         with_unlink::<PackedLock>(methods::<PackedLock>()),
         Some(fence::aux_load),
-        Some(fence::aux_save),
+        (Some(fence::aux_save), Some(fence::aux_save_when_ahead)),
     ),
 );
 

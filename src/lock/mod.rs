@@ -34,6 +34,7 @@ pub static FAMILY: Family = Family {
     info: &stats::INFO,
     events: &events::ALL,
     start,
+    foreign: &[],
 };
 
 /// Kept grants follow their connections, flushes and role changes tell

@@ -22,4 +22,5 @@ pub static FAMILY: Family = Family {
     info: &stats::INFO,
     events: &events::ALL,
     start: starts_nothing,
+    foreign: &[],
 };

@@ -7,7 +7,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 shape_only_request!(
@@ -38,10 +38,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Add as Request>::NAME,
     func: command_fn!(add),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.add",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Adds an item to a Bloom filter (created with the defaults if missing): 1 if new, 0 if it may have been present.",

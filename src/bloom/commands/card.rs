@@ -5,7 +5,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx};
 
 shape_only_request!(
@@ -27,10 +27,7 @@ pub fn card(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Card as Request>::NAME,
     func: command_fn!(card),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.card",
-    }),
+    alias: None,
     flags: "readonly fast",
     doc: Doc {
         summary: "Number of items added to a filter as new (0 for a missing key).",

@@ -9,7 +9,7 @@ use crate::common::grammar::{arg, key, optional, Arg, Grammar, Kind, Request};
 use crate::common::parse::is_keyword;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// The fields of BF.INFOX, in order, with the word that selects each alone;
@@ -126,10 +126,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Info as Request>::NAME,
     func: command_fn!(info),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.info",
-    }),
+    alias: None,
     flags: "readonly fast",
     doc: Doc {
         summary: "Capacity, Size, Number of filters, Number of items inserted, Expansion rate, Error rate and (aging filters) Window of a filter.",

@@ -7,7 +7,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::{flag, key, option, repeated, required, Arg, Grammar, Kind, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 /// `BF.INSERTX key [CAPACITY c] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item ...`
@@ -68,10 +68,7 @@ pub fn insert(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Insert as Request>::NAME,
     func: command_fn!(insert),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.insert",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary:

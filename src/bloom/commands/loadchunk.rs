@@ -17,7 +17,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::{arg, key, Arg, Grammar, Kind, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// `BF.LOADCHUNKX key iterator data`
@@ -101,10 +101,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <LoadChunk as Request>::NAME,
     func: command_fn!(loadchunk),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.loadchunk",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Rebuilds a filter from BF.SCANDUMPX's chunks (or RedisBloom 2.x BF.SCANDUMP's: an import that keeps RedisBloom's hashing), in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",

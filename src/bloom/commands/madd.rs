@@ -6,7 +6,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 shape_only_request!(
@@ -35,10 +35,7 @@ pub fn madd(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <MultiAdd as Request>::NAME,
     func: command_fn!(madd),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.madd",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Adds items to a Bloom filter: one 1/0 (or error) per item.",

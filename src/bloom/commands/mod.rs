@@ -16,23 +16,23 @@
 //! replays an aging filter's `BF.ADDX` / `BF.MADDX` as "set the items in the
 //! newest block", without a clock.
 //!
-//! Called by RedisBloom's names (`aliases redisbloom`: `BF.ADD` for
-//! `BF.ADDX`, …) the same handlers reply as RedisBloom does (booleans in
-//! RESP3, `BF.INFO`'s five fields) and replicate their X form, never the
-//! alias, so a replica or AOF without the option follows.
+//! RedisBloom's names (`aliases redisbloom`) are RedisBloom's own commands
+//! (`bloom::redisbloom`); on a key holding one of these filters they call
+//! the same handlers, which then reply as RedisBloom does (booleans in
+//! RESP3, `BF.INFO`'s five fields) and replicate their X form.
 
-mod add;
+pub mod add;
 mod add_at;
-mod card;
-mod exists;
-mod info;
-mod insert;
+pub mod card;
+pub mod exists;
+pub mod info;
+pub mod insert;
 mod load;
-mod loadchunk;
-mod madd;
-mod mexists;
+pub mod loadchunk;
+pub mod madd;
+pub mod mexists;
 mod reserve;
-mod scandump;
+pub mod scandump;
 
 use crate::glue::commands::Command;
 
@@ -63,16 +63,16 @@ mod tests {
         assert_eq!(
             pinned(super::COMMANDS),
             [
-                ("bf.reservex", -4, Some("bf.reserve")),
-                ("bf.addx", 3, Some("bf.add")),
-                ("bf.maddx", -3, Some("bf.madd")),
-                ("bf.insertx", -4, Some("bf.insert")),
-                ("bf.existsx", 3, Some("bf.exists")),
-                ("bf.mexistsx", -3, Some("bf.mexists")),
-                ("bf.infox", -2, Some("bf.info")),
-                ("bf.cardx", 2, Some("bf.card")),
-                ("bf.scandumpx", 3, Some("bf.scandump")),
-                ("bf.loadchunkx", 4, Some("bf.loadchunk")),
+                ("bf.reservex", -4, None),
+                ("bf.addx", 3, None),
+                ("bf.maddx", -3, None),
+                ("bf.insertx", -4, None),
+                ("bf.existsx", 3, None),
+                ("bf.mexistsx", -3, None),
+                ("bf.infox", -2, None),
+                ("bf.cardx", 2, None),
+                ("bf.scandumpx", 3, None),
+                ("bf.loadchunkx", 4, None),
                 ("bf._addatx", -4, None),
                 ("bf._loadx", -6, None),
             ]

@@ -9,7 +9,7 @@ use crate::common::error::WardenError;
 use crate::common::grammar::{arg, chosen, flag, key, one_of, option, Arg, Grammar, Kind, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// `BF.RESERVEX key error_rate capacity [EXPANSION n | NONSCALING | AGE window_ms]`:
@@ -69,10 +69,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Reserve as Request>::NAME,
     func: command_fn!(reserve),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.reserve",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Creates an empty Bloom filter sized for capacity items at error_rate; with AGE, an aging filter that forgets items after window_ms (capacity is then per window).",

@@ -9,7 +9,7 @@ use crate::common::grammar::{arg, key, Arg, Grammar, Kind, Request};
 use crate::common::le_words::words_to_le;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// `BF.SCANDUMPX key iterator`
@@ -68,10 +68,7 @@ pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <ScanDump as Request>::NAME,
     func: command_fn!(scandump),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "bf.scandump",
-    }),
+    alias: None,
     flags: "readonly",
     doc: Doc {
         summary: "Reads a filter in chunks, as RedisBloom's BF.SCANDUMP: iterator 0 gives [1, header], each returned iterator [next, up to 16 MiB of bits], and the end [0, \"\"].",

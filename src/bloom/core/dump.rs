@@ -41,6 +41,11 @@ use crate::common::relocate::{self, Mover};
 
 const MAGIC: &[u8; 8] = b"wardenbf";
 
+/// Whether `data` starts as a `BF.SCANDUMPX` header does.
+pub fn is_wardens_header(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
 /// Version of the header format (a later one is refused, not guessed at).
 const FORMAT_VERSION: u32 = 1;
 

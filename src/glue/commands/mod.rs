@@ -247,19 +247,22 @@ pub fn pinned(commands: &[Command]) -> Vec<(&'static str, i32, Option<&'static s
         .collect()
 }
 
-/// A family's commands and its ACL category (`None`: none of its own).
-pub type Group = (&'static [Command], Option<&'static CStr>);
+/// A family's commands, its ACL category (`None`: none of its own), and
+/// the alias set whose module the names are (`None`: warden's own).
+pub type Group = (&'static [Command], Option<&'static CStr>, Option<AliasSet>);
 
-/// Every row of `groups`, with its group's ACL category.
-fn rows(groups: &[Group]) -> impl Iterator<Item = (Option<&'static CStr>, &'static Command)> + '_ {
+/// Every row of `groups`, with its group's ACL category and set.
+fn rows(
+    groups: &[Group],
+) -> impl Iterator<Item = (Option<&'static CStr>, Option<AliasSet>, &'static Command)> + '_ {
     groups
         .iter()
-        .flat_map(|(commands, category)| commands.iter().map(move |c| (*category, c)))
+        .flat_map(|(commands, category, set)| commands.iter().map(move |c| (*category, *set, c)))
 }
 
 /// A row's registered names: its own, and its alias when its set is chosen.
 fn names(
-    (category, spec): (Option<&'static CStr>, &'static Command),
+    (category, set, spec): (Option<&'static CStr>, Option<AliasSet>, &'static Command),
     aliases: AliasSets,
 ) -> impl Iterator<Item = Named> {
     let alias = spec
@@ -276,7 +279,7 @@ fn names(
     std::iter::once(Named {
         name: spec.name,
         func: spec.func.own,
-        set: None,
+        set,
         category,
         spec,
     })
@@ -287,7 +290,7 @@ fn names(
 struct Named {
     name: &'static str,
     func: CommandFn,
-    /// The alias set, for an alias.
+    /// The alias set, for an alias or another module's command.
     set: Option<AliasSet>,
     /// Its family's ACL category.
     category: Option<&'static CStr>,
@@ -356,7 +359,12 @@ fn add_acl_categories(ctx: Ctx, groups: &[Group], commands: impl Iterator<Item =
         return;
     };
     let family_categories = add.is_some();
-    for category in groups.iter().filter_map(|(_, category)| *category) {
+    let mut added: Vec<&CStr> = Vec::new();
+    for category in groups.iter().filter_map(|(_, category, _)| *category) {
+        if added.contains(&category) {
+            continue; // a family's foreign commands share its category
+        }
+        added.push(category);
         let Some(add) = add else { break };
         // SAFETY: called from OnLoad with the load context, as required.
         if unsafe { add(ctx.as_ptr(), category.as_ptr()) } != raw::REDISMODULE_OK as c_int {
