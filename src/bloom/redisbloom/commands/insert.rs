@@ -8,7 +8,7 @@ use crate::bloom::redisbloom::call::{
 };
 use crate::common::error::WardenError;
 use crate::common::grammar::{
-    flag, items, key, option, optional, shape_only_request, Grammar, Kind, Request,
+    flag, key, option, repeated, required, shape_only_request, Grammar, Kind, Request,
 };
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;

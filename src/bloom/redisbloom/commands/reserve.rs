@@ -7,9 +7,7 @@ use crate::bloom::redisbloom::call::{
 };
 use crate::bloom::redisbloom::data_type::track_new;
 use crate::common::error::WardenError;
-use crate::common::grammar::{
-    arg, flag, key, option, optional, shape_only_request, Grammar, Kind, Request,
-};
+use crate::common::grammar::{arg, flag, key, option, shape_only_request, Grammar, Kind, Request};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
