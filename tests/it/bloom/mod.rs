@@ -10,6 +10,7 @@ mod memory;
 mod payloads;
 mod persistence;
 mod redisbloom_import;
+mod redisbloom_layout;
 mod replication;
 mod scandump;
 mod scandump_persistence;
