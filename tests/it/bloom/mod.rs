@@ -9,6 +9,7 @@ mod max_bytes;
 mod memory;
 mod payloads;
 mod persistence;
+mod redisbloom_fixtures;
 mod redisbloom_import;
 mod redisbloom_layout;
 mod replication;
