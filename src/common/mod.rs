@@ -12,6 +12,7 @@ pub mod fence_clock;
 pub mod grammar;
 pub mod le_words;
 pub mod limit;
+pub mod murmur2;
 pub mod murmur3;
 pub mod parse;
 pub mod printf;

@@ -338,6 +338,18 @@ pub fn parse_f64(bytes: &[u8]) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// A decimal as the module API's `RedisModule_StringToDouble` reads one
+/// (what other modules' commands take): any `strtod` text but NaN, no
+/// leading space; infinities are numbers here.
+pub fn parse_c_double(bytes: &[u8]) -> Option<f64> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let v: f64 = text.parse().ok()?;
+    (!v.is_nan()).then_some(v)
+}
+
 /// Whether `arg` equals the ASCII keyword `word`, ignoring case. A byte
 /// typed as declared matches at once; only a letter is compared folded (the
 /// same answer as `eq_ignore_ascii_case`, without folding every byte).

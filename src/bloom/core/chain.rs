@@ -24,8 +24,9 @@
 //!   link from there, answered with the iterator after it (0 past the end).
 //!   A chunk loads at its answered iterator minus its length.
 
-use crate::bloom::core::redisbloom::{item_hashes, murmur2};
+use crate::bloom::core::redisbloom::item_hashes;
 use crate::common::error::WardenError;
+use crate::common::murmur2::murmur2;
 
 /// Option: a link sized exactly (not to a power of two).
 pub const OPT_NOROUND: u32 = 1;

@@ -11,7 +11,7 @@ use crate::bloom::core::filter::BloomFilter;
 use crate::bloom::redisbloom::data_type::{track_growth, track_new};
 use crate::bloom::wire::float_text;
 use crate::common::error::WardenError;
-use crate::common::parse::{is_keyword, parse_i64};
+use crate::common::parse::is_keyword;
 use crate::glue::args::{Args, Called};
 use crate::glue::commands::Handler;
 use crate::glue::host::{self, Ctx, Either, Key, RStr, Sink};
@@ -72,21 +72,6 @@ pub fn holds_wardens(ctx: Ctx, args: &Args) -> bool {
 /// Runs the X command `handler` on this call, in RedisBloom's reply style.
 pub fn answer_as_x(ctx: Ctx, args: &Args, handler: Handler) -> Result<(), WardenError> {
     handler(ctx, &Args::new(args.raw_from(0), Called::Alias))
-}
-
-/// A decimal as RedisBloom reads one (`RedisModule_StringToDouble`).
-pub fn parse_double(bytes: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
-        return None;
-    }
-    let v: f64 = text.parse().ok()?;
-    (!v.is_nan()).then_some(v)
-}
-
-/// An integer as RedisBloom reads one (`RedisModule_StringToLongLong`).
-pub fn parse_long(bytes: &[u8]) -> Option<i64> {
-    parse_i64(bytes)
 }
 
 /// The index of the first argument equal to `word` (any case), as

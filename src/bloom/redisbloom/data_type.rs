@@ -24,9 +24,9 @@ pub const CHAIN_ENCODING_VERSION: i32 = 4;
 const OPTIONS_ENCODING_VERSION: i32 = 2;
 /// The first version that stores the growth.
 const GROWTH_ENCODING_VERSION: i32 = 4;
-/// Links of a stored filter past which the data is refused (RedisBloom
-/// refuses 1000 or more).
-const MAX_LINKS: u64 = 1000;
+/// Links read ahead of the data: a count in the stream is a claim, so the
+/// room for more grows only as links are read.
+const LINKS_AHEAD: u64 = 1024;
 
 /// The Redis data type of RedisBloom's Bloom filter keys.
 pub static CHAIN_TYPE: RedisType =
@@ -55,11 +55,11 @@ fn load_chain(rdb: Io, encver: i32) -> Option<Chain> {
         true => u32::try_from(rdb.load_unsigned().ok()?).ok()?,
         false => 2,
     };
-    if count == 0 || count >= MAX_LINKS {
+    if count == 0 {
         return None;
     }
-    let mut fields = Vec::with_capacity(count as usize);
-    let mut arrays = Vec::with_capacity(count as usize);
+    let mut fields = Vec::with_capacity(count.min(LINKS_AHEAD) as usize);
+    let mut arrays = Vec::with_capacity(count.min(LINKS_AHEAD) as usize);
     for _ in 0..count {
         let capacity = rdb.load_unsigned().ok()?;
         let error = rdb.load_double().ok()?;

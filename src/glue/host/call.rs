@@ -5,7 +5,7 @@ use std::ffi::{c_int, CStr};
 
 use redis_module::raw;
 
-use crate::glue::host::{api, Ctx, RStr};
+use crate::glue::host::{api, emit, log_warning, Ctx, RStr, Sink};
 
 /// A reply of `RedisModule_Call`, freed when dropped.
 pub struct CallReply(*mut raw::RedisModuleCallReply);
@@ -219,5 +219,42 @@ pub fn command_keys(ctx: Ctx, argv: &[RStr]) -> Vec<(usize, c_int)> {
             api!(RedisModule_Free)(flags.cast());
         }
         found
+    }
+}
+
+/// Emits `RESTORE key 0 <payload>` to an AOF rewrite, the payload being
+/// `DUMP key` in the key's database: how another module's type rewrites
+/// its keys where no command rebuilds a value (RedisBloom's count-min and
+/// top-k), so its own server replays the file too. Nothing is emitted, and
+/// a warning logged, when the dump fails.
+pub fn emit_restore_of(aof: Sink, key: RStr) {
+    let Sink::AofRewrite(io) = aof else {
+        return;
+    };
+    // SAFETY: `io` is the live IO of the running AOF rewrite callback; the
+    // thread-safe context is made, used and freed here, selecting the key's
+    // database before the call; the reply is read and freed before it.
+    let payload = unsafe {
+        let db = api!(RedisModule_GetDbIdFromIO)(io.as_ptr());
+        let ctx = api!(RedisModule_GetThreadSafeContext)(std::ptr::null_mut());
+        api!(RedisModule_SelectDb)(ctx, db);
+        let reply = api!(RedisModule_Call)(ctx, c"DUMP".as_ptr(), c"s".as_ptr(), key.as_ptr());
+        let payload = CallReply::from_raw(reply).and_then(|r| {
+            let kind = api!(RedisModule_CallReplyType)(r.0);
+            (kind == raw::REDISMODULE_REPLY_STRING as c_int).then(|| r.node().bytes().to_vec())
+        });
+        api!(RedisModule_FreeThreadSafeContext)(ctx);
+        payload
+    };
+    match payload {
+        Some(p) => emit(aof, c"RESTORE", (key, 0i64, p.as_slice())),
+        None => {
+            // SAFETY: as above; the IO's context is the rewrite's.
+            let ctx = unsafe { Ctx::from_raw(api!(RedisModule_GetContextFromIO)(io.as_ptr())) };
+            log_warning(
+                ctx,
+                "warden: AOF rewrite: DUMP of a key failed; the key is left out",
+            );
+        }
     }
 }

@@ -199,6 +199,14 @@ impl Key {
         Err(WardenError::WrongType)
     }
 
+    /// Whether the key holds nothing (of any type).
+    pub fn is_empty(&self) -> bool {
+        // SAFETY: `ptr` is null or a key this struct opened and has not closed.
+        self.ptr.is_null()
+            || unsafe { api!(RedisModule_KeyType)(self.ptr) }
+                == raw::REDISMODULE_KEYTYPE_EMPTY as c_int
+    }
+
     /// Whether the key holds a `T`.
     pub fn holds<T: ModuleValue + ?Sized>(&self) -> bool {
         if self.ptr.is_null() {

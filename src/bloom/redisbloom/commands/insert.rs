@@ -4,12 +4,13 @@
 use crate::bloom::core::chain::NewChain;
 use crate::bloom::events;
 use crate::bloom::redisbloom::call::{
-    add_items, answer_as_x, defaults, holds_wardens, parse_double, parse_long, reply_outcomes,
+    add_items, answer_as_x, defaults, holds_wardens, reply_outcomes,
 };
 use crate::common::error::WardenError;
 use crate::common::grammar::{
     flag, key, option, repeated, required, shape_only_request, Grammar, Kind, Request,
 };
+use crate::common::parse::{parse_c_double, parse_i64};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
@@ -58,15 +59,15 @@ fn read_options(args: &Args) -> Result<Options, WardenError> {
                 at += 1;
                 let value = args.get_bytes(at).ok_or_else(arity)?;
                 if letter(1) == b'r' {
-                    error = parse_double(value).ok_or(WardenError::Refused("Bad error rate"))?;
+                    error = parse_c_double(value).ok_or(WardenError::Refused("Bad error rate"))?;
                 } else {
-                    expansion = parse_long(value).ok_or(WardenError::Refused("Bad expansion"))?;
+                    expansion = parse_i64(value).ok_or(WardenError::Refused("Bad expansion"))?;
                 }
             }
             b'c' => {
                 at += 1;
                 let value = args.get_bytes(at).ok_or_else(arity)?;
-                capacity = parse_long(value).ok_or(WardenError::Refused("Bad capacity"))?;
+                capacity = parse_i64(value).ok_or(WardenError::Refused("Bad capacity"))?;
             }
             b'n' => match letter(2) {
                 b'c' => autocreate = false,

@@ -9,10 +9,11 @@ use crate::bloom::call::max_bytes;
 use crate::bloom::core::chain::Chain;
 use crate::bloom::core::dump::is_wardens_header;
 use crate::bloom::events;
-use crate::bloom::redisbloom::call::{answer_as_x, held, parse_long, refusal, Held};
+use crate::bloom::redisbloom::call::{answer_as_x, held, refusal, Held};
 use crate::bloom::redisbloom::data_type::track_new;
 use crate::common::error::WardenError;
 use crate::common::grammar::{arg, key, shape_only_request, Grammar, Kind, Request};
+use crate::common::parse::parse_i64;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
@@ -33,7 +34,7 @@ const HEADER: i64 = 1;
 /// read them. A key holding one of warden's filters (or a warden header) is
 /// `BF.LOADCHUNKX`'s.
 pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
-    let iter = parse_long(args.bytes(2))
+    let iter = parse_i64(args.bytes(2))
         .ok_or(WardenError::Refused("ERR Second argument must be numeric"))?;
     let data = args.bytes(3);
     let name = args.raw(1);

@@ -2,12 +2,11 @@
 
 use crate::bloom::core::chain::NewChain;
 use crate::bloom::events;
-use crate::bloom::redisbloom::call::{
-    arg_index, create, held, parse_double, parse_long, replicate_reserve, Held,
-};
+use crate::bloom::redisbloom::call::{arg_index, create, held, replicate_reserve, Held};
 use crate::bloom::redisbloom::data_type::track_new;
 use crate::common::error::WardenError;
 use crate::common::grammar::{arg, flag, key, option, shape_only_request, Grammar, Kind, Request};
+use crate::common::parse::{parse_c_double, parse_i64};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
@@ -31,11 +30,11 @@ const MAX_ARGS: usize = 7;
 
 /// The parameters, checked in RedisBloom's order with its texts.
 fn params(args: &Args) -> Result<NewChain, WardenError> {
-    let error = parse_double(args.bytes(2)).ok_or(WardenError::Refused("ERR bad error rate"))?;
+    let error = parse_c_double(args.bytes(2)).ok_or(WardenError::Refused("ERR bad error rate"))?;
     if error >= 1.0 || error <= 0.0 {
         return Err(WardenError::Refused("ERR (0 < error rate range < 1) "));
     }
-    let capacity = parse_long(args.bytes(3)).ok_or(WardenError::Refused("ERR bad capacity"))?;
+    let capacity = parse_i64(args.bytes(3)).ok_or(WardenError::Refused("ERR bad capacity"))?;
     if capacity <= 0 {
         return Err(WardenError::Refused(
             "ERR (capacity should be larger than 0)",
@@ -55,7 +54,7 @@ fn params(args: &Args) -> Result<NewChain, WardenError> {
         if nonscaling {
             return Err(WardenError::Refused("Nonscaling filters cannot expand"));
         }
-        let e = parse_long(args.bytes(at + 1)).ok_or(WardenError::Refused("ERR bad expansion"))?;
+        let e = parse_i64(args.bytes(at + 1)).ok_or(WardenError::Refused("ERR bad expansion"))?;
         if e < 1 {
             return Err(WardenError::Refused(
                 "ERR expansion should be greater or equal to 1",

@@ -1,9 +1,10 @@
 //! `BF.SCANDUMP` (RedisBloom's): a filter read in chunks, in RedisBloom's
 //! chunk format.
 
-use crate::bloom::redisbloom::call::{answer_as_x, holds_wardens, parse_long, read_chain};
+use crate::bloom::redisbloom::call::{answer_as_x, holds_wardens, read_chain};
 use crate::common::error::WardenError;
 use crate::common::grammar::{arg, key, shape_only_request, Grammar, Kind, Request};
+use crate::common::parse::parse_i64;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
 use crate::glue::commands::{command_fn, Command};
@@ -23,7 +24,7 @@ pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         return answer_as_x(ctx, args, crate::bloom::commands::scandump::scandump);
     }
     read_chain(ctx, args, |c| {
-        let Some(iter) = parse_long(args.bytes(2)) else {
+        let Some(iter) = parse_i64(args.bytes(2)) else {
             host::reply_error(ctx, "Second argument must be numeric");
             return;
         };

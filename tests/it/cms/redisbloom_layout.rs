@@ -1,0 +1,254 @@
+//! RedisBloom's count-min names under `aliases redisbloom` make RedisBloom's
+//! own sketches (type `CMSk-TYPE`): side by side with RedisBloom 2.8, the
+//! same calls get the same replies and errors in RESP2 and RESP3 and the
+//! same `DUMP` payloads; RedisBloom's RDB and AOF load into warden and
+//! warden's into RedisBloom; a replica builds the same sketches; corrupt
+//! payloads are refused without harm.
+
+use crate::common::peer_modules::{
+    aux_is_optional, copy_dir, redisbloom, redisbloom_server, reply, same,
+};
+use crate::common::*;
+
+const ALIASES: &[&str] = &["aliases", "redisbloom"];
+
+/// Every command and refusal, then a stream of increments.
+fn workload() -> Vec<redis::Cmd> {
+    let mut calls = vec![
+        cmd_of!("CMS.INITBYDIM", "a", 100, 5),
+        cmd_of!("CMS.INITBYDIM", "a", 100, 5),
+        cmd_of!("CMS.INITBYDIM", "bad", 0, 5),
+        cmd_of!("CMS.INITBYDIM", "bad", "x", 5),
+        cmd_of!("CMS.INITBYDIM", "bad", 10, -1),
+        cmd_of!("CMS.INITBYPROB", "p", "0.001", "0.01"),
+        cmd_of!("CMS.INITBYPROB", "bad", 0, "0.01"),
+        cmd_of!("CMS.INITBYPROB", "bad", "0.1", 1),
+        cmd_of!("CMS.INITBYPROB", "bad", "x", "0.5"),
+        cmd_of!("CMS.INITBYDIM", "b", 100, 5),
+        cmd_of!("CMS.INITBYDIM", "c", 50, 3),
+        cmd_of!("CMS.INCRBY", "a", "x", 3, "y", 4),
+        cmd_of!("CMS.INCRBY", "a", "x", -1),
+        cmd_of!("CMS.INCRBY", "a", "x", "z"),
+        cmd_of!("CMS.INCRBY", "missing", "x", 1),
+        cmd_of!("CMS.INCRBY", "a", "x"),
+        cmd_of!("CMS.INCRBY", "a", "big", 4_294_967_294u64),
+        cmd_of!("CMS.INCRBY", "a", "big", 5, "x", 1),
+        cmd_of!("CMS.INCRBY", "a", "huge", 4_294_967_296u64),
+        cmd_of!("CMS.QUERY", "a", "x", "y", "big", "none"),
+        cmd_of!("CMS.QUERY", "missing", "x"),
+        cmd_of!("CMS.INCRBY", "b", "x", 10, "q", 3),
+        cmd_of!("CMS.MERGE", "a", 2, "b", "b"),
+        cmd_of!("CMS.MERGE", "a", 2, "a", "b", "WEIGHTS", 2, 3),
+        cmd_of!("CMS.MERGE", "a", 1, "c"),
+        cmd_of!("CMS.MERGE", "missing", 1, "a"),
+        cmd_of!("CMS.MERGE", "a", "x", "b"),
+        cmd_of!("CMS.MERGE", "a", 2, "b"),
+        cmd_of!("CMS.MERGE", "a", 1, "b", "WEIGHTS"),
+        cmd_of!("CMS.MERGE", "a", 1, "b", "WEIGHTS", "x"),
+        cmd_of!("CMS.MERGE", "a", 1, "missing"),
+        cmd_of!("CMS.MERGE", "a", 1, "b", "WEIGHTS", -100),
+        cmd_of!("CMS.MERGE", "a", 0, "b"),
+        cmd_of!("CMS.MERGE", "a", -1, "b"),
+        cmd_of!("SET", "string", "x"),
+        cmd_of!("CMS.INFO", "string"),
+        cmd_of!("CMS.INCRBY", "string", "a", 1),
+        cmd_of!("CMS.INITBYDIM", "string", 1, 1),
+        cmd_of!("CMS.MERGE", "a", 1, "string"),
+        cmd_of!("CMS.INFO", "missing"),
+    ];
+    for i in 0..600u64 {
+        calls.push(cmd_of!(
+            "CMS.INCRBY",
+            "b",
+            format!("k{}", i % 97),
+            i % 17,
+            "z",
+            1
+        ));
+    }
+    calls
+}
+
+const KEYS: &[&str] = &["a", "b", "c", "p"];
+
+/// The reads compared after a workload.
+fn reads() -> Vec<redis::Cmd> {
+    let mut calls = Vec::new();
+    for k in KEYS {
+        calls.push(cmd_of!("CMS.INFO", *k));
+        calls.push(cmd_of!("MEMORY", "USAGE", *k));
+        calls.push(cmd_of!("TYPE", *k));
+        let items: Vec<String> = (0..120).map(|i| format!("k{i}")).collect();
+        calls.push(cmd_of!("CMS.QUERY", *k, items, "x", "y", "q", "z", "big"));
+    }
+    calls
+}
+
+#[test]
+fn every_reply_is_redisblooms_in_both_protocols() {
+    let rb_server = redisbloom_server(&[]);
+    let w_server = Server::start_with(&[], ALIASES);
+    for resp3 in [false, true] {
+        let (mut rb, mut w) = match resp3 {
+            false => (rb_server.conn(), w_server.conn()),
+            true => (rb_server.conn_resp3(), w_server.conn_resp3()),
+        };
+        let _: () = query!(&mut rb, "FLUSHALL");
+        let _: () = query!(&mut w, "FLUSHALL");
+        for c in workload().iter().chain(reads().iter()) {
+            same(&mut rb, &mut w, c);
+        }
+        for k in KEYS {
+            assert_eq!(dump(&mut w, *k), dump(&mut rb, *k), "{k}");
+        }
+    }
+}
+
+/// The `DUMP` of every count-min key, by name.
+fn dumps(con: &mut Connection) -> Vec<(String, Vec<u8>)> {
+    let mut keys: Vec<String> = query!(con, "KEYS", "*");
+    keys.sort();
+    let mut out = Vec::new();
+    for k in keys {
+        if key_type(con, &k) == "CMSk-TYPE" {
+            let d = dump(con, &k);
+            out.push((k, d));
+        }
+    }
+    out
+}
+
+fn write_sketches(con: &mut Connection) {
+    for c in workload() {
+        let _ = c.query::<Value>(con);
+    }
+    let _: () = query!(con, "DEL", "string");
+}
+
+#[test]
+fn rdb_files_and_dumps_move_both_ways() {
+    let rb = redisbloom_server(&[]);
+    let mut rbc = rb.conn();
+    write_sketches(&mut rbc);
+    let theirs = dumps(&mut rbc);
+    assert_eq!(theirs.len(), KEYS.len());
+    let _: () = query!(&mut rbc, "SAVE");
+    let w = Server::start_with(&[], ALIASES);
+    std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
+    let mut wc = w.conn();
+    let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
+    assert_eq!(dumps(&mut wc), theirs);
+    let _: Value = query!(&mut wc, "CMS.INCRBY", "b", "after", 7);
+    let _: () = query!(&mut wc, "CMS.INITBYDIM", "fresh", 9, 2);
+    let ours = dumps(&mut wc);
+    let back = redisbloom_server(&[]);
+    let mut backc = back.conn();
+    if aux_is_optional() {
+        let _: () = query!(&mut wc, "SAVE");
+        std::fs::copy(w.dir.join("dump.rdb"), back.dir.join("dump.rdb")).unwrap();
+        let _: () = query!(&mut backc, "DEBUG", "RELOAD", "NOSAVE");
+    } else {
+        for (k, payload) in &ours {
+            let _: () = query!(&mut backc, "RESTORE", k, 0, payload.clone());
+        }
+    }
+    assert_eq!(dumps(&mut backc), ours);
+    let v: Vec<i64> = query!(&mut backc, "CMS.QUERY", "b", "after");
+    assert!(v[0] >= 7);
+}
+
+#[test]
+fn aof_files_replay_both_ways() {
+    for preamble in ["no", "yes"] {
+        let args = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
+        let rb = redisbloom_server(&args);
+        rb.wait_aof_rewrite_idle();
+        let mut rbc = rb.conn();
+        write_sketches(&mut rbc);
+        rb.bgrewriteaof();
+        let _: Value = query!(&mut rbc, "CMS.INCRBY", "a", "late", 2);
+        let theirs = dumps(&mut rbc);
+        let mut w = Server::start_with(&args, ALIASES);
+        w.kill();
+        let _ = std::fs::remove_dir_all(w.dir.join("appendonlydir"));
+        copy_dir(&rb.dir.join("appendonlydir"), &w.dir.join("appendonlydir"));
+        w.crash_and_restart();
+        let mut wc = w.loaded_conn();
+        assert_eq!(dumps(&mut wc), theirs, "preamble {preamble}");
+        // warden's own AOF (commands as sent, a rewrite as RESTORE) into RedisBloom.
+        let _: () = query!(&mut wc, "FLUSHALL");
+        write_sketches(&mut wc);
+        w.bgrewriteaof();
+        let _: Value = query!(&mut wc, "CMS.INCRBY", "b", "later", 3);
+        let ours = dumps(&mut wc);
+        if preamble == "yes" && !aux_is_optional() {
+            continue;
+        }
+        let mut back = Server::start_bare(None);
+        back.kill();
+        copy_dir(
+            &w.dir.join("appendonlydir"),
+            &back.dir.join("appendonlydir"),
+        );
+        back.set_args(&["--appendonly", "yes", "--loadmodule", &redisbloom()]);
+        back.crash_and_restart();
+        let mut backc = back.loaded_conn();
+        assert_eq!(dumps(&mut backc), ours, "preamble {preamble}");
+    }
+}
+
+#[test]
+fn a_replica_with_the_option_builds_the_same_sketches() {
+    let master = Server::start_with(&[], ALIASES);
+    let replica = master.start_replica(&[], ALIASES);
+    let mut con = master.conn();
+    write_sketches(&mut con);
+    master.sync_replicas(1);
+    let mut rc = replica.conn();
+    assert_eq!(dumps(&mut rc), dumps(&mut con));
+}
+
+#[test]
+fn corrupt_payloads_are_refused_and_the_server_lives() {
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    write_sketches(&mut con);
+    let mut rng = 0xc0ffee_u64;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut refused = 0;
+    for k in KEYS {
+        let payload = dump(&mut con, *k);
+        for _ in 0..300 {
+            let mut bad = payload.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() as usize) % bad.len();
+                bad[at] = next() as u8;
+            }
+            let r: redis::RedisResult<()> = cmd("RESTORE")
+                .arg("victim")
+                .arg(0)
+                .arg(bad)
+                .arg("REPLACE")
+                .query(&mut con);
+            if r.is_err() {
+                refused += 1;
+                continue;
+            }
+            for c in [
+                cmd_of!("CMS.INFO", "victim"),
+                cmd_of!("CMS.QUERY", "victim", "x", "y"),
+                cmd_of!("CMS.INCRBY", "victim", "x", 1),
+                cmd_of!("CMS.MERGE", "victim", 1, "victim"),
+            ] {
+                let _ = reply(&mut con, &c);
+            }
+        }
+    }
+    s.assert_alive();
+    assert!(refused > 0);
+}
