@@ -6,7 +6,9 @@
 //! defrag churn and the large filters kept whole through it; the family's calls of
 //! the leak workload.
 
+use crate::bloom::fuzz_values::dump_header;
 use crate::bloom::support::{loadchunks, scandump, LOADING};
+use crate::common::defrag::send;
 use crate::common::fuzz_calls::is_int01;
 use crate::common::kit::*;
 use crate::common::payload::*;
@@ -18,6 +20,65 @@ use crate::common::*;
 /// The family in the checks across families.
 pub static KIT: FamilyKit = FamilyKit {
     types: &[FILTER, BEING_LOADED],
+    churn: &[
+        Churn {
+            prefix: "bf",
+            count: 3_000,
+            ttl: false,
+            make: |k, i| {
+                vec![
+                    cmd_of!("BF.RESERVEX", k, 0.01, 50),
+                    cmd_of!("BF.ADDX", k, format!("item-{i}")),
+                ]
+            },
+            survivor: holds_its_item,
+        },
+        Churn {
+            prefix: "bfs",
+            count: 300,
+            ttl: false,
+            make: |k, i| {
+                let mut add = cmd_of!("BF.MADDX", k);
+                for n in 0..60 {
+                    add.arg(format!("item-{i}-{n}"));
+                }
+                vec![cmd_of!("BF.RESERVEX", k, 0.01, 4, "EXPANSION", 2), add]
+            },
+            survivor: |con, k, i| {
+                for n in 0..60 {
+                    let e: i64 = query!(con, "BF.EXISTSX", k, format!("item-{i}-{n}"));
+                    assert_eq!(e, 1, "{k} item {n}");
+                }
+            },
+        },
+        Churn {
+            prefix: "bfa",
+            count: 300,
+            ttl: false,
+            make: |k, i| {
+                vec![
+                    cmd_of!("BF.RESERVEX", k, 0.01, 100, "AGE", "1h"),
+                    cmd_of!("BF.ADDX", k, format!("item-{i}")),
+                ]
+            },
+            survivor: holds_its_item,
+        },
+        Churn {
+            prefix: "bl",
+            count: 300,
+            ttl: false,
+            make: |k, _| vec![cmd_of!("BF.LOADCHUNKX", k, 1, dump_header(2, 3))],
+            survivor: |con, k, _| {
+                let v = raw(con, cmd("BF.INFOX").arg(k));
+                assert_eq!(err_of(&v).as_deref(), Some(LOADING), "{k}");
+            },
+        },
+    ],
+    whole: Some(Whole {
+        keys: &["big:scaling", "big:flat"],
+        make: big_filters,
+        check: big_filters_hold,
+    }),
 };
 
 /// Whole filters.
@@ -432,5 +493,54 @@ pub fn filter_size(con: &mut Connection, key: &[u8]) -> i64 {
             ref other => panic!("BF.INFOX SIZE: {other:?}"),
         },
         other => panic!("BF.INFOX SIZE: {other:?}"),
+    }
+}
+
+/// A churned filter that survived still holds its item.
+fn holds_its_item(con: &mut Connection, k: &str, i: usize) {
+    let e: i64 = query!(con, "BF.EXISTSX", k, format!("item-{i}"));
+    assert_eq!(e, 1, "{k}");
+}
+
+/// Large filters, kept whole through the defrag churn: one scaling filter of
+/// many layers, and one non-scaling filter of several MB.
+fn big_filters(con: &mut Connection) {
+    let _: () = query!(
+        con,
+        "BF.RESERVEX",
+        "big:scaling",
+        0.01,
+        1000,
+        "EXPANSION",
+        2
+    );
+    let _: () = query!(
+        con,
+        "BF.RESERVEX",
+        "big:flat",
+        0.0001,
+        2_000_000,
+        "NONSCALING"
+    );
+    for chunk in 0..40 {
+        let mut s = cmd_of!("BF.MADDX", "big:scaling");
+        let mut f = cmd_of!("BF.MADDX", "big:flat");
+        for n in 0..2_000 {
+            s.arg(format!("s-{chunk}-{n}"));
+            f.arg(format!("f-{chunk}-{n}"));
+        }
+        send(con, [s, f]);
+    }
+}
+
+/// `big_filters`' items are all still there.
+fn big_filters_hold(con: &mut Connection) {
+    for (key, prefix) in [("big:scaling", "s"), ("big:flat", "f")] {
+        for chunk in [0, 17, 39] {
+            for n in (0..2_000).step_by(97) {
+                let e: i64 = query!(con, "BF.EXISTSX", key, format!("{prefix}-{chunk}-{n}"));
+                assert_eq!(e, 1, "{key}: {prefix}-{chunk}-{n}");
+            }
+        }
     }
 }

@@ -14,7 +14,20 @@ use crate::common::*;
 use std::time::Duration;
 
 /// The family in the checks across families.
-pub static KIT: FamilyKit = FamilyKit { types: &[ENTRY] };
+pub static KIT: FamilyKit = FamilyKit {
+    types: &[ENTRY],
+    churn: &[Churn {
+        prefix: "ch",
+        count: 30_000,
+        ttl: true,
+        make: |k, i| vec![cmd_of!("CACHE.SET", k, value(i), 3_600_000)],
+        survivor: |con, k, i| {
+            let v: Option<String> = query!(con, "CACHE.GET", k);
+            assert_eq!(v, Some(value(i)), "{k}");
+        },
+    }],
+    whole: None,
+};
 
 /// Cache entries.
 pub const ENTRY: TypeKit = TypeKit {
@@ -35,6 +48,11 @@ pub const ENTRY: TypeKit = TypeKit {
     exercise: writes,
     gauges: None,
 };
+
+/// A churned entry's 40-byte value.
+fn value(i: usize) -> String {
+    format!("{i:08}-0123456789abcdefghijklmnopqrstu")
+}
 
 /// Cache entries: fresh with a version, stale with a lease, lease-only (a miss),
 /// binary and empty values, a long compressible value.

@@ -11,7 +11,17 @@ use crate::common::payload_checks::{run_all, run_reads};
 use crate::common::*;
 
 /// The family in the checks across families.
-pub static KIT: FamilyKit = FamilyKit { types: &[SKETCH] };
+pub static KIT: FamilyKit = FamilyKit {
+    types: &[SKETCH],
+    churn: &[Churn {
+        prefix: "cm",
+        count: 3_000,
+        ttl: false,
+        make: churned,
+        survivor: churn_survivor,
+    }],
+    whole: None,
+};
 
 /// Count-min sketches, plain or over a window.
 pub const SKETCH: TypeKit = TypeKit {

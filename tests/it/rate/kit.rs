@@ -4,10 +4,39 @@
 //! leak workload.
 
 use crate::common::kit::*;
+use crate::common::*;
 use crate::rate::payload::*;
 
 /// The family in the checks across families.
-pub static KIT: FamilyKit = FamilyKit { types: &[LIMITER] };
+pub static KIT: FamilyKit = FamilyKit {
+    types: &[LIMITER],
+    churn: &[
+        Churn {
+            prefix: "rl",
+            count: 50_000,
+            ttl: true,
+            make: |k, _| vec![cmd_of!("RL.GCRA", k, 5, 1, 3600)],
+            // One call spent before: one less remaining than a new key.
+            survivor: |con, k, _| {
+                let old: Vec<i64> = query!(con, "RL.GCRA", k, 5, 1, 3600);
+                let new: Vec<i64> = query!(con, "RL.GCRA", format!("new:{k}"), 5, 1, 3600);
+                assert_eq!((old[0], old[2] + 1), (0, new[2]), "{k}: {old:?} {new:?}");
+            },
+        },
+        // Two limits (a boxed slice).
+        Churn {
+            prefix: "rt",
+            count: 5_000,
+            ttl: true,
+            make: |k, _| vec![cmd_of!("RL.TOKEN", k, "1/h", 5, "1/d", 5)],
+            survivor: |con, k, _| {
+                let v: Value = query!(con, "RL.TOKEN", k, "1/h", 5, "1/d", 5);
+                assert!(err_of(&v).is_none(), "{k}: {v:?}");
+            },
+        },
+    ],
+    whole: None,
+};
 
 /// Rate limiters of every kind.
 pub const LIMITER: TypeKit = TypeKit {

@@ -11,7 +11,17 @@ use crate::topk::payload;
 use crate::topk::support::list;
 
 /// The family in the checks across families.
-pub static KIT: FamilyKit = FamilyKit { types: &[TOPK] };
+pub static KIT: FamilyKit = FamilyKit {
+    types: &[TOPK],
+    churn: &[Churn {
+        prefix: "tk",
+        count: 3_000,
+        ttl: false,
+        make: churned,
+        survivor: churn_survivor,
+    }],
+    whole: None,
+};
 
 /// Top-k, plain or over a window.
 pub const TOPK: TypeKit = TypeKit {
