@@ -79,6 +79,23 @@ pub static KIT: FamilyKit = FamilyKit {
         make: big_filters,
         check: big_filters_hold,
     }),
+    leak: Leak {
+        share: 21,
+        keys: &[("bf", FILTER_KEYS), ("bfl", LOADING_KEYS)],
+        errors: &[
+            "ERR item exists",
+            "ERR non scaling filter is full",
+            // BF.INFOX of a missing filter.
+            "ERR not found",
+            // Chunks sent at random to filters being loaded.
+            "ERR chunk out of order",
+            "ERR key already holds a complete filter",
+        ],
+        setup: |con| chunks_of(con, "src:bf"),
+        call: leak_call,
+        round: None,
+        idle: &[],
+    },
 };
 
 /// Whole filters.
@@ -542,5 +559,93 @@ fn big_filters_hold(con: &mut Connection) {
                 assert_eq!(e, 1, "{key}: {prefix}-{chunk}-{n}");
             }
         }
+    }
+}
+
+/// The leak workload's filters: `bf:0` to `bf:299`.
+const FILTER_KEYS: usize = 300;
+/// The leak workload's filters being loaded: `bfl:0` to `bfl:99`.
+const LOADING_KEYS: usize = 100;
+
+/// A filter `src` of several layers made, and its chunks (BF.SCANDUMPX, the
+/// header first), each as its iterator and data, for filters being loaded.
+pub fn chunks_of(con: &mut Connection, src: &str) -> Vec<Args> {
+    let _: () = query!(con, "BF.RESERVEX", src, 0.01, 100, "EXPANSION", 2);
+    for i in 0..300 {
+        let _: i64 = query!(con, "BF.ADDX", src, i);
+    }
+    let chunks = scandump(con, src);
+    assert!(chunks.len() >= 3, "chunks of {src}");
+    chunks
+        .into_iter()
+        .map(|(it, data)| vec![it.to_string().into_bytes(), data])
+        .collect()
+}
+
+/// One call of the leak workload: on a filter (20 in 21: adds, reads,
+/// creations of every kind, inserts, copies, deletes), or on a filter being
+/// loaded (a chunk of `chunks`, taken in order or refused, or a DEL).
+fn leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
+    let n = |r: &mut Rng, m: usize| r.below(m).to_string();
+    if r.below(21) == 20 {
+        let key = format!("bfl:{}", n(r, LOADING_KEYS));
+        match r.below(8) {
+            0 => pack(buf, &[b"DEL", key.as_bytes()]),
+            _ => {
+                // A chunk with the iterator SCANDUMPX gave with it.
+                let chunk = &chunks[r.below(chunks.len())];
+                pack(
+                    buf,
+                    &[b"BF.LOADCHUNKX", key.as_bytes(), &chunk[0], &chunk[1]],
+                );
+            }
+        }
+        return;
+    }
+    let key = format!("bf:{}", n(r, FILTER_KEYS));
+    let item = format!("it:{}", r.next() % 4_000_000);
+    match r.below(20) {
+        0..=6 => pack(buf, &[b"BF.ADDX", key.as_bytes(), item.as_bytes()]),
+        7..=9 => {
+            let items: Vec<String> = (0..5)
+                .map(|_| format!("it:{}", r.next() % 4_000_000))
+                .collect();
+            let mut args: Vec<&[u8]> = vec![b"BF.MADDX", key.as_bytes()];
+            args.extend(items.iter().map(|s| s.as_bytes()));
+            pack(buf, &args);
+        }
+        10..=12 => pack(buf, &[b"BF.EXISTSX", key.as_bytes(), item.as_bytes()]),
+        13 => {
+            let cap = r.pick(&["100", "1000", "10000", "100000"]);
+            let rate = r.pick(&["0.01", "0.001", "0.1"]);
+            let mut args: Vec<&[u8]> = vec![b"BF.RESERVEX", key.as_bytes()];
+            args.extend([rate.as_bytes(), cap.as_bytes()]);
+            if r.chance(1, 4) {
+                args.push(b"NONSCALING");
+            } else {
+                args.extend([&b"EXPANSION"[..], r.pick(&["1", "2", "4"]).as_bytes()]);
+            }
+            pack(buf, &args);
+        }
+        14 => pack(
+            buf,
+            &[
+                b"BF.INSERTX",
+                key.as_bytes(),
+                b"CAPACITY",
+                b"500",
+                b"ITEMS",
+                item.as_bytes(),
+                b"x",
+            ],
+        ),
+        15 => pack(buf, &[b"BF.CARDX", key.as_bytes()]),
+        16 => pack(buf, &[b"BF.INFOX", key.as_bytes()]),
+        17 => pack(buf, &[b"DEL", key.as_bytes()]),
+        18 => {
+            let dst = format!("bf:{}", n(r, FILTER_KEYS));
+            pack(buf, &[b"COPY", key.as_bytes(), dst.as_bytes(), b"REPLACE"]);
+        }
+        _ => pack(buf, &[b"UNLINK", key.as_bytes()]),
     }
 }

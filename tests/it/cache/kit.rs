@@ -27,6 +27,15 @@ pub static KIT: FamilyKit = FamilyKit {
         },
     }],
     whole: None,
+    leak: Leak {
+        share: 5,
+        keys: &[("ch", LEAK_KEYS)],
+        errors: &[],
+        setup: |_| Vec::new(),
+        call: leak_call,
+        round: None,
+        idle: &[],
+    },
 };
 
 /// Cache entries.
@@ -213,4 +222,33 @@ fn writes(con: &mut Connection, key: &str, i: usize, found: &mut Findings, ctx: 
         cmd_of!("CACHE.INFO", key),
     ];
     run_all(con, &writes, found, ctx);
+}
+
+/// The leak workload's entries: `ch:0` to `ch:499`.
+const LEAK_KEYS: usize = 500;
+
+/// One call of the leak workload: sets (some with a stale time), gets (some
+/// leasing), reads.
+fn leak_call(r: &mut Rng, _: &[Args], buf: &mut Vec<u8>) {
+    let key = format!("ch:{}", r.below(LEAK_KEYS));
+    let k = key.as_bytes();
+    let value = vec![b'v'; 1 + r.below(200)];
+    let ttl = (1 + r.below(5_000)).to_string();
+    match r.below(6) {
+        0..=1 => pack(buf, &[b"CACHE.SET", k, &value[..], ttl.as_bytes()]),
+        2 => pack(
+            buf,
+            &[
+                b"CACHE.SET",
+                k,
+                &value[..],
+                ttl.as_bytes(),
+                b"STALE",
+                b"1000",
+            ],
+        ),
+        3 => pack(buf, &[b"CACHE.GET", k, b"LEASE", ttl.as_bytes()]),
+        4 => pack(buf, &[b"CACHE.GET", k]),
+        _ => pack(buf, &[b"CACHE.INFO", k]),
+    }
 }

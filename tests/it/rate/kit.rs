@@ -4,6 +4,7 @@
 //! leak workload.
 
 use crate::common::kit::*;
+use crate::common::payload::Rng;
 use crate::common::*;
 use crate::rate::payload::*;
 
@@ -36,6 +37,20 @@ pub static KIT: FamilyKit = FamilyKit {
         },
     ],
     whole: None,
+    leak: Leak {
+        share: 13,
+        keys: &[
+            ("rl:t", LEAK_KEYS),
+            ("rl:l", LEAK_KEYS),
+            ("rl:w", LEAK_KEYS),
+            ("rl:g", LEAK_KEYS),
+        ],
+        errors: &[],
+        setup: |_| Vec::new(),
+        call: leak_call,
+        round: None,
+        idle: &[],
+    },
 };
 
 /// Rate limiters of every kind.
@@ -50,3 +65,77 @@ pub const LIMITER: TypeKit = TypeKit {
     exercise: limiter_writes,
     gauges: None,
 };
+
+/// The leak workload's limiters of each kind: `rl:t:0` to `rl:t:499`, and
+/// `rl:l`, `rl:w`, `rl:g`.
+const LEAK_KEYS: usize = 500;
+
+/// One call of the leak workload on a limiter of one kind (token bucket, leaky
+/// bucket, window, GCRA), at a cost of 0 to 3.
+fn leak_call(r: &mut Rng, _: &[Args], buf: &mut Vec<u8>) {
+    let n = |r: &mut Rng, m: usize| r.below(m).to_string();
+    let i = n(r, LEAK_KEYS);
+    let cost = n(r, 4);
+    match r.below(4) {
+        0 => {
+            let key = format!("rl:t:{i}");
+            let rate = r.pick(&["100/s", "10/ms", "5/m", "inf", "0.5"]);
+            pack(
+                buf,
+                &[
+                    b"RL.TOKEN",
+                    key.as_bytes(),
+                    rate.as_bytes(),
+                    b"20",
+                    b"COST",
+                    cost.as_bytes(),
+                    b"MAXWAIT",
+                    b"100",
+                ],
+            );
+        }
+        1 => {
+            let key = format!("rl:l:{i}");
+            pack(
+                buf,
+                &[
+                    b"RL.LEAKY",
+                    key.as_bytes(),
+                    b"50/s",
+                    b"30",
+                    b"COST",
+                    cost.as_bytes(),
+                ],
+            );
+        }
+        2 => {
+            let key = format!("rl:w:{i}");
+            pack(
+                buf,
+                &[
+                    b"RL.WINDOW",
+                    key.as_bytes(),
+                    b"40",
+                    b"1000",
+                    b"COST",
+                    cost.as_bytes(),
+                ],
+            );
+        }
+        _ => {
+            let key = format!("rl:g:{i}");
+            pack(
+                buf,
+                &[
+                    b"RL.GCRA",
+                    key.as_bytes(),
+                    b"15",
+                    b"30",
+                    b"60",
+                    b"QUANTITY",
+                    cost.as_bytes(),
+                ],
+            );
+        }
+    }
+}

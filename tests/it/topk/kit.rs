@@ -21,6 +21,15 @@ pub static KIT: FamilyKit = FamilyKit {
         survivor: churn_survivor,
     }],
     whole: None,
+    leak: Leak {
+        share: 5,
+        keys: &[LEAK_KEYS],
+        errors: &LEAK_ERRORS,
+        setup: |_| Vec::new(),
+        call: |r, _, buf| keyed_call(r, LEAK_KEYS, leak_call, buf),
+        round: None,
+        idle: &[],
+    },
 };
 
 /// Top-k, plain or over a window.
