@@ -7,7 +7,10 @@
 //! - `$OUT_DIR/test_families.rs`, which the integration tests include
 //!   (`tests/it/common/grammar.rs`): `FAMILY_FUZZ`, each family's part of the command
 //!   fuzzer, `tests/it/<family>/fuzz_values.rs`'s `FUZZ`, so a family without one
-//!   does not compile.
+//!   does not compile;
+//! - `$OUT_DIR/test_kits.rs`, which `tests/it/common/kit.rs` includes:
+//!   `FAMILY_KITS`, what the checks across families need of each family,
+//!   `tests/it/<family>/kit.rs`'s `KIT`, so a family without one does not compile.
 
 use std::path::Path;
 use std::{env, fs};
@@ -35,6 +38,14 @@ fn main() {
             "/// Each family's part of the command fuzzer, in `src/lib.rs`'s order.\n\
              pub const FAMILY_FUZZ: &[&crate::common::grammar::FamilyFuzz] = &[{}];\n",
             entries(|f| format!("&crate::{f}::fuzz_values::FUZZ, "))
+        ),
+    );
+    write(
+        "test_kits.rs",
+        format!(
+            "/// Each family's part of the checks across families, in `src/lib.rs`'s order.\n\
+             pub static FAMILY_KITS: &[&FamilyKit] = &[{}];\n",
+            entries(|f| format!("&crate::{f}::kit::KIT, "))
         ),
     );
 }

@@ -5,6 +5,7 @@ mod basics;
 mod config;
 mod errors;
 pub mod fuzz_values;
+pub mod kit;
 mod max_bytes;
 mod memory;
 mod payloads;

@@ -6,11 +6,11 @@
 //! `tests/it/common/payload.rs`; the fuzzer of every type's payloads is in
 //! `tests/it/module/payload_fuzz.rs`.
 
+use crate::bloom::kit::{layer_count, layer_field, odd_layer_counts, FILTER, FILTER_FIELDS};
 use crate::bloom::support::*;
 use crate::common::payload::*;
 use crate::common::payload_checks::{exercise, Findings};
-use crate::common::payload_forgeries::{forge_fields, odd_layer_counts};
-use crate::common::payload_types::Ty;
+use crate::common::payload_forgeries::forge_fields;
 use crate::common::*;
 
 // ---------------------------------------------------------------------------------------
@@ -419,14 +419,7 @@ fn thousand_corrupt_restore_payloads_never_crash_the_server() {
         } else {
             accepted += 1;
             per_kind[kind][0] += 1;
-            exercise(
-                &mut con,
-                Ty::Filter,
-                &key,
-                i,
-                &mut found,
-                &format!("case {i}"),
-            );
+            exercise(&mut con, &FILTER, &key, i, &mut found, &format!("case {i}"));
             // `exercise` may leave a COPY of the key.
             let _ = raw(&mut con, cmd("DEL").arg(&key).arg(format!("{key}:copy")));
         }

@@ -2,6 +2,7 @@
 
 mod basics;
 pub mod fuzz_values;
+pub mod kit;
 mod memory;
 mod persistence;
 mod server_ops;

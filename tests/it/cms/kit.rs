@@ -1,11 +1,55 @@
 //! Count-min sketches in the checks that cross every family
-//! (`tests/it/module/`): the keys of the defrag churn and what they answer
-//! after it, the calls of the leak workload, and the family's INFO gauges.
-//! Their payloads are in `payload.rs`.
+//! (`tests/it/module/`): the family's `KIT`, with the keys of the defrag churn
+//! and what they answer after it, the calls of the leak workload, and the
+//! family's INFO gauges. Their payloads are in `payload.rs`.
 
+use crate::cms::payload;
 use crate::cms::support::counts;
+use crate::common::kit::*;
 use crate::common::payload::Rng;
+use crate::common::payload_checks::{run_all, run_reads};
 use crate::common::*;
+
+/// The family in the checks across families.
+pub static KIT: FamilyKit = FamilyKit {
+    types: &[SKETCH],
+    churn: &[Churn {
+        prefix: "cm",
+        count: 3_000,
+        ttl: false,
+        make: churned,
+        survivor: churn_survivor,
+    }],
+    whole: None,
+    leak: Leak {
+        share: 5,
+        keys: &[LEAK_KEYS],
+        errors: &LEAK_ERRORS,
+        setup: |_| Vec::new(),
+        call: |r, _, buf| keyed_call(r, LEAK_KEYS, leak_call, buf),
+        round: None,
+        idle: &[],
+    },
+};
+
+/// Count-min sketches, plain or over a window.
+pub const SKETCH: TypeKit = TypeKit {
+    name: "warden-cm",
+    encver: 1,
+    bases: payload::bases,
+    layouts: no_layouts,
+    forge: payload::forge,
+    refusals: payload::refusals,
+    reads: |con, key, found, ctx| run_reads(con, &payload::reads(key), found, ctx),
+    exercise: |con, key, i, found, ctx| {
+        run_all(con, &payload::writes(key, i), found, ctx);
+        payload::never_under(con, key, i, found, ctx);
+    },
+    gauges: Some(Gauges {
+        fields: GAUGES,
+        size: None,
+    }),
+};
 
 /// INFO warden's gauges of the family: the sketches and their bytes.
 pub const GAUGES: [&str; 2] = ["cms_sketches", "cms_bytes"];

@@ -6,10 +6,12 @@
 //! little-endian 32-bit values), the forgeries its loader must refuse, and what
 //! a sketch a payload made must answer.
 
+use crate::cms::kit::{KIT, SKETCH};
+use crate::common::kit::foreign;
 use crate::common::payload::*;
+use crate::common::payload_bases::*;
 use crate::common::payload_checks::{labelled_ints, run, Check, Findings};
 use crate::common::payload_forgeries::Forged;
-use crate::common::payload_types::*;
 use crate::common::*;
 
 /// Fields before the first sub-sketch: kind, width, depth, window, head.
@@ -78,7 +80,7 @@ pub fn bases(con: &mut Connection) -> Vec<Base> {
     ] {
         must(con, &c);
     }
-    let bases = bases_of(con, &BASES, Ty::Cms);
+    let bases = bases_of(con, &BASES, &SKETCH);
     for b in &bases {
         let d = &b.dump;
         let subs = if d.uint(3) == 0 { 1 } else { RING };
@@ -220,7 +222,8 @@ fn resize_ring(d: &mut Dump, subs: usize) {
 /// wrong length or of the wrong kind, sub-sketches missing or one more, another
 /// encoding version, no EOF; and another type's fields under the sketch's id, and
 /// back.
-pub fn refusals(bases: &[Base], other: &Base) -> Forged {
+pub fn refusals(bases: &[Base], others: &[&Base]) -> Forged {
+    let other = foreign(others, &KIT);
     let (plain, win, fresh) = (&bases[0], &bases[1], &bases[6]);
     let mut f = Forged::default();
     let max = u64::from(u32::MAX);

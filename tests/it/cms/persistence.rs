@@ -2,10 +2,9 @@
 //! and counts (RDB, AOF rewrite and replay, DUMP/RESTORE, COPY), and
 //! forged payloads are refused field by field without harm.
 
-use crate::cms::payload;
+use crate::cms::kit;
 use crate::cms::support::{counts, info};
 use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
-use crate::common::payload_types::Ty;
 use crate::common::*;
 
 /// Fills a plain sketch, a windowed one and a large one (several AOF chunks).
@@ -88,7 +87,7 @@ fn aof_rewrite_and_replay_keep_sketches() {
 /// format` and the server lives on (the forgeries: `payload::refusals`).
 #[test]
 fn forged_payloads_are_refused() {
-    assert_refused(payload::bases, payload::refusals);
+    assert_refused(&kit::SKETCH);
 }
 
 /// Corrupt and forged payloads of every shape, by the thousand: the server
@@ -103,6 +102,6 @@ fn corrupt_payloads_never_harm_the_server() {
         &cmd_of!("CMS.INITBYDIMX", "tiny", 3, 2, "WINDOW", 1000),
     );
     crate::cms::support::incr(&mut con, "tiny", &[("a", 5)]);
-    restore_forgeries(&mut con, Ty::Cms, &["plain", "win", "tiny"], 0xc0ffee);
+    restore_forgeries(&mut con, &kit::SKETCH, &["plain", "win", "tiny"], 0xc0ffee);
     s.assert_alive();
 }

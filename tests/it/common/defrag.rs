@@ -43,7 +43,7 @@ pub fn defragment(con: &mut Connection) -> (Frag, Frag, i64) {
         ("active-defrag-threshold-upper", "5"),
         ("active-defrag-cycle-min", "25"),
         ("active-defrag-cycle-max", "75"),
-        // Filters of more than 4 units of work go the stepped way.
+        // Values of more than 4 units of work go the stepped way.
         ("active-defrag-max-scan-fields", "4"),
         ("activedefrag", "yes"),
     ] {
@@ -117,5 +117,23 @@ pub fn churn_one_family(
     );
     for i in kept {
         survivor(&mut con, &format!("{prefix}:{i}"), i);
+    }
+}
+
+/// Sends `cmds` in pipelines of 5,000, failing on any error reply.
+pub fn send(con: &mut Connection, cmds: impl IntoIterator<Item = redis::Cmd>) {
+    let mut p = redis::pipe();
+    let mut n = 0;
+    for c in cmds {
+        p.add_command(c);
+        n += 1;
+        if n == 5_000 {
+            let _: Vec<Value> = p.query(con).expect("pipeline");
+            p = redis::pipe();
+            n = 0;
+        }
+    }
+    if n > 0 {
+        let _: Vec<Value> = p.query(con).expect("pipeline");
     }
 }

@@ -559,18 +559,11 @@ pub fn forged_string_header(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The number of layers of a filter payload (`FILTER_FIELDS` filter fields, then 5 per layer).
-pub fn layer_count(d: &Dump) -> usize {
-    d.fields.len().saturating_sub(FILTER_FIELDS) / 5
-}
-
-/// Fields of a (non-aging) filter before its layers: error rate, expansion,
-/// layer count, window (0), hashing (encoding version 3).
-pub const FILTER_FIELDS: usize = 5;
-
-/// Index of field `f` of filter layer `layer` (0 capacity, 1 rate, 2 hashes, 3 items, 4 bits).
-pub fn layer_field(layer: usize, f: usize) -> usize {
-    FILTER_FIELDS + layer * 5 + f
+/// `d` with encoding version `v` in its module id.
+pub fn with_encver(d: &Dump, v: u64) -> Dump {
+    let mut out = d.clone();
+    out.module_id = (out.module_id & !1023) | v;
+    out
 }
 
 /// Byte-level corruption of a real payload (truncation, random bytes, bit flips),

@@ -3,4 +3,6 @@
 mod basics;
 mod compat;
 pub mod fuzz_values;
+pub mod kit;
+pub mod payload;
 pub mod support;

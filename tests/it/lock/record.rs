@@ -8,7 +8,7 @@
 //! lock is a head and the owner; a set is limit, floor and count (varints),
 //! then per holder a head, deadline, owner length (varints) and owner.
 
-use crate::common::payload::{Dump, Field};
+use crate::common::payload::{with_encver, Dump, Field};
 
 /// One lock or holder, as a payload carries it (the deadline only in sets).
 #[derive(Debug, Clone, PartialEq)]
@@ -202,13 +202,6 @@ impl SetRec {
         }
         out
     }
-}
-
-/// `d` with encoding version `v` in its module id.
-pub fn with_encver(d: &Dump, v: u64) -> Dump {
-    let mut out = d.clone();
-    out.module_id = (out.module_id & !1023) | v;
-    out
 }
 
 /// The version 1 form (today's main's) of a version 2 lock or set dump;

@@ -1,67 +1,62 @@
-//! Corrupt-payload fuzzer for every warden data type: locks (`warden-lk`), filters
-//! (`warden-bf`), filters being loaded by BF.LOADCHUNKX (`warden-bl`), rate limiters
-//! (`warden-rl`), cache entries (`warden-ch`), cuckoo filters (`warden-cf`, whole
-//! or being loaded by CF.LOADCHUNKX), count-min sketches (`warden-cm`) and top-k
-//! (`warden-tk`); the test fails when the module makes a type (`module_types`) that
-//! is not among them.
+//! Corrupt-payload fuzzer for every data type of every family, as the families'
+//! kits list them (`common::kit`: `FAMILY_KITS`, each family's
+//! `tests/it/<family>/kit.rs`); the test fails when the module makes a type
+//! (`module_types`) that none of them has.
 //!
 //! Real DUMPs of several shapes per type are truncated, bit-flipped, byte-replaced and
 //! forged field by field (huge counts and lengths, negative numbers, wrong opcodes,
-//! unknown opcodes, other module ids and encoding versions, other types' fields), and
-//! sealed with a valid CRC64 so that Redis hands them to the module's `rdb_load`.
-//! Every RESTORE must answer OK or an error; an accepted value must answer its type's
-//! read commands (which change nothing), survive the other commands, DUMP and RESTORE
-//! to the same value, and replicate: a replica (`--propagation-error-behavior panic`)
-//! follows the whole run and must end with the master's digest. INFO's counters of
-//! filters, sketches and top-k must match their keys at the end, also after `DEBUG
-//! RELOAD`, and fall to 0 when they are deleted.
+//! unknown opcodes, other module ids and encoding versions, other types' fields, the
+//! type's own forgeries), and sealed with a valid CRC64 so that Redis hands them to the
+//! module's `rdb_load`. Every RESTORE must answer OK or an error; an accepted value must
+//! answer its type's read commands (which change nothing), survive the other commands,
+//! DUMP and RESTORE to the same value, and replicate: a replica
+//! (`--propagation-error-behavior panic`) follows the whole run and must end with the
+//! master's digest. INFO's gauges of the types that have them must add up their keys
+//! at the end (on the replica too), also after `DEBUG RELOAD`, and fall to 0 when the
+//! keys are deleted.
 //!
-//! `WARDEN_PAYLOAD_FUZZ` (default 1000) is the number of payloads per type. The payloads
-//! and their forgeries are in `tests/it/common/payload_types.rs` (a family's own in
-//! `payload_cuckoo.rs` there, `tests/it/cms/payload.rs`, `tests/it/topk/payload.rs`),
-//! the checks of accepted values in `tests/it/common/payload_checks.rs`; the controls
-//! (forgeries that must be refused) are in `tests/it/module/payload_forged.rs`.
+//! `WARDEN_PAYLOAD_FUZZ` (default 1000) is the number of payloads per type. Each type's
+//! bases, forgeries, reads and writes are in its family's kit; the shared forgeries in
+//! `tests/it/common/payload_forgeries.rs`, the checks of accepted values in
+//! `tests/it/common/payload_checks.rs`; the controls (forgeries that must be refused)
+//! are in `tests/it/module/payload_forged.rs`.
 
+use crate::common::kit::*;
 use crate::common::module_types::assert_covers;
 use crate::common::payload::*;
+use crate::common::payload_bases::*;
 use crate::common::payload_checks::*;
-use crate::common::payload_cuckoo::cuckoo_bases;
 use crate::common::payload_forgeries::*;
-use crate::common::payload_types::*;
 use crate::common::*;
 
 use std::time::Instant;
 
 const DEFAULT_PER_TYPE: usize = 1_000;
 
-/// The types whose keys INFO warden counts, and the gauges of their keys and bytes.
-const GAUGES: [(Ty, [&str; 2]); 3] = [
-    (Ty::Cuckoo, ["cf_filters", "cf_bytes"]),
-    (Ty::Cms, crate::cms::kit::GAUGES),
-    (Ty::TopK, crate::topk::kit::GAUGES),
-];
-
-/// Each of `GAUGES`' key counts, and its keys of that type (whole or being loaded).
-fn census(con: &mut Connection) -> Vec<(i64, i64)> {
-    GAUGES
-        .iter()
-        .map(|(ty, [keys, _])| {
-            let n = scan_keys(con, &["TYPE", ty.name()]).len() as i64;
-            (warden_stat(con, keys), n)
-        })
-        .collect()
+/// Each gauge of every type that has them (`kit::Gauges`): its field, what INFO
+/// warden reads, and what the keys of the type add up to (their number, or
+/// their bytes where a command tells them; `None` when it does not).
+fn census(con: &mut Connection) -> Vec<(&'static str, i64, Option<i64>)> {
+    let mut out = Vec::new();
+    for (name, g) in all_gauges() {
+        let keys = scan_keys(con, &["TYPE", name]);
+        let [count, bytes] = g.fields;
+        out.push((count, warden_stat(con, count), Some(keys.len() as i64)));
+        let sum = g.size.map(|size| keys.iter().map(|k| size(con, k)).sum());
+        out.push((bytes, warden_stat(con, bytes), sum));
+    }
+    out
 }
 
-/// Fails where a gauge of `GAUGES` does not count its keys (`who` says when).
-fn assert_census(con: &mut Connection, who: &str) {
-    for ((ty, [keys, _]), (counted, n)) in GAUGES.iter().zip(census(con)) {
-        assert_eq!(
-            counted,
-            n,
-            "{who}: INFO warden {keys} vs {} keys",
-            ty.name()
-        );
+/// Fails where a gauge does not add up its keys (`who` says when).
+fn assert_census(con: &mut Connection, who: &str) -> Vec<(&'static str, i64, Option<i64>)> {
+    let counted = census(con);
+    for (field, read, keys) in &counted {
+        if let Some(keys) = keys {
+            assert_eq!(read, keys, "{who}: INFO warden {field} vs its keys");
+        }
     }
+    counted
 }
 
 #[test]
@@ -74,27 +69,9 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let mut m = Server::start();
     let mut r = m.start_replica(&[], &[]);
     let mut con = timed(m.conn(), PAYLOAD_READ_TIMEOUT);
-    let lock = lock_bases(&mut con);
-    let lock_set = lock_set_bases(&mut con);
-    let filter = filter_bases(&mut con);
-    let loading = loading_bases(&mut con);
-    let limiter = limiter_bases(&mut con);
-    let cache = cache_bases(&mut con);
-    let cuckoo = cuckoo_bases(&mut con);
-    let cms = crate::cms::payload::bases(&mut con);
-    let topk = crate::topk::payload::bases(&mut con);
-    let base_keys: Vec<String> = lock
-        .iter()
-        .chain(&lock_set)
-        .chain(&filter)
-        .chain(&loading)
-        .chain(&limiter)
-        .chain(&cache)
-        .chain(&cuckoo)
-        .chain(&cms)
-        .chain(&topk)
-        .map(|b| b.key.clone())
-        .collect();
+    let types: Vec<&TypeKit> = all_types().collect();
+    let all: Vec<Vec<Base>> = types.iter().map(|t| (t.bases)(&mut con)).collect();
+    let base_keys: Vec<String> = all.iter().flatten().map(|b| b.key.clone()).collect();
     let base_digests: Vec<Value> = base_keys
         .iter()
         .map(|k| digest_value(&mut con, k.as_bytes()))
@@ -105,25 +82,12 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     let (mut total, mut accepted, mut refused) = (0usize, 0usize, 0usize);
     let mut non_module = 0usize;
     let mut per_type_counts = Vec::new();
-    for ty in Ty::ALL {
-        let all = [
-            &lock, &lock_set, &filter, &loading, &limiter, &cache, &cuckoo, &cms, &topk,
-        ];
-        let bases: &[Base] = match ty {
-            Ty::Lock => &lock,
-            Ty::LockSet => &lock_set,
-            Ty::Filter => &filter,
-            Ty::Loading => &loading,
-            Ty::Limiter => &limiter,
-            Ty::Cache => &cache,
-            Ty::Cuckoo => &cuckoo,
-            Ty::Cms => &cms,
-            Ty::TopK => &topk,
-        };
+    for (n, (ty, bases)) in types.iter().zip(&all).enumerate() {
         let others: Vec<&Base> = all
             .iter()
-            .filter(|b| !std::ptr::eq(b.as_slice(), bases))
-            .flat_map(|b| b.iter())
+            .enumerate()
+            .filter(|(o, _)| *o != n)
+            .flat_map(|(_, b)| b.iter())
             .collect();
         let mut per_kind = [[0usize; 2]; KINDS];
         let (mut acc, mut refu) = (0usize, 0usize);
@@ -131,10 +95,10 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
             let kind = i % KINDS;
             let b = &bases[(i / KINDS) % bases.len()];
             let payload = make_payload(&mut rng, ty, b, &others, kind);
-            let key = format!("scratch:{}:{}", ty.name(), i % 8);
+            let key = format!("scratch:{}:{}", ty.name, i % 8);
             let ctx = format!(
                 "{} payload {i} (kind {kind}, from {}) {}",
-                ty.name(),
+                ty.name,
                 b.key,
                 hex(&payload)
             );
@@ -163,16 +127,13 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
                 Value::Okay => "OK".to_string(),
                 other => format!("{other:?}"),
             };
-            // An accepted payload may carry another warden type's id (forged on
+            // An accepted payload may carry another type's id (forged on
             // purpose): check the type it became.
-            let actual = match Ty::of(&ty_name) {
-                Some(t) => t,
-                None => {
-                    // A forged type byte made it a native value: not the module's.
-                    non_module += 1;
-                    raw(&mut con, cmd("DEL").arg(&key));
-                    continue;
-                }
+            let Some(actual) = type_named(&ty_name) else {
+                // A forged type byte made it a native value: not the module's.
+                non_module += 1;
+                raw(&mut con, cmd("DEL").arg(&key));
+                continue;
             };
             read_checks(&mut con, actual, &key, &mut found, &ctx);
             exercise(&mut con, actual, &key, i, &mut found, &ctx);
@@ -187,10 +148,11 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
             }
         }
         println!(
-            "payload fuzz {}: {per_type} payloads, {acc} accepted, {refu} refused; per kind [accepted, refused]: {per_kind:?}",
-            ty.name()
+            "payload fuzz {}: {} bases, {per_type} payloads, {acc} accepted, {refu} refused; per kind [accepted, refused]: {per_kind:?}",
+            ty.name,
+            bases.len()
         );
-        per_type_counts.push((ty, acc, refu));
+        per_type_counts.push((ty.name, acc, refu));
         m.assert_alive();
     }
     m.assert_alive();
@@ -200,16 +162,10 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     for (k, d) in base_keys.iter().zip(&base_digests) {
         assert_eq!(&digest_value(&mut con, k.as_bytes()), d, "base {k} changed");
     }
-    // Filter accounting, then master and replica agree (long TTLs first, so nothing
-    // expires while they are compared), then DEBUG RELOAD keeps everything.
-    let (n, bytes) = filter_census(&mut con, &[0]);
-    assert_eq!(
-        filter_stats(&mut con),
-        (n, bytes),
-        "INFO warden (bf_filters, bf_bytes) vs filter keys and their sizes"
-    );
-    let counted = census(&mut con);
-    assert_census(&mut con, "master");
+    // The gauges add up their keys, then master and replica agree (long TTLs
+    // first, so nothing expires while they are compared), then DEBUG RELOAD
+    // keeps everything.
+    let counted = assert_census(&mut con, "master");
     for k in scan_keys(&mut con, &[]) {
         let t: i64 = query!(&mut con, "PTTL", &k);
         if (0..LONG_TTL_MS).contains(&t) {
@@ -226,65 +182,45 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         r.log_tail(20)
     );
     assert_eq!(
-        (
-            warden_stat(&mut rc, "bf_filters"),
-            warden_stat(&mut rc, "bf_bytes")
-        ),
-        (n, bytes),
-        "replica: INFO warden vs filter keys"
-    );
-    assert_eq!(
         census(&mut rc),
         counted,
         "replica: INFO warden vs the master's keys"
     );
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
-    assert_eq!(
-        filter_stats(&mut con),
-        filter_census(&mut con, &[0]),
-        "after DEBUG RELOAD: INFO warden vs filter keys"
-    );
     assert_census(&mut con, "after DEBUG RELOAD");
-    // Every filter, sketch and top-k deleted: the counters fall to 0 on both.
-    for t in [
-        "warden-bf",
-        "warden-bl",
-        "warden-cf",
-        "warden-cm",
-        "warden-tk",
-    ] {
-        for k in scan_keys(&mut con, &["TYPE", t]) {
+    // Every value of the module's types deleted: the gauges fall to 0 on both.
+    for ty in &types {
+        for k in scan_keys(&mut con, &["TYPE", ty.name]) {
             let _: i64 = query!(&mut con, "DEL", &k);
         }
     }
     m.sync_replicas(1);
     let mut rc = timed(r.conn(), PAYLOAD_READ_TIMEOUT);
-    let gauges = [["bf_filters", "bf_bytes"]]
-        .into_iter()
-        .chain(GAUGES.map(|(_, g)| g));
-    let gauges: Vec<&str> = gauges.flatten().collect();
+    let gauges: Vec<&str> = all_gauges().flat_map(|(_, g)| g.fields).collect();
+    assert!(!gauges.is_empty(), "no type has gauges");
     for (who, c) in [("master", &mut con), ("replica", &mut rc)] {
         let stats: Vec<i64> = gauges.iter().map(|f| warden_stat(c, f)).collect();
         assert_eq!(
             stats,
             vec![0; gauges.len()],
-            "{who}: INFO warden {gauges:?} with no filter, sketch or top-k left"
+            "{who}: INFO warden {gauges:?} with no value of the module's types left"
         );
     }
     // Every type the module makes was forged.
-    assert_covers("the payload fuzzer", &Ty::ALL.map(Ty::name));
+    let names: Vec<&str> = types.iter().map(|t| t.name).collect();
+    assert_covers("the payload fuzzer", &names);
     m.assert_alive();
     r.assert_alive();
     println!(
-        "payload fuzz: {total} payloads, {accepted} accepted ({non_module} of them as native values), {refused} refused, 0 crashes ({:.1} s)",
+        "payload fuzz: {} types, {total} payloads, {accepted} accepted ({non_module} of them as native values), {refused} refused, 0 crashes ({:.1} s)",
+        types.len(),
         started.elapsed().as_secs_f64()
     );
-    for (ty, acc, refu) in per_type_counts {
+    for (name, acc, refu) in per_type_counts {
         assert!(
             refu > acc,
-            "{}: most corrupt payloads must be refused ({acc} accepted, {refu} refused)",
-            ty.name()
+            "{name}: most corrupt payloads must be refused ({acc} accepted, {refu} refused)"
         );
     }
     assert!(

@@ -1,10 +1,55 @@
-//! Top-k in the checks that cross every family (`tests/it/module/`): the keys
-//! of the defrag churn and what they answer after it, the calls of the leak
-//! workload, and the family's INFO gauges. Their payloads are in `payload.rs`.
+//! Top-k in the checks that cross every family (`tests/it/module/`): the
+//! family's `KIT`, with the keys of the defrag churn and what they answer after
+//! it, the calls of the leak workload, and the family's INFO gauges. Their
+//! payloads are in `payload.rs`.
 
+use crate::common::kit::*;
 use crate::common::payload::Rng;
+use crate::common::payload_checks::{run_all, run_reads};
 use crate::common::*;
+use crate::topk::payload;
 use crate::topk::support::list;
+
+/// The family in the checks across families.
+pub static KIT: FamilyKit = FamilyKit {
+    types: &[TOPK],
+    churn: &[Churn {
+        prefix: "tk",
+        count: 3_000,
+        ttl: false,
+        make: churned,
+        survivor: churn_survivor,
+    }],
+    whole: None,
+    leak: Leak {
+        share: 5,
+        keys: &[LEAK_KEYS],
+        errors: &LEAK_ERRORS,
+        setup: |_| Vec::new(),
+        call: |r, _, buf| keyed_call(r, LEAK_KEYS, leak_call, buf),
+        round: None,
+        idle: &[],
+    },
+};
+
+/// Top-k, plain or over a window.
+pub const TOPK: TypeKit = TypeKit {
+    name: "warden-tk",
+    encver: 1,
+    bases: payload::bases,
+    layouts: no_layouts,
+    forge: payload::forge,
+    refusals: payload::refusals,
+    reads: |con, key, found, ctx| run_reads(con, &payload::reads(key), found, ctx),
+    exercise: |con, key, i, found, ctx| {
+        run_all(con, &payload::writes(key, i), found, ctx);
+        payload::lists_its_own(con, key, found, ctx);
+    },
+    gauges: Some(Gauges {
+        fields: GAUGES,
+        size: None,
+    }),
+};
 
 /// INFO warden's gauges of the family: the top-k keys and their bytes.
 pub const GAUGES: [&str; 2] = ["topk_keys", "topk_bytes"];

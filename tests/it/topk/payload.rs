@@ -7,11 +7,13 @@
 //! slots, each 0, or 1 with its count and item), the forgeries its loader must
 //! refuse, and what a top-k a payload made must answer.
 
+use crate::common::kit::foreign;
 use crate::common::payload::*;
+use crate::common::payload_bases::*;
 use crate::common::payload_checks::{labelled_ints, run, Check, Findings};
 use crate::common::payload_forgeries::Forged;
-use crate::common::payload_types::*;
 use crate::common::*;
+use crate::topk::kit::{KIT, TOPK};
 
 /// Fields before the first sketch: kind, k, width, depth, decay, window, head,
 /// generator.
@@ -98,7 +100,7 @@ pub fn bases(con: &mut Connection) -> Vec<Base> {
     );
     must(con, &cmd_of!("TOPK.ADDX", "tkb:one", "a", "b", "a"));
     must(con, &cmd_of!("TOPK.ADDX", "tkb:sparse", "a", "b", "c"));
-    let bases = bases_of(con, &BASES, Ty::TopK);
+    let bases = bases_of(con, &BASES, &TOPK);
     for b in &bases {
         let slots = slots_of(&b.dump);
         assert!(
@@ -267,7 +269,8 @@ fn forge_slot(rng: &mut Rng, d: &mut Dump, s: usize, slots: &[usize]) {
 /// 64-bit ms, generator 0, buckets of the wrong length or kind, a slot's marker,
 /// a count past 32 bits, an item twice, another encoding version, no EOF; and
 /// another type's fields under the top-k id, and back.
-pub fn refusals(bases: &[Base], other: &Base) -> Forged {
+pub fn refusals(bases: &[Base], others: &[&Base]) -> Forged {
+    let other = foreign(others, &KIT);
     let (plain, win) = (&bases[0], &bases[1]);
     let mut f = Forged::default();
     let k = plain.dump.uint(1);

@@ -3,9 +3,8 @@
 //! payloads are refused field by field without harm.
 
 use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
-use crate::common::payload_types::Ty;
 use crate::common::*;
-use crate::topk::payload;
+use crate::topk::kit;
 use crate::topk::support::{add, counts, list};
 
 /// Fills a plain top-k (decays at work: narrow rows), a windowed one and a
@@ -95,7 +94,7 @@ fn aof_rewrite_and_replay_keep_top_k() {
 /// format` and the server lives on (the forgeries: `payload::refusals`).
 #[test]
 fn forged_payloads_are_refused() {
-    assert_refused(payload::bases, payload::refusals);
+    assert_refused(&kit::TOPK);
 }
 
 /// Corrupt and forged payloads of every shape, by the thousand: the server
@@ -111,6 +110,6 @@ fn corrupt_payloads_never_harm_the_server() {
         &cmd_of!("TOPK.RESERVEX", "w", 2, 4, 2, "0.5", "WINDOW", 1000),
     );
     add(&mut con, "w", &["a", "b", "b"]);
-    restore_forgeries(&mut con, Ty::TopK, &["p", "w"], 0xbadd);
+    restore_forgeries(&mut con, &kit::TOPK, &["p", "w"], 0xbadd);
     s.assert_alive();
 }

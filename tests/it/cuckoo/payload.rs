@@ -1,15 +1,23 @@
-//! Cuckoo filters (`warden-cf`) for the corrupt-payload tests: real DUMPs of several
+//! Cuckoo filters (`warden-cf`) in the corrupt-payload tests (the payload fuzzer
+//! and its controls in `tests/it/module/`, through `kit.rs`): real DUMPs of several
 //! shapes (one sub-filter, grown with deletes, one-slot and wide buckets, full and
 //! never growing, sparse, being loaded by CF.LOADCHUNKX) and their type-specific
 //! forgeries, field by field of the RDB layout `src/cuckoo/data_type.rs` writes:
 //! capacity, bucket size, max iterations, expansion, fingerprint bits, items,
 //! deletes, sub-filter count; per sub-filter its bucket count and its packed slots
-//! (little-endian 64-bit words); the bytes loaded (all ones when whole); the hash.
+//! (little-endian 64-bit words); the bytes loaded (all ones when whole); the hash;
+//! the refusals of the loader, what a filter a payload made must answer, and
+//! filters of another fingerprint width through an AOF rewrite.
 
-use super::payload::*;
-use super::payload_types::*;
-use super::*;
-use crate::lock::record::with_encver;
+use crate::common::fuzz_calls::is_int01;
+use crate::common::kit::foreign;
+use crate::common::payload::*;
+use crate::common::payload_bases::*;
+use crate::common::payload_checks::*;
+use crate::common::payload_forgeries::Forged;
+use crate::common::*;
+use crate::cuckoo::kit::{CUCKOO, KIT};
+use crate::cuckoo::support::scandump;
 
 /// Fields before the first sub-filter.
 pub const CUCKOO_FIELDS: usize = 8;
@@ -116,7 +124,7 @@ pub fn cuckoo_bases(con: &mut Connection) -> Vec<Base> {
         );
     }
     // Being loaded: the chunks of a grown filter (one per sub-filter), in part.
-    let chunks = crate::cuckoo::support::scandump(con, "cfb:grown");
+    let chunks = scandump(con, "cfb:grown");
     assert!(chunks.len() >= 3, "cfb:grown: {} chunks", chunks.len());
     for (key, sent) in [("cfb:header", 1), ("cfb:part", 2)] {
         for (it, data) in &chunks[..sent] {
@@ -133,7 +141,7 @@ pub fn cuckoo_bases(con: &mut Connection) -> Vec<Base> {
         "cfb:header",
         "cfb:part",
     ];
-    let bases = bases_of(con, &keys, Ty::Cuckoo);
+    let bases = bases_of(con, &keys, &CUCKOO);
     for b in &bases {
         let d = &b.dump;
         let subs = sub_count(d).unwrap_or_else(|| {
@@ -315,8 +323,10 @@ pub fn refill(rng: &mut Rng, d: &mut Dump, width: u32, fill: u64) {
 /// the loader checks, each to be refused: a field out of its range, counts that do
 /// not match the slots, a sub-filter of the wrong size or with a bit past its last
 /// slot, bytes loaded where no chunk starts, an unknown hash, the layout of the
-/// other encoding version; and other types' fields under the cuckoo id, and back.
-pub fn cuckoo_refusals(bases: &[Base], other: &Base) -> Vec<(String, Dump)> {
+/// other encoding version; and another family's type's fields under the cuckoo id,
+/// and back.
+pub fn cuckoo_refusals(bases: &[Base], others: &[&Base]) -> Forged {
+    let other = foreign(others, &KIT);
     let (small, grown, flat, header, part) =
         (&bases[0], &bases[1], &bases[4], &bases[6], &bases[7]);
     let mut out: Vec<(String, Dump)> = Vec::new();
@@ -427,5 +437,174 @@ pub fn cuckoo_refusals(bases: &[Base], other: &Base) -> Vec<(String, Dump)> {
     with("cuckoo fields under another id", other, &|d| {
         d.fields = small.dump.fields.clone()
     });
-    out
+    Forged(out)
+}
+
+/// CF.INFOX: nine labelled integers, none negative; at least one sub-filter and
+/// one bucket, a bucket size of 1..=255 and a fingerprint width of 1..=32.
+pub fn cuckoo_info_ok(v: &Value) -> bool {
+    let Some(n) = labelled_ints(v) else {
+        return false;
+    };
+    n.len() == 9
+        && n.iter().all(|v| *v >= 0)
+        && n[1] >= 1
+        && n[2] >= 1
+        && (1..=255).contains(&n[5])
+        && (1..=32).contains(&n[8])
+}
+
+/// The reads of a cuckoo filter (item reads name `item`).
+fn cuckoo_reads(key: &str, item: &str) -> Vec<redis::Cmd> {
+    vec![
+        cmd("CF.INFOX").arg(key).clone(),
+        cmd("CF.EXISTSX").arg(key).arg(item).clone(),
+        cmd("CF.MEXISTSX")
+            .arg(key)
+            .arg(item)
+            .arg("absent-item")
+            .clone(),
+        cmd("CF.COUNTX").arg(key).arg(item).clone(),
+        cmd("CF.SCANDUMPX").arg(key).arg(0).clone(),
+    ]
+}
+
+/// The error of a read on a filter being loaded.
+pub const LOADING: &str = "ERR filter is still being loaded";
+
+/// Whether `v` is the error of a read on a filter being loaded.
+fn is_loading(v: &Value) -> bool {
+    err_of(v).as_deref() == Some(LOADING)
+}
+
+/// The reads of a cuckoo filter: being loaded, every read answers that; else
+/// each in range.
+pub fn cuckoo_checked_reads(con: &mut Connection, key: &str, found: &mut Findings, ctx: &str) {
+    let reads = cuckoo_reads(key, "cfb:grown:20");
+    let reads: Vec<(redis::Cmd, Check)> = if is_loading(&raw(con, &cmd_of!("CF.INFOX", key))) {
+        reads
+            .into_iter()
+            .map(|c| (c, is_loading as Check))
+            .collect()
+    } else {
+        let checks: [Check; 5] = [
+            cuckoo_info_ok,
+            is_int01,
+            |v| matches!(v, Value::Array(a) if a.len() == 2 && a.iter().all(is_int01)),
+            |v| matches!(v, Value::Int(n) if *n >= 0),
+            |v| matches!(v, Value::Array(a) if a.len() == 2 && a[0] == Value::Int(1)),
+        ];
+        reads.into_iter().zip(checks).collect()
+    };
+    run_reads(con, &reads, found, ctx);
+}
+
+/// The writes on a filter a payload made (call `i`): adds that kick and grow,
+/// deletes, compaction; chunks for one being loaded (taken, or refused as out
+/// of order or of the wrong length); then an item it takes must be found.
+pub fn cuckoo_writes(con: &mut Connection, key: &str, i: usize, found: &mut Findings, ctx: &str) {
+    let mut w = vec![
+        cmd_of!("CF.ADDNXX", key, format!("nx{i}")),
+        cmd_of!("CF.INSERTNXX", key, "NOCREATE", "ITEMS", "cfb:small:1", "x"),
+        cmd_of!("CF.DELX", key, "cfb:grown:30"),
+        cmd_of!("CF.RESERVEX", key, 100),
+    ];
+    let mut many = cmd_of!("CF.INSERTX", key, "NOCREATE", "ITEMS");
+    for n in 0..40 {
+        many.arg(format!("i{i}:{n}"));
+    }
+    w.push(many);
+    w.push(cmd_of!("CF.COMPACTX", key));
+    for (it, len) in [(2u64, 8usize), (2, 64), (3, 8), (1, 0)] {
+        w.push(cmd_of!("CF.LOADCHUNKX", key, it, vec![0u8; len]));
+    }
+    run_all(con, &w, found, ctx);
+    no_false_negative(con, key, i, found, ctx);
+}
+
+/// An item a cuckoo filter took (CF.ADDX answered 1) is found and counted, and
+/// gone again after its CF.DELX when it was alone.
+fn no_false_negative(con: &mut Connection, key: &str, i: usize, found: &mut Findings, ctx: &str) {
+    let item = format!("new{i}");
+    let added = run(con, cmd("CF.ADDX").arg(key).arg(&item), found, ctx);
+    if added != Value::Int(1) {
+        return;
+    }
+    let e = run(con, cmd("CF.EXISTSX").arg(key).arg(&item), found, ctx);
+    let n = run(con, cmd("CF.COUNTX").arg(key).arg(&item), found, ctx);
+    if e != Value::Int(1) || !matches!(n, Value::Int(c) if c >= 1) {
+        Findings::push(
+            &mut found.read_failures,
+            format!("{ctx}: {item} added to {key}, then CF.EXISTSX -> {e:?}, CF.COUNTX -> {n:?}"),
+        );
+    }
+    let d = run(con, cmd("CF.DELX").arg(key).arg(&item), found, ctx);
+    if d != Value::Int(1) {
+        Findings::push(
+            &mut found.read_failures,
+            format!("{ctx}: {item} added to {key}, then CF.DELX -> {d:?}"),
+        );
+    }
+}
+
+/// A cuckoo payload whose fingerprint width is not the one its parameters give
+/// now (RDB loads any width of 1..=32, as earlier versions chose them) is
+/// accepted, and is the same filter after an AOF rewrite and a restart that
+/// replays it, and after DEBUG RELOAD.
+#[test]
+fn cuckoo_filters_of_another_width_survive_an_aof_rewrite() {
+    let mut s = Server::start_with(
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &[],
+    );
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    let bases = cuckoo_bases(&mut con);
+    let mut rng = Rng(0x0c0f_f1d7);
+    let mut want = Vec::new();
+    for (n, b) in bases.iter().take(4).enumerate() {
+        for width in [1u64, 16, 32] {
+            let mut d = b.dump.clone();
+            let stored = match d.fields[4] {
+                Field::U(v) => v,
+                ref other => panic!("{}: width {other:?}", b.key),
+            };
+            assert_ne!(stored, width, "{}", b.key);
+            // Random fingerprints of the other width, the item count theirs.
+            refill(&mut rng, &mut d, width as u32, 60);
+            let key = format!("width:{n}:{width}");
+            let v = raw(&mut con, cmd("RESTORE").arg(&key).arg(0).arg(encode(&d)));
+            assert!(is_ok(&v), "{key}: {v:?}");
+            let _: i64 = query!(&mut con, "CF.ADDX", &key, "after-restore");
+            let digest = digest_value(&mut con, key.as_bytes());
+            // CF.SCANDUMPX's chunks load back into the same filter.
+            let copy = format!("{key}:chunks");
+            for (it, data) in scandump(&mut con, &key) {
+                let v = raw(&mut con, cmd("CF.LOADCHUNKX").arg(&copy).arg(it).arg(data));
+                assert!(is_ok(&v), "{copy}: chunk {it}: {v:?}");
+            }
+            assert_eq!(digest_value(&mut con, copy.as_bytes()), digest, "{copy}");
+            want.push((key, digest));
+        }
+    }
+    s.bgrewriteaof();
+    s.restart("NOSAVE");
+    let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
+    for (key, d) in &want {
+        assert_eq!(
+            &digest_value(&mut con, key.as_bytes()),
+            d,
+            "{key} after the AOF"
+        );
+        let e: i64 = query!(&mut con, "CF.EXISTSX", key, "after-restore");
+        assert_eq!(e, 1, "{key}");
+    }
+    debug_reload(&mut con);
+    for (key, d) in &want {
+        assert_eq!(
+            &digest_value(&mut con, key.as_bytes()),
+            d,
+            "{key} after DEBUG RELOAD"
+        );
+    }
+    s.assert_alive();
 }
