@@ -39,11 +39,27 @@ impl Findings {
 
 /// Runs `c`, recording caught panics and odd error codes.
 pub fn run(con: &mut Connection, c: &redis::Cmd, found: &mut Findings, ctx: &str) -> Value {
+    run_coded(con, c, found, ctx, &[])
+}
+
+/// As `run`, where errors may also start with one of `codes` (the texts of
+/// a foreign type's commands, which carry no `ERR`, say).
+pub fn run_coded(
+    con: &mut Connection,
+    c: &redis::Cmd,
+    found: &mut Findings,
+    ctx: &str,
+    codes: &[&str],
+) -> Value {
     let v = raw(con, c);
     if let Some(e) = err_of(&v) {
+        let known = ["ERR", "WRONGTYPE"]
+            .iter()
+            .chain(codes)
+            .any(|p| e.starts_with(p));
         if e.contains("internal error") {
             Findings::push(&mut found.internal, format!("{ctx}: {} -> {e}", show(c)));
-        } else if !e.starts_with("ERR") && !e.starts_with("WRONGTYPE") {
+        } else if !known {
             Findings::push(&mut found.odd_codes, format!("{ctx}: {} -> {e}", show(c)));
         }
     }

@@ -11,6 +11,9 @@
 //! of the same workload (so allocator and server caches are primed), with no
 //! client connected but the one measuring.
 //!
+//! The server loads the module with `aliases redisbloom` (`kit::MODULE_ARGS`), so
+//! the foreign types' keys are in the workload too.
+//!
 //! `WARDEN_LEAK_OPS` (default 1,000,000) sets the number of operations.
 
 use crate::common::kit::*;
@@ -306,7 +309,7 @@ fn a_million_operations_then_flushall_leave_nothing_behind() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_OPS);
     let started = Instant::now();
-    let server = Server::start();
+    let server = Server::start_with(&[], MODULE_ARGS);
 
     // Warm-up: the same workload, a twentieth of the size, then the baseline.
     let mut load = Load::new(server, 0x1ea4_0000_0000_0001);

@@ -14,7 +14,8 @@
 //! and must end with the master's digest. INFO's gauges of the types that have them
 //! must add up their keys at the end (summed over the types that share a gauge; on
 //! the replica too), also after `DEBUG RELOAD`, fall by each type's keys when they are
-//! deleted type by type, and so to 0.
+//! deleted type by type, and so to 0. Both servers load the module with
+//! `aliases redisbloom` (`kit::MODULE_ARGS`), so the foreign types are fuzzed too.
 //!
 //! `WARDEN_PAYLOAD_FUZZ` (default 1000) is the number of payloads per type. Each type's
 //! bases, forgeries, reads and writes are in its family's kit; the shared forgeries in
@@ -112,8 +113,8 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_PER_TYPE);
     let started = Instant::now();
-    let mut m = Server::start();
-    let mut r = m.start_replica(&[], &[]);
+    let mut m = Server::start_with(&[], MODULE_ARGS);
+    let mut r = m.start_replica(&[], MODULE_ARGS);
     let mut con = timed(m.conn(), PAYLOAD_READ_TIMEOUT);
     let types: Vec<&TypeKit> = all_types().collect();
     let all: Vec<Vec<Base>> = types.iter().map(|t| (t.bases)(&mut con)).collect();
