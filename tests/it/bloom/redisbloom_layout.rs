@@ -406,3 +406,36 @@ fn corrupt_payloads_are_refused_and_the_server_lives() {
     s.assert_alive();
     assert!(refused > 0);
 }
+
+/// RedisBloom 8's `test_load_bloom_with_large_number_of_filters`: a filter
+/// of capacity 1 and expansion 1 takes items in a thousand links and more
+/// (until its halved error rate reaches 0 and no link can be made, as in
+/// RedisBloom), and reloads whole.
+#[test]
+fn a_filter_of_thousands_of_links_reloads() {
+    let s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    let _: () = query!(&mut con, "BF.RESERVE", "poc", "0.0001", 1, "EXPANSION", 1);
+    let items: Vec<String> = (10_000..15_000).map(|i| i.to_string()).collect();
+    let added: Vec<bool> = items
+        .iter()
+        .map(|i| !reply(&mut con, &cmd_of!("BF.ADD", "poc", i)).starts_with("error"))
+        .collect();
+    let refused = added.iter().filter(|a| !**a).count();
+    let links: Vec<i64> = query!(&mut con, "BF.INFO", "poc", "FILTERS");
+    assert!(
+        links[0] > 1_000 && refused > 0,
+        "{links:?} links, {refused} refused"
+    );
+    let before = chunks(&mut con, "poc");
+    debug_reload(&mut con);
+    assert_eq!(chunks(&mut con, "poc"), before);
+    let kept: Vec<&String> = items
+        .iter()
+        .zip(added.iter())
+        .filter(|(_, a)| **a)
+        .map(|(i, _)| i)
+        .collect();
+    let found: Vec<i64> = query!(&mut con, "BF.MEXISTS", "poc", kept);
+    assert!(found.iter().all(|&f| f == 1));
+}
