@@ -9,7 +9,7 @@
 # (bare mirror or clone), from which TAG (default v2.8.9) is taken with git archive.
 # Runs, with RLTest from PyPI (the version RedisBloom's tests/flow/requirements.txt
 # pins) in a venv under target/redisbloom-flow/, the suites FLOW_SUITE names
-# (bloom, cuckoo or all; default all):
+# (bloom, cuckoo, cms, topk or all; default all):
 #   bloom:
 #   - tests/flow/test_overall.py whole: classes testRedisBloom and
 #     testRedisBloomNoCodec, every test a Bloom (BF.*) test;
@@ -20,7 +20,9 @@
 #   - the CF part of test_resp3.py's test_bf_resp3 (its version check, then the
 #     lines from its first CF.* command to its first CMS.* one), as test_cf_resp3
 #     in test_resp3_cf.py.
-# Not run: test_cms.py, test_topk.py, test_tdigest.py and test_defrag.py (one test
+#   cms: tests/flow/test_cms.py whole; topk: test_topk.py and (RedisBloom 8's)
+#   test_topk_restore_corrupt_rdb.py.
+# Not run: test_tdigest.py and test_defrag.py (one test
 # that makes keys of every RedisBloom type).
 # Tests in the KNOWN list below (failures by design: a documented difference, a
 # RedisBloom-internal detail) still run; when they fail they are reported KNOWN
@@ -49,8 +51,11 @@ FLOW_SUITE=${FLOW_SUITE:-all}
 case $FLOW_SUITE in
     bloom) files=(test_overall.py test_resp3_bf.py) ;;
     cuckoo) files=(test_cuckoo.py test_resp3_cf.py) ;;
-    all) files=(test_overall.py test_resp3_bf.py test_cuckoo.py test_resp3_cf.py) ;;
-    *) die "FLOW_SUITE must be bloom, cuckoo or all, not $FLOW_SUITE" ;;
+    cms) files=(test_cms.py) ;;
+    topk) files=(test_topk.py test_topk_restore_corrupt_rdb.py) ;;
+    all) files=(test_overall.py test_resp3_bf.py test_cuckoo.py test_resp3_cf.py test_cms.py test_topk.py
+        test_topk_restore_corrupt_rdb.py) ;;
+    *) die "FLOW_SUITE must be bloom, cuckoo, cms, topk or all, not $FLOW_SUITE" ;;
 esac
 REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
 [[ -f $MODULE ]] || die "no module at $MODULE (cargo build --release first)"
@@ -120,6 +125,13 @@ declare -A KNOWN=(
     [test_cuckoo:testCuckooNoCodec.test_scandump_load_big]="(c) random chunks into a complete filter, accepting only RedisBloom's \"Couldn't load chunk!\"; warden: ERR key already holds a complete filter, (b) where RedisBloom writes the bytes into the live filter"
     [test_resp3_cf:testResp3.test_cf_resp3]="(b) CF.INFO Size, Number of buckets, Max iterations (24, 6, 500; RedisBloom 64, 4, 20); every CF reply before it (RESP3 booleans) matches"
 )
+
+# Files a tag does not have (test_topk_restore_corrupt_rdb.py is RedisBloom 8's).
+present=()
+for f in "${files[@]}"; do
+    if [[ -f $FLOW/$f ]]; then present+=("$f"); else say "no $f in these tests"; fi
+done
+files=("${present[@]}")
 
 # RLTest at the version RedisBloom pins; packaging, which common.py imports.
 RLTEST_PIN=$(grep -i '^rltest' "$FLOW/requirements.txt" | tr -d ' ' || true)

@@ -28,10 +28,11 @@ fn workload() -> Vec<redis::Cmd> {
         cmd_of!("TOPK.RESERVE", "small", 2, 3000, 4, "1"),
         cmd_of!("TOPK.ADD", "missing", "a"),
         // One pair only: RedisBloom counts the pairs before a bad one
-        // (warden refuses the whole call, changing nothing).
+        // (warden counts none).
         cmd_of!("TOPK.INCRBY", "t", "b", 100_001),
         cmd_of!("TOPK.INCRBY", "t", "a", 3),
         cmd_of!("TOPK.INCRBY", "t", "a", -1),
+        cmd_of!("TOPK.INCRBY", "t", "a", 123_456),
         cmd_of!("TOPK.INCRBY", "t", "a"),
         cmd_of!("TOPK.LIST", "t", "WITHCOUNTS"),
         cmd_of!("TOPK.LIST", "t", "with"),

@@ -31,9 +31,10 @@ const MAX_INCREMENT: i64 = 100_000;
 const BAD_INCREMENT: &str = "TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000";
 
 /// `TOPK.INCRBY key item increment [...]`: per item, the item it put out
-/// of the top k, or nil. Checked before anything is counted (RedisBloom
-/// counts the items before a bad increment and stops there; warden counts
-/// none, and replicates nothing).
+/// of the top k, or nil. Checked before anything is counted: with a bad
+/// increment every entry is RedisBloom's error and nothing is counted or
+/// replicated (RedisBloom counts the items before the bad one and ends its
+/// reply there).
 pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     if args.len() % 2 == 1 {
         return Err(WardenError::WrongArity(IncrBy::NAME.into()));
@@ -45,7 +46,13 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     for at in (3..args.len()).step_by(2) {
         match parse_i64(args.bytes(at)) {
             Some(v) if (0..=MAX_INCREMENT).contains(&v) => increments.push(v as u32),
-            _ => return Err(WardenError::Refused(BAD_INCREMENT)),
+            _ => {
+                host::reply_array(ctx, (args.len() - 2) / 2);
+                for _ in 0..(args.len() - 2) / 2 {
+                    host::reply_error(ctx, BAD_INCREMENT);
+                }
+                return Ok(());
+            }
         }
     }
     host::reply_array(ctx, increments.len());

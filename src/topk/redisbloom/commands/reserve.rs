@@ -71,8 +71,8 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let bytes = RbTopK::bytes_for(k, width, depth);
     if bytes.is_none_or(|b| b > max_bytes(ctx)) {
         return Err(WardenError::RefusedWith(format!(
-            "TopK: the sketch would take {} bytes, over topk-max-bytes ({}); raise it with \
-             CONFIG SET warden.topk-max-bytes",
+            "TopK: Insufficient memory to create topk data structure: it would take {} bytes, \
+             over topk-max-bytes ({}); raise it with CONFIG SET warden.topk-max-bytes",
             bytes.map_or("too many".to_string(), |b| b.to_string()),
             topk_max_bytes()
         )));
