@@ -6,7 +6,8 @@
 //! payloads are refused without harm.
 
 use crate::common::peer_modules::{
-    aux_is_optional, copy_dir, memory_usage_comparable, redisbloom, redisbloom_server, reply, same,
+    aof_both_ways, memory_usage_comparable, move_to_redisbloom, mutated_restores,
+    redisbloom_server, same,
 };
 use crate::common::*;
 
@@ -147,16 +148,8 @@ fn rdb_files_and_dumps_move_both_ways() {
     let _: () = query!(&mut wc, "CMS.INITBYDIM", "fresh", 9, 2);
     let ours = dumps(&mut wc);
     let back = redisbloom_server(&[]);
+    move_to_redisbloom(&w, &back);
     let mut backc = back.conn();
-    if aux_is_optional() {
-        let _: () = query!(&mut wc, "SAVE");
-        std::fs::copy(w.dir.join("dump.rdb"), back.dir.join("dump.rdb")).unwrap();
-        let _: () = query!(&mut backc, "DEBUG", "RELOAD", "NOSAVE");
-    } else {
-        for (k, payload) in &ours {
-            let _: () = query!(&mut backc, "RESTORE", k, 0, payload.clone());
-        }
-    }
     assert_eq!(dumps(&mut backc), ours);
     let v: Vec<i64> = query!(&mut backc, "CMS.QUERY", "b", "after");
     assert!(v[0] >= 7);
@@ -164,42 +157,11 @@ fn rdb_files_and_dumps_move_both_ways() {
 
 #[test]
 fn aof_files_replay_both_ways() {
-    for preamble in ["no", "yes"] {
-        let args = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
-        let rb = redisbloom_server(&args);
-        rb.wait_aof_rewrite_idle();
-        let mut rbc = rb.conn();
-        write_sketches(&mut rbc);
-        rb.bgrewriteaof();
-        let _: Value = query!(&mut rbc, "CMS.INCRBY", "a", "late", 2);
-        let theirs = dumps(&mut rbc);
-        let mut w = Server::start_with(&args, ALIASES);
-        w.kill();
-        let _ = std::fs::remove_dir_all(w.dir.join("appendonlydir"));
-        copy_dir(&rb.dir.join("appendonlydir"), &w.dir.join("appendonlydir"));
-        w.crash_and_restart();
-        let mut wc = w.loaded_conn();
-        assert_eq!(dumps(&mut wc), theirs, "preamble {preamble}");
-        // warden's own AOF (commands as sent, a rewrite as RESTORE) into RedisBloom.
-        let _: () = query!(&mut wc, "FLUSHALL");
-        write_sketches(&mut wc);
-        w.bgrewriteaof();
-        let _: Value = query!(&mut wc, "CMS.INCRBY", "b", "later", 3);
-        let ours = dumps(&mut wc);
-        if preamble == "yes" && !aux_is_optional() {
-            continue;
-        }
-        let mut back = Server::start_bare(None);
-        back.kill();
-        copy_dir(
-            &w.dir.join("appendonlydir"),
-            &back.dir.join("appendonlydir"),
-        );
-        back.set_args(&["--appendonly", "yes", "--loadmodule", &redisbloom()]);
-        back.crash_and_restart();
-        let mut backc = back.loaded_conn();
-        assert_eq!(dumps(&mut backc), ours, "preamble {preamble}");
-    }
+    aof_both_ways(
+        write_sketches,
+        &cmd_of!("CMS.INCRBY", "a", "late", 2),
+        dumps,
+    );
 }
 
 #[test]
@@ -218,42 +180,12 @@ fn corrupt_payloads_are_refused_and_the_server_lives() {
     let mut s = Server::start_with(&[], ALIASES);
     let mut con = s.conn();
     write_sketches(&mut con);
-    let mut rng = 0xc0ffee_u64;
-    let mut next = || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
-    let mut refused = 0;
-    for k in KEYS {
-        let payload = dump(&mut con, *k);
-        for _ in 0..300 {
-            let mut bad = payload.clone();
-            for _ in 0..1 + next() % 4 {
-                let at = (next() as usize) % bad.len();
-                bad[at] = next() as u8;
-            }
-            let r: redis::RedisResult<()> = cmd("RESTORE")
-                .arg("victim")
-                .arg(0)
-                .arg(bad)
-                .arg("REPLACE")
-                .query(&mut con);
-            if r.is_err() {
-                refused += 1;
-                continue;
-            }
-            for c in [
-                cmd_of!("CMS.INFO", "victim"),
-                cmd_of!("CMS.QUERY", "victim", "x", "y"),
-                cmd_of!("CMS.INCRBY", "victim", "x", 1),
-                cmd_of!("CMS.MERGE", "victim", 1, "victim"),
-            ] {
-                let _ = reply(&mut con, &c);
-            }
-        }
-    }
-    s.assert_alive();
-    assert!(refused > 0);
+    let payloads: Vec<Vec<u8>> = KEYS.iter().map(|k| dump(&mut con, *k)).collect();
+    let exercise = [
+        cmd_of!("CMS.INFO", "victim"),
+        cmd_of!("CMS.QUERY", "victim", "x", "y"),
+        cmd_of!("CMS.INCRBY", "victim", "x", 1),
+        cmd_of!("CMS.MERGE", "victim", 1, "victim"),
+    ];
+    assert!(mutated_restores(&mut s, &payloads, 0xc0ffee, &exercise) > 0);
 }

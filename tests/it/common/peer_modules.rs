@@ -109,3 +109,120 @@ pub fn copy_dir(from: &Path, to: &Path) {
 pub fn memory_usage_comparable() -> bool {
     server_version().0 == "redis"
 }
+
+/// Writes with `write` on RedisBloom, then `late` after an AOF rewrite, and
+/// asserts that warden (`aliases redisbloom`) replaying that AOF holds what
+/// `snapshot` saw there; then the same the other way round, warden's AOF
+/// into RedisBloom (where an RDB preamble can leave warden's aux field out).
+/// With and without the preamble.
+pub fn aof_both_ways<T: PartialEq + std::fmt::Debug>(
+    write: fn(&mut Connection),
+    late: &redis::Cmd,
+    snapshot: fn(&mut Connection) -> T,
+) {
+    for preamble in ["no", "yes"] {
+        let args = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
+        let rb = redisbloom_server(&args);
+        rb.wait_aof_rewrite_idle();
+        let mut rbc = rb.conn();
+        write(&mut rbc);
+        rb.bgrewriteaof();
+        let _: Value = late.query(&mut rbc).expect("the late write");
+        let theirs = snapshot(&mut rbc);
+        let mut w = Server::start_with(&args, &["aliases", "redisbloom"]);
+        w.kill();
+        let _ = std::fs::remove_dir_all(w.dir.join("appendonlydir"));
+        copy_dir(&rb.dir.join("appendonlydir"), &w.dir.join("appendonlydir"));
+        w.crash_and_restart();
+        let mut wc = w.loaded_conn();
+        assert_eq!(
+            snapshot(&mut wc),
+            theirs,
+            "RedisBloom's AOF, preamble {preamble}"
+        );
+        let _: () = query!(&mut wc, "FLUSHALL");
+        write(&mut wc);
+        w.bgrewriteaof();
+        let _: Value = late.query(&mut wc).expect("the late write");
+        let ours = snapshot(&mut wc);
+        if preamble == "yes" && !aux_is_optional() {
+            continue;
+        }
+        let mut back = Server::start_bare(None);
+        back.kill();
+        copy_dir(
+            &w.dir.join("appendonlydir"),
+            &back.dir.join("appendonlydir"),
+        );
+        back.set_args(&["--appendonly", "yes", "--loadmodule", &redisbloom()]);
+        back.crash_and_restart();
+        let mut backc = back.loaded_conn();
+        assert_eq!(
+            snapshot(&mut backc),
+            ours,
+            "warden's AOF, preamble {preamble}"
+        );
+    }
+}
+
+/// Moves every key of `from` to `to` (a RedisBloom server) through an RDB
+/// file where warden's aux field can be left out, else through `DUMP` and
+/// `RESTORE`.
+pub fn move_to_redisbloom(from: &Server, to: &Server) {
+    let (mut fc, mut tc) = (from.conn(), to.conn());
+    if aux_is_optional() {
+        let _: () = query!(&mut fc, "SAVE");
+        std::fs::copy(from.dir.join("dump.rdb"), to.dir.join("dump.rdb")).unwrap();
+        let _: () = query!(&mut tc, "DEBUG", "RELOAD", "NOSAVE");
+    } else {
+        let keys: Vec<String> = query!(&mut fc, "KEYS", "*");
+        for k in keys {
+            let payload = dump(&mut fc, &k);
+            let _: () = query!(&mut tc, "RESTORE", &k, 0, payload);
+        }
+    }
+}
+
+/// RESTOREs `rounds` mutations (1 to 4 random bytes) of each payload as key
+/// `victim` and runs `exercise` on each that loads, then checks the server
+/// lives: the payloads refused.
+pub fn mutated_restores(
+    s: &mut Server,
+    payloads: &[Vec<u8>],
+    seed: u64,
+    exercise: &[redis::Cmd],
+) -> usize {
+    let mut con = s.conn();
+    let mut rng = seed;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut refused = 0;
+    for payload in payloads {
+        for _ in 0..300 {
+            let mut bad = payload.clone();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() as usize) % bad.len();
+                bad[at] = next() as u8;
+            }
+            let r: redis::RedisResult<()> = cmd("RESTORE")
+                .arg("victim")
+                .arg(0)
+                .arg(bad)
+                .arg("REPLACE")
+                .query(&mut con);
+            if r.is_err() {
+                refused += 1;
+                continue;
+            }
+            for c in exercise {
+                let _ = reply(&mut con, c);
+            }
+        }
+    }
+    s.assert_alive();
+    refused
+}

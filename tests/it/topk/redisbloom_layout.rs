@@ -7,7 +7,8 @@
 //! refused without harm.
 
 use crate::common::peer_modules::{
-    aux_is_optional, copy_dir, memory_usage_comparable, redisbloom, redisbloom_server, reply, same,
+    aof_both_ways, memory_usage_comparable, move_to_redisbloom, mutated_restores,
+    redisbloom_server, reply, same,
 };
 use crate::common::*;
 
@@ -116,17 +117,8 @@ fn rdb_files_move_both_ways() {
     let _: Value = query!(&mut wc, "TOPK.INCRBY", "t", "late", 50);
     let ours = answers(&mut wc);
     let back = redisbloom_server(&[]);
+    move_to_redisbloom(&w, &back);
     let mut backc = back.conn();
-    if aux_is_optional() {
-        let _: () = query!(&mut wc, "SAVE");
-        std::fs::copy(w.dir.join("dump.rdb"), back.dir.join("dump.rdb")).unwrap();
-        let _: () = query!(&mut backc, "DEBUG", "RELOAD", "NOSAVE");
-    } else {
-        for k in KEYS {
-            let payload = dump(&mut wc, *k);
-            let _: () = query!(&mut backc, "RESTORE", *k, 0, payload);
-        }
-    }
     assert_eq!(answers(&mut backc), ours);
     let v: Vec<i64> = query!(&mut backc, "TOPK.COUNT", "t", "late");
     assert_eq!(v, [50]);
@@ -134,41 +126,7 @@ fn rdb_files_move_both_ways() {
 
 #[test]
 fn aof_files_replay_both_ways() {
-    for preamble in ["no", "yes"] {
-        let args = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
-        let rb = redisbloom_server(&args);
-        rb.wait_aof_rewrite_idle();
-        let mut rbc = rb.conn();
-        write_sketches(&mut rbc);
-        rb.bgrewriteaof();
-        let _: Value = query!(&mut rbc, "TOPK.ADD", "t", "after");
-        let theirs = answers(&mut rbc);
-        let mut w = Server::start_with(&args, ALIASES);
-        w.kill();
-        let _ = std::fs::remove_dir_all(w.dir.join("appendonlydir"));
-        copy_dir(&rb.dir.join("appendonlydir"), &w.dir.join("appendonlydir"));
-        w.crash_and_restart();
-        let mut wc = w.loaded_conn();
-        assert_eq!(answers(&mut wc), theirs, "preamble {preamble}");
-        let _: () = query!(&mut wc, "FLUSHALL");
-        write_sketches(&mut wc);
-        w.bgrewriteaof();
-        let _: Value = query!(&mut wc, "TOPK.ADD", "small", "later");
-        let ours = answers(&mut wc);
-        if preamble == "yes" && !aux_is_optional() {
-            continue;
-        }
-        let mut back = Server::start_bare(None);
-        back.kill();
-        copy_dir(
-            &w.dir.join("appendonlydir"),
-            &back.dir.join("appendonlydir"),
-        );
-        back.set_args(&["--appendonly", "yes", "--loadmodule", &redisbloom()]);
-        back.crash_and_restart();
-        let mut backc = back.loaded_conn();
-        assert_eq!(answers(&mut backc), ours, "preamble {preamble}");
-    }
+    aof_both_ways(write_sketches, &cmd_of!("TOPK.ADD", "t", "after"), answers);
 }
 
 /// A narrow sketch, where items share buckets and decay each other.
@@ -207,44 +165,17 @@ fn corrupt_payloads_are_refused_and_the_server_lives() {
     let mut con = s.conn();
     write_sketches(&mut con);
     contested(&mut con);
-    let mut rng = 0x70bb_u64;
-    let mut next = || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
-    let mut refused = 0;
-    for k in ["t", "small", "narrow"] {
-        let payload = dump(&mut con, k);
-        for _ in 0..300 {
-            let mut bad = payload.clone();
-            for _ in 0..1 + next() % 4 {
-                let at = (next() as usize) % bad.len();
-                bad[at] = next() as u8;
-            }
-            let r: redis::RedisResult<()> = cmd("RESTORE")
-                .arg("victim")
-                .arg(0)
-                .arg(bad)
-                .arg("REPLACE")
-                .query(&mut con);
-            if r.is_err() {
-                refused += 1;
-                continue;
-            }
-            for c in [
-                cmd_of!("TOPK.INFO", "victim"),
-                cmd_of!("TOPK.LIST", "victim", "WITHCOUNT"),
-                cmd_of!("TOPK.QUERY", "victim", "c1", "i2"),
-                cmd_of!("TOPK.COUNT", "victim", "c1", "i2"),
-                cmd_of!("TOPK.INCRBY", "victim", "c1", 1000),
-                cmd_of!("TOPK.ADD", "victim", "new"),
-            ] {
-                let _ = reply(&mut con, &c);
-            }
-        }
-    }
-    s.assert_alive();
-    assert!(refused > 0);
+    let payloads: Vec<Vec<u8>> = ["t", "small", "narrow"]
+        .iter()
+        .map(|k| dump(&mut con, *k))
+        .collect();
+    let exercise = [
+        cmd_of!("TOPK.INFO", "victim"),
+        cmd_of!("TOPK.LIST", "victim", "WITHCOUNT"),
+        cmd_of!("TOPK.QUERY", "victim", "c1", "i2"),
+        cmd_of!("TOPK.COUNT", "victim", "c1", "i2"),
+        cmd_of!("TOPK.INCRBY", "victim", "c1", 1000),
+        cmd_of!("TOPK.ADD", "victim", "new"),
+    ];
+    assert!(mutated_restores(&mut s, &payloads, 0x70bb, &exercise) > 0);
 }
