@@ -6,8 +6,8 @@
 //! payloads are refused without harm.
 
 use crate::common::peer_modules::{
-    aof_both_ways, memory_usage_comparable, move_to_redisbloom, mutated_restores,
-    redisbloom_server, same,
+    aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
+    same,
 };
 use crate::common::*;
 
@@ -92,22 +92,14 @@ fn reads() -> Vec<redis::Cmd> {
 
 #[test]
 fn every_reply_is_redisblooms_in_both_protocols() {
-    let rb_server = redisbloom_server(&[]);
-    let w_server = Server::start_with(&[], ALIASES);
-    for resp3 in [false, true] {
-        let (mut rb, mut w) = match resp3 {
-            false => (rb_server.conn(), w_server.conn()),
-            true => (rb_server.conn_resp3(), w_server.conn_resp3()),
-        };
-        let _: () = query!(&mut rb, "FLUSHALL");
-        let _: () = query!(&mut w, "FLUSHALL");
+    in_both_protocols(|rb, w, _| {
         for c in workload().iter().chain(reads().iter()) {
-            same(&mut rb, &mut w, c);
+            same(rb, w, c);
         }
         for k in KEYS {
-            assert_eq!(dump(&mut w, *k), dump(&mut rb, *k), "{k}");
+            assert_eq!(dump(w, *k), dump(rb, *k), "{k}");
         }
-    }
+    });
 }
 
 /// The `DUMP` of every count-min key, by name.
@@ -131,28 +123,18 @@ fn write_sketches(con: &mut Connection) {
     let _: () = query!(con, "DEL", "string");
 }
 
+/// More counts and a new sketch on warden.
+fn more(con: &mut Connection) {
+    let _: Value = query!(con, "CMS.INCRBY", "b", "after", 7);
+    let _: () = query!(con, "CMS.INITBYDIM", "fresh", 9, 2);
+}
+
 #[test]
 fn rdb_files_and_dumps_move_both_ways() {
-    let rb = redisbloom_server(&[]);
-    let mut rbc = rb.conn();
-    write_sketches(&mut rbc);
-    let theirs = dumps(&mut rbc);
-    assert_eq!(theirs.len(), KEYS.len());
-    let _: () = query!(&mut rbc, "SAVE");
-    let w = Server::start_with(&[], ALIASES);
-    std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
-    let mut wc = w.conn();
-    let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
-    assert_eq!(dumps(&mut wc), theirs);
-    let _: Value = query!(&mut wc, "CMS.INCRBY", "b", "after", 7);
-    let _: () = query!(&mut wc, "CMS.INITBYDIM", "fresh", 9, 2);
-    let ours = dumps(&mut wc);
-    let back = redisbloom_server(&[]);
-    move_to_redisbloom(&w, &back);
-    let mut backc = back.conn();
-    assert_eq!(dumps(&mut backc), ours);
-    let v: Vec<i64> = query!(&mut backc, "CMS.QUERY", "b", "after");
+    let back = rdb_both_ways(write_sketches, more, dumps);
+    let v: Vec<i64> = query!(&mut back.conn(), "CMS.QUERY", "b", "after");
     assert!(v[0] >= 7);
+    assert_eq!(dumps(&mut back.conn()).len(), KEYS.len() + 1);
 }
 
 #[test]

@@ -226,3 +226,50 @@ pub fn mutated_restores(
     s.assert_alive();
     refused
 }
+
+/// Runs `each` on a flushed RedisBloom and a flushed warden (`aliases
+/// redisbloom`), first in RESP2, then in RESP3 (`true`).
+pub fn in_both_protocols(mut each: impl FnMut(&mut Connection, &mut Connection, bool)) {
+    let rb = redisbloom_server(&[]);
+    let w = Server::start_with(&[], &["aliases", "redisbloom"]);
+    for resp3 in [false, true] {
+        let (mut rbc, mut wc) = match resp3 {
+            false => (rb.conn(), w.conn()),
+            true => (rb.conn_resp3(), w.conn_resp3()),
+        };
+        let _: () = query!(&mut rbc, "FLUSHALL");
+        let _: () = query!(&mut wc, "FLUSHALL");
+        each(&mut rbc, &mut wc, resp3);
+    }
+}
+
+/// Writes with `write` on RedisBloom and asserts that its RDB loads into
+/// warden as `snapshot` saw it; then `more` on warden, and warden's keys
+/// moved back (`move_to_redisbloom`) load into RedisBloom as `snapshot`
+/// sees them on warden. Returns that last RedisBloom server.
+pub fn rdb_both_ways<T: PartialEq + std::fmt::Debug>(
+    write: fn(&mut Connection),
+    more: fn(&mut Connection),
+    snapshot: fn(&mut Connection) -> T,
+) -> Server {
+    let rb = redisbloom_server(&[]);
+    let mut rbc = rb.conn();
+    write(&mut rbc);
+    let theirs = snapshot(&mut rbc);
+    let _: () = query!(&mut rbc, "SAVE");
+    let w = Server::start_with(&[], &["aliases", "redisbloom"]);
+    std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
+    let mut wc = w.conn();
+    let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
+    assert_eq!(snapshot(&mut wc), theirs, "RedisBloom's RDB in warden");
+    more(&mut wc);
+    let ours = snapshot(&mut wc);
+    let back = redisbloom_server(&[]);
+    move_to_redisbloom(&w, &back);
+    assert_eq!(
+        snapshot(&mut back.conn()),
+        ours,
+        "warden's keys in RedisBloom"
+    );
+    back
+}

@@ -7,8 +7,8 @@
 //! refused without harm.
 
 use crate::common::peer_modules::{
-    aof_both_ways, memory_usage_comparable, move_to_redisbloom, mutated_restores,
-    redisbloom_server, reply, same,
+    aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
+    reply, same,
 };
 use crate::common::*;
 
@@ -87,40 +87,22 @@ fn write_sketches(con: &mut Connection) {
 
 #[test]
 fn every_reply_is_redisblooms_in_both_protocols() {
-    let rb_server = redisbloom_server(&[]);
-    let w_server = Server::start_with(&[], ALIASES);
-    for resp3 in [false, true] {
-        let (mut rb, mut w) = match resp3 {
-            false => (rb_server.conn(), w_server.conn()),
-            true => (rb_server.conn_resp3(), w_server.conn_resp3()),
-        };
-        let _: () = query!(&mut rb, "FLUSHALL");
-        let _: () = query!(&mut w, "FLUSHALL");
+    in_both_protocols(|rb, w, _| {
         for c in workload().iter().chain(reads().iter()) {
-            same(&mut rb, &mut w, c);
+            same(rb, w, c);
         }
-    }
+    });
+}
+
+/// A late add on warden.
+fn late(con: &mut Connection) {
+    let _: Value = query!(con, "TOPK.INCRBY", "t", "late", 50);
 }
 
 #[test]
 fn rdb_files_move_both_ways() {
-    let rb = redisbloom_server(&[]);
-    let mut rbc = rb.conn();
-    write_sketches(&mut rbc);
-    let theirs = answers(&mut rbc);
-    let _: () = query!(&mut rbc, "SAVE");
-    let w = Server::start_with(&[], ALIASES);
-    std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
-    let mut wc = w.conn();
-    let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
-    assert_eq!(answers(&mut wc), theirs);
-    let _: Value = query!(&mut wc, "TOPK.INCRBY", "t", "late", 50);
-    let ours = answers(&mut wc);
-    let back = redisbloom_server(&[]);
-    move_to_redisbloom(&w, &back);
-    let mut backc = back.conn();
-    assert_eq!(answers(&mut backc), ours);
-    let v: Vec<i64> = query!(&mut backc, "TOPK.COUNT", "t", "late");
+    let back = rdb_both_ways(write_sketches, late, answers);
+    let v: Vec<i64> = query!(&mut back.conn(), "TOPK.COUNT", "t", "late");
     assert_eq!(v, [50]);
 }
 
