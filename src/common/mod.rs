@@ -13,6 +13,7 @@ pub mod grammar;
 pub mod le_words;
 pub mod limit;
 pub mod murmur3;
+pub mod murmur64a;
 pub mod parse;
 pub mod printf;
 pub mod relocate;
