@@ -7,42 +7,10 @@
 //! filters; warden's own filters keep answering under those names; and
 //! corrupt payloads of the type are refused without harm.
 
-use crate::common::peer_modules::redisbloom;
+use crate::common::peer_modules::{aux_is_optional, redisbloom, redisbloom_server, reply, same};
 use crate::common::*;
 
 const ALIASES: &[&str] = &["aliases", "redisbloom"];
-
-/// A server with RedisBloom alone (and no warden).
-fn redisbloom_server(args: &[&str]) -> Server {
-    let s = Server::start_bare(None);
-    let mut con = s.conn();
-    for pair in args.chunks(2) {
-        let _: () = query!(
-            &mut con,
-            "CONFIG",
-            "SET",
-            pair[0].trim_start_matches('-'),
-            pair[1]
-        );
-    }
-    let _: () = query!(&mut con, "MODULE", "LOAD", redisbloom());
-    s
-}
-
-/// A reply as text, errors included (so two replies compare whole).
-fn reply(con: &mut Connection, c: &redis::Cmd) -> String {
-    match c.query::<Value>(con) {
-        Ok(v) => format!("{v:?}"),
-        Err(e) => format!("error: {}", err_text(&e)),
-    }
-}
-
-/// Sends `c` to both servers and asserts the same reply.
-fn same(rb: &mut Connection, w: &mut Connection, c: &redis::Cmd) -> String {
-    let (theirs, ours) = (reply(rb, c), reply(w, c));
-    assert_eq!(ours, theirs, "{}", show(c));
-    ours
-}
 
 /// Every chunk of `key`'s `BF.SCANDUMP`, the header first.
 fn chunks(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
@@ -340,21 +308,6 @@ fn redisblooms_aof_replays_into_warden_and_wardens_into_redisbloom() {
         back.crash_and_restart();
         let mut backc = back.loaded_conn();
         assert_eq!(all_chunks(&mut backc), ours, "preamble {preamble}");
-    }
-}
-
-/// Whether the server lets a module's RDB aux data be left out
-/// (`aux_save2`: Redis 7.2+, Valkey 8+).
-fn aux_is_optional() -> bool {
-    let (_, major, minor) = server_version();
-    major > 7 || (major == 7 && minor >= 2)
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
 }
 

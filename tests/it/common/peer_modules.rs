@@ -1,7 +1,10 @@
 //! Other modules warden is compared with or must stand beside, where they
-//! are at hand: RedisBloom's `redisbloom.so` and redis-cell's build.
+//! are at hand: RedisBloom's `redisbloom.so` and redis-cell's build; a
+//! server with RedisBloom alone, and what side-by-side tests share.
 
 use std::path::PathBuf;
+
+use crate::common::*;
 
 /// RedisBloom 2.8's module (`redisbloom.so`): `$REDISBLOOM` when set, else
 /// `target/bench/deps/redisbloom.so`, fetched there once by `tests/bench/redisbloom.sh`
@@ -50,4 +53,46 @@ pub fn redis_cell() -> Option<PathBuf> {
                 .join("../shared/peers/redis-cell-0.5.0/libredis_cell.so")
         });
     path.exists().then_some(path)
+}
+
+/// A server with RedisBloom alone (and no warden), with server options
+/// `args` (`--name value` pairs) set before RedisBloom loads.
+pub fn redisbloom_server(args: &[&str]) -> Server {
+    let s = Server::start_bare(None);
+    let mut con = s.conn();
+    for pair in args.chunks(2) {
+        let _: () = query!(
+            &mut con,
+            "CONFIG",
+            "SET",
+            pair[0].trim_start_matches('-'),
+            pair[1]
+        );
+    }
+    let _: () = query!(&mut con, "MODULE", "LOAD", redisbloom());
+    s
+}
+
+/// A reply as text, errors included (so two replies compare whole).
+pub fn reply(con: &mut Connection, c: &redis::Cmd) -> String {
+    match c.query::<Value>(con) {
+        Ok(v) => format!("{v:?}"),
+        Err(e) => format!("error: {}", err_text(&e)),
+    }
+}
+
+/// Sends `c` to RedisBloom's server (`rb`) and warden's (`w`) and asserts
+/// the same reply.
+pub fn same(rb: &mut Connection, w: &mut Connection, c: &redis::Cmd) -> String {
+    let (theirs, ours) = (reply(rb, c), reply(w, c));
+    assert_eq!(ours, theirs, "{}", show(c));
+    ours
+}
+
+/// Whether the server lets a module's RDB aux data be left out
+/// (`aux_save2`: Redis 7.2+, Valkey 8+), so that warden's RDB loads into a
+/// server without warden.
+pub fn aux_is_optional() -> bool {
+    let (_, major, minor) = server_version();
+    major > 7 || (major == 7 && minor >= 2)
 }

@@ -3,4 +3,5 @@
 mod basics;
 mod compat;
 pub mod fuzz_values;
+mod redisbloom_layout;
 pub mod support;
