@@ -96,3 +96,45 @@ pub fn aux_is_optional() -> bool {
     let (_, major, minor) = server_version();
     major > 7 || (major == 7 && minor >= 2)
 }
+
+/// RedisBloom 2.8's own files (`tests/fixtures/redisbloom-2.8/`, made by its
+/// `make.sh`): an RDB and an AOF holding Bloom and cuckoo filters, and
+/// RedisBloom's recorded answers.
+pub fn redisbloom_fixtures() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom-2.8")
+}
+
+/// RedisBloom's recorded answers of `kind` for `key` (`answers.txt`):
+/// `absent`, the non-members `absent:<i>` it answers 1 for; `missing`, the
+/// members it answers 0 for; `count`, its `CF.COUNT` of each member.
+pub fn recorded_answers(key: &str, kind: &str) -> Vec<u64> {
+    let text = std::fs::read_to_string(redisbloom_fixtures().join("answers.txt")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq([key, kind]))
+        .unwrap_or_else(|| panic!("answers.txt has no `{key} {kind}` line"));
+    line.split_whitespace()
+        .skip(2)
+        .map(|w| w.parse().unwrap())
+        .collect()
+}
+
+/// A warden server with `aliases redisbloom` started on RedisBloom's fixture
+/// `files` (copied into its directory), with extra server options `args`.
+pub fn started_on_fixtures(files: &[&str], args: &[&str]) -> (Server, Connection) {
+    let mut s = Server::start_with(args, &["aliases", "redisbloom"]);
+    s.kill();
+    for f in files {
+        let from = redisbloom_fixtures().join(f);
+        let to = s.dir.join(f);
+        if from.is_dir() {
+            let _ = std::fs::remove_dir_all(&to);
+            copy_dir(&from, &to);
+        } else {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    s.crash_and_restart();
+    let con = s.loaded_conn();
+    (s, con)
+}

@@ -3,5 +3,6 @@
 mod basics;
 mod compat;
 pub mod fuzz_values;
+mod redisbloom_fixtures;
 mod redisbloom_layout;
 pub mod support;
