@@ -114,10 +114,11 @@ fn cap_shown(ctx: Ctx) -> u64 {
     }
 }
 
-/// Why `needed` bytes are refused, after RedisBloom's `text`.
-fn over_cap(ctx: Ctx, text: &str, needed: u64) -> WardenError {
+/// Why `needed` bytes are refused: RedisBloom's text, then `it would take`
+/// (`lead` ends the text with its punctuation and that pronoun).
+fn over_cap(ctx: Ctx, lead: &str, needed: u64) -> WardenError {
     WardenError::RefusedWith(format!(
-        "{text}: it would take {needed} bytes, over {MAX_BYTES_SETTING} ({}); raise it with \
+        "{lead} would take {needed} bytes, over {MAX_BYTES_SETTING} ({}); raise it with \
          CONFIG SET warden.{MAX_BYTES_SETTING} {needed}",
         cap_shown(ctx)
     ))
@@ -126,20 +127,20 @@ fn over_cap(ctx: Ctx, text: &str, needed: u64) -> WardenError {
 /// A new filter, or the refusal to create it: RedisBloom's text, with the
 /// size cap named when that is why.
 pub fn create(ctx: Ctx, p: NewRb) -> Result<RbFilter, WardenError> {
-    const NO_MEMORY: &str = "ERR Insufficient memory to create filter";
     RbFilter::new(p, max_bytes(ctx)).map_err(|e| match e {
-        RbError::TooLarge { needed } => over_cap(ctx, NO_MEMORY, needed),
-        _ => WardenError::Refused(NO_MEMORY),
+        RbError::TooLarge { needed } => {
+            over_cap(ctx, "ERR Insufficient memory to create filter: it", needed)
+        }
+        _ => WardenError::Refused("ERR Insufficient memory to create filter"),
     })
 }
 
 /// A refused header: RedisBloom's text, with the size cap named when that
 /// is why.
 pub fn header_refusal(ctx: Ctx, e: RbError) -> WardenError {
-    const CANNOT: &str = "Couldn't create filter!";
     match e {
-        RbError::TooLarge { needed } => over_cap(ctx, CANNOT, needed),
-        _ => WardenError::Refused(CANNOT),
+        RbError::TooLarge { needed } => over_cap(ctx, "Couldn't create filter! It", needed),
+        _ => WardenError::Refused("Couldn't create filter!"),
     }
 }
 
@@ -237,7 +238,7 @@ pub fn add_items(
             },
             Insert::NoSpace => refusal = Some(WardenError::Refused("Filter is full")),
             Insert::CannotGrow(RbError::TooLarge { needed }) => {
-                refusal = Some(over_cap(ctx, "ERR Insufficient memory", needed))
+                refusal = Some(over_cap(ctx, "ERR Insufficient memory: it", needed))
             }
             Insert::CannotGrow(_) => {
                 refusal = Some(WardenError::Refused("ERR Insufficient memory"))
