@@ -180,8 +180,11 @@ fn every_reply_is_redisblooms_in_both_protocols() {
     }
 }
 
+/// Every key's name and chunk stream.
+type KeyChunks = Vec<(Vec<u8>, Vec<(i64, Vec<u8>)>)>;
+
 /// Each side's chunk streams of every key, which must be equal.
-fn all_chunks(con: &mut Connection) -> Vec<(Vec<u8>, Vec<(i64, Vec<u8>)>)> {
+fn all_chunks(con: &mut Connection) -> KeyChunks {
     let mut keys: Vec<Vec<u8>> = query!(con, "KEYS", "*");
     keys.sort();
     keys.into_iter()

@@ -97,7 +97,7 @@ fn params(ctx: Ctx, args: &Args) -> Result<NewRb, WardenError> {
 
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`
 pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(WardenError::WrongArity(Reserve::NAME.into()));
     }
     let p = params(ctx, args)?;
