@@ -393,7 +393,18 @@ fn redisblooms_aof_replays_into_warden_and_wardens_into_redisbloom() {
         let _: Value = query!(&mut rbc, "CF.INSERT", "grown", "ITEMS", "after1", "after2");
         let _: Value = query!(&mut rbc, "CF.ADD", "made-after", "x");
         let theirs = (all_chunks(&mut rbc), all_infos(&mut rbc));
-        let mut w = Server::start_with(&args, ALIASES);
+        // Other defaults here: RedisBloom's creating calls replay with its own.
+        let other_defaults = [
+            "aliases",
+            "redisbloom",
+            "cf-initial-capacity",
+            "100",
+            "cf-bucket-size",
+            "4",
+            "cf-expansion",
+            "2",
+        ];
+        let mut w = Server::start_with(&args, &other_defaults);
         w.kill();
         let aof = w.dir.join("appendonlydir");
         let _ = std::fs::remove_dir_all(&aof);
@@ -416,7 +427,7 @@ fn redisblooms_aof_replays_into_warden_and_wardens_into_redisbloom() {
             "CF.INSERT",
             "late",
             "CAPACITY",
-            4,
+            8,
             "ITEMS",
             "a",
             "b",
