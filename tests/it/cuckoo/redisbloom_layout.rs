@@ -96,6 +96,12 @@ fn workload() -> Vec<redis::Cmd> {
         cmd_of!("CF.LOADCHUNK", "missing", 1, "short"),
         cmd_of!("CF.INSERT", "missing", "NOCREATE", "ITEMS", "a"),
         cmd_of!("CF.SCANDUMP", "grown", 0),
+        cmd_of!("CF.RESERVE", "EXPANSION", 10),
+        cmd_of!("CF.RESERVE", "twice", 100, "BUCKETSIZE", 4, "bucketsize", 8),
+        cmd_of!("CF.SCANDUMP", "grown", i64::MAX),
+        cmd_of!("CF.LOADCHUNK", "grown", i64::MAX, "x"),
+        cmd_of!("CF.LOADCHUNK", "grown", i64::MIN, "x"),
+        cmd_of!("CF.LOADCHUNK", "grown", -1, "x"),
         cmd_of!("CF.INSERT", "ins", "CAPACITY", 100, "ITEMS", "a", "b", "c"),
         cmd_of!("CF.INSERT", "ins", "CAPACITY", 3, "ITEMS", "a"),
         cmd_of!("CF.INSERT", "ins", "CAPACITY", "x", "ITEMS", "a"),
@@ -173,7 +179,19 @@ fn reads(keys: &[&str]) -> Vec<redis::Cmd> {
 }
 
 const KEYS: &[&str] = &[
-    "grown", "flat", "lenient", "wide", "never", "tiny", "single", "ins", "ins2", "auto", "auto2",
+    "grown",
+    "flat",
+    "lenient",
+    "wide",
+    "never",
+    "tiny",
+    "single",
+    "ins",
+    "ins2",
+    "auto",
+    "auto2",
+    "EXPANSION",
+    "twice",
 ];
 
 /// Random numbers for the tests' random calls (xorshift).
