@@ -1,5 +1,6 @@
 //! Other modules warden is compared with or must stand beside, where they
-//! are at hand: RedisBloom's `redisbloom.so` and redis-cell's build.
+//! are at hand: RedisBloom's `redisbloom.so` and redis-cell's build; a
+//! server with RedisBloom alone, and what side-by-side tests share.
 
 use std::path::{Path, PathBuf};
 
@@ -54,7 +55,8 @@ pub fn redis_cell() -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-/// A server with RedisBloom alone (and no warden).
+/// A server with RedisBloom alone (and no warden), with server options
+/// `args` (`--name value` pairs) set before RedisBloom loads.
 pub fn redisbloom_server(args: &[&str]) -> Server {
     let s = Server::start_bare(None);
     let mut con = s.conn();
@@ -79,7 +81,8 @@ pub fn reply(con: &mut Connection, c: &redis::Cmd) -> String {
     }
 }
 
-/// Sends `c` to both servers and asserts the same reply.
+/// Sends `c` to RedisBloom's server (`rb`) and warden's (`w`) and asserts
+/// the same reply.
 pub fn same(rb: &mut Connection, w: &mut Connection, c: &redis::Cmd) -> String {
     let (theirs, ours) = (reply(rb, c), reply(w, c));
     assert_eq!(ours, theirs, "{}", show(c));
@@ -87,7 +90,8 @@ pub fn same(rb: &mut Connection, w: &mut Connection, c: &redis::Cmd) -> String {
 }
 
 /// Whether the server lets a module's RDB aux data be left out
-/// (`aux_save2`: Redis 7.2+, Valkey 8+).
+/// (`aux_save2`: Redis 7.2+, Valkey 8+), so that warden's RDB loads into a
+/// server without warden.
 pub fn aux_is_optional() -> bool {
     let (_, major, minor) = server_version();
     major > 7 || (major == 7 && minor >= 2)
@@ -272,4 +276,46 @@ pub fn rdb_both_ways<T: PartialEq + std::fmt::Debug>(
         "warden's keys in RedisBloom"
     );
     back
+}
+
+/// RedisBloom 2.8's own files (`tests/fixtures/redisbloom-2.8/`, made by its
+/// `make.sh`): an RDB and an AOF holding Bloom and cuckoo filters, and
+/// RedisBloom's recorded answers.
+pub fn redisbloom_fixtures() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom-2.8")
+}
+
+/// RedisBloom's recorded answers of `kind` for `key` (`answers.txt`):
+/// `absent`, the non-members `absent:<i>` it answers 1 for; `missing`, the
+/// members it answers 0 for; `count`, its `CF.COUNT` of each member.
+pub fn recorded_answers(key: &str, kind: &str) -> Vec<u64> {
+    let text = std::fs::read_to_string(redisbloom_fixtures().join("answers.txt")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq([key, kind]))
+        .unwrap_or_else(|| panic!("answers.txt has no `{key} {kind}` line"));
+    line.split_whitespace()
+        .skip(2)
+        .map(|w| w.parse().unwrap())
+        .collect()
+}
+
+/// A warden server with `aliases redisbloom` started on RedisBloom's fixture
+/// `files` (copied into its directory), with extra server options `args`.
+pub fn started_on_fixtures(files: &[&str], args: &[&str]) -> (Server, Connection) {
+    let mut s = Server::start_with(args, &["aliases", "redisbloom"]);
+    s.kill();
+    for f in files {
+        let from = redisbloom_fixtures().join(f);
+        let to = s.dir.join(f);
+        if from.is_dir() {
+            let _ = std::fs::remove_dir_all(&to);
+            copy_dir(&from, &to);
+        } else {
+            std::fs::copy(from, to).unwrap();
+        }
+    }
+    s.crash_and_restart();
+    let con = s.loaded_conn();
+    (s, con)
 }
