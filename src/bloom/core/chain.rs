@@ -46,6 +46,9 @@ pub const CREATE_OPTIONS: u32 = OPT_NOROUND | OPT_FORCE64;
 const LN2: f64 = 0.693147180559945;
 /// ln² 2 with RedisBloom's 15 digits.
 const LN2_SQUARED: f64 = 0.480453013918201;
+/// Bits per item of the smallest positive error rate (2^-1074: 1549.5), the
+/// most any rate gives.
+const MAX_BPE: f64 = 1550.0;
 /// The 32-bit legacy hash's first seed.
 const SEED32: u32 = 0x9747_b28c;
 
@@ -212,11 +215,16 @@ impl LinkFields {
 
     /// RedisBloom's check of a stored link: a rate in (0, 1), a bit count of
     /// 8 per byte and at least 2^n2, the hash count its bits per item give.
-    /// Stricter where RedisBloom would misbehave later: no NaN, n2 < 64.
+    /// Stricter where the filter would misbehave later: no NaN, n2 < 64, and
+    /// bits per item some rate gives, in (0, `MAX_BPE`] (a negative value
+    /// passes with 2^32 − 1 hashes, billions of probes per item; none or NaN
+    /// with none, every item present).
     pub fn is_valid(&self) -> bool {
         let rate_ok = self.error > 0.0 && self.error < 1.0;
+        let bpe_ok = self.bpe > 0.0 && self.bpe <= MAX_BPE;
         let n2_ok = self.n2 == 0 || (self.n2 < 64 && self.bits >= 1u64 << self.n2);
         rate_ok
+            && bpe_ok
             && n2_ok
             && self.bits != 0
             && self.bytes.checked_mul(8) == Some(self.bits)

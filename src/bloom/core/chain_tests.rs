@@ -308,3 +308,61 @@ fn no_false_negatives_and_the_rate_holds() {
         .count();
     assert!(false_positives < 20_000 / 50, "{false_positives}");
 }
+
+/// Bits per item no error rate gives (none, negative, NaN or past the
+/// smallest rate's) are refused even with the hash count they give: a
+/// negative value gives 2^32 − 1 hashes, billions of probes per item.
+#[test]
+fn bits_per_item_no_rate_gives_are_refused() {
+    let c = Chain::new(
+        NewChain {
+            capacity: 100,
+            error: 0.01,
+            growth: 2,
+            nonscaling: false,
+        },
+        NO_CAP,
+    )
+    .expect("new");
+    let good = c.links[0].fields();
+    assert!(good.is_valid());
+    // RedisBloom's ln 2, as `chain` holds it.
+    #[allow(clippy::approx_constant)]
+    let hashes = |bpe: f64| (0.693147180559945 * bpe).ceil() as i32 as u32;
+    for bpe in [-2.0, -0.5, 0.0, f64::NAN, 1551.0, 3e9, f64::INFINITY] {
+        let bad = LinkFields {
+            bpe,
+            hashes: hashes(bpe),
+            ..good
+        };
+        assert!(
+            !bad.is_valid(),
+            "bits per item {bpe}, {} hashes",
+            bad.hashes
+        );
+        assert_eq!(
+            Chain::check(0, c.options, &[bad]),
+            Err(ChainError::BadData),
+            "{bpe}"
+        );
+        let mut header = c.encode_header();
+        header[52..60].copy_from_slice(&bpe.to_le_bytes());
+        header[60..64].copy_from_slice(&bad.hashes.to_le_bytes());
+        assert_eq!(
+            Chain::from_header(&header, NO_CAP),
+            Err(ChainError::BadData),
+            "{bpe}"
+        );
+    }
+    // The smallest positive rate's bits per item, and a tiny positive value,
+    // are what some rate or a rounding gives.
+    let smallest = (f64::from_bits(1).ln() / 0.480453013918201).abs();
+    for bpe in [smallest, 1e-9] {
+        let ok = LinkFields {
+            bpe,
+            hashes: hashes(bpe),
+            ..good
+        };
+        assert!(ok.is_valid(), "{bpe}");
+    }
+}
