@@ -394,11 +394,15 @@ impl Chain {
 
     /// Adds `item`: whether it was new. A full newest link gets a successor
     /// first, unless the chain does not scale; `max_bytes` caps the growth.
+    /// An item the count cannot take (a loaded chain's items may be at the
+    /// top of their range) is refused before anything changes: a wrapped
+    /// count would not be its links' sum, and the chain would not load again.
     pub fn add(&mut self, item: &[u8], max_bytes: u64) -> Result<bool, ChainError> {
         let h = self.hash(item);
         if self.links.iter().rev().any(|l| l.contains(h)) {
             return Ok(false);
         }
+        let items = self.items.checked_add(1).ok_or(ChainError::CannotGrow)?;
         let newest = self.links.last().ok_or(ChainError::BadData)?;
         if newest.items >= newest.capacity {
             if self.options & OPT_NO_SCALING != 0 {
@@ -420,7 +424,7 @@ impl Chain {
             return Ok(false);
         }
         newest.items += 1;
-        self.items += 1;
+        self.items = items;
         Ok(true)
     }
 

@@ -366,3 +366,28 @@ fn bits_per_item_no_rate_gives_are_refused() {
         assert!(ok.is_valid(), "{bpe}");
     }
 }
+
+/// A chain whose items are at the top of their range (as a loaded one may
+/// be) refuses an add rather than wrap the count, and stays as it was.
+#[test]
+fn an_add_past_the_items_range_is_refused() {
+    let mut c = Chain::new(
+        NewChain {
+            capacity: 10,
+            error: 0.01,
+            growth: 2,
+            nonscaling: false,
+        },
+        NO_CAP,
+    )
+    .expect("new");
+    let mut full = c.links[0].clone();
+    (full.capacity, full.items) = (u64::MAX, u64::MAX);
+    c.links.insert(0, full);
+    c.items = u64::MAX;
+    let fields: Vec<LinkFields> = c.links.iter().map(Link::fields).collect();
+    assert_eq!(Chain::check(c.items, c.options, &fields), Ok(()));
+    let before = c.clone();
+    assert_eq!(c.add(b"one more", NO_CAP), Err(ChainError::CannotGrow));
+    assert_eq!(c, before);
+}
