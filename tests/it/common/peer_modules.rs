@@ -108,7 +108,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// Whether `MEMORY USAGE` of a key is comparable between warden and
 /// RedisBloom: on Redis it is the value's size plus the server's own
 /// overhead; Valkey's overhead of a module key differs between the two
-/// modules' keys (by 16 bytes for count-min and top-k keys), so there only
+/// modules' keys (by 16 bytes, for keys of every RedisBloom type), so there only
 /// the values' own sizes are compared (`BF.INFO`'s `Size`, say).
 pub fn memory_usage_comparable() -> bool {
     server_version().0 == "redis"

@@ -9,7 +9,9 @@
 //! those names; and corrupt payloads and headers are refused without harm.
 
 use crate::common::payload::{encode, parse_dump, Field};
-use crate::common::peer_modules::{aux_is_optional, redisbloom, redisbloom_server, reply, same};
+use crate::common::peer_modules::{
+    aux_is_optional, memory_usage_comparable, redisbloom, redisbloom_server, reply, same,
+};
 use crate::common::*;
 
 const ALIASES: &[&str] = &["aliases", "redisbloom"];
@@ -164,7 +166,9 @@ fn reads(keys: &[&str]) -> Vec<redis::Cmd> {
     for k in keys {
         calls.push(cmd_of!("CF.INFO", *k));
         calls.push(cmd_of!("CF.DEBUG", *k));
-        calls.push(cmd_of!("MEMORY", "USAGE", *k));
+        if memory_usage_comparable() {
+            calls.push(cmd_of!("MEMORY", "USAGE", *k));
+        }
         calls.push(cmd_of!("TYPE", *k));
         for prefix in ["item", "m", "n", "z", "absent"] {
             let probe: Vec<String> = (0..2_000).map(|i| format!("{prefix}{i}")).collect();
