@@ -67,6 +67,7 @@ fn init(ctx: Ctx, args: &Args, by_dim: bool) -> Result<(), WardenError> {
     let sketch = create(ctx, width, depth)?;
     track_new(&sketch);
     key.set_value(Box::new(sketch));
+    // Time-independent: explicit dimensions or a rate pair, no clock read.
     host::replicate_verbatim(ctx);
     let event = match by_dim {
         true => events::INITBYDIM,

@@ -35,6 +35,7 @@ pub fn compact(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let before = f.size();
     if f.compact(true) {
         track_growth(before, f.size());
+        // Time-independent: compaction follows the filter's state alone.
         host::replicate_verbatim(ctx);
         host::notify(ctx, events::COMPACT, name);
     }

@@ -37,6 +37,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let deleted = f.delete(args.bytes(2));
     if deleted {
         track_growth(before, f.size());
+        // Time-independent: deletes a fingerprint, no clock read.
         host::replicate_verbatim(ctx);
         host::notify(ctx, events::DEL, name);
     }

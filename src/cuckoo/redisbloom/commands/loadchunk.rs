@@ -68,6 +68,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         }
         _ => return Err(WardenError::NotFound),
     }
+    // Time-independent: the chunk's bytes at its offset, no clock read.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::LOADCHUNK, name);
     host::reply_status(ctx, c"OK");

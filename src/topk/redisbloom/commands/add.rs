@@ -38,6 +38,7 @@ pub fn add(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     for i in 2..args.len() {
         reply_put_out(ctx, topk.add(args.bytes(i), 1));
     }
+    // Time-independent: the decay is a hash of state and call, no clock.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::ADD, name);
     Ok(())

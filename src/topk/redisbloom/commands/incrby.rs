@@ -59,6 +59,7 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     for (i, by) in increments.into_iter().enumerate() {
         reply_put_out(ctx, topk.add(args.bytes(2 + 2 * i), by));
     }
+    // Time-independent: the decay is a hash of state and call, no clock.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::INCRBY, name);
     Ok(())

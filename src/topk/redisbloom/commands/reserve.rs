@@ -81,6 +81,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         .ok_or(WardenError::Refused("TopK: could not create the sketch"))?;
     track_new(&topk);
     key.set_value(Box::new(topk));
+    // Time-independent: sizes given or RedisBloom's constants, no clock.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::RESERVE, name);
     host::reply_status(ctx, c"OK");
