@@ -1,7 +1,6 @@
 //! MurmurHash2 (32-bit) and MurmurHash64A (Austin Appleby's, public domain
-//! algorithms), as RedisBloom hashes with them: its Bloom filters, cuckoo
-//! filters, count-min sketches and top-k, so files it wrote answer the same
-//! here. Words are read little-endian (RedisBloom reads the host's order;
+//! algorithms), as RedisBloom hashes with them, so files it wrote answer
+//! the same here. Words are read little-endian (RedisBloom reads the host's order;
 //! its files come from little-endian hosts).
 
 /// MurmurHash64A (Austin Appleby) of `data` with `seed`, 8-byte words read

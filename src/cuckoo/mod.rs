@@ -1,6 +1,7 @@
 //! Cuckoo filters (`CF.*X`): membership you can delete from. The commands,
 //! the `warden-cf` data type and the internal commands' wire format; the
-//! filter itself is `cuckoo::core::filter`.
+//! filter itself is `cuckoo::core::filter`. RedisBloom's `CF.*` names, with
+//! its own filters (`MBbloomCF`), are `cuckoo::redisbloom`.
 
 pub mod call;
 pub mod commands;
@@ -8,6 +9,7 @@ pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod events;
+pub mod redisbloom;
 pub mod stats;
 pub mod wire;
 
@@ -23,5 +25,5 @@ pub static FAMILY: Family = Family {
     info: &stats::INFO,
     events: &events::ALL,
     start: starts_nothing,
-    foreign: &[],
+    foreign: &[&redisbloom::FOREIGN],
 };

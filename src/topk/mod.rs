@@ -9,6 +9,7 @@ pub mod config;
 pub mod core;
 pub mod data_type;
 pub mod events;
+pub mod redisbloom;
 pub mod stats;
 pub mod wire;
 
@@ -25,5 +26,5 @@ pub static FAMILY: Family = Family {
     info: &stats::INFO,
     events: &events::ALL,
     start: starts_nothing,
-    foreign: &[],
+    foreign: &[&redisbloom::FOREIGN],
 };

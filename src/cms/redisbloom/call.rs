@@ -23,8 +23,8 @@ pub fn create(ctx: Ctx, width: u64, depth: u64) -> Result<RbSketch, WardenError>
     let bytes = RbSketch::bytes_for(width, depth);
     if bytes.is_none_or(|b| b > max_bytes(ctx)) {
         return Err(WardenError::RefusedWith(format!(
-            "CMS: the sketch would take {} bytes, over cms-max-bytes ({}); raise it with \
-             CONFIG SET warden.cms-max-bytes",
+            "CMS: Insufficient memory to create the key: it would take {} bytes, over \
+             cms-max-bytes ({}); raise it with CONFIG SET warden.cms-max-bytes",
             bytes.map_or("too many".to_string(), |b| b.to_string()),
             cms_max_bytes()
         )));

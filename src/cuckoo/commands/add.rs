@@ -6,7 +6,7 @@ use crate::cuckoo::call::{add_items, filter_in, CreateOptions, Shape, ONE_ITEM};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 shape_only_request!(
@@ -60,10 +60,7 @@ fn add_without_walk(ctx: Ctx, args: &Args) -> Result<bool, WardenError> {
 pub const COMMAND: Command = Command {
     name: <Add as Request>::NAME,
     func: command_fn!(add),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.add",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Adds an item (another copy if present) to a cuckoo filter, created with the defaults if missing: 1, or an error when it has no room.",

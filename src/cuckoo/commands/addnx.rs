@@ -6,7 +6,7 @@ use crate::cuckoo::call::{add_items, CreateOptions, Shape, ONE_ITEM};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 shape_only_request!(
@@ -32,10 +32,7 @@ pub fn addnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <AddNx as Request>::NAME,
     func: command_fn!(addnx),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.addnx",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Adds an item unless it may be present: 1 if added, 0 if it may be there already.",

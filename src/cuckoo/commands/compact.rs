@@ -8,7 +8,7 @@ use crate::cuckoo::data_type::{self as cuckoo_type};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 shape_only_request!(
@@ -42,10 +42,7 @@ pub fn compact(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Compact as Request>::NAME,
     func: command_fn!(compact),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.compact",
-    }),
+    alias: None,
     flags: "write",
     doc: Doc {
         summary: "Moves fingerprints into older sub-filters and drops the newest ones left empty.",

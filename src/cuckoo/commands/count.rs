@@ -5,7 +5,7 @@ use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::cuckoo::call::{read_filter, ONE_ITEM};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx};
 
 shape_only_request!(
@@ -27,10 +27,7 @@ pub fn count(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Count as Request>::NAME,
     func: command_fn!(count),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.count",
-    }),
+    alias: None,
     flags: "readonly fast",
     doc: Doc {
         summary: "How many copies of the item's fingerprint the filter holds (at least its adds less its deletes; 0 for a missing key).",

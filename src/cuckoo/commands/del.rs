@@ -6,7 +6,7 @@ use crate::cuckoo::call::{filter_in, reply_flag, ONE_ITEM};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 shape_only_request!(
@@ -39,10 +39,7 @@ pub fn del(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Del as Request>::NAME,
     func: command_fn!(del),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.del",
-    }),
+    alias: None,
     flags: "write fast",
     doc: Doc {
         summary: "Removes one copy of the item's fingerprint: 1 if one was there, 0 if not. Delete only items you added: deleting one never added may remove another item's copy.",

@@ -5,7 +5,7 @@ use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::cuckoo::call::{read_filter, reply_flag, ONE_ITEM};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 shape_only_request!(
@@ -27,10 +27,7 @@ pub fn exists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Exists as Request>::NAME,
     func: command_fn!(exists),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.exists",
-    }),
+    alias: None,
     flags: "readonly fast",
     doc: Doc {
         summary:

@@ -6,7 +6,7 @@ use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::cuckoo::call::{filter_in, KEY_ONLY};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 shape_only_request!(
@@ -65,10 +65,7 @@ pub fn info(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Info as Request>::NAME,
     func: command_fn!(info),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.info",
-    }),
+    alias: None,
     flags: "readonly fast",
     doc: Doc {
         summary: "Size, Number of buckets, Number of filters, Number of items inserted, Number of items deleted, Bucket size, Expansion rate, Max iterations and Fingerprint bits of a filter.",

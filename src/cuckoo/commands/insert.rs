@@ -8,7 +8,7 @@ use crate::cuckoo::call::{add_items, CreateOptions, Shape};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 /// `CF.INSERTX key [CAPACITY c] [NOCREATE] ITEMS item ...` and
@@ -77,10 +77,7 @@ type InsertAll = Insert<false>;
 pub const COMMAND: Command = Command {
     name: <InsertAll as Request>::NAME,
     func: command_fn!(insert),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.insert",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Adds items, creating the filter with CAPACITY unless NOCREATE: 1 per item added, -1 where there was no room.",

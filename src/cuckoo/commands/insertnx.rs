@@ -7,7 +7,7 @@ use crate::common::grammar::Request;
 use crate::cuckoo::commands::insert::{insert_common, Insert};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::Ctx;
 
 /// `CF.INSERTNXX`'s request.
@@ -22,10 +22,7 @@ pub fn insertnx(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <InsertNx as Request>::NAME,
     func: command_fn!(insertnx),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.insertnx",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary:

@@ -10,7 +10,7 @@ use crate::cuckoo::data_type::{self as cuckoo_type};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// `CF.LOADCHUNKX key iterator data`
@@ -76,10 +76,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <LoadChunk as Request>::NAME,
     func: command_fn!(loadchunk),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.loadchunk",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Rebuilds a filter from CF.SCANDUMPX's chunks, in order: the header creates the key (not readable until the last chunk), each chunk must be the next one, of its exact length.",

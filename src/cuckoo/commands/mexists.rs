@@ -5,7 +5,7 @@ use crate::common::grammar::{shape_only_request, Grammar, Request};
 use crate::cuckoo::call::{filter_in, reply_flag, ITEMS};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 shape_only_request!(
@@ -34,10 +34,7 @@ pub fn mexists(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <MultiExists as Request>::NAME,
     func: command_fn!(mexists),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.mexists",
-    }),
+    alias: None,
     flags: "readonly fast",
     doc: Doc {
         summary: "For each item, 1 if it may be in the filter, 0 if it certainly is not.",

@@ -8,7 +8,7 @@ use crate::cuckoo::data_type::{self as cuckoo_type};
 use crate::cuckoo::events;
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// `CF.RESERVEX key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`
@@ -55,10 +55,7 @@ pub fn reserve(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <Reserve as Request>::NAME,
     func: command_fn!(reserve),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.reserve",
-    }),
+    alias: None,
     flags: "write deny-oom",
     doc: Doc {
         summary: "Creates an empty cuckoo filter sized for capacity items (BUCKETSIZE slots per bucket, at most MAXITERATIONS kicks per insert, each new sub-filter EXPANSION times larger; 0 never grows).",

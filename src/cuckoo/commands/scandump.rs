@@ -11,7 +11,7 @@ use crate::cuckoo::call::filter_in;
 use crate::cuckoo::core::dump::{self, encode_header, sizes};
 use crate::glue::args::Args;
 use crate::glue::commands::docs::Doc;
-use crate::glue::commands::{command_fn, Alias, AliasSet, Command};
+use crate::glue::commands::{command_fn, Command};
 use crate::glue::host::{self, Ctx, Key};
 
 /// `CF.SCANDUMPX key iterator`
@@ -65,10 +65,7 @@ pub fn scandump(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
 pub const COMMAND: Command = Command {
     name: <ScanDump as Request>::NAME,
     func: command_fn!(scandump),
-    alias: Some(Alias {
-        set: AliasSet::RedisBloom,
-        name: "cf.scandump",
-    }),
+    alias: None,
     flags: "readonly",
     doc: Doc {
         summary: "Reads a filter in chunks, with RedisBloom's CF.SCANDUMP iterators: iterator 0 gives [1, header], each returned iterator [next, up to 16 MiB of slots], and the end [0, \"\"].",

@@ -24,6 +24,11 @@ use crate::cuckoo::core::filter::{words_for, CuckooFilter, CuckooParams, ItemHas
 
 const MAGIC: &[u8; 8] = b"wardencf";
 
+/// Whether `data` starts as warden's header chunk does (its magic).
+pub fn is_wardens_header(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
 /// Version of the header format (a later one is refused, not guessed at).
 const FORMAT_VERSION: u32 = 2;
 

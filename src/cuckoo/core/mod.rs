@@ -8,4 +8,7 @@ pub mod filter;
 #[cfg(test)]
 mod filter_tests;
 pub mod hash;
+pub mod redisbloom;
+#[cfg(test)]
+mod redisbloom_tests;
 pub mod subfilter;

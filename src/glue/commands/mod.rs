@@ -113,7 +113,7 @@ pub struct Entry {
 /// chosen at load with `aliases <set>[,<set>]`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum AliasSet {
-    /// RedisBloom's `BF.*` names, with RedisBloom's reply types.
+    /// RedisBloom's commands and data types, under its names and in its layouts.
     RedisBloom,
     /// redis-cell's `CL.THROTTLE`.
     RedisCell,

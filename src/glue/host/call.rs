@@ -224,8 +224,8 @@ pub fn command_keys(ctx: Ctx, argv: &[RStr]) -> Vec<(usize, c_int)> {
 
 /// Emits `RESTORE key 0 <payload>` to an AOF rewrite, the payload being
 /// `DUMP key` in the key's database: how another module's type rewrites
-/// its keys where no command rebuilds a value (RedisBloom's count-min and
-/// top-k), so its own server replays the file too. Nothing is emitted, and
+/// its keys where no command rebuilds a value (as that module does), so
+/// its own server replays the file too. Nothing is emitted, and
 /// a warning logged, when the dump fails.
 pub fn emit_restore_of(aof: Sink, key: RStr) {
     let Sink::AofRewrite(io) = aof else {

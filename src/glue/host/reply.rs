@@ -43,6 +43,14 @@ pub fn reply_decimal(ctx: Ctx, v: f64) {
     }
 }
 
+/// Replies with a double as the server writes one: a double in RESP3, in
+/// RESP2 a bulk string of `%.17g` (`0.90000000000000002`), as other
+/// modules' replies are.
+pub fn reply_double(ctx: Ctx, v: f64) {
+    // SAFETY: as above.
+    unsafe { api!(RedisModule_ReplyWithDouble)(ctx.as_ptr(), v) };
+}
+
 /// Replies with a binary-safe bulk string.
 pub fn reply_bulk(ctx: Ctx, v: &[u8]) {
     // SAFETY: as above; `v` is readable for its length and copied by Redis.

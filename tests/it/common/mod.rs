@@ -443,6 +443,23 @@ impl Server {
         assert!(synced, "replicas did not catch up with offset {target}");
     }
 
+    /// Waits until the master reports `n` replicas online (taps included: a tap
+    /// has read its RDB a moment before the master marks it online).
+    pub fn wait_replicas_online(&self, n: usize) {
+        let mut con = self.conn();
+        let online = wait_until(Duration::from_secs(10), || {
+            let text: String = cmd("INFO")
+                .arg("replication")
+                .query(&mut con)
+                .unwrap_or_default();
+            text.lines()
+                .filter(|l| l.starts_with("slave") && l.contains("state=online"))
+                .count()
+                >= n
+        });
+        assert!(online, "{n} replicas never came online");
+    }
+
     /// A replica of this server that already receives its writes as they happen. After
     /// a diskless sync the master holds writes back until the replica's first ACK (sent
     /// once a second), so one write is waited for here.

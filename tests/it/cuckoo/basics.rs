@@ -544,12 +544,15 @@ fn scandump_and_loadchunk_rebuild_the_filter_through_reloads_and_replicas() {
     let _ = replica;
 }
 
+/// A `warden-cf` filter under RedisBloom's names (which make RedisBloom's
+/// own filters on empty keys: `cuckoo::redisbloom_layout`): RedisBloom's
+/// replies, warden's names in the replication stream.
 #[test]
-fn redisbloom_names_reply_as_redisbloom_and_replicate_as_warden() {
+fn redisbloom_names_on_wardens_filters_reply_as_redisbloom_and_replicate_as_warden() {
     let s = Server::start_with(&[], &["aliases", "redisbloom"]);
     let mut con = s.conn();
     let mut tap = s.replication_tap();
-    ok(&mut con, cmd("CF.RESERVE").arg("cf").arg(1000));
+    ok(&mut con, cmd("CF.RESERVEX").arg("cf").arg(1000));
     assert_eq!(int(&mut con, cmd("CF.ADD").arg("cf").arg("a")), 1);
     assert_eq!(int(&mut con, cmd("CF.ADDNX").arg("cf").arg("a")), 0);
     let r: Vec<i64> = query!(&mut con, "CF.INSERTNX", "cf", "ITEMS", "a", "b");

@@ -5,4 +5,6 @@ mod compat;
 pub mod fuzz_values;
 pub mod kit;
 pub mod payload;
+mod redisbloom_fixtures;
+mod redisbloom_layout;
 pub mod support;

@@ -298,6 +298,7 @@ fn too_few_replicas_refuse_lock_grants_and_change_nothing() {
     let held = try_acquire(&mut con, "lock:held", "a", 60_000).expect("free");
     // The tap below is a replica too: one more is needed.
     let mut tap = master.replication_tap();
+    master.wait_replicas_online(1);
     require_replicas(&master, 2, 10);
     let digest_before = db_digest(&mut con);
     let refused: Vec<(&str, redis::Cmd)> = vec![

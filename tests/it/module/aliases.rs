@@ -1,6 +1,6 @@
-//! `aliases redisbloom,redis-cell` at load: RedisBloom's `BF.*` names are
-//! RedisBloom's commands (its layout: `bloom::redisbloom_layout`), which
-//! answer warden's own filters too, in RedisBloom's reply types in RESP2 and
+//! `aliases redisbloom,redis-cell` at load: RedisBloom's `BF.*` and `CF.*`
+//! names are RedisBloom's commands (its layouts: `bloom::redisbloom_layout`,
+//! `cuckoo::redisbloom_layout`), which answer warden's own filters too, in RedisBloom's reply types in RESP2 and
 //! RESP3; redis-cell's `CL.THROTTLE` is `RL.GCRA` under that name; a name
 //! another module holds refuses the load; writes to warden's own keys reach
 //! replicas and the AOF under warden's own names only.
@@ -14,8 +14,8 @@ const BOTH: &[&str] = &["aliases", "redisbloom,redis-cell"];
 /// Every alias and the command it is.
 const ALIASES: [(&str, &str); 1] = [("cl.throttle", "rl.gcra")];
 
-/// RedisBloom's Bloom commands, registered with `aliases redisbloom`.
-const REDISBLOOM_BF: [&str; 11] = [
+/// RedisBloom's Bloom and cuckoo commands, registered with `aliases redisbloom`.
+const REDISBLOOM_NAMES: [&str; 25] = [
     "bf.reserve",
     "bf.add",
     "bf.madd",
@@ -27,6 +27,20 @@ const REDISBLOOM_BF: [&str; 11] = [
     "bf.debug",
     "bf.scandump",
     "bf.loadchunk",
+    "cf.reserve",
+    "cf.add",
+    "cf.addnx",
+    "cf.insert",
+    "cf.insertnx",
+    "cf.exists",
+    "cf.mexists",
+    "cf.count",
+    "cf.del",
+    "cf.compact",
+    "cf.scandump",
+    "cf.loadchunk",
+    "cf.info",
+    "cf.debug",
 ];
 
 /// RedisBloom's flag reply: the integer 1/0 in RESP2, a boolean in RESP3.
@@ -220,7 +234,7 @@ fn without_the_option_the_names_stay_free() {
             assert_eq!(info[0] != Value::Nil, want, "{alias} with {module_args:?}");
             assert_ne!(info[1], Value::Nil, "{own}");
         }
-        for name in REDISBLOOM_BF {
+        for name in REDISBLOOM_NAMES {
             let info: Vec<Value> = query!(&mut con, "COMMAND", "INFO", name);
             let want = present.contains(&"bf.");
             assert_eq!(info[0] != Value::Nil, want, "{name} with {module_args:?}");
@@ -338,6 +352,12 @@ fn alias_writes(con: &mut Connection) {
         let _: () = query!(con, "BF.LOADCHUNK", "loaded", next, data);
         it = next;
     }
+    let _: () = query!(con, "CF.RESERVEX", "cf", 100);
+    let _: Value = query!(con, "CF.ADD", "cf", "a");
+    let _: Value = query!(con, "CF.ADDNX", "cf", "b");
+    let _: Value = query!(con, "CF.INSERT", "cf", "ITEMS", "c", "d");
+    let _: Value = query!(con, "CF.DEL", "cf", "a");
+    let _: () = query!(con, "CF.COMPACT", "cf");
     for _ in 0..3 {
         let _: Vec<i64> = query!(con, "CL.THROTTLE", "cell", 5, 10, 60, 2);
     }

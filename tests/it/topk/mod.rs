@@ -7,6 +7,7 @@ pub mod fuzz_values;
 pub mod kit;
 pub mod payload;
 mod persistence;
+mod redisbloom_layout;
 mod replication;
 pub mod support;
 mod window;

@@ -52,6 +52,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             let chain = Chain::from_header(data, max_bytes(ctx)).map_err(|e| refusal(ctx, &e))?;
             track_new(&chain);
             key.set_value(Box::new(chain));
+            // Time-independent: the chunk's bytes at its offset, no clock read.
             host::replicate_verbatim(ctx);
             host::notify(ctx, events::LOADCHUNK, name);
             host::reply_status(ctx, c"OK");
@@ -60,6 +61,7 @@ pub fn loadchunk(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
         Held::Empty => Err(WardenError::NotFound),
         Held::Chain(c) => {
             c.load_chunk(iter, data).map_err(|e| refusal(ctx, &e))?;
+            // Time-independent: the chunk's bytes at its offset, no clock read.
             host::replicate_verbatim(ctx);
             host::notify(ctx, events::LOADCHUNK, name);
             host::reply_status(ctx, c"OK");

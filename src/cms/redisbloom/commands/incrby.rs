@@ -51,6 +51,7 @@ pub fn incrby(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
             count => host::reply_integer(ctx, i64::from(count)),
         }
     }
+    // Time-independent: fixed increments; a replay answers no error.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::INCRBY, name);
     Ok(())

@@ -61,9 +61,13 @@ fn init(ctx: Ctx, args: &Args, by_dim: bool) -> Result<(), WardenError> {
             rate(args.bytes(3), "CMS: invalid prob value")?,
         ),
     };
+    if width < 1 || depth < 1 || width > i64::MAX as u64 / depth {
+        return Err(refused("CMS: invalid init arguments"));
+    }
     let sketch = create(ctx, width, depth)?;
     track_new(&sketch);
     key.set_value(Box::new(sketch));
+    // Time-independent: explicit dimensions or a rate pair, no clock read.
     host::replicate_verbatim(ctx);
     let event = match by_dim {
         true => events::INITBYDIM,

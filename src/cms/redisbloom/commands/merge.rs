@@ -93,6 +93,7 @@ pub fn merge(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let result = merged(&sources, dest.counters.len()).ok_or(refused("CMS: MERGE overflow"))?;
     drop((sources, views));
     sketch_in(&mut dest_key)?.set(result);
+    // Time-independent: sums of the sources' counters, no clock read.
     host::replicate_verbatim(ctx);
     host::notify(ctx, events::MERGE, dest_name);
     host::reply_status(ctx, c"OK");

@@ -1,0 +1,745 @@
+//! RedisBloom's cuckoo names under `aliases redisbloom` make RedisBloom's
+//! own filters (type `MBbloomCF`): side by side with RedisBloom 2.8 (its
+//! `redisbloom.so`, fetched by `tests/bench/redisbloom.sh`), the same calls
+//! get the same replies, errors and chunk streams, byte for byte; RedisBloom's
+//! RDB files (every encoding version it loads), AOF files and `DUMP`
+//! payloads load into warden and warden's load back into RedisBloom;
+//! replicas and AOF replays rebuild the same filters; `cf-max-bytes` caps
+//! them with a clear refusal; warden's own filters keep answering under
+//! those names; and corrupt payloads and headers are refused without harm.
+
+use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::peer_modules::{
+    aux_is_optional, memory_usage_comparable, redisbloom, redisbloom_server, reply, same,
+};
+use crate::common::*;
+
+const ALIASES: &[&str] = &["aliases", "redisbloom"];
+
+/// Every chunk of `key`'s `CF.SCANDUMP`, the header first (none for a
+/// filter without items).
+fn chunks(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Option<Vec<u8>>) = query!(con, "CF.SCANDUMP", key, it);
+        if next == 0 {
+            return out;
+        }
+        out.push((next, data.unwrap_or_default()));
+        it = next;
+    }
+}
+
+/// The filters both sides make: every option, growth over many
+/// sub-filters, walks, a full filter that cannot grow, the sub-filter
+/// limit, deletes that compact, refusals of every kind.
+fn workload() -> Vec<redis::Cmd> {
+    let mut calls = vec![
+        cmd_of!("CF.RESERVE", "grown", 10, "EXPANSION", 2),
+        cmd_of!("CF.RESERVE", "grown", 10),
+        cmd_of!("CF.RESERVE", "flat", 64),
+        cmd_of!("CF.RESERVE", "bad", 10, "BUCKETSIZE"),
+        cmd_of!("CF.RESERVE", "bad", "x"),
+        cmd_of!("CF.RESERVE", "bad", 3),
+        cmd_of!("CF.RESERVE", "bad", -5),
+        cmd_of!("CF.RESERVE", "bad", 10, "BUCKETSIZE", 0),
+        cmd_of!("CF.RESERVE", "bad", 10, "BUCKETSIZE", 256),
+        cmd_of!("CF.RESERVE", "bad", 10, "BUCKETSIZE", "x"),
+        cmd_of!("CF.RESERVE", "bad", 10, "MAXITERATIONS", 0),
+        cmd_of!("CF.RESERVE", "bad", 10, "MAXITERATIONS", 65536),
+        cmd_of!("CF.RESERVE", "bad", 10, "maxiterations", "x"),
+        cmd_of!("CF.RESERVE", "bad", 10, "EXPANSION", -1),
+        cmd_of!("CF.RESERVE", "bad", 10, "EXPANSION", 32769),
+        cmd_of!("CF.RESERVE", "bad", 10, "EXPANSION", "x"),
+        cmd_of!("CF.RESERVE", "bad", 10, "BUCKETSIZE", 8),
+        cmd_of!("CF.RESERVE", "lenient", 10, "foo", "bar"),
+        cmd_of!(
+            "CF.RESERVE",
+            "wide",
+            1000,
+            "BUCKETSIZE",
+            4,
+            "MAXITERATIONS",
+            500,
+            "EXPANSION",
+            3
+        ),
+        cmd_of!("CF.RESERVE", "never", 4, "EXPANSION", 0),
+        cmd_of!("CF.RESERVE", "tiny", 4),
+        cmd_of!("CF.RESERVE", "single", 2, "BUCKETSIZE", 1, "EXPANSION", 2),
+        cmd_of!("SET", "string", "x"),
+        cmd_of!("CF.RESERVE", "string", 10),
+        cmd_of!("CF.ADD", "string", "x"),
+        cmd_of!("CF.INSERT", "string", "ITEMS", "x"),
+        cmd_of!("CF.EXISTS", "string", "x"),
+        cmd_of!("CF.MEXISTS", "string", "x", "y"),
+        cmd_of!("CF.COUNT", "string", "x"),
+        cmd_of!("CF.DEL", "string", "x"),
+        cmd_of!("CF.COMPACT", "string"),
+        cmd_of!("CF.INFO", "string"),
+        cmd_of!("CF.DEBUG", "string"),
+        cmd_of!("CF.SCANDUMP", "string", 0),
+        cmd_of!("CF.LOADCHUNK", "string", 1, "x"),
+        cmd_of!("CF.LOADCHUNK", "string", 2, "x"),
+        cmd_of!("CF.LOADCHUNK", "string", "x", "x"),
+        cmd_of!("CF.EXISTS", "missing", "x"),
+        cmd_of!("CF.MEXISTS", "missing", "x", "y"),
+        cmd_of!("CF.COUNT", "missing", "x"),
+        cmd_of!("CF.DEL", "missing", "x"),
+        cmd_of!("CF.COMPACT", "missing"),
+        cmd_of!("CF.INFO", "missing"),
+        cmd_of!("CF.DEBUG", "missing"),
+        cmd_of!("CF.SCANDUMP", "missing", 0),
+        cmd_of!("CF.SCANDUMP", "missing", -1),
+        cmd_of!("CF.SCANDUMP", "missing", "x"),
+        cmd_of!("CF.LOADCHUNK", "missing", 2, "y"),
+        cmd_of!("CF.LOADCHUNK", "missing", 0, "y"),
+        cmd_of!("CF.LOADCHUNK", "missing", 1, "short"),
+        cmd_of!("CF.INSERT", "missing", "NOCREATE", "ITEMS", "a"),
+        cmd_of!("CF.SCANDUMP", "grown", 0),
+        cmd_of!("CF.RESERVE", "EXPANSION", 10),
+        cmd_of!("CF.RESERVE", "twice", 100, "BUCKETSIZE", 4, "bucketsize", 8),
+        cmd_of!("CF.SCANDUMP", "grown", i64::MAX),
+        cmd_of!("CF.LOADCHUNK", "grown", i64::MAX, "x"),
+        cmd_of!("CF.LOADCHUNK", "grown", i64::MIN, "x"),
+        cmd_of!("CF.LOADCHUNK", "grown", -1, "x"),
+        cmd_of!("CF.INSERT", "ins", "CAPACITY", 100, "ITEMS", "a", "b", "c"),
+        cmd_of!("CF.INSERT", "ins", "CAPACITY", 3, "ITEMS", "a"),
+        cmd_of!("CF.INSERT", "ins", "CAPACITY", "x", "ITEMS", "a"),
+        cmd_of!("CF.INSERT", "ins", "CAPACITY"),
+        cmd_of!("CF.INSERT", "ins", "ITEMS"),
+        cmd_of!("CF.INSERT", "ins", "bogus", "ITEMS", "a"),
+        cmd_of!("CF.INSERT", "ins", "", "ITEMS", "a"),
+        cmd_of!("CF.INSERT", "ins", "nothing", "ITEMS", "a"),
+        cmd_of!("CF.INSERT", "ins", "NOCREATE", "NOCREATE"),
+        cmd_of!("CF.INSERTNX", "ins", "ITEMS", "a", "d", "d"),
+        cmd_of!(
+            "CF.INSERTNX",
+            "ins2",
+            "CAPACITY",
+            50,
+            "ITEMS",
+            "a",
+            "b",
+            "a"
+        ),
+        cmd_of!("CF.ADD", "auto", "a"),
+        cmd_of!("CF.ADD", "auto", "a"),
+        cmd_of!("CF.ADDNX", "auto", "a"),
+        cmd_of!("CF.ADDNX", "auto", "b"),
+        cmd_of!("CF.ADDNX", "auto2", "b"),
+    ];
+    let many: Vec<String> = (0..12).map(|i| format!("z{i}")).collect();
+    calls.push(cmd_of!("CF.INSERT", "never", "ITEMS", many.clone()));
+    calls.push(cmd_of!("CF.INSERTNX", "never", "ITEMS", many.clone()));
+    calls.push(cmd_of!("CF.ADD", "never", "z11"));
+    calls.push(cmd_of!("CF.ADDNX", "never", "z0"));
+    calls.push(cmd_of!("CF.ADDNX", "never", "z11"));
+    for i in 0..400 {
+        for k in ["grown", "flat", "wide", "single"] {
+            calls.push(cmd_of!("CF.ADD", k, format!("item{i}")));
+        }
+    }
+    for i in 0..140 {
+        calls.push(cmd_of!("CF.ADD", "tiny", format!("n{i}")));
+    }
+    for i in (0..400).step_by(3) {
+        for k in ["grown", "flat", "wide", "single"] {
+            calls.push(cmd_of!("CF.DEL", k, format!("item{i}")));
+        }
+    }
+    calls.push(cmd_of!("CF.DEL", "grown", "never-added"));
+    for k in ["grown", "flat", "wide", "tiny", "single", "auto"] {
+        calls.push(cmd_of!("CF.COMPACT", k));
+    }
+    let batch: Vec<String> = (0..1_000).map(|i| format!("m{i}")).collect();
+    calls.push(cmd_of!("CF.INSERT", "grown", "ITEMS", batch.clone()));
+    calls.push(cmd_of!("CF.INSERTNX", "wide", "ITEMS", batch));
+    calls
+}
+
+/// The reads compared after a workload: every key's INFO, DEBUG, memory,
+/// type, presence of items in and out, and counts.
+fn reads(keys: &[&str]) -> Vec<redis::Cmd> {
+    let mut calls = Vec::new();
+    for k in keys {
+        calls.push(cmd_of!("CF.INFO", *k));
+        calls.push(cmd_of!("CF.DEBUG", *k));
+        if memory_usage_comparable() {
+            calls.push(cmd_of!("MEMORY", "USAGE", *k));
+        }
+        calls.push(cmd_of!("TYPE", *k));
+        for prefix in ["item", "m", "n", "z", "absent"] {
+            let probe: Vec<String> = (0..2_000).map(|i| format!("{prefix}{i}")).collect();
+            calls.push(cmd_of!("CF.MEXISTS", *k, probe));
+        }
+        for i in 0..40 {
+            calls.push(cmd_of!("CF.COUNT", *k, format!("item{i}")));
+            calls.push(cmd_of!("CF.EXISTS", *k, format!("m{i}")));
+        }
+    }
+    calls
+}
+
+const KEYS: &[&str] = &[
+    "grown",
+    "flat",
+    "lenient",
+    "wide",
+    "never",
+    "tiny",
+    "single",
+    "ins",
+    "ins2",
+    "auto",
+    "auto2",
+    "EXPANSION",
+    "twice",
+];
+
+/// Random numbers for the tests' random calls (xorshift).
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn every_reply_is_redisblooms_in_both_protocols() {
+    let rb_server = redisbloom_server(&[]);
+    let w_server = Server::start_with(&[], ALIASES);
+    for resp3 in [false, true] {
+        let (mut rb, mut w) = match resp3 {
+            false => (rb_server.conn(), w_server.conn()),
+            true => (rb_server.conn_resp3(), w_server.conn_resp3()),
+        };
+        let _: () = query!(&mut rb, "FLUSHALL");
+        let _: () = query!(&mut w, "FLUSHALL");
+        let answers: Vec<String> = workload()
+            .iter()
+            .chain(reads(KEYS).iter())
+            .map(|c| same(&mut rb, &mut w, c))
+            .collect();
+        // The workload reaches the limits it is meant to.
+        for text in ["Maximum expansions reached", "Filter is full", "(-1)"] {
+            assert!(answers.iter().any(|a| a.contains(text)), "{text}");
+        }
+        for (k, least) in [("tiny", 32), ("flat", 4), ("grown", 3), ("wide", 2)] {
+            let info: Vec<Value> = query!(&mut w_server.conn(), "CF.INFO", k);
+            assert!(int_of(&info[5]).unwrap() >= least, "{k}: {info:?}");
+        }
+        for k in KEYS {
+            assert_eq!(chunks(&mut w, k), chunks(&mut rb, k), "{k}");
+            // Any iterator answers: inside a sub-filter or past the end.
+            let info: Vec<Value> = query!(&mut rb_server.conn(), "CF.INFO", *k);
+            let size = int_of(&info[1]).unwrap();
+            for it in (0..size + 40).step_by(3) {
+                same(&mut rb, &mut w, &cmd_of!("CF.SCANDUMP", *k, it));
+            }
+        }
+        // Chunks of random sizes at random iterators into live filters:
+        // written where RedisBloom writes them, or refused with its texts.
+        let mut rng = Xorshift(0x5eed);
+        for _ in 0..300 {
+            let len = (rng.next() % 70) as usize;
+            let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let it = (rng.next() % 600) as i64 - 20;
+            let key = KEYS[(rng.next() % 3) as usize];
+            same(&mut rb, &mut w, &cmd_of!("CF.LOADCHUNK", key, it, data));
+        }
+        for k in KEYS {
+            same(&mut rb, &mut w, &cmd_of!("CF.DEBUG", *k));
+            assert_eq!(chunks(&mut w, k), chunks(&mut rb, k), "{k}");
+        }
+        // Headers RedisBloom refuses, loaded on empty keys.
+        let good: (i64, Vec<u8>) = query!(&mut rb, "CF.SCANDUMP", "grown", 0);
+        for (at, byte) in [(8, 0u8), (8, 3), (24, 0), (32, 0), (34, 0), (33, 1)] {
+            let mut bad = good.1.clone();
+            bad[at] = byte;
+            same(&mut rb, &mut w, &cmd_of!("CF.LOADCHUNK", "fresh", 1, bad));
+            let _: () = query!(&mut rb, "DEL", "fresh");
+            let _: () = query!(&mut w, "DEL", "fresh");
+        }
+    }
+}
+
+/// Every key's name and chunk stream.
+type KeyChunks = Vec<(Vec<u8>, Vec<(i64, Vec<u8>)>)>;
+
+/// Each side's chunk streams of every key, which must be equal.
+fn all_chunks(con: &mut Connection) -> KeyChunks {
+    let mut keys: Vec<Vec<u8>> = query!(con, "KEYS", "*");
+    keys.sort();
+    keys.into_iter()
+        .map(|k| {
+            let name = String::from_utf8(k.clone()).unwrap();
+            (k, chunks(con, &name))
+        })
+        .collect()
+}
+
+/// Each side's CF.INFO of every key (the chunks leave out filters without
+/// items' headers).
+fn all_infos(con: &mut Connection) -> Vec<Value> {
+    let mut keys: Vec<String> = query!(con, "KEYS", "*");
+    keys.sort();
+    keys.iter()
+        .map(|k| query!(con, "CF.INFO", k.as_str()))
+        .collect()
+}
+
+/// Runs the workload's writes (not the string key) on `con`.
+fn write_filters(con: &mut Connection) {
+    for c in workload() {
+        let _ = c.query::<Value>(con);
+    }
+    let _: () = query!(con, "DEL", "string");
+}
+
+#[test]
+fn rdb_files_move_both_ways() {
+    // RedisBloom's file, loaded by warden.
+    let rb = redisbloom_server(&[]);
+    let mut rbc = rb.conn();
+    write_filters(&mut rbc);
+    let theirs = (all_chunks(&mut rbc), all_infos(&mut rbc));
+    let _: () = query!(&mut rbc, "SAVE");
+    let w = Server::start_with(&[], ALIASES);
+    std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
+    let mut wc = w.conn();
+    let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
+    assert_eq!((all_chunks(&mut wc), all_infos(&mut wc)), theirs);
+    assert_eq!(key_type(&mut wc, "grown"), "MBbloomCF");
+    // More writes and a new key on warden, then back to RedisBloom.
+    let more: Vec<String> = (0..3_000).map(|i| format!("more{i}")).collect();
+    let _: Value = query!(&mut wc, "CF.INSERT", "grown", "ITEMS", more);
+    let _: () = query!(&mut wc, "CF.RESERVE", "fresh", 77, "BUCKETSIZE", 3);
+    let _: Value = query!(&mut wc, "CF.ADD", "fresh", "z");
+    let _: Value = query!(&mut wc, "CF.DEL", "wide", "item1");
+    let ours = (all_chunks(&mut wc), all_infos(&mut wc));
+    // An RDB holds warden's aux field unless the server lets a module save
+    // none (aux_save2: Redis 7.2+, Valkey); there, DUMP payloads move instead.
+    let back = redisbloom_server(&[]);
+    let mut backc = back.conn();
+    if aux_is_optional() {
+        let _: () = query!(&mut wc, "SAVE");
+        std::fs::copy(w.dir.join("dump.rdb"), back.dir.join("dump.rdb")).unwrap();
+        let _: () = query!(&mut backc, "DEBUG", "RELOAD", "NOSAVE");
+    } else {
+        let keys: Vec<String> = query!(&mut wc, "KEYS", "*");
+        for k in keys {
+            let payload = dump(&mut wc, &k);
+            let _: () = query!(&mut backc, "RESTORE", &k, 0, payload);
+        }
+    }
+    assert_eq!((all_chunks(&mut backc), all_infos(&mut backc)), ours);
+    let v: i64 = query!(&mut backc, "CF.EXISTS", "grown", "more2999");
+    assert_eq!(v, 1);
+}
+
+#[test]
+fn dump_payloads_move_both_ways() {
+    let rb = redisbloom_server(&[]);
+    let w = Server::start_with(&[], ALIASES);
+    let (mut rbc, mut wc) = (rb.conn(), w.conn());
+    write_filters(&mut rbc);
+    for k in KEYS {
+        let payload = dump(&mut rbc, *k);
+        let _: () = query!(&mut wc, "RESTORE", *k, 0, payload.clone());
+        // warden's own payload of the same filter is RedisBloom's.
+        assert_eq!(dump(&mut wc, *k), payload, "{k}");
+    }
+    assert_eq!(all_chunks(&mut wc), all_chunks(&mut rbc));
+    assert_eq!(all_infos(&mut wc), all_infos(&mut rbc));
+}
+
+/// Payloads of the encoding versions before 4 (table count, buckets, items,
+/// then each table's slots; bucket size 2, 20 kicks, expansion 1, no
+/// deletes), made from a version 4 payload of such a filter: RedisBloom and
+/// warden load each into the same filter.
+#[test]
+fn older_encoding_versions_load_as_redisbloom_loads_them() {
+    let rb = redisbloom_server(&[]);
+    let w = Server::start_with(&[], ALIASES);
+    let (mut rbc, mut wc) = (rb.conn(), w.conn());
+    let _: () = query!(&mut rbc, "CF.RESERVE", "v4", 64);
+    let items: Vec<String> = (0..300).map(|i| format!("old{i}")).collect();
+    let _: Value = query!(&mut rbc, "CF.INSERT", "v4", "ITEMS", items.clone());
+    let want = chunks(&mut rbc, "v4");
+    assert!(want.len() > 3, "several sub-filters");
+    let v4 = parse_dump(&dump(&mut rbc, "v4"));
+    assert_eq!((v4.encver(), v4.type_name().as_str()), (4, "MBbloomCF"));
+    let tables = v4.uint(0) as usize;
+    for encver in 0..4u64 {
+        let mut old = v4.clone();
+        old.module_id = (v4.module_id & !1023) | encver;
+        old.fields = v4.fields[..3].to_vec();
+        for t in 0..tables {
+            old.fields.push(v4.fields[7 + 2 * t + 1].clone());
+        }
+        let payload = encode(&old);
+        for con in [&mut rbc, &mut wc] {
+            let _: () = query!(con, "RESTORE", "old", 0, payload.clone(), "REPLACE");
+            assert_eq!(chunks(con, "old"), want, "version {encver}");
+            let found: Vec<i64> = query!(con, "CF.MEXISTS", "old", items.clone());
+            assert!(found.iter().all(|&f| f == 1));
+        }
+    }
+    // A table of another length than its buckets need is refused.
+    let mut bad = v4.clone();
+    bad.fields[8] = Field::S(vec![1; 3]);
+    let r: redis::RedisResult<()> = cmd("RESTORE")
+        .arg("bad")
+        .arg(0)
+        .arg(encode(&bad))
+        .query(&mut wc);
+    assert!(r.is_err());
+}
+
+#[test]
+fn redisblooms_aof_replays_into_warden_and_wardens_into_redisbloom() {
+    for preamble in ["no", "yes"] {
+        let args = ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble];
+        // RedisBloom's AOF (its writes, then a rewrite and more writes).
+        let rb = redisbloom_server(&args);
+        rb.wait_aof_rewrite_idle();
+        let mut rbc = rb.conn();
+        write_filters(&mut rbc);
+        rb.bgrewriteaof();
+        let _: Value = query!(&mut rbc, "CF.INSERT", "grown", "ITEMS", "after1", "after2");
+        let _: Value = query!(&mut rbc, "CF.ADD", "made-after", "x");
+        let theirs = (all_chunks(&mut rbc), all_infos(&mut rbc));
+        // Other defaults here: RedisBloom's creating calls replay with its own.
+        let other_defaults = [
+            "aliases",
+            "redisbloom",
+            "cf-initial-capacity",
+            "100",
+            "cf-bucket-size",
+            "4",
+            "cf-expansion",
+            "2",
+        ];
+        let mut w = Server::start_with(&args, &other_defaults);
+        w.kill();
+        let aof = w.dir.join("appendonlydir");
+        let _ = std::fs::remove_dir_all(&aof);
+        copy_dir(&rb.dir.join("appendonlydir"), &aof);
+        w.crash_and_restart();
+        let mut wc = w.loaded_conn();
+        assert_eq!(
+            (all_chunks(&mut wc), all_infos(&mut wc)),
+            theirs,
+            "preamble {preamble}"
+        );
+        // warden's own AOF (effects under RedisBloom's names, a rewrite) into RedisBloom.
+        let _: () = query!(&mut wc, "FLUSHALL");
+        write_filters(&mut wc);
+        w.bgrewriteaof();
+        let _: Value = query!(&mut wc, "CF.INSERT", "grown", "ITEMS", "late1", "late2");
+        let _: Value = query!(&mut wc, "CF.DEL", "grown", "late1");
+        let _: Value = query!(
+            &mut wc,
+            "CF.INSERT",
+            "late",
+            "CAPACITY",
+            8,
+            "ITEMS",
+            "a",
+            "b",
+            "c",
+            "d",
+            "e"
+        );
+        let ours = (all_chunks(&mut wc), all_infos(&mut wc));
+        // An RDB preamble holds warden's aux field where it cannot be left out.
+        if preamble == "yes" && !aux_is_optional() {
+            continue;
+        }
+        let mut back = Server::start_bare(None);
+        back.kill();
+        copy_dir(
+            &w.dir.join("appendonlydir"),
+            &back.dir.join("appendonlydir"),
+        );
+        back.set_args(&["--appendonly", "yes", "--loadmodule", &redisbloom()]);
+        back.crash_and_restart();
+        let mut backc = back.loaded_conn();
+        assert_eq!(
+            (all_chunks(&mut backc), all_infos(&mut backc)),
+            ours,
+            "preamble {preamble}"
+        );
+    }
+}
+
+#[test]
+fn a_replica_with_the_option_and_other_defaults_builds_the_same_filters() {
+    let master = Server::start_with(&[], ALIASES);
+    let replica = master.start_replica(&[], ALIASES);
+    let mut rc = replica.conn();
+    for (name, value) in [
+        ("cf-initial-capacity", "100"),
+        ("cf-bucket-size", "4"),
+        ("cf-expansion", "2"),
+        ("cf-max-iterations", "7"),
+    ] {
+        let _: () = query!(&mut rc, "CONFIG", "SET", format!("warden.{name}"), value);
+    }
+    let mut con = master.conn();
+    write_filters(&mut con);
+    // Filters created by adds with the defaults, chunks loaded, no-op calls.
+    let _: Value = query!(&mut con, "CF.ADD", "defaults", "x");
+    let _: Value = query!(&mut con, "CF.INSERT", "defaults2", "ITEMS", "x", "y");
+    for (it, data) in chunks(&mut con, "grown") {
+        let _: () = query!(&mut con, "CF.LOADCHUNK", "copy", it, data);
+    }
+    let _: Value = query!(&mut con, "CF.ADDNX", "grown", "m1");
+    let _: Value = query!(&mut con, "CF.DEL", "grown", "never-added");
+    master.sync_replicas(1);
+    assert_eq!(all_chunks(&mut rc), all_chunks(&mut con));
+    assert_eq!(all_infos(&mut rc), all_infos(&mut con));
+    assert_eq!(db_digest(&mut rc), db_digest(&mut con));
+}
+
+/// What a master sends for RedisBloom's filters: a creation as an explicit
+/// `CF.RESERVE` with every parameter, stored items as `CF.INSERT … NOCREATE
+/// ITEMS`, deletes, compactions and chunks as sent; nothing for refused
+/// calls or calls that changed nothing.
+#[test]
+fn writes_replicate_their_effects_under_redisblooms_names() {
+    let s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    let mut tap = s.replication_tap();
+    let calls = [
+        cmd_of!("CF.ADD", "a", "x"),
+        cmd_of!("CF.ADDNX", "a", "x"),
+        cmd_of!("CF.INSERTNX", "a", "ITEMS", "x", "y", "x"),
+        cmd_of!("CF.RESERVE", "r", 100, "EXPANSION", 3),
+        cmd_of!("CF.RESERVE", "r", 100),
+        cmd_of!("CF.RESERVE", "bad", 1),
+        cmd_of!("CF.INSERT", "n", "CAPACITY", 9, "NOCREATE", "ITEMS", "q"),
+        cmd_of!("CF.DEL", "a", "absent"),
+        cmd_of!("CF.DEL", "a", "y"),
+        cmd_of!("CF.COMPACT", "a"),
+        cmd_of!("CF.COMPACT", "a"),
+        cmd_of!("CF.LOADCHUNK", "a", 1, "x"),
+        cmd_of!("CF.EXISTS", "a", "x"),
+    ];
+    for c in &calls {
+        let _ = c.query::<Value>(&mut con);
+    }
+    let stream = without_multi_exec(tap.until_marker(&mut con, "mark", "1"));
+    let want: Vec<Vec<&str>> = vec![
+        vec![
+            "CF.RESERVE",
+            "a",
+            "1024",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "1",
+        ],
+        vec!["CF.INSERT", "a", "NOCREATE", "ITEMS", "x"],
+        vec!["CF.INSERT", "a", "NOCREATE", "ITEMS", "y"],
+        vec![
+            "CF.RESERVE",
+            "r",
+            "128",
+            "BUCKETSIZE",
+            "2",
+            "MAXITERATIONS",
+            "20",
+            "EXPANSION",
+            "4",
+        ],
+        vec!["CF.DEL", "a", "y"],
+        vec!["CF.COMPACT", "a"],
+    ];
+    let got: Vec<Vec<&str>> = stream
+        .iter()
+        .filter(|c| c[0] != "SET")
+        .map(|c| c.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn cf_max_bytes_caps_creation_growth_and_headers() {
+    let s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-max-bytes", 100_000);
+    let e = reply(&mut con, &cmd_of!("CF.RESERVE", "big", 1_000_000));
+    assert!(
+        e.contains("Insufficient memory to create filter")
+            && e.contains("it would take 1048632 bytes, over cf-max-bytes (100000)")
+            && e.contains("CONFIG SET warden.cf-max-bytes 1048632"),
+        "{e}"
+    );
+    let e = reply(
+        &mut con,
+        &cmd_of!("CF.INSERT", "big", "CAPACITY", 1_000_000, "ITEMS", "a"),
+    );
+    assert!(e.contains("Insufficient memory to create filter"), "{e}");
+    assert!(!exists(&mut con, "big"));
+    // 65536 slots (65,592 bytes) fit; a second sub-filter does not.
+    let _: () = query!(&mut con, "CF.RESERVE", "full", 65_536, "BUCKETSIZE", 1);
+    let items: Vec<String> = (0..70_000).map(|i| format!("f{i}")).collect();
+    let got: Vec<i64> = query!(&mut con, "CF.INSERT", "full", "ITEMS", items.clone());
+    assert!(got.contains(&-1) && got.iter().all(|&g| g == 1 || g == -1));
+    // An item refused by the array is refused alone, naming the size.
+    let refusal = (0..items.len())
+        .filter(|&i| got[i] == -1)
+        .map(|i| reply(&mut con, &cmd_of!("CF.ADD", "full", items[i].clone())))
+        .find(|e| e.starts_with("error"))
+        .expect("a refused add");
+    assert!(
+        refusal.contains("Insufficient memory: it would take 131144 bytes, over cf-max-bytes"),
+        "{refusal}"
+    );
+    let info: Vec<Value> = query!(&mut con, "CF.INFO", "full");
+    assert_eq!(int_of(&info[5]), Some(1), "one sub-filter");
+    // A header of a filter over the cap is refused before anything is made.
+    let mut header = vec![0u8; 38];
+    header[0] = 1;
+    header[8..16].copy_from_slice(&(1u64 << 20).to_le_bytes());
+    header[24] = 1;
+    header[32] = 2;
+    header[34] = 20;
+    let e = reply(
+        &mut con,
+        &cmd_of!("CF.LOADCHUNK", "loaded", 1, header.clone()),
+    );
+    assert!(
+        e.contains("Couldn't create filter!") && e.contains("2097208 bytes, over cf-max-bytes"),
+        "{e}"
+    );
+    let _: () = query!(&mut con, "CONFIG", "SET", "warden.cf-max-bytes", 4_000_000);
+    let _: () = query!(&mut con, "CF.LOADCHUNK", "loaded", 1, header);
+    assert_eq!(key_type(&mut con, "loaded"), "MBbloomCF");
+}
+
+#[test]
+fn wardens_own_filters_answer_under_redisblooms_names() {
+    let s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    let _: () = query!(&mut con, "CF.RESERVEX", "own", 100);
+    let v: i64 = query!(&mut con, "CF.ADD", "own", "a");
+    assert_eq!(v, 1);
+    let v: i64 = query!(&mut con, "CF.ADDNX", "own", "a");
+    assert_eq!(v, 0);
+    let v: Vec<i64> = query!(&mut con, "CF.INSERT", "own", "ITEMS", "b", "c");
+    assert_eq!(v, [1, 1]);
+    let v: Vec<i64> = query!(&mut con, "CF.INSERTNX", "own", "ITEMS", "b", "d");
+    assert_eq!(v, [0, 1]);
+    let v: Vec<i64> = query!(&mut con, "CF.MEXISTS", "own", "a", "zz-absent");
+    assert_eq!(v, [1, 0]);
+    let v: i64 = query!(&mut con, "CF.COUNT", "own", "a");
+    assert_eq!(v, 1);
+    let v: i64 = query!(&mut con, "CF.DEL", "own", "a");
+    assert_eq!(v, 1);
+    let v: i64 = query!(&mut con, "CF.EXISTS", "own", "a");
+    assert_eq!(v, 0);
+    let _: () = query!(&mut con, "CF.COMPACT", "own");
+    let info: Vec<Value> = query!(&mut con, "CF.INFO", "own");
+    assert_eq!(info.len(), 16);
+    assert_eq!(key_type(&mut con, "own"), "warden-cf");
+    let e = reply(&mut con, &cmd_of!("CF.DEBUG", "own"));
+    assert!(e.contains("warden-cf"), "{e}");
+    let e = reply(&mut con, &cmd_of!("CF.RESERVE", "own", 100));
+    assert!(e.contains("item exists"), "{e}");
+    let v: Value = query!(&mut s.conn_resp3(), "CF.EXISTS", "own", "b");
+    assert_eq!(v, Value::Boolean(true));
+    // Its X chunks go through RedisBloom's names too.
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) = query!(&mut con, "CF.SCANDUMP", "own", it);
+        if next == 0 {
+            break;
+        }
+        let _: () = query!(&mut con, "CF.LOADCHUNK", "own-copy", next, data);
+        it = next;
+    }
+    assert_eq!(key_type(&mut con, "own-copy"), "warden-cf");
+    assert_eq!(digest(&mut con, "own-copy"), digest(&mut con, "own"));
+    // The X names refuse RedisBloom's filters.
+    let _: Value = query!(&mut con, "CF.ADD", "theirs", "a");
+    assert_eq!(key_type(&mut con, "theirs"), "MBbloomCF");
+    for c in [
+        cmd_of!("CF.ADDX", "theirs", "a"),
+        cmd_of!("CF.EXISTSX", "theirs", "a"),
+        cmd_of!("CF.INFOX", "theirs"),
+    ] {
+        let e = reply(&mut con, &c);
+        assert!(e.contains("WRONGTYPE"), "{e}");
+    }
+}
+
+#[test]
+fn corrupt_payloads_and_headers_are_refused_and_the_server_lives() {
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    write_filters(&mut con);
+    let mut rng = Xorshift(0xbad);
+    let mut refused = 0;
+    let survive = |con: &mut Connection, key: &str| {
+        for c in reads(&[key]) {
+            let _ = c.query::<Value>(con);
+        }
+        for c in [
+            cmd_of!("CF.ADD", key, "after"),
+            cmd_of!("CF.INSERT", key, "ITEMS", "p", "q", "r", "s", "t"),
+            cmd_of!("CF.DEL", key, "after"),
+            cmd_of!("CF.COMPACT", key),
+            cmd_of!("CF.SCANDUMP", key, 1),
+        ] {
+            let _ = c.query::<Value>(con);
+        }
+    };
+    for k in KEYS {
+        let payload = dump(&mut con, *k);
+        for _ in 0..150 {
+            let mut bad = payload.clone();
+            for _ in 0..1 + rng.next() % 4 {
+                let at = (rng.next() as usize) % bad.len();
+                bad[at] = rng.next() as u8;
+            }
+            let r: redis::RedisResult<()> = cmd("RESTORE")
+                .arg("victim")
+                .arg(0)
+                .arg(bad)
+                .arg("REPLACE")
+                .query(&mut con);
+            match r {
+                Err(_) => refused += 1,
+                Ok(()) => survive(&mut con, "victim"),
+            }
+        }
+    }
+    // Headers: RedisBloom's, with random fields changed.
+    let (_, good): (i64, Vec<u8>) = query!(&mut con, "CF.SCANDUMP", "grown", 0);
+    let mut loaded = 0;
+    for _ in 0..300 {
+        let mut bad = good.clone();
+        for _ in 0..1 + rng.next() % 3 {
+            let at = (rng.next() as usize) % bad.len();
+            bad[at] = rng.next() as u8;
+        }
+        let _: () = query!(&mut con, "DEL", "header");
+        let r = cmd_of!("CF.LOADCHUNK", "header", 1, bad).query::<Value>(&mut con);
+        if r.is_ok_and(|v| is_ok(&v)) {
+            loaded += 1;
+            survive(&mut con, "header");
+        }
+    }
+    s.assert_alive();
+    assert!(refused > 0 && loaded > 0, "{refused} {loaded}");
+}
