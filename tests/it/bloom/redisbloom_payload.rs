@@ -663,52 +663,11 @@ pub fn chain_reads(con: &mut Connection, key: &str, found: &mut Findings, ctx: &
     }
 }
 
-/// Every chunk of `key`'s `BF.SCANDUMP` (the header first), each with the
-/// iterator it was answered with; `None` when one is refused.
-pub fn rb_scandump(con: &mut Connection, key: &str) -> Option<Vec<(i64, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut it = 0i64;
-    loop {
-        let v = raw(con, &cmd_of!("BF.SCANDUMP", key, it));
-        let Value::Array(a) = v else {
-            return None;
-        };
-        let [Value::Int(next), Value::BulkString(data)] = &a[..] else {
-            return None;
-        };
-        if *next == 0 {
-            return Some(out);
-        }
-        out.push((*next, data.clone()));
-        it = *next;
-    }
-}
-
 /// The writes on a filter a payload made (call `i`): its chunks loaded into
 /// another key must make the same filter; an item added is then present;
 /// adds, inserts, a chunk written into it, and creations it refuses.
 pub fn chain_writes(con: &mut Connection, key: &str, i: usize, found: &mut Findings, ctx: &str) {
-    if let Some(chunks) = rb_scandump(con, key) {
-        let copy = format!("{key}:chunks");
-        raw(con, &cmd_of!("DEL", &copy));
-        for (it, data) in &chunks {
-            let v = run(con, &cmd_of!("BF.LOADCHUNK", &copy, it, data), found, ctx);
-            if let Some(e) = err_of(&v) {
-                let what = format!("{ctx}: BF.LOADCHUNK of its chunk {it} refused: {e}");
-                Findings::push(&mut found.round_trips, what);
-                break;
-            }
-        }
-        let (a, b) = (
-            digest_value(con, key.as_bytes()),
-            digest_value(con, copy.as_bytes()),
-        );
-        if a != b {
-            let what = format!("{ctx}: its chunks loaded as another filter: {a:?} -> {b:?}");
-            Findings::push(&mut found.round_trips, what);
-        }
-        raw(con, &cmd_of!("DEL", &copy));
-    }
+    chunks_copy_same(con, ["BF.SCANDUMP", "BF.LOADCHUNK"], key, found, ctx);
     let item = format!("new{i}");
     let added = run(con, &cmd_of!("BF.ADD", key, &item), found, ctx);
     let there = run(con, &cmd_of!("BF.EXISTS", key, &item), found, ctx);
@@ -749,7 +708,7 @@ pub fn chain_size(con: &mut Connection, key: &[u8]) -> i64 {
 pub fn rb_chunks_of(con: &mut Connection, src: &str) -> Vec<Args> {
     must(con, &cmd_of!("BF.RESERVE", src, 0.01, 100, "EXPANSION", 2));
     madd(con, src, 300);
-    let chunks = rb_scandump(con, src).expect("chunks");
+    let chunks = scandump_chunks(con, "BF.SCANDUMP", src).expect("chunks");
     assert!(chunks.len() >= 3, "chunks of {src}");
     chunks
         .into_iter()

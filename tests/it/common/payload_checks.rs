@@ -201,3 +201,64 @@ fn round_trip(
 pub fn rand_copy(i: usize) -> bool {
     i % 7 == 3
 }
+
+/// Every chunk of `key`'s dump by `scandump` (RedisBloom's `BF.SCANDUMP` or
+/// `CF.SCANDUMP`, the header first), each with the iterator it was answered
+/// with, until one answers iterator 0 (none for a value that answers it
+/// first); `None` when one is refused or not a chunk.
+pub fn scandump_chunks(
+    con: &mut Connection,
+    scandump: &str,
+    key: &str,
+) -> Option<Vec<(i64, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut it = 0i64;
+    loop {
+        let v = raw(con, &cmd_of!(scandump, key, it));
+        let Value::Array(a) = v else {
+            return None;
+        };
+        match &a[..] {
+            [Value::Int(0), _] => return Some(out),
+            [Value::Int(next), Value::BulkString(data)] => {
+                out.push((*next, data.clone()));
+                it = *next;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// `key`'s chunks (`scandump_chunks` by `scandump`), loaded by `loadchunk`
+/// into another key, must make the same value (checked where it answers
+/// some).
+pub fn chunks_copy_same(
+    con: &mut Connection,
+    [scandump, loadchunk]: [&str; 2],
+    key: &str,
+    found: &mut Findings,
+    ctx: &str,
+) {
+    let Some(chunks) = scandump_chunks(con, scandump, key).filter(|c| !c.is_empty()) else {
+        return;
+    };
+    let copy = format!("{key}:chunks");
+    raw(con, &cmd_of!("DEL", &copy));
+    for (it, data) in &chunks {
+        let v = run(con, &cmd_of!(loadchunk, &copy, it, data), found, ctx);
+        if let Some(e) = err_of(&v) {
+            let what = format!("{ctx}: {loadchunk} of its chunk {it} refused: {e}");
+            Findings::push(&mut found.round_trips, what);
+            break;
+        }
+    }
+    let (a, b) = (
+        digest_value(con, key.as_bytes()),
+        digest_value(con, copy.as_bytes()),
+    );
+    if a != b {
+        let what = format!("{ctx}: its chunks loaded as another value: {a:?} -> {b:?}");
+        Findings::push(&mut found.round_trips, what);
+    }
+    raw(con, &cmd_of!("DEL", &copy));
+}
