@@ -9,11 +9,9 @@
 
 use crate::common::peer_modules::{
     aof_both_ways, memory_usage_comparable, move_to_redisbloom, mutated_restores,
-    redisbloom_server, reply, same,
+    redisbloom_server, reply, same, ALIASES,
 };
 use crate::common::*;
-
-const ALIASES: &[&str] = &["aliases", "redisbloom"];
 
 /// Every chunk of `key`'s `BF.SCANDUMP`, the header first.
 fn chunks(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
@@ -270,8 +268,8 @@ fn write_filters_and_more(con: &mut Connection) {
 
 #[test]
 fn redisblooms_aof_replays_into_warden_and_wardens_into_redisbloom() {
-    let late = cmd_of!("BF.MADD", "scaled", "after1", "after2");
-    aof_both_ways(write_filters_and_more, &late, all_chunks);
+    let late = [cmd_of!("BF.MADD", "scaled", "after1", "after2")];
+    aof_both_ways(ALIASES, write_filters_and_more, &late, all_chunks);
 }
 
 #[test]
