@@ -281,6 +281,22 @@ pub fn rdb_both_ways<T: PartialEq + std::fmt::Debug>(
     back
 }
 
+/// Writes with `write` on RedisBloom, RESTOREs each of `keys`' payloads
+/// into warden (`aliases redisbloom`) and asserts that warden's own `DUMP`
+/// of it is the same bytes. Returns both servers: RedisBloom's, warden's.
+pub fn dumps_both_ways(write: fn(&mut Connection), keys: &[&str]) -> (Server, Server) {
+    let rb = redisbloom_server(&[]);
+    let w = Server::start_with(&[], ALIASES);
+    let (mut rbc, mut wc) = (rb.conn(), w.conn());
+    write(&mut rbc);
+    for k in keys {
+        let payload = dump(&mut rbc, k);
+        let _: () = query!(&mut wc, "RESTORE", *k, 0, payload.clone());
+        assert_eq!(dump(&mut wc, k), payload, "warden's payload of {k}");
+    }
+    (rb, w)
+}
+
 /// RedisBloom 2.8's own files (`tests/fixtures/redisbloom-2.8/`, made by its
 /// `make.sh`): an RDB and an AOF holding Bloom and cuckoo filters, and
 /// RedisBloom's recorded answers.

@@ -11,8 +11,8 @@
 use crate::common::payload::Rng;
 use crate::common::payload::{encode, parse_dump, Field};
 use crate::common::peer_modules::{
-    aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
-    redisbloom_server, reply, same, ALIASES,
+    aof_both_ways, dumps_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores,
+    rdb_both_ways, redisbloom_server, reply, same, ALIASES,
 };
 use crate::common::*;
 
@@ -315,18 +315,8 @@ fn rdb_files_move_both_ways() {
 
 #[test]
 fn dump_payloads_move_both_ways() {
-    let rb = redisbloom_server(&[]);
-    let w = Server::start_with(&[], ALIASES);
-    let (mut rbc, mut wc) = (rb.conn(), w.conn());
-    write_filters(&mut rbc);
-    for k in KEYS {
-        let payload = dump(&mut rbc, *k);
-        let _: () = query!(&mut wc, "RESTORE", *k, 0, payload.clone());
-        // warden's own payload of the same filter is RedisBloom's.
-        assert_eq!(dump(&mut wc, *k), payload, "{k}");
-    }
-    assert_eq!(all_chunks(&mut wc), all_chunks(&mut rbc));
-    assert_eq!(all_infos(&mut wc), all_infos(&mut rbc));
+    let (rb, w) = dumps_both_ways(write_filters, KEYS);
+    assert_eq!(filters(&mut w.conn()), filters(&mut rb.conn()));
 }
 
 /// Payloads of the encoding versions before 4 (table count, buckets, items,
