@@ -10,12 +10,10 @@
 use crate::bloom::kit::CHAIN;
 use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
 use crate::common::peer_modules::{
-    aof_both_ways, memory_usage_comparable, move_to_redisbloom, mutated_restores,
-    redisbloom_server, reply, same,
+    aof_both_ways, dumps_both_ways, memory_usage_comparable, mutated_restores, rdb_both_ways,
+    redisbloom_server, reply, same, ALIASES,
 };
 use crate::common::*;
-
-const ALIASES: &[&str] = &["aliases", "redisbloom"];
 
 /// Every chunk of `key`'s `BF.SCANDUMP`, the header first.
 fn chunks(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
@@ -210,47 +208,27 @@ fn write_filters(con: &mut Connection) {
     let _: () = query!(con, "DEL", "string");
 }
 
+/// More adds and a new key on warden, after RedisBloom's file loaded as
+/// RedisBloom's type.
+fn more_on_warden(con: &mut Connection) {
+    assert_eq!(key_type(con, "scaled"), "MBbloom--");
+    let more: Vec<String> = (0..5_000).map(|i| format!("more{i}")).collect();
+    let _: Value = query!(con, "BF.MADD", "scaled", more);
+    let _: () = query!(con, "BF.RESERVE", "fresh", "0.001", 77);
+    let _: Value = query!(con, "BF.ADD", "fresh", "z");
+}
+
 #[test]
 fn rdb_files_move_both_ways() {
-    // RedisBloom's file, loaded by warden.
-    let rb = redisbloom_server(&[]);
-    let mut rbc = rb.conn();
-    write_filters(&mut rbc);
-    let theirs = all_chunks(&mut rbc);
-    let _: () = query!(&mut rbc, "SAVE");
-    let w = Server::start_with(&[], ALIASES);
-    std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
-    let mut wc = w.conn();
-    let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
-    assert_eq!(all_chunks(&mut wc), theirs);
-    assert_eq!(key_type(&mut wc, "scaled"), "MBbloom--");
-    // More adds and a new key on warden, then back to RedisBloom.
-    let more: Vec<String> = (0..5_000).map(|i| format!("more{i}")).collect();
-    let _: Value = query!(&mut wc, "BF.MADD", "scaled", more.clone());
-    let _: () = query!(&mut wc, "BF.RESERVE", "fresh", "0.001", 77);
-    let _: Value = query!(&mut wc, "BF.ADD", "fresh", "z");
-    let ours = all_chunks(&mut wc);
-    let back = redisbloom_server(&[]);
-    move_to_redisbloom(&w, &back);
-    let mut backc = back.conn();
-    assert_eq!(all_chunks(&mut backc), ours);
-    let v: i64 = query!(&mut backc, "BF.EXISTS", "scaled", "more4999");
+    let back = rdb_both_ways(write_filters, more_on_warden, all_chunks);
+    let v: i64 = query!(&mut back.conn(), "BF.EXISTS", "scaled", "more4999");
     assert_eq!(v, 1);
 }
 
 #[test]
 fn dump_payloads_move_both_ways() {
-    let rb = redisbloom_server(&[]);
-    let w = Server::start_with(&[], ALIASES);
-    let (mut rbc, mut wc) = (rb.conn(), w.conn());
-    write_filters(&mut rbc);
-    for k in KEYS {
-        let payload = dump(&mut rbc, *k);
-        let _: () = query!(&mut wc, "RESTORE", *k, 0, payload.clone());
-        // warden's own payload of the same filter is RedisBloom's.
-        assert_eq!(dump(&mut wc, *k), payload, "{k}");
-    }
-    assert_eq!(all_chunks(&mut wc), all_chunks(&mut rbc));
+    let (rb, w) = dumps_both_ways(write_filters, KEYS);
+    assert_eq!(all_chunks(&mut w.conn()), all_chunks(&mut rb.conn()));
 }
 
 /// The filters and a late add, which both AOF tests write.
@@ -272,8 +250,8 @@ fn write_filters_and_more(con: &mut Connection) {
 
 #[test]
 fn redisblooms_aof_replays_into_warden_and_wardens_into_redisbloom() {
-    let late = cmd_of!("BF.MADD", "scaled", "after1", "after2");
-    aof_both_ways(write_filters_and_more, &late, all_chunks);
+    let late = [cmd_of!("BF.MADD", "scaled", "after1", "after2")];
+    aof_both_ways(ALIASES, write_filters_and_more, &late, all_chunks);
 }
 
 #[test]

@@ -9,11 +9,9 @@ use crate::cms::kit::RB_SKETCH;
 use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
 use crate::common::peer_modules::{
     aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
-    same,
+    same, ALIASES,
 };
 use crate::common::*;
-
-const ALIASES: &[&str] = &["aliases", "redisbloom"];
 
 /// Every command and refusal, then a stream of increments.
 fn workload() -> Vec<redis::Cmd> {
@@ -142,8 +140,9 @@ fn rdb_files_and_dumps_move_both_ways() {
 #[test]
 fn aof_files_replay_both_ways() {
     aof_both_ways(
+        ALIASES,
         write_sketches,
-        &cmd_of!("CMS.INCRBY", "a", "late", 2),
+        &[cmd_of!("CMS.INCRBY", "a", "late", 2)],
         dumps,
     );
 }

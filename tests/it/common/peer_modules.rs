@@ -4,7 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::payload::Rng;
 use crate::common::*;
+
+/// The module arguments under which warden answers RedisBloom's names.
+pub const ALIASES: &[&str] = &["aliases", "redisbloom"];
 
 /// RedisBloom 2.8's module (`redisbloom.so`): `$REDISBLOOM` when set, else
 /// `target/bench/deps/redisbloom.so`, fetched there once by `tests/bench/redisbloom.sh`
@@ -115,13 +119,14 @@ pub fn memory_usage_comparable() -> bool {
 }
 
 /// Writes with `write` on RedisBloom, then `late` after an AOF rewrite, and
-/// asserts that warden (`aliases redisbloom`) replaying that AOF holds what
-/// `snapshot` saw there; then the same the other way round, warden's AOF
-/// into RedisBloom (where an RDB preamble can leave warden's aux field out).
-/// With and without the preamble.
+/// asserts that warden (loaded with `module_args`, which name `aliases
+/// redisbloom`) replaying that AOF holds what `snapshot` saw there; then the
+/// same the other way round, warden's AOF into RedisBloom (where an RDB
+/// preamble can leave warden's aux field out). With and without the preamble.
 pub fn aof_both_ways<T: PartialEq + std::fmt::Debug>(
+    module_args: &[&str],
     write: fn(&mut Connection),
-    late: &redis::Cmd,
+    late: &[redis::Cmd],
     snapshot: fn(&mut Connection) -> T,
 ) {
     for preamble in ["no", "yes"] {
@@ -131,9 +136,11 @@ pub fn aof_both_ways<T: PartialEq + std::fmt::Debug>(
         let mut rbc = rb.conn();
         write(&mut rbc);
         rb.bgrewriteaof();
-        let _: Value = late.query(&mut rbc).expect("the late write");
+        for c in late {
+            let _: Value = c.query(&mut rbc).expect("a late write");
+        }
         let theirs = snapshot(&mut rbc);
-        let mut w = Server::start_with(&args, &["aliases", "redisbloom"]);
+        let mut w = Server::start_with(&args, module_args);
         w.kill();
         let _ = std::fs::remove_dir_all(w.dir.join("appendonlydir"));
         copy_dir(&rb.dir.join("appendonlydir"), &w.dir.join("appendonlydir"));
@@ -147,7 +154,9 @@ pub fn aof_both_ways<T: PartialEq + std::fmt::Debug>(
         let _: () = query!(&mut wc, "FLUSHALL");
         write(&mut wc);
         w.bgrewriteaof();
-        let _: Value = late.query(&mut wc).expect("the late write");
+        for c in late {
+            let _: Value = c.query(&mut wc).expect("a late write");
+        }
         let ours = snapshot(&mut wc);
         if preamble == "yes" && !aux_is_optional() {
             continue;
@@ -187,9 +196,9 @@ pub fn move_to_redisbloom(from: &Server, to: &Server) {
     }
 }
 
-/// RESTOREs `rounds` mutations (1 to 4 random bytes) of each payload as key
+/// RESTOREs 300 mutations (1 to 4 random bytes) of each payload as key
 /// `victim` and runs `exercise` on each that loads, then checks the server
-/// lives: the payloads refused.
+/// lives. Returns how many were refused.
 pub fn mutated_restores(
     s: &mut Server,
     payloads: &[Vec<u8>],
@@ -197,20 +206,14 @@ pub fn mutated_restores(
     exercise: &[redis::Cmd],
 ) -> usize {
     let mut con = s.conn();
-    let mut rng = seed;
-    let mut next = || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut rng = Rng(seed);
     let mut refused = 0;
     for payload in payloads {
         for _ in 0..300 {
             let mut bad = payload.clone();
-            for _ in 0..1 + next() % 4 {
-                let at = (next() as usize) % bad.len();
-                bad[at] = next() as u8;
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(bad.len());
+                bad[at] = rng.next() as u8;
             }
             let r: redis::RedisResult<()> = cmd("RESTORE")
                 .arg("victim")
@@ -235,7 +238,7 @@ pub fn mutated_restores(
 /// redisbloom`), first in RESP2, then in RESP3 (`true`).
 pub fn in_both_protocols(mut each: impl FnMut(&mut Connection, &mut Connection, bool)) {
     let rb = redisbloom_server(&[]);
-    let w = Server::start_with(&[], &["aliases", "redisbloom"]);
+    let w = Server::start_with(&[], ALIASES);
     for resp3 in [false, true] {
         let (mut rbc, mut wc) = match resp3 {
             false => (rb.conn(), w.conn()),
@@ -261,7 +264,7 @@ pub fn rdb_both_ways<T: PartialEq + std::fmt::Debug>(
     write(&mut rbc);
     let theirs = snapshot(&mut rbc);
     let _: () = query!(&mut rbc, "SAVE");
-    let w = Server::start_with(&[], &["aliases", "redisbloom"]);
+    let w = Server::start_with(&[], ALIASES);
     std::fs::copy(rb.dir.join("dump.rdb"), w.dir.join("dump.rdb")).unwrap();
     let mut wc = w.conn();
     let _: () = query!(&mut wc, "DEBUG", "RELOAD", "NOSAVE");
@@ -276,6 +279,22 @@ pub fn rdb_both_ways<T: PartialEq + std::fmt::Debug>(
         "warden's keys in RedisBloom"
     );
     back
+}
+
+/// Writes with `write` on RedisBloom, RESTOREs each of `keys`' payloads
+/// into warden (`aliases redisbloom`) and asserts that warden's own `DUMP`
+/// of it is the same bytes. Returns both servers: RedisBloom's, warden's.
+pub fn dumps_both_ways(write: fn(&mut Connection), keys: &[&str]) -> (Server, Server) {
+    let rb = redisbloom_server(&[]);
+    let w = Server::start_with(&[], ALIASES);
+    let (mut rbc, mut wc) = (rb.conn(), w.conn());
+    write(&mut rbc);
+    for k in keys {
+        let payload = dump(&mut rbc, k);
+        let _: () = query!(&mut wc, "RESTORE", *k, 0, payload.clone());
+        assert_eq!(dump(&mut wc, k), payload, "warden's payload of {k}");
+    }
+    (rb, w)
 }
 
 /// RedisBloom 2.8's own files (`tests/fixtures/redisbloom-2.8/`, made by its
@@ -303,7 +322,7 @@ pub fn recorded_answers(key: &str, kind: &str) -> Vec<u64> {
 /// A warden server with `aliases redisbloom` started on RedisBloom's fixture
 /// `files` (copied into its directory), with extra server options `args`.
 pub fn started_on_fixtures(files: &[&str], args: &[&str]) -> (Server, Connection) {
-    let mut s = Server::start_with(args, &["aliases", "redisbloom"]);
+    let mut s = Server::start_with(args, ALIASES);
     s.kill();
     for f in files {
         let from = redisbloom_fixtures().join(f);

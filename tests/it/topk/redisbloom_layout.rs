@@ -8,11 +8,9 @@
 
 use crate::common::peer_modules::{
     aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
-    reply, same,
+    reply, same, ALIASES,
 };
 use crate::common::*;
-
-const ALIASES: &[&str] = &["aliases", "redisbloom"];
 
 /// Every command and refusal, on wide sketches (no two items share a bucket).
 fn workload() -> Vec<redis::Cmd> {
@@ -108,7 +106,8 @@ fn rdb_files_move_both_ways() {
 
 #[test]
 fn aof_files_replay_both_ways() {
-    aof_both_ways(write_sketches, &cmd_of!("TOPK.ADD", "t", "after"), answers);
+    let late = [cmd_of!("TOPK.ADD", "t", "after")];
+    aof_both_ways(ALIASES, write_sketches, &late, answers);
 }
 
 /// A narrow sketch, where items share buckets and decay each other.
