@@ -71,10 +71,15 @@ fn fingerprint(item: &[u8]) -> u32 {
 impl RbTopK {
     /// Bytes of the buckets and heap of these sizes; `None` past any machine.
     pub fn bytes_for(k: u32, width: u32, depth: u32) -> Option<u64> {
-        let buckets = u64::from(width)
+        Self::bucket_bytes(width, depth)?.checked_add(u64::from(k).checked_mul(24)?)
+    }
+
+    /// Bytes of `width × depth` buckets (8 each); `None` past 64 bits, so
+    /// sizes whose bytes would wrap to a stored length match none.
+    pub fn bucket_bytes(width: u32, depth: u32) -> Option<u64> {
+        u64::from(width)
             .checked_mul(u64::from(depth))?
-            .checked_mul(8)?;
-        buckets.checked_add(u64::from(k).checked_mul(24)?)
+            .checked_mul(8)
     }
 
     /// An empty top-k (sizes at least 1, decay in (0, 1]: checked by the
@@ -288,6 +293,16 @@ mod tests {
         assert!(!t.query(b"d") && t.query(b"a"));
         assert_eq!(t.count(b"a"), 250);
         assert!(out.iter().all(|(_, o)| o.as_slice() != b"a"));
+    }
+
+    #[test]
+    fn sizes_whose_bytes_wrap_have_none() {
+        assert_eq!(RbTopK::bucket_bytes(20, 4), Some(640));
+        // 583550761 × 3951400912 = 2^61 + 80: × 8 wraps to 640.
+        let (w, d) = (583_550_761u32, 3_951_400_912u32);
+        assert_eq!((u64::from(w) * u64::from(d)).wrapping_mul(8), 640);
+        assert_eq!(RbTopK::bucket_bytes(w, d), None);
+        assert_eq!(RbTopK::bytes_for(1, w, d), None);
     }
 
     #[test]

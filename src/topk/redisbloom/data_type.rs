@@ -48,7 +48,7 @@ fn load_topk(rdb: Io) -> Option<RbTopK> {
     }
     let data = rdb.load_string_buffer().ok()?;
     let data = data.as_ref();
-    if data.len() as u64 != u64::from(width) * u64::from(depth) * 8 {
+    if RbTopK::bucket_bytes(width, depth) != Some(data.len() as u64) {
         return None;
     }
     let buckets = data
