@@ -268,14 +268,15 @@ impl RbTopK {
     }
 
     /// The top k, most counted first (ties in heap order), empty entries
-    /// left out.
-    pub fn list(&self) -> Vec<(&[u8], u32)> {
+    /// left out; an entry without an item (the empty item, loaded) as none,
+    /// which RedisBloom answers as nil.
+    pub fn list(&self) -> Vec<(Option<&[u8]>, u32)> {
         let mut entries: Vec<&HeapEntry> = self.heap.iter().collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.count));
         entries
             .into_iter()
             .take_while(|e| e.count != 0)
-            .map(|e| (e.item.as_deref().unwrap_or(b""), e.count))
+            .map(|e| (e.item.as_deref(), e.count))
             .collect()
     }
 
@@ -303,8 +304,8 @@ mod tests {
                 }
             }
         }
-        let list: Vec<&[u8]> = t.list().into_iter().map(|(i, _)| i).collect();
-        assert_eq!(list, [&b"a"[..], b"b", b"c"]);
+        let list: Vec<Option<&[u8]>> = t.list().into_iter().map(|(i, _)| i).collect();
+        assert_eq!(list, [Some(&b"a"[..]), Some(b"b"), Some(b"c")]);
         assert!(!t.query(b"d") && t.query(b"a"));
         assert_eq!(t.count(b"a"), 250);
         assert!(out.iter().all(|(_, o)| o.as_slice() != b"a"));
@@ -329,7 +330,7 @@ mod tests {
         assert!(t.query(b""));
         assert_eq!(t.count(b""), 2);
         t.add(b"", 1);
-        assert_eq!(t.list(), [(&b""[..], 3), (&b"a"[..], 1)]);
+        assert_eq!(t.list(), [(None, 3), (Some(&b"a"[..]), 1)]);
     }
 
     #[test]
