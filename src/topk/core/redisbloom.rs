@@ -71,10 +71,15 @@ fn fingerprint(item: &[u8]) -> u32 {
 impl RbTopK {
     /// Bytes of the buckets and heap of these sizes; `None` past any machine.
     pub fn bytes_for(k: u32, width: u32, depth: u32) -> Option<u64> {
-        let buckets = u64::from(width)
+        Self::bucket_bytes(width, depth)?.checked_add(u64::from(k).checked_mul(24)?)
+    }
+
+    /// Bytes of `width × depth` buckets (8 each); `None` past 64 bits, so
+    /// sizes whose bytes would wrap to a stored length match none.
+    pub fn bucket_bytes(width: u32, depth: u32) -> Option<u64> {
+        u64::from(width)
             .checked_mul(u64::from(depth))?
-            .checked_mul(8)?;
-        buckets.checked_add(u64::from(k).checked_mul(24)?)
+            .checked_mul(8)
     }
 
     /// An empty top-k (sizes at least 1, decay in (0, 1]: checked by the
@@ -122,11 +127,26 @@ impl RbTopK {
         }
     }
 
-    /// Where the item sits in the heap.
+    /// Where the item sits in the heap. An entry without an item holds the
+    /// empty one (an empty item loads as none, and RedisBloom compares an
+    /// entry's bytes: none for it).
     fn heap_position(&self, fp: u32, item: &[u8]) -> Option<usize> {
         (0..self.heap.len())
             .rev()
-            .find(|&i| self.heap[i].fp == fp && self.heap[i].item.as_deref() == Some(item))
+            .find(|&i| self.heap[i].fp == fp && self.heap[i].item.as_deref().unwrap_or(b"") == item)
+    }
+
+    /// Whether stored heap entries are ones RedisBloom's calls make: each
+    /// either never filled (no item, fingerprint and count 0) or holding an
+    /// item (none: the empty one) under the item's fingerprint, and no item
+    /// held twice. Others would be listed but not found, or listed twice.
+    pub fn heap_is_sound(heap: &[HeapEntry]) -> bool {
+        let mut seen = std::collections::HashSet::with_capacity(heap.len());
+        heap.iter().all(|e| {
+            let item = e.item.as_deref().unwrap_or(b"");
+            let never_filled = e.item.is_none() && e.fp == 0 && e.count == 0;
+            never_filled || (e.fp == fingerprint(item) && seen.insert(item))
+        })
     }
 
     /// Moves entry `start` down the min-heap as RedisBloom does: past a
@@ -248,14 +268,15 @@ impl RbTopK {
     }
 
     /// The top k, most counted first (ties in heap order), empty entries
-    /// left out.
-    pub fn list(&self) -> Vec<(&[u8], u32)> {
+    /// left out; an entry without an item (the empty item, loaded) as none,
+    /// which RedisBloom answers as nil.
+    pub fn list(&self) -> Vec<(Option<&[u8]>, u32)> {
         let mut entries: Vec<&HeapEntry> = self.heap.iter().collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.count));
         entries
             .into_iter()
             .take_while(|e| e.count != 0)
-            .map(|e| (e.item.as_deref().unwrap_or(b""), e.count))
+            .map(|e| (e.item.as_deref(), e.count))
             .collect()
     }
 
@@ -283,11 +304,87 @@ mod tests {
                 }
             }
         }
-        let list: Vec<&[u8]> = t.list().into_iter().map(|(i, _)| i).collect();
-        assert_eq!(list, [&b"a"[..], b"b", b"c"]);
+        let list: Vec<Option<&[u8]>> = t.list().into_iter().map(|(i, _)| i).collect();
+        assert_eq!(list, [Some(&b"a"[..]), Some(b"b"), Some(b"c")]);
         assert!(!t.query(b"d") && t.query(b"a"));
         assert_eq!(t.count(b"a"), 250);
         assert!(out.iter().all(|(_, o)| o.as_slice() != b"a"));
+    }
+
+    /// The top-k as RDB loads it: an empty item as none.
+    fn reloaded(t: &RbTopK) -> RbTopK {
+        let mut t = t.clone();
+        for e in &mut t.heap {
+            e.item = e.item.take().filter(|i| !i.is_empty());
+        }
+        assert!(RbTopK::heap_is_sound(&t.heap));
+        t
+    }
+
+    #[test]
+    fn the_empty_item_is_found_once_reloaded() {
+        let mut t = RbTopK::new(3, 10, 2, 0.9).expect("new");
+        t.add(b"", 2);
+        t.add(b"a", 1);
+        let mut t = reloaded(&t);
+        assert!(t.query(b""));
+        assert_eq!(t.count(b""), 2);
+        t.add(b"", 1);
+        assert_eq!(t.list(), [(None, 3), (Some(&b"a"[..]), 1)]);
+    }
+
+    #[test]
+    fn a_heap_calls_cannot_make_is_unsound() {
+        let mut t = RbTopK::new(4, 20, 3, 0.9).expect("new");
+        assert!(RbTopK::heap_is_sound(&t.heap));
+        for (item, n) in [(&b"x"[..], 3), (b"", 2), (b"y", 0)] {
+            t.add(item, n);
+        }
+        let t = reloaded(&t);
+        let unsound = |f: fn(&mut Vec<HeapEntry>)| {
+            let mut heap = t.heap.clone();
+            f(&mut heap);
+            !RbTopK::heap_is_sound(&heap)
+        };
+        fn at(h: &[HeapEntry], item: &[u8]) -> usize {
+            h.iter()
+                .position(|e| e.item.as_deref() == Some(item))
+                .expect("held")
+        }
+        assert!(unsound(|h| {
+            let i = at(h, b"x");
+            h[i].fp ^= 1;
+        }));
+        assert!(unsound(|h| {
+            let i = at(h, b"x");
+            h[(i + 1) % 4] = h[i].clone();
+        }));
+        assert!(unsound(|h| {
+            let e = h.iter().position(|e| e.item.is_none() && e.count == 2);
+            let i = e.expect("the empty item");
+            h[(i + 1) % 4] = h[i].clone();
+        }));
+        assert!(unsound(|h| {
+            let i = h
+                .iter()
+                .position(|e| e.fp == 0)
+                .expect("an entry never filled");
+            h[i].count = 5;
+        }));
+        assert!(unsound(|h| {
+            let i = at(h, b"y");
+            h[i].fp = 0;
+        }));
+    }
+
+    #[test]
+    fn sizes_whose_bytes_wrap_have_none() {
+        assert_eq!(RbTopK::bucket_bytes(20, 4), Some(640));
+        // 583550761 × 3951400912 = 2^61 + 80: × 8 wraps to 640.
+        let (w, d) = (583_550_761u32, 3_951_400_912u32);
+        assert_eq!((u64::from(w) * u64::from(d)).wrapping_mul(8), 640);
+        assert_eq!(RbTopK::bucket_bytes(w, d), None);
+        assert_eq!(RbTopK::bytes_for(1, w, d), None);
     }
 
     #[test]

@@ -48,7 +48,7 @@ fn load_topk(rdb: Io) -> Option<RbTopK> {
     }
     let data = rdb.load_string_buffer().ok()?;
     let data = data.as_ref();
-    if data.len() as u64 != u64::from(width) * u64::from(depth) * 8 {
+    if RbTopK::bucket_bytes(width, depth) != Some(data.len() as u64) {
         return None;
     }
     let buckets = data
@@ -76,6 +76,9 @@ fn load_topk(rdb: Io) -> Option<RbTopK> {
             item: (!item.is_empty() && item.len() > 1).then(|| text.to_vec()),
             count: word(record, 16),
         });
+    }
+    if !RbTopK::heap_is_sound(&heap) {
+        return None;
     }
     Some(RbTopK::from_parts(k, width, depth, decay, buckets, heap))
 }

@@ -1,12 +1,15 @@
 //! Bloom filters in the checks that cross every family (`tests/it/module/`):
-//! the family's two types, whole filters (`warden-bf`) and filters being loaded by
-//! BF.LOADCHUNKX (`warden-bl`), with their payloads (real DUMPs of several
-//! shapes, the family's forgeries, the refusals of the loader), what a value a
-//! payload made must answer, and INFO's gauges of filters; the kinds of key of the
-//! defrag churn and the large filters kept whole through it; the family's calls of
-//! the leak workload.
+//! the family's three types, whole filters (`warden-bf`), filters being loaded by
+//! BF.LOADCHUNKX (`warden-bl`) and RedisBloom's own (`MBbloom--`, under `aliases
+//! redisbloom`: their payloads in `redisbloom_payload.rs`), with their payloads
+//! (real DUMPs of several shapes, the family's forgeries, the refusals of the
+//! loader), what a value a payload made must answer, and INFO's gauges of filters
+//! (`bf_filters` and `bf_bytes` count both kinds of whole filter); the kinds of key
+//! of the defrag churn and the large filters kept whole through it; the family's
+//! calls of the leak workload.
 
 use crate::bloom::fuzz_values::dump_header;
+use crate::bloom::redisbloom_payload::{self as rb, legacy_header};
 use crate::bloom::support::{loadchunks, scandump, LOADING};
 use crate::common::defrag::send;
 use crate::common::fuzz_calls::is_int01;
@@ -19,7 +22,7 @@ use crate::common::*;
 
 /// The family in the checks across families.
 pub static KIT: FamilyKit = FamilyKit {
-    types: &[FILTER, BEING_LOADED],
+    types: &[FILTER, BEING_LOADED, CHAIN],
     churn: &[
         Churn {
             prefix: "bf",
@@ -73,15 +76,63 @@ pub static KIT: FamilyKit = FamilyKit {
                 assert_eq!(err_of(&v).as_deref(), Some(LOADING), "{k}");
             },
         },
+        Churn {
+            prefix: "rbf",
+            count: 3_000,
+            ttl: false,
+            make: |k, i| {
+                vec![
+                    cmd_of!("BF.RESERVE", k, 0.01, 50),
+                    cmd_of!("BF.ADD", k, format!("item-{i}")),
+                ]
+            },
+            survivor: rb_holds_its_item,
+        },
+        Churn {
+            prefix: "rbfs",
+            count: 300,
+            ttl: false,
+            make: |k, i| {
+                let mut add = cmd_of!("BF.MADD", k);
+                for n in 0..60 {
+                    add.arg(format!("item-{i}-{n}"));
+                }
+                vec![cmd_of!("BF.RESERVE", k, 0.01, 4, "EXPANSION", 2), add]
+            },
+            survivor: |con, k, i| {
+                for n in 0..60 {
+                    let e: i64 = query!(con, "BF.EXISTS", k, format!("item-{i}-{n}"));
+                    assert_eq!(e, 1, "{k} item {n}");
+                }
+                let links: Vec<i64> = query!(con, "BF.INFO", k, "FILTERS");
+                assert!(links[0] >= 3, "{k}: {links:?} links");
+            },
+        },
+        Churn {
+            prefix: "rbfl",
+            count: 300,
+            ttl: false,
+            make: |k, i| {
+                vec![
+                    cmd_of!("BF.LOADCHUNK", k, 1, legacy_header()),
+                    cmd_of!("BF.ADD", k, format!("item-{i}")),
+                ]
+            },
+            survivor: rb_holds_its_item,
+        },
     ],
     whole: Some(Whole {
-        keys: &["big:scaling", "big:flat"],
+        keys: &["big:scaling", "big:flat", "big:rb"],
         make: big_filters,
         check: big_filters_hold,
     }),
     leak: Leak {
-        share: 21,
-        keys: &[("bf", FILTER_KEYS), ("bfl", LOADING_KEYS)],
+        share: 26,
+        keys: &[
+            ("bf", FILTER_KEYS),
+            ("bfl", LOADING_KEYS),
+            ("rbf", CHAIN_KEYS),
+        ],
         errors: &[
             "ERR item exists",
             "ERR non scaling filter is full",
@@ -90,8 +141,16 @@ pub static KIT: FamilyKit = FamilyKit {
             // Chunks sent at random to filters being loaded.
             "ERR chunk out of order",
             "ERR key already holds a complete filter",
+            // RedisBloom's chunks sent at random to its filters.
+            "ERR received bad data",
+            "ERR invalid offset - no link found",
+            "ERR invalid chunk - Too big for current filter",
         ],
-        setup: |con| chunks_of(con, "src:bf"),
+        setup: |con| {
+            let mut chunks = chunks_of(con, "src:bf");
+            chunks.extend(rb::rb_chunks_of(con, "src:rbf"));
+            chunks
+        },
         call: leak_call,
         round: None,
         idle: &[],
@@ -125,6 +184,22 @@ pub const BEING_LOADED: TypeKit = TypeKit {
     reads: loading_reads,
     exercise: loading_writes,
     gauges: None,
+};
+
+/// RedisBloom's filters (`aliases redisbloom`), made by its names.
+pub const CHAIN: TypeKit = TypeKit {
+    name: "MBbloom--",
+    encver: 4,
+    bases: rb::chain_bases,
+    layouts: rb::chain_layouts,
+    forge: rb::forge_chain,
+    refusals: rb::chain_refusals,
+    reads: rb::chain_reads,
+    exercise: rb::chain_writes,
+    gauges: Some(Gauges {
+        fields: ["bf_filters", "bf_bytes"],
+        size: Some(rb::chain_size),
+    }),
 };
 
 /// The number of layers of a filter payload (`FILTER_FIELDS` filter fields, then 5 per layer).
@@ -519,9 +594,17 @@ fn holds_its_item(con: &mut Connection, k: &str, i: usize) {
     assert_eq!(e, 1, "{k}");
 }
 
+/// A churned RedisBloom filter that survived still holds its item.
+fn rb_holds_its_item(con: &mut Connection, k: &str, i: usize) {
+    let e: i64 = query!(con, "BF.EXISTS", k, format!("item-{i}"));
+    assert_eq!(e, 1, "{k}");
+}
+
 /// Large filters, kept whole through the defrag churn: one scaling filter of
-/// many layers, and one non-scaling filter of several MB.
+/// many layers, one non-scaling filter of several MB, and one of RedisBloom's
+/// of many links.
 fn big_filters(con: &mut Connection) {
+    let _: () = query!(con, "BF.RESERVE", "big:rb", 0.01, 1000, "EXPANSION", 2);
     let _: () = query!(
         con,
         "BF.RESERVEX",
@@ -542,20 +625,27 @@ fn big_filters(con: &mut Connection) {
     for chunk in 0..40 {
         let mut s = cmd_of!("BF.MADDX", "big:scaling");
         let mut f = cmd_of!("BF.MADDX", "big:flat");
+        let mut r = cmd_of!("BF.MADD", "big:rb");
         for n in 0..2_000 {
             s.arg(format!("s-{chunk}-{n}"));
             f.arg(format!("f-{chunk}-{n}"));
+            r.arg(format!("r-{chunk}-{n}"));
         }
-        send(con, [s, f]);
+        send(con, [s, f, r]);
     }
 }
 
 /// `big_filters`' items are all still there.
 fn big_filters_hold(con: &mut Connection) {
-    for (key, prefix) in [("big:scaling", "s"), ("big:flat", "f")] {
+    let keys = [
+        ("big:scaling", "s", "BF.EXISTSX"),
+        ("big:flat", "f", "BF.EXISTSX"),
+        ("big:rb", "r", "BF.EXISTS"),
+    ];
+    for (key, prefix, exists) in keys {
         for chunk in [0, 17, 39] {
             for n in (0..2_000).step_by(97) {
-                let e: i64 = query!(con, "BF.EXISTSX", key, format!("{prefix}-{chunk}-{n}"));
+                let e: i64 = query!(con, exists, key, format!("{prefix}-{chunk}-{n}"));
                 assert_eq!(e, 1, "{key}: {prefix}-{chunk}-{n}");
             }
         }
@@ -566,6 +656,8 @@ fn big_filters_hold(con: &mut Connection) {
 const FILTER_KEYS: usize = 300;
 /// The leak workload's filters being loaded: `bfl:0` to `bfl:99`.
 const LOADING_KEYS: usize = 100;
+/// The leak workload's RedisBloom filters: `rbf:0` to `rbf:199`.
+const CHAIN_KEYS: usize = 200;
 
 /// A filter `src` of several layers made, and its chunks (BF.SCANDUMPX, the
 /// header first), each as its iterator and data, for filters being loaded.
@@ -582,18 +674,24 @@ pub fn chunks_of(con: &mut Connection, src: &str) -> Vec<Args> {
         .collect()
 }
 
-/// One call of the leak workload: on a filter (20 in 21: adds, reads,
-/// creations of every kind, inserts, copies, deletes), or on a filter being
-/// loaded (a chunk of `chunks`, taken in order or refused, or a DEL).
+/// One call of the leak workload: on a filter (20 in 26: adds, reads,
+/// creations of every kind, inserts, copies, deletes), on a filter being
+/// loaded (1 in 26: a chunk of `chunks`, taken in order or refused, or a
+/// DEL), or on one of RedisBloom's (5 in 26: `rb_leak_call`).
 fn leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
     let n = |r: &mut Rng, m: usize| r.below(m).to_string();
-    if r.below(21) == 20 {
+    let roll = r.below(26);
+    if roll > 20 {
+        return rb_leak_call(r, chunks, buf);
+    }
+    if roll == 20 {
         let key = format!("bfl:{}", n(r, LOADING_KEYS));
+        let ours: Vec<&Args> = chunks.iter().filter(|c| c.len() == 2).collect();
         match r.below(8) {
             0 => pack(buf, &[b"DEL", key.as_bytes()]),
             _ => {
                 // A chunk with the iterator SCANDUMPX gave with it.
-                let chunk = &chunks[r.below(chunks.len())];
+                let chunk = ours[r.below(ours.len())];
                 pack(
                     buf,
                     &[b"BF.LOADCHUNKX", key.as_bytes(), &chunk[0], &chunk[1]],
@@ -647,5 +745,73 @@ fn leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
             pack(buf, &[b"COPY", key.as_bytes(), dst.as_bytes(), b"REPLACE"]);
         }
         _ => pack(buf, &[b"UNLINK", key.as_bytes()]),
+    }
+}
+
+/// One call of the leak workload on a RedisBloom filter (`rbf:*`): adds,
+/// reads, creations of every kind, inserts, its chunks dumped, chunks of
+/// `chunks` (those tagged `rb`: a filter's header and bits) loaded, in order
+/// or refused, copies and deletes.
+fn rb_leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
+    let key = format!("rbf:{}", r.below(CHAIN_KEYS));
+    let k = key.as_bytes();
+    let items: Vec<String> = (0..5)
+        .map(|_| format!("it:{}", r.next() % 4_000_000))
+        .collect();
+    let item = items[0].as_bytes();
+    match r.below(20) {
+        0..=5 => pack(buf, &[b"BF.ADD", k, item]),
+        6..=7 => {
+            let mut args: Vec<&[u8]> = vec![b"BF.MADD", k];
+            args.extend(items.iter().map(|s| s.as_bytes()));
+            pack(buf, &args);
+        }
+        8..=9 => pack(buf, &[b"BF.EXISTS", k, item]),
+        10 => pack(buf, &[b"BF.MEXISTS", k, item, items[1].as_bytes()]),
+        11 => {
+            let cap = r.pick(&["50", "1000", "20000"]);
+            let rate = r.pick(&["0.01", "0.001", "0.1"]);
+            let mut args: Vec<&[u8]> = vec![b"BF.RESERVE", k, rate.as_bytes(), cap.as_bytes()];
+            if r.chance(1, 4) {
+                args.push(b"NONSCALING");
+            } else {
+                args.extend([&b"EXPANSION"[..], r.pick(&["1", "2", "4"]).as_bytes()]);
+            }
+            pack(buf, &args);
+        }
+        12 => {
+            let grow: &[&[u8]] = match r.below(3) {
+                0 => &[b"NONSCALING"],
+                1 => &[b"EXPANSION", b"3"],
+                _ => &[],
+            };
+            let mut args: Vec<&[u8]> = vec![b"BF.INSERT", k, b"CAPACITY", b"40", b"ERROR", b"0.01"];
+            args.extend(grow);
+            args.extend([&b"ITEMS"[..], item, items[1].as_bytes()]);
+            pack(buf, &args);
+        }
+        13 => {
+            let read = r.pick(&[&b"BF.CARD"[..], b"BF.INFO", b"BF.DEBUG"]);
+            pack(buf, &[read, k]);
+        }
+        14 => {
+            let it = r.pick(&[&b"0"[..], b"1"]);
+            pack(buf, &[b"BF.SCANDUMP", k, it]);
+        }
+        15..=16 => {
+            // A chunk with the iterator SCANDUMP gave with it (the header first).
+            let theirs: Vec<&Args> = chunks.iter().filter(|c| c.len() == 3).collect();
+            let chunk = match r.chance(1, 3) {
+                true => theirs[0],
+                false => theirs[r.below(theirs.len())],
+            };
+            pack(buf, &[b"BF.LOADCHUNK", k, &chunk[0], &chunk[1]]);
+        }
+        17 => pack(buf, &[b"DEL", k]),
+        18 => pack(buf, &[b"UNLINK", k]),
+        _ => {
+            let dst = format!("rbf:{}", r.below(CHAIN_KEYS));
+            pack(buf, &[b"COPY", k, dst.as_bytes(), b"REPLACE"]);
+        }
     }
 }

@@ -13,6 +13,7 @@ mod persistence;
 mod redisbloom_fixtures;
 mod redisbloom_import;
 mod redisbloom_layout;
+pub mod redisbloom_payload;
 mod replication;
 mod scandump;
 mod scandump_persistence;

@@ -7,6 +7,8 @@
 //! filters; warden's own filters keep answering under those names; and
 //! corrupt payloads of the type are refused without harm.
 
+use crate::bloom::kit::CHAIN;
+use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
 use crate::common::peer_modules::{
     aof_both_ways, dumps_both_ways, memory_usage_comparable, mutated_restores, rdb_both_ways,
     redisbloom_server, reply, same, ALIASES,
@@ -343,4 +345,65 @@ fn a_filter_of_thousands_of_links_reloads() {
         .collect();
     let found: Vec<i64> = query!(&mut con, "BF.MEXISTS", "poc", kept);
     assert!(found.iter().all(|&f| f == 1));
+}
+
+/// Every field of a payload is checked: each forgery of
+/// `redisbloom_payload::chain_refusals` (bits per item no rate gives among
+/// them, with the hash counts they give) answers `Bad data format`, and the
+/// server lives on.
+#[test]
+fn forged_payloads_are_refused() {
+    assert_refused(&CHAIN);
+}
+
+/// Corrupt and forged payloads by the thousand: a payload the module takes is
+/// a filter every command works on, read in range, and DUMPed and RESTOREd the
+/// same.
+#[test]
+fn forged_payloads_never_harm_the_server() {
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    write_filters(&mut con);
+    restore_forgeries(&mut con, &CHAIN, KEYS, 0xb100);
+    s.assert_alive();
+}
+
+/// A filter whose items sum to the top of their range (a payload may say so)
+/// refuses an add that would pass it, and keeps a value that DUMPs and
+/// RESTOREs: a wrapped count would no longer be its links' sum, and its RDB
+/// and DUMP would no longer load.
+#[test]
+fn an_add_past_the_items_range_is_refused() {
+    use crate::bloom::redisbloom_payload::{link_count, link_field};
+    use crate::common::payload::{encode, parse_dump, Field};
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    ok(
+        &mut con,
+        &cmd_of!("BF.RESERVE", "top", 0.01, 10, "EXPANSION", 2),
+    );
+    for i in 0..30 {
+        let _: Value = query!(&mut con, "BF.ADD", "top", format!("i{i}"));
+    }
+    let mut d = parse_dump(&dump(&mut con, "top"));
+    let links = link_count(&d).expect("a filter's layout");
+    assert!(links >= 2, "{links} links");
+    for l in 0..links {
+        d.fields[link_field(l, 7)] = Field::U(0);
+    }
+    d.fields[link_field(0, 0)] = Field::U(u64::MAX);
+    d.fields[link_field(0, 7)] = Field::U(u64::MAX);
+    d.fields[0] = Field::U(u64::MAX);
+    ok(
+        &mut con,
+        &cmd_of!("RESTORE", "top", 0, encode(&d), "REPLACE"),
+    );
+    let before = digest(&mut con, "top");
+    let e = err_of(&raw(&mut con, &cmd_of!("BF.ADD", "top", "one-more")));
+    assert_eq!(e.as_deref(), Some("ERR problem inserting into filter"));
+    assert_eq!(digest(&mut con, "top"), before, "a refused add changed it");
+    let payload = dump(&mut con, "top");
+    ok(&mut con, &cmd_of!("RESTORE", "again", 0, payload));
+    assert_eq!(digest(&mut con, "again"), before);
+    s.assert_alive();
 }

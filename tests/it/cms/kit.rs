@@ -1,9 +1,12 @@
 //! Count-min sketches in the checks that cross every family
-//! (`tests/it/module/`): the family's `KIT`, with the keys of the defrag churn
-//! and what they answer after it, the calls of the leak workload, and the
-//! family's INFO gauges. Their payloads are in `payload.rs`.
+//! (`tests/it/module/`): the family's `KIT`, with its two types, warden's
+//! sketches and RedisBloom's (`CMSk-TYPE`, under `aliases redisbloom`), the
+//! keys of the defrag churn and what they answer after it, the calls of the
+//! leak workload, and the family's INFO gauges (which count both types).
+//! Their payloads are in `payload.rs` and `redisbloom_payload.rs`.
 
 use crate::cms::payload;
+use crate::cms::redisbloom_payload as rb;
 use crate::cms::support::counts;
 use crate::common::kit::*;
 use crate::common::payload::Rng;
@@ -12,21 +15,33 @@ use crate::common::*;
 
 /// The family in the checks across families.
 pub static KIT: FamilyKit = FamilyKit {
-    types: &[SKETCH],
-    churn: &[Churn {
-        prefix: "cm",
-        count: 3_000,
-        ttl: false,
-        make: churned,
-        survivor: churn_survivor,
-    }],
+    types: &[SKETCH, RB_SKETCH],
+    churn: &[
+        Churn {
+            prefix: "cm",
+            count: 3_000,
+            ttl: false,
+            make: churned,
+            survivor: churn_survivor,
+        },
+        Churn {
+            prefix: "rcm",
+            count: 3_000,
+            ttl: false,
+            make: rb_churned,
+            survivor: rb_churn_survivor,
+        },
+    ],
     whole: None,
     leak: Leak {
-        share: 5,
-        keys: &[LEAK_KEYS],
-        errors: &LEAK_ERRORS,
+        share: 7,
+        keys: &[LEAK_KEYS, RB_LEAK_KEYS],
+        errors: &LEAK_ERRORS_BOTH,
         setup: |_| Vec::new(),
-        call: |r, _, buf| keyed_call(r, LEAK_KEYS, leak_call, buf),
+        call: |r, _, buf| match r.below(7) {
+            0..=4 => keyed_call(r, LEAK_KEYS, leak_call, buf),
+            _ => keyed_call(r, RB_LEAK_KEYS, rb_leak_call, buf),
+        },
         round: None,
         idle: &[],
     },
@@ -48,6 +63,22 @@ pub const SKETCH: TypeKit = TypeKit {
     gauges: Some(Gauges {
         fields: GAUGES,
         size: None,
+    }),
+};
+
+/// RedisBloom's count-min sketches (`aliases redisbloom`), made by its names.
+pub const RB_SKETCH: TypeKit = TypeKit {
+    name: "CMSk-TYPE",
+    encver: 0,
+    bases: rb::bases,
+    layouts: no_layouts,
+    forge: rb::forge,
+    refusals: rb::refusals,
+    reads: rb::reads,
+    exercise: rb::writes,
+    gauges: Some(Gauges {
+        fields: GAUGES,
+        size: Some(rb::size),
     }),
 };
 
@@ -126,5 +157,87 @@ pub fn leak_call(r: &mut Rng, n: usize, key: &str) -> redis::Cmd {
             }
         }
         _ => cmd_of!("CMS.INFOX", key),
+    }
+}
+
+/// Key `i` of a defrag churn made with RedisBloom's names, named `key`: a
+/// sketch of 64 × 3, 200 × 7 or sized by probability, `a` counted `i` times.
+pub fn rb_churned(key: &str, i: usize) -> Vec<redis::Cmd> {
+    let create = match i % 3 {
+        0 => cmd_of!("CMS.INITBYDIM", key, 64, 3),
+        1 => cmd_of!("CMS.INITBYDIM", key, 200, 7),
+        _ => cmd_of!("CMS.INITBYPROB", key, 0.05, 0.1),
+    };
+    vec![create, cmd_of!("CMS.INCRBY", key, "a", i, "b", 1)]
+}
+
+/// A key `rb_churned` made that survived the churn still counts `a` `i` times.
+pub fn rb_churn_survivor(con: &mut Connection, key: &str, i: usize) {
+    let n: Vec<i64> = query!(con, "CMS.QUERY", key, "a");
+    assert_eq!(n, [i as i64], "{key}");
+}
+
+/// The leak workload's RedisBloom sketches: `rcm:0` to `rcm:199`.
+pub const RB_LEAK_KEYS: (&str, usize) = ("rcm", 200);
+
+/// Errors the leak workload provokes on purpose, warden's names' and
+/// RedisBloom's (whose texts carry no `ERR`): a sketch made again, one
+/// missing, merges of sketches of other sizes, or past a counter's range,
+/// counters that saturate.
+pub const LEAK_ERRORS_BOTH: [&str; 11] = [
+    LEAK_ERRORS[0],
+    LEAK_ERRORS[1],
+    LEAK_ERRORS[2],
+    LEAK_ERRORS[3],
+    LEAK_ERRORS[4],
+    LEAK_ERRORS[5],
+    "CMS: key already exists",
+    "CMS: key does not exist",
+    "CMS: width/depth is not equal",
+    "CMS: MERGE overflow",
+    "CMS: INCRBY overflow",
+];
+
+/// One call of the leak workload on RedisBloom sketch `n`, named `key` (its
+/// removal and copies are the workload's): key `n` is made of the shape `n %
+/// 3` (100 × 3, 500 × 4, sized by probability); counts, some saturating,
+/// queries, merges (of sketches of its shape, mostly, with weights that may
+/// overflow), INFO.
+pub fn rb_leak_call(r: &mut Rng, n: usize, key: &str) -> redis::Cmd {
+    let (prefix, keys) = RB_LEAK_KEYS;
+    let item = |r: &mut Rng| format!("it:{}", r.below(5_000));
+    match r.below(16) {
+        0..=1 => match n % 3 {
+            0 => cmd_of!("CMS.INITBYDIM", key, 100, 3),
+            1 => cmd_of!("CMS.INITBYDIM", key, 500, 4),
+            _ => cmd_of!("CMS.INITBYPROB", key, 0.01, 0.01),
+        },
+        2..=9 => {
+            let mut c = cmd_of!("CMS.INCRBY", key);
+            for _ in 0..1 + r.below(3) {
+                c.arg(item(r))
+                    .arg(r.pick(&[1u64, 1, 5, 100, 1 << 31, 1 << 32]));
+            }
+            c
+        }
+        10..=11 => cmd_of!("CMS.QUERY", key, item(r), item(r)),
+        12..=14 => {
+            let near = |r: &mut Rng| {
+                let m = r.below(keys);
+                let m = if r.chance(9, 10) {
+                    m - m % 3 + n % 3
+                } else {
+                    m
+                };
+                format!("{prefix}:{}", m.min(keys - 1))
+            };
+            let (a, b) = (near(r), near(r));
+            match r.below(3) {
+                0 => cmd_of!("CMS.MERGE", key, 1, a),
+                1 => cmd_of!("CMS.MERGE", key, 2, a, b, "WEIGHTS", 2, -1),
+                _ => cmd_of!("CMS.MERGE", key, 2, key, a),
+            }
+        }
+        _ => cmd_of!("CMS.INFO", key),
     }
 }

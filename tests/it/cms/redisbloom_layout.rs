@@ -5,6 +5,8 @@
 //! warden's into RedisBloom; a replica builds the same sketches; corrupt
 //! payloads are refused without harm.
 
+use crate::cms::kit::RB_SKETCH;
+use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
 use crate::common::peer_modules::{
     aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
     same, ALIASES,
@@ -169,4 +171,24 @@ fn corrupt_payloads_are_refused_and_the_server_lives() {
         cmd_of!("CMS.MERGE", "victim", 1, "victim"),
     ];
     assert!(mutated_restores(&mut s, &payloads, 0xc0ffee, &exercise) > 0);
+}
+
+/// Every field of a payload is checked: each forgery of
+/// `redisbloom_payload::refusals` answers `Bad data format`, and the server
+/// lives on.
+#[test]
+fn forged_payloads_are_refused() {
+    assert_refused(&RB_SKETCH);
+}
+
+/// Corrupt and forged payloads by the thousand: a payload the module takes is
+/// a sketch every command works on, read in range, and DUMPed and RESTOREd
+/// the same.
+#[test]
+fn forged_payloads_never_harm_the_server() {
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    write_sketches(&mut con);
+    restore_forgeries(&mut con, &RB_SKETCH, KEYS, 0xc3c3);
+    s.assert_alive();
 }

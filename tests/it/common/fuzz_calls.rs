@@ -33,11 +33,18 @@ pub fn sanitize_wait(rng: &mut Rng, a: &mut [Vec<u8>]) {
 /// `VALUES`. A fuzzed call (`g.p > 0`) now and then has an option twice, or two parts
 /// of a one-of (`AGE … EXPANSION …`), which the docs do not allow.
 pub fn draw(g: &Gen, rng: &mut Rng, name: &str, docs: &[DocArg]) -> Vec<Vec<u8>> {
+    draw_with(g, rng, name, docs, false)
+}
+
+/// `draw`, with one of `PLAIN` where no `VALUES` row fills an argument when
+/// `plain` (else that panics).
+fn draw_with(g: &Gen, rng: &mut Rng, name: &str, docs: &[DocArg], plain: bool) -> Vec<Vec<u8>> {
     let mut call = Call {
         g,
         name,
         words: Vec::new(),
         rest: false,
+        plain,
     };
     let split = docs
         .iter()
@@ -79,6 +86,22 @@ pub fn valid_call(rng: &mut Rng, name: &str, docs: &[DocArg]) -> Vec<Vec<u8>> {
     call
 }
 
+/// Plain values for arguments no `VALUES` row fills (`any_call`).
+const PLAIN: &[&str] = &["1", "2", "3", "10", "0.01"];
+
+/// As `valid_call`, with a plain number (`PLAIN`) in arguments no `VALUES` row
+/// fills: those of the commands the command fuzzer does not draw (the foreign
+/// names of `aliases`), for calls that need not all be valid.
+pub fn any_call(rng: &mut Rng, name: &str, docs: &[DocArg]) -> Vec<Vec<u8>> {
+    let g = Gen {
+        p: 0,
+        now: now_ms(),
+    };
+    let mut call = draw_with(&g, rng, &name.to_uppercase(), docs, true);
+    sanitize_wait(rng, &mut call);
+    call
+}
+
 /// How many times a repeated argument comes: a group (`rate burst`) mostly once, else
 /// 2 to 9 times (up to one more than a key holds); a word (`item`) 1 to 12 times, now
 /// and then up to 200.
@@ -102,6 +125,8 @@ struct Call<'g> {
     words: Vec<Vec<u8>>,
     /// A `Rest` value has taken the end of the call.
     rest: bool,
+    /// One of `PLAIN` where no `VALUES` row fills an argument.
+    plain: bool,
 }
 
 impl Call<'_> {
@@ -142,6 +167,9 @@ impl Call<'_> {
                         self.arg(rng, p);
                     }
                 }
+            }
+            _ if self.plain && value_row(self.name, &a.name).is_none() => {
+                self.words.push(b(rng.pick(PLAIN)));
             }
             _ => {
                 let row = value_row(self.name, &a.name).unwrap_or_else(|| {

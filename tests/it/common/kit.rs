@@ -13,6 +13,11 @@ use super::*;
 
 include!(concat!(env!("OUT_DIR"), "/test_kits.rs"));
 
+/// The module arguments of every server of the checks across families: with
+/// RedisBloom's names, the foreign types families register under them are
+/// there too, made, checked and demanded (`module_types`) as warden's own.
+pub const MODULE_ARGS: &[&str] = &["aliases", "redisbloom"];
+
 /// One family's part of the checks across families.
 pub struct FamilyKit {
     /// Its data types, in the payload checks.

@@ -1,15 +1,18 @@
 //! The data types the module makes, found by asking it rather than from a hand
-//! list: on a server of its own, drawn valid calls (`fuzz_calls::valid_call`, from
-//! `COMMAND DOCS`) of every public write command (`COMMAND LIST FILTERBY MODULE
+//! list: on a server of its own, drawn calls (`fuzz_calls::any_call`: from `COMMAND
+//! DOCS`, with the fuzzer's valid values) of every public write command (`COMMAND LIST FILTERBY MODULE
 //! warden`), each command on an empty database, and the `TYPE` of every key a call
-//! names after it answers. A check that claims to cover every type asserts that
-//! each of these is in its list, so a new family's type fails it until covered.
+//! names after it answers. The server loads the module with the arguments of the
+//! checks across families (`kit::MODULE_ARGS`), so the foreign types count too.
+//! A check that claims to cover every type asserts that each of these is in its
+//! list, so a new family's type fails it until covered.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use super::docs::{command_docs, command_flags, key_positions, public_commands};
-use super::fuzz_calls::{build, valid_call};
+use super::fuzz_calls::{any_call, build};
+use super::kit::MODULE_ARGS;
 use super::payload::Rng;
 use super::*;
 
@@ -24,7 +27,8 @@ pub fn module_types() -> Vec<String> {
 }
 
 fn find_types() -> Vec<String> {
-    let (_server, mut con) = Server::start_conn();
+    let server = Server::start_with(&[], MODULE_ARGS);
+    let mut con = server.conn();
     let mut rng = Rng(0x7e5_7a9e5);
     let mut types = BTreeSet::new();
     let mut writers = Vec::new();
@@ -39,7 +43,7 @@ fn find_types() -> Vec<String> {
         let _: () = query!(&mut con, "FLUSHALL", "SYNC");
         let mut made = false;
         for _ in 0..CALLS {
-            let call = valid_call(&mut rng, &name, &docs);
+            let call = any_call(&mut rng, &name, &docs);
             let _: redis::RedisResult<Value> = build(name.as_bytes(), &call).query(&mut con);
             for &i in &at {
                 let t: String = query!(&mut con, "TYPE", &call[i][..]);

@@ -3,7 +3,7 @@
 //! `forge`); the fuzzing of one type's payloads, the refusals of its loader, and
 //! `Forged`, the named forgeries a kit's `refusals` builds.
 
-use super::kit::{all_types, TypeKit};
+use super::kit::{all_types, TypeKit, MODULE_ARGS};
 use super::payload::*;
 use super::payload_bases::*;
 use super::payload_checks::{exercise, read_checks, Findings};
@@ -187,12 +187,14 @@ pub fn restore_forgeries(con: &mut Connection, ty: &TypeKit, keys: &[&str], seed
     );
 }
 
-/// Controls of a type's loader, on a server of its own: every one of the DUMPs
+/// Controls of a type's loader, on a server of its own (with every type
+/// registered: `MODULE_ARGS`): every one of the DUMPs
 /// its `bases` makes, re-encoded from its parsed fields, RESTOREs to the same value
 /// (so forged fields reach the loader), and every one of its `refusals` of them
 /// is refused as bad data and leaves no key.
 pub fn assert_refused(ty: &TypeKit) {
-    let (mut s, mut con) = Server::start_conn();
+    let mut s = Server::start_with(&[], MODULE_ARGS);
+    let mut con = s.conn();
     let con = &mut con;
     let bases = (ty.bases)(con);
     let others = first_bases(con, ty);

@@ -1,19 +1,22 @@
-//! Cuckoo filters (`warden-cf`, whole or being loaded by CF.LOADCHUNKX: one
-//! type) in the checks that cross every family (`tests/it/module/`): the
-//! family's `KIT`, with its type (payloads in `payload.rs`), INFO's gauges of
-//! filters, the kinds of key of the defrag churn and the large filter kept whole
-//! through it, and the family's calls of the leak workload.
+//! Cuckoo filters in the checks that cross every family (`tests/it/module/`):
+//! the family's `KIT`, with its two types, warden's filters (`warden-cf`, whole
+//! or being loaded by CF.LOADCHUNKX: payloads in `payload.rs`) and RedisBloom's
+//! (`MBbloomCF`, under `aliases redisbloom`: payloads in
+//! `redisbloom_payload.rs`), INFO's gauges of filters (`cf_filters` and
+//! `cf_bytes` count both), the kinds of key of the defrag churn and the large
+//! filters kept whole through it, and the family's calls of the leak workload.
 
 use crate::common::defrag::send;
 use crate::common::kit::*;
 use crate::common::payload::Rng;
 use crate::common::*;
 use crate::cuckoo::payload::*;
+use crate::cuckoo::redisbloom_payload as rb;
 use crate::cuckoo::support::scandump;
 
 /// The family in the checks across families.
 pub static KIT: FamilyKit = FamilyKit {
-    types: &[CUCKOO],
+    types: &[CUCKOO, RB_CUCKOO],
     churn: &[
         Churn {
             prefix: "cf",
@@ -46,19 +49,58 @@ pub static KIT: FamilyKit = FamilyKit {
                     let e: i64 = query!(con, "CF.EXISTSX", k, format!("item-{i}-{n}"));
                     assert_eq!(e, 1, "{k} item {n}");
                 }
-                let subs: i64 = cf_info(con, k, "Number of filters");
+                let subs: i64 = cf_info(con, "CF.INFOX", k, "Number of filters");
+                assert!(subs >= 3, "{k}: {subs} sub-filters");
+            },
+        },
+        Churn {
+            prefix: "rcf",
+            count: 3_000,
+            ttl: false,
+            make: |k, i| {
+                vec![
+                    cmd_of!("CF.RESERVE", k, 50),
+                    cmd_of!("CF.ADD", k, format!("item-{i}")),
+                ]
+            },
+            survivor: |con, k, i| {
+                let e: i64 = query!(con, "CF.EXISTS", k, format!("item-{i}"));
+                assert_eq!(e, 1, "{k}");
+            },
+        },
+        Churn {
+            prefix: "rcfs",
+            count: 300,
+            ttl: false,
+            make: |k, i| {
+                let mut add = cmd_of!("CF.INSERT", k, "NOCREATE", "ITEMS");
+                for n in 0..60 {
+                    add.arg(format!("item-{i}-{n}"));
+                }
+                let size = 1 + i % 4;
+                vec![
+                    cmd_of!("CF.RESERVE", k, 8, "BUCKETSIZE", size, "EXPANSION", 2),
+                    add,
+                ]
+            },
+            survivor: |con, k, i| {
+                for n in 0..60 {
+                    let e: i64 = query!(con, "CF.EXISTS", k, format!("item-{i}-{n}"));
+                    assert_eq!(e, 1, "{k} item {n}");
+                }
+                let subs: i64 = cf_info(con, "CF.INFO", k, "Number of filters");
                 assert!(subs >= 3, "{k}: {subs} sub-filters");
             },
         },
     ],
     whole: Some(Whole {
-        keys: &["big:cuckoo"],
+        keys: &["big:cuckoo", "big:rcf"],
         make: big_cuckoo,
         check: big_cuckoo_holds,
     }),
     leak: Leak {
-        share: 16,
-        keys: &[("cf", FILTER_KEYS), ("cfl", LOADING_KEYS)],
+        share: 20,
+        keys: &[("cf", FILTER_KEYS), ("cfl", LOADING_KEYS), RB_KEYS],
         errors: &[
             "ERR item exists",
             // CF.INFOX of a missing filter.
@@ -69,9 +111,24 @@ pub static KIT: FamilyKit = FamilyKit {
             // Chunks sent at random to filters being loaded.
             "ERR chunk out of order",
             "ERR key already holds a complete filter",
+            // RedisBloom's names (their texts carry no ERR): a deleted or
+            // compacted filter missing, filters that never grow or have
+            // their 32 tables, chunks sent at random to its filters.
+            "Not found",
+            "Cuckoo filter was not found",
+            "Filter is full",
+            "Maximum expansions reached",
+            "Couldn't load chunk!",
         ],
-        setup: |con| chunks_of(con, "src:cf"),
-        call: leak_call,
+        setup: |con| {
+            let mut chunks = chunks_of(con, "src:cf");
+            chunks.extend(rb::rb_chunks_of(con, "src:rcf"));
+            chunks
+        },
+        call: |r, chunks, buf| match r.below(20) {
+            16.. => rb_leak_call(r, chunks, buf),
+            _ => leak_call(r, chunks, buf),
+        },
         round: None,
         idle: &[],
     },
@@ -93,37 +150,65 @@ pub const CUCKOO: TypeKit = TypeKit {
     }),
 };
 
-/// Field `label` of `CF.INFOX key`.
-fn cf_info(con: &mut Connection, key: &str, label: &str) -> i64 {
-    let v: Vec<Value> = query!(con, "CF.INFOX", key);
+/// RedisBloom's cuckoo filters (`aliases redisbloom`), made by its names.
+pub const RB_CUCKOO: TypeKit = TypeKit {
+    name: "MBbloomCF",
+    encver: 4,
+    bases: rb::bases,
+    layouts: rb::layouts,
+    forge: rb::forge,
+    refusals: rb::refusals,
+    reads: rb::reads,
+    exercise: rb::writes,
+    gauges: Some(Gauges {
+        fields: ["cf_filters", "cf_bytes"],
+        size: Some(rb::size),
+    }),
+};
+
+/// Field `label` of `info key` (`CF.INFOX`, or RedisBloom's `CF.INFO`).
+fn cf_info(con: &mut Connection, info: &str, key: &str, label: &str) -> i64 {
+    let v: Vec<Value> = query!(con, info, key);
     let at = v
         .iter()
         .position(|x| text_of(x).as_deref() == Some(label))
-        .unwrap_or_else(|| panic!("CF.INFOX {key}: no {label} in {v:?}"));
+        .unwrap_or_else(|| panic!("{info} {key}: no {label} in {v:?}"));
     int_of(&v[at + 1]).expect("an integer")
 }
 
-/// A filter of several sub-filters kept whole through the defrag churn:
-/// 80,000 items in 20,000, 40,000, 80,000 …
+/// Filters of several sub-filters kept whole through the defrag churn, one
+/// of warden's and one of RedisBloom's: 80,000 items each in 20,000, 40,000,
+/// 80,000 …
 fn big_cuckoo(con: &mut Connection) {
     let _: () = query!(con, "CF.RESERVEX", "big:cuckoo", 20_000, "EXPANSION", 2);
+    let _: () = query!(con, "CF.RESERVE", "big:rcf", 20_000, "EXPANSION", 2);
     for chunk in 0..40 {
         let mut c = cmd_of!("CF.INSERTX", "big:cuckoo", "NOCREATE", "ITEMS");
+        let mut r = cmd_of!("CF.INSERT", "big:rcf", "NOCREATE", "ITEMS");
         for n in 0..2_000 {
             c.arg(format!("c-{chunk}-{n}"));
+            r.arg(format!("r-{chunk}-{n}"));
         }
-        send(con, [c]);
+        send(con, [c, r]);
     }
-    let subs = cf_info(con, "big:cuckoo", "Number of filters");
-    assert!(subs >= 3, "big:cuckoo: {subs} sub-filters");
+    for (info, key) in [("CF.INFOX", "big:cuckoo"), ("CF.INFO", "big:rcf")] {
+        let subs = cf_info(con, info, key, "Number of filters");
+        assert!(subs >= 3, "{key}: {subs} sub-filters");
+    }
 }
 
 /// `big_cuckoo`'s items are all still there.
 fn big_cuckoo_holds(con: &mut Connection) {
-    for chunk in [0, 17, 39] {
-        for n in (0..2_000).step_by(97) {
-            let e: i64 = query!(con, "CF.EXISTSX", "big:cuckoo", format!("c-{chunk}-{n}"));
-            assert_eq!(e, 1, "big:cuckoo: c-{chunk}-{n}");
+    let keys = [
+        ("big:cuckoo", "c", "CF.EXISTSX"),
+        ("big:rcf", "r", "CF.EXISTS"),
+    ];
+    for (key, prefix, exists) in keys {
+        for chunk in [0, 17, 39] {
+            for n in (0..2_000).step_by(97) {
+                let e: i64 = query!(con, exists, key, format!("{prefix}-{chunk}-{n}"));
+                assert_eq!(e, 1, "{key}: {prefix}-{chunk}-{n}");
+            }
         }
     }
 }
@@ -132,6 +217,9 @@ fn big_cuckoo_holds(con: &mut Connection) {
 const FILTER_KEYS: usize = 300;
 /// The leak workload's filters being loaded: `cfl:0` to `cfl:99`.
 const LOADING_KEYS: usize = 100;
+
+/// The leak workload's RedisBloom filters: `rcf:0` to `rcf:199`.
+const RB_KEYS: (&str, usize) = ("rcf", 200);
 
 /// A filter `src` of several sub-filters made, and its chunks (CF.SCANDUMPX,
 /// the header first), each as its iterator and data, for filters being loaded.
@@ -160,7 +248,8 @@ fn leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
             0 => pack(buf, &[b"DEL", key.as_bytes()]),
             _ => {
                 // A chunk with the iterator SCANDUMPX gave with it.
-                let chunk = &chunks[r.below(chunks.len())];
+                let ours: Vec<&Args> = chunks.iter().filter(|c| c.len() == 2).collect();
+                let chunk = ours[r.below(ours.len())];
                 pack(
                     buf,
                     &[b"CF.LOADCHUNKX", key.as_bytes(), &chunk[0], &chunk[1]],
@@ -202,5 +291,74 @@ fn leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
             pack(buf, &[b"COPY", k, dst.as_bytes(), b"REPLACE"]);
         }
         _ => pack(buf, &[b"UNLINK", k]),
+    }
+}
+
+/// One call of the leak workload on a RedisBloom filter (`rcf:*`): adds,
+/// inserts (NX too), reads, deletes, creations of the shape `n % 3` (grown by
+/// 2; 4 slots a bucket that never grow; one slot a bucket grown by 1, to its
+/// 32 tables), compaction, its chunks dumped, chunks of `chunks` (those
+/// tagged `rb`: a filter's header and tables) loaded, in order or refused,
+/// copies and deletes.
+fn rb_leak_call(r: &mut Rng, chunks: &[Args], buf: &mut Vec<u8>) {
+    let (prefix, keys) = RB_KEYS;
+    let n = r.below(keys);
+    let key = format!("{prefix}:{n}");
+    let k = key.as_bytes();
+    let items: Vec<String> = (0..5)
+        .map(|_| format!("it:{}", r.next() % 4_000_000))
+        .collect();
+    let item = items[0].as_bytes();
+    let all: Vec<&[u8]> = items.iter().map(|s| s.as_bytes()).collect();
+    match r.below(24) {
+        0..=5 => pack(buf, &[b"CF.ADD", k, item]),
+        6 => pack(buf, &[b"CF.ADDNX", k, item]),
+        7..=8 => {
+            let mut args: Vec<&[u8]> = vec![b"CF.INSERT", k, b"CAPACITY", b"60", b"ITEMS"];
+            args.extend(&all);
+            pack(buf, &args);
+        }
+        9 => {
+            let mut args: Vec<&[u8]> = vec![b"CF.INSERTNX", k, b"NOCREATE", b"ITEMS"];
+            args.extend(&all);
+            pack(buf, &args);
+        }
+        10..=11 => pack(buf, &[b"CF.EXISTS", k, item]),
+        12 => pack(buf, &[b"CF.MEXISTS", k, item, all[1]]),
+        13 => pack(buf, &[b"CF.COUNT", k, item]),
+        14..=15 => pack(buf, &[b"CF.DEL", k, item]),
+        16 => {
+            let shape: &[&[u8]] = match n % 3 {
+                0 => &[b"50", b"EXPANSION", b"2"],
+                1 => &[b"20", b"BUCKETSIZE", b"4", b"EXPANSION", b"0"],
+                _ => &[b"8", b"BUCKETSIZE", b"1", b"MAXITERATIONS", b"5"],
+            };
+            let mut args: Vec<&[u8]> = vec![b"CF.RESERVE", k];
+            args.extend(shape);
+            pack(buf, &args);
+        }
+        17 => pack(buf, &[b"CF.COMPACT", k]),
+        18 => {
+            let read = r.pick(&[&b"CF.INFO"[..], b"CF.DEBUG"]);
+            pack(buf, &[read, k]);
+        }
+        19 => {
+            let it = r.pick(&[&b"0"[..], b"1"]);
+            pack(buf, &[b"CF.SCANDUMP", k, it]);
+        }
+        20..=21 => {
+            // A chunk with the iterator CF.SCANDUMP gave with it (the header first).
+            let theirs: Vec<&Args> = chunks.iter().filter(|c| c.len() == 3).collect();
+            let chunk = match r.chance(1, 3) {
+                true => theirs[0],
+                false => theirs[r.below(theirs.len())],
+            };
+            pack(buf, &[b"CF.LOADCHUNK", k, &chunk[0], &chunk[1]]);
+        }
+        22 => pack(buf, &[r.pick(&[&b"DEL"[..], b"UNLINK"]), k]),
+        _ => {
+            let dst = format!("{prefix}:{}", r.below(keys));
+            pack(buf, &[b"COPY", k, dst.as_bytes(), b"REPLACE"]);
+        }
     }
 }

@@ -7,4 +7,5 @@ pub mod kit;
 pub mod payload;
 mod redisbloom_fixtures;
 mod redisbloom_layout;
+pub mod redisbloom_payload;
 pub mod support;

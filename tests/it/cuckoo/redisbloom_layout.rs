@@ -10,11 +10,13 @@
 
 use crate::common::payload::Rng;
 use crate::common::payload::{encode, parse_dump, Field};
+use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
 use crate::common::peer_modules::{
     aof_both_ways, dumps_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores,
     rdb_both_ways, redisbloom_server, reply, same, ALIASES,
 };
 use crate::common::*;
+use crate::cuckoo::kit::RB_CUCKOO;
 
 /// Every chunk of `key`'s `CF.SCANDUMP`, the header first (none for a
 /// filter without items).
@@ -637,4 +639,24 @@ fn corrupt_payloads_and_headers_are_refused_and_the_server_lives() {
     }
     s.assert_alive();
     assert!(loaded > 0, "no changed header loaded");
+}
+
+/// Every field of a payload is checked: each forgery of
+/// `redisbloom_payload::refusals` (bucket sizes, kicks and expansions past
+/// 16 bits among them) answers `Bad data format`, and the server lives on.
+#[test]
+fn forged_payloads_are_refused() {
+    assert_refused(&RB_CUCKOO);
+}
+
+/// Corrupt and forged payloads by the thousand: a payload the module takes is
+/// a filter every command works on, read in range, and DUMPed and RESTOREd the
+/// same.
+#[test]
+fn forged_payloads_never_harm_the_server() {
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    write_filters(&mut con);
+    restore_forgeries(&mut con, &RB_CUCKOO, KEYS, 0xcf00);
+    s.assert_alive();
 }

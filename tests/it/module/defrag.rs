@@ -5,10 +5,11 @@
 //! `activedefrag yes`: warden's keys must compact at least as well as string
 //! keys under the same churn on a second server, every value must be the same
 //! (DEBUG DIGEST, DEBUG RELOAD) and every surviving key must still answer. The
-//! kinds must cover every type the module makes (`module_types`).
+//! kinds must cover every type the module makes (`module_types`; both servers load
+//! it with `aliases redisbloom`, `kit::MODULE_ARGS`, so the foreign types too).
 
 use crate::common::defrag::{defragment, send};
-use crate::common::kit::{Churn, FAMILY_KITS};
+use crate::common::kit::{Churn, FAMILY_KITS, MODULE_ARGS};
 use crate::common::module_types::assert_covers;
 use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
@@ -42,8 +43,8 @@ fn warden_values_compact_at_least_as_well_as_strings() {
     let Some(binary) = redis_7_2_or_skip() else {
         return;
     };
-    let warden = Server::start_binary(Some(&binary), &[], &[]);
-    let strings = Server::start_binary(Some(&binary), &[], &[]);
+    let warden = Server::start_binary(Some(&binary), &[], MODULE_ARGS);
+    let strings = Server::start_binary(Some(&binary), &[], MODULE_ARGS);
     let (mut w, mut s) = (warden.conn(), strings.conn());
 
     let wholes: Vec<_> = FAMILY_KITS

@@ -3,7 +3,9 @@
 //! value (so forged ones really reach `rdb_load`; the test fails on a type the module
 //! makes that has none), a bad CRC refused by Redis itself, and forgeries that break a
 //! documented invariant of each type (its kit's `refusals`) refused without moving
-//! INFO's gauges. Each family's own payload tests are in its folder.
+//! INFO's gauges. The server loads the module with `aliases redisbloom`
+//! (`kit::MODULE_ARGS`), so the foreign types are controlled too. Each family's own
+//! payload tests are in its folder.
 
 use crate::common::kit::*;
 use crate::common::module_types::assert_covers;
@@ -22,7 +24,7 @@ fn crc64_matches_redis() {
 /// break a documented invariant of each type are refused.
 #[test]
 fn forged_payloads_reach_each_types_loader() {
-    let mut s = Server::start();
+    let mut s = Server::start_with(&[], MODULE_ARGS);
     let mut con = timed(s.conn(), PAYLOAD_READ_TIMEOUT);
     let types: Vec<&TypeKit> = all_types().collect();
     let all: Vec<Vec<Base>> = types.iter().map(|t| (t.bases)(&mut con)).collect();

@@ -9,11 +9,13 @@
 //! type's own forgeries), and sealed with a valid CRC64 so that Redis hands them to the
 //! module's `rdb_load`. Every RESTORE must answer OK or an error; an accepted value must
 //! answer its type's read commands (which change nothing), survive the other commands,
-//! DUMP and RESTORE to the same value, and replicate: a replica
-//! (`--propagation-error-behavior panic`) follows the whole run and must end with the
-//! master's digest. INFO's gauges of the types that have them must add up their keys
-//! at the end (on the replica too), also after `DEBUG RELOAD`, and fall to 0 when the
-//! keys are deleted.
+//! DUMP and RESTORE to the same value (before and after those commands), and
+//! replicate: a replica (`--propagation-error-behavior panic`) follows the whole run
+//! and must end with the master's digest. INFO's gauges of the types that have them
+//! must add up their keys at the end (summed over the types that share a gauge; on
+//! the replica too), also after `DEBUG RELOAD`, fall by each type's keys when they are
+//! deleted type by type, and so to 0. Both servers load the module with
+//! `aliases redisbloom` (`kit::MODULE_ARGS`), so the foreign types are fuzzed too.
 //!
 //! `WARDEN_PAYLOAD_FUZZ` (default 1000) is the number of payloads per type. Each type's
 //! bases, forgeries, reads and writes are in its family's kit; the shared forgeries in
@@ -33,19 +35,64 @@ use std::time::Instant;
 
 const DEFAULT_PER_TYPE: usize = 1_000;
 
-/// Each gauge of every type that has them (`kit::Gauges`): its field, what INFO
-/// warden reads, and what the keys of the type add up to (their number, or
-/// their bytes where a command tells them; `None` when it does not).
+/// Each gauge field of the types that have them (`kit::Gauges`; types may
+/// share one, as a family's foreign type shares its own type's): the field,
+/// what INFO warden reads, and what the keys of those types add up to (their
+/// number, or their bytes where a command tells every one's; `None` when one
+/// does not).
 fn census(con: &mut Connection) -> Vec<(&'static str, i64, Option<i64>)> {
-    let mut out = Vec::new();
+    let mut sums: Vec<(&'static str, Option<i64>)> = Vec::new();
     for (name, g) in all_gauges() {
         let keys = scan_keys(con, &["TYPE", name]);
         let [count, bytes] = g.fields;
-        out.push((count, warden_stat(con, count), Some(keys.len() as i64)));
-        let sum = g.size.map(|size| keys.iter().map(|k| size(con, k)).sum());
-        out.push((bytes, warden_stat(con, bytes), sum));
+        let size = g.size.map(|size| keys.iter().map(|k| size(con, k)).sum());
+        for (field, v) in [(count, Some(keys.len() as i64)), (bytes, size)] {
+            match sums.iter_mut().find(|s| s.0 == field) {
+                Some((_, sum)) => *sum = sum.zip(v).map(|(a, b)| a + b),
+                None => sums.push((field, v)),
+            }
+        }
     }
-    out
+    sums.into_iter()
+        .map(|(field, sum)| (field, warden_stat(con, field), sum))
+        .collect()
+}
+
+/// Deletes every key of type `ty`: its gauges, if it has them, must fall by
+/// their number and by their bytes where a command tells them (so a type's
+/// part of a gauge it shares is checked alone).
+fn delete_all(con: &mut Connection, ty: &TypeKit) {
+    let keys = scan_keys(con, &["TYPE", ty.name]);
+    let stats = |con: &mut Connection| {
+        ty.gauges
+            .as_ref()
+            .map(|g| g.fields.map(|f| warden_stat(con, f)))
+    };
+    let before = stats(con);
+    let sizes = ty.gauges.as_ref().and_then(|g| g.size);
+    let bytes: Option<i64> = sizes.map(|size| keys.iter().map(|k| size(con, k)).sum());
+    for k in &keys {
+        let _: i64 = query!(con, "DEL", k);
+    }
+    let (Some(before), Some(after)) = (before, stats(con)) else {
+        return;
+    };
+    let fields = ty.gauges.as_ref().map(|g| g.fields).unwrap_or_default();
+    let fell = [before[0] - after[0], before[1] - after[1]];
+    assert_eq!(
+        fell[0],
+        keys.len() as i64,
+        "{}: {} fell by the keys deleted",
+        ty.name,
+        fields[0]
+    );
+    if let Some(bytes) = bytes {
+        assert_eq!(
+            fell[1], bytes,
+            "{}: {} fell by the bytes deleted",
+            ty.name, fields[1]
+        );
+    }
 }
 
 /// Fails where a gauge does not add up its keys (`who` says when).
@@ -66,8 +113,8 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_PER_TYPE);
     let started = Instant::now();
-    let mut m = Server::start();
-    let mut r = m.start_replica(&[], &[]);
+    let mut m = Server::start_with(&[], MODULE_ARGS);
+    let mut r = m.start_replica(&[], MODULE_ARGS);
     let mut con = timed(m.conn(), PAYLOAD_READ_TIMEOUT);
     let types: Vec<&TypeKit> = all_types().collect();
     let all: Vec<Vec<Base>> = types.iter().map(|t| (t.bases)(&mut con)).collect();
@@ -189,11 +236,10 @@ fn corrupt_payloads_of_every_type_never_crash_the_server() {
     debug_reload(&mut con);
     assert_eq!(db_digest(&mut con), md, "DEBUG RELOAD changed the dataset");
     assert_census(&mut con, "after DEBUG RELOAD");
-    // Every value of the module's types deleted: the gauges fall to 0 on both.
+    // Every value of the module's types deleted, type by type, each type's
+    // gauges falling by its keys: the gauges fall to 0 on both.
     for ty in &types {
-        for k in scan_keys(&mut con, &["TYPE", ty.name]) {
-            let _: i64 = query!(&mut con, "DEL", &k);
-        }
+        delete_all(&mut con, ty);
     }
     m.sync_replicas(1);
     let mut rc = timed(r.conn(), PAYLOAD_READ_TIMEOUT);

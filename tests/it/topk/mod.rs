@@ -8,6 +8,7 @@ pub mod kit;
 pub mod payload;
 mod persistence;
 mod redisbloom_layout;
+pub mod redisbloom_payload;
 mod replication;
 pub mod support;
 mod window;

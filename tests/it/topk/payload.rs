@@ -14,6 +14,7 @@ use crate::common::payload_checks::{labelled_ints, run, Check, Findings};
 use crate::common::payload_forgeries::Forged;
 use crate::common::*;
 use crate::topk::kit::{KIT, TOPK};
+use crate::topk::support::{odd_items, uneven_adds};
 
 /// Fields before the first sketch: kind, k, width, depth, decay, window, head,
 /// generator.
@@ -78,26 +79,9 @@ pub fn bases(con: &mut Connection) -> Vec<Base> {
         must(con, &c);
     }
     for key in ["tkb:plain", "tkb:win", "tkb:default"] {
-        let mut c = cmd_of!("TOPK.ADDX", key);
-        for i in 0..200u64 {
-            c.arg(format!("item{}", i * i % 37));
-        }
-        must(con, &c);
+        must(con, &uneven_adds("TOPK.ADDX", key));
     }
-    let long = "a-long-item-".repeat(20);
-    must(
-        con,
-        &cmd_of!(
-            "TOPK.INCRBYX",
-            "tkb:items",
-            &b"\x00\xff\r\n"[..],
-            5,
-            "",
-            3,
-            &long,
-            9
-        ),
-    );
+    must(con, &odd_items("TOPK.INCRBYX", "tkb:items"));
     must(con, &cmd_of!("TOPK.ADDX", "tkb:one", "a", "b", "a"));
     must(con, &cmd_of!("TOPK.ADDX", "tkb:sparse", "a", "b", "c"));
     let bases = bases_of(con, &BASES, &TOPK);
@@ -214,7 +198,7 @@ pub fn forge(rng: &mut Rng, d: &mut Dump) {
 
 /// Sketch field `i`: cut, grown, emptied, or plausible buckets (random
 /// fingerprints and counts, some saturated).
-fn forge_buckets(rng: &mut Rng, d: &mut Dump, i: usize) {
+pub fn forge_buckets(rng: &mut Rng, d: &mut Dump, i: usize) {
     let Field::S(s) = &mut d.fields[i] else {
         unreachable!()
     };

@@ -6,11 +6,13 @@
 //! replica builds the same top-k even through decays; corrupt payloads are
 //! refused without harm.
 
+use crate::common::payload_forgeries::{assert_refused, restore_forgeries};
 use crate::common::peer_modules::{
     aof_both_ways, in_both_protocols, memory_usage_comparable, mutated_restores, rdb_both_ways,
     reply, same, ALIASES,
 };
 use crate::common::*;
+use crate::topk::kit::RB_TOPK;
 
 /// Every command and refusal, on wide sketches (no two items share a bucket).
 fn workload() -> Vec<redis::Cmd> {
@@ -159,4 +161,50 @@ fn corrupt_payloads_are_refused_and_the_server_lives() {
         cmd_of!("TOPK.ADD", "victim", "new"),
     ];
     assert!(mutated_restores(&mut s, &payloads, 0x70bb, &exercise) > 0);
+}
+
+/// Every field of a payload is checked: each forgery of
+/// `redisbloom_payload::refusals` (sizes whose bytes wrap to the buckets'
+/// length, fingerprints not their items', an item twice among them) answers
+/// `Bad data format`, and the server lives on.
+#[test]
+fn forged_payloads_are_refused() {
+    assert_refused(&RB_TOPK);
+}
+
+/// Corrupt and forged payloads by the thousand: a payload the module takes is
+/// a top-k every command works on, read in range, and DUMPed and RESTOREd
+/// the same.
+#[test]
+fn forged_payloads_never_harm_the_server() {
+    let mut s = Server::start_with(&[], ALIASES);
+    let mut con = s.conn();
+    write_sketches(&mut con);
+    contested(&mut con);
+    restore_forgeries(&mut con, &RB_TOPK, &["t", "small", "narrow"], 0x70b7);
+    s.assert_alive();
+}
+
+/// The empty item, saved as a lone NUL as an entry never filled is, is
+/// still found once its top-k is RESTOREd: queried, counted and added to in
+/// its entry, listed once, as RedisBloom does.
+#[test]
+fn the_empty_item_is_found_after_a_restore() {
+    in_both_protocols(|rb, w, _| {
+        for con in [&mut *rb, &mut *w] {
+            let _: () = query!(con, "TOPK.RESERVE", "e", 3, 10, 2, "0.9");
+            let _: Value = query!(con, "TOPK.ADD", "e", "", "", "a");
+            let payload = dump(con, "e");
+            let _: () = query!(con, "RESTORE", "back", 0, payload);
+        }
+        for c in [
+            cmd_of!("TOPK.QUERY", "back", "", "a"),
+            cmd_of!("TOPK.COUNT", "back", "", "a"),
+            cmd_of!("TOPK.ADD", "back", ""),
+            cmd_of!("TOPK.INCRBY", "back", "", 4),
+            cmd_of!("TOPK.LIST", "back", "WITHCOUNT"),
+        ] {
+            same(rb, w, &c);
+        }
+    });
 }

@@ -32,8 +32,15 @@ pub fn list(ctx: Ctx, args: &Args) -> Result<(), WardenError> {
     let entries = topk.list();
     host::reply_array(ctx, entries.len() * (1 + usize::from(with_count)));
     for (item, count) in entries {
-        let end = item.iter().position(|&b| b == 0).unwrap_or(item.len());
-        host::reply_bulk(ctx, &item[..end]);
+        match item {
+            // RedisBloom answers an item as a C string (up to a NUL), and an
+            // entry without one (the empty item, loaded) as nil.
+            Some(item) => {
+                let end = item.iter().position(|&b| b == 0).unwrap_or(item.len());
+                host::reply_bulk(ctx, &item[..end]);
+            }
+            None => host::reply_null(ctx),
+        }
         if with_count {
             host::reply_integer(ctx, i64::from(count));
         }
