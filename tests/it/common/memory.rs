@@ -36,7 +36,12 @@ impl MemoryBench {
         all.extend_from_slice(args);
         let server = Server::start_with(&all, &[]);
         let con = server.conn();
-        MemoryBench { server, con }
+        let mut bench = MemoryBench { server, con };
+        // What the first SAVE and the first readings allocate for good is
+        // left out of every row.
+        bench.settled_memory();
+        bench.rdb_bytes();
+        bench
     }
 
     /// Whether the server allocates with jemalloc (Redis's allocator), whose
@@ -84,17 +89,28 @@ impl MemoryBench {
     /// measured on a second round, so what the first calls of a kind
     /// allocate once (a module's tables, the server's) is left out.
     pub fn cost(&mut self, calls: impl Fn(&str) -> Vec<redis::Cmd>) -> Cost {
-        self.round(&calls);
-        self.round(&calls)
+        self.flush();
+        self.write_keys(&calls);
+        self.flush();
+        let (ram0, rdb0) = (self.settled_memory(), self.rdb_bytes());
+        self.write_keys(&calls);
+        let per = |d: i64| d as f64 / KEYS as f64;
+        Cost {
+            ram: per(self.settled_memory() - ram0),
+            rdb: per(self.rdb_bytes() - rdb0),
+        }
     }
 
-    /// One round of `cost`. The keys are written from a connection of their
-    /// own, closed before the figures are read: a pipeline's query and reply
-    /// buffers are in `used_memory` while their client lives.
-    fn round(&mut self, calls: &impl Fn(&str) -> Vec<redis::Cmd>) -> Cost {
+    /// Empties the database and waits until its memory is freed.
+    fn flush(&mut self) {
         let _: () = query!(&mut self.con, "FLUSHALL", "SYNC");
         wait_lazyfree(&mut self.con, "the flushed keyspace");
-        let (ram0, rdb0) = (self.settled_memory(), self.rdb_bytes());
+    }
+
+    /// Makes `KEYS` keys with `calls` on an empty database, from a
+    /// connection of their own, closed before this returns: a pipeline's
+    /// query and reply buffers are in `used_memory` while their client lives.
+    fn write_keys(&mut self, calls: &impl Fn(&str) -> Vec<redis::Cmd>) {
         let mut writer = self.server.conn();
         for start in (0..KEYS).step_by(1000) {
             let mut pipe = redis::pipe();
@@ -117,11 +133,6 @@ impl MemoryBench {
         assert!(alone, "the writer's connection never closed");
         let n: usize = query!(&mut self.con, "DBSIZE");
         assert_eq!(n, KEYS, "every key made, none expired");
-        let per = |d: i64| d as f64 / KEYS as f64;
-        Cost {
-            ram: per(self.settled_memory() - ram0),
-            rdb: per(self.rdb_bytes() - rdb0),
-        }
     }
 
     /// The size of the server's RDB file after SAVE.
