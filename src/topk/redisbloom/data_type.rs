@@ -137,9 +137,13 @@ impl StoredValue for RbTopK {
         md.add_int(i64::from(self.width));
         md.add_int(i64::from(self.depth));
         md.add_int(self.decay.to_bits() as i64);
-        for b in &self.buckets {
-            md.add_int(i64::from(b.fp) << 32 | i64::from(b.count));
-        }
+        // One buffer: a digest step per bucket would cost a SHA1 each.
+        let buckets: Vec<u8> = self
+            .buckets
+            .iter()
+            .flat_map(|b| (u64::from(b.fp) << 32 | u64::from(b.count)).to_le_bytes())
+            .collect();
+        md.add_bytes(&buckets);
         for e in &self.heap {
             md.add_int(i64::from(e.fp) << 32 | i64::from(e.count));
             md.add_bytes(e.item.as_deref().unwrap_or(b""));

@@ -592,5 +592,11 @@ pub fn corrupt_bytes(rng: &mut Rng, payload: &[u8], kind: usize) -> Vec<u8> {
 
 /// Bytes as lower-case hex.
 pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|c| format!("{c:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * b.len());
+    for &c in b {
+        s.push(DIGITS[usize::from(c >> 4)] as char);
+        s.push(DIGITS[usize::from(c & 15)] as char);
+    }
+    s
 }
