@@ -57,11 +57,13 @@ $(RUN_DIR)/redis.conf: redis.conf.example
 # Every unit and integration test, then the client examples (redis-py, redigo).
 # RedisBloom (for the import tests) is fetched first when missing; no network fails here.
 # One cargo run builds the module and the test binaries together, so the tests'
-# dependencies compile beside the module's single codegen unit.
+# dependencies compile beside the module's single codegen unit. Eight tests at a
+# time: most of a test's time is spent waiting on its servers (half the CPU
+# is idle at four).
 test: deps
-	$(CARGO) build --release --all-targets
+	$(CARGO) build --release --lib --tests
 	bash tests/bench/redisbloom.sh $(CURDIR) >/dev/null
-	$(CARGO) test --release -- --test-threads=4
+	$(CARGO) test --release --lib --tests -- --test-threads=8
 	bash tests/examples/run.sh
 
 # One integration test module, after a quick build of the module (the quick
@@ -94,14 +96,14 @@ test-redis74: build
 test-redis82: build
 	REDIS_VERSIONS=8.2 bash tests/redis.sh
 
-# RedisBloom's own Bloom and cuckoo flow tests (tests/flow, RLTest), unrenamed, against
+# RedisBloom's own flow tests (tests/flow, RLTest: Bloom, cuckoo, count-min, top-k), unrenamed, against
 # warden loaded with `aliases redisbloom`. REDISBLOOM is a RedisBloom checkout or git
 # repository (REDISBLOOM_TAG, default v2.8.9, is taken from a repository); FLOW_SUITE
-# is bloom, cuckoo or all (default). Not part of `make test`: it needs RedisBloom's
+# is bloom, cuckoo, cms, topk or all (default). Not part of `make test`: it needs RedisBloom's
 # source. Prints each test's result and the counts.
 REDISBLOOM_TAG ?= v2.8.9
 test-redisbloom-flow: build
-	@test -n "$(REDISBLOOM)" || { echo "usage: make test-redisbloom-flow REDISBLOOM=/path/to/RedisBloom [FLOW_SUITE=bloom|cuckoo|all]"; exit 1; }
+	@test -n "$(REDISBLOOM)" || { echo "usage: make test-redisbloom-flow REDISBLOOM=/path/to/RedisBloom [FLOW_SUITE=bloom|cuckoo|cms|topk|all]"; exit 1; }
 	FLOW_SUITE=$(FLOW_SUITE) bash tests/redisbloom_flow.sh $(REDISBLOOM) $(REDISBLOOM_TAG)
 
 # Failovers for real (root): network namespaces, 3 nodes + 3 Sentinels and a 6-node
