@@ -5,7 +5,7 @@
 
 use crate::common::*;
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -23,6 +23,15 @@ fn per_blocked_client(
         .collect();
     for s in &mut socks {
         s.write_all(&resp(&["PING"])).expect("ping");
+    }
+    // Every client's PONG read: the server has accepted and served each one
+    // (on a loaded machine it may accept them long after they connect).
+    for s in &mut socks {
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let mut pong = [0u8; 7];
+        s.read_exact(&mut pong).expect("PONG");
+        assert_eq!(&pong, b"+PONG\r\n");
     }
     std::thread::sleep(Duration::from_millis(300));
     let before = used_memory(con);
@@ -49,7 +58,9 @@ fn per_blocked_client(
 }
 
 /// The memory of one client object without its query buffer: what each of
-/// Redis's temporary clients costs (struct plus reply buffer).
+/// Redis's temporary clients costs (struct plus reply buffer). The reply
+/// buffer is counted at the 16 KiB a new client gets, not at the size the
+/// server's cron has since shrunk this connection's to (`rbs`).
 fn client_base(con: &mut Connection) -> f64 {
     let list: String = query!(con, "CLIENT", "INFO");
     let field = |name: &str| -> f64 {
@@ -58,7 +69,12 @@ fn client_base(con: &mut Connection) -> f64 {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("{name} in {list}"))
     };
-    field("tot-mem") - field("qbuf") - field("qbuf-free") - field("argv-mem")
+    let reply_buffer = if list.contains(" rbs=") {
+        16_384.0 - field("rbs")
+    } else {
+        0.0
+    };
+    field("tot-mem") - field("qbuf") - field("qbuf-free") - field("argv-mem") + reply_buffer
 }
 
 /// `used_memory` per client blocked by `command(i)` on a fresh server (Redis
