@@ -77,9 +77,6 @@ fn load_topk(rdb: Io) -> Option<RbTopK> {
             count: word(record, 16),
         });
     }
-    if !RbTopK::heap_is_sound(&heap) {
-        return None;
-    }
     Some(RbTopK::from_parts(k, width, depth, decay, buckets, heap))
 }
 

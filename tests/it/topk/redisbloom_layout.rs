@@ -185,6 +185,30 @@ fn forged_payloads_never_harm_the_server() {
     s.assert_alive();
 }
 
+/// RedisBloom saves an item up to its first NUL, under the fingerprint and
+/// length of the whole item: its payload of items with a NUL inside loads
+/// into warden and answers as RedisBloom answers it.
+#[test]
+fn items_with_a_nul_inside_load_from_redisbloom() {
+    in_both_protocols(|rb, w, _| {
+        let _: () = query!(rb, "TOPK.RESERVE", "bin", 3, 10, 2, "0.9");
+        let items: [&[u8]; 4] = [b"a\0b", b"a\0c", b"\0x", b"plain"];
+        let _: Value = query!(rb, "TOPK.ADD", "bin", &items[..]);
+        let payload = dump(rb, "bin");
+        for con in [&mut *rb, &mut *w] {
+            let _: () = query!(con, "RESTORE", "back", 0, payload.clone());
+        }
+        for c in [
+            cmd_of!("TOPK.LIST", "back", "WITHCOUNT"),
+            cmd_of!("TOPK.QUERY", "back", "plain", "x"),
+            cmd_of!("TOPK.COUNT", "back", "plain"),
+            cmd_of!("TOPK.INFO", "back"),
+        ] {
+            same(rb, w, &c);
+        }
+    });
+}
+
 /// The empty item, saved as a lone NUL as an entry never filled is, is
 /// still found once its top-k is RESTOREd: queried, counted and added to in
 /// its entry, listed once, as RedisBloom does.
