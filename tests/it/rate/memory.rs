@@ -136,9 +136,15 @@ fn limiters_past_a_full_parameter_table_stay_exact() {
         }
         ok(&mut con, cmd("DEBUG").arg("RELOAD"));
     }
-    // A new key with parameters the table holds is still packed.
+    // The first key and a new key with its parameters are still packed:
+    // below the wide form (compared, not equated: Valkey 9 answers MEMORY
+    // USAGE of the same packed key as 56 or 72 B from one key to the next).
     let _: Vec<i64> = query!(&mut con, "RL.WINDOW", "again", 100, 60_000);
-    assert_eq!(usage(&mut con, 0), inside);
+    let first = usage(&mut con, 0);
+    assert!(
+        first < past,
+        "w:0 after the reloads: {first} B, the wide form {past} B"
+    );
     let again: i64 = query!(&mut con, "MEMORY", "USAGE", "again", "SAMPLES", 0);
     assert!(
         again < past,
@@ -149,5 +155,8 @@ fn limiters_past_a_full_parameter_table_stay_exact() {
     wait_lazyfree(&mut con, "the flushed limiters");
     let _: Vec<i64> = query!(&mut con, "RL.WINDOW", "new", 100, 1_000_000);
     let new: i64 = query!(&mut con, "MEMORY", "USAGE", "new", "SAMPLES", 0);
-    assert_eq!(new, inside, "a key with new parameters after FLUSHALL");
+    assert!(
+        new < past,
+        "a key with new parameters after FLUSHALL: {new} B, the wide form {past} B"
+    );
 }
