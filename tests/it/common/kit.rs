@@ -201,3 +201,17 @@ pub fn keyed_call(
     };
     buf.extend(c.get_packed_command());
 }
+
+/// Fails unless each `(key, prefix, exists)` of a large filter kept whole
+/// still holds a sample of its items `{prefix}-{chunk}-{n}` (chunks 0, 17
+/// and 39 of 40, every 97th of 2,000), asked with its `exists` command.
+pub fn whole_items_present(con: &mut Connection, keys: &[(&str, &str, &str)]) {
+    for &(key, prefix, exists) in keys {
+        for chunk in [0, 17, 39] {
+            for n in (0..2_000).step_by(97) {
+                let e: i64 = query!(con, exists, key, format!("{prefix}-{chunk}-{n}"));
+                assert_eq!(e, 1, "{key}: {prefix}-{chunk}-{n}");
+            }
+        }
+    }
+}
