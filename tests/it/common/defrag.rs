@@ -1,6 +1,6 @@
-//! Active defragmentation as the tests run it (on Redis 7.2.6, the one server
-//! here that runs it: `peer_redis`): the allocator's figures and a pass
-//! turned on with low thresholds.
+//! Active defragmentation as the tests run it (on a server that runs it:
+//! `peer_redis::defrag_server`): the allocator's figures and a pass turned on
+//! with low thresholds.
 
 use std::time::{Duration, Instant};
 
@@ -67,8 +67,8 @@ pub fn defragment(con: &mut Connection) -> (Frag, Frag, i64) {
     (before, frag(con), last)
 }
 
-/// One family's keys through a pass (on Redis 7.2.6; skipped, as
-/// `redis_7_2_or_skip` says, where it is absent): 3,000 keys `{prefix}:{i}`
+/// One family's keys through a pass (on `peer_redis::defrag_server`; skipped,
+/// as `defrag_server_or_skip` says, where there is none): 3,000 keys `{prefix}:{i}`
 /// made by `make(key, i)`, 80 % of them deleted, then a pass must move
 /// warden's blocks, leave every value the same (DEBUG DIGEST, DEBUG RELOAD),
 /// and every survivor must answer (`survivor(con, key, i)`).
@@ -77,7 +77,7 @@ pub fn churn_one_family(
     make: fn(&str, usize) -> Vec<redis::Cmd>,
     survivor: fn(&mut Connection, &str, usize),
 ) {
-    let Some(binary) = super::peer_redis::redis_7_2_or_skip() else {
+    let Some(binary) = super::peer_redis::defrag_server_or_skip() else {
         return;
     };
     let server = Server::start_binary(Some(&binary), &[], &[]);

@@ -46,14 +46,19 @@ pub fn query_cmd<T: redis::FromRedisValue>(
 static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 
 /// Server binary to run (`REDIS_SERVER` overrides it, e.g. valkey-server).
-fn server_binary() -> String {
+pub fn server_binary() -> String {
     std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
 }
 
 /// The server binary's name and version from `--version` (`Redis server
 /// v=7.0.15 …`, `Valkey server v=9.1.2 …`): ("redis" or "valkey", major, minor).
 pub fn server_version() -> (String, u32, u32) {
-    let out = Command::new(server_binary())
+    binary_version(Path::new(&server_binary()))
+}
+
+/// `server_version` of another binary.
+pub fn binary_version(binary: &Path) -> (String, u32, u32) {
+    let out = Command::new(binary)
         .arg("--version")
         .output()
         .expect("run the server binary with --version");

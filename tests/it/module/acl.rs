@@ -2,7 +2,6 @@
 //! commands on every server; where the server has module ACL categories
 //! (Valkey 8+, Redis 7.4+) each family has its own.
 
-use crate::common::peer_redis::redis_7_2_or_skip;
 use crate::common::*;
 
 /// Whether the server is Valkey, and its `redis_version` as (major, minor).
@@ -218,7 +217,8 @@ fn the_documented_recipe_keeps_clients_off_internal_commands() {
 /// Where the server lets a module set its commands' categories (Redis 7.2+,
 /// Valkey 8+) they join `@write`, `@read`, `@fast` and `@blocking` as
 /// flagged; where it may add categories (Redis 7.4+, Valkey 8+) each family
-/// has its own; on Redis 7.0 the module loads and registers none.
+/// has its own, and elsewhere (Redis 7.0 and 7.2) a family's category is
+/// refused (`+@dlock`); on Redis 7.0 the module loads and registers none.
 #[test]
 fn each_family_has_an_acl_category_where_the_server_has_them() {
     let (server, mut con) = Server::start_conn();
@@ -238,6 +238,11 @@ fn each_family_has_an_acl_category_where_the_server_has_them() {
                 "{name}: {mine:?} on a server without module categories"
             );
         }
+        assert!(!all.iter().any(|c| c == "dlock"), "{all:?}");
+        let refused: redis::RedisResult<()> = cmd("ACL")
+            .arg(&["SETUSER", "app", "on", ">secret", "+@dlock"])
+            .query(&mut con);
+        assert!(refused.is_err(), "+@dlock without module categories");
         return;
     }
     // Every registered command is in exactly one of the module's categories
@@ -287,24 +292,4 @@ fn each_family_has_an_acl_category_where_the_server_has_them() {
             "+@{category} must refuse {other:?}"
         );
     }
-}
-
-/// Redis 7.2 (built from the peer source) lets a module set its commands'
-/// categories but not add its own: warden's commands join `@write`, `@read`,
-/// `@fast` and `@blocking` as flagged, and `+@dlock` is refused there.
-#[test]
-fn on_redis_7_2_commands_join_the_standard_categories() {
-    let Some(binary) = redis_7_2_or_skip() else {
-        return;
-    };
-    let server = Server::start_binary(Some(&binary), &[], &[]);
-    let mut con = server.conn();
-    assert_eq!(server_kind(&mut con), (false, (7, 2)));
-    assert_categories(&server, &mut con, &STANDARD);
-    let all = categories(&mut con);
-    assert!(!all.iter().any(|c| c == "dlock"), "{all:?}");
-    let refused: redis::RedisResult<()> = cmd("ACL")
-        .arg(&["SETUSER", "app", "on", ">secret", "+@dlock"])
-        .query(&mut con);
-    assert!(refused.is_err(), "+@dlock on 7.2");
 }

@@ -1,5 +1,5 @@
-//! Active defragmentation moves warden's values (Redis 7.2.6 built from the
-//! peer source: the one server here that runs it). Every kind of key of every
+//! Active defragmentation moves warden's values (on a server that runs it:
+//! `peer_redis::defrag_server`). Every kind of key of every
 //! family's kit (`kit::Churn`) is churned (80 % of its keys deleted at random),
 //! beside the large values the kits keep whole (`kit::Whole`), then
 //! `activedefrag yes`: warden's keys must compact at least as well as string
@@ -11,7 +11,7 @@
 use crate::common::defrag::{defragment, send};
 use crate::common::kit::{Churn, FAMILY_KITS, MODULE_ARGS};
 use crate::common::module_types::assert_covers;
-use crate::common::peer_redis::redis_7_2_or_skip;
+use crate::common::peer_redis::defrag_server_or_skip;
 use crate::common::*;
 
 /// Every family's kinds of key, in `FAMILY_KITS`' order.
@@ -40,7 +40,7 @@ fn doomed(count: usize, seed: u64) -> Vec<bool> {
 
 #[test]
 fn warden_values_compact_at_least_as_well_as_strings() {
-    let Some(binary) = redis_7_2_or_skip() else {
+    let Some(binary) = defrag_server_or_skip() else {
         return;
     };
     let warden = Server::start_binary(Some(&binary), &[], MODULE_ARGS);

@@ -1,5 +1,5 @@
 //! Active defragmentation moves top-k keys, their heaps and items (on
-//! Redis 7.2.6, the one server here that runs it): after 80 % of 3,000 keys
+//! a server that runs it: `peer_redis::defrag_server`): after 80 % of 3,000 keys
 //! (plain or over a window, holding a long item: `kit::churned`) are
 //! deleted, a pass moves their blocks, and every value stays the same (DEBUG
 //! DIGEST, DEBUG RELOAD) and every survivor answers.
