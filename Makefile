@@ -54,17 +54,26 @@ $(RUN_DIR)/redis.conf: redis.conf.example
 	sed 's|^loadmodule \./|loadmodule $(CURDIR)/|' redis.conf.example >$@
 	echo "dir $(CURDIR)/$(RUN_DIR)" >>$@
 
-# Every unit and integration test, then the client examples (redis-py, redigo).
+# Every unit and integration test, and the client examples (redis-py, redigo).
 # RedisBloom (for the import tests) is fetched first when missing; no network fails here.
 # One cargo run builds the module and the test binaries together, so the tests'
 # dependencies compile beside the module's single codegen unit. Eight tests at a
 # time: most of a test's time is spent waiting on its servers (half the CPU
-# is idle at four).
+# is idle at four). The examples run meanwhile, on their own server (they too
+# mostly wait); their output follows the tests'.
+EXAMPLES_LOG := target/examples.log
 test: deps
 	$(CARGO) build --release --lib --tests
 	bash tests/bench/redisbloom.sh $(CURDIR) >/dev/null
-	$(CARGO) test --release --lib --tests -- --test-threads=8
-	bash tests/examples/run.sh
+	@bash tests/examples/run.sh >$(EXAMPLES_LOG) 2>&1 & examples=$$!; \
+	trap 'kill $$examples 2>/dev/null' INT TERM; \
+	echo "$(CARGO) test --release --lib --tests -- --test-threads=8 (and tests/examples/run.sh >$(EXAMPLES_LOG))"; \
+	$(CARGO) test --release --lib --tests -- --test-threads=8; tests=$$?; \
+	wait $$examples; examples_status=$$?; \
+	cat $(EXAMPLES_LOG); \
+	[ $$tests -eq 0 ] || echo "make test: cargo test exited with $$tests"; \
+	[ $$examples_status -eq 0 ] || echo "make test: the client examples exited with $$examples_status"; \
+	[ $$tests -eq 0 ] && [ $$examples_status -eq 0 ]
 
 # One integration test module, after a quick build of the module (the quick
 # profile: no LTO, incremental), e.g. `make test-one T=lock::keep::`.

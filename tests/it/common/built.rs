@@ -4,6 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
+/// The repository's root, two folders above this package (`tests/it`): the
+/// module's build, sources, docs and fixtures, and `target/`.
+pub fn repo_root() -> &'static Path {
+    let it = Path::new(env!("CARGO_MANIFEST_DIR"));
+    it.parent()
+        .and_then(Path::parent)
+        .expect("tests/it lies two folders below the root")
+}
+
 /// Path of the module the servers load (`WARDEN_MODULE` overrides it). The
 /// built module must be newer than every source it is built from: a test
 /// run against a stale one (`cargo test` without `--release` builds no
@@ -17,7 +26,7 @@ fn checked_module_path() -> PathBuf {
     if let Ok(p) = std::env::var("WARDEN_MODULE") {
         return PathBuf::from(p);
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let profile = std::env::var("WARDEN_PROFILE").unwrap_or_else(|_| "release".to_string());
     let built_in = root.join("target").join(profile);
     let p = built_in.join("libwarden.so");

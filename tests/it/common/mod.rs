@@ -121,9 +121,10 @@ pub fn wait_until(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// A new, empty directory for one server under `target/it`, named after the test.
 fn fresh_dir() -> PathBuf {
     let n = NEXT_DIR.fetch_add(1, Ordering::SeqCst);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/it")
-        .join(format!("{}-{}-{}", test_name(), std::process::id(), n));
+    let dir =
+        repo_root()
+            .join("target/it")
+            .join(format!("{}-{}-{}", test_name(), std::process::id(), n));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create server dir");
     dir
@@ -866,7 +867,7 @@ pub fn text_of(v: &Value) -> Option<String> {
 
 pub mod aof;
 mod built;
-pub use built::module_path;
+pub use built::{module_path, repo_root};
 pub mod cluster;
 pub mod defrag;
 pub mod docs;

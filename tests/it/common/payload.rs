@@ -423,9 +423,9 @@ pub fn odd_head(rng: &mut Rng, window: u64, head: u64) -> u64 {
         head.wrapping_sub(slot),
         head.wrapping_add(1),
         now,
-        now + 1000 * slot,
+        now.wrapping_add(slot.wrapping_mul(1000)),
         latest,
-        latest + slot,
+        latest.wrapping_add(slot),
         u64::MAX,
     ])
 }

@@ -23,14 +23,14 @@ pub fn redisbloom() -> String {
                 false => Err(format!("REDISBLOOM={p} does not exist")),
             };
         }
-        let root = env!("CARGO_MANIFEST_DIR");
+        let root = super::repo_root().display().to_string();
         let so = format!("{root}/target/bench/deps/redisbloom.so");
         if std::path::Path::new(&so).exists() {
             return Ok(so);
         }
         let out = std::process::Command::new("bash")
             .arg(format!("{root}/tests/bench/redisbloom.sh"))
-            .arg(root)
+            .arg(&root)
             .output()
             .map_err(|e| format!("running tests/bench/redisbloom.sh: {e}"))?;
         match out.status.success() && std::path::Path::new(&so).exists() {
@@ -53,8 +53,7 @@ pub fn redis_cell() -> Option<PathBuf> {
     let path = std::env::var_os("WARDEN_REDIS_CELL")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/peers/redis-cell-0.5.0/libredis_cell.so")
+            super::repo_root().join("../shared/peers/redis-cell-0.5.0/libredis_cell.so")
         });
     path.exists().then_some(path)
 }
@@ -301,7 +300,7 @@ pub fn dumps_both_ways(write: fn(&mut Connection), keys: &[&str]) -> (Server, Se
 /// `make.sh`): an RDB and an AOF holding Bloom and cuckoo filters, and
 /// RedisBloom's recorded answers.
 pub fn redisbloom_fixtures() -> PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redisbloom-2.8")
+    super::repo_root().join("tests/fixtures/redisbloom-2.8")
 }
 
 /// RedisBloom's recorded answers of `kind` for `key` (`answers.txt`):

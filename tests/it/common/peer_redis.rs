@@ -3,7 +3,7 @@
 //! (their jemalloc lacks Redis's defragmentation hint). `tests/servers.sh`
 //! fetches or builds it once under `target/`, and later runs reuse it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -39,7 +39,7 @@ pub fn defrag_server_or_skip() -> Option<PathBuf> {
 /// The path `bash tests/servers.sh name` prints, fetching or building that
 /// server when missing; `Err` with its message when it cannot.
 fn servers_sh(name: &str) -> Result<PathBuf, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = super::repo_root();
     let out = Command::new("bash")
         .arg(root.join("tests/servers.sh"))
         .arg(name)

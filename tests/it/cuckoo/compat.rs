@@ -15,7 +15,7 @@ use crate::common::*;
 use crate::cuckoo::support::scandump;
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2c4d440")
+    repo_root().join("tests/fixtures/2c4d440")
 }
 
 /// `DEBUG DIGEST-VALUE` of each fixture filter as the 2c4d440 build reports

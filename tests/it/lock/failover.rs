@@ -10,7 +10,7 @@ use crate::common::waiter::*;
 use crate::common::*;
 use crate::lock::support::*;
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// `core::lock::EPOCH_JUMP`: (2 × 24 h + 1 h) of tokens at 1000 per ms.
@@ -207,11 +207,8 @@ const OLD_LOCKS: &[(&str, &str, i64)] = &[
     ("lock:l", "slot-1", 1_796_223_212_718_000),
 ];
 
-fn old_fixture() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/0b41e4e"
-    ))
+fn old_fixture() -> PathBuf {
+    repo_root().join("tests/fixtures/0b41e4e")
 }
 
 /// Loads the fixture file `name` (`dump.rdb` or `appendonlydir`) into a

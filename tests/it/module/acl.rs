@@ -154,7 +154,7 @@ fn categories_of(con: &mut Connection, name: &str) -> Vec<String> {
 /// internal command (NOPERM) before it even runs.
 #[test]
 fn the_documented_recipe_keeps_clients_off_internal_commands() {
-    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+    let page = std::fs::read_to_string(repo_root().join("docs/operations.md"))
         .expect("docs/operations.md");
     let recipe: Vec<&str> = page
         .lines()

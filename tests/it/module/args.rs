@@ -197,7 +197,7 @@ fn every_setting_is_in_the_example_config_and_the_operations_page_with_its_defau
     let (_s, mut con) = Server::start_conn();
     let all: Vec<String> = query!(&mut con, "CONFIG", "GET", "warden.*");
     assert!(all.len() >= 32, "{all:?}");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let example = std::fs::read_to_string(root.join("redis.conf.example")).expect("example");
     let page = std::fs::read_to_string(root.join("docs/operations.md")).expect("operations");
     let mut missing = Vec::new();
@@ -221,7 +221,7 @@ fn every_setting_is_in_the_example_config_and_the_operations_page_with_its_defau
 fn every_info_field_is_in_the_operations_page() {
     let (_s, mut con) = Server::start_conn();
     let info: String = query!(&mut con, "INFO", "warden");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let page = std::fs::read_to_string(root.join("docs/operations.md")).expect("operations");
     let section = page
         .split("\n## INFO\n")

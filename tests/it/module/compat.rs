@@ -11,7 +11,7 @@
 use crate::common::*;
 use crate::lock::support::*;
 
-use std::path::Path;
+use std::path::PathBuf;
 
 /// What the fixture holds, as the old build reported it when it wrote the files.
 struct OldLock {
@@ -67,11 +67,8 @@ const VALUES: &[(&str, &str, i64)] = &[
     ),
 ];
 
-fn fixture() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/ae92b46"
-    ))
+fn fixture() -> PathBuf {
+    repo_root().join("tests/fixtures/ae92b46")
 }
 
 /// Every key of the fixture is back, exactly; and the locks still work.

@@ -43,7 +43,7 @@ const TIME_SLACK: i64 = 1000;
 
 #[test]
 fn every_redis_cli_example_in_the_docs_replies_as_shown() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let pages = doc_pages(root);
     let (mut found, mut run, mut commands) = (0, 0, 0);
     let mut failures = Vec::new();
@@ -590,7 +590,7 @@ fn repr(b: &[u8]) -> String {
 /// exists and, with `#anchor`, a heading of it: pages move, links follow.
 #[test]
 fn every_link_between_the_docs_resolves() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo_root();
     let mut pages = doc_pages(root);
     for guide in ["tests", "tests/bench", "tests/examples", "tests/partition"] {
         pages.push(root.join(guide).join("README.md"));
